@@ -1,0 +1,83 @@
+/**
+ * Data types shared by the suite, the reporter, the optimizer and the CLI.
+ * Everything here is plain JSON so it can cross the worker → reporter → CLI boundary unchanged.
+ */
+
+/** Canonical split names (upstream aliases are normalised by `normalizeSplit`). */
+export type SplitName = 'train' | 'val' | 'test';
+export type SplitSelector = SplitName | 'all';
+
+/** One task of a benchmark dataset. Extra fields are kept and handed to the message builder and scorer. */
+export interface SkillTask<Expected = unknown> {
+  /** Unique, filesystem-safe id; also the Vitest test name. */
+  id: string;
+  /** What the target model is asked (usually rendered into the user message). */
+  input: string;
+  /** The reference answer the scorer compares against. */
+  expected: Expected;
+  task_type?: string;
+  /** A split the dataset ships; when every task has one, the ratio split is not used. */
+  split?: SplitName;
+  [extra: string]: unknown;
+}
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** What a scorer returns: hard (usually 0/1) and soft (0..1) credit plus feedback the optimizer reads. */
+export interface Score {
+  hard: number;
+  soft: number;
+  feedback: string;
+}
+
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** Per-stage (or per-role) counters kept by the model layer. */
+export interface StageStats extends TokenUsage {
+  /** Successful requests (responses received and accepted). */
+  calls: number;
+  /** HTTP attempts, including retried ones: what the server saw. */
+  attempts: number;
+  retries: number;
+  errors: number;
+  latency_ms: number;
+}
+
+export type TokenSummary = Record<string, StageStats>;
+
+/**
+ * Why a case has no valid score. `infra` covers endpoint down, auth, timeouts after retries, 5xx/429
+ * after retries: never counted as a wrong answer. `scorer` is a scorer that threw on this task.
+ */
+export type CaseErrorKind = 'infra' | 'scorer' | 'bad_output';
+
+/** One scored case, as written by the test into its task meta and collected by the reporter. */
+export interface CaseRecord {
+  suite: string;
+  id: string;
+  split: SplitName | null;
+  task_type: string | null;
+  /** Content hash of the skill under test (first 16 hex of SHA-256). */
+  skill_hash: string;
+  messages: ChatMessage[];
+  output: string;
+  expected: unknown;
+  hard: number;
+  soft: number;
+  pass: boolean;
+  feedback: string;
+  usage: TokenUsage & { calls: number; attempts: number };
+  /** Judge-role usage, when an LLM judge scored the case. */
+  judge_usage?: TokenUsage & { calls: number; attempts: number };
+  latency_ms: number;
+  cached: boolean;
+  error_kind: CaseErrorKind | null;
+  error: string | null;
+  simulated: boolean;
+}
