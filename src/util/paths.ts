@@ -1,0 +1,24 @@
+/** Locations inside the installed skillopt package (works from src/ under Vitest and from dist/ after the build). */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+let cached: string | undefined;
+
+/** The folder holding skillopt's own package.json. */
+export function packageRoot(): string {
+  if (cached) return cached;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, 'utf8')).name === 'skillopt') return (cached = dir);
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('cannot locate the skillopt package root');
+    dir = parent;
+  }
+}
+
+/** Absolute path of a file shipped in the package's src/ tree (prompt markdown files live there). */
+export function sourceAsset(...parts: string[]): string {
+  return join(packageRoot(), 'src', ...parts);
+}
