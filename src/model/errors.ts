@@ -1,0 +1,133 @@
+/**
+ * Typed errors of the model layer.
+ *
+ * - `ModelInfraError`: the endpoint could not give us an answer (down, auth, timeout after retries, 5xx/429
+ *   after retries, user abort, malformed HTTP responses). Never to be scored as a wrong answer.
+ * - `ModelOutputError`: the model answered, but its reply stayed unusable (no JSON / schema mismatch)
+ *   after the one re-ask.
+ *
+ * Messages are one readable line naming the request. They never contain an API key.
+ */
+import { SkillOptError } from '../util/errors.ts';
+
+export type InfraErrorKind =
+  | 'timeout'
+  | 'connection'
+  | 'rate_limit'
+  | 'server'
+  | 'auth'
+  | 'not_found'
+  | 'bad_request'
+  | 'aborted'
+  | 'bad_response';
+
+export const INFRA_ERROR_KINDS: readonly InfraErrorKind[] = [
+  'timeout',
+  'connection',
+  'rate_limit',
+  'server',
+  'auth',
+  'not_found',
+  'bad_request',
+  'aborted',
+  'bad_response',
+];
+
+/** Which request failed: enough to name it in one line. */
+export interface RequestContext {
+  role: string;
+  model: string;
+  url: string;
+  stage: string;
+}
+
+export interface ModelInfraErrorInit extends RequestContext {
+  kind: InfraErrorKind;
+  status?: number;
+  attempts: number;
+  /** Short description of the last failure, e.g. "HTTP 503 Service Unavailable" or "timed out after 30000 ms". */
+  detail: string;
+  cause?: unknown;
+}
+
+export class ModelInfraError extends SkillOptError {
+  readonly kind: InfraErrorKind;
+  readonly status?: number;
+  readonly attempts: number;
+  readonly role: string;
+  readonly model: string;
+  readonly url: string;
+  readonly stage: string;
+  readonly detail: string;
+
+  constructor(init: ModelInfraErrorInit) {
+    const what = init.attempts === 1 ? '1 attempt' : `${init.attempts} attempts`;
+    const verb = init.kind === 'aborted' ? 'was aborted' : 'failed';
+    const message =
+      `${init.role} request to ${init.url} (model ${init.model}, stage ${init.stage}) ${verb} ` +
+      `after ${what}: ${init.detail}`;
+    super(oneLineClip(message, 600), { cause: init.cause, exitCode: 3 });
+    this.kind = init.kind;
+    if (init.status !== undefined) this.status = init.status;
+    this.attempts = init.attempts;
+    this.role = init.role;
+    this.model = init.model;
+    this.url = init.url;
+    this.stage = init.stage;
+    this.detail = init.detail;
+  }
+}
+
+export interface ModelOutputErrorInit {
+  stage: string;
+  /** Zod issue summary, or "no JSON object found" etc. */
+  reason: string;
+  /** The raw reply (clipped to a short excerpt in the error). */
+  raw: string;
+  role?: string;
+  model?: string;
+  url?: string;
+  attempts?: number;
+}
+
+export class ModelOutputError extends SkillOptError {
+  readonly stage: string;
+  readonly reason: string;
+  /** The first ~200 characters of the last reply, on one line. */
+  readonly excerpt: string;
+  readonly role?: string;
+  readonly model?: string;
+  readonly attempts?: number;
+
+  constructor(init: ModelOutputErrorInit) {
+    const excerpt = oneLineClip(init.raw, 200);
+    const who =
+      init.role !== undefined
+        ? `${init.role} reply from ${init.url ?? '?'} (model ${init.model ?? '?'}, stage ${init.stage})`
+        : `model reply for stage ${init.stage}`;
+    super(
+      oneLineClip(`${who} stayed invalid after a re-ask: ${init.reason}; reply began: ${JSON.stringify(excerpt)}`, 800),
+      { exitCode: 3 },
+    );
+    this.stage = init.stage;
+    this.reason = init.reason;
+    this.excerpt = excerpt;
+    if (init.role !== undefined) this.role = init.role;
+    if (init.model !== undefined) this.model = init.model;
+    if (init.attempts !== undefined) this.attempts = init.attempts;
+  }
+}
+
+export function isInfraError(e: unknown): e is ModelInfraError {
+  return e instanceof ModelInfraError;
+}
+
+export function isOutputError(e: unknown): e is ModelOutputError {
+  return e instanceof ModelOutputError;
+}
+
+/** Collapse whitespace to single spaces and clip to `max` characters (with an ellipsis). */
+export function oneLineClip(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
+}
