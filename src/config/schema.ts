@@ -1,0 +1,445 @@
+/**
+ * The one typed schema of a skillopt configuration.
+ *
+ * - Sections `model, train, gradient, optimizer, evaluation, env`; every object is strict (an unknown key
+ *   is an error). Every key of upstream `configs/_base_/default.yaml` (reference spec §4.2) is here with its
+ *   upstream default, plus skillopt's own keys. Defaults live ONLY here (`.default(...)`);
+ *   `configs/_base_/default.yaml` mirrors them and a test keeps the two in agreement.
+ * - Aliases are normalised INSIDE the schema with `z.preprocess` (trim + lower-case + alias table, then a
+ *   strict `z.enum`), so a parsed config always holds canonical values: backends (`openai_compatible` →
+ *   `openai_compat`, `azure` → `azure_openai`, …), `lr_scheduler`, `lr_control_mode`, `skill_update_mode`,
+ *   `longitudinal_pair_policy`. Unlike upstream, an unknown `skill_update_mode` is an error, not `patch`.
+ * - Knobs are validated (upstream bug §9.6): sizes > 0, `merge_batch_size` ≥ 2, probabilities in [0,1],
+ *   `min_learning_rate` ≤ `learning_rate`, `split_ratio` like "2:1:7" with a positive sum, …
+ * - Upstream backends that skillopt does not implement (claude_chat, codex_exec, …) are accepted so upstream
+ *   configs load; `resolveRoles` refuses them with a one-line error when a role would actually use one.
+ */
+import { z } from 'zod';
+
+export const SECTIONS = ['model', 'train', 'gradient', 'optimizer', 'evaluation', 'env'] as const;
+export type SectionName = (typeof SECTIONS)[number];
+
+// ── backends ────────────────────────────────────────────────────────────────────────────────────
+
+/** Backend labels skillopt can run (`azure_openai` is the upstream label for the `openai_chat` client). */
+export const SUPPORTED_BACKENDS = ['openai_compat', 'simulated', 'openai_chat', 'azure_openai'] as const;
+/** Upstream backends accepted by the schema (so upstream configs load) but not available in skillopt. */
+export const UPSTREAM_ONLY_BACKENDS = [
+  'claude_chat',
+  'codex_exec',
+  'claude_code_exec',
+  'cursor_exec',
+  'copilot_chat',
+  'copilot_exec',
+  'qwen_chat',
+  'minimax_chat',
+] as const;
+export const BACKENDS = [...SUPPORTED_BACKENDS, ...UPSTREAM_ONLY_BACKENDS] as const;
+export type BackendName = (typeof BACKENDS)[number];
+
+/** Upstream alias table (spec §7.1) plus `openai_compatible` → our `openai_compat`. */
+export const BACKEND_ALIASES: Readonly<Record<string, BackendName>> = {
+  openai_compatible: 'openai_compat',
+  'openai-compatible': 'openai_compat',
+  'openai-compat': 'openai_compat',
+  openai_compatible_chat: 'openai_compat',
+  compat: 'openai_compat',
+  azure: 'azure_openai',
+  'azure-openai': 'azure_openai',
+  claude: 'claude_chat',
+  anthropic: 'claude_chat',
+  codex: 'codex_exec',
+  openai: 'codex_exec', // upstream maps the bare label `openai` to codex
+  cursor: 'cursor_exec',
+  cursor_agent: 'cursor_exec',
+  copilot: 'copilot_chat',
+  copilot_cli: 'copilot_chat',
+  github_copilot: 'copilot_chat',
+  qwen: 'qwen_chat',
+  minimax: 'minimax_chat',
+};
+
+export const LR_SCHEDULERS = ['constant', 'linear', 'cosine', 'autonomous'] as const;
+export const LR_SCHEDULER_ALIASES: Readonly<Record<string, (typeof LR_SCHEDULERS)[number]>> = {
+  const: 'constant',
+  cos: 'cosine',
+  auto: 'autonomous',
+};
+
+export const LR_CONTROL_MODES = ['fixed', 'autonomous', 'none'] as const;
+export const LR_CONTROL_MODE_ALIASES: Readonly<Record<string, (typeof LR_CONTROL_MODES)[number]>> = {
+  manual: 'fixed',
+  scheduler: 'fixed',
+  scheduled: 'fixed',
+  auto: 'autonomous',
+  optimizer: 'autonomous',
+  off: 'none',
+  no_lr: 'none',
+};
+
+export const SKILL_UPDATE_MODES = ['patch', 'rewrite_from_suggestions', 'full_rewrite_minibatch'] as const;
+export const SKILL_UPDATE_MODE_ALIASES: Readonly<Record<string, (typeof SKILL_UPDATE_MODES)[number]>> = {
+  edits: 'patch',
+  rewrite: 'rewrite_from_suggestions',
+  suggestions: 'rewrite_from_suggestions',
+  rewrite_suggestions: 'rewrite_from_suggestions',
+  full_rewrite: 'full_rewrite_minibatch',
+  minibatch_full_rewrite: 'full_rewrite_minibatch',
+  skill_rewrite_minibatch: 'full_rewrite_minibatch',
+};
+
+export const PAIR_POLICIES = ['mixed', 'changed', 'unchanged'] as const;
+export const PAIR_POLICY_ALIASES: Readonly<Record<string, (typeof PAIR_POLICIES)[number]>> = {
+  default: 'mixed',
+  random: 'mixed',
+  all: 'mixed',
+  change: 'changed',
+  delta: 'changed',
+  '10_01': 'changed',
+  '01_10': 'changed',
+  stable: 'unchanged',
+  same: 'unchanged',
+  '00_11': 'unchanged',
+};
+
+/** Canonical form of an alias-bearing string (trim, lower-case, alias table); other values pass through. */
+export function normaliseAlias(value: unknown, aliases: Readonly<Record<string, string>>): unknown {
+  if (typeof value !== 'string') return value;
+  const key = value.trim().toLowerCase();
+  return aliases[key] ?? key;
+}
+
+/** The canonical backend name for a label or alias ("" stays ""); unknown strings are returned lower-cased. */
+export function normaliseBackend(value: unknown): unknown {
+  return normaliseAlias(value, BACKEND_ALIASES);
+}
+
+function aliasEnum<const T extends readonly [string, ...string[]]>(
+  values: T,
+  aliases: Readonly<Record<string, string>>,
+) {
+  return z.preprocess((v) => normaliseAlias(v, aliases), z.enum(values));
+}
+
+const backend = aliasEnum(['', ...BACKENDS] as const, BACKEND_ALIASES);
+
+// ── building blocks ─────────────────────────────────────────────────────────────────────────────
+
+const str = (d: string) => z.string().default(d);
+const bool = (d: boolean) => z.boolean().default(d);
+const int = () => z.number().int();
+const posInt = (d: number) => int().min(1).default(d);
+const nonNegInt = (d: number) => int().min(0).default(d);
+const nonNeg = (d: number) => z.number().min(0).default(d);
+const prob = (d: number) => z.number().min(0).max(1).default(d);
+const nullableBool = () => z.boolean().nullable().default(null);
+/** Upstream keeps a few opaque scalars as strings ("0.7", "8000", "false"); accept any scalar. */
+const scalar = (d: string) => z.union([z.string(), z.number(), z.boolean()]).default(d);
+/** `true | false | "auto"`-style SDK selectors. */
+const sdkSelector = (d: string | null) => z.union([z.boolean(), z.string()]).nullable().default(d);
+
+const REASONING_EFFORTS = ['', 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+const effort = (d: (typeof REASONING_EFFORTS)[number]) =>
+  z.preprocess((v) => normaliseAlias(v, {}), z.enum(REASONING_EFFORTS)).default(d);
+const AZURE_AUTH_MODES = ['', 'api_key', 'azure_cli', 'managed_identity', 'openai_compatible'] as const;
+const azureAuth = () => z.preprocess((v) => normaliseAlias(v, {}), z.enum(AZURE_AUTH_MODES)).default('');
+const QWEN_THINKING_MODES = ['', 'server_default', 'enabled', 'disabled'] as const;
+const qwenThinking = () => z.preprocess((v) => normaliseAlias(v, {}), z.enum(QWEN_THINKING_MODES)).default('');
+
+const AZURE_API_VERSION = '2024-12-01-preview';
+const AZURE_AD_SCOPE = 'https://cognitiveservices.azure.com/.default';
+
+export const DEFAULT_LEADING_WORDS = [
+  'MUST',
+  'ALWAYS',
+  'NEVER',
+  'ONLY',
+  'CRITICAL',
+  'IMPORTANT',
+  'RESOLVE',
+  'PREFER',
+  'ENSURE',
+  'STRICT',
+  'VERIFY',
+] as const;
+
+const SPLIT_RATIO_RE = /^\d+(:\d+){2}$/;
+
+// ── sections ────────────────────────────────────────────────────────────────────────────────────
+
+const SimulatedSchema = z.strictObject({
+  /** Seed of the simulated server's random choices (noise, analyst errors). */
+  seed: int().default(0),
+  /** Probability that a target answer is deliberately wrong. */
+  noise: prob(0),
+  /** Rules past the N-th are not seen by the simulated target (0 = unlimited). */
+  max_rules: nonNegInt(0),
+  /** Probability that a simulated analyst proposes a rule on a common word (a bad edit). */
+  analyst_error_rate: prob(0),
+  /** Artificial latency per request, milliseconds. */
+  latency_ms: nonNeg(0),
+});
+
+const ModelSchema = z.strictObject({
+  // roles
+  backend: backend.default('azure_openai'),
+  optimizer: str('gpt-5.5'),
+  target: str('gpt-5.5'),
+  optimizer_backend: backend.default('openai_chat'),
+  target_backend: backend.default('openai_chat'),
+  judge: str(''),
+  judge_backend: backend.default(''),
+  // OpenAI-compatible endpoints ("" → environment → https://api.openai.com/v1)
+  base_url: str(''),
+  optimizer_base_url: str(''),
+  target_base_url: str(''),
+  judge_base_url: str(''),
+  api_key_env: str('OPENAI_COMPATIBLE_API_KEY'),
+  optimizer_api_key_env: str(''),
+  target_api_key_env: str(''),
+  judge_api_key_env: str(''),
+  temperature: z.number().min(0).max(2).nullable().default(null),
+  optimizer_temperature: z.number().min(0).max(2).nullable().default(null),
+  target_temperature: z.number().min(0).max(2).nullable().default(null),
+  max_tokens: posInt(8000),
+  optimizer_max_tokens: nonNegInt(0),
+  target_max_tokens: nonNegInt(0),
+  timeout_s: z.number().positive().default(300),
+  optimizer_timeout_s: nonNeg(0),
+  target_timeout_s: nonNeg(0),
+  retries: nonNegInt(3),
+  retry_base_delay_s: nonNeg(1),
+  retry_max_delay_s: nonNeg(30),
+  concurrency: posInt(8),
+  optimizer_concurrency: nonNegInt(0),
+  target_concurrency: nonNegInt(0),
+  structured_output: z
+    .preprocess((v) => normaliseAlias(v, {}), z.enum(['auto', 'json_schema', 'json_object', 'none']))
+    .default('auto'),
+  simulated: SimulatedSchema.prefault({}),
+  // upstream: reasoning / rewrite
+  reasoning_effort: effort('medium'),
+  rewrite_reasoning_effort: effort(''),
+  rewrite_max_completion_tokens: posInt(64000),
+  // upstream: Codex CLI
+  codex_exec_path: str(''),
+  codex_exec_sandbox: str(''),
+  codex_exec_profile: str(''),
+  codex_exec_full_auto: bool(false),
+  codex_exec_reasoning_effort: str(''),
+  codex_exec_approval_policy: str(''),
+  codex_exec_use_sdk: sdkSelector(null),
+  codex_exec_network_access: nullableBool(),
+  codex_exec_web_search: nullableBool(),
+  codex_trace_to_optimizer: bool(true),
+  // upstream: Claude Code CLI
+  claude_code_exec_path: str('claude'),
+  claude_code_exec_profile: str(''),
+  claude_code_exec_use_sdk: sdkSelector('auto'),
+  claude_code_exec_effort: str('medium'),
+  claude_code_exec_max_thinking_tokens: nonNegInt(16384),
+  // upstream: Cursor / Copilot CLIs
+  cursor_exec_path: str(''),
+  cursor_exec_sandbox: str(''),
+  copilot_exec_path: str(''),
+  copilot_exec_home: str(''),
+  copilot_exec_allow_all_tools: nullableBool(),
+  copilot_chat_optimizer_model: str(''),
+  copilot_chat_target_model: str(''),
+  copilot_chat_timeout: z.number().positive().nullable().default(null),
+  // upstream: Azure OpenAI (shared, then per role)
+  azure_openai_endpoint: str(''),
+  azure_openai_api_version: str(AZURE_API_VERSION),
+  azure_openai_api_key: str(''),
+  azure_openai_auth_mode: azureAuth(),
+  azure_openai_ad_scope: str(AZURE_AD_SCOPE),
+  azure_openai_managed_identity_client_id: str(''),
+  optimizer_azure_openai_endpoint: str(''),
+  optimizer_azure_openai_api_version: str(AZURE_API_VERSION),
+  optimizer_azure_openai_api_key: str(''),
+  optimizer_azure_openai_auth_mode: azureAuth(),
+  optimizer_azure_openai_ad_scope: str(AZURE_AD_SCOPE),
+  optimizer_azure_openai_managed_identity_client_id: str(''),
+  target_azure_openai_endpoint: str(''),
+  target_azure_openai_api_version: str(AZURE_API_VERSION),
+  target_azure_openai_api_key: str(''),
+  target_azure_openai_auth_mode: azureAuth(),
+  target_azure_openai_ad_scope: str(AZURE_AD_SCOPE),
+  target_azure_openai_managed_identity_client_id: str(''),
+  // upstream legacy Azure keys (accepted; azure_endpoint is a fallback for azure_openai_endpoint)
+  azure_endpoint: str(''),
+  azure_api_version: str(''),
+  azure_api_key: str(''),
+  // upstream: Qwen chat (shared, then per role)
+  qwen_chat_thinking_mode: qwenThinking(),
+  qwen_chat_base_url: str(''),
+  qwen_chat_api_key: str(''),
+  qwen_chat_temperature: z.number().nullable().default(null),
+  qwen_chat_timeout_seconds: z.number().positive().nullable().default(null),
+  qwen_chat_max_tokens: int().min(1).nullable().default(null),
+  qwen_chat_enable_thinking: nullableBool(),
+  optimizer_qwen_chat_thinking_mode: qwenThinking(),
+  optimizer_qwen_chat_base_url: str(''),
+  optimizer_qwen_chat_api_key: str(''),
+  optimizer_qwen_chat_temperature: z.number().nullable().default(null),
+  optimizer_qwen_chat_timeout_seconds: z.number().positive().nullable().default(null),
+  optimizer_qwen_chat_max_tokens: int().min(1).nullable().default(null),
+  optimizer_qwen_chat_enable_thinking: nullableBool(),
+  target_qwen_chat_thinking_mode: qwenThinking(),
+  target_qwen_chat_base_url: str(''),
+  target_qwen_chat_api_key: str(''),
+  target_qwen_chat_temperature: z.number().nullable().default(null),
+  target_qwen_chat_timeout_seconds: z.number().positive().nullable().default(null),
+  target_qwen_chat_max_tokens: int().min(1).nullable().default(null),
+  target_qwen_chat_enable_thinking: nullableBool(),
+  // upstream: MiniMax
+  minimax_region: z.preprocess((v) => normaliseAlias(v, {}), z.enum(['', 'global_en', 'cn_zh'])).default(''),
+  minimax_base_url: str(''),
+  minimax_api_key: str(''),
+  minimax_model: str('MiniMax-M3'),
+  minimax_temperature: scalar('0.7'),
+  minimax_max_tokens: scalar('8000'),
+  minimax_enable_thinking: scalar('false'),
+  optimizer_minimax_base_url: str(''),
+  target_minimax_base_url: str(''),
+  optimizer_minimax_api_key: str(''),
+  target_minimax_api_key: str(''),
+});
+
+const TrainSchema = z.strictObject({
+  num_epochs: posInt(4),
+  /** 0 = infer from the train split; when set it must match. */
+  train_size: nonNegInt(0),
+  batch_size: posInt(40),
+  accumulation: posInt(1),
+  seed: int().default(42),
+  /** Informational only: always recomputed as ceil(train_size / (batch_size × accumulation)). */
+  steps_per_epoch: nonNegInt(0),
+  /** Stop once the validation pass rate reaches this (null = run every step). */
+  target_pass_rate: z.number().min(0).max(1).nullable().default(null),
+  /** Budget in model calls / tokens for the whole run (0 = unlimited). */
+  max_model_calls: nonNegInt(0),
+  max_tokens: nonNegInt(0),
+  /** Stop after this many steps without a gate acceptance (0 = off). */
+  patience: nonNegInt(0),
+});
+
+const GradientSchema = z.strictObject({
+  minibatch_size: posInt(8),
+  /** ≥ 2: a value of 1 made upstream's hierarchical merge loop forever (issue #194). */
+  merge_batch_size: int().min(2).default(8),
+  analyst_workers: posInt(16),
+  failure_only: bool(false),
+});
+
+const OptimizerSchema = z.strictObject({
+  /** Max edits per step (upstream `edit_budget`); also the per-analyst cap. */
+  learning_rate: nonNegInt(4),
+  /** Floor for linear/cosine schedules (upstream `min_edit_budget`); must be ≤ learning_rate. */
+  min_learning_rate: nonNegInt(2),
+  lr_scheduler: aliasEnum(LR_SCHEDULERS, LR_SCHEDULER_ALIASES).default('cosine'),
+  lr_control_mode: aliasEnum(LR_CONTROL_MODES, LR_CONTROL_MODE_ALIASES).default('fixed'),
+  skill_update_mode: aliasEnum(SKILL_UPDATE_MODES, SKILL_UPDATE_MODE_ALIASES).default('patch'),
+  use_slow_update: bool(true),
+  slow_update_samples: nonNegInt(20),
+  slow_update_gate_with_selection: bool(false),
+  longitudinal_pair_policy: aliasEnum(PAIR_POLICIES, PAIR_POLICY_ALIASES).default('mixed'),
+  use_meta_skill: bool(true),
+  use_skill_aware_reflection: bool(false),
+  skill_aware_appendix_source: z
+    .preprocess((v) => normaliseAlias(v, {}), z.enum(['both', 'failure_only']))
+    .default('both'),
+  skill_aware_consolidate_threshold: nonNegInt(0),
+});
+
+const EvaluationSchema = z.strictObject({
+  use_gate: bool(true),
+  sel_env_num: nonNegInt(0),
+  test_env_num: nonNegInt(0),
+  eval_test: bool(true),
+  gate_metric: z.preprocess((v) => normaliseAlias(v, {}), z.enum(['hard', 'soft', 'mixed'])).default('hard'),
+  gate_mixed_weight: prob(0.5),
+  use_semantic_density: bool(false),
+  semantic_density_weight: nonNeg(0.05),
+  /** A list, or (upstream) one comma-separated string. */
+  leading_words: z
+    .preprocess(
+      (v) =>
+        typeof v === 'string'
+          ? v
+              .split(',')
+              .map((w) => w.trim())
+              .filter((w) => w.length > 0)
+          : v,
+      z.array(z.string().min(1)),
+    )
+    .default(() => [...DEFAULT_LEADING_WORDS]),
+  /** A case passes when its hard score is ≥ this. */
+  pass_threshold: prob(0.5),
+  /** Suite gates (0 = gate off): the run fails when the suite falls below them. */
+  min_pass_rate: prob(0),
+  min_mean_hard: prob(0),
+  min_mean_soft: prob(0),
+});
+
+const EnvSchema = z.strictObject({
+  name: str(''),
+  skill_init: str(''),
+  split_mode: z.preprocess((v) => normaliseAlias(v, {}), z.enum(['ratio', 'split_dir'])).default('ratio'),
+  split_seed: int().default(42),
+  split_ratio: z
+    .string()
+    .regex(SPLIT_RATIO_RE, { message: 'expected "train:val:test" integer parts, e.g. "2:1:7"' })
+    .refine((r) => r.split(':').reduce((a, p) => a + Number(p), 0) > 0, {
+      message: 'the parts of the ratio must have a positive sum',
+    })
+    .default('2:1:7'),
+  split_dir: str(''),
+  data_path: str(''),
+  split_output_dir: str(''),
+  data_root: str(''),
+  /** Per target call timeout, seconds. */
+  exec_timeout: z.number().positive().default(120),
+  out_root: str(''),
+  /** Rollout concurrency (cases in flight). */
+  workers: posInt(8),
+  /** Truncate every split to its first N items (0 = all). */
+  limit: nonNegInt(0),
+  max_completion_tokens: posInt(16384),
+  /** Free-form benchmark-specific knobs. */
+  options: z.record(z.string(), z.unknown()).default(() => ({})),
+});
+
+export const ConfigSchema = z
+  .strictObject({
+    model: ModelSchema.prefault({}),
+    train: TrainSchema.prefault({}),
+    gradient: GradientSchema.prefault({}),
+    optimizer: OptimizerSchema.prefault({}),
+    evaluation: EvaluationSchema.prefault({}),
+    env: EnvSchema.prefault({}),
+  })
+  .superRefine((cfg, ctx) => {
+    if (cfg.optimizer.min_learning_rate > cfg.optimizer.learning_rate) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['optimizer', 'min_learning_rate'],
+        message: `must be <= optimizer.learning_rate (${cfg.optimizer.learning_rate}), got ${cfg.optimizer.min_learning_rate}`,
+      });
+    }
+    if (cfg.model.retry_max_delay_s < cfg.model.retry_base_delay_s) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['model', 'retry_max_delay_s'],
+        message: `must be >= model.retry_base_delay_s (${cfg.model.retry_base_delay_s}), got ${cfg.model.retry_max_delay_s}`,
+      });
+    }
+  });
+
+export type SkillOptConfig = z.infer<typeof ConfigSchema>;
+export type ModelConfig = SkillOptConfig['model'];
+
+/** A fresh copy of the complete default configuration. */
+export function defaultConfig(): SkillOptConfig {
+  return ConfigSchema.parse({});
+}
