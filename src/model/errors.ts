@@ -66,7 +66,7 @@ export class ModelInfraError extends SkillOptError {
     const message =
       `${init.role} request to ${init.url} (model ${init.model}, stage ${init.stage}) ${verb} ` +
       `after ${what}: ${init.detail}`;
-    super(oneLineClip(message, 600), { cause: init.cause, exitCode: 3 });
+    super(oneLineClip(message, 600), init.cause === undefined ? undefined : { cause: init.cause });
     this.kind = init.kind;
     if (init.status !== undefined) this.status = init.status;
     this.attempts = init.attempts;
@@ -75,6 +75,22 @@ export class ModelInfraError extends SkillOptError {
     this.url = init.url;
     this.stage = init.stage;
     this.detail = init.detail;
+  }
+
+  /** Plain JSON (for workers reporting errors to the main process); no cause, no secrets. */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      message: this.message,
+      kind: this.kind,
+      ...(this.status !== undefined ? { status: this.status } : {}),
+      attempts: this.attempts,
+      role: this.role,
+      model: this.model,
+      url: this.url,
+      stage: this.stage,
+      detail: this.detail,
+    };
   }
 }
 
@@ -107,7 +123,6 @@ export class ModelOutputError extends SkillOptError {
         : `model reply for stage ${init.stage}`;
     super(
       oneLineClip(`${who} stayed invalid after a re-ask: ${init.reason}; reply began: ${JSON.stringify(excerpt)}`, 800),
-      { exitCode: 3 },
     );
     this.stage = init.stage;
     this.reason = init.reason;
@@ -115,6 +130,10 @@ export class ModelOutputError extends SkillOptError {
     if (init.role !== undefined) this.role = init.role;
     if (init.model !== undefined) this.model = init.model;
     if (init.attempts !== undefined) this.attempts = init.attempts;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, message: this.message, stage: this.stage, reason: this.reason, excerpt: this.excerpt };
   }
 }
 
