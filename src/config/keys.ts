@@ -1,0 +1,157 @@
+/**
+ * Key-path helpers shared by the loader, the overrides and the env layer: the known key tree (from the
+ * schema defaults), the upstream flat → dotted key map, retired keys, and "did you mean" suggestions.
+ */
+import { SECTIONS, defaultConfig } from './schema.ts';
+
+/** One value set by one source (a `--cfg-options` item, an environment variable, …). */
+export interface Override {
+  path: string[];
+  value: unknown;
+  /** Human-readable origin used in error messages, e.g. `--cfg-options train.batch_size=abc`. */
+  source: string;
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+let tree: Record<string, unknown> | undefined;
+/** The default configuration, used as the map of known keys and their types (do not mutate). */
+export function knownTree(): Record<string, unknown> {
+  tree ??= defaultConfig() as unknown as Record<string, unknown>;
+  return tree;
+}
+
+/** Value at a key path, or undefined. */
+export function getAt(obj: unknown, path: readonly PropertyKey[]): unknown {
+  let cur: unknown = obj;
+  for (const k of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[k];
+  }
+  return cur;
+}
+
+/** Upstream renames (spec §4.1) and aliases; every other section key whose name is unique maps to itself. */
+const FLAT_RENAMES: Readonly<Record<string, string>> = {
+  model_backend: 'model.backend',
+  optimizer_model: 'model.optimizer',
+  target_model: 'model.target',
+  judge_model: 'model.judge',
+  edit_budget: 'optimizer.learning_rate',
+  min_edit_budget: 'optimizer.min_learning_rate',
+  env: 'env.name',
+  codex_path: 'model.codex_exec_path',
+  codex_cli_bin: 'model.codex_exec_path',
+  codex_bin: 'model.codex_exec_path',
+  codex_sandbox: 'model.codex_exec_sandbox',
+  sandbox: 'model.codex_exec_sandbox',
+};
+
+/** Upstream keys that are accepted and dropped with a warning. */
+export const RETIRED_KEYS: Readonly<Record<string, string>> = {
+  'gradient.max_analyst_rounds': 'retired upstream (analysts run one round); ignored',
+  human_feedback: 'upstream human-review gate is not part of skillopt; ignored',
+};
+const RETIRED_FLAT: Readonly<Record<string, string>> = { max_analyst_rounds: 'gradient.max_analyst_rounds' };
+
+let flatMap: Map<string, string[] | 'ambiguous'> | undefined;
+/** flat (undotted) key → dotted path; `'ambiguous'` when the name exists in several sections. */
+export function flatKeyMap(): Map<string, string[] | 'ambiguous'> {
+  if (flatMap) return flatMap;
+  const m = new Map<string, string[] | 'ambiguous'>();
+  const t = knownTree();
+  for (const section of SECTIONS) {
+    for (const key of Object.keys(t[section] as object)) {
+      m.set(key, m.has(key) ? 'ambiguous' : [section, key]);
+    }
+  }
+  for (const [flat, dotted] of Object.entries(FLAT_RENAMES)) m.set(flat, dotted.split('.'));
+  flatMap = m;
+  return m;
+}
+
+/** Sections a flat name is ambiguous between, for the error message. */
+function sectionsHaving(key: string): string[] {
+  const t = knownTree();
+  return SECTIONS.filter((s) => key in (t[s] as object)).map((s) => `${s}.${key}`);
+}
+
+export type FlatRoute = { path: string[] } | { retired: string } | { error: string };
+
+/** Route an undotted legacy key to its dotted path. */
+export function routeFlatKey(key: string): FlatRoute {
+  if (RETIRED_FLAT[key]) return { retired: RETIRED_FLAT[key] };
+  const hit = flatKeyMap().get(key);
+  if (hit === 'ambiguous') return { error: `${key}: ambiguous key, use one of ${sectionsHaving(key).join(', ')}` };
+  if (hit) return { path: [...hit] };
+  const s = suggest([key]);
+  return { error: `${key}: unknown key${s ? ` (did you mean ${s}?)` : ''}` };
+}
+
+/** The retired-key reason when `path` (dotted) is retired. */
+export function retiredReason(path: readonly string[]): string | undefined {
+  return RETIRED_KEYS[path.join('.')];
+}
+
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]!;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j]!;
+      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length]!;
+}
+
+function closest(name: string, candidates: string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(name.toLowerCase(), c.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  const limit = Math.max(2, Math.floor(name.length / 3));
+  return best !== undefined && bestD <= limit ? best : undefined;
+}
+
+/** "did you mean" for an unknown key path: a sibling with a close name, or the same name elsewhere. */
+export function suggest(path: readonly string[]): string | undefined {
+  if (path.length === 0) return undefined;
+  const name = path[path.length - 1]!;
+  const parentPath = path.slice(0, -1);
+  const parent = getAt(knownTree(), parentPath);
+  const fmt = (p: readonly string[]) => p.join('.');
+  // An upstream flat name used inside a section (model.optimizer_model) or at top level.
+  const routed = flatKeyMap().get(name);
+  if (routed && routed !== 'ambiguous' && fmt(routed) !== fmt(path)) return fmt(routed);
+  if (isPlainObject(parent)) {
+    const sib = closest(name, Object.keys(parent));
+    if (sib) return fmt([...parentPath, sib]);
+  }
+  if (parentPath.length <= 1) {
+    // The key exists (or nearly) in another section, or at top level a flat name is close.
+    const t = knownTree();
+    const all: string[] = [];
+    for (const s of SECTIONS) for (const k of Object.keys(t[s] as object)) all.push(`${s}.${k}`);
+    const exact = all.filter((p) => p.endsWith(`.${name}`));
+    if (exact.length === 1) return exact[0];
+    const byName = closest(
+      name,
+      all.map((p) => p.split('.')[1]!),
+    );
+    if (byName) {
+      const hits = all.filter((p) => p.endsWith(`.${byName}`));
+      if (hits.length === 1) return hits[0];
+    }
+  }
+  return undefined;
+}
