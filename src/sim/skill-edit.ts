@@ -1,0 +1,82 @@
+/**
+ * Rule-level edits of a skill, as the simulated optimizer performs them when it writes whole skills
+ * (full-rewrite analysts, rewrite_skill): a new rule either is already covered (its trigger gives the same
+ * answer), conflicts with a rule (same trigger, other answer: that rule's line is rewritten), or is new
+ * (appended before the protected regions, like upstream's `append` edit).
+ */
+import { parseRules, ruleLine, type Rule } from './rules.ts';
+
+export const PROTECTED_START_MARKERS = ['<!-- SLOW_UPDATE_START -->', '<!-- APPENDIX_START -->'] as const;
+
+/** Upstream `append` semantics (§2.2): before the earliest protected region, else at the end. */
+export function appendBeforeProtected(skill: string, content: string): string {
+  const starts = PROTECTED_START_MARKERS.map((m) => skill.indexOf(m)).filter((i) => i >= 0);
+  if (starts.length > 0) {
+    const at = Math.min(...starts);
+    const before = skill.slice(0, at).trimEnd();
+    return `${before.length > 0 ? `${before}\n\n` : ''}${content}\n\n${skill.slice(at)}`;
+  }
+  const before = skill.trimEnd();
+  return `${before.length > 0 ? `${before}\n\n` : ''}${content}\n`;
+}
+
+/** The outcome of placing one trigger → answer mapping into a skill. */
+export type RulePlacement =
+  | { kind: 'covered'; rule: Rule }
+  | { kind: 'conflict'; rule: Rule; target: string; content: string }
+  | { kind: 'new'; content: string };
+
+/**
+ * How `trigger → answer` fits into `rules`: covered by a rule with that trigger and answer; in conflict
+ * with the first rule having that trigger (case-insensitive) and another answer — the replacement keeps
+ * that rule's other triggers on their own line, then the new rule; or new.
+ */
+export function placeRule(rules: readonly Rule[], trigger: string, answer: string): RulePlacement {
+  const key = trigger.toLowerCase();
+  const withTrigger = rules.filter((r) => r.triggers.some((t) => t.toLowerCase() === key));
+  const same = withTrigger.find((r) => r.answer === answer);
+  if (same) return { kind: 'covered', rule: same };
+  const other = withTrigger[0];
+  if (other) {
+    const remaining = other.triggers.filter((t) => t.toLowerCase() !== key);
+    const lines = remaining.length > 0 ? [ruleLine(remaining, other.answer), ruleLine(trigger, answer)] : [ruleLine(trigger, answer)];
+    return { kind: 'conflict', rule: other, target: other.line, content: lines.join('\n') };
+  }
+  return { kind: 'new', content: ruleLine(trigger, answer) };
+}
+
+/**
+ * Apply trigger → answer mappings to a whole skill: conflicting lines are rewritten in place, new rules
+ * are appended together as one block before the protected regions. Returns the new skill and one
+ * human-readable line per change.
+ */
+export function applyRuleMappings(
+  skill: string,
+  mappings: readonly { trigger: string; answer: string }[],
+): { skill: string; changes: string[] } {
+  let current = skill;
+  const appended: string[] = [];
+  const changes: string[] = [];
+  for (const { trigger, answer } of mappings) {
+    const rules = parseRules(current);
+    const placed = placeRule(rules, trigger, answer);
+    if (placed.kind === 'covered') continue;
+    if (placed.kind === 'new') {
+      if (appended.includes(placed.content)) continue;
+      // A pending appended rule with the same trigger and another answer would tie: first wins, so skip.
+      if (appended.some((line) => parseRules(line).some((r) => r.triggers.some((t) => t.toLowerCase() === trigger.toLowerCase())))) {
+        continue;
+      }
+      appended.push(placed.content);
+      changes.push(`Added rule: ${placed.content}`);
+      continue;
+    }
+    const lines = current.split('\n');
+    const old = lines[placed.rule.lineIndex] ?? '';
+    lines[placed.rule.lineIndex] = old.endsWith('\r') ? `${placed.content}\r` : placed.content;
+    current = lines.join('\n');
+    changes.push(`Replaced rule: ${placed.target} with: ${placed.content.split('\n').join(' / ')}`);
+  }
+  if (appended.length > 0) current = appendBeforeProtected(current, appended.join('\n'));
+  return { skill: current, changes };
+}

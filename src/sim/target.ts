@@ -1,0 +1,52 @@
+/**
+ * The simulated target role: it obeys the rules of the skill in its system prompt and nothing else.
+ * The reply is the answer of the rule that fires on the last user message (longest trigger wins), or
+ * `unknown`. `maxRules` hides rules past the N-th (so bloat hurts); `noise` replaces the answer with a
+ * wrong one with a seeded probability decided by hashing (seed, model, the full messages), never by call
+ * order, so concurrent requests stay deterministic.
+ */
+import { indexHash, unitHash } from './hash.ts';
+import { matchRule, parseRules, type RuleMatch } from './rules.ts';
+
+export const UNKNOWN_ANSWER = 'unknown';
+
+export interface SimMessage {
+  role: string;
+  content: string;
+}
+
+export interface TargetOptions {
+  seed: number;
+  /** Probability (0..1) of a wrong answer. */
+  noise: number;
+  /** Rules after the N-th are not seen; 0 = unlimited. */
+  maxRules: number;
+}
+
+export interface TargetReply {
+  content: string;
+  /** The rule that fired (after `maxRules`), or null. */
+  match: RuleMatch | null;
+  /** Whether noise replaced the answer. */
+  noisy: boolean;
+}
+
+export function simulateTarget(messages: readonly SimMessage[], model: string, opts: TargetOptions): TargetReply {
+  const system = messages
+    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .map((m) => m.content)
+    .join('\n');
+  const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  let rules = parseRules(system);
+  if (opts.maxRules > 0) rules = rules.slice(0, opts.maxRules);
+  const match = matchRule(rules, lastUser);
+  const answer = match ? match.rule.answer : UNKNOWN_ANSWER;
+  if (opts.noise > 0 && unitHash([opts.seed, model, messages, 'target-noise']) < opts.noise) {
+    const wrong = [...new Set([UNKNOWN_ANSWER, ...rules.map((r) => r.answer)])].filter((a) => a !== answer);
+    if (wrong.length > 0) {
+      const pick = wrong[indexHash([opts.seed, model, messages, 'target-noise-pick'], wrong.length)]!;
+      return { content: pick, match, noisy: true };
+    }
+  }
+  return { content: answer, match, noisy: false };
+}
