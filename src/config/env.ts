@@ -33,7 +33,7 @@ import { castForPath } from './overrides.ts';
 
 const PREFIX: Record<Role, string> = { optimizer: 'OPTIMIZER_', target: 'TARGET_', judge: 'JUDGE_' };
 
-/** Which backend each role resolves to; `undefined` when unknown (then MODEL variables are skipped). */
+/** Which backend each role resolves to (see resolveRoleBackends); without it MODEL variables are skipped. */
 export type RoleBackendNames = Record<Role, string>;
 
 /** Every variable the environment layer may read (for docs and `skillopt config`). */
