@@ -1,0 +1,43 @@
+/** Skill document operations: content hash, protected regions, typed edits and unified diffs. */
+export { skillHash } from './hash.ts';
+export {
+  APPENDIX_END,
+  APPENDIX_HEADING,
+  APPENDIX_START,
+  PROTECTED_MARKERS,
+  SLOW_UPDATE_END,
+  SLOW_UPDATE_START,
+  addAppendixNotes,
+  appendixNotes,
+  dedupeNotes,
+  ensureAppendix,
+  extractSlowUpdate,
+  hasAppendix,
+  hasSlowUpdate,
+  injectEmptySlowUpdate,
+  isInProtectedRegion,
+  noteKey,
+  protectedSpans,
+  regionTexts,
+  replaceSlowUpdate,
+  stripMarkers,
+  stripProtected,
+  type ProtectedSpan,
+  type RegionKind,
+} from './regions.ts';
+export {
+  EDIT_STATUSES,
+  FIXABLE_STATUSES,
+  applyEdit,
+  applyEdits,
+  cleanContent,
+  findNormalizedMatches,
+  isApplied,
+  unmatchedEdits,
+  type ApplyEditsResult,
+  type EditApplyRow,
+  type EditApplySummary,
+  type EditStatus,
+  type TargetMatch,
+} from './edits.ts';
+export { splitLines, unifiedDiff, type UnifiedDiffOptions } from './diff.ts';
