@@ -107,11 +107,12 @@ export class EditBudgetScheduler {
     return scheduledBudget(this.kind, Math.max(1, this.counter), this.totalSteps, this.max, this.min);
   }
 
-  /** The number of `next()` calls so far. */
-  state(): { counter: number } {
-    return { counter: this.counter };
+  /** The counter (number of `next()` calls so far), to persist for resume. */
+  state(): number {
+    return this.counter;
   }
 
+  /** Restore a counter saved by `state()`. */
   restore(counter: number): void {
     if (!Number.isInteger(counter) || counter < 0) throw new RangeError(`scheduler counter must be a non-negative integer, got ${counter}`);
     this.counter = counter;

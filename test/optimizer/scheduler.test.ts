@@ -95,15 +95,15 @@ describe('scheduledBudget (spec §1.7)', () => {
 describe('EditBudgetScheduler', () => {
   it('advances only on next() and restores its counter', () => {
     const s = new EditBudgetScheduler({ kind: 'cosine', totalSteps: 8, max: 4, min: 2 });
-    expect(s.state()).toEqual({ counter: 0 });
+    expect(s.state()).toBe(0);
     expect(s.current()).toBe(4);
     const first = [s.next(), s.next(), s.next()];
     expect(first).toEqual([4, 4, 3]);
-    expect(s.state()).toEqual({ counter: 3 });
+    expect(s.state()).toBe(3);
     expect(s.current()).toBe(3);
 
     const resumed = new EditBudgetScheduler({ kind: 'cosine', totalSteps: 8, max: 4, min: 2 });
-    resumed.restore(s.state().counter);
+    resumed.restore(s.state());
     const rest = Array.from({ length: 5 }, () => resumed.next());
     expect([...first, ...rest]).toEqual([4, 4, 3, 3, 3, 2, 2, 2]);
   });
