@@ -1,6 +1,6 @@
+/** The scorer library (re-exported by the package root). Internal feedback helpers stay in their modules. */
 export {
   ScorerError,
-  formatScore,
   runScorer,
   toScore,
   toScorer,
@@ -17,10 +17,7 @@ export {
   includesAll,
   includesAny,
   normalizeText,
-  preview,
   regex,
-  resolvePerTask,
-  show,
   type ExactMatchOptions,
   type IncludesOptions,
   type PerTask,
