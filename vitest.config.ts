@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { skillopt } from 'skillopt/vitest';
 
 const librarySource = fileURLToPath(new URL('./src/index.ts', import.meta.url));
 
@@ -18,6 +19,12 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
+      },
+      {
+        // The skill benchmarks: run them with `npx skillopt test` (or `npx vitest --project skills`).
+        extends: true,
+        plugins: [skillopt()],
+        test: { name: 'skills', include: ['benchmarks/**/*.skill.test.ts'] },
       },
     ],
   },

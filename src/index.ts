@@ -1,1 +1,8 @@
-export const VERSION = "0.1.0";
+/**
+ * `skillopt`: the authoring API used by `*.skill.test.ts` files: declare a suite, pick scorers.
+ * The Vitest plugin lives in `skillopt/vitest`; the optimizer and CLI run behind `npx skillopt`.
+ */
+export { VERSION } from './version.ts';
+export { defineSkillSuite, defaultMessages, type SkillSuite, type SkillSuiteOptions } from './suite/define.ts';
+export * from './suite/scorers/index.ts';
+export type { SkillTask, Score, ChatMessage, CaseRecord, SplitName, SplitSelector } from './types.ts';

@@ -34,7 +34,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (name === '--version' || name === '-v') {
-    const { VERSION } = await import('../index.ts');
+    const { VERSION } = await import('../version.ts');
     console.log(VERSION);
     return 0;
   }

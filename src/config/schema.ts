@@ -330,6 +330,8 @@ const GradientSchema = z.strictObject({
   merge_batch_size: int().min(2).default(8),
   analyst_workers: posInt(16),
   failure_only: bool(false),
+  /** Approximate tokens (chars/4) of trajectories per analyst prompt; the longest are trimmed first (0 = no limit). */
+  trajectory_token_budget: nonNegInt(24000),
 });
 
 const OptimizerSchema = z.strictObject({

@@ -181,9 +181,14 @@ interface Scored {
   neg: number;
 }
 
+/**
+ * The token that best predicts the failure's answer: most same-answer failures net of other-answer
+ * failures containing it (so a word shared by every input loses to a signal its answer owns), then
+ * fewer other-answer failures, then type-like, then longer, then alphabetical.
+ */
 function compareCandidates(a: Scored, b: Scored): number {
   return (
-    b.pos - a.pos ||
+    b.pos - b.neg - (a.pos - a.neg) ||
     a.neg - b.neg ||
     Number(b.token.typeLike) - Number(a.token.typeLike) ||
     b.token.key.length - a.token.key.length ||

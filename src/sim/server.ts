@@ -31,6 +31,8 @@ export interface SimServerOptions {
   latencyMs?: number;
   /** Receives the banner and one line per request (every line says "simulated"). */
   log?: (line: string) => void;
+  /** Log one line per request (default true); the in-process server of a run logs only start and stop. */
+  logRequests?: boolean;
 }
 
 export interface SimStats {
@@ -279,7 +281,9 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
-    const line = (status: number, detail: string) => log?.(`[simulated] ${method} ${path} ${status} ${detail}`.trimEnd());
+    const line = (status: number, detail: string) => {
+      if (opts.logRequests !== false || status >= 400) log?.(`[simulated] ${method} ${path} ${status} ${detail}`.trimEnd());
+    };
     const fail = (err: SimHttpError, extra: Record<string, string> = {}) => {
       line(err.status, `${err.code ?? err.type}: ${err.message}`);
       sendJson(res, err.status, err.body(), extra);

@@ -70,7 +70,7 @@ describe('defaultConfig()', () => {
       max_tokens: 0,
       patience: 0,
     });
-    expect(d.gradient).toEqual({ minibatch_size: 8, merge_batch_size: 8, analyst_workers: 16, failure_only: false });
+    expect(d.gradient).toEqual({ minibatch_size: 8, merge_batch_size: 8, analyst_workers: 16, failure_only: false, trajectory_token_budget: 24000 });
     expect(d.optimizer).toMatchObject({ learning_rate: 4, min_learning_rate: 2, lr_scheduler: 'cosine', lr_control_mode: 'fixed' });
     expect(d.evaluation).toMatchObject({ gate_metric: 'hard', gate_mixed_weight: 0.5, pass_threshold: 0.5, min_pass_rate: 0 });
     expect(d.env).toMatchObject({ split_ratio: '2:1:7', split_seed: 42, exec_timeout: 120, workers: 8, limit: 0, options: {} });

@@ -1,0 +1,107 @@
+/**
+ * `skillopt eval`: eval-only. Scores one skill on one split through the suite (no optimizer calls) and
+ * writes `<out_root>/eval_summary.json`, `results.jsonl`, `summary.json` and one prediction per item.
+ */
+import { join } from 'node:path';
+import { renderTable, writeRunFiles } from '../../vitest/reporter.ts';
+import { normalizeSplit } from '../../suite/splits.ts';
+import { openHost } from '../../vitest/host.ts';
+import { SuiteRunner } from '../../vitest/runner.ts';
+import { writeJsonAtomic } from '../../util/atomic.ts';
+import { SkillOptError } from '../../util/errors.ts';
+import { single, takeFlags } from '../args.ts';
+import { configFromArgs, CONFIG_FLAGS, outRoot, readSkillFile } from '../common.ts';
+import type { Command } from '../main.ts';
+import { pct, printEndReport, rel } from '../report.ts';
+
+const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [--cfg-options k=v ...]
+
+  Scores skill S on one split of the suite named by env.name and writes <env.out_root>/eval_summary.json
+  plus predictions/<id>.json. Split aliases: valid_seen = val, valid_unseen = test. Default: all.`;
+
+export const command: Command = {
+  summary: 'eval-only: score one skill on one split, write eval_summary.json and predictions',
+  usage: USAGE,
+  async run(argv) {
+    const args = takeFlags(argv, { valued: [...CONFIG_FLAGS.valued, 'skill', 'split'], multi: CONFIG_FLAGS.multi });
+    if (args.rest.length) throw new SkillOptError(`unexpected argument '${args.rest[0]}' (see skillopt eval --help)`);
+    const { config } = configFromArgs(args, { required: true });
+    const skillArg = single(args, 'skill');
+    if (!skillArg) throw new SkillOptError('--skill <file.md> is required');
+    const skill = readSkillFile(skillArg);
+    const split = normalizeSplit(single(args, 'split') ?? 'all');
+    const outDir = outRoot(config, 'eval', config.model.target);
+    const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout', split } });
+    const started = performance.now();
+    let runner: SuiteRunner | undefined;
+    try {
+      runner = await SuiteRunner.open({ host });
+      const result = await runner.run({ mode: 'rollout', split, ids: null, skills: { '*': skill } });
+      if (result.errors.length && result.records.length === 0) throw new SkillOptError(result.errors[0]!);
+      const summary = writeRunFiles(outDir, { ...result, wallTimeS: (performance.now() - started) / 1000 });
+      for (const r of result.records) {
+        writeJsonAtomic(join(outDir, 'predictions', `${r.id}.json`), {
+          id: r.id,
+          split: r.split,
+          task_type: r.task_type,
+          messages: r.messages,
+          output: r.output,
+          expected: r.expected,
+          hard: r.hard,
+          soft: r.soft,
+          pass: r.pass,
+          feedback: r.feedback,
+          error_kind: r.error_kind,
+        });
+      }
+      const o = summary.overall;
+      const u = o.usage;
+      const evalSummary = {
+        skill: skill.path,
+        split,
+        n_items: o.n,
+        hard: o.mean_hard,
+        soft: o.mean_soft,
+        pass_rate: o.pass_rate,
+        errored: o.errored,
+        tokens: {
+          prompt_tokens: u.target.prompt_tokens + u.judge.prompt_tokens,
+          completion_tokens: u.target.completion_tokens + u.judge.completion_tokens,
+          target: { prompt_tokens: u.target.prompt_tokens, completion_tokens: u.target.completion_tokens },
+          judge: { prompt_tokens: u.judge.prompt_tokens, completion_tokens: u.judge.completion_tokens },
+        },
+        calls: { target: u.target.calls, judge: u.judge.calls, attempts: u.target.attempts + u.judge.attempts },
+        by_task_type: o.by_task_type,
+        wall_time_s: summary.wall_time_s,
+        simulated: summary.simulated,
+        model: { target: config.model.target, backend: host.roles.target.backend },
+      };
+      writeJsonAtomic(join(outDir, 'eval_summary.json'), evalSummary);
+      console.log(renderTable(summary, result.records));
+      const allErrored = o.n > 0 && o.errored === o.n;
+      const ok = !allErrored && result.errors.length === 0;
+      printEndReport({
+        title: 'skillopt eval',
+        ok,
+        outDir,
+        skill: { label: 'skill', path: skill.path },
+        metrics: [
+          ['split', `${split} · ${o.n} items${o.errored ? ` (${o.errored} errored)` : ''}`],
+          ['score', `hard ${pct(o.mean_hard)} · soft ${pct(o.mean_soft)} · pass rate ${pct(o.pass_rate)}`],
+          ['tokens', `${evalSummary.tokens.prompt_tokens + evalSummary.tokens.completion_tokens} in ${u.target.calls + u.judge.calls} calls`],
+          ['wall', `${summary.wall_time_s.toFixed(1)} s`],
+        ],
+        failure: allErrored ? result.records[0]!.error : (result.errors[0] ?? null),
+        next: ok
+          ? `inspect ${rel(join(outDir, 'eval_summary.json'))} and the misses in ${rel(join(outDir, 'predictions'))}/`
+          : 'check the endpoint (model.base_url / the API key variable) and rerun',
+        simulated: summary.simulated,
+      });
+      return ok ? 0 : 1;
+    } finally {
+      await runner?.close();
+      await host.close();
+    }
+  },
+};
+

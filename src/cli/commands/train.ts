@@ -1,0 +1,26 @@
+/**
+ * `skillopt train`: the SkillOpt training run (epochs × steps, upstream semantics: every configured
+ * step runs unless `train.target_pass_rate`, `train.patience` or a budget stops it). Same engine as
+ * `skillopt test --optimize`. Rerun with the same `env.out_root` to resume.
+ */
+import { runOptimize } from '../../optimizer/cli-run.ts';
+import { takeFlags } from '../args.ts';
+import { CONFIG_FLAGS } from '../common.ts';
+import type { Command } from '../main.ts';
+
+const USAGE = `skillopt train --config C [--cfg-options k=v ...] [--skill S]
+
+  Smoke run:  skillopt train --config configs/dotnetdebug/sim.yaml --cfg-options train.num_epochs=1 \\
+                train.batch_size=2 gradient.analyst_workers=1 gradient.minibatch_size=2 env.workers=1 \\
+                env.limit=2 optimizer.learning_rate=2 env.out_root=outputs/dotnetdebug_smoke
+  Outputs:    <env.out_root>/{best_skill.md, best_skill.diff, summary.json, history.json, steps/…}
+  Resume:     rerun the same command with the same env.out_root.`;
+
+export const command: Command = {
+  summary: 'run SkillOpt training (epochs × steps) and write the run directory with best_skill.md',
+  usage: USAGE,
+  run(argv) {
+    const args = takeFlags(argv, { valued: [...CONFIG_FLAGS.valued, 'skill'], multi: CONFIG_FLAGS.multi });
+    return runOptimize(args, { stopAtTarget: false });
+  },
+};

@@ -1,0 +1,52 @@
+/** The short report every command ends with (DESIGN §3). */
+import { relative } from 'node:path';
+import pc from 'picocolors';
+
+export interface EndReport {
+  title: string;
+  ok: boolean;
+  outDir: string | null;
+  skill?: { label: string; path: string };
+  metrics: Array<[string, string]>;
+  next: string;
+  /** The first concrete failure point, one line. */
+  failure?: string | null;
+  simulated: boolean;
+}
+
+function quote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The command as typed (program name normalised to `npx skillopt`). */
+export function exactCommand(argv: string[] = process.argv.slice(2)): string {
+  return ['npx', 'skillopt', ...argv.map(quote)].join(' ');
+}
+
+export function rel(path: string): string {
+  const r = relative(process.cwd(), path);
+  return r && !r.startsWith('..') ? r : path;
+}
+
+export function renderEndReport(r: EndReport): string {
+  const status = r.ok ? pc.green('OK') : pc.red('FAILED');
+  const lines = [
+    '',
+    `${pc.bold(r.title)} ${status}${r.simulated ? pc.yellow(' — simulated model') : ''}`,
+    `  command:  ${exactCommand()}`,
+  ];
+  if (r.outDir) lines.push(`  output:   ${rel(r.outDir)}`);
+  if (r.skill) lines.push(`  ${`${r.skill.label}:`.padEnd(9)} ${rel(r.skill.path)}`);
+  for (const [k, v] of r.metrics) lines.push(`  ${`${k}:`.padEnd(9)} ${v}`);
+  if (r.failure) lines.push(`  ${pc.red('failure:')}  ${r.failure}`);
+  lines.push(`  next:     ${r.next}`);
+  return lines.join('\n');
+}
+
+export function printEndReport(r: EndReport): void {
+  console.log(renderEndReport(r));
+}
+
+export function pct(x: number | null | undefined): string {
+  return x === null || x === undefined ? '—' : x.toFixed(3);
+}

@@ -1,0 +1,79 @@
+/**
+ * Run budgets in model calls (HTTP requests, retries included: what the endpoint sees) and tokens.
+ * Every stage asks before it spends; when the budget cannot buy what a stage needs the run stops
+ * with a one-line reason and its outputs intact.
+ */
+import { Accounting, TOTAL_KEY } from '../model/index.ts';
+import { SkillOptError } from '../util/errors.ts';
+
+export class BudgetExhausted extends SkillOptError {
+  constructor(message: string) {
+    super(message, { exitCode: 1 });
+  }
+}
+
+export class Budget {
+  constructor(
+    private readonly accounting: Accounting,
+    readonly maxCalls: number,
+    readonly maxTokens: number,
+  ) {}
+
+  get limited(): boolean {
+    return this.maxCalls > 0 || this.maxTokens > 0;
+  }
+
+  spentCalls(): number {
+    return this.accounting.snapshot()[TOTAL_KEY]!.attempts;
+  }
+
+  spentTokens(): number {
+    const t = this.accounting.snapshot()[TOTAL_KEY]!;
+    return t.prompt_tokens + t.completion_tokens;
+  }
+
+  /** Mean tokens per request so far (used to predict what a rollout will cost). */
+  private tokensPerCall(): number {
+    const calls = this.spentCalls();
+    return calls > 0 ? this.spentTokens() / calls : 0;
+  }
+
+  /** Throw BudgetExhausted unless `calls` more requests fit (tokens predicted from the mean so far). */
+  ensure(what: string, calls: number): void {
+    if (this.maxCalls > 0 && this.spentCalls() + calls > this.maxCalls) {
+      throw new BudgetExhausted(
+        `model-call budget reached: ${what} needs ${calls} call${calls === 1 ? '' : 's'} but ${this.spentCalls()} of train.max_model_calls=${this.maxCalls} are spent`,
+      );
+    }
+    if (this.maxTokens > 0) {
+      const predicted = this.spentTokens() + calls * this.tokensPerCall();
+      if (this.spentTokens() >= this.maxTokens || predicted > this.maxTokens) {
+        throw new BudgetExhausted(
+          `token budget reached: ${this.spentTokens()} of train.max_tokens=${this.maxTokens} spent, ${what} would need ≈${Math.round(calls * this.tokensPerCall())} more`,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * What one proposal-and-validation cycle costs at least, in calls: the train batch rollout, one
+ * analyst per minibatch of failures, one ranking call, and the validation rollout of the candidate.
+ */
+export function cycleCost(opts: { batchSize: number; minibatchSize: number; valSize: number; accumulation: number }): number {
+  const rollout = opts.batchSize * opts.accumulation;
+  const analysts = Math.ceil(rollout / Math.max(1, opts.minibatchSize));
+  return rollout + analysts + 1 + opts.valSize;
+}
+
+/** A warning when the budget cannot buy the baseline plus one cycle; null when it can (or is unlimited). */
+export function preflightWarning(opts: {
+  maxCalls: number;
+  baselineCalls: number;
+  cycleCalls: number;
+}): string | null {
+  if (opts.maxCalls <= 0) return null;
+  const needed = opts.baselineCalls + opts.cycleCalls;
+  if (opts.maxCalls >= needed) return null;
+  return `train.max_model_calls=${opts.maxCalls} cannot buy a single proposal: the baseline validation (${opts.baselineCalls} calls) plus one proposal-and-validation cycle (≈${opts.cycleCalls} calls) need ≈${needed}`;
+}

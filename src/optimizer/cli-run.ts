@@ -1,0 +1,140 @@
+/**
+ * The optimize run behind `skillopt train` and `skillopt test --optimize`: open the session and one
+ * long-lived Vitest instance, read the suite's manifest, run the engine, write the run directory's
+ * final artifacts (summary.json, best_skill.md, best_skill.diff) and print the end-of-run report.
+ */
+import { dirname, join } from 'node:path';
+import { parseCLI } from 'vitest/node';
+import { single, type SplitArgs } from '../cli/args.ts';
+import { configFromArgs, outRoot, readSkillFile } from '../cli/common.ts';
+import { pct, printEndReport, rel } from '../cli/report.ts';
+import { writeResolvedConfig } from '../config/redact.ts';
+import { Accounting, createModelClient, TOTAL_KEY } from '../model/index.ts';
+import { unifiedDiff } from '../skill/diff.ts';
+import type { TokenSummary } from '../types.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
+import { SkillOptError } from '../util/errors.ts';
+import { openHost } from '../vitest/host.ts';
+import { SuiteRunner } from '../vitest/runner.ts';
+import { Budget, cycleCost, preflightWarning } from './budget.ts';
+import { Engine, type EngineResult } from './engine.ts';
+import { OptimizerLLM } from './llm.ts';
+import { PromptLibrary } from './prompts.ts';
+import { Rollouts } from './rollout.ts';
+import { RunStore } from './run-store.ts';
+
+export interface OptimizeMode {
+  /** `test --optimize`: stop at the target and exit 1 when it is not reached. */
+  stopAtTarget: boolean;
+  target?: number;
+}
+
+function log(line: string): void {
+  console.log(`[skillopt] ${line}`);
+}
+
+export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<number> {
+  const { config, files } = configFromArgs(args, { required: true });
+  const target = mode.target ?? config.train.target_pass_rate ?? (mode.stopAtTarget ? 0.9 : null);
+  if (target !== null && (target < 0 || target > 1)) throw new SkillOptError(`--target must be between 0 and 1, got ${target}`);
+  const outDir = outRoot(config, 'skillopt', config.model.optimizer);
+  const { filter, options } = parseCLI(['vitest', 'run', ...args.rest]);
+  delete (options as Record<string, unknown>)['--'];
+  const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout' }, log });
+  const accounting = new Accounting();
+  let runner: SuiteRunner | undefined;
+  try {
+    runner = await SuiteRunner.open({ host, filters: filter, vitestOptions: options as Record<string, unknown> });
+    const manifests = await runner.manifests();
+    if (manifests.length !== 1) {
+      throw new SkillOptError(
+        `optimize one suite at a time: found ${manifests.length} (${manifests.map((m) => m.suite).join(', ') || 'none'}); set env.name or pass a file filter`,
+      );
+    }
+    const manifest = manifests[0]!;
+    const skillFlag = single(args, 'skill');
+    // --skill, else the suite's seed skill (which is env.skill_init when the config sets one)
+    const initialSkill = skillFlag ? readSkillFile(skillFlag) : manifest.seed_skill;
+    const suiteFile = runner.files.find((f) => f.includes(`${manifest.suite}.skill.test`)) ?? runner.files[0]!;
+    const prompts = new PromptLibrary([join(dirname(suiteFile), 'prompts')]);
+    const budget = new Budget(accounting, config.train.max_model_calls, config.train.max_tokens);
+    const optimizer = createModelClient(host.roles.optimizer, { accounting, log });
+    const llm = new OptimizerLLM(optimizer, prompts, budget, log);
+    const store = new RunStore(outDir);
+    const rollouts = new Rollouts(runner, host, accounting, budget, log);
+    const engine = new Engine({ config, manifest, initialSkill, store, rollouts, llm, prompts, accounting, budget, target: mode.stopAtTarget ? target : config.train.target_pass_rate, log });
+    writeResolvedConfig(store.path('config.json'), config, {
+      derived: { ...engine.derived, config_files: files, suite: manifest.suite, dataset: manifest.dataset, initial_skill: initialSkill.path, simulated: host.session.simulated },
+      roles: host.roles,
+    });
+    writeJsonAtomic(store.path('split_manifest.json'), { suite: manifest.suite, dataset: manifest.dataset, ratio: config.env.split_ratio, seed: config.env.split_seed, ...manifest.splits });
+    const d = engine.derived;
+    log(`optimizing '${manifest.suite}' from ${rel(initialSkill.path)}: ${d.train_size} train / ${d.val_size} val / ${d.test_size} test tasks, ${config.train.num_epochs} epoch(s) × ${d.steps_per_epoch} step(s)` +
+      (target !== null && mode.stopAtTarget ? `, stopping at validation pass rate ${target}` : '') + (host.session.simulated ? ' (simulated model)' : ''));
+    const warning = preflightWarning({
+      maxCalls: config.train.max_model_calls,
+      baselineCalls: d.val_size,
+      cycleCalls: cycleCost({ batchSize: Math.min(config.train.batch_size, d.train_size), minibatchSize: config.gradient.minibatch_size, valSize: d.val_size, accumulation: config.train.accumulation }),
+    });
+    if (warning) log(`warning: ${warning}`);
+
+    const result = await engine.run();
+    const summary = { ...result.summary, simulated: host.session.simulated, config_files: files };
+    writeJsonAtomic(store.path('summary.json'), summary);
+    writeFileAtomic(store.path('best_skill.md'), result.bestSkill);
+    writeFileAtomic(store.path('best_skill.diff'), unifiedDiff(result.initialSkill, result.bestSkill, { oldName: 'initial_skill.md', newName: 'best_skill.md' }));
+    const ok = mode.stopAtTarget ? result.targetReached : !result.stopped || !['budget', 'infrastructure'].includes(result.stopped.reason);
+    report(result, { ok, outDir, target: mode.stopAtTarget ? target : null, simulated: host.session.simulated, configPath: single(args, 'config') ?? '' });
+    return ok ? 0 : 1;
+  } finally {
+    await runner?.close();
+    await host.close();
+  }
+}
+
+function usageLine(tokens: TokenSummary): string {
+  return Object.entries(tokens)
+    .filter(([k]) => k !== TOTAL_KEY)
+    .map(([k, s]) => `${k} ${s.attempts}/${s.prompt_tokens + s.completion_tokens}`)
+    .join(' · ');
+}
+
+function report(
+  result: EngineResult,
+  o: { ok: boolean; outDir: string; target: number | null; simulated: boolean; configPath: string },
+): void {
+  const s = result.summary as Record<string, number | null | unknown>;
+  const tokens = s.token_summary as TokenSummary;
+  const total = tokens[TOTAL_KEY]!;
+  const stopped = result.stopped;
+  const failure = !o.ok
+    ? stopped && ['budget', 'infrastructure'].includes(stopped.reason)
+      ? stopped.detail
+      : o.target !== null
+        ? `the best validation pass rate ${pct(s.best_selection_pass_rate as number | null)} did not reach the target ${o.target}`
+        : null
+    : null;
+  const next = !o.ok && stopped?.reason === 'budget'
+    ? `raise train.max_model_calls / train.max_tokens and rerun the same command with env.out_root=${rel(o.outDir)} to resume`
+    : !o.ok && stopped?.reason === 'infrastructure'
+      ? `fix the endpoint, then rerun the same command with env.out_root=${rel(o.outDir)} to resume`
+      : !o.ok
+        ? `review ${rel(join(o.outDir, 'best_skill.diff'))}; raise train.num_epochs or optimizer.learning_rate and resume with env.out_root=${rel(o.outDir)}`
+        : `review ${rel(join(o.outDir, 'best_skill.diff'))}, then check it on the test split: npx skillopt eval --config ${o.configPath} --skill ${rel(join(o.outDir, 'best_skill.md'))} --split test`;
+  printEndReport({
+    title: 'skillopt optimize',
+    ok: o.ok,
+    outDir: o.outDir,
+    skill: { label: 'best', path: join(o.outDir, 'best_skill.md') },
+    metrics: [
+      ['val', `pass rate ${pct(s.baseline_selection_pass_rate as number | null)} → ${pct(s.best_selection_pass_rate as number | null)} (baseline → best, step ${s.best_step})` + (o.target !== null ? `, target ${o.target}` : '')],
+      ['test', `pass rate ${pct(s.baseline_test_pass_rate as number | null)} → ${pct(s.test_pass_rate as number | null)} (baseline → best)`],
+      ['steps', `${s.completed_steps}/${s.total_steps} · ${s.total_accepts} accepted · ${s.total_rejects} rejected · ${s.total_skips} skipped` + (stopped ? ` · stopped: ${stopped.reason}` : '')],
+      ['calls', `${total.attempts} model calls, ${total.prompt_tokens + total.completion_tokens} tokens (${usageLine(tokens)})`],
+      ['wall', `${(s.total_wall_time_s as number).toFixed(1)} s`],
+    ],
+    failure,
+    next,
+    simulated: o.simulated,
+  });
+}

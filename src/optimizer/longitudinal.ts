@@ -1,0 +1,59 @@
+/**
+ * Longitudinal comparison for the epoch-end stages: the previous epoch's skill and the current skill on
+ * the same train items, grouped as regressions, persistent failures, improvements, stable successes.
+ */
+import type { CaseRecord } from '../types.ts';
+import { jsonBlock, tag } from './protocol.ts';
+import { toTrajectory } from './reflect.ts';
+
+export type PairCategory = 'regressed' | 'persistent_fail' | 'improved' | 'stable_success';
+export type PairPolicy = 'mixed' | 'changed' | 'unchanged';
+
+export interface ComparisonPair {
+  id: string;
+  category: PairCategory;
+  input: string;
+  expected: unknown;
+  prev: { output: string; hard: number; soft: number; feedback: string };
+  curr: { output: string; hard: number; soft: number; feedback: string };
+}
+
+const ORDER: PairCategory[] = ['regressed', 'persistent_fail', 'improved', 'stable_success'];
+
+export function buildPairs(prev: CaseRecord[], curr: CaseRecord[]): ComparisonPair[] {
+  const before = new Map(prev.filter((r) => r.error_kind === null).map((r) => [r.id, r]));
+  const pairs: ComparisonPair[] = [];
+  for (const c of curr) {
+    const p = before.get(c.id);
+    if (!p || c.error_kind !== null) continue;
+    const category: PairCategory = p.pass ? (c.pass ? 'stable_success' : 'regressed') : c.pass ? 'improved' : 'persistent_fail';
+    const side = (r: CaseRecord) => ({ output: r.output, hard: r.hard, soft: r.soft, feedback: r.feedback });
+    pairs.push({ id: c.id, category, input: toTrajectory(c).input, expected: c.expected, prev: side(p), curr: side(c) });
+  }
+  return pairs;
+}
+
+export function keepByPolicy(pairs: ComparisonPair[], policy: PairPolicy): ComparisonPair[] {
+  if (policy === 'changed') return pairs.filter((p) => p.category === 'improved' || p.category === 'regressed');
+  if (policy === 'unchanged') return pairs.filter((p) => p.category === 'persistent_fail' || p.category === 'stable_success');
+  return pairs;
+}
+
+/** The comparison as a prompt section, by category in priority order (stable successes without detail). */
+export function renderComparison(pairs: ComparisonPair[]): string {
+  const parts: string[] = [];
+  for (const cat of ORDER) {
+    const group = pairs.filter((p) => p.category === cat);
+    if (group.length === 0) continue;
+    parts.push(`### ${cat} (${group.length})`);
+    if (cat === 'stable_success') parts.push(group.map((p) => p.id).join(', '));
+    else parts.push(group.map((p) => jsonBlock(p)).join('\n'));
+  }
+  return tag('comparison', parts.length ? parts.join('\n\n') : 'no comparable items');
+}
+
+export function countByCategory(pairs: ComparisonPair[]): Record<PairCategory, number> {
+  const out = { regressed: 0, persistent_fail: 0, improved: 0, stable_success: 0 };
+  for (const p of pairs) out[p.category]++;
+  return out;
+}

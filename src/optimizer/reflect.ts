@@ -1,0 +1,165 @@
+/**
+ * ② REFLECT: split a batch's results into failures and successes, shuffle each with the batch seed,
+ * cut minibatches of `gradient.minibatch_size`, and ask one analyst per minibatch (in parallel, at most
+ * `gradient.analyst_workers`) for at most L edits. Every minibatch's reply is saved as
+ * `patches/minibatch_{fail,succ}_NNN.json` and reused on resume.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CaseRecord } from '../types.ts';
+import { writeJsonAtomic } from '../util/atomic.ts';
+import { mapPool } from '../util/pool.ts';
+import { PyRandom } from '../util/rng.ts';
+import { OptimizerLLM } from './llm.ts';
+import { budgetSection, skillSection, trajectoriesSection, type Trajectory } from './protocol.ts';
+import { payloadKey, stageSuffix, type Item, type Patch, type SourceType, type UpdateMode } from './patch.ts';
+import type { FailurePattern } from './step-buffer.ts';
+import type { StageName } from './schemas.ts';
+
+export function toTrajectory(r: CaseRecord): Trajectory {
+  const user = [...r.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  return {
+    id: r.id,
+    task_type: r.task_type,
+    input: user,
+    output: r.output,
+    expected: r.expected,
+    score: { hard: r.hard, soft: r.soft },
+    feedback: r.feedback,
+  };
+}
+
+const approxTokens = (t: Trajectory) => Math.ceil(JSON.stringify(t).length / 4);
+
+/**
+ * Fit trajectories into a token budget (≈ chars/4): repeatedly halve the longest text field of the
+ * longest trajectory, marking the cut, until the total fits or nothing long is left.
+ */
+export function trimTrajectories(items: Trajectory[], tokenBudget: number): Trajectory[] {
+  const out = items.map((t) => ({ ...t }));
+  if (tokenBudget <= 0) return out;
+  let total = out.reduce((s, t) => s + approxTokens(t), 0);
+  while (total > tokenBudget) {
+    const longest = out.reduce((a, b) => (approxTokens(b) > approxTokens(a) ? b : a));
+    const field = (['input', 'output', 'feedback'] as const).reduce((a, b) => (longest[b].length > longest[a].length ? b : a));
+    const text = longest[field];
+    if (text.length < 200) break;
+    const keep = Math.floor(text.length / 2);
+    const before = approxTokens(longest);
+    longest[field] = `${text.slice(0, keep)}\n… [trimmed ${text.length - keep} chars]`;
+    total -= before - approxTokens(longest);
+  }
+  return out;
+}
+
+export interface ReflectOptions {
+  records: CaseRecord[];
+  skill: string;
+  llm: OptimizerLLM;
+  patchesDir: string;
+  seed: number;
+  /** Per-analyst edit cap L (= optimizer.learning_rate, the static max). */
+  maxEdits: number;
+  minibatchSize: number;
+  workers: number;
+  failureOnly: boolean;
+  mode: UpdateMode;
+  /** Extra prompt sections (step buffer, meta skill), already tagged. */
+  context: Array<string | null>;
+  tokenBudget: number;
+  skillAware: { enabled: boolean; source: 'both' | 'failure_only'; suffix: string };
+}
+
+export interface ReflectResult {
+  failure: Patch[];
+  success: Patch[];
+  appendixNotes: string[];
+  failurePatterns: FailurePattern[];
+  /** Minibatches whose patch came from an earlier (interrupted) run. */
+  reused: number;
+}
+
+interface MinibatchFile {
+  tag: string;
+  source_type: SourceType;
+  ids: string[];
+  reply: Record<string, unknown> | null;
+  patch: Patch | null;
+  appendix_notes: string[];
+  failure_summary: FailurePattern[];
+}
+
+function chunk<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Normalise an analyst reply into a Patch: the mode's payload list, capped at L, stamped. */
+export function normalisePatch(
+  reply: Record<string, unknown>,
+  opts: { tag: string; source: SourceType; mode: UpdateMode; maxEdits: number },
+): Patch | null {
+  const inner = (reply.patch ?? {}) as Record<string, unknown>;
+  const list = inner[payloadKey(opts.mode)];
+  if (!Array.isArray(list) || list.length === 0) return null;
+  const batchSize = typeof reply.batch_size === 'number' ? reply.batch_size : 1;
+  const items = (list as Item[]).slice(0, opts.maxEdits).map((item) => ({
+    ...item,
+    source_type: opts.source,
+    support_count: item.support_count ?? Math.max(batchSize, 1),
+  }));
+  if (items.length === 0) return null;
+  return { tag: opts.tag, source_type: opts.source, reasoning: String(inner.reasoning ?? ''), items };
+}
+
+export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
+  const scored = o.records.filter((r) => r.error_kind === null);
+  const failures = new PyRandom(o.seed).shuffle(scored.filter((r) => !r.pass));
+  const successes = o.failureOnly ? [] : new PyRandom(o.seed + 1).shuffle(scored.filter((r) => r.pass));
+  const jobs = [
+    ...chunk(failures, o.minibatchSize).map((items, i) => ({ items, source: 'failure' as const, tag: `minibatch_fail_${String(i).padStart(3, '0')}` })),
+    ...chunk(successes, o.minibatchSize).map((items, i) => ({ items, source: 'success' as const, tag: `minibatch_succ_${String(i).padStart(3, '0')}` })),
+  ];
+  let reused = 0;
+  const files = await mapPool(jobs, o.workers, async (job): Promise<MinibatchFile> => {
+    const file = join(o.patchesDir, `${job.tag}.json`);
+    if (existsSync(file)) {
+      reused++;
+      return JSON.parse(readFileSync(file, 'utf8')) as MinibatchFile;
+    }
+    const stage = `analyst_${job.source === 'failure' ? 'error' : 'success'}${stageSuffix(o.mode)}` as StageName;
+    const user = OptimizerLLM.user(stage, [
+      skillSection(o.skill),
+      budgetSection(o.maxEdits),
+      ...o.context.filter((c): c is string => Boolean(c)),
+      trajectoriesSection(trimTrajectories(job.items.map(toTrajectory), o.tokenBudget)),
+    ]);
+    const wantsNotes = o.skillAware.enabled && (job.source === 'failure' || o.skillAware.source === 'both');
+    const reply = (await o.llm.call(stage, user, {
+      account: 'analyst',
+      systemSuffix: wantsNotes ? o.skillAware.suffix : undefined,
+    })) as Record<string, unknown> | null;
+    const result: MinibatchFile = {
+      tag: job.tag,
+      source_type: job.source,
+      ids: job.items.map((r) => r.id),
+      reply,
+      patch: reply ? normalisePatch(reply, { tag: job.tag, source: job.source, mode: o.mode, maxEdits: o.maxEdits }) : null,
+      appendix_notes: wantsNotes && reply && Array.isArray(reply.appendix_notes) ? (reply.appendix_notes as string[]) : [],
+      failure_summary: reply && Array.isArray(reply.failure_summary)
+        ? (reply.failure_summary as Array<{ failure_type: string; count: number; description: string }>).map((f) => ({ pattern: f.failure_type, description: f.description, count: f.count }))
+        : [],
+    };
+    writeJsonAtomic(file, result);
+    return result;
+  });
+  const byTag = (src: SourceType) => files.filter((f) => f.source_type === src && f.patch).map((f) => f.patch!);
+  return {
+    failure: byTag('failure'),
+    success: byTag('success'),
+    appendixNotes: files.flatMap((f) => f.appendix_notes),
+    failurePatterns: files.flatMap((f) => f.failure_summary),
+    reused,
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * Rollouts of a skill on a list of task ids, through the suites (SuiteRunner). Each finished case is
+ * appended to `<dir>/results.jsonl` as it arrives, so a killed run resumes with only the missing ids;
+ * infrastructure-errored cases are not persisted (a rerun retries them) and never scored.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Accounting } from '../model/index.ts';
+import { skillHash } from '../skill/hash.ts';
+import { suiteSummary, type SuiteSummary } from '../suite/summary.ts';
+import type { CaseRecord } from '../types.ts';
+import { appendLineDurable, writeJsonAtomic } from '../util/atomic.ts';
+import { SkillOptError } from '../util/errors.ts';
+import type { SessionHost } from '../vitest/host.ts';
+import type { SuiteRunner } from '../vitest/runner.ts';
+import type { Budget } from './budget.ts';
+
+export class InfrastructureStop extends SkillOptError {
+  constructor(message: string) {
+    super(message, { exitCode: 1 });
+  }
+}
+
+export interface RolloutOutcome {
+  records: CaseRecord[];
+  summary: SuiteSummary;
+  /** Cases reused from an earlier (interrupted) run of the same rollout. */
+  reused: number;
+}
+
+/** Rows of a results.jsonl, tolerating a torn last line from a killed run. */
+export function readResults(path: string): CaseRecord[] {
+  if (!existsSync(path)) return [];
+  const rows: CaseRecord[] = [];
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      rows.push(JSON.parse(line) as CaseRecord);
+    } catch {
+      // torn line: the case runs again
+    }
+  }
+  return rows;
+}
+
+export class Rollouts {
+  constructor(
+    private readonly runner: SuiteRunner,
+    private readonly host: SessionHost,
+    private readonly accounting: Accounting,
+    private readonly budget: Budget,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  async run(skill: string, ids: string[], dir: string, label: string): Promise<RolloutOutcome> {
+    const hash = skillHash(skill);
+    const file = join(dir, 'results.jsonl');
+    const done = new Map<string, CaseRecord>();
+    for (const r of readResults(file)) if (r.skill_hash === hash && r.error_kind === null) done.set(r.id, { ...r, cached: true });
+    const wanted = new Set(ids);
+    const missing = ids.filter((id) => !done.has(id));
+    const fresh = new Map<string, CaseRecord>();
+    if (missing.length > 0) {
+      this.budget.ensure(`the ${label} rollout (${missing.length} cases)`, missing.length);
+      this.host.caseSink = (rec) => {
+        if (rec.skill_hash !== hash || !wanted.has(rec.id)) return;
+        if (rec.error_kind === null) appendLineDurable(file, JSON.stringify(rec));
+      };
+      let result;
+      try {
+        result = await this.runner.run({ mode: 'rollout', ids: missing, skills: { '*': { text: skill, path: label } } });
+      } finally {
+        this.host.caseSink = null;
+      }
+      if (result.errors.length > 0 && result.records.length === 0) throw new SkillOptError(result.errors[0]!);
+      for (const r of result.records) {
+        fresh.set(r.id, r);
+        this.accounting.add('rollout', { calls: r.usage.calls, attempts: r.usage.attempts, prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, latency_ms: r.latency_ms, errors: r.error_kind === 'infra' ? 1 : 0 });
+        if (r.judge_usage) this.accounting.add('judge', { ...r.judge_usage });
+      }
+      const errored = [...fresh.values()].filter((r) => r.error_kind === 'infra');
+      if (errored.length > 0 && errored.length === fresh.size) {
+        throw new InfrastructureStop(`every call of the ${label} rollout failed: ${errored[0]!.error}`);
+      }
+      if (errored.length > 0) this.log(`warning: ${errored.length} case(s) of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${errored[0]!.error})`);
+    }
+    const records = ids.map((id) => done.get(id) ?? fresh.get(id)).filter((r): r is CaseRecord => r !== undefined);
+    const summary = suiteSummary(records);
+    writeJsonAtomic(join(dir, 'summary.json'), { label, skill_hash: hash, ...summary });
+    return { records, summary, reused: done.size };
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The run directory's state files, written atomically: runtime_state.json (the resume pointer),
+ * history.json (one record per finished step), skills/skill_vNNNN.md, best_skill.md.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TokenSummary } from '../types.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
+import type { ValidationScore } from './gate.ts';
+
+export interface UngatedChange {
+  step: number;
+  epoch: number;
+  kind: 'slow_update_placeholder' | 'slow_update_force_inject' | 'appendix_notes' | 'use_gate_false';
+  detail: string;
+}
+
+export interface RuntimeState {
+  last_completed_step: number;
+  current_skill_path: string;
+  current_score: number;
+  current_origin: string;
+  best_skill_path: string;
+  best_score: number;
+  best_step: number;
+  best_origin: string;
+  /** Baseline validation of the initial skill (kept across resumes, unlike upstream). */
+  baseline: ValidationScore | null;
+  baseline_gate_score: number | null;
+  /** Validation results by skill hash (the selection cache). */
+  selection_cache: Record<string, ValidationScore>;
+  scheduler_counter: number;
+  steps_since_accept: number;
+  /** Epochs whose slow update / meta skill stages finished. */
+  epoch_end_done: number[];
+  ungated_changes: UngatedChange[];
+  /** Set when the run stopped early (target reached, patience, budget, infrastructure). */
+  stopped: { reason: string; detail: string; step: number } | null;
+  /** Usage of the run so far (so budgets continue across a resume). */
+  token_summary: TokenSummary;
+}
+
+export class RunStore {
+  constructor(readonly root: string) {}
+
+  path(...parts: string[]): string {
+    return join(this.root, ...parts);
+  }
+
+  skillPath(step: number): string {
+    return this.path('skills', `skill_v${String(step).padStart(4, '0')}.md`);
+  }
+
+  readState(): RuntimeState | null {
+    const file = this.path('runtime_state.json');
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RuntimeState) : null;
+  }
+
+  writeState(state: RuntimeState): void {
+    writeJsonAtomic(this.path('runtime_state.json'), state);
+  }
+
+  readHistory(): Record<string, unknown>[] {
+    const file = this.path('history.json');
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>[]) : [];
+  }
+
+  appendHistory(record: Record<string, unknown>): void {
+    const history = this.readHistory().filter((r) => r.step !== record.step);
+    history.push(record);
+    writeJsonAtomic(this.path('history.json'), history);
+  }
+
+  writeSkill(step: number, text: string): string {
+    const file = this.skillPath(step);
+    writeFileAtomic(file, text);
+    return file;
+  }
+
+  readText(file: string): string {
+    return readFileSync(file, 'utf8');
+  }
+
+  writeText(rel: string, text: string): string {
+    const file = this.path(rel);
+    writeFileAtomic(file, text);
+    return file;
+  }
+
+  writeJson(rel: string, value: unknown): void {
+    writeJsonAtomic(this.path(rel), value);
+  }
+
+  readJson<T>(rel: string): T | null {
+    const file = this.path(rel);
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : null;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The per-epoch step buffer ("rejected-edit buffer"): what happened in earlier steps of this epoch —
+ * failure patterns, the edits a rejected candidate carried with the scores before/after, and edits
+ * whose target text was not found — rendered for the analysts, the autonomous LR call and the rewrite.
+ * Persisted per step (`trajectory_digest.json`), so a resumed epoch gets it back.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tag } from './protocol.ts';
+
+export interface FailurePattern {
+  pattern: string;
+  description: string;
+  count: number;
+}
+
+export interface StepDigest {
+  step: number;
+  epoch: number;
+  action: string;
+  n_total: number;
+  n_fail: number;
+  failure_patterns: FailurePattern[];
+  score_before?: number;
+  score_after?: number;
+  rejected_edits?: string[];
+  unmatched_edits?: string[];
+}
+
+export function stepDir(outRoot: string, step: number): string {
+  return join(outRoot, 'steps', `step_${String(step).padStart(4, '0')}`);
+}
+
+/** The digests of the given steps that finished (in order). */
+export function loadDigests(outRoot: string, steps: number[]): StepDigest[] {
+  const out: StepDigest[] = [];
+  for (const s of steps) {
+    const file = join(stepDir(outRoot, s), 'trajectory_digest.json');
+    if (existsSync(file)) out.push(JSON.parse(readFileSync(file, 'utf8')) as StepDigest);
+  }
+  return out;
+}
+
+export function renderStepBuffer(digests: StepDigest[]): string | null {
+  if (digests.length === 0) return null;
+  const lines = ['Earlier steps of this epoch (avoid repeating rejected edits; fix unmatched targets):'];
+  for (const d of digests) {
+    lines.push(`Step ${d.step} — ${d.action.toUpperCase()} (${d.n_fail}/${d.n_total} failed)`);
+    for (const p of d.failure_patterns) lines.push(`- "${p.pattern}" (×${p.count}): ${p.description}`);
+    if (d.rejected_edits?.length) {
+      lines.push(`  Rejected edits (score ${fmt(d.score_before)} → ${fmt(d.score_after)}):`);
+      d.rejected_edits.forEach((e, i) => lines.push(`  ${i + 1}. ${e}`));
+    }
+    if (d.unmatched_edits?.length) {
+      lines.push('  Edits not applied because their target text was not found in the skill:');
+      d.unmatched_edits.forEach((e, i) => lines.push(`  ${i + 1}. ${e}`));
+    }
+  }
+  return tag('step_buffer', lines.join('\n'));
+}
+
+function fmt(x: number | undefined): string {
+  return x === undefined ? '?' : x.toFixed(3);
+}

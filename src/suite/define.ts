@@ -1,0 +1,224 @@
+/**
+ * The authoring API: `defineSkillSuite` turns a dataset into Vitest test cases, one per task, named by
+ * the task id. Each case runs the target model with the skill under test, scores the answer and
+ * records everything (messages, output, scores, feedback, usage, latency) in its task meta, where the
+ * reporter and the optimizer read it.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, inject, test } from 'vitest';
+import { skillHash } from '../skill/hash.ts';
+import type { CaseErrorKind, CaseRecord, ChatMessage, SkillTask, SplitName } from '../types.ts';
+import { oneLine, SkillOptError } from '../util/errors.ts';
+import type { GateThresholds, ProvidedSession } from '../vitest/session.ts';
+import { describeSource, loadTasks, type TaskSource } from './dataset.ts';
+import { EndpointUnavailableError, isInfraError, suiteRuntime, type CallUsage } from './runtime.ts';
+import { toScorer, type ScorerLike } from './scorers/types.ts';
+import { selectTasks, splitView } from './selection.ts';
+import { evaluateGate, gateActive, scoreStats } from './summary.ts';
+
+export interface SkillSuiteOptions<E = unknown> {
+  /** Suite name; configs select it with `env.name`. */
+  name: string;
+  /** The dataset: a JSON/JSONL file (path relative to the project root, or a URL) or the tasks themselves. */
+  tasks: TaskSource<E>;
+  /** The seed skill used when no other skill is under test (path relative to the project root, or a URL). */
+  skill: string | URL;
+  /** How to score an answer. A plain function `(ctx) => Score | number | boolean` works too. */
+  scorer: ScorerLike<E>;
+  /** Build the target's messages. Default: the skill as system prompt, the task input as user message. */
+  messages?: (skill: string, task: SkillTask<E>) => ChatMessage[];
+  /** Suite gate defaults; `evaluation.min_pass_rate` / `min_mean_hard` / `min_mean_soft` in the config win. */
+  gate?: Partial<GateThresholds>;
+}
+
+export interface SkillSuite<E = unknown> {
+  name: string;
+  options: SkillSuiteOptions<E>;
+}
+
+function pathOf(p: string | URL): string {
+  return p instanceof URL ? fileURLToPath(p) : resolve(p);
+}
+
+export function defaultMessages(skill: string, task: SkillTask<unknown>): ChatMessage[] {
+  return [
+    { role: 'system', content: skill },
+    { role: 'user', content: task.input },
+  ];
+}
+
+function readSession(): ProvidedSession {
+  const session = inject('skillopt');
+  if (!session) {
+    throw new SkillOptError(
+      'skill suites run through `npx skillopt test` or with the skillopt() Vitest plugin in your vitest config',
+    );
+  }
+  return session;
+}
+
+function skillUnderTest(session: ProvidedSession, options: SkillSuiteOptions<never>): { text: string; path: string } {
+  const override = session.skills[options.name] ?? session.skills['*'];
+  if (override) return override;
+  const path = seedSkillPath(session, options);
+  if (!existsSync(path)) throw new SkillOptError(`suite '${options.name}': seed skill not found: ${path}`);
+  return { text: readFileSync(path, 'utf8'), path };
+}
+
+/** The seed skill: `env.skill_init` when the config sets one, else the suite's own. */
+function seedSkillPath(session: ProvidedSession, options: SkillSuiteOptions<never>): string {
+  return session.config.env.skill_init ? resolve(session.config.env.skill_init) : pathOf(options.skill);
+}
+
+function gateThresholds(session: ProvidedSession, options: SkillSuiteOptions<never>): GateThresholds {
+  const ev = session.config.evaluation;
+  return {
+    minPassRate: ev.min_pass_rate > 0 ? ev.min_pass_rate : (options.gate?.minPassRate ?? 0),
+    minMeanHard: ev.min_mean_hard > 0 ? ev.min_mean_hard : (options.gate?.minMeanHard ?? 0),
+    minMeanSoft: ev.min_mean_soft > 0 ? ev.min_mean_soft : (options.gate?.minMeanSoft ?? 0),
+  };
+}
+
+/** Upper bound for one case: every attempt may hit the timeout, plus backoff, plus a judge call. */
+function caseTimeoutMs(session: ProvidedSession): number {
+  const perRole = (r: ProvidedSession['roles']['target']) =>
+    (r.retries + 1) * (r.timeoutMs + r.retryMaxDelayMs);
+  return perRole(session.roles.target) + perRole(session.roles.judge) + 30_000;
+}
+
+const emptyUsage = (): CallUsage => ({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0 });
+
+/**
+ * Declare a skill suite. Call it at the top level of a `*.skill.test.ts` file.
+ *
+ * ```ts
+ * defineSkillSuite({
+ *   name: 'dotnetdebug',
+ *   tasks: 'benchmarks/dotnetdebug/tasks.json',
+ *   skill: 'skills/dotnetdebug/initial.md',
+ *   scorer: label({ labels }),
+ * });
+ * ```
+ */
+export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): SkillSuite<E> {
+  const opts = options as unknown as SkillSuiteOptions<never>;
+  const session = readSession();
+  const scorer = toScorer(options.scorer);
+  // `env.data_path` in the config swaps the dataset without touching the suite file.
+  const source: TaskSource<E> = session.config.env.data_path ? session.config.env.data_path : options.tasks;
+  const tasks = loadTasks(source, { suite: options.name, validate: scorer.validate?.bind(scorer) });
+  const { selected, splitOf } = selectTasks(tasks, session);
+  const skill = skillUnderTest(session, opts);
+  const hash = skillHash(skill.text);
+  const buildMessages = options.messages ?? defaultMessages;
+  const runtime = suiteRuntime(session.roles);
+  const passThreshold = session.config.evaluation.pass_threshold;
+  const thresholds = gateThresholds(session, opts);
+  const gated = session.mode === 'test' && gateActive(thresholds);
+  const records: CaseRecord[] = [];
+  const timeout = caseTimeoutMs(session);
+
+  if (session.mode === 'manifest') {
+    const view = splitView(tasks, session.config);
+    test(`${options.name} manifest`, (ctx) => {
+      ctx.task.meta.skilloptManifest = {
+        suite: options.name,
+        dataset: describeSource(source, options.name),
+        seed_skill: { path: seedSkillPath(session, opts), text: readFileSync(seedSkillPath(session, opts), 'utf8') },
+        splits: {
+          train: view.splits.train.map((t) => t.id),
+          val: view.splits.val.map((t) => t.id),
+          test: view.splits.test.map((t) => t.id),
+        },
+        task_types: Object.fromEntries(tasks.map((t) => [t.id, t.task_type ?? null])),
+      };
+    });
+    return { name: options.name, options };
+  }
+
+  describe(options.name, () => {
+    for (const task of selected) {
+      test.concurrent(
+        task.id,
+        async (ctx) => {
+          const started = performance.now();
+          const messages = buildMessages(skill.text, task);
+          const usage = emptyUsage();
+          const judgeUsage = emptyUsage();
+          let output = '';
+          let score = { hard: 0, soft: 0, feedback: '' };
+          let errorKind: CaseErrorKind | null = null;
+          let error: string | null = null;
+          try {
+            const res = await runtime.callTarget(messages, ctx.signal);
+            output = res.text;
+            Object.assign(usage, res.usage);
+          } catch (e) {
+            if (!isInfraError(e) && !(e instanceof EndpointUnavailableError)) throw e;
+            errorKind = 'infra';
+            error = oneLine(e);
+          }
+          if (errorKind === null) {
+            try {
+              score = await scorer.score({
+                task,
+                output,
+                messages,
+                signal: ctx.signal,
+                judge: runtime.judgeFor(judgeUsage, ctx.signal),
+              });
+            } catch (e) {
+              errorKind = isInfraError(e) ? 'infra' : 'scorer';
+              error = `${errorKind === 'scorer' ? `scorer '${scorer.name}' failed: ` : ''}${oneLine(e)}`;
+            }
+          }
+          const record: CaseRecord = {
+            suite: options.name,
+            id: task.id,
+            split: splitOf.get(task.id) ?? null,
+            task_type: task.task_type ?? null,
+            skill_hash: hash,
+            messages,
+            output,
+            expected: task.expected,
+            hard: score.hard,
+            soft: score.soft,
+            pass: errorKind === null && score.hard >= passThreshold,
+            feedback: error ?? score.feedback,
+            usage,
+            ...(judgeUsage.calls > 0 ? { judge_usage: judgeUsage } : {}),
+            latency_ms: Math.round(performance.now() - started),
+            cached: false,
+            error_kind: errorKind,
+            error,
+            simulated: session.simulated,
+          };
+          ctx.task.meta.skillopt = record;
+          records.push(record);
+          if (errorKind !== null) throw new Error(`${task.id} errored (${errorKind}): ${error}`);
+          if (session.mode === 'test' && !record.pass) {
+            await ctx.annotate(`miss: ${record.feedback}`, 'skillopt:miss');
+            if (!gated) {
+              throw new Error(`${task.id}: hard ${record.hard}, soft ${record.soft}: ${record.feedback}`);
+            }
+          }
+        },
+        timeout,
+      );
+    }
+
+    if (gated && selected.length > 0) {
+      test('suite gate', (ctx) => {
+        const verdict = evaluateGate(options.name, scoreStats(records), thresholds);
+        ctx.task.meta.skilloptGate = verdict;
+        if (!verdict.ok) throw new Error(`suite gate failed for '${options.name}': ${verdict.reasons.join('; ')}`);
+      });
+    }
+  });
+
+  return { name: options.name, options };
+}
+
+export type { SplitName };

@@ -1,0 +1,108 @@
+/**
+ * The session host lives in the main process: it owns the resolved config, the role endpoints (starting
+ * the simulated model server when a role is `simulated`), the session handed to the suites, and where
+ * the reporter delivers results. The CLI opens one before starting Vitest; the plugin opens one itself
+ * when Vitest is run directly. It is found through a process-global slot because the CLI (compiled) and
+ * the plugin (loaded by Vitest's config loader) may be different copies of this module.
+ */
+import { resolveRoles } from '../config/roles.ts';
+import type { SkillOptConfig } from '../config/schema.ts';
+import type { RoleConfig } from '../model/types.ts';
+import { startSimServer, type SimServer } from '../sim/server.ts';
+import type { CaseRecord } from '../types.ts';
+import type { GateVerdict, ProvidedSession, SuiteManifest } from './session.ts';
+
+/** Everything one Vitest run produced, as the reporter saw it. */
+export interface RunResult {
+  records: CaseRecord[];
+  gates: GateVerdict[];
+  manifests: SuiteManifest[];
+  /** Collection errors, failed hooks, unhandled errors: one line each, first one first. */
+  errors: string[];
+  /** Test files that ran. */
+  files: string[];
+  wallTimeS: number;
+}
+
+export interface SessionHost {
+  session: ProvidedSession;
+  roles: { optimizer: RoleConfig; target: RoleConfig; judge: RoleConfig };
+  simServer: SimServer | null;
+  /** Where the reporter writes results.jsonl / summary.json; null = do not write. */
+  outDir: string | null;
+  /** Suppress the reporter's progress lines and table (the optimizer prints its own). */
+  quiet: boolean;
+  /** Receives every run's results (the CLI and the optimizer listen here). */
+  sink: ((result: RunResult) => void) | null;
+  /** Receives each case as soon as it finishes (the optimizer persists them for resume). */
+  caseSink: ((record: CaseRecord) => void) | null;
+  close(): Promise<void>;
+}
+
+const SLOT = Symbol.for('skillopt.session-host');
+type Slot = { [SLOT]?: SessionHost };
+
+export function currentHost(): SessionHost | undefined {
+  return (globalThis as Slot)[SLOT];
+}
+
+export function installHost(host: SessionHost | undefined): void {
+  (globalThis as Slot)[SLOT] = host;
+}
+
+export interface OpenHostOptions {
+  config: SkillOptConfig;
+  session?: Partial<Omit<ProvidedSession, 'config' | 'roles' | 'simulated'>>;
+  outDir: string | null;
+  quiet?: boolean;
+  env?: NodeJS.ProcessEnv;
+  log?: (line: string) => void;
+}
+
+/** Resolve roles, start the simulated model if a role needs it, and install the host. */
+export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
+  const roles = resolveRoles(opts.config, opts.env ?? process.env);
+  const simulatedRoles = Object.values(roles).filter((r) => r.backend === 'simulated');
+  let simServer: SimServer | null = null;
+  if (simulatedRoles.length > 0) {
+    const sim = opts.config.model.simulated;
+    simServer = await startSimServer({
+      host: '127.0.0.1',
+      port: 0,
+      models: [...new Set(simulatedRoles.map((r) => r.model))],
+      seed: sim.seed,
+      noise: sim.noise,
+      maxRules: sim.max_rules,
+      analystErrorRate: sim.analyst_error_rate,
+      latencyMs: sim.latency_ms,
+      log: opts.log ?? (() => {}),
+      logRequests: false,
+    });
+    for (const r of simulatedRoles) r.baseURL = simServer.url;
+  }
+  const host: SessionHost = {
+    session: {
+      mode: 'test',
+      runId: 'run-0',
+      split: 'all',
+      ids: null,
+      skills: {},
+      ...opts.session,
+      config: opts.config,
+      roles: { target: roles.target, judge: roles.judge },
+      simulated: simulatedRoles.some((r) => r.role === 'target'),
+    },
+    roles,
+    simServer,
+    outDir: opts.outDir,
+    quiet: opts.quiet ?? false,
+    sink: null,
+    caseSink: null,
+    async close() {
+      if (currentHost() === host) installHost(undefined);
+      await simServer?.close();
+    },
+  };
+  installHost(host);
+  return host;
+}

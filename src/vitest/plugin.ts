@@ -1,0 +1,69 @@
+/**
+ * The skillopt Vitest plugin. Put it in the project that holds your `*.skill.test.ts` files:
+ *
+ * ```ts
+ * projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills' } }]
+ * ```
+ *
+ * It sets defaults fit for model calls (skill test files only, long timeouts, one file at a time with
+ * `env.workers` cases in flight), provides the session to the suites and registers the reporter once.
+ * Under `npx skillopt` the CLI has already opened the session; run directly under Vitest, the plugin
+ * opens it from `options.config` or `SKILLOPT_CONFIG` (and `SKILLOPT_CFG_OPTIONS`, space-separated).
+ */
+import { join } from 'node:path';
+import type { Plugin } from 'vite';
+import type { ViteUserConfig } from 'vitest/config';
+import type { TestProject, Vitest } from 'vitest/node';
+import { loadConfig } from '../config/load.ts';
+import { currentHost, openHost, type SessionHost } from './host.ts';
+import { SkillReporter } from './reporter.ts';
+
+export interface SkillOptPluginOptions {
+  /** Config file used when Vitest is run directly (default: $SKILLOPT_CONFIG, else built-in defaults). */
+  config?: string;
+  cfgOptions?: string[];
+}
+
+const withReporter = new WeakSet<Vitest>();
+
+async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionHost; owned: boolean }> {
+  const existing = currentHost();
+  if (existing) return { host: existing, owned: false };
+  const cfgOptions = options.cfgOptions ?? (process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? []);
+  const { config } = loadConfig({ path: options.config ?? process.env.SKILLOPT_CONFIG, cfgOptions });
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
+  const outDir = config.env.out_root || join('outputs', `test_${config.env.name || 'skills'}_${stamp}`);
+  const host = await openHost({ config, outDir, log: (l) => console.log(l) });
+  return { host, owned: true };
+}
+
+export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
+  let opened: Promise<{ host: SessionHost; owned: boolean }> | undefined;
+  const open = () => (opened ??= hostFor(options));
+  return {
+    name: 'skillopt',
+    async config(): Promise<Omit<ViteUserConfig, 'plugins'>> {
+      const { host } = await open();
+      const { target, judge } = host.session.roles;
+      const perCall = (r: typeof target) => (r.retries + 1) * (r.timeoutMs + r.retryMaxDelayMs);
+      return {
+        test: {
+          include: ['**/*.skill.test.ts'],
+          testTimeout: perCall(target) + perCall(judge) + 30_000,
+          hookTimeout: 120_000,
+          maxConcurrency: Math.max(1, host.session.config.env.workers),
+          fileParallelism: false,
+        },
+      };
+    },
+    async configureVitest({ vitest, project }: { vitest: Vitest; project: TestProject }) {
+      const { host, owned } = await open();
+      project.provide('skillopt', host.session);
+      if (!withReporter.has(vitest)) {
+        withReporter.add(vitest);
+        vitest.config.reporters.push(new SkillReporter() as never);
+        if (owned) vitest.onClose(() => host.close());
+      }
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Vitest as the rollout engine: one long-lived Vitest instance whose skill suites are rerun in-process
+ * with a new session each time (skill text, split or task ids), the reporter handing back the scored
+ * cases. `skillopt eval` and the optimizer both roll out through here; there is no second code path
+ * that bypasses the suites.
+ */
+import { createVitest, type TestSpecification, type Vitest } from 'vitest/node';
+import { SkillOptError } from '../util/errors.ts';
+import type { RunResult, SessionHost } from './host.ts';
+import type { ProvidedSession, SuiteManifest } from './session.ts';
+
+export interface SuiteRunnerOptions {
+  host: SessionHost;
+  /** File filters (default: the suite named by env.name, else every *.skill.test file). */
+  filters?: string[];
+  /** Extra Vitest options (from the command line). */
+  vitestOptions?: Record<string, unknown>;
+}
+
+export function defaultFilters(envName: string): string[] {
+  return [envName ? `${envName}.skill.test` : '.skill.test'];
+}
+
+export class SuiteRunner {
+  private runs = 0;
+
+  private constructor(
+    private readonly vitest: Vitest,
+    private readonly specs: TestSpecification[],
+    private readonly host: SessionHost,
+  ) {}
+
+  static async open(opts: SuiteRunnerOptions): Promise<SuiteRunner> {
+    const filters = opts.filters?.length ? opts.filters : defaultFilters(opts.host.session.config.env.name);
+    const vitest = await createVitest('test', {
+      watch: false,
+      run: true,
+      // Rollouts are reported by the optimizer; Vitest's own reporter stays silent.
+      reporters: [{}],
+      passWithNoTests: false,
+      ...opts.vitestOptions,
+    });
+    try {
+      await vitest.standalone();
+      const specs = (await vitest.globTestSpecifications(filters)).filter((s) => /\.skill\.test\.[cm]?[jt]s$/.test(s.moduleId));
+      if (specs.length === 0) {
+        throw new SkillOptError(
+          `no skill suite matches ${filters.map((f) => `'${f}'`).join(', ')} (expected a *.skill.test.ts file; is env.name right?)`,
+        );
+      }
+      return new SuiteRunner(vitest, specs, opts.host);
+    } catch (e) {
+      await vitest.close();
+      throw e;
+    }
+  }
+
+  get files(): string[] {
+    return this.specs.map((s) => s.moduleId);
+  }
+
+  /** One in-process run of the suites with the given session changes. */
+  async run(change: Partial<Omit<ProvidedSession, 'config' | 'roles' | 'simulated'>>): Promise<RunResult> {
+    const host = this.host;
+    host.session = { ...host.session, ...change, runId: `run-${++this.runs}` };
+    for (const project of this.vitest.projects) project.provide('skillopt', host.session);
+    let captured: RunResult | undefined;
+    const previousSink = host.sink;
+    host.sink = (r) => {
+      captured = r;
+    };
+    const exitCode = process.exitCode;
+    try {
+      await this.vitest.runTestSpecifications(this.specs);
+    } finally {
+      host.sink = previousSink;
+      // Vitest marks the process failed when a case fails; rollouts judge results themselves.
+      process.exitCode = exitCode;
+    }
+    if (!captured) throw new SkillOptError('the skillopt reporter did not report the run (is the skillopt() plugin in the vitest config?)');
+    return captured;
+  }
+
+  /** The suites' manifests: splits, seed skill, task types. */
+  async manifests(): Promise<SuiteManifest[]> {
+    const result = await this.run({ mode: 'manifest', ids: null });
+    if (result.errors.length > 0) throw new SkillOptError(result.errors[0]!);
+    return result.manifests;
+  }
+
+  async close(): Promise<void> {
+    await this.vitest.close();
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The session: what the main process (CLI or plugin) hands to the skill suites running in Vitest workers,
+ * through Vitest's provide/inject. Plain JSON, no secrets: API keys stay in the environment and are read
+ * by name in the worker.
+ */
+import type { SkillOptConfig } from '../config/schema.ts';
+import type { RoleConfig } from '../model/types.ts';
+import type { CaseRecord, SplitSelector } from '../types.ts';
+
+export interface SkillOverride {
+  /** The skill text under test. */
+  text: string;
+  /** Where it came from (for reports). */
+  path: string;
+}
+
+export interface ProvidedSession {
+  /**
+   * `test`: cases assert (a miss fails the case unless a suite gate is configured) and the gate case runs.
+   * `rollout`: cases only record scores (the optimizer and `skillopt eval` read them); no gate case.
+   * `manifest`: no cases; one `manifest` test records the suite's splits and seed skill for the optimizer.
+   */
+  mode: 'test' | 'rollout' | 'manifest';
+  /** Changes on every in-process rerun, so suites never mix results of two runs. */
+  runId: string;
+  split: SplitSelector;
+  /** Rollout mode: run exactly these task ids (in this order); null = every task of `split`. */
+  ids: string[] | null;
+  /** Skill under test per suite name; `*` applies to every suite. Absent → the suite's seed skill. */
+  skills: Record<string, SkillOverride>;
+  config: SkillOptConfig;
+  roles: { target: RoleConfig; judge: RoleConfig };
+  simulated: boolean;
+}
+
+declare module 'vitest' {
+  interface ProvidedContext {
+    skillopt: ProvidedSession;
+  }
+  interface TaskMeta {
+    skillopt?: CaseRecord;
+    skilloptGate?: GateVerdict;
+    skilloptManifest?: SuiteManifest;
+  }
+}
+
+export interface GateThresholds {
+  minPassRate: number;
+  minMeanHard: number;
+  minMeanSoft: number;
+}
+
+export interface GateVerdict {
+  suite: string;
+  ok: boolean;
+  thresholds: GateThresholds;
+  reasons: string[];
+}
+
+/** What a suite tells the optimizer about itself (recorded by the `manifest` test). */
+export interface SuiteManifest {
+  suite: string;
+  /** The dataset, as named in errors and reports. */
+  dataset: string;
+  seed_skill: { path: string; text: string };
+  /** Task ids per split, after `env.limit`, in split order. */
+  splits: { train: string[]; val: string[]; test: string[] };
+  task_types: Record<string, string | null>;
+}
