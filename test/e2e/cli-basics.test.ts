@@ -1,0 +1,60 @@
+/**
+ * The `skillopt` command itself: help, per-command help, unknown commands, and `skillopt config`
+ * (validation errors naming file and key; --cfg-options reaching the resolved config).
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { assertBuilt, skillopt, tempDirs, writeConfig } from './helpers.ts';
+
+const tmp = tempDirs('basics');
+beforeAll(assertBuilt);
+afterAll(() => tmp.cleanup());
+
+describe.concurrent('skillopt CLI basics', () => {
+  test('--help lists every command and exits 0', async () => {
+    const r = await skillopt(['--help']);
+    expect(r.code).toBe(0);
+    for (const cmd of ['test', 'train', 'eval', 'config', 'sim-server']) {
+      expect(r.stdout).toMatch(new RegExp(`^\\s+${cmd}\\s+\\S`, 'm'));
+    }
+  });
+
+  test('<command> --help prints the usage of that command', async () => {
+    const [t, e] = await Promise.all([skillopt(['test', '--help']), skillopt(['eval', '--help'])]);
+    expect(t.code).toBe(0);
+    expect(t.stdout).toContain('Usage: skillopt test');
+    expect(t.stdout).toContain('--cfg-options');
+    expect(e.code).toBe(0);
+    expect(e.stdout).toContain('Usage: skillopt eval --config C --skill S');
+    expect(e.stdout).toContain('valid_seen');
+  });
+
+  test('an unknown command exits 2 naming it', async () => {
+    const r = await skillopt(['frobnicate']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[0]).toBe("skillopt: unknown command 'frobnicate'");
+  });
+
+  test('config: a mistyped key is one line naming the file and the key path, exit != 0', async () => {
+    const dir = tmp.make('cfg');
+    const file = writeConfig(dir, 'typo.yaml', 'train:\n  num_epoch: 2\n');
+    const r = await skillopt(['config', '--config', file]);
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(file);
+    expect(lines[0]).toContain('train.num_epoch');
+    expect(lines[0]).not.toMatch(/\bat .*\(.*:\d+:\d+\)/); // no stack frame
+  });
+
+  test('config: --cfg-options train.num_epochs=2 overrides the default (4) in the resolved YAML', async () => {
+    const [plain, overridden] = await Promise.all([
+      skillopt(['config']),
+      skillopt(['config', '--cfg-options', 'train.num_epochs=2']),
+    ]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/^ {2}num_epochs: 4$/m);
+    expect(overridden.code).toBe(0);
+    expect(overridden.stdout).toMatch(/^ {2}num_epochs: 2$/m);
+  });
+});

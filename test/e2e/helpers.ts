@@ -1,0 +1,154 @@
+/**
+ * Helpers for the end-to-end tests: spawn the compiled `skillopt` CLI (bin/skillopt.js → dist/) or
+ * Vitest itself as a child process in a fixture project, collect exit code and output, and read the
+ * files a run wrote. Children never inherit the parent's Vitest, skillopt or API-key variables, so a
+ * run is exactly what a user typing the command would get.
+ *
+ * The CLI runs from `dist/`: `npm test` builds first; when running these files alone, `npm run build`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = fileURLToPath(new URL('../../', import.meta.url));
+export const BIN = join(REPO, 'bin', 'skillopt.js');
+export const VITEST_BIN = join(REPO, 'node_modules', 'vitest', 'vitest.mjs');
+export const BASE_CONFIG = join(REPO, 'configs', '_base_', 'default.yaml');
+export const MINI = join(REPO, 'test', 'fixtures', 'mini');
+export const DUO = join(REPO, 'test', 'fixtures', 'duo');
+
+export function assertBuilt(): void {
+  if (!existsSync(join(REPO, 'dist', 'cli', 'main.js'))) {
+    throw new Error('dist/ is missing: run `npm run build` before the end-to-end tests');
+  }
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout + stderr, for "somewhere in the output" assertions. */
+  all: string;
+}
+
+const INHERITED_OUT = /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
+
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!INHERITED_OUT.test(k)) env[k] = v;
+  return { ...env, NO_COLOR: '1', ...extra };
+}
+
+/** Run a command to completion (asynchronously: servers in this process keep answering meanwhile). */
+export function run(
+  command: string,
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string> },
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: opts.cwd, env: childEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr, all: `${stdout}\n${stderr}` }));
+  });
+}
+
+/** `skillopt <args>` in `cwd` (default: the mini fixture). */
+export function skillopt(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<RunResult> {
+  return run(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? MINI, env: opts.env });
+}
+
+/** A fresh temp directory, removed by `cleanup()`. */
+export function tempDirs(prefix: string): { make(name?: string): string; cleanup(): void } {
+  const made: string[] = [];
+  return {
+    make(name = 'x') {
+      const d = mkdtempSync(join(tmpdir(), `skillopt-e2e-${prefix}-${name}-`));
+      made.push(d);
+      return d;
+    },
+    cleanup() {
+      for (const d of made) rmSync(d, { recursive: true, force: true });
+    },
+  };
+}
+
+export function writeFile(path: string, text: string): string {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+}
+
+export function readJson<T = any>(path: string): T {
+  return JSON.parse(readFileSync(path, 'utf8')) as T;
+}
+
+export function readJsonl<T = any>(path: string): T[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as T);
+}
+
+/** The end report's line for `label` (`failure`, `output`, …), without the label. */
+export function reportLine(out: string, label: string): string | undefined {
+  const re = new RegExp(`^\\s+${label}:\\s+(.*)$`, 'm');
+  return re.exec(out)?.[1];
+}
+
+/** A port that was free a moment ago (for servers started by a child process). */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+/** Resolve when `child`'s output contains `pattern`; reject if it exits first. */
+export function waitForOutput(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (d: Buffer | string) => {
+      seen += String(d);
+      if (pattern.test(seen)) {
+        child.stdout?.off('data', onData);
+        child.stderr?.off('data', onData);
+        child.off('exit', onExit);
+        resolve(seen);
+      }
+    };
+    const onExit = (code: number | null) => reject(new Error(`process exited (${code}) before printing ${pattern}: ${seen}`));
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+  });
+}
+
+/** A config file (in `dir`) inheriting the shipped defaults, with `body` (YAML) on top. */
+export function writeConfig(dir: string, name: string, body: string): string {
+  return writeFile(join(dir, name), `_base_: ${JSON.stringify(BASE_CONFIG)}\n${body}`);
+}
+
+/** A skill with one rule per trigger of the mini fixture: it solves every mini task on the simulated model. */
+export const MINI_ORACLE_SKILL = `# Incident triage (oracle)
+
+Read the log line and name the failing subsystem with one word.
+
+- When the input mentions \`ENOSPC\`, answer \`disk\`.
+- When the input mentions \`DiskQuotaExceeded\`, answer \`disk\`.
+- When the input mentions \`ECONNRESET\`, answer \`network\`.
+- When the input mentions \`SocketTimeout\`, answer \`network\`.
+- When the input mentions \`InvalidToken\`, answer \`auth\`.
+- When the input mentions \`HTTP401\`, answer \`auth\`.
+- When the input mentions \`OutOfMemoryError\`, answer \`memory\`.
+- When the input mentions \`HeapExhausted\`, answer \`memory\`.
+- When the input mentions \`MissingSetting\`, answer \`config\`.
+- When the input mentions \`YamlParseError\`, answer \`config\`.
+`;
