@@ -16,12 +16,15 @@ export interface ValidationScore {
   errored: number;
 }
 
-/** Share of "leading words" (MUST, ALWAYS, …) among the body's words (upstream semantic density). */
+/**
+ * Share of "leading words" (MUST, ALWAYS, …) among the body's words (upstream semantic density).
+ * Case-insensitive like upstream: "must", "Must" and "MUST" all count.
+ */
 export function semanticDensity(skill: string, leadingWords: string[]): number {
   const words = stripProtected(skill).match(/[A-Za-z0-9]+/g) ?? [];
   if (words.length === 0) return 0;
   const lead = new Set(leadingWords.map((w) => w.toUpperCase()));
-  return words.filter((w) => lead.has(w)).length / words.length;
+  return words.filter((w) => lead.has(w.toUpperCase())).length / words.length;
 }
 
 export function gateScore(
