@@ -4,7 +4,7 @@
  * cases and their feedback, hands the run to whoever listens (CLI, optimizer), and turns failed suite
  * gates into exit code 1.
  */
-import { join, relative } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import pc from 'picocolors';
 import type { Reporter, TestCase, TestModule, TestRunEndReason, Vitest } from 'vitest/node';
 import { runSummary, type RunSummary } from '../suite/summary.ts';
@@ -113,6 +113,12 @@ export function writeRunFiles(outDir: string, result: RunResult): RunSummary {
   return summary;
 }
 
+/** Relative to the working directory when inside it, else absolute (never a `../../..` chain). */
+function displayPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
 export class SkillReporter implements Reporter {
   private vitest: Vitest | undefined;
   private started = 0;
@@ -171,7 +177,7 @@ export class SkillReporter implements Reporter {
       ? writeRunFiles(outDir, result)
       : runSummary(result.records, { wallTimeS: result.wallTimeS, gates: result.gates });
     this.log(`\n${renderTable(summary, result.records)}`);
-    if (outDir) this.log(pc.dim(`  results: ${relative(process.cwd(), join(outDir, 'results.jsonl'))}, summary.json`));
+    if (outDir) this.log(pc.dim(`  results: ${displayPath(join(outDir, 'results.jsonl'))}, summary.json`));
     if (result.gates.some((g) => !g.ok)) process.exitCode = 1;
   }
 

@@ -88,15 +88,17 @@ export const command: Command = {
         (failedGate ? `suite gate failed for '${failedGate.suite}': ${failedGate.reasons.join('; ')}` : null) ??
         (firstMiss ? `${firstMiss.id}: ${firstMiss.error}` : null) ??
         (exitCode !== 0 && !result ? 'Vitest did not run any skill suite (see its output above)' : null),
-      next: nextAction(exitCode, Boolean(failedGate), single(args, 'config') ?? '<config>', outDir),
+      next: nextAction(exitCode, Boolean(failedGate), Boolean(result?.errors.length), single(args, 'config') ?? '<config>', outDir),
       simulated: summary?.simulated ?? host.session.simulated,
     });
     return exitCode;
   },
 };
 
-function nextAction(exitCode: number, gateFailed: boolean, configPath: string, outDir: string): string {
+function nextAction(exitCode: number, gateFailed: boolean, broken: boolean, configPath: string, outDir: string): string {
   if (exitCode === 0) return `inspect ${rel(outDir)}/results.jsonl, or optimize: npx skillopt test --optimize --config ${configPath}`;
+  // A suite that could not load (bad dataset, missing seed skill) wrote no results to read.
+  if (broken) return 'fix the failure above and rerun';
   if (gateFailed) return `improve the skill from its failures: npx skillopt test --optimize --config ${configPath}`;
   return `read the worst cases above and ${rel(outDir)}/results.jsonl`;
 }
