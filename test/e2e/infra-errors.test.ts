@@ -1,0 +1,117 @@
+/**
+ * Infrastructure errors are not scores. The target is an `openai_compat` endpoint served by the
+ * fault-injecting test server (127.0.0.1, real openai SDK in the child process):
+ * - always 503: every case is `errored` (not failed), pass rate is null, exit 1, and the suite's
+ *   circuit breaker stops calling the endpoint after the first few failures;
+ * - 429 with `Retry-After: 0` once, then a good answer: the retry works and the case scores normally.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startFaultServer } from '../helpers/fault-server.ts';
+import { assertBuilt, readJson, readJsonl, reportLine, skillopt, tempDirs, writeConfig } from './helpers.ts';
+
+const tmp = tempDirs('infra');
+beforeAll(assertBuilt);
+afterAll(() => tmp.cleanup());
+
+const KEY_ENV = { OPENAI_COMPATIBLE_API_KEY: 'e2e-dummy-key' };
+const RETRIES = 1;
+const WORKERS = 2;
+/** src/suite/runtime.ts: failures with no success before them after which the breaker opens. */
+const BREAKER_THRESHOLD = 3;
+
+function faultConfig(dir: string, baseURL: string): string {
+  return writeConfig(
+    dir,
+    'fault.yaml',
+    `model:
+  backend: openai_compat
+  base_url: ${baseURL}
+  optimizer: fault-model
+  target: fault-model
+  retries: ${RETRIES}
+  retry_base_delay_s: 0.001
+  retry_max_delay_s: 0.005
+  timeout_s: 20
+env:
+  name: mini
+  split_ratio: "4:2:4"
+  workers: ${WORKERS}
+`,
+  );
+}
+
+describe('infrastructure errors', () => {
+  test('an endpoint answering 503: every case errored, pass_rate null, exit 1, the breaker stops calling', async () => {
+    const server = await startFaultServer([], { fallback: { status: 503 } });
+    try {
+      const dir = tmp.make('503');
+      const out = join(dir, 'out');
+      const r = await skillopt(['test', '--config', faultConfig(dir, server.baseURL), '--cfg-options', `env.out_root=${out}`], { env: KEY_ENV });
+      expect(r.code).toBe(1);
+
+      const summary = readJson(join(out, 'summary.json'));
+      expect(summary.overall).toMatchObject({ n: 30, passed: 0, failed: 0, errored: 30, pass_rate: null, mean_hard: null, mean_soft: null });
+      expect(summary.simulated).toBe(false);
+      const rows = readJsonl(join(out, 'results.jsonl'));
+      expect(rows).toHaveLength(30);
+      expect(rows.every((row) => row.error_kind === 'infra' && row.pass === false)).toBe(true);
+      const skipped = rows.filter((row) => /^not called: the first \d+ requests failed \(.*503/.test(row.error));
+      const called = rows.filter((row) => !skipped.includes(row));
+      expect(called.every((row) => /503/.test(row.error))).toBe(true);
+      expect(called.length).toBeGreaterThanOrEqual(BREAKER_THRESHOLD);
+
+      // Without the breaker the server would see 30 cases × 2 attempts = 60 requests. With it, only the
+      // cases started before the third failure call (at most threshold + workers - 1), each retried once.
+      const attempts = RETRIES + 1;
+      expect(server.chatRequests.length).toBeGreaterThanOrEqual(BREAKER_THRESHOLD * attempts);
+      expect(server.chatRequests.length).toBeLessThanOrEqual((BREAKER_THRESHOLD + WORKERS - 1) * attempts);
+      expect(server.chatRequests.length).toBe(called.length * attempts);
+      expect(server.chatRequests.every((q) => q.hasAuthorization && q.body.model === 'fault-model')).toBe(true);
+
+      expect(reportLine(r.stdout, 'cases')).toBe('30 (0 pass, 0 fail, 30 errored)');
+      expect(reportLine(r.stdout, 'failure')).toMatch(/^mini-\d{3}: .*(503|not called)/);
+      expect(r.all).not.toContain('e2e-dummy-key');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('skillopt eval on a 503 endpoint: eval_summary counts errored items, pass_rate null, exit 1', async () => {
+    const server = await startFaultServer([], { fallback: { status: 503 } });
+    try {
+      const dir = tmp.make('503-eval');
+      const out = join(dir, 'out');
+      const r = await skillopt(
+        ['eval', '--config', faultConfig(dir, server.baseURL), '--skill', 'skills/mini/initial.md', '--split', 'test', '--cfg-options', 'env.limit=6', `env.out_root=${out}`],
+        { env: KEY_ENV },
+      );
+      expect(r.code).toBe(1);
+      expect(readJson(join(out, 'eval_summary.json'))).toMatchObject({ n_items: 6, errored: 6, pass_rate: null, hard: null, soft: null });
+      expect(reportLine(r.stdout, 'failure')).toMatch(/503|not called/);
+      expect(server.chatRequests.length).toBeLessThan(6 * (RETRIES + 1));
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('429 with Retry-After: 0 once, then an answer: the retry works and the case scores normally', async () => {
+    const server = await startFaultServer(({ index }) => (index === 0 ? { status: 429, retryAfter: '0' } : { content: 'disk' }));
+    try {
+      const dir = tmp.make('429');
+      const out = join(dir, 'out');
+      const r = await skillopt(['test', '--config', faultConfig(dir, server.baseURL), '-t', 'mini-001', '--cfg-options', `env.out_root=${out}`], {
+        env: KEY_ENV,
+      });
+      expect(r.code).toBe(0);
+      expect(server.chatRequests).toHaveLength(2);
+      const rows = readJsonl(join(out, 'results.jsonl'));
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ id: 'mini-001', error_kind: null, error: null, output: 'disk', hard: 1, soft: 1, pass: true });
+      expect(rows[0].usage).toMatchObject({ calls: 1, attempts: 2, prompt_tokens: 11, completion_tokens: 7 });
+      expect(readJson(join(out, 'summary.json')).overall).toMatchObject({ n: 1, passed: 1, errored: 0, pass_rate: 1 });
+    } finally {
+      await server.close();
+    }
+  });
+});
