@@ -31,19 +31,28 @@ export function toTrajectory(r: CaseRecord): Trajectory {
 
 const approxTokens = (t: Trajectory) => Math.ceil(JSON.stringify(t).length / 4);
 
+const TRIMMABLE = ['input', 'output', 'feedback'] as const;
+const MIN_TRIM_CHARS = 200;
+
+/** The longest text field of a trajectory (the one a trim cuts). */
+const longestField = (t: Trajectory) => TRIMMABLE.reduce((a, b) => (t[b].length > t[a].length ? b : a));
+
 /**
  * Fit trajectories into a token budget (≈ chars/4): repeatedly halve the longest text field of the
- * longest trajectory, marking the cut, until the total fits or nothing long is left.
+ * longest trajectory that still has a long text field, marking the cut, until the total fits or nothing
+ * long is left. (A trajectory that is long only through fields that are not trimmed, e.g. a big expected
+ * answer, does not stop the others from being trimmed.)
  */
 export function trimTrajectories(items: Trajectory[], tokenBudget: number): Trajectory[] {
   const out = items.map((t) => ({ ...t }));
   if (tokenBudget <= 0) return out;
   let total = out.reduce((s, t) => s + approxTokens(t), 0);
   while (total > tokenBudget) {
-    const longest = out.reduce((a, b) => (approxTokens(b) > approxTokens(a) ? b : a));
-    const field = (['input', 'output', 'feedback'] as const).reduce((a, b) => (longest[b].length > longest[a].length ? b : a));
+    const trimmable = out.filter((t) => t[longestField(t)].length >= MIN_TRIM_CHARS);
+    if (trimmable.length === 0) break;
+    const longest = trimmable.reduce((a, b) => (approxTokens(b) > approxTokens(a) ? b : a));
+    const field = longestField(longest);
     const text = longest[field];
-    if (text.length < 200) break;
     const keep = Math.floor(text.length / 2);
     const before = approxTokens(longest);
     longest[field] = `${text.slice(0, keep)}\n… [trimmed ${text.length - keep} chars]`;
