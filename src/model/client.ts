@@ -58,6 +58,8 @@ export interface ChatResult {
   latencyMs: number;
   model: string;
   finishReason: string | null;
+  /** True when the endpoint is skillopt's simulated model server (it stamps its `system_fingerprint`). */
+  simulated?: boolean;
 }
 
 export type StructuredMode = 'json_schema' | 'json_object' | 'text';
@@ -97,6 +99,9 @@ export interface ModelClient {
   /** Aborts calls in flight (as `aborted`) and refuses new ones. */
   close(): void;
 }
+
+/** What src/sim/server.ts puts in every completion's `system_fingerprint`. */
+const SIMULATED_FINGERPRINT = 'skillopt-simulated';
 
 const MODES: readonly StructuredMode[] = ['json_schema', 'json_object', 'text'];
 
@@ -248,6 +253,7 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
       finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : null,
     };
     if (reasoningParts.length > 0) out.reasoning = reasoningParts.join('\n\n');
+    if (c.system_fingerprint === SIMULATED_FINGERPRINT) out.simulated = true;
     return out;
   }
 

@@ -148,12 +148,15 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
           const usage = emptyUsage();
           const judgeUsage = emptyUsage();
           let output = '';
+          // A standalone `skillopt sim-server` behind an openai_compat config is still the simulated model.
+          let simulated = session.simulated;
           let score = { hard: 0, soft: 0, feedback: '' };
           let errorKind: CaseErrorKind | null = null;
           let error: string | null = null;
           try {
             const res = await runtime.callTarget(messages, ctx.signal);
             output = res.text;
+            simulated ||= res.simulated;
             Object.assign(usage, res.usage);
           } catch (e) {
             if (!isInfraError(e) && !(e instanceof EndpointUnavailableError)) throw e;
@@ -193,7 +196,7 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
             cached: false,
             error_kind: errorKind,
             error,
-            simulated: session.simulated,
+            simulated,
           };
           ctx.task.meta.skillopt = record;
           records.push(record);

@@ -50,12 +50,12 @@ export class SuiteRuntime {
   async callTarget(
     messages: ChatMessage[],
     signal?: AbortSignal,
-  ): Promise<{ text: string; usage: CallUsage }> {
+  ): Promise<{ text: string; usage: CallUsage; simulated: boolean }> {
     this.guard();
     try {
       const res = await this.target.chat(messages, { stage: 'rollout', signal });
       this.successes++;
-      return { text: res.text, usage: { ...res.usage, calls: 1, attempts: res.attempts } };
+      return { text: res.text, usage: { ...res.usage, calls: 1, attempts: res.attempts }, simulated: res.simulated === true };
     } catch (e) {
       this.noteFailure(e);
       throw e;

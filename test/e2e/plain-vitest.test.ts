@@ -1,0 +1,37 @@
+/**
+ * Plain Vitest, no skillopt CLI: `npx vitest run --project skills` in the mini fixture. The skillopt()
+ * plugin in the fixture's vitest.config.ts opens the session itself from SKILLOPT_CONFIG (and
+ * SKILLOPT_CFG_OPTIONS), starts the simulated model, registers the reporter, which prints its table and
+ * writes results.jsonl / summary.json.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { assertBuilt, MINI, readJson, readJsonl, run, tempDirs } from './helpers.ts';
+
+const tmp = tempDirs('plain');
+beforeAll(assertBuilt);
+afterAll(() => tmp.cleanup());
+
+describe('plain vitest with the skillopt plugin', () => {
+  test('SKILLOPT_CONFIG=… npx vitest run --project skills runs the suite through the plugin', async () => {
+    const out = tmp.make('run');
+    const r = await run('npx', ['vitest', 'run', '--project', 'skills'], {
+      cwd: MINI,
+      env: { SKILLOPT_CONFIG: 'configs/mini/sim.yaml', SKILLOPT_CFG_OPTIONS: `env.limit=2 env.out_root=${out}` },
+    });
+    // env.limit=2 → 2 tasks per split; only the test split's mini-003 carries the seed's trigger
+    expect(r.code).toBe(1);
+    expect(r.all).toMatch(/Tests\s+5 failed \| 1 passed \(6\)/);
+    expect(r.stdout).toContain('skillopt · mini (simulated model)');
+    expect(r.stdout).toMatch(/^ {2}all\s+6\s+1\s+5\s+0\s+0\.167/m);
+    expect(r.stdout).toContain(`results: ${join(out, 'results.jsonl')}, summary.json`);
+    expect(r.stdout).toContain('[simulated] skillopt simulated model server listening on http://127.0.0.1:');
+
+    const rows = readJsonl(join(out, 'results.jsonl'));
+    expect(rows).toHaveLength(6);
+    expect(rows.filter((row) => row.pass).map((row) => row.id)).toEqual(['mini-003']);
+    const summary = readJson(join(out, 'summary.json'));
+    expect(summary.overall).toMatchObject({ n: 6, passed: 1, failed: 5, errored: 0 });
+    expect(summary.simulated).toBe(true);
+  });
+});
