@@ -158,7 +158,8 @@ export function resolveRoles(
       maxTokens: m[`${settingsOf}_max_tokens`] || m.max_tokens,
       timeoutMs: Math.round((m[`${settingsOf}_timeout_s`] || m.timeout_s) * 1000),
       ...common,
-      concurrency: m[`${settingsOf}_concurrency`] || m.concurrency,
+      // The target serves rollouts with env.workers cases in flight: never throttle it below that unless asked.
+      concurrency: m[`${settingsOf}_concurrency`] || (role === 'target' ? Math.max(m.concurrency, config.env.workers) : m.concurrency),
     };
     if (backend === 'openai_compat') {
       rc.baseURL = compatBaseURL;

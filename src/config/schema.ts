@@ -392,8 +392,8 @@ const EnvSchema = z.strictObject({
   split_ratio: z
     .string()
     .regex(SPLIT_RATIO_RE, { message: 'expected "train:val:test" integer parts, e.g. "2:1:7"' })
-    .refine((r) => r.split(':').reduce((a, p) => a + Number(p), 0) > 0, {
-      message: 'the parts of the ratio must have a positive sum',
+    .refine((r) => r.split(':').every((p) => Number(p) > 0), {
+      message: 'every part of the ratio must be a positive integer (train, val and test each need tasks)',
     })
     .default('2:1:7'),
   split_dir: str(''),

@@ -236,7 +236,7 @@ describe('errors: one line naming the source and the key path', () => {
     expect(loadError({ path: join(d, 'u.yaml') })).toContain('u.yaml: train.batch_size: expected an integer, got 2.5');
     expect(loadError({ path: join(d, 't.yaml') })).toContain('t.yaml: train: expected a mapping, got a list');
     expect(loadError({ path: join(d, 's.yaml') })).toContain('s.yaml: model.backend: expected one of');
-    expect(loadError({ path: join(d, 'r.yaml') })).toContain('r.yaml: env.split_ratio: the parts of the ratio must have a positive sum');
+    expect(loadError({ path: join(d, 'r.yaml') })).toContain('r.yaml: env.split_ratio: every part of the ratio must be a positive integer');
   });
 
   it('blames the file that set the key, not the child that inherits it', () => {
