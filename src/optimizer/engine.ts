@@ -13,6 +13,7 @@ import { evalPrefix, planTrainEpoch, sampleTrain, stepsPerEpoch } from '../suite
 import type { SuiteSummary } from '../suite/summary.ts';
 import type { CaseRecord, TokenSummary } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
+import { VERSION } from '../version.ts';
 import type { SuiteManifest } from '../vitest/session.ts';
 import { aggregate } from './aggregate.ts';
 import { Budget, BudgetExhausted } from './budget.ts';
@@ -716,7 +717,7 @@ export class Engine {
     const bestSel = this.state.selection_cache[skillHash(this.best)] ?? null;
     const tokens: TokenSummary = this.o.accounting.snapshot();
     const summary = {
-      version: `skillopt-ts ${VERSION_TAG}`,
+      version: `skillopt ${VERSION}`,
       config: this.cfg.env.name,
       simulated: false,
       baseline_selection_hard: this.state.baseline?.hard ?? null,
@@ -774,8 +775,6 @@ export class Engine {
     return rate !== undefined && rate >= this.o.target;
   }
 }
-
-const VERSION_TAG = '0.1.0';
 
 function fmt(x: number | null): string {
   return x === null ? '—' : x.toFixed(3);
