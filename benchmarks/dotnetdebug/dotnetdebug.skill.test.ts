@@ -10,6 +10,8 @@
  *   - `scorer`  hard = the right label (found in free text); soft adds credit for naming the fix.
  *               The feedback strings are what the optimizer reads when it reflects on failures.
  *   - `messages` how a task is shown to the target model.
+ *   - `gate`    the suite gate `skillopt test` enforces: below it the run exits 1 and a failing
+ *               "suite gate" case shows up in JUnit; individual misses are then recorded, not failed.
  *
  * Splits, the model endpoints and the skill under test come from the config (configs/dotnetdebug/*.yaml)
  * and the command line, never from this file.
@@ -38,4 +40,5 @@ defineSkillSuite<string>({
     { role: 'system', content: skill },
     { role: 'user', content: `Find the root cause of this .NET problem.\n\n${task.input}` },
   ],
+  gate: { minPassRate: 0.8 },
 });

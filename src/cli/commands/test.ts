@@ -73,7 +73,7 @@ export const command: Command = {
       title: 'skillopt test',
       ok: exitCode === 0,
       outDir: result && result.records.length ? outDir : null,
-      skill: { label: 'skill', path: skill?.path ?? (result?.manifests[0]?.seed_skill.path ?? 'seed skill of each suite') },
+      skill: { label: 'skill', path: skill?.path ?? (config.env.skill_init || 'the seed skill of each suite') },
       metrics: o
         ? [
             ['cases', `${o.n} (${o.passed} pass, ${o.failed} fail, ${o.errored} errored)`],
