@@ -1,6 +1,7 @@
 /** The short report every command ends with (DESIGN §3). */
 import { relative } from 'node:path';
 import pc from 'picocolors';
+import { isSecretKey, redactValue } from '../config/redact.ts';
 
 export interface EndReport {
   title: string;
@@ -18,9 +19,20 @@ function quote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The command as typed (program name normalised to `npx skillopt`). */
+/** A `key=value` argument whose key names a secret (`model.azure_openai_api_key=…`) shows it redacted. */
+function redactArg(arg: string): string {
+  const eq = arg.indexOf('=');
+  if (eq > 0) {
+    const key = arg.slice(0, eq);
+    const value = arg.slice(eq + 1);
+    if (value && isSecretKey(key.split('.').pop()!.replace(/^-+/, ''))) return `${key}=${redactValue(value)}`;
+  }
+  return arg.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1***@');
+}
+
+/** The command as typed (program name normalised to `npx skillopt`), secrets redacted. */
 export function exactCommand(argv: string[] = process.argv.slice(2)): string {
-  return ['npx', 'skillopt', ...argv.map(quote)].join(' ');
+  return ['npx', 'skillopt', ...argv.map((a) => quote(redactArg(a)))].join(' ');
 }
 
 export function rel(path: string): string {
