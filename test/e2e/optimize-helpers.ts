@@ -1,0 +1,130 @@
+/**
+ * Helpers for the optimizer end-to-end tests: spawn the compiled `skillopt` CLI (bin/skillopt.js →
+ * dist/, so `npm run build` first) in the `test/fixtures/opt` project, asynchronously (simulated and
+ * fault servers started by a test keep answering meanwhile), with a clean environment (no Vitest,
+ * skillopt or API-key variables leak into the child). A run can be SIGKILLed once its output shows a
+ * pattern; the child is its own process group so its Vitest workers die with it.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = fileURLToPath(new URL('../../', import.meta.url));
+export const BIN = join(REPO, 'bin', 'skillopt.js');
+export const OPT = join(REPO, 'test', 'fixtures', 'opt');
+export const MINI = join(REPO, 'test', 'fixtures', 'mini');
+export const OPT_CONFIG = 'configs/opt/sim.yaml';
+export const OPT_SEED_SKILL = join(OPT, 'skills', 'opt', 'initial.md');
+
+export function assertBuilt(): void {
+  if (!existsSync(join(REPO, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` before the end-to-end tests');
+}
+
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** Whether the run was killed by `killWhen`. */
+  killed: boolean;
+}
+
+const DROP = /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
+
+function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!DROP.test(k)) env[k] = v;
+  return { ...env, NO_COLOR: '1', ...extra };
+}
+
+/**
+ * `skillopt <args>` in `cwd` (default: the opt fixture). With `killWhen`, the whole process group gets
+ * SIGKILL as soon as stdout matches it (the kill of an operator, or of the machine, mid-run).
+ */
+export function skillopt(args: string[], opts: { cwd?: string; killWhen?: RegExp; env?: Record<string, string> } = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: opts.cwd ?? OPT,
+      env: childEnv(opts.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    let killed = false;
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      if (opts.killWhen && !killed && opts.killWhen.test(stdout)) {
+        killed = true;
+        process.kill(-child.pid!, 'SIGKILL');
+      }
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, killed }));
+  });
+}
+
+/** `train --config <opt sim config> --cfg-options env.out_root=<out> ...options` */
+export function train(out: string, options: string[] = [], opts: { killWhen?: RegExp; config?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+  return skillopt(['train', '--config', opts.config ?? OPT_CONFIG, '--cfg-options', `env.out_root=${out}`, ...options], opts);
+}
+
+export function tempDirs(prefix: string): { make(name?: string): string; cleanup(): void } {
+  const made: string[] = [];
+  return {
+    make(name = 'x') {
+      const d = mkdtempSync(join(tmpdir(), `skillopt-e2e-${prefix}-${name}-`));
+      made.push(d);
+      return d;
+    },
+    cleanup() {
+      for (const d of made) rmSync(d, { recursive: true, force: true });
+    },
+  };
+}
+
+export function readJson<T = any>(path: string): T {
+  return JSON.parse(readFileSync(path, 'utf8')) as T;
+}
+
+export function readText(path: string): string {
+  return readFileSync(path, 'utf8');
+}
+
+export function readJsonl<T = any>(path: string): T[] {
+  return readText(path)
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as T);
+}
+
+/** The end report's line for `label` (`failure`, `val`, `calls`, …), without the label. */
+export function reportLine(out: string, label: string): string | undefined {
+  return new RegExp(`^\\s+${label}:\\s+(.*)$`, 'm').exec(out)?.[1];
+}
+
+export interface StepRecord {
+  step: number;
+  epoch: number;
+  action: string;
+  current_score: number;
+  best_score: number;
+  candidate_gate_score?: number;
+  selection_pass_rate?: number;
+  warnings: string[];
+  accumulation_batches: Array<{ reused_cases: number; reused_patches: number; n_envs: number }>;
+  [k: string]: unknown;
+}
+
+export function history(out: string): StepRecord[] {
+  return readJson<StepRecord[]>(join(out, 'history.json'));
+}
+
+/** Step directories of a run, sorted. */
+export function stepDirs(out: string): string[] {
+  const dir = join(out, 'steps');
+  return existsSync(dir) ? readdirSync(dir).sort() : [];
+}
