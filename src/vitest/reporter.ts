@@ -15,6 +15,9 @@ import type { GateVerdict, SuiteManifest } from './session.ts';
 
 type SerializedError = { message?: string; name?: string };
 
+/** The name of the synthetic gate case `defineSkillSuite` adds (not a task id: ids have no spaces). */
+const GATE_TEST_NAME = 'suite gate';
+
 function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n').find((l) => l.trim())?.trim() ?? '';
 }
@@ -140,7 +143,10 @@ export class SkillReporter implements Reporter {
   }
 
   onTestModuleCollected(mod: TestModule): void {
-    for (const _ of mod.children.allTests()) this.expected++;
+    // Cases that will run: not the suite gate (it records no case), not those `-t` or `.skip` left out.
+    for (const t of mod.children.allTests()) {
+      if (t.name !== GATE_TEST_NAME && t.options.mode !== 'skip' && t.options.mode !== 'todo') this.expected++;
+    }
   }
 
   onTestCaseResult(test: TestCase): void {

@@ -69,6 +69,8 @@ describe.concurrent('skillopt test', () => {
     expect(r.code).toBe(0);
     expect(r.all).toMatch(/Tests\s+31 passed \(31\)/); // 30 cases + the suite gate
     expect(r.stdout).toMatch(/suite gate \(pass rate ≥ 0\.05\): held/);
+    // progress counts the 30 cases, not the gate
+    expect(r.stdout).toContain('[skillopt] 30/30 cases · 3 pass · 27 fail · 0 errored');
     const summary = readJson(join(out, 'summary.json'));
     expect(summary.suites.mini.gate).toMatchObject({ suite: 'mini', ok: true, reasons: [] });
     expect(summary.overall).toMatchObject({ n: 30, passed: 3, failed: 27 });
