@@ -60,4 +60,14 @@ describe('shard + merge-reports', () => {
     expect(summary.overall.usage.target.calls).toBe(7);
     expect(summary.simulated).toBe(true);
   });
+
+  test('--merge-reports on a directory that does not exist is one line naming it, exit 2', async () => {
+    const missing = join(tmp.make('nomerge'), 'no-blobs');
+    const r = await skillopt(['test', '--config', CONFIG, '--merge-reports', missing], { cwd: DUO });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^skillopt: error: --merge-reports ${missing}: no such directory`));
+  });
 });

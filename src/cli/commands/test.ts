@@ -3,11 +3,14 @@
  * through unchanged (-t, --reporter, --outputFile.junit, --shard, --merge-reports, file filters).
  * With `--optimize` it runs the optimizer until the validation pass rate reaches `--target`.
  */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseCLI, startVitest } from 'vitest/node';
 import { runSummary } from '../../suite/summary.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
 import { openHost, type RunResult } from '../../vitest/host.ts';
 import { defaultFilters } from '../../vitest/runner.ts';
+import { SkillOptError } from '../../util/errors.ts';
 import { numberFlag, single, takeFlags } from '../args.ts';
 import { configFromArgs, CONFIG_FLAGS, outRoot, readSkillFile } from '../common.ts';
 import type { Command } from '../main.ts';
@@ -43,6 +46,11 @@ export const command: Command = {
     const skill = skillPath ? readSkillFile(skillPath) : undefined;
     const { filter, options } = parseCLI(['vitest', 'run', ...args.rest]);
     delete (options as Record<string, unknown>)['--'];
+    const mergeDir = (options as { mergeReports?: unknown }).mergeReports;
+    if (typeof mergeDir === 'string' && !existsSync(resolve(mergeDir))) {
+      // Vitest would only print a serialized ENOENT; name the directory on one line instead.
+      throw new SkillOptError(`--merge-reports ${mergeDir}: no such directory (write shard blobs there with --reporter=blob --outputFile.blob=<dir>/blob-N.json)`);
+    }
     const outDir = outRoot(config, 'test');
     const host = await openHost({
       config,
@@ -88,7 +96,7 @@ export const command: Command = {
         (failedGate ? `suite gate failed for '${failedGate.suite}': ${failedGate.reasons.join('; ')}` : null) ??
         (firstMiss ? `${firstMiss.id}: ${firstMiss.error}` : null) ??
         (exitCode !== 0 && !result ? 'Vitest did not run any skill suite (see its output above)' : null),
-      next: nextAction(exitCode, Boolean(failedGate), Boolean(result?.errors.length), single(args, 'config') ?? '<config>', outDir),
+      next: nextAction(exitCode, Boolean(failedGate), Boolean(result?.errors.length) || !result?.records.length, single(args, 'config') ?? '<config>', outDir),
       simulated: summary?.simulated ?? host.session.simulated,
     });
     return exitCode;
@@ -97,7 +105,7 @@ export const command: Command = {
 
 function nextAction(exitCode: number, gateFailed: boolean, broken: boolean, configPath: string, outDir: string): string {
   if (exitCode === 0) return `inspect ${rel(outDir)}/results.jsonl, or optimize: npx skillopt test --optimize --config ${configPath}`;
-  // A suite that could not load (bad dataset, missing seed skill) wrote no results to read.
+  // A suite that could not load (bad dataset, missing seed skill), or no suite ran: no results to read.
   if (broken) return 'fix the failure above and rerun';
   if (gateFailed) return `improve the skill from its failures: npx skillopt test --optimize --config ${configPath}`;
   return `read the worst cases above and ${rel(outDir)}/results.jsonl`;
