@@ -70,6 +70,18 @@ export interface EngineResult {
 
 const ACCEPTED: GateAction[] = ['accept_new_best', 'accept', 'force_accept'];
 
+/** `slow_update/epoch_EE/slow_result.json`. */
+interface SlowResult {
+  epoch: number;
+  action: string;
+  slow_update_content?: string;
+  reasoning?: string;
+  counts?: Record<string, number>;
+  /** Gated mode: the candidate's gate score and validation. */
+  score?: number;
+  validation?: ValidationScore;
+}
+
 export class Engine {
   private readonly cfg: SkillOptConfig;
   private readonly store: RunStore;
@@ -185,6 +197,12 @@ export class Engine {
       this.scheduler.restore(resumed.scheduler_counter);
       this.o.accounting.merge(resumed.token_summary);
       this.log(`resuming after step ${resumed.last_completed_step} (current ${resumed.current_score.toFixed(3)}, best ${resumed.best_score.toFixed(3)})`);
+      // A budget or infrastructure stop is what a rerun is for (raised budget, endpoint back): go on.
+      // The budget counts the earlier runs' calls too (the accounting was merged above).
+      if (resumed.stopped && (resumed.stopped.reason === 'budget' || resumed.stopped.reason === 'infrastructure')) {
+        this.log(`the previous run stopped (${resumed.stopped.reason}: ${resumed.stopped.detail}); continuing`);
+        this.state.stopped = null;
+      }
       this.store.writeSkill(0, this.o.initialSkill.text);
       return;
     }
@@ -514,16 +532,14 @@ export class Engine {
 
     if (opt.use_slow_update) {
       const rel = `slow_update/epoch_${e2}`;
-      const done = this.store.readJson<{ action: string; slow_update_content?: string }>(`${rel}/slow_result.json`);
+      const done = this.store.readJson<SlowResult>(`${rel}/slow_result.json`);
       if (done) {
-        if (done.slow_update_content !== undefined && ['inject_placeholder', 'accept', 'accept_new_best', 'force_accept', 'force_inject'].includes(done.action)) {
-          this.current = done.action === 'inject_placeholder' ? injectEmptySlowUpdate(this.current) : replaceSlowUpdate(this.current, done.slow_update_content);
-        }
+        // resumed after the result was written: replay the same state change
+        this.applySlowResult(done, epoch, lastStep);
       } else if (epoch === 1) {
-        this.current = injectEmptySlowUpdate(this.current);
-        this.state.current_origin = `slow_update_placeholder_epoch_${e2}`;
-        this.state.ungated_changes.push({ step: lastStep, epoch, kind: 'slow_update_placeholder', detail: 'empty slow-update region injected into the current skill (not validated)' });
-        this.store.writeJson(`${rel}/slow_result.json`, { epoch, action: 'inject_placeholder', slow_update_content: '' });
+        const result: SlowResult = { epoch, action: 'inject_placeholder', slow_update_content: '' };
+        this.store.writeJson(`${rel}/slow_result.json`, result);
+        this.applySlowResult(result, epoch, lastStep);
         this.log(`epoch ${epoch} end: slow-update placeholder injected (ungated)`);
       } else {
         const prevSkill = prevStepSkill();
@@ -541,30 +557,17 @@ export class Engine {
         } else {
           const candidate = replaceSlowUpdate(this.current, content);
           this.store.writeText(`${rel}/candidate_skill.md`, candidate);
-          let action: string;
+          const result: SlowResult = { epoch, action: 'force_inject', slow_update_content: content, reasoning: reply?.reasoning ?? '', counts: countByCategory(pairs) };
           if (opt.slow_update_gate_with_selection) {
             const { v } = await this.validate(candidate, this.store.path(rel, 'selection_eval'), `epoch ${epoch} slow-update validation`);
-            const score = this.gate(candidate, v);
-            action = gateDecision(score, this.state.current_score, this.state.best_score, this.cfg.evaluation.use_gate);
-            if (ACCEPTED.includes(action as GateAction)) {
-              this.current = candidate;
-              this.state.current_score = score;
-              this.state.current_origin = `slow_update_epoch_${e2}`;
-              if (score > this.state.best_score) {
-                this.best = candidate;
-                this.state.best_score = score;
-                this.state.best_step = lastStep;
-                this.state.best_origin = this.state.current_origin;
-              }
-            }
-          } else {
-            action = 'force_inject';
-            this.current = candidate;
-            this.state.current_origin = `slow_update_epoch_${e2}`;
-            this.state.ungated_changes.push({ step: lastStep, epoch, kind: 'slow_update_force_inject', detail: 'slow-update guidance injected into the current skill without validation (best_skill untouched)' });
+            result.score = this.gate(candidate, v);
+            result.validation = v;
+            result.action = gateDecision(result.score, this.state.current_score, this.state.best_score, this.cfg.evaluation.use_gate);
           }
-          this.store.writeJson(`${rel}/slow_result.json`, { epoch, action, slow_update_content: content, reasoning: reply?.reasoning ?? '', counts: countByCategory(pairs) });
-          this.log(`epoch ${epoch} end: slow update ${action}`);
+          // the result first, then the state change: a run killed in between replays it on resume
+          this.store.writeJson(`${rel}/slow_result.json`, result);
+          this.applySlowResult(result, epoch, lastStep);
+          this.log(`epoch ${epoch} end: slow update ${result.action}`);
         }
       }
     }
@@ -594,6 +597,44 @@ export class Engine {
     if (!this.state.epoch_end_done.includes(epoch)) this.state.epoch_end_done.push(epoch);
     this.saveSkills(lastStep);
     this.saveState();
+  }
+
+  /**
+   * The state change of an epoch's slow update, from its result (fresh, or read back on resume so a
+   * resumed run ends in the same state as an uninterrupted one). Every ungated change is logged.
+   */
+  private applySlowResult(r: SlowResult, epoch: number, lastStep: number): void {
+    const e2 = String(epoch).padStart(2, '0');
+    if (r.action === 'inject_placeholder') {
+      this.current = injectEmptySlowUpdate(this.current);
+      this.state.current_origin = `slow_update_placeholder_epoch_${e2}`;
+      this.state.ungated_changes.push({ step: lastStep, epoch, kind: 'slow_update_placeholder', detail: 'empty slow-update region injected into the current skill (not validated)' });
+      return;
+    }
+    if (r.slow_update_content === undefined) return;
+    if (r.action === 'force_inject') {
+      this.current = replaceSlowUpdate(this.current, r.slow_update_content);
+      this.state.current_origin = `slow_update_epoch_${e2}`;
+      this.state.ungated_changes.push({ step: lastStep, epoch, kind: 'slow_update_force_inject', detail: 'slow-update guidance injected into the current skill without validation (best_skill untouched)' });
+      return;
+    }
+    if (!ACCEPTED.includes(r.action as GateAction)) return;
+    const candidate = replaceSlowUpdate(this.current, r.slow_update_content);
+    const previous = this.state.current_score;
+    this.current = candidate;
+    this.state.current_origin = `slow_update_epoch_${e2}`;
+    if (r.score === undefined) return; // a result written before scores were recorded
+    if (r.validation) this.state.selection_cache[skillHash(candidate)] ??= r.validation;
+    this.state.current_score = r.score;
+    if (r.action === 'force_accept') {
+      this.state.ungated_changes.push({ step: lastStep, epoch, kind: 'use_gate_false', detail: `slow-update candidate force-accepted with validation ${r.score.toFixed(3)} (previous ${previous.toFixed(3)})` });
+    }
+    if (r.score > this.state.best_score) {
+      this.best = candidate;
+      this.state.best_score = r.score;
+      this.state.best_step = lastStep;
+      this.state.best_origin = this.state.current_origin;
+    }
   }
 
   // ---------- end of run ----------
