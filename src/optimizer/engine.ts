@@ -384,7 +384,12 @@ export class Engine {
 
       // ⑤ update
       t = performance.now();
-      const upd = await update({ mode: this.mode, skill: this.current, items: ranked.items, llm: this.o.llm, stepBuffer });
+      const doUpdate = () => update({ mode: this.mode, skill: this.current, items: ranked.items, llm: this.o.llm, stepBuffer });
+      // rewrite modes: the model's rewrite is kept (rewrite_result.json / full_rewrite_result.json, upstream
+      // names) and reused when the step is resumed, so a resumed step gets the same candidate
+      const upd = this.mode === 'patch'
+        ? await doUpdate()
+        : await cachedStage(this.store, rel(this.mode === 'rewrite_from_suggestions' ? 'rewrite_result.json' : 'full_rewrite_result.json'), doUpdate);
       lap('update', t);
       if (upd.apply) {
         this.store.writeJson(rel('edit_apply_report.json'), upd.apply.report);
