@@ -67,9 +67,14 @@ export function skillopt(args: string[], opts: { cwd?: string; killWhen?: RegExp
   });
 }
 
-/** `train --config <opt sim config> --cfg-options env.out_root=<out> ...options` */
-export function train(out: string, options: string[] = [], opts: { killWhen?: RegExp; config?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
-  return skillopt(['train', '--config', opts.config ?? OPT_CONFIG, '--cfg-options', `env.out_root=${out}`, ...options], opts);
+/** `train --config <opt sim config> [--skill S] --cfg-options env.out_root=<out> ...options` */
+export function train(
+  out: string,
+  options: string[] = [],
+  opts: { killWhen?: RegExp; config?: string; skill?: string; env?: Record<string, string> } = {},
+): Promise<CliRun> {
+  const skill = opts.skill ? ['--skill', opts.skill] : [];
+  return skillopt(['train', '--config', opts.config ?? OPT_CONFIG, ...skill, '--cfg-options', `env.out_root=${out}`, ...options], opts);
 }
 
 export function tempDirs(prefix: string): { make(name?: string): string; cleanup(): void } {

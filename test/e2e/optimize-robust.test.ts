@@ -1,0 +1,142 @@
+/**
+ * The optimizer when things go wrong, end to end through `skillopt train`:
+ * - garbage optimizer output (the optimizer role answered by a fault server that only ever writes
+ *   prose, the target by the simulated model): the run completes (exit 0), applies nothing, and the
+ *   step records and the log say why;
+ * - a bad analyst (`model.simulated.analyst_error_rate`): with the gate on, the validation score the
+ *   run continues from never decreases; with `evaluation.use_gate=false` and every error analyst wrong,
+ *   a candidate that validates LOWER is force-accepted, and the run lists it under `ungated_changes`;
+ * - the update modes `rewrite_from_suggestions` and `full_rewrite_minibatch` improve the skill and keep
+ *   its protected region byte for byte.
+ * Dataset for the bad analyst: `benchmarks/opt/unknowns.json`, where half of the validation tasks have
+ * no rule on purpose (expected `unknown`): the analyst's mistake (a rule keyed on the word every input
+ * shares) makes those tasks fail, so a wrong rule always validates lower.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { regionTexts } from '../../src/skill/regions.ts';
+import { startSimServer, type SimServer } from '../../src/sim/server.ts';
+import { startFaultServer, type FaultServer } from '../helpers/fault-server.ts';
+import { assertBuilt, history, OPT, OPT_SEED_SKILL, readJson, readText, stepDirs, tempDirs, train } from './optimize-helpers.ts';
+
+const tmp = tempDirs('robust');
+const closers: Array<() => Promise<void>> = [];
+beforeAll(assertBuilt);
+afterAll(async () => {
+  for (const c of closers) await c();
+  tmp.cleanup();
+});
+
+const PROSE = 'I went through the failures carefully. Overall the skill looks reasonable; maybe add a few more rules.';
+const UNKNOWNS = 'env.data_path=benchmarks/opt/unknowns.json';
+const QUICK = 'evaluation.eval_test=false';
+
+describe.concurrent('robustness', () => {
+  test('garbage optimizer output: the run completes, applies nothing, and says why', async () => {
+    const sim: SimServer = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
+    const fault: FaultServer = await startFaultServer([], { fallback: { content: PROSE } });
+    closers.push(() => sim.close(), () => fault.close());
+    const out = tmp.make('garbage');
+    const r = await train(out, [`model.optimizer_base_url=${fault.baseURL}`, `model.target_base_url=${sim.url}`, QUICK], { config: 'configs/opt/external.yaml' });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    // nothing was applied
+    expect(readText(join(out, 'best_skill.md'))).toBe(readText(OPT_SEED_SKILL));
+    expect(readText(join(out, 'best_skill.diff'))).toBe('');
+    const h = history(out);
+    expect(h).toHaveLength(4);
+    expect(h.every((s) => s.action === 'skip_no_patches')).toBe(true);
+    // every step says why: the analysts' replies were unusable
+    for (const s of h) {
+      expect(s.warnings.length).toBeGreaterThan(0);
+      for (const w of s.warnings) expect(w).toMatch(/^analyst_(error|success): unusable optimizer reply, nothing taken from it \(.+\)$/);
+    }
+    expect(r.stdout).toMatch(/^\[skillopt\] warning: analyst_error: unusable optimizer reply, nothing taken from it/m);
+    // the epoch-2 slow update and meta skill got prose too: nothing injected, the reason is on record
+    expect(readJson(join(out, 'slow_update', 'epoch_02', 'slow_result.json')).action).toBe('no_content');
+    expect(readJson(join(out, 'meta_skill', 'epoch_02', 'meta_skill_result.json')).action).toBe('no_content');
+    expect(r.stdout).toMatch(/warning: slow_update: unusable optimizer reply/);
+    const summary = readJson(join(out, 'summary.json'));
+    expect(summary).toMatchObject({ total_accepts: 0, total_skips: 4, best_step: 0, stopped: null });
+    // the optimizer endpoint got every optimizer call (each asked once more with the validation error)
+    expect(summary.token_summary.analyst.attempts).toBeGreaterThan(0);
+    expect(fault.chatRequests.length).toBe(summary.token_summary._total.attempts - summary.token_summary.rollout.attempts);
+  });
+
+  test('bad analysts with the gate on: the score the run continues from never decreases', async () => {
+    const out = tmp.make('gated');
+    const r = await train(out, [UNKNOWNS, 'model.simulated.analyst_error_rate=0.5', QUICK]);
+    expect(r.code).toBe(0);
+    const h = history(out);
+    const baseline = readJson(join(out, 'summary.json')).baseline_selection_hard;
+    let previous = baseline;
+    for (const s of h) {
+      expect(s.current_score, `step ${s.step}`).toBeGreaterThanOrEqual(previous);
+      if (s.action === 'reject') expect(s.candidate_gate_score!).toBeLessThanOrEqual(previous);
+      previous = s.current_score;
+    }
+    // the bad rules were proposed and the gate turned them away
+    const rejected = h.filter((s) => s.action === 'reject');
+    expect(rejected.length).toBeGreaterThan(0);
+    expect(rejected.some((s) => s.candidate_gate_score! < baseline)).toBe(true);
+    expect(readJson(join(out, 'summary.json')).ungated_changes.filter((c: { kind: string }) => c.kind === 'use_gate_false')).toEqual([]);
+  });
+
+  test('use_gate=false with every error analyst wrong: a lower-scoring candidate is force-accepted and logged as ungated', async () => {
+    const out = tmp.make('ungated');
+    const r = await train(out, [UNKNOWNS, 'model.simulated.analyst_error_rate=1', 'evaluation.use_gate=false', 'train.num_epochs=1', QUICK]);
+    expect(r.code).toBe(0);
+    const h = history(out);
+    const summary = readJson(join(out, 'summary.json'));
+    const baseline = summary.baseline_selection_hard;
+    // step 1: the wrong rule ("the word every input shares → some answer") validates lower, and is taken anyway
+    const first = h[0]!;
+    expect(first.action).toBe('force_accept');
+    expect(first.candidate_gate_score!).toBeLessThan(baseline);
+    expect(first.current_score).toBe(first.candidate_gate_score);
+    expect(first.current_score).toBeLessThan(baseline);
+    const candidate = readText(join(out, 'steps', 'step_0001', 'candidate_skill.md'));
+    expect(candidate).toMatch(/^- When the input mentions `log`, answer `\w+`\.$/m);
+    // the best skill stays the best validated one; every force-accept is on record as ungated
+    expect(summary.best_score).toBe(baseline);
+    expect(readText(join(out, 'best_skill.md'))).toBe(readText(OPT_SEED_SKILL));
+    const forced = h.filter((s) => s.action === 'force_accept').map((s) => s.step);
+    const logged = (list: Array<{ kind: string; step: number; detail: string }>) => list.filter((c) => c.kind === 'use_gate_false');
+    expect(logged(summary.ungated_changes).map((c) => c.step)).toEqual(forced);
+    expect(logged(readJson(join(out, 'runtime_state.json')).ungated_changes).map((c) => c.step)).toEqual(forced);
+    expect(logged(summary.ungated_changes)[0]!.detail).toMatch(/^candidate force-accepted with validation \d\.\d{3} \(previous \d\.\d{3}\)$/);
+  });
+
+  test.each([
+    ['rewrite_from_suggestions', 'rewrite_result.json'],
+    ['full_rewrite_minibatch', 'full_rewrite_result.json'],
+  ])('update mode %s: improves the skill, keeps the protected region byte for byte', async (mode, resultFile) => {
+    const out = tmp.make(mode);
+    const skill = join(OPT, 'skills', 'opt', 'protected.md');
+    const region = regionTexts(readText(skill));
+    expect(region).toHaveLength(1);
+    const r = await train(out, [`optimizer.skill_update_mode=${mode}`, 'train.num_epochs=1', QUICK], { skill });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const h = history(out);
+    expect(h.some((s) => s.action === 'accept_new_best')).toBe(true);
+    const summary = readJson(join(out, 'summary.json'));
+    expect(summary.best_selection_hard).toBeGreaterThan(summary.baseline_selection_hard);
+    const best = readText(join(out, 'best_skill.md'));
+    expect(best).not.toBe(readText(skill));
+    expect(regionTexts(best)).toEqual(region);
+    for (const step of stepDirs(out)) {
+      const dir = join(out, 'steps', step);
+      expect(regionTexts(readText(join(dir, 'candidate_skill.md'))), step).toEqual(region);
+      const result = readJson(join(dir, resultFile));
+      expect(result).toMatchObject({ empty: false, protectedRestored: false });
+      expect(result.candidate).toBe(readText(join(dir, 'candidate_skill.md')));
+      expect(result.changeSummary.length).toBeGreaterThan(0);
+    }
+    // the rewrite path ran: one rewrite call per step (rewrite mode) / no ranking at all (full rewrite)
+    const t = summary.token_summary;
+    if (mode === 'rewrite_from_suggestions') expect(t.rewrite.attempts).toBe(h.length);
+    else expect(t.ranking).toBeUndefined();
+    expect(h.every((s) => Array.isArray(s.rewrite_change_summary))).toBe(true);
+  });
+});
