@@ -5,14 +5,14 @@
  * output into the run directory before the next starts, and reuses it when the run is resumed.
  */
 import type { SkillOptConfig } from '../config/schema.ts';
-import type { Accounting } from '../model/index.ts';
+import { isInfraError, type Accounting } from '../model/index.ts';
 import { skillHash } from '../skill/hash.ts';
 import { unmatchedEdits } from '../skill/edits.ts';
 import { addAppendixNotes, appendixNotes, ensureAppendix, extractSlowUpdate, injectEmptySlowUpdate, replaceSlowUpdate } from '../skill/regions.ts';
 import { evalPrefix, planTrainEpoch, sampleTrain, stepsPerEpoch } from '../suite/splits.ts';
 import type { SuiteSummary } from '../suite/summary.ts';
 import type { CaseRecord, TokenSummary } from '../types.ts';
-import { SkillOptError } from '../util/errors.ts';
+import { oneLine, SkillOptError } from '../util/errors.ts';
 import { VERSION } from '../version.ts';
 import type { SuiteManifest } from '../vitest/session.ts';
 import { aggregate } from './aggregate.ts';
@@ -729,12 +729,14 @@ export class Engine {
         if (!this.state.stopped && !this.state.epoch_end_done.includes(epoch)) await this.epochEnd(epoch, epoch * this.stepsPerEpoch);
       }
     } catch (e) {
-      if (!(e instanceof BudgetExhausted) && !(e instanceof InfrastructureStop)) throw e;
+      // an optimizer endpoint that stays down (after its retries) stops the run like a failed rollout does
+      if (!(e instanceof BudgetExhausted) && !(e instanceof InfrastructureStop) && !isInfraError(e)) throw e;
       const reason = e instanceof BudgetExhausted ? 'budget' : 'infrastructure';
       this.state ??= this.store.readState()!;
       if (!this.state) throw e;
-      this.state.stopped = { reason, detail: e.message, step: this.state.last_completed_step };
-      this.log(`stopped: ${e.message}`);
+      const detail = oneLine(e);
+      this.state.stopped = { reason, detail, step: this.state.last_completed_step };
+      this.log(`stopped: ${detail}`);
       this.saveState();
     }
     const hardStop = this.state.stopped?.reason === 'budget' || this.state.stopped?.reason === 'infrastructure';
