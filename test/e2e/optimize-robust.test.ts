@@ -3,6 +3,7 @@
  * - garbage optimizer output (the optimizer role answered by a fault server that only ever writes
  *   prose, the target by the simulated model): the run completes (exit 0), applies nothing, and the
  *   step records and the log say why;
+ * - the optimizer endpoint down: an infrastructure stop with its outputs, resumed once it is back;
  * - a bad analyst (`model.simulated.analyst_error_rate`): with the gate on, the validation score the
  *   run continues from never decreases; with `evaluation.use_gate=false` and every error analyst wrong,
  *   a candidate that validates LOWER is force-accepted, and the run lists it under `ungated_changes`;
@@ -61,6 +62,24 @@ describe.concurrent('robustness', () => {
     // the optimizer endpoint got every optimizer call (each asked once more with the validation error)
     expect(summary.token_summary.analyst.attempts).toBeGreaterThan(0);
     expect(fault.chatRequests.length).toBe(summary.token_summary._total.attempts - summary.token_summary.rollout.attempts);
+  });
+
+  test('optimizer endpoint down: stops as an infrastructure failure (exit 1, outputs intact); back up → the rerun resumes', async () => {
+    const sim: SimServer = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
+    closers.push(() => sim.close());
+    const out = tmp.make('down');
+    const common = [`model.target_base_url=${sim.url}`, 'model.retries=0', 'train.num_epochs=1', QUICK];
+    const down = await train(out, [...common, 'model.optimizer_base_url=http://127.0.0.1:9/v1'], { config: 'configs/opt/external.yaml' });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toBe('');
+    expect(down.stdout).toMatch(/^\s+failure:\s+optimizer request to http:\/\/127\.0\.0\.1:9\/v1 \(model mitko, stage analyst\) failed .*$/m);
+    expect(readJson(join(out, 'runtime_state.json')).stopped).toMatchObject({ reason: 'infrastructure', step: 0 });
+    expect(readJson(join(out, 'summary.json')).stopped.reason).toBe('infrastructure');
+    // the endpoint is back: the same command resumes from the baseline and finishes
+    const back = await train(out, [...common, `model.optimizer_base_url=${sim.url}`], { config: 'configs/opt/external.yaml' });
+    expect(back.code).toBe(0);
+    expect(back.stdout).toContain('resuming after step 0');
+    expect(readJson(join(out, 'summary.json'))).toMatchObject({ stopped: null, completed_steps: 2 });
   });
 
   test('bad analysts with the gate on: the score the run continues from never decreases', async () => {
