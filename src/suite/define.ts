@@ -53,7 +53,7 @@ function readSession(): ProvidedSession {
   const session = inject('skillopt');
   if (!session) {
     throw new SkillOptError(
-      'skill suites run through `npx skillopt test` or with the skillopt() Vitest plugin in your vitest config',
+      'no skillopt config: run the suites with `npx skillopt test --config <file.yaml>`, or set SKILLOPT_CONFIG=<file.yaml> (with the skillopt() plugin in your vitest config)',
     );
   }
   return session;

@@ -26,11 +26,18 @@ export interface SkillOptPluginOptions {
 
 const withReporter = new WeakSet<Vitest>();
 
-async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionHost; owned: boolean }> {
+/**
+ * The session host: the CLI's when it runs us, else one opened from `options.config` /
+ * `SKILLOPT_CONFIG`. With neither, null: the suites then fail at collection with a one-line hint
+ * (rather than silently calling the defaults' real endpoint).
+ */
+async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionHost | null; owned: boolean }> {
   const existing = currentHost();
   if (existing) return { host: existing, owned: false };
+  const path = options.config ?? process.env.SKILLOPT_CONFIG;
+  if (!path) return { host: null, owned: false };
   const cfgOptions = options.cfgOptions ?? (process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? []);
-  const { config } = loadConfig({ path: options.config ?? process.env.SKILLOPT_CONFIG, cfgOptions });
+  const { config } = loadConfig({ path, cfgOptions });
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
   const outDir = config.env.out_root || join('outputs', `test_${config.env.name || 'skills'}_${stamp}`);
   const host = await openHost({ config, outDir, log: (l) => console.log(l) });
@@ -38,12 +45,13 @@ async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionH
 }
 
 export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
-  let opened: Promise<{ host: SessionHost; owned: boolean }> | undefined;
+  let opened: Promise<{ host: SessionHost | null; owned: boolean }> | undefined;
   const open = () => (opened ??= hostFor(options));
   return {
     name: 'skillopt',
     async config(): Promise<Omit<ViteUserConfig, 'plugins'>> {
       const { host } = await open();
+      if (!host) return { test: { include: ['**/*.skill.test.ts'], fileParallelism: false } };
       const { target, judge } = host.session.roles;
       const perCall = (r: typeof target) => (r.retries + 1) * (r.timeoutMs + r.retryMaxDelayMs);
       return {
@@ -58,6 +66,7 @@ export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
     },
     async configureVitest({ vitest, project }: { vitest: Vitest; project: TestProject }) {
       const { host, owned } = await open();
+      if (!host) return;
       project.provide('skillopt', host.session);
       if (!withReporter.has(vitest)) {
         withReporter.add(vitest);
