@@ -3,7 +3,7 @@
  * long-lived Vitest instance, read the suite's manifest, run the engine, write the run directory's
  * final artifacts (summary.json, best_skill.md, best_skill.diff) and print the end-of-run report.
  */
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { parseCLI } from 'vitest/node';
 import { single, type SplitArgs } from '../cli/args.ts';
 import { configFromArgs, outRoot, readSkillFile } from '../cli/common.ts';
@@ -82,7 +82,7 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     const summary = { ...result.summary, simulated: host.session.simulated, config_files: files };
     writeJsonAtomic(store.path('summary.json'), summary);
     writeFileAtomic(store.path('best_skill.md'), result.bestSkill);
-    writeFileAtomic(store.path('best_skill.diff'), unifiedDiff(result.initialSkill, result.bestSkill, { oldName: 'initial_skill.md', newName: 'best_skill.md' }));
+    writeFileAtomic(store.path('best_skill.diff'), unifiedDiff(result.initialSkill, result.bestSkill, diffNames(initialSkill.path)));
     const ok = mode.stopAtTarget ? result.targetReached : !result.stopped || !['budget', 'infrastructure'].includes(result.stopped.reason);
     report(result, { ok, outDir, target: mode.stopAtTarget ? target : null, simulated: host.session.simulated, configPath: single(args, 'config') ?? '' });
     return ok ? 0 : 1;
@@ -90,6 +90,18 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     await runner?.close();
     await host.close();
   }
+}
+
+/**
+ * File names of best_skill.diff: the initial skill's path relative to the project (both sides), so
+ * `git apply <out_root>/best_skill.diff` from the project root updates the skill in place; a skill
+ * outside the project gets the generic initial_skill.md → best_skill.md.
+ */
+export function diffNames(initialSkillPath: string, cwd = process.cwd()): { oldName: string; newName: string } {
+  const r = relative(cwd, initialSkillPath);
+  if (!r || r.startsWith('..') || isAbsolute(r)) return { oldName: 'initial_skill.md', newName: 'best_skill.md' };
+  const name = r.split(sep).join('/');
+  return { oldName: name, newName: name };
 }
 
 function usageLine(tokens: TokenSummary): string {

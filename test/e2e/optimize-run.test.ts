@@ -9,7 +9,7 @@
  * - the smoke workflow of the seed document (tiny `train`, then `eval` of its best skill).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
@@ -138,17 +138,19 @@ describe('skillopt test --optimize on the simulated model', () => {
     expect(readJson(join(outA, 'test_eval_baseline', 'summary.json')).overall.hard_acc).toBeCloseTo(0.2, 6);
   });
 
-  test('best_skill.diff applies with git apply to the initial skill and gives best_skill.md', async () => {
+  test('best_skill.diff: `git apply` from the project root turns the initial skill into best_skill.md', async () => {
     await runs;
     const best = readText(join(outA, 'best_skill.md'));
     const initial = readText(OPT_SEED_SKILL);
     expect(best).not.toBe(initial);
-    const dir = tmp.make('apply');
-    // the diff is initial_skill.md → best_skill.md; git applies a traditional patch to the new name
-    writeFileSync(join(dir, 'best_skill.md'), initial);
-    execFileSync('git', ['apply', '--whitespace=nowarn', join(outA, 'best_skill.diff')], { cwd: dir, stdio: 'pipe' });
-    expect(readText(join(dir, 'best_skill.md'))).toBe(best);
-    expect(readText(join(outA, 'best_skill.diff'))).toMatch(/^--- a\/initial_skill\.md\n\+\+\+ b\/best_skill\.md\n@@ /);
+    const diff = readText(join(outA, 'best_skill.diff'));
+    // named by the skill's path in the project, so it applies in place (a reviewable change to the repo)
+    expect(diff).toMatch(/^--- a\/skills\/opt\/initial\.md\n\+\+\+ b\/skills\/opt\/initial\.md\n@@ /);
+    const project = tmp.make('apply');
+    mkdirSync(join(project, 'skills', 'opt'), { recursive: true });
+    writeFileSync(join(project, 'skills', 'opt', 'initial.md'), initial);
+    execFileSync('git', ['apply', '--whitespace=nowarn', join(outA, 'best_skill.diff')], { cwd: project, stdio: 'pipe' });
+    expect(readText(join(project, 'skills', 'opt', 'initial.md'))).toBe(best);
   });
 
   test('no secret reaches any output (config.json redacts it, nothing else carries it)', async () => {
