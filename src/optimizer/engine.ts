@@ -77,6 +77,7 @@ interface SlowResult {
   slow_update_content?: string;
   reasoning?: string;
   counts?: Record<string, number>;
+  warnings?: string[];
   /** Gated mode: the candidate's gate score and validation. */
   score?: number;
   validation?: ValidationScore;
@@ -558,11 +559,12 @@ export class Engine {
         const reply = await this.o.llm.call('slow_update', user, { account: 'slow_update' });
         const content = reply?.slow_update_content?.trim();
         if (!content) {
-          this.store.writeJson(`${rel}/slow_result.json`, { epoch, action: 'no_content', counts: countByCategory(pairs) });
+          // the epoch-end stage's warnings go on its own record (not on the next step's)
+          this.store.writeJson(`${rel}/slow_result.json`, { epoch, action: 'no_content', counts: countByCategory(pairs), warnings: this.o.llm.drainWarnings() });
         } else {
           const candidate = replaceSlowUpdate(this.current, content);
           this.store.writeText(`${rel}/candidate_skill.md`, candidate);
-          const result: SlowResult = { epoch, action: 'force_inject', slow_update_content: content, reasoning: reply?.reasoning ?? '', counts: countByCategory(pairs) };
+          const result: SlowResult = { epoch, action: 'force_inject', slow_update_content: content, reasoning: reply?.reasoning ?? '', counts: countByCategory(pairs), warnings: this.o.llm.drainWarnings() };
           if (opt.slow_update_gate_with_selection) {
             const { v } = await this.validate(candidate, this.store.path(rel, 'selection_eval'), `epoch ${epoch} slow-update validation`);
             result.score = this.gate(candidate, v);
@@ -593,7 +595,7 @@ export class Engine {
           renderComparison(pairs),
         ]);
         const reply = await this.o.llm.call('meta_skill', user, { account: 'meta_skill' });
-        this.store.writeJson(`${rel}/meta_skill_result.json`, { epoch, action: reply ? 'update' : 'no_content', meta_skill_content: reply?.meta_skill_content ?? '', reasoning: reply?.reasoning ?? '' });
+        this.store.writeJson(`${rel}/meta_skill_result.json`, { epoch, action: reply ? 'update' : 'no_content', meta_skill_content: reply?.meta_skill_content ?? '', reasoning: reply?.reasoning ?? '', warnings: this.o.llm.drainWarnings() });
       }
     } else if (opt.use_meta_skill && epoch === 1) {
       this.store.writeJson(`meta_skill/epoch_${e2}/meta_skill_result.json`, { epoch, action: 'skip_first_epoch', meta_skill_content: '' });

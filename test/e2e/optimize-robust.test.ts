@@ -56,8 +56,12 @@ describe.concurrent('robustness', () => {
     }
     expect(r.stdout).toMatch(/^\[skillopt\] warning: analyst_error: unusable optimizer reply, nothing taken from it/m);
     // the epoch-2 slow update and meta skill got prose too: nothing injected, the reason is on record
-    expect(readJson(join(out, 'slow_update', 'epoch_02', 'slow_result.json')).action).toBe('no_content');
-    expect(readJson(join(out, 'meta_skill', 'epoch_02', 'meta_skill_result.json')).action).toBe('no_content');
+    const slow = readJson(join(out, 'slow_update', 'epoch_02', 'slow_result.json'));
+    expect(slow.action).toBe('no_content');
+    expect(slow.warnings).toEqual([expect.stringMatching(/^slow_update: unusable optimizer reply/)]);
+    const meta = readJson(join(out, 'meta_skill', 'epoch_02', 'meta_skill_result.json'));
+    expect(meta.action).toBe('no_content');
+    expect(meta.warnings).toEqual([expect.stringMatching(/^meta_skill: unusable optimizer reply/)]);
     expect(r.stdout).toMatch(/warning: slow_update: unusable optimizer reply/);
     const summary = readJson(join(out, 'summary.json'));
     expect(summary).toMatchObject({ total_accepts: 0, total_skips: 2, best_step: 0, stopped: null });
