@@ -52,7 +52,8 @@ export class Rollouts {
     private readonly log: (line: string) => void,
   ) {}
 
-  async run(skill: string, ids: string[], dir: string, label: string): Promise<RolloutOutcome> {
+  /** `allErroredIsFatal: false` returns the errored records instead of stopping (eval reports them). */
+  async run(skill: string, ids: string[], dir: string, label: string, opts: { allErroredIsFatal?: boolean } = {}): Promise<RolloutOutcome> {
     const hash = skillHash(skill);
     const file = join(dir, 'results.jsonl');
     const done = new Map<string, CaseRecord>();
@@ -79,7 +80,7 @@ export class Rollouts {
         if (r.judge_usage) this.accounting.add('judge', { ...r.judge_usage });
       }
       const errored = [...fresh.values()].filter((r) => r.error_kind === 'infra');
-      if (errored.length > 0 && errored.length === fresh.size) {
+      if (errored.length > 0 && errored.length === fresh.size && opts.allErroredIsFatal !== false) {
         throw new InfrastructureStop(`every call of the ${label} rollout failed: ${errored[0]!.error}`);
       }
       if (errored.length > 0) this.log(`warning: ${errored.length} case(s) of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${errored[0]!.error})`);

@@ -3,7 +3,11 @@
  * writes `<out_root>/eval_summary.json`, `results.jsonl`, `summary.json` and one prediction per item.
  */
 import { join } from 'node:path';
-import { renderTable, writeRunFiles } from '../../vitest/reporter.ts';
+import { renderTable } from '../../vitest/reporter.ts';
+import { runSummary } from '../../suite/summary.ts';
+import { Accounting } from '../../model/index.ts';
+import { Budget } from '../../optimizer/budget.ts';
+import { Rollouts } from '../../optimizer/rollout.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
 import { openHost } from '../../vitest/host.ts';
 import { SuiteRunner } from '../../vitest/runner.ts';
@@ -36,9 +40,17 @@ export const command: Command = {
     let runner: SuiteRunner | undefined;
     try {
       runner = await SuiteRunner.open({ host });
-      const result = await runner.run({ mode: 'rollout', split, ids: null, skills: { '*': skill } });
-      if (result.errors.length && result.records.length === 0) throw new SkillOptError(result.errors[0]!);
-      const summary = writeRunFiles(outDir, { ...result, wallTimeS: (performance.now() - started) / 1000 });
+      const manifests = await runner.manifests();
+      const ids = manifests.flatMap((m) => (split === 'all' ? [...m.splits.train, ...m.splits.val, ...m.splits.test] : m.splits[split]));
+      // Through the rollout store: each case lands in results.jsonl as it finishes, so a killed eval
+      // rerun with the same env.out_root only runs the cases that are missing.
+      const accounting = new Accounting();
+      const rollouts = new Rollouts(runner, host, accounting, new Budget(accounting, 0, 0), (l) => console.log(`[skillopt] ${l}`));
+      const outcome = await rollouts.run(skill.text, ids, outDir, `eval of ${split}`, { allErroredIsFatal: false });
+      if (outcome.reused > 0) console.log(`[skillopt] reused ${outcome.reused} finished case(s) from ${rel(join(outDir, 'results.jsonl'))}`);
+      const result = { records: outcome.records, gates: [], manifests, errors: [], files: runner.files, wallTimeS: (performance.now() - started) / 1000 };
+      const summary = runSummary(result.records, { wallTimeS: result.wallTimeS });
+      writeJsonAtomic(join(outDir, 'summary.json'), summary);
       for (const r of result.records) {
         writeJsonAtomic(join(outDir, 'predictions', `${r.id}.json`), {
           id: r.id,
