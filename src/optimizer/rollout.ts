@@ -3,7 +3,7 @@
  * appended to `<dir>/results.jsonl` as it arrives, so a killed run resumes with only the missing ids;
  * infrastructure-errored cases are not persisted (a rerun retries them) and never scored.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Accounting } from '../model/index.ts';
 import { skillHash } from '../skill/hash.ts';
@@ -43,6 +43,14 @@ export function readResults(path: string): CaseRecord[] {
   return rows;
 }
 
+/** A killed run can leave half a line at the end; cut it so the next append starts on a fresh line. */
+function dropTornTail(path: string): void {
+  if (!existsSync(path)) return;
+  const text = readFileSync(path, 'utf8');
+  if (text.length === 0 || text.endsWith('\n')) return;
+  truncateSync(path, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
+}
+
 export class Rollouts {
   constructor(
     private readonly runner: SuiteRunner,
@@ -56,6 +64,7 @@ export class Rollouts {
   async run(skill: string, ids: string[], dir: string, label: string, opts: { allErroredIsFatal?: boolean } = {}): Promise<RolloutOutcome> {
     const hash = skillHash(skill);
     const file = join(dir, 'results.jsonl');
+    dropTornTail(file);
     const done = new Map<string, CaseRecord>();
     for (const r of readResults(file)) if (r.skill_hash === hash && r.error_kind === null) done.set(r.id, { ...r, cached: true });
     const wanted = new Set(ids);

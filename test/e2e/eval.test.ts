@@ -3,7 +3,7 @@
  * eval_summary.json, one prediction per item, results.jsonl, the end report, split aliases, and the
  * one-line errors for a bad split, a missing skill file and a missing config.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { assertBuilt, MINI, readJson, readJsonl, reportLine, skillopt, tempDirs } from './helpers.ts';
@@ -105,5 +105,25 @@ describe('skillopt eval', () => {
       const r = await skillopt(['eval', '--config', 'configs/mini/nope.yaml', '--skill', SKILL]);
       expectOneLineError(r, 'configs/mini/nope.yaml');
     });
+  });
+
+  test('a rerun with the same out_root reuses finished cases and runs only the missing ones', async () => {
+    const out = tmp.make('resume');
+    const args = ['eval', '--config', CONFIG, '--skill', SKILL, '--split', 'all', '--cfg-options', `env.out_root=${out}`];
+    const first = await skillopt(args);
+    expect(first.code).toBe(0);
+    const rows = readJsonl(join(out, 'results.jsonl'));
+    expect(rows).toHaveLength(30);
+    // Simulate a run killed after 20 cases: keep 20 rows and a torn 21st line.
+    writeFileSync(join(out, 'results.jsonl'), rows.slice(0, 20).map((r) => JSON.stringify(r)).join('\n') + '\n{"suite":"mi');
+    const second = await skillopt(args);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('reused 20 finished case(s)');
+    const after = readJsonl(join(out, 'results.jsonl'));
+    const ids = new Set(after.map((r) => r.id));
+    expect(ids.size).toBe(30);
+    const summary = readJson(join(out, 'eval_summary.json'));
+    expect(summary.n_items).toBe(30);
+    expect(summary.pass_rate).toBeCloseTo(readJson(join(out, 'summary.json')).overall.pass_rate, 6);
   });
 });
