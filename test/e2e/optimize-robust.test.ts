@@ -90,7 +90,7 @@ describe.concurrent('robustness', () => {
 
   test('bad analysts with the gate on: the score the run continues from never decreases', async () => {
     const out = tmp.make('gated');
-    const r = await train(out, [UNKNOWNS, 'model.simulated.analyst_error_rate=0.5', 'optimizer.use_slow_update=false', 'optimizer.use_meta_skill=false', QUICK]);
+    const r = await train(out, [UNKNOWNS, 'model.simulated.analyst_error_rate=0.5', 'optimizer.use_slow_update=false', 'optimizer.use_meta_skill=false', 'train.num_epochs=3', ONE_STEP, QUICK]);
     expect(r.code).toBe(0);
     const h = history(out);
     const baseline = readJson(join(out, 'summary.json')).baseline_selection_hard;
