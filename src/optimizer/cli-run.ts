@@ -79,12 +79,13 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     if (warning) log(`warning: ${warning}`);
 
     const result = await engine.run();
-    const summary = { ...result.summary, simulated: host.session.simulated, config_files: files };
+    const simulated = host.session.simulated || rollouts.sawSimulated;
+    const summary = { ...result.summary, simulated, config_files: files };
     writeJsonAtomic(store.path('summary.json'), summary);
     writeFileAtomic(store.path('best_skill.md'), result.bestSkill);
     writeFileAtomic(store.path('best_skill.diff'), unifiedDiff(result.initialSkill, result.bestSkill, diffNames(initialSkill.path)));
     const ok = mode.stopAtTarget ? result.targetReached : !result.stopped || !['budget', 'infrastructure'].includes(result.stopped.reason);
-    report(result, { ok, outDir, target: mode.stopAtTarget ? target : null, simulated: host.session.simulated, configPath: single(args, 'config') ?? '' });
+    report(result, { ok, outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: single(args, 'config') ?? '' });
     return ok ? 0 : 1;
   } finally {
     await runner?.close();

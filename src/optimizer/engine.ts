@@ -176,10 +176,19 @@ export class Engine {
     return this.o.target !== null && rate !== null && rate >= this.o.target;
   }
 
+  /**
+   * Usage so far, written after every stage (not only at step end), so calls made in a step that is
+   * killed still count against the budget when the run resumes.
+   */
+  private persistUsage(): void {
+    this.store.writeJson('usage.json', this.o.accounting.snapshot());
+  }
+
   private saveState(): void {
     this.state.token_summary = this.o.accounting.snapshot();
     this.state.scheduler_counter = this.scheduler.state();
     this.store.writeState(this.state);
+    this.persistUsage();
   }
 
   private saveSkills(step: number): void {
@@ -196,12 +205,18 @@ export class Engine {
       this.current = this.store.readText(resumed.current_skill_path);
       this.best = this.store.readText(resumed.best_skill_path);
       this.scheduler.restore(resumed.scheduler_counter);
-      this.o.accounting.merge(resumed.token_summary);
+      // usage.json is written after every stage; runtime_state's copy only at step end.
+      this.o.accounting.merge(this.store.readJson<TokenSummary>('usage.json') ?? resumed.token_summary);
       this.log(`resuming after step ${resumed.last_completed_step} (current ${resumed.current_score.toFixed(3)}, best ${resumed.best_score.toFixed(3)})`);
       // A budget or infrastructure stop is what a rerun is for (raised budget, endpoint back): go on.
       // The budget counts the earlier runs' calls too (the accounting was merged above).
       if (resumed.stopped && (resumed.stopped.reason === 'budget' || resumed.stopped.reason === 'infrastructure')) {
         this.log(`the previous run stopped (${resumed.stopped.reason}: ${resumed.stopped.detail}); continuing`);
+        this.state.stopped = null;
+      }
+      // A run that stopped at its target goes on when asked for a higher one.
+      if (resumed.stopped?.reason === 'target_reached' && this.o.target !== null && !this.targetReached()) {
+        this.log(`the previous run stopped at its target; continuing towards ${this.o.target}`);
         this.state.stopped = null;
       }
       this.store.writeSkill(0, this.o.initialSkill.text);
@@ -282,6 +297,7 @@ export class Engine {
       const bdir = accum === 1 ? dir : `${dir}/batch_${a}`;
       let t = performance.now();
       const out = await this.o.rollouts.run(this.current, batch.items, `${bdir}/rollout`, `step ${globalStep} train batch`);
+      this.persistUsage();
       tRoll += performance.now() - t;
       rolloutRecords.push(...out.records);
       t = performance.now();
@@ -360,6 +376,7 @@ export class Engine {
         return { items: m.items, n_failure_items: m.failureItems, n_success_items: m.successItems };
       });
       lap('aggregate', t);
+      this.persistUsage();
       record.n_edits_merged = merged.items.length;
 
       // ④ select / clip
@@ -381,6 +398,7 @@ export class Engine {
         ? { items: merged.items, ranked: false, fallback: false }
         : await cachedStage(this.store, rel('ranked_edits.json'), () => rankAndClip({ items: merged.items, k, skill: this.current, llm: this.o.llm, mode: this.mode, metaSection: meta, warn }));
       lap('select', t);
+      this.persistUsage();
       Object.assign(record, { n_edits_ranked: ranked.items.length, edit_budget: k, support_counts: ranked.items.map((i) => i.support_count ?? 1), ...(decision ? { lr_decision: decision } : {}) });
 
       // ⑤ update
@@ -392,6 +410,7 @@ export class Engine {
         ? await doUpdate()
         : await cachedStage(this.store, rel(this.mode === 'rewrite_from_suggestions' ? 'rewrite_result.json' : 'full_rewrite_result.json'), doUpdate);
       lap('update', t);
+      this.persistUsage();
       if (upd.apply) {
         this.store.writeJson(rel('edit_apply_report.json'), upd.apply.report);
         record.edit_apply_summary = upd.apply.summary;
@@ -415,6 +434,7 @@ export class Engine {
         t = performance.now();
         const { v, cached } = await this.validate(candidate, `${dir}/selection_eval`, `step ${globalStep} validation`);
         lap('evaluate', t);
+        this.persistUsage();
         const cand = this.gate(candidate, v);
         const prevScore = this.state.current_score;
         action = gateDecision(cand, this.state.current_score, this.state.best_score, this.cfg.evaluation.use_gate);

@@ -52,6 +52,9 @@ function dropTornTail(path: string): void {
 }
 
 export class Rollouts {
+  /** Whether any case was answered by the simulated model (in-process or a standalone sim-server). */
+  sawSimulated = false;
+
   constructor(
     private readonly runner: SuiteRunner,
     private readonly host: SessionHost,
@@ -66,7 +69,11 @@ export class Rollouts {
     const file = join(dir, 'results.jsonl');
     dropTornTail(file);
     const done = new Map<string, CaseRecord>();
-    for (const r of readResults(file)) if (r.skill_hash === hash && r.error_kind === null) done.set(r.id, { ...r, cached: true });
+    for (const r of readResults(file)) {
+      if (r.skill_hash !== hash || r.error_kind !== null) continue;
+      done.set(r.id, { ...r, cached: true });
+      if (r.simulated) this.sawSimulated = true;
+    }
     const wanted = new Set(ids);
     const missing = ids.filter((id) => !done.has(id));
     const fresh = new Map<string, CaseRecord>();
@@ -85,6 +92,7 @@ export class Rollouts {
       if (result.errors.length > 0 && result.records.length === 0) throw new SkillOptError(result.errors[0]!);
       for (const r of result.records) {
         fresh.set(r.id, r);
+        if (r.simulated) this.sawSimulated = true;
         this.accounting.add('rollout', { calls: r.usage.calls, attempts: r.usage.attempts, prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, latency_ms: r.latency_ms, errors: r.error_kind === 'infra' ? 1 : 0 });
         if (r.judge_usage) this.accounting.add('judge', { ...r.judge_usage });
       }
