@@ -78,9 +78,13 @@ export class SuiteRuntime {
 
 const runtimes = new Map<string, SuiteRuntime>();
 
-/** One runtime per distinct role configuration in this worker process. */
-export function suiteRuntime(roles: { target: RoleConfig; judge: RoleConfig }): SuiteRuntime {
-  const key = JSON.stringify(roles);
+/**
+ * One runtime per run and role configuration in this worker process: a worker reused across in-process
+ * reruns starts every run with a fresh circuit breaker.
+ */
+export function suiteRuntime(roles: { target: RoleConfig; judge: RoleConfig }, runId: string): SuiteRuntime {
+  const key = `${runId}\u0000${JSON.stringify(roles)}`;
+  if (!runtimes.has(key)) runtimes.clear();
   let rt = runtimes.get(key);
   if (!rt) {
     rt = new SuiteRuntime(roles);
