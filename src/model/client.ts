@@ -19,6 +19,7 @@ import { extractJson } from './json-extract.ts';
 import { Limiter } from './limiter.ts';
 import { BadResponseError, backoffDelay, classifyError } from './retry.ts';
 import { stripThinking } from './think.ts';
+import { httpFetch } from './http-fetch.ts';
 import type { RoleConfig } from './types.ts';
 
 export type SleepFn = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -200,7 +201,7 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
 
   const getSdk = (key: string): OpenAI => {
     if (sdk && sdk.key === key) return sdk.client;
-    const common = { apiKey: key, maxRetries: 0, timeout: timeoutMs };
+    const common = { apiKey: key, maxRetries: 0, timeout: timeoutMs, fetch: httpFetch };
     const client = role.azure
       ? new AzureOpenAI({ ...common, endpoint: role.azure.endpoint, apiVersion: role.azure.apiVersion, deployment: role.model })
       : new OpenAI({ ...common, baseURL: role.baseURL });
@@ -262,14 +263,17 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
     const userSignal = o.signal;
     if (closeCtl.signal.aborted) throw abortedError(stage, 0, 'the model client is closed');
     if (userSignal?.aborted) throw abortedError(stage, 0, 'aborted by the caller');
-    const waitSignal = anySignal([userSignal, closeCtl.signal]);
-    let release: (() => void) | undefined;
-    try {
-      release = await limiter.acquire(waitSignal.signal);
-    } catch (e) {
-      throw abortedError(stage, 0, closeCtl.signal.aborted ? 'the model client is closed' : 'aborted by the caller', e);
-    } finally {
-      waitSignal.dispose();
+    // Fast path: a free slot needs no abortable wait (and no extra AbortController per call).
+    let release = limiter.tryAcquire();
+    if (!release) {
+      const waitSignal = anySignal([userSignal, closeCtl.signal]);
+      try {
+        release = await limiter.acquire(waitSignal.signal);
+      } catch (e) {
+        throw abortedError(stage, 0, closeCtl.signal.aborted ? 'the model client is closed' : 'aborted by the caller', e);
+      } finally {
+        waitSignal.dispose();
+      }
     }
     try {
       return await retryLoop(messages, o);
@@ -288,12 +292,17 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
       attempts++;
       accounting.recordAttempt(stage, attempt > 0);
       const key = apiKey();
-      const ac = anySignal([userSignal, closeCtl.signal]);
+      // One controller per attempt, fed by the caller's signal, the client's close and the timeout.
       const attemptCtl = new AbortController();
       let timedOut = false;
-      const onOuter = (): void => attemptCtl.abort(ac.signal.reason);
-      ac.signal.addEventListener('abort', onOuter, { once: true });
-      if (ac.signal.aborted) attemptCtl.abort(ac.signal.reason);
+      const outer = [userSignal, closeCtl.signal].filter((x): x is AbortSignal => x !== undefined);
+      const onOuter = function (this: AbortSignal): void {
+        attemptCtl.abort(this.reason);
+      };
+      for (const o of outer) {
+        if (o.aborted) attemptCtl.abort(o.reason);
+        else o.addEventListener('abort', onOuter, { once: true });
+      }
       const timer = setTimeout(() => {
         timedOut = true;
         attemptCtl.abort(new Error(`timed out after ${timeoutMs} ms`));
@@ -313,8 +322,7 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
         failure = err;
       } finally {
         clearTimeout(timer);
-        ac.signal.removeEventListener('abort', onOuter);
-        ac.dispose();
+        for (const o of outer) o.removeEventListener('abort', onOuter);
       }
 
       const closed = closeCtl.signal.aborted;

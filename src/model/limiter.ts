@@ -30,6 +30,13 @@ export class Limiter {
     return this.queue.length - this.head;
   }
 
+  /** A slot right now if one is free and nobody is waiting, else null. */
+  tryAcquire(): Release | null {
+    if (this.inUse >= this.limit || this.pending > 0) return null;
+    this.inUse++;
+    return this.makeRelease();
+  }
+
   acquire(signal?: AbortSignal): Promise<Release> {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     if (this.inUse < this.limit && this.pending === 0) {

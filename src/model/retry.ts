@@ -130,6 +130,9 @@ export function classifyError(err: unknown, ctx: ClassifyContext = {}): ErrorCla
   if (err instanceof APIUserAbortError || isAbortLike(err)) {
     return { kind: 'aborted', retryable: false, detail: 'request aborted' };
   }
+  if (err instanceof APIConnectionError && (err.cause as Error | undefined)?.name === 'TruncatedResponseError') {
+    return { kind: 'connection', retryable: true, detail: 'connection closed while reading the response body' };
+  }
   if (err instanceof APIConnectionError) {
     const code = causeCode(err.cause ?? err);
     const msg = causeMessage(err.cause);

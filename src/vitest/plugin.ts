@@ -49,20 +49,24 @@ export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
   const open = () => (opened ??= hostFor(options));
   return {
     name: 'skillopt',
-    async config(): Promise<Omit<ViteUserConfig, 'plugins'>> {
+    /**
+     * Defaults only: a key the user's own config sets is left alone. Threads, because a rollout is a
+     * fresh Vitest run and worker threads start faster than forked processes (scripts/bench-throughput.mjs).
+     */
+    async config(user: ViteUserConfig): Promise<Omit<ViteUserConfig, 'plugins'>> {
       const { host } = await open();
-      if (!host) return { test: { include: ['**/*.skill.test.ts'], fileParallelism: false } };
-      const { target, judge } = host.session.roles;
-      const perCall = (r: typeof target) => (r.retries + 1) * (r.timeoutMs + r.retryMaxDelayMs);
-      return {
-        test: {
-          include: ['**/*.skill.test.ts'],
+      const mine = user.test ?? {};
+      const defaults: Record<string, unknown> = { include: ['**/*.skill.test.ts'], fileParallelism: false, pool: 'threads' };
+      if (host) {
+        const { target, judge } = host.session.roles;
+        const perCall = (r: typeof target) => (r.retries + 1) * (r.timeoutMs + r.retryMaxDelayMs);
+        Object.assign(defaults, {
           testTimeout: perCall(target) + perCall(judge) + 30_000,
           hookTimeout: 120_000,
           maxConcurrency: Math.max(1, host.session.config.env.workers),
-          fileParallelism: false,
-        },
-      };
+        });
+      }
+      return { test: Object.fromEntries(Object.entries(defaults).filter(([k]) => !(k in mine))) };
     },
     async configureVitest({ vitest, project }: { vitest: Vitest; project: TestProject }) {
       const { host, owned } = await open();
