@@ -543,9 +543,9 @@ export class Engine {
         pairs = [...pairs, ...more];
         round++;
       }
-      this.store.writeJson(`${dirRel}/comparison_pairs_all.json`, all.map(stripPair));
+      this.store.writeJson(`${dirRel}/comparison_pairs_all.json`, all);
     }
-    this.store.writeJson(`${dirRel}/comparison_pairs.json`, pairs.map(stripPair));
+    this.store.writeJson(`${dirRel}/comparison_pairs.json`, pairs);
     return pairs;
   }
 
@@ -848,10 +848,6 @@ export class Engine {
 
 function fmt(x: number | null): string {
   return x === null ? '—' : x.toFixed(3);
-}
-
-function stripPair(p: ComparisonPair) {
-  return p;
 }
 
 function mergePatterns(patterns: Array<{ pattern: string; description: string; count: number }>) {

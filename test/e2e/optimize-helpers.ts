@@ -6,21 +6,14 @@
  * pattern; the child is its own process group so its Vitest workers die with it.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { assertBuilt, BIN, childEnv, MINI, REPO, tempDirs } from './helpers.ts';
 
-export const REPO = fileURLToPath(new URL('../../', import.meta.url));
-export const BIN = join(REPO, 'bin', 'skillopt.js');
+export { REPO, BIN, MINI, assertBuilt, tempDirs };
 export const OPT = join(REPO, 'test', 'fixtures', 'opt');
-export const MINI = join(REPO, 'test', 'fixtures', 'mini');
 export const OPT_CONFIG = 'configs/opt/sim.yaml';
 export const OPT_SEED_SKILL = join(OPT, 'skills', 'opt', 'initial.md');
-
-export function assertBuilt(): void {
-  if (!existsSync(join(REPO, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` before the end-to-end tests');
-}
 
 export interface CliRun {
   code: number | null;
@@ -29,14 +22,6 @@ export interface CliRun {
   stderr: string;
   /** Whether the run was killed by `killWhen`. */
   killed: boolean;
-}
-
-const DROP = /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
-
-function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!DROP.test(k)) env[k] = v;
-  return { ...env, NO_COLOR: '1', ...extra };
 }
 
 /**
@@ -77,19 +62,6 @@ export function train(
   return skillopt(['train', '--config', opts.config ?? OPT_CONFIG, ...skill, '--cfg-options', `env.out_root=${out}`, ...options], opts);
 }
 
-export function tempDirs(prefix: string): { make(name?: string): string; cleanup(): void } {
-  const made: string[] = [];
-  return {
-    make(name = 'x') {
-      const d = mkdtempSync(join(tmpdir(), `skillopt-e2e-${prefix}-${name}-`));
-      made.push(d);
-      return d;
-    },
-    cleanup() {
-      for (const d of made) rmSync(d, { recursive: true, force: true });
-    },
-  };
-}
 
 export function readJson<T = any>(path: string): T {
   return JSON.parse(readFileSync(path, 'utf8')) as T;
