@@ -8,9 +8,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertBuilt, BIN, childEnv, MINI, REPO, tempDirs } from './helpers.ts';
+import { assertBuilt, BIN, childEnv, MINI, readJson, readJsonl, REPO, reportLine, tempDirs } from './helpers.ts';
 
-export { REPO, BIN, MINI, assertBuilt, tempDirs };
+export { REPO, BIN, MINI, assertBuilt, tempDirs, readJson, readJsonl, reportLine };
 export const OPT = join(REPO, 'test', 'fixtures', 'opt');
 export const OPT_CONFIG = 'configs/opt/sim.yaml';
 export const OPT_SEED_SKILL = join(OPT, 'skills', 'opt', 'initial.md');
@@ -62,25 +62,8 @@ export function train(
   return skillopt(['train', '--config', opts.config ?? OPT_CONFIG, ...skill, '--cfg-options', `env.out_root=${out}`, ...options], opts);
 }
 
-
-export function readJson<T = any>(path: string): T {
-  return JSON.parse(readFileSync(path, 'utf8')) as T;
-}
-
 export function readText(path: string): string {
   return readFileSync(path, 'utf8');
-}
-
-export function readJsonl<T = any>(path: string): T[] {
-  return readText(path)
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as T);
-}
-
-/** The end report's line for `label` (`failure`, `val`, `calls`, …), without the label. */
-export function reportLine(out: string, label: string): string | undefined {
-  return new RegExp(`^\\s+${label}:\\s+(.*)$`, 'm').exec(out)?.[1];
 }
 
 export interface StepRecord {

@@ -164,4 +164,20 @@ describe.concurrent('robustness', () => {
     else expect(t.ranking).toBeUndefined();
     expect(h.every((s) => Array.isArray(s.rewrite_change_summary))).toBe(true);
   });
+
+  test('autonomous learning rate: the optimizer decides how many edits a step applies, and the decision is recorded', async () => {
+    const out = tmp.make('auto-lr');
+    const r = await train(out, ['optimizer.lr_control_mode=autonomous', 'optimizer.learning_rate=3', 'train.num_epochs=1', QUICK]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const decided = history(out).filter((s) => s.lr_decision);
+    expect(decided.length).toBeGreaterThan(0);
+    for (const s of decided) {
+      const d = s.lr_decision as { learning_rate: number; fallback: boolean };
+      expect(d.fallback).toBe(false);
+      expect(s.edit_budget).toBe(d.learning_rate);
+      expect(s.n_edits_ranked as number).toBeLessThanOrEqual(d.learning_rate);
+      expect(readJson(join(out, 'steps', `step_${String(s.step).padStart(4, '0')}`, 'lr_decision.json'))).toEqual(d);
+    }
+  });
 });
