@@ -1,0 +1,23 @@
+/** The reporter on a synthetic run (the same one its benchmark times): files, summary, delivery. */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, test } from 'vitest';
+import { fakeRun, reportRun } from '../bench/reporter-run.ts';
+
+const outDir = mkdtempSync(join(tmpdir(), 'skillopt-reporter-'));
+afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+test('a run of 40 cases: results.jsonl, summary.json, and the run handed to the sink', () => {
+  const delivered = reportRun(fakeRun(40), outDir);
+  expect(delivered?.records).toHaveLength(40);
+  const rows = readFileSync(join(outDir, 'results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  expect(rows).toHaveLength(40);
+  const summary = JSON.parse(readFileSync(join(outDir, 'summary.json'), 'utf8'));
+  expect(summary.overall).toMatchObject({ n: 40, passed: 30, failed: 10, errored: 0, pass_rate: 0.75 });
+  expect(summary.overall.usage.target).toEqual({ calls: 40, attempts: 40, prompt_tokens: 12000, completion_tokens: 80 });
+  expect(summary.suites.bench.by_task_type.exception.n).toBe(20);
+  // the cases' own span (39 ms start offset + 40 ms) is the floor of the wall time
+  expect(summary.wall_time_s).toBeGreaterThanOrEqual(0.079);
+  expect(summary.simulated).toBe(true);
+});
