@@ -41,7 +41,11 @@ export const command: Command = {
     try {
       runner = await SuiteRunner.open({ host });
       const manifests = await runner.manifests();
-      const ids = manifests.flatMap((m) => (split === 'all' ? [...m.splits.train, ...m.splits.val, ...m.splits.test] : m.splits[split]));
+      if (manifests.length !== 1) {
+        throw new SkillOptError(`eval scores one suite at a time: found ${manifests.map((m) => m.suite).join(', ')}; set env.name in the config`);
+      }
+      const { splits } = manifests[0]!;
+      const ids = split === 'all' ? [...splits.train, ...splits.val, ...splits.test] : splits[split];
       // Through the rollout store: each case lands in results.jsonl as it finishes, so a killed eval
       // rerun with the same env.out_root only runs the cases that are missing.
       const accounting = new Accounting();
