@@ -1,6 +1,6 @@
 /** Pieces the run commands share: config from flags, the skill file, default output folders. */
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { loadConfig } from '../config/load.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
 import { SkillOptError } from '../util/errors.ts';
@@ -21,15 +21,4 @@ export function readSkillFile(path: string, what = 'skill'): { text: string; pat
   const text = readFileSync(abs, 'utf8');
   if (!text.trim()) throw new SkillOptError(`${what} file is empty: ${path}`);
   return { text, path: abs };
-}
-
-export function timestamp(date = new Date()): string {
-  return date.toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
-}
-
-/** `env.out_root` when set, else `outputs/<prefix>_<env>_<stamp>` (upstream's auto out_root). */
-export function outRoot(config: SkillOptConfig, prefix: string, extra?: string): string {
-  if (config.env.out_root) return resolve(config.env.out_root);
-  const parts = [prefix, config.env.name || 'skills', extra, timestamp()].filter(Boolean);
-  return resolve(join('outputs', parts.join('_').replace(/[^\w.-]+/g, '-')));
 }

@@ -6,7 +6,8 @@
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { parseCLI } from 'vitest/node';
 import { single, type SplitArgs } from '../cli/args.ts';
-import { configFromArgs, outRoot, readSkillFile } from '../cli/common.ts';
+import { configFromArgs, readSkillFile } from '../cli/common.ts';
+import { outRoot } from '../config/out-root.ts';
 import { pct, printEndReport, rel } from '../cli/report.ts';
 import { writeResolvedConfig } from '../config/redact.ts';
 import { Accounting, createModelClient, TOTAL_KEY } from '../model/index.ts';

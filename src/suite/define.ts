@@ -11,7 +11,7 @@ import { describe, inject, test } from 'vitest';
 import { skillHash } from '../skill/hash.ts';
 import type { CaseErrorKind, CaseRecord, ChatMessage, SkillTask, SplitName } from '../types.ts';
 import { oneLine, SkillOptError } from '../util/errors.ts';
-import type { GateThresholds, ProvidedSession } from '../vitest/session.ts';
+import { caseTimeoutMs, type GateThresholds, type ProvidedSession } from '../vitest/session.ts';
 import { describeSource, loadTasks, type TaskSource } from './dataset.ts';
 import { EndpointUnavailableError, isInfraError, suiteRuntime, type CallUsage } from './runtime.ts';
 import { toScorer, type ScorerLike } from './scorers/types.ts';
@@ -81,13 +81,6 @@ function gateThresholds(session: ProvidedSession, options: SkillSuiteOptions<nev
   };
 }
 
-/** Upper bound for one case: every attempt may hit the timeout, plus backoff, plus a judge call. */
-function caseTimeoutMs(session: ProvidedSession): number {
-  const perRole = (r: ProvidedSession['roles']['target']) =>
-    (r.retries + 1) * (r.timeoutMs + r.retryMaxDelayMs);
-  return perRole(session.roles.target) + perRole(session.roles.judge) + 30_000;
-}
-
 const emptyUsage = (): CallUsage => ({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0 });
 
 /**
@@ -118,7 +111,7 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
   const thresholds = gateThresholds(session, opts);
   const gated = session.mode === 'test' && gateActive(thresholds);
   const records: CaseRecord[] = [];
-  const timeout = caseTimeoutMs(session);
+  const timeout = caseTimeoutMs(session.roles);
 
   if (session.mode === 'manifest') {
     const view = splitView(tasks, session.config);
@@ -224,4 +217,3 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
   return { name: options.name, options };
 }
 
-export type { SplitName };

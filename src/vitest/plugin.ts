@@ -10,13 +10,14 @@
  * Under `npx skillopt` the CLI has already opened the session; run directly under Vitest, the plugin
  * opens it from `options.config` or `SKILLOPT_CONFIG` (and `SKILLOPT_CFG_OPTIONS`, space-separated).
  */
-import { join } from 'node:path';
 import type { Plugin } from 'vite';
 import type { ViteUserConfig } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 import { loadConfig } from '../config/load.ts';
+import { outRoot } from '../config/out-root.ts';
 import { currentHost, openHost, type SessionHost } from './host.ts';
 import { SkillReporter } from './reporter.ts';
+import { caseTimeoutMs } from './session.ts';
 
 export interface SkillOptPluginOptions {
   /** Config file used when Vitest is run directly (default: $SKILLOPT_CONFIG, else built-in defaults). */
@@ -38,9 +39,7 @@ async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionH
   if (!path) return { host: null, owned: false };
   const cfgOptions = options.cfgOptions ?? (process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? []);
   const { config } = loadConfig({ path, cfgOptions });
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
-  const outDir = config.env.out_root || join('outputs', `test_${config.env.name || 'skills'}_${stamp}`);
-  const host = await openHost({ config, outDir, log: (l) => console.log(l) });
+  const host = await openHost({ config, outDir: outRoot(config, 'test'), log: (l) => console.log(l) });
   return { host, owned: true };
 }
 
@@ -58,10 +57,8 @@ export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
       const mine = user.test ?? {};
       const defaults: Record<string, unknown> = { include: ['**/*.skill.test.ts'], fileParallelism: false, pool: 'threads' };
       if (host) {
-        const { target, judge } = host.session.roles;
-        const perCall = (r: typeof target) => (r.retries + 1) * (r.timeoutMs + r.retryMaxDelayMs);
         Object.assign(defaults, {
-          testTimeout: perCall(target) + perCall(judge) + 30_000,
+          testTimeout: caseTimeoutMs(host.session.roles),
           hookTimeout: 120_000,
           maxConcurrency: Math.max(1, host.session.config.env.workers),
         });

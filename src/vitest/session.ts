@@ -67,3 +67,9 @@ export interface SuiteManifest {
   splits: { train: string[]; val: string[]; test: string[] };
   task_types: Record<string, string | null>;
 }
+
+/** Upper bound for one case: every attempt of the target and of the judge may hit its timeout, plus backoff. */
+export function caseTimeoutMs(roles: ProvidedSession['roles']): number {
+  const perRole = (r: RoleConfig) => (r.retries + 1) * (r.timeoutMs + r.retryMaxDelayMs);
+  return perRole(roles.target) + perRole(roles.judge) + 30_000;
+}

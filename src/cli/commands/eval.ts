@@ -14,7 +14,8 @@ import { SuiteRunner } from '../../vitest/runner.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { single, takeFlags } from '../args.ts';
-import { configFromArgs, CONFIG_FLAGS, outRoot, readSkillFile } from '../common.ts';
+import { outRoot } from '../../config/out-root.ts';
+import { configFromArgs, CONFIG_FLAGS, readSkillFile } from '../common.ts';
 import type { Command } from '../main.ts';
 import { pct, printEndReport, rel } from '../report.ts';
 

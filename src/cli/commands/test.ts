@@ -12,7 +12,8 @@ import { openHost, type RunResult } from '../../vitest/host.ts';
 import { defaultFilters } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { numberFlag, single, takeFlags } from '../args.ts';
-import { configFromArgs, CONFIG_FLAGS, outRoot, readSkillFile } from '../common.ts';
+import { outRoot } from '../../config/out-root.ts';
+import { configFromArgs, CONFIG_FLAGS, readSkillFile } from '../common.ts';
 import type { Command } from '../main.ts';
 import { pct, printEndReport, rel } from '../report.ts';
 
