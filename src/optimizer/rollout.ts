@@ -3,13 +3,13 @@
  * appended to `<dir>/results.jsonl` as it arrives, so a killed run resumes with only the missing ids;
  * infrastructure-errored cases are not persisted (a rerun retries them) and never scored.
  */
-import { existsSync, readFileSync, truncateSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Accounting } from '../model/index.ts';
 import { skillHash } from '../skill/hash.ts';
 import { suiteSummary, type SuiteSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
-import { appendLineDurable, writeJsonAtomic } from '../util/atomic.ts';
+import { appendLine, writeJsonAtomic } from '../util/atomic.ts';
 import { SkillOptError } from '../util/errors.ts';
 import type { SessionHost } from '../vitest/host.ts';
 import type { SuiteRunner } from '../vitest/runner.ts';
@@ -28,27 +28,25 @@ export interface RolloutOutcome {
   reused: number;
 }
 
-/** Rows of a results.jsonl, tolerating a torn last line from a killed run. */
+/**
+ * Rows of a results.jsonl, read once. A killed run can leave half a line at the end: it is cut from
+ * the file, so the next append starts on a fresh line and that case simply runs again.
+ */
 export function readResults(path: string): CaseRecord[] {
   if (!existsSync(path)) return [];
+  const text = readFileSync(path, 'utf8');
+  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+  if (complete.length < text.length) truncateSync(path, Buffer.byteLength(complete));
   const rows: CaseRecord[] = [];
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+  for (const line of complete.split('\n')) {
     if (!line.trim()) continue;
     try {
       rows.push(JSON.parse(line) as CaseRecord);
     } catch {
-      // torn line: the case runs again
+      // a damaged line: that case runs again
     }
   }
   return rows;
-}
-
-/** A killed run can leave half a line at the end; cut it so the next append starts on a fresh line. */
-function dropTornTail(path: string): void {
-  if (!existsSync(path)) return;
-  const text = readFileSync(path, 'utf8');
-  if (text.length === 0 || text.endsWith('\n')) return;
-  truncateSync(path, Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1)));
 }
 
 export class Rollouts {
@@ -67,7 +65,6 @@ export class Rollouts {
   async run(skill: string, ids: string[], dir: string, label: string, opts: { allErroredIsFatal?: boolean } = {}): Promise<RolloutOutcome> {
     const hash = skillHash(skill);
     const file = join(dir, 'results.jsonl');
-    dropTornTail(file);
     const done = new Map<string, CaseRecord>();
     for (const r of readResults(file)) {
       if (r.skill_hash !== hash || r.error_kind !== null) continue;
@@ -79,9 +76,10 @@ export class Rollouts {
     const fresh = new Map<string, CaseRecord>();
     if (missing.length > 0) {
       this.budget.ensure(`the ${label} rollout (${missing.length} cases)`, missing.length);
+      mkdirSync(dir, { recursive: true });
       this.host.caseSink = (rec) => {
         if (rec.skill_hash !== hash || !wanted.has(rec.id)) return;
-        if (rec.error_kind === null) appendLineDurable(file, JSON.stringify(rec));
+        if (rec.error_kind === null) appendLine(file, JSON.stringify(rec));
       };
       let result;
       try {
