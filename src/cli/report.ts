@@ -59,6 +59,3 @@ export function printEndReport(r: EndReport): void {
   console.log(renderEndReport(r));
 }
 
-export function pct(x: number | null | undefined): string {
-  return x === null || x === undefined ? '—' : x.toFixed(3);
-}

@@ -8,7 +8,8 @@ import { parseCLI } from 'vitest/node';
 import { single, type SplitArgs } from '../cli/args.ts';
 import { configFromArgs, readSkillFile } from '../cli/common.ts';
 import { outRoot } from '../config/out-root.ts';
-import { pct, printEndReport, rel } from '../cli/report.ts';
+import { printEndReport, rel } from '../cli/report.ts';
+import { score3 } from '../util/format.ts';
 import { writeResolvedConfig } from '../config/redact.ts';
 import { Accounting, createModelClient, TOTAL_KEY } from '../model/index.ts';
 import { unifiedDiff } from '../skill/diff.ts';
@@ -125,7 +126,7 @@ function report(
     ? stopped && ['budget', 'infrastructure'].includes(stopped.reason)
       ? stopped.detail
       : o.target !== null
-        ? `the best validation pass rate ${pct(s.best_selection_pass_rate as number | null)} did not reach the target ${o.target}`
+        ? `the best validation pass rate ${score3(s.best_selection_pass_rate as number | null)} did not reach the target ${o.target}`
         : null
     : null;
   const next = !o.ok && stopped?.reason === 'budget'
@@ -141,8 +142,8 @@ function report(
     outDir: o.outDir,
     skill: { label: 'best', path: join(o.outDir, 'best_skill.md') },
     metrics: [
-      ['val', `pass rate ${pct(s.baseline_selection_pass_rate as number | null)} → ${pct(s.best_selection_pass_rate as number | null)} (baseline → best, step ${s.best_step})` + (o.target !== null ? `, target ${o.target}` : '')],
-      ['test', `pass rate ${pct(s.baseline_test_pass_rate as number | null)} → ${pct(s.test_pass_rate as number | null)} (baseline → best)`],
+      ['val', `pass rate ${score3(s.baseline_selection_pass_rate as number | null)} → ${score3(s.best_selection_pass_rate as number | null)} (baseline → best, step ${s.best_step})` + (o.target !== null ? `, target ${o.target}` : '')],
+      ['test', `pass rate ${score3(s.baseline_test_pass_rate as number | null)} → ${score3(s.test_pass_rate as number | null)} (baseline → best)`],
       ['steps', `${s.completed_steps}/${s.total_steps} · ${s.total_accepts} accepted · ${s.total_rejects} rejected · ${s.total_skips} skipped` + (stopped ? ` · stopped: ${stopped.reason}` : '')],
       ['calls', `${total.attempts} model calls, ${total.prompt_tokens + total.completion_tokens} tokens (${usageLine(tokens)})`],
       ['wall', `${(s.total_wall_time_s as number).toFixed(1)} s`],

@@ -14,6 +14,7 @@ import type { SuiteSummary } from '../suite/summary.ts';
 import type { CaseRecord, TokenSummary } from '../types.ts';
 import { oneLine, SkillOptError } from '../util/errors.ts';
 import { VERSION } from '../version.ts';
+import { score3 } from '../util/format.ts';
 import type { SuiteManifest } from '../vitest/session.ts';
 import { aggregate } from './aggregate.ts';
 import { Budget, BudgetExhausted } from './budget.ts';
@@ -494,7 +495,7 @@ export class Engine {
     this.saveState();
     const val = record.selection_pass_rate as number | undefined;
     this.log(
-      `step ${globalStep}/${this.totalSteps} (epoch ${epoch}): train ${fmt(record.rollout_hard as number | null)} · ` +
+      `step ${globalStep}/${this.totalSteps} (epoch ${epoch}): train ${score3(record.rollout_hard as number | null)} · ` +
         `${record.n_patches} patch(es) → ${record.n_edits_merged ?? 0} merged → ${record.n_edits_ranked ?? 0} selected` +
         (val !== undefined ? ` · val pass ${val.toFixed(3)}` : '') +
         ` · ${action} · best ${this.state.best_score.toFixed(3)}`,
@@ -844,10 +845,6 @@ export class Engine {
     const rate = this.state.selection_cache[skillHash(this.best)]?.pass_rate;
     return rate !== undefined && rate >= this.o.target;
   }
-}
-
-function fmt(x: number | null): string {
-  return x === null ? '—' : x.toFixed(3);
 }
 
 function mergePatterns(patterns: Array<{ pattern: string; description: string; count: number }>) {

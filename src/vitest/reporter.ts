@@ -10,6 +10,7 @@ import type { Reporter, TestCase, TestModule, TestRunEndReason, Vitest } from 'v
 import { runSummary, type RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
+import { score3 } from '../util/format.ts';
 import { currentHost, type RunResult } from './host.ts';
 import type { GateVerdict, SuiteManifest } from './session.ts';
 
@@ -69,8 +70,6 @@ export function casesSpanS(modules: ReadonlyArray<TestModule>): number {
   return total / 1000;
 }
 
-const fmt = (x: number | null, digits = 3) => (x === null ? '—' : x.toFixed(digits));
-
 function kTokens(n: number): string {
   return n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
@@ -83,7 +82,7 @@ export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { 
     lines.push(`${pc.bold(`skillopt · ${name}`)}${sim}`);
     lines.push(pc.dim('  split        n   pass   fail    err   pass-rate   hard    soft'));
     const row = (label: string, st: { n: number; passed: number; failed: number; errored: number; pass_rate: number | null; mean_hard: number | null; mean_soft: number | null }) =>
-      `  ${label.padEnd(9)} ${String(st.n).padStart(4)} ${String(st.passed).padStart(6)} ${String(st.failed).padStart(6)} ${String(st.errored).padStart(6)}   ${fmt(st.pass_rate).padStart(9)}  ${fmt(st.mean_hard).padStart(5)}  ${fmt(st.mean_soft).padStart(6)}`;
+      `  ${label.padEnd(9)} ${String(st.n).padStart(4)} ${String(st.passed).padStart(6)} ${String(st.failed).padStart(6)} ${String(st.errored).padStart(6)}   ${score3(st.pass_rate).padStart(9)}  ${score3(st.mean_hard).padStart(5)}  ${score3(st.mean_soft).padStart(6)}`;
     for (const [split, st] of Object.entries(s.by_split)) lines.push(row(split, st));
     if (Object.keys(s.by_split).length > 1) lines.push(pc.bold(row('all', s)));
     const u = s.usage;

@@ -17,7 +17,8 @@ import { single, takeFlags } from '../args.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { configFromArgs, CONFIG_FLAGS, readSkillFile } from '../common.ts';
 import type { Command } from '../main.ts';
-import { pct, printEndReport, rel } from '../report.ts';
+import { score3 } from '../../util/format.ts';
+import { printEndReport, rel } from '../report.ts';
 
 const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [--cfg-options k=v ...]
 
@@ -53,10 +54,10 @@ export const command: Command = {
       const rollouts = new Rollouts(runner, host, accounting, new Budget(accounting, 0, 0), (l) => console.log(`[skillopt] ${l}`));
       const outcome = await rollouts.run(skill.text, ids, outDir, `eval of ${split}`, { allErroredIsFatal: false });
       if (outcome.reused > 0) console.log(`[skillopt] reused ${outcome.reused} finished case(s) from ${rel(join(outDir, 'results.jsonl'))}`);
-      const result = { records: outcome.records, gates: [], manifests, errors: [], files: runner.files, wallTimeS: (performance.now() - started) / 1000 };
-      const summary = runSummary(result.records, { wallTimeS: result.wallTimeS });
+      const records = outcome.records;
+      const summary = runSummary(records, { wallTimeS: (performance.now() - started) / 1000 });
       writeJsonAtomic(join(outDir, 'summary.json'), summary);
-      for (const r of result.records) {
+      for (const r of records) {
         writeJsonAtomic(join(outDir, 'predictions', `${r.id}.json`), {
           id: r.id,
           split: r.split,
@@ -94,9 +95,9 @@ export const command: Command = {
         model: { target: config.model.target, backend: host.roles.target.backend },
       };
       writeJsonAtomic(join(outDir, 'eval_summary.json'), evalSummary);
-      console.log(renderTable(summary, result.records));
+      console.log(renderTable(summary, records));
       const allErrored = o.n > 0 && o.errored === o.n;
-      const ok = !allErrored && result.errors.length === 0;
+      const ok = !allErrored;
       printEndReport({
         title: 'skillopt eval',
         ok,
@@ -104,11 +105,11 @@ export const command: Command = {
         skill: { label: 'skill', path: skill.path },
         metrics: [
           ['split', `${split} · ${o.n} items${o.errored ? ` (${o.errored} errored)` : ''}`],
-          ['score', `hard ${pct(o.mean_hard)} · soft ${pct(o.mean_soft)} · pass rate ${pct(o.pass_rate)}`],
+          ['score', `hard ${score3(o.mean_hard)} · soft ${score3(o.mean_soft)} · pass rate ${score3(o.pass_rate)}`],
           ['tokens', `${evalSummary.tokens.prompt_tokens + evalSummary.tokens.completion_tokens} in ${u.target.calls + u.judge.calls} calls`],
           ['wall', `${summary.wall_time_s.toFixed(1)} s`],
         ],
-        failure: allErrored ? result.records[0]!.error : (result.errors[0] ?? null),
+        failure: allErrored ? records[0]!.error : null,
         next: ok
           ? `inspect ${rel(join(outDir, 'eval_summary.json'))} and the misses in ${rel(join(outDir, 'predictions'))}/`
           : 'check the endpoint (model.base_url / the API key variable) and rerun',

@@ -15,7 +15,8 @@ import { numberFlag, single, takeFlags } from '../args.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { configFromArgs, CONFIG_FLAGS, readSkillFile } from '../common.ts';
 import type { Command } from '../main.ts';
-import { pct, printEndReport, rel } from '../report.ts';
+import { score3 } from '../../util/format.ts';
+import { printEndReport, rel } from '../report.ts';
 
 const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] [--skill S] [--split train|val|test|all]
                      [--optimize [--target 0.9]]
@@ -73,7 +74,7 @@ export const command: Command = {
     } finally {
       await host.close();
     }
-    const exitCode = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0) || 0;
+    const exitCode = Number(process.exitCode ?? 0) || 0;
     const summary = result ? runSummary(result.records, { wallTimeS: result.wallTimeS, gates: result.gates }) : undefined;
     const failedGate = result?.gates.find((g) => !g.ok);
     const firstMiss = result?.records.find((r) => r.error_kind);
@@ -86,7 +87,7 @@ export const command: Command = {
       metrics: o
         ? [
             ['cases', `${o.n} (${o.passed} pass, ${o.failed} fail, ${o.errored} errored)`],
-            ['pass', `rate ${pct(o.pass_rate)} · mean hard ${pct(o.mean_hard)} · mean soft ${pct(o.mean_soft)}`],
+            ['pass', `rate ${score3(o.pass_rate)} · mean hard ${score3(o.mean_hard)} · mean soft ${score3(o.mean_soft)}`],
             ['tokens', `target ${o.usage.target.prompt_tokens + o.usage.target.completion_tokens} in ${o.usage.target.calls} calls` +
               (o.usage.judge.calls ? ` · judge ${o.usage.judge.prompt_tokens + o.usage.judge.completion_tokens} in ${o.usage.judge.calls} calls` : '')],
             ['wall', `${summary!.wall_time_s.toFixed(1)} s`],
