@@ -59,17 +59,15 @@ function readSession(): ProvidedSession {
   return session;
 }
 
-function skillUnderTest(session: ProvidedSession, options: SkillSuiteOptions<never>): { text: string; path: string } {
-  const override = session.skills[options.name] ?? session.skills['*'];
-  if (override) return override;
-  const path = seedSkillPath(session, options);
+/** The seed skill: `env.skill_init` when the config sets one, else the suite's own. */
+function readSeedSkill(session: ProvidedSession, options: SkillSuiteOptions<never>): { text: string; path: string } {
+  const path = session.config.env.skill_init ? resolve(session.config.env.skill_init) : pathOf(options.skill);
   if (!existsSync(path)) throw new SkillOptError(`suite '${options.name}': seed skill not found: ${path}`);
   return { text: readFileSync(path, 'utf8'), path };
 }
 
-/** The seed skill: `env.skill_init` when the config sets one, else the suite's own. */
-function seedSkillPath(session: ProvidedSession, options: SkillSuiteOptions<never>): string {
-  return session.config.env.skill_init ? resolve(session.config.env.skill_init) : pathOf(options.skill);
+function skillUnderTest(session: ProvidedSession, options: SkillSuiteOptions<never>): { text: string; path: string } {
+  return session.skills[options.name] ?? session.skills['*'] ?? readSeedSkill(session, options);
 }
 
 function gateThresholds(session: ProvidedSession, options: SkillSuiteOptions<never>): GateThresholds {
@@ -102,6 +100,26 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
   // `env.data_path` in the config swaps the dataset without touching the suite file.
   const source: TaskSource<E> = session.config.env.data_path ? session.config.env.data_path : options.tasks;
   const tasks = loadTasks(source, { suite: options.name, validate: scorer.validate?.bind(scorer) });
+
+  if (session.mode === 'manifest') {
+    const { splits } = splitView(tasks, session.config);
+    const seed = readSeedSkill(session, opts);
+    test(`${options.name} manifest`, (ctx) => {
+      ctx.task.meta.skilloptManifest = {
+        suite: options.name,
+        dataset: describeSource(source, options.name),
+        seed_skill: seed,
+        splits: {
+          train: splits.train.map((t) => t.id),
+          val: splits.val.map((t) => t.id),
+          test: splits.test.map((t) => t.id),
+        },
+        task_types: Object.fromEntries(tasks.map((t) => [t.id, t.task_type ?? null])),
+      };
+    });
+    return { name: options.name, options };
+  }
+
   const { selected, splitOf } = selectTasks(tasks, session);
   const skill = skillUnderTest(session, opts);
   const hash = skillHash(skill.text);
@@ -112,24 +130,6 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
   const gated = session.mode === 'test' && gateActive(thresholds);
   const records: CaseRecord[] = [];
   const timeout = caseTimeoutMs(session.roles);
-
-  if (session.mode === 'manifest') {
-    const view = splitView(tasks, session.config);
-    test(`${options.name} manifest`, (ctx) => {
-      ctx.task.meta.skilloptManifest = {
-        suite: options.name,
-        dataset: describeSource(source, options.name),
-        seed_skill: { path: seedSkillPath(session, opts), text: readFileSync(seedSkillPath(session, opts), 'utf8') },
-        splits: {
-          train: view.splits.train.map((t) => t.id),
-          val: view.splits.val.map((t) => t.id),
-          test: view.splits.test.map((t) => t.id),
-        },
-        task_types: Object.fromEntries(tasks.map((t) => [t.id, t.task_type ?? null])),
-      };
-    });
-    return { name: options.name, options };
-  }
 
   describe(options.name, () => {
     for (const task of selected) {
