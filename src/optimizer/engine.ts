@@ -8,7 +8,7 @@ import type { SkillOptConfig } from '../config/schema.ts';
 import { isInfraError, type Accounting } from '../model/index.ts';
 import { skillHash } from '../skill/hash.ts';
 import { unmatchedEdits } from '../skill/edits.ts';
-import { addAppendixNotes, appendixNotes, ensureAppendix, extractSlowUpdate, injectEmptySlowUpdate, replaceSlowUpdate } from '../skill/regions.ts';
+import { addAppendixNotes, appendixNotes, ensureAppendix, setAppendixNotes, extractSlowUpdate, injectEmptySlowUpdate, replaceSlowUpdate } from '../skill/regions.ts';
 import { evalPrefix, planTrainEpoch, sampleTrain, stepsPerEpoch } from '../suite/splits.ts';
 import type { SuiteSummary } from '../suite/summary.ts';
 import type { CaseRecord, TokenSummary } from '../types.ts';
@@ -513,9 +513,7 @@ export class Engine {
     if (threshold <= 0 || current.length <= threshold) return;
     const reply = await this.o.llm.call('appendix_consolidate', OptimizerLLM.user('appendix_consolidate', [jsonSection('appendix_notes', current)]), { account: 'appendix_consolidate' });
     if (reply && reply.appendix_notes.length > 0 && reply.appendix_notes.length < current.length) {
-      // rebuild the appendix from the compact list
-      const cleared = this.current.replace(/<!-- APPENDIX_START -->[\s\S]*?<!-- APPENDIX_END -->\n?/, '');
-      this.current = addAppendixNotes(ensureAppendix(cleared), reply.appendix_notes);
+      this.current = setAppendixNotes(this.current, reply.appendix_notes);
       this.store.writeJson(rel('appendix_consolidation.json'), { before: current.length, after: reply.appendix_notes.length });
     }
   }

@@ -23,7 +23,7 @@ export {
   type OptimizerContext,
   type Proposal,
 } from './optimizer.ts';
-export { PROTECTED_START_MARKERS, appendBeforeProtected, applyRuleMappings, placeRule, type RulePlacement } from './skill-edit.ts';
+export { appendBeforeProtected, applyRuleMappings, placeRule, type RulePlacement } from './skill-edit.ts';
 export { SimHttpError } from './errors.ts';
 export {
   SIM_CREATED,

@@ -4,20 +4,12 @@
  * answer), conflicts with a rule (same trigger, other answer: that rule's line is rewritten), or is new
  * (appended before the protected regions, like upstream's `append` edit).
  */
+import { applyEdit } from '../skill/edits.ts';
 import { parseRules, ruleLine, type Rule } from './rules.ts';
 
-export const PROTECTED_START_MARKERS = ['<!-- SLOW_UPDATE_START -->', '<!-- APPENDIX_START -->'] as const;
-
-/** Upstream `append` semantics (§2.2): before the earliest protected region, else at the end. */
+/** Upstream `append` semantics (§2.2): before the earliest protected region, else at the end — the project's own edit. */
 export function appendBeforeProtected(skill: string, content: string): string {
-  const starts = PROTECTED_START_MARKERS.map((m) => skill.indexOf(m)).filter((i) => i >= 0);
-  if (starts.length > 0) {
-    const at = Math.min(...starts);
-    const before = skill.slice(0, at).trimEnd();
-    return `${before.length > 0 ? `${before}\n\n` : ''}${content}\n\n${skill.slice(at)}`;
-  }
-  const before = skill.trimEnd();
-  return `${before.length > 0 ? `${before}\n\n` : ''}${content}\n`;
+  return applyEdit(skill, { op: 'append', content }).skill;
 }
 
 /** The outcome of placing one trigger → answer mapping into a skill. */

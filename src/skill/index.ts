@@ -8,6 +8,7 @@ export {
   SLOW_UPDATE_END,
   SLOW_UPDATE_START,
   addAppendixNotes,
+  setAppendixNotes,
   appendixNotes,
   dedupeNotes,
   ensureAppendix,

@@ -270,8 +270,12 @@ export function dedupeNotes(notes: readonly string[]): string[] {
  * in a skill that already has exactly one well-formed appendix.
  */
 export function addAppendixNotes(skill: string, notes: readonly string[]): string {
-  const merged = dedupeNotes([...appendixNotes(skill), ...notes]);
-  const block = renderAppendix(merged);
+  return setAppendixNotes(skill, [...appendixNotes(skill), ...notes]);
+}
+
+/** Replace the appendix notes with `notes` (deduplicated), e.g. after a consolidation; idempotent. */
+export function setAppendixNotes(skill: string, notes: readonly string[]): string {
+  const block = renderAppendix(dedupeNotes(notes));
   const spans = spansOfKind(skill, 'appendix');
   if (spans.length === 1 && !spans[0]!.orphan && skill.slice(spans[0]!.start, spans[0]!.end) === block) return skill;
   return appendBlock(stripKind(skill, 'appendix'), `${block}\n`);

@@ -149,3 +149,16 @@ describe('appendix region', () => {
     expect(dedupeNotes(['A', 'a.', ' b ', 'B', 'c'])).toEqual(['A', 'b', 'c']);
   });
 });
+
+describe('setAppendixNotes', () => {
+  it('replaces the notes (deduplicated) and keeps the body and other regions', async () => {
+    const { setAppendixNotes, appendixNotes, addAppendixNotes, injectEmptySlowUpdate, regionTexts } = await import('../../src/skill/regions.ts');
+    const skill = addAppendixNotes(injectEmptySlowUpdate('# S\n\nbody\n'), ['one', 'two', 'three']);
+    const slow = regionTexts(skill).find((r) => r.includes('SLOW_UPDATE'));
+    const out = setAppendixNotes(skill, ['merged note', 'Merged note.']);
+    expect(appendixNotes(out)).toEqual(['merged note']);
+    expect(out.startsWith('# S\n\nbody\n')).toBe(true);
+    expect(regionTexts(out)).toContain(slow);
+    expect(setAppendixNotes(out, ['merged note'])).toBe(out);
+  });
+});
