@@ -113,6 +113,7 @@ export class ModelOutputError extends SkillOptError {
   readonly excerpt: string;
   readonly role?: string;
   readonly model?: string;
+  readonly url?: string;
   readonly attempts?: number;
 
   constructor(init: ModelOutputErrorInit) {
@@ -129,6 +130,7 @@ export class ModelOutputError extends SkillOptError {
     this.excerpt = excerpt;
     if (init.role !== undefined) this.role = init.role;
     if (init.model !== undefined) this.model = init.model;
+    if (init.url !== undefined) this.url = init.url;
     if (init.attempts !== undefined) this.attempts = init.attempts;
   }
 

@@ -124,7 +124,7 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
   const skill = skillUnderTest(session, opts);
   const hash = skillHash(skill.text);
   const buildMessages = options.messages ?? defaultMessages;
-  const runtime = suiteRuntime(session.roles, session.runId);
+  const runtime = suiteRuntime(session.roles, session.runId, session.gateway);
   const passThreshold = session.config.evaluation.pass_threshold;
   const thresholds = gateThresholds(session, opts);
   const gated = session.mode === 'test' && gateActive(thresholds);

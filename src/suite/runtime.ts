@@ -3,12 +3,15 @@
  * scorers, and a circuit breaker so a run whose endpoint is down stops calling it after a few failures
  * instead of paying N timeouts.
  */
-import { Accounting, createModelClient, isInfraError, type ModelClient } from '../model/index.ts';
+import type { ChatResult, ModelClient, StructuredResult } from '../model/client.ts';
+import { isInfraError } from '../model/errors.ts';
+import { GatewayClient, gatewayReachable } from '../model/gateway/client.ts';
+import type { GatewayAddress } from '../model/gateway/protocol.ts';
 import type { RoleConfig } from '../model/types.ts';
 import type { JudgeVerdict } from '../optimizer/schemas.ts';
 import type { ChatMessage, TokenUsage } from '../types.ts';
 import { oneLine } from '../util/errors.ts';
-import { buildJudgeMessages } from './scorers/judge.ts';
+import { JUDGE_STAGE, buildJudgeMessages } from './scorers/judge.ts';
 import type { JudgeRequest } from './scorers/types.ts';
 
 /** Infrastructure failures with no success before them after which the breaker opens. */
@@ -21,16 +24,61 @@ export interface CallUsage extends TokenUsage {
 
 export class EndpointUnavailableError extends Error {}
 
+/** Where a suite's model calls go: the session host's gateway, or clients of this worker's own. */
+interface ModelPort {
+  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal }): Promise<ChatResult>;
+  judge(
+    role: RoleConfig,
+    messages: ChatMessage[],
+    o: { stage: string; signal?: AbortSignal },
+  ): Promise<StructuredResult<JudgeVerdict>>;
+  close(): void;
+}
+
+/**
+ * Clients in this worker, for when the host is in another process (a `forks` pool). The model layer (and
+ * with it the openai SDK) is loaded only then.
+ */
+class LocalPort implements ModelPort {
+  private readonly clients = new Map<RoleConfig, Promise<ModelClient>>();
+
+  private client(role: RoleConfig): Promise<ModelClient> {
+    let c = this.clients.get(role);
+    if (!c) {
+      c = import('../model/index.ts').then((m) => m.createModelClient(role, { accounting: new m.Accounting() }));
+      this.clients.set(role, c);
+    }
+    return c;
+  }
+
+  async chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal }): Promise<ChatResult> {
+    return (await this.client(role)).chat(messages, o);
+  }
+
+  async judge(
+    role: RoleConfig,
+    messages: ChatMessage[],
+    o: { stage: string; signal?: AbortSignal },
+  ): Promise<StructuredResult<JudgeVerdict>> {
+    return (await this.client(role)).structured(JUDGE_STAGE, messages, o);
+  }
+
+  close(): void {
+    for (const c of this.clients.values()) void c.then((client) => client.close());
+  }
+}
+
 export class SuiteRuntime {
-  readonly accounting = new Accounting();
-  private readonly target: ModelClient;
-  private judgeClient: ModelClient | undefined;
+  private readonly port: ModelPort;
   private successes = 0;
   private infraFailures = 0;
   private firstInfraError: string | null = null;
 
-  constructor(private readonly roles: { target: RoleConfig; judge: RoleConfig }) {
-    this.target = createModelClient(roles.target, { accounting: this.accounting });
+  constructor(
+    private readonly roles: { target: RoleConfig; judge: RoleConfig },
+    gateway: GatewayAddress | null,
+  ) {
+    this.port = gatewayReachable(gateway) ? new GatewayClient(gateway) : new LocalPort();
   }
 
   private guard(): void {
@@ -53,7 +101,7 @@ export class SuiteRuntime {
   ): Promise<{ text: string; usage: CallUsage; simulated: boolean }> {
     this.guard();
     try {
-      const res = await this.target.chat(messages, { stage: 'rollout', signal });
+      const res = await this.port.chat(this.roles.target, messages, { stage: 'rollout', ...(signal ? { signal } : {}) });
       this.successes++;
       return { text: res.text, usage: { ...res.usage, calls: 1, attempts: res.attempts }, simulated: res.simulated === true };
     } catch (e) {
@@ -62,11 +110,17 @@ export class SuiteRuntime {
     }
   }
 
+  close(): void {
+    this.port.close();
+  }
+
   /** A judge bound to one case: its usage accumulates into `usage`. */
   judgeFor(usage: CallUsage, signal?: AbortSignal): (req: JudgeRequest) => Promise<JudgeVerdict> {
     return async (req) => {
-      this.judgeClient ??= createModelClient(this.roles.judge, { accounting: this.accounting });
-      const res = await this.judgeClient.structured('judge', buildJudgeMessages(req), { stage: 'judge', signal });
+      const res = await this.port.judge(this.roles.judge, buildJudgeMessages(req), {
+        stage: JUDGE_STAGE,
+        ...(signal ? { signal } : {}),
+      });
       usage.calls += 1;
       usage.attempts += res.attempts;
       usage.prompt_tokens += res.usage.prompt_tokens;
@@ -82,12 +136,17 @@ const runtimes = new Map<string, SuiteRuntime>();
  * One runtime per run and role configuration in this worker process: a worker reused across in-process
  * reruns starts every run with a fresh circuit breaker.
  */
-export function suiteRuntime(roles: { target: RoleConfig; judge: RoleConfig }, runId: string): SuiteRuntime {
-  const key = `${runId}\u0000${JSON.stringify(roles)}`;
-  if (!runtimes.has(key)) runtimes.clear();
+export function suiteRuntime(
+  roles: { target: RoleConfig; judge: RoleConfig },
+  runId: string,
+  gateway: GatewayAddress | null,
+): SuiteRuntime {
+  const key = `${runId}\u0000${JSON.stringify(roles)}\u0000${gateway?.channel ?? ''}`;
   let rt = runtimes.get(key);
   if (!rt) {
-    rt = new SuiteRuntime(roles);
+    for (const old of runtimes.values()) old.close();
+    runtimes.clear();
+    rt = new SuiteRuntime(roles, gateway);
     runtimes.set(key, rt);
   }
   return rt;

@@ -7,6 +7,7 @@
  */
 import { resolveRoles } from '../config/roles.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
+import { openModelGateway, type ModelGateway } from '../model/gateway/server.ts';
 import type { RoleConfig } from '../model/types.ts';
 import { startSimServer, type SimServer } from '../sim/server.ts';
 import type { CaseRecord } from '../types.ts';
@@ -28,6 +29,8 @@ export interface SessionHost {
   session: ProvidedSession;
   roles: { optimizer: RoleConfig; target: RoleConfig; judge: RoleConfig };
   simServer: SimServer | null;
+  /** Makes the suites' model calls for worker threads of this process. */
+  gateway: ModelGateway;
   /** Where the reporter writes results.jsonl / summary.json; null = do not write. */
   outDir: string | null;
   /** Suppress the reporter's progress lines and table (the optimizer prints its own). */
@@ -80,6 +83,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
     });
     for (const r of simulatedRoles) r.baseURL = simServer.url;
   }
+  const gateway = openModelGateway({ ...(opts.log ? { log: opts.log } : {}), ...(opts.env ? { env: opts.env } : {}) });
   const host: SessionHost = {
     session: {
       mode: 'test',
@@ -91,15 +95,18 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       config: opts.config,
       roles: { target: roles.target, judge: roles.judge },
       simulated: simulatedRoles.some((r) => r.role === 'target'),
+      gateway: gateway.address,
     },
     roles,
     simServer,
+    gateway,
     outDir: opts.outDir,
     quiet: opts.quiet ?? false,
     sink: null,
     caseSink: null,
     async close() {
       if (currentHost() === host) installHost(undefined);
+      gateway.close();
       await simServer?.close();
     },
   };

@@ -4,6 +4,7 @@
  * by name in the worker.
  */
 import type { SkillOptConfig } from '../config/schema.ts';
+import type { GatewayAddress } from '../model/gateway/protocol.ts';
 import type { RoleConfig } from '../model/types.ts';
 import type { CaseRecord, SplitSelector } from '../types.ts';
 
@@ -31,6 +32,11 @@ export interface ProvidedSession {
   config: SkillOptConfig;
   roles: { target: RoleConfig; judge: RoleConfig };
   simulated: boolean;
+  /**
+   * The host's model gateway. Suites in worker threads of the host's process send their model calls
+   * there; elsewhere (a `forks` pool) they make them with clients of their own.
+   */
+  gateway: GatewayAddress | null;
 }
 
 declare module 'vitest' {

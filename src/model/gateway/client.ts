@@ -1,0 +1,103 @@
+/**
+ * The worker side of the model gateway: sends a suite's model calls to the session host and waits for the
+ * answers. A case's abort signal (its Vitest timeout) rejects the call at once as `aborted` and tells the
+ * host to stop the request.
+ */
+import { BroadcastChannel, threadId } from 'node:worker_threads';
+import { randomUUID } from 'node:crypto';
+import type { JudgeVerdict } from '../../optimizer/schemas.ts';
+import type { ChatMessage } from '../../types.ts';
+import type { ChatResult, StructuredResult } from '../client.ts';
+import { ModelInfraError } from '../errors.ts';
+import type { RoleConfig } from '../types.ts';
+import { decodeError, GatewayPoster, received, type GatewayAddress, type GatewayOp } from './protocol.ts';
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+/** True when the host at `address` is in this process, so the channel reaches it. */
+export function gatewayReachable(address: GatewayAddress | null | undefined): address is GatewayAddress {
+  return !!address && address.pid === process.pid;
+}
+
+export class GatewayClient {
+  private readonly channel: BroadcastChannel;
+  private readonly poster: GatewayPoster;
+  private readonly owner = `${threadId}-${randomUUID()}`;
+  private readonly pending = new Map<string, Pending>();
+  private next = 0;
+
+  constructor(address: GatewayAddress) {
+    this.channel = new BroadcastChannel(address.channel);
+    this.channel.unref();
+    this.poster = new GatewayPoster(this.channel);
+    this.channel.onmessage = (event) => {
+      for (const msg of received(event)) {
+        if (msg.t !== 'reply') continue;
+        const p = this.pending.get(msg.id);
+        if (!p) continue;
+        this.pending.delete(msg.id);
+        if (msg.ok) p.resolve(msg.value);
+        else p.reject(decodeError(msg.error));
+      }
+    };
+  }
+
+  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal }): Promise<ChatResult> {
+    return this.call('chat', role, messages, o) as Promise<ChatResult>;
+  }
+
+  judge(
+    role: RoleConfig,
+    messages: ChatMessage[],
+    o: { stage: string; signal?: AbortSignal },
+  ): Promise<StructuredResult<JudgeVerdict>> {
+    return this.call('judge', role, messages, o) as Promise<StructuredResult<JudgeVerdict>>;
+  }
+
+  close(): void {
+    this.channel.close();
+  }
+
+  private call(
+    op: GatewayOp,
+    role: RoleConfig,
+    messages: ChatMessage[],
+    o: { stage: string; signal?: AbortSignal },
+  ): Promise<unknown> {
+    const id = `${this.owner}:${this.next++}`;
+    const aborted = (): ModelInfraError =>
+      new ModelInfraError({
+        kind: 'aborted',
+        attempts: 0,
+        role: role.role,
+        model: role.model,
+        url: role.azure ? role.azure.endpoint : role.baseURL,
+        stage: o.stage,
+        detail: 'the case was aborted (timeout or cancel)',
+      });
+    const signal = o.signal;
+    if (signal?.aborted) return Promise.reject(aborted());
+    return new Promise<unknown>((resolve, reject) => {
+      const onAbort = (): void => {
+        if (!this.pending.delete(id)) return;
+        this.poster.send({ t: 'cancel', id });
+        reject(aborted());
+      };
+      this.pending.set(id, {
+        resolve: (v) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        reject: (e) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.poster.send({ t: 'call', id, op, role, stage: o.stage, messages });
+    });
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The host side of the model gateway: listens on the session's channel and makes the suites' model calls
+ * with one client per role configuration for the whole session. Its limiter therefore caps requests in
+ * flight across every worker thread, and its keep-alive connections outlive a single Vitest run.
+ */
+import { BroadcastChannel } from 'node:worker_threads';
+import { randomUUID } from 'node:crypto';
+import { Accounting } from '../accounting.ts';
+import { createModelClient, type ModelClient } from '../client.ts';
+import type { RoleConfig } from '../types.ts';
+import { encodeError, GatewayPoster, received, type GatewayAddress, type GatewayCall } from './protocol.ts';
+
+export interface ModelGateway {
+  readonly address: GatewayAddress;
+  readonly accounting: Accounting;
+  /** Calls being made right now. */
+  inFlight(): number;
+  /** Abort the calls in flight and stop listening. */
+  close(): void;
+}
+
+export interface ModelGatewayOptions {
+  /** One line per retry / fallback of a client (never contains secrets). */
+  log?: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
+  const address: GatewayAddress = { channel: `skillopt:model-gateway:${randomUUID()}`, pid: process.pid };
+  const accounting = new Accounting();
+  const clients = new Map<string, ModelClient>();
+  const calls = new Map<string, AbortController>();
+  const channel = new BroadcastChannel(address.channel);
+  channel.unref();
+
+  const clientFor = (role: RoleConfig): ModelClient => {
+    const key = JSON.stringify(role);
+    let client = clients.get(key);
+    if (!client) {
+      client = createModelClient(role, {
+        accounting,
+        ...(opts.log ? { log: opts.log } : {}),
+        ...(opts.env ? { env: opts.env } : {}),
+      });
+      clients.set(key, client);
+    }
+    return client;
+  };
+
+  const poster = new GatewayPoster(channel);
+
+  async function handle(call: GatewayCall): Promise<void> {
+    const ctl = new AbortController();
+    calls.set(call.id, ctl);
+    try {
+      const client = clientFor(call.role);
+      const o = { stage: call.stage, signal: ctl.signal };
+      const value =
+        call.op === 'judge' ? await client.structured('judge', call.messages, o) : await client.chat(call.messages, o);
+      poster.send({ t: 'reply', id: call.id, ok: true, value });
+    } catch (e) {
+      poster.send({ t: 'reply', id: call.id, ok: false, error: encodeError(e) });
+    } finally {
+      calls.delete(call.id);
+    }
+  }
+
+  channel.onmessage = (event) => {
+    for (const msg of received(event)) {
+      if (msg.t === 'call') void handle(msg);
+      else if (msg.t === 'cancel') calls.get(msg.id)?.abort();
+    }
+  };
+
+  return {
+    address,
+    accounting,
+    inFlight: () => calls.size,
+    close() {
+      for (const ctl of calls.values()) ctl.abort();
+      for (const client of clients.values()) client.close();
+      clients.clear();
+      channel.close();
+    },
+  };
+}
