@@ -20,6 +20,34 @@ export class TruncatedResponseError extends Error {
   }
 }
 
+/**
+ * A Response whose body is already in memory. Building a web stream for a body we hold whole, only for
+ * the SDK to read it back, was the largest client-side cost per call; here `text`/`json`/`arrayBuffer`
+ * read the buffer directly (once, like any Response body).
+ */
+function bufferedResponse(body: Buffer, init: ResponseInit): Response {
+  const res = new Response(null, init);
+  let held: Buffer | null = body;
+  const take = (): Buffer => {
+    if (held === null) throw new TypeError('Body is unusable: Body has already been read');
+    const b = held;
+    held = null;
+    return b;
+  };
+  const text = async (): Promise<string> => take().toString('utf8');
+  return Object.defineProperties(res, {
+    bodyUsed: { get: () => held === null },
+    text: { value: text },
+    json: { value: async (): Promise<unknown> => JSON.parse(await text()) },
+    arrayBuffer: {
+      value: async (): Promise<ArrayBuffer> => {
+        const b = take();
+        return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+      },
+    },
+  });
+}
+
 async function bodyBytes(body: unknown): Promise<string | Buffer | undefined> {
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string' || Buffer.isBuffer(body)) return body;
@@ -32,7 +60,7 @@ export async function httpFetch(input: string | URL | Request, init: RequestInit
   const transport = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : null;
   if (!transport) return fetch(input, init);
   const headers: Record<string, string> = {};
-  new Headers(init.headers).forEach((value, key) => {
+  (init.headers instanceof Headers ? init.headers : new Headers(init.headers)).forEach((value, key) => {
     headers[key] = value;
   });
   const body = await bodyBytes(init.body);
@@ -53,7 +81,8 @@ export async function httpFetch(input: string | URL | Request, init: RequestInit
           for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) h.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
           const status = res.statusCode ?? 500;
           const nullBody = status === 204 || status === 304 || (init.method ?? 'GET') === 'HEAD';
-          resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? '', headers: h }));
+          const meta = { status, statusText: res.statusMessage ?? '', headers: h };
+          resolve(nullBody ? new Response(null, meta) : bufferedResponse(Buffer.concat(chunks), meta));
         });
       },
     );

@@ -6,7 +6,7 @@
  * order, so concurrent requests stay deterministic.
  */
 import { indexHash, unitHash } from './hash.ts';
-import { matchRule, parseRules, type RuleMatch } from './rules.ts';
+import { matchRule, parseRules, type Rule, type RuleMatch } from './rules.ts';
 
 export const UNKNOWN_ANSWER = 'unknown';
 
@@ -31,13 +31,27 @@ export interface TargetReply {
   noisy: boolean;
 }
 
+/** Rules of the last few system prompts: a run sends the same skill with every case. */
+const ruleCache = new Map<string, readonly Rule[]>();
+const RULE_CACHE_SIZE = 16;
+
+function rulesOf(system: string): readonly Rule[] {
+  let rules = ruleCache.get(system);
+  if (!rules) {
+    rules = parseRules(system);
+    if (ruleCache.size >= RULE_CACHE_SIZE) ruleCache.delete(ruleCache.keys().next().value!);
+    ruleCache.set(system, rules);
+  }
+  return rules;
+}
+
 export function simulateTarget(messages: readonly SimMessage[], model: string, opts: TargetOptions): TargetReply {
   const system = messages
     .filter((m) => m.role === 'system' || m.role === 'developer')
     .map((m) => m.content)
     .join('\n');
   const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-  let rules = parseRules(system);
+  let rules = rulesOf(system);
   if (opts.maxRules > 0) rules = rules.slice(0, opts.maxRules);
   const match = matchRule(rules, lastUser);
   const answer = match ? match.rule.answer : UNKNOWN_ANSWER;
