@@ -18,6 +18,7 @@ import { outRoot } from '../config/out-root.ts';
 import { currentHost, openHost, type SessionHost } from './host.ts';
 import { SkillReporter } from './reporter.ts';
 import { caseTimeoutMs } from './session.ts';
+import { warmThreadsPool } from './warm-pool.ts';
 
 export interface SkillOptPluginOptions {
   /** Config file used when Vitest is run directly (default: $SKILLOPT_CONFIG, else built-in defaults). */
@@ -49,13 +50,14 @@ export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
   return {
     name: 'skillopt',
     /**
-     * Defaults only: a key the user's own config sets is left alone. Threads, because a rollout is a
-     * fresh Vitest run and worker threads start faster than forked processes (scripts/bench-throughput.mjs).
+     * Defaults only: a key the user's own config sets is left alone. The warm pool (worker threads kept
+     * between runs), because every rollout is a fresh Vitest run (scripts/bench-throughput.mjs); worker
+     * threads also let the suites reach the host's model gateway.
      */
     async config(user: ViteUserConfig): Promise<Omit<ViteUserConfig, 'plugins'>> {
       const { host } = await open();
       const mine = user.test ?? {};
-      const defaults: Record<string, unknown> = { include: ['**/*.skill.test.ts'], fileParallelism: false, pool: 'threads' };
+      const defaults: Record<string, unknown> = { include: ['**/*.skill.test.ts'], fileParallelism: false, pool: warmThreadsPool() };
       if (host) {
         Object.assign(defaults, {
           testTimeout: caseTimeoutMs(host.session.roles),

@@ -1,0 +1,171 @@
+/**
+ * The warm pool: Vitest's `threads` pool, except that a thread which ended its run cleanly is parked
+ * instead of terminated, and the next run's worker takes it back. A rollout is a whole Vitest run, and a
+ * fresh thread pays about 0.2 s to load Vitest's runtime, the openai SDK and the suite's imports before
+ * its first case; the optimizer runs many rollouts, so that start-up was a large share of its time
+ * (scripts/bench-throughput.mjs). Test files still get fresh module state: Vitest's runtime re-evaluates
+ * them (and everything it transformed) for every file when `isolate` is on, as it is by default.
+ *
+ * A thread is reused only by the Vitest instance that started it, with the same `execArgv` and
+ * environment, at most `MAX_RUNS` times (the runtime keeps a little per-run state), and never after a run
+ * that was cancelled or failed to stop. Closing that Vitest instance ends its parked threads.
+ */
+import { existsSync } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { PoolOptions, PoolRunnerInitializer, PoolWorker, Vitest, WorkerRequest } from 'vitest/node';
+
+export const WARM_POOL_NAME = 'skillopt-threads';
+const MAX_RUNS = 25;
+
+interface ParkedThread {
+  key: string;
+  thread: Worker;
+  runs: number;
+  /** Drops the thread from the park if it dies there. */
+  onExit: () => void;
+}
+
+interface Park {
+  closed: boolean;
+  threads: ParkedThread[];
+}
+
+const parks = new WeakMap<Vitest, Park>();
+
+function parkOf(vitest: Vitest): Park {
+  let park = parks.get(vitest);
+  if (!park) {
+    const p: Park = { closed: false, threads: [] };
+    vitest.onClose(async () => {
+      p.closed = true;
+      await Promise.all(p.threads.splice(0).map((t) => t.thread.terminate()));
+    });
+    parks.set(vitest, p);
+    park = p;
+  }
+  return park;
+}
+
+/** The compiled thread entry, also when this module runs from source (tests load it that way). */
+function entrypoint(): string {
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith('.js')) return here.replace(/warm-pool\.js$/, 'warm-worker.js');
+  const built = here.replace(/[\\/]src[\\/]vitest[\\/]warm-pool\.ts$/, '/dist/vitest/warm-worker.js');
+  if (!existsSync(built)) throw new Error(`skillopt warm pool: ${built} is missing; run \`npm run build\``);
+  return built;
+}
+
+class WarmThreadWorker implements PoolWorker {
+  readonly name = WARM_POOL_NAME;
+  private thread: Worker | undefined;
+  private runs = 0;
+  private readonly key: string;
+  private readonly park: Park;
+  private readonly listeners: Array<[string, (arg: unknown) => void]> = [];
+  private readonly stdout: Writable;
+  private readonly stderr: Writable;
+  /** Set when the runtime answered `stop` without an error: only then is the thread fit to reuse. */
+  private stoppedCleanly = false;
+  private stopRequested = false;
+
+  constructor(private readonly options: PoolOptions) {
+    this.key = JSON.stringify([options.distPath, options.execArgv, options.env]);
+    this.park = parkOf(options.project.vitest);
+    this.stdout = options.project.vitest.logger.outputStream as Writable;
+    this.stderr = options.project.vitest.logger.errorStream as Writable;
+  }
+
+  private get live(): Worker {
+    if (!this.thread) throw new Error('skillopt warm pool: the worker thread is not running');
+    return this.thread;
+  }
+
+  on(event: string, callback: (arg: unknown) => void): void {
+    this.listeners.push([event, callback]);
+    this.live.on(event, callback);
+  }
+
+  off(event: string, callback: (arg: unknown) => void): void {
+    const i = this.listeners.findIndex(([e, c]) => e === event && c === callback);
+    if (i >= 0) this.listeners.splice(i, 1);
+    this.thread?.off(event, callback);
+  }
+
+  send(message: WorkerRequest): void {
+    if (message.type === 'stop') this.stopRequested = true;
+    this.live.postMessage(message);
+  }
+
+  deserialize(data: unknown): unknown {
+    return data;
+  }
+
+  async start(): Promise<void> {
+    if (this.thread) return;
+    const i = this.park.threads.findIndex((p) => p.key === this.key);
+    if (i >= 0) {
+      const [p] = this.park.threads.splice(i, 1);
+      p!.thread.off('exit', p!.onExit);
+      this.thread = p!.thread;
+      this.runs = p!.runs;
+      this.thread.ref();
+    } else {
+      this.thread = new Worker(entrypoint(), {
+        env: this.options.env as NodeJS.ProcessEnv,
+        execArgv: this.options.execArgv,
+        stdout: true,
+        stderr: true,
+        workerData: { distPath: this.options.distPath },
+      });
+    }
+    this.runs++;
+    this.stoppedCleanly = false;
+    this.stopRequested = false;
+    this.thread.on('message', this.watchStop);
+    this.stdout.setMaxListeners(1 + this.stdout.getMaxListeners());
+    this.thread.stdout.pipe(this.stdout);
+    this.stderr.setMaxListeners(1 + this.stderr.getMaxListeners());
+    this.thread.stderr.pipe(this.stderr);
+  }
+
+  private readonly watchStop = (message: unknown): void => {
+    const m = message as { __vitest_worker_response__?: boolean; type?: string; error?: unknown };
+    if (this.stopRequested && m?.__vitest_worker_response__ && m.type === 'stopped') this.stoppedCleanly = !m.error;
+  };
+
+  async stop(): Promise<void> {
+    const thread = this.thread;
+    if (!thread) return;
+    this.thread = undefined;
+    for (const [event, callback] of this.listeners.splice(0)) thread.off(event, callback);
+    thread.off('message', this.watchStop);
+    thread.stdout.unpipe(this.stdout);
+    this.stdout.setMaxListeners(this.stdout.getMaxListeners() - 1);
+    thread.stderr.unpipe(this.stderr);
+    this.stderr.setMaxListeners(this.stderr.getMaxListeners() - 1);
+    if (this.stoppedCleanly && !this.park.closed && this.runs < MAX_RUNS && thread.threadId >= 0) {
+      thread.unref();
+      const park = this.park;
+      const parked: ParkedThread = {
+        key: this.key,
+        thread,
+        runs: this.runs,
+        onExit: () => {
+          const i = park.threads.indexOf(parked);
+          if (i >= 0) park.threads.splice(i, 1);
+        },
+      };
+      thread.once('exit', parked.onExit);
+      park.threads.push(parked);
+      return;
+    }
+    await thread.terminate();
+  }
+}
+
+/** The pool, for Vitest's `pool` option (the skillopt plugin sets it unless the config names another). */
+export function warmThreadsPool(): PoolRunnerInitializer {
+  return { name: WARM_POOL_NAME, createPoolWorker: (options) => new WarmThreadWorker(options) };
+}

@@ -1,0 +1,44 @@
+/**
+ * The thread side of the warm pool (see warm-pool.ts): Vitest's own worker runtime, loaded from the
+ * running Vitest's dist folder, given an adapter whose teardown detaches the run's RPC instead of the
+ * runtime itself. After `stop` the thread keeps its loaded modules and waits for the next run's `start`.
+ */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parentPort, workerData } from 'node:worker_threads';
+
+type Listener = (message: unknown) => void;
+interface VitestWorkerModule {
+  init(worker: Record<string, unknown>): void;
+  runBaseTests(method: 'run' | 'collect', state: unknown, traces: unknown): Promise<void>;
+  setupEnvironment(context: unknown): Promise<unknown>;
+}
+
+if (!parentPort) throw new Error('skillopt warm pool: this module runs in a worker thread');
+const port = parentPort;
+const { distPath } = workerData as { distPath: string };
+const vitestWorker = (await import(pathToFileURL(join(distPath, 'worker.js')).href)) as VitestWorkerModule;
+
+/** The runtime's own message handler (registered first, kept for the thread's life) and each run's RPC. */
+let runtimeListener: Listener | undefined;
+const runListeners = new Set<Listener>();
+
+vitestWorker.init({
+  post: (response: unknown) => port.postMessage(response),
+  on: (listener: Listener) => {
+    if (runtimeListener) runListeners.add(listener);
+    else runtimeListener = listener;
+    port.on('message', listener);
+  },
+  off: (listener: Listener) => {
+    runListeners.delete(listener);
+    port.off('message', listener);
+  },
+  teardown: () => {
+    for (const listener of runListeners) port.off('message', listener);
+    runListeners.clear();
+  },
+  runTests: (state: unknown, traces: unknown) => vitestWorker.runBaseTests('run', state, traces),
+  collectTests: (state: unknown, traces: unknown) => vitestWorker.runBaseTests('collect', state, traces),
+  setup: vitestWorker.setupEnvironment,
+});
