@@ -25,8 +25,8 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { skillopt } from 'skillopt/vitest';
 export default defineConfig({
-  resolve: { alias: { skillopt: fileURLToPath(new URL('../../src/index.ts', import.meta.url)) } },
-  test: { projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['suite/*.skill.test.ts'] } }] },
+  resolve: { alias: { skillopt: fileURLToPath(new URL('../../dist/index.js', import.meta.url)) } },
+  test: { server: { deps: { external: [/\\/dist\\//] } }, projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['suite/*.skill.test.ts'] } }] },
 });
 `);
 const tasks = Array.from({ length: cases }, (_, i) => ({ id: `c${String(i).padStart(5, '0')}`, input: `Ticket ${i}: the job failed with Code${i % 7}.`, expected: `label${i % 7}` }));
