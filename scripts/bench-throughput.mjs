@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Throughput benchmark (a script, not a timed test): 1,000 skill cases through the real stack (Vitest
-// suite → openai SDK → simulated model server with 50 ms latency) at concurrency 32, then prints the
-// measured wall time divided by the ideal 1000 × 50 ms ÷ 32. Target: ≤ 1.3.
+// suite → model gateway → openai SDK → simulated model server with 50 ms latency) at concurrency 32,
+// printing each run's wall time divided by the ideal 1000 × 50 ms ÷ 32. One long-lived Vitest runs the
+// suite once cold, then `--runs` times again, as `skillopt eval` and the optimizer's rollouts do; the
+// target (≤ 1.3) applies to the median rerun. Wall time is the whole Vitest run: start-up, collecting
+// the cases, every case, reporting.
 //
-//   npm run build && node scripts/bench-throughput.mjs [--cases 1000] [--latency 50] [--concurrency 32]
+//   npm run build && node scripts/bench-throughput.mjs [--cases 1000] [--latency 50] [--concurrency 32] [--runs 5]
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +18,7 @@ const arg = (name, dflt) => {
 const cases = arg('cases', 1000);
 const latency = arg('latency', 50);
 const concurrency = arg('concurrency', 32);
+const runs = arg('runs', 5);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const dir = join(repo, '.skillopt', 'bench-throughput');
 
@@ -49,30 +53,50 @@ const { config } = loadConfig({
 });
 const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout', split: 'all' } });
 const runner = await SuiteRunner.open({ host, filters: ['bench.skill.test'], vitestOptions: { ...(process.env.BENCH_POOL ? { pool: process.env.BENCH_POOL } : {}), ...(process.env.BENCH_ISOLATE ? { isolate: process.env.BENCH_ISOLATE === 'true' } : {}), ...(process.env.BENCH_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] } : {}) } });
-try {
-  const warm = await runner.run({ mode: 'rollout', split: 'all', ids: tasks.slice(0, 64).map((t) => t.id) });
-  if (warm.records.length !== 64) throw new Error(`warm-up ran ${warm.records.length} cases: ${warm.errors.join("; ")}`);
+const ideal = (cases * latency) / 1000 / concurrency;
+
+/** One Vitest run of every case: wall time, and the time from the first request on. */
+async function measure() {
   const requestsBefore = host.simServer.stats().requests;
   const started = performance.now();
   let firstRequest = 0;
   const poll = setInterval(() => {
-    const n = host.simServer.stats().requests - requestsBefore;
-    if (n > 0 && !firstRequest) firstRequest = performance.now();
-  }, 5);
+    if (!firstRequest && host.simServer.stats().requests > requestsBefore) firstRequest = performance.now();
+  }, 2);
   const result = await runner.run({ mode: 'rollout', split: 'all', ids: null });
-  const wall = (performance.now() - started) / 1000;
+  const ended = performance.now();
   clearInterval(poll);
-  const ms = (t) => (t ? `${Math.round(t - started)} ms` : '—');
-  const ideal = (cases * latency) / 1000 / concurrency;
-  const steady = firstRequest ? (performance.now() - started - (firstRequest - started)) / 1000 : wall;
-  const passed = result.records.filter((r) => r.pass).length;
-  const lat = result.records.map((r) => r.latency_ms).sort((a, b) => a - b);
-  console.log(`cases ${result.records.length} (passed ${passed}), server requests ${host.simServer.stats().requests - requestsBefore}, case latency median ${lat[lat.length >> 1]} ms, p90 ${lat[Math.floor(lat.length * 0.9)]} ms`);
-  console.log(`ideal ${ideal.toFixed(3)} s (${cases} × ${latency} ms ÷ ${concurrency})`);
-  console.log(`whole Vitest run   ${wall.toFixed(3)} s → ratio ${(wall / ideal).toFixed(3)} (includes ${ms(firstRequest)} of per-run start-up: worker, imports, collection)`);
-  console.log(`cases (1st request → end) ${steady.toFixed(3)} s → ratio ${(steady / ideal).toFixed(3)}`);
-  console.log(`target: ratio ≤ 1.3`);
-  process.exitCode = result.records.length === cases && wall / ideal <= 1.3 ? 0 : 1;
+  if (result.records.length !== cases) throw new Error(`ran ${result.records.length} of ${cases} cases: ${result.errors.join('; ')}`);
+  const lat = result.records.map((r) => r.latency_ms).sort((x, y) => x - y);
+  return {
+    wall: (ended - started) / 1000,
+    startup: ((firstRequest || ended) - started) / 1000,
+    passed: result.records.filter((r) => r.pass).length,
+    requests: host.simServer.stats().requests - requestsBefore,
+    median: lat[lat.length >> 1],
+    p90: lat[Math.floor(lat.length * 0.9)],
+  };
+}
+
+const line = (label, m) =>
+  `${label.padEnd(8)} wall ${m.wall.toFixed(3)} s  ratio ${(m.wall / ideal).toFixed(3)}  ` +
+  `(start-up ${Math.round(m.startup * 1000)} ms; from the first request: ratio ${((m.wall - m.startup) / ideal).toFixed(3)}; ` +
+  `case latency median ${m.median} ms, p90 ${m.p90} ms; ${m.passed} passed, ${m.requests} requests)`;
+
+try {
+  console.log(`ideal ${ideal.toFixed(3)} s (${cases} cases × ${latency} ms ÷ ${concurrency})`);
+  // The first run also pays Vite's transform of the suite and the worker thread's start.
+  console.log(line('cold', await measure()));
+  const reruns = [];
+  for (let i = 0; i < runs; i++) {
+    const m = await measure();
+    reruns.push(m);
+    console.log(line(`rerun ${i + 1}`, m));
+  }
+  const ratios = reruns.map((m) => m.wall / ideal).sort((x, y) => x - y);
+  const median = ratios[ratios.length >> 1];
+  console.log(`median rerun ratio ${median.toFixed(3)} (target ≤ 1.3: ${median <= 1.3 ? 'met' : 'NOT met'})`);
+  process.exitCode = median <= 1.3 ? 0 : 1;
 } finally {
   await runner.close();
   await host.close();

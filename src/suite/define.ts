@@ -131,9 +131,10 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
   const records: CaseRecord[] = [];
   const timeout = caseTimeoutMs(session.roles);
 
+  const concurrentTest = test.concurrent;
   describe(options.name, () => {
     for (const task of selected) {
-      test.concurrent(
+      concurrentTest(
         task.id,
         async (ctx) => {
           const started = performance.now();
