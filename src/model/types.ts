@@ -21,7 +21,7 @@ export interface RoleConfig {
   retries: number;
   retryBaseDelayMs: number;
   retryMaxDelayMs: number;
-  /** Requests in flight at once for this role (per process). */
+  /** Requests in flight at once for this role (per client: the host's gateway serves every worker thread). */
   concurrency: number;
   /** How optimizer replies are requested: try JSON schema, then JSON mode, then plain text. */
   structuredOutput: 'auto' | 'json_schema' | 'json_object' | 'none';

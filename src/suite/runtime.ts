@@ -1,7 +1,7 @@
 /**
- * The worker-side model runtime of a skill suite: one client per role per process, a judge for LLM-judge
- * scorers, and a circuit breaker so a run whose endpoint is down stops calling it after a few failures
- * instead of paying N timeouts.
+ * The worker-side model runtime of a skill suite: target and judge calls (through the host's model gateway
+ * when it is in this process, else through clients of this worker), and a circuit breaker so a run whose
+ * endpoint is down stops calling it after a few failures instead of paying N timeouts.
  */
 import type { ChatResult, ModelClient, StructuredResult } from '../model/client.ts';
 import { isInfraError } from '../model/errors.ts';

@@ -1,7 +1,7 @@
 /**
  * The session: what the main process (CLI or plugin) hands to the skill suites running in Vitest workers,
  * through Vitest's provide/inject. Plain JSON, no secrets: API keys stay in the environment and are read
- * by name in the worker.
+ * by name where the calls are made (the host's model gateway, or a forked worker).
  */
 import type { SkillOptConfig } from '../config/schema.ts';
 import type { GatewayAddress } from '../model/gateway/protocol.ts';
