@@ -18,28 +18,30 @@ interface Case {
   evaluation: number;
 }
 
-async function rerun(pool?: string): Promise<{ hostPid: number; requests: number; runs: Case[][] }> {
-  const res = await run(process.execPath, ['rerun.mjs', ...(pool ? [pool] : [])], { cwd: FIXTURE });
+async function rerun(pool = 'default', runs = 3): Promise<{ hostPid: number; requests: number; runs: Case[][] }> {
+  const res = await run(process.execPath, ['rerun.mjs', pool, String(runs)], { cwd: FIXTURE });
   expect(res.code, res.all).toBe(0);
+  expect(res.stderr).not.toMatch(/warning/i);
   return JSON.parse(res.stdout.trim().split('\n').pop()!);
 }
 
 beforeAll(() => assertBuilt());
 
 describe('reruns of one Vitest instance', () => {
-  it('the default warm pool runs every rerun in the same thread, re-evaluating the suite each time', async () => {
-    const { hostPid, requests, runs } = await rerun();
-    expect(runs).toHaveLength(3);
-    expect(requests).toBe(6);
+  it('the default warm pool reruns in the same thread, re-evaluating the suite each time, and replaces the thread after 25 runs', async () => {
+    const { hostPid, requests, runs } = await rerun('default', 27);
+    expect(runs).toHaveLength(27);
+    expect(requests).toBe(54);
     const cases = runs.flat();
     expect(cases.every((c) => c.pass && c.error === null)).toBe(true);
-    expect(new Set(cases.map((c) => c.thread)).size).toBe(1);
     expect(cases.every((c) => c.pid === hostPid && c.thread > 0)).toBe(true);
-    expect(runs.map((r) => r.map((c) => c.evaluation))).toEqual([
-      [1, 1],
-      [2, 2],
-      [3, 3],
-    ]);
+    for (const r of runs) expect(new Set(r.map((c) => c.thread)).size).toBe(1);
+    const threads = runs.map((r) => r[0]!.thread);
+    expect(new Set(threads.slice(0, 25)).size).toBe(1);
+    expect(threads[25]).not.toBe(threads[0]);
+    expect(threads[26]).toBe(threads[25]);
+    const evaluations = runs.map((r) => r[0]!.evaluation);
+    expect(evaluations).toEqual([...Array.from({ length: 25 }, (_, i) => i + 1), 1, 2]);
   });
 
   it("Vitest's threads pool starts a fresh thread per run", async () => {
