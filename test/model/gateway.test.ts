@@ -81,6 +81,15 @@ describe('model gateway', () => {
     await expect(client.chat(role, user, { stage: 'rollout', signal: ctl.signal })).rejects.toMatchObject({ kind: 'aborted' });
   });
 
+  it('closing the worker-side client rejects its waiting calls as aborted, and later calls at once', async () => {
+    const { client, server, role } = await setup([{ hang: true }]);
+    const call = client.chat(role, user, { stage: 'rollout' });
+    await vi.waitFor(() => expect(server.inFlight).toBe(1));
+    client.close();
+    await expect(call).rejects.toMatchObject({ kind: 'aborted', detail: 'the model gateway client was closed' });
+    await expect(client.chat(role, user, { stage: 'rollout' })).rejects.toMatchObject({ kind: 'aborted' });
+  });
+
   it("caps requests in flight across every worker's client with the role's concurrency", async () => {
     const { gateway, server, role } = await setup(() => ({ content: 'ok', delayMs: 20 }), { concurrency: 2 });
     const a = new GatewayClient(gateway.address);

@@ -15,6 +15,8 @@ import { decodeError, GatewayPoster, received, type GatewayAddress, type Gateway
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
+  /** The error for a call that will never get its answer. */
+  aborted: (detail: string) => ModelInfraError;
 }
 
 /** True when the host at `address` is in this process, so the channel reaches it. */
@@ -28,6 +30,7 @@ export class GatewayClient {
   private readonly owner = `${threadId}-${randomUUID()}`;
   private readonly pending = new Map<string, Pending>();
   private next = 0;
+  private closed = false;
 
   constructor(address: GatewayAddress) {
     this.channel = new BroadcastChannel(address.channel);
@@ -57,8 +60,13 @@ export class GatewayClient {
     return this.call('judge', role, messages, o) as Promise<StructuredResult<JudgeVerdict>>;
   }
 
+  /** Stop listening; calls still waiting reject as aborted. */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.channel.close();
+    for (const p of this.pending.values()) p.reject(p.aborted('the model gateway client was closed'));
+    this.pending.clear();
   }
 
   private call(
@@ -68,7 +76,7 @@ export class GatewayClient {
     o: { stage: string; signal?: AbortSignal },
   ): Promise<unknown> {
     const id = `${this.owner}:${this.next++}`;
-    const aborted = (): ModelInfraError =>
+    const aborted = (detail: string): ModelInfraError =>
       new ModelInfraError({
         kind: 'aborted',
         attempts: 0,
@@ -76,15 +84,17 @@ export class GatewayClient {
         model: role.model,
         url: role.azure ? role.azure.endpoint : role.baseURL,
         stage: o.stage,
-        detail: 'the case was aborted (timeout or cancel)',
+        detail,
       });
+    const callerAborted = 'the case was aborted (timeout or cancel)';
     const signal = o.signal;
-    if (signal?.aborted) return Promise.reject(aborted());
+    if (this.closed) return Promise.reject(aborted('the model gateway client was closed'));
+    if (signal?.aborted) return Promise.reject(aborted(callerAborted));
     return new Promise<unknown>((resolve, reject) => {
       const onAbort = (): void => {
         if (!this.pending.delete(id)) return;
         this.poster.send({ t: 'cancel', id });
-        reject(aborted());
+        reject(aborted(callerAborted));
       };
       this.pending.set(id, {
         resolve: (v) => {
@@ -95,6 +105,7 @@ export class GatewayClient {
           signal?.removeEventListener('abort', onAbort);
           reject(e);
         },
+        aborted,
       });
       signal?.addEventListener('abort', onAbort, { once: true });
       this.poster.send({ t: 'call', id, op, role, stage: o.stage, messages });
