@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Throughput benchmark (a script, not a timed test): 1,000 skill cases through the real stack (Vitest
-// suite → model gateway → openai SDK → simulated model server with 50 ms latency) at concurrency 32,
+// suite → model gateway → openai SDK → simulated model server (on its own thread) with 50 ms latency)
+// at concurrency 32,
 // printing each run's wall time divided by the ideal 1000 × 50 ms ÷ 32. One long-lived Vitest runs the
 // suite once cold, then `--runs` times again, as `skillopt eval` and the optimizer's rollouts do; the
 // target (≤ 1.3) applies to the median rerun. Wall time is the whole Vitest run: start-up, collecting
@@ -57,22 +58,27 @@ const ideal = (cases * latency) / 1000 / concurrency;
 
 /** One Vitest run of every case: wall time, and the time from the first request on. */
 async function measure() {
-  const requestsBefore = host.simServer.stats().requests;
+  const requestsBefore = (await host.simServer.stats()).requests;
   const started = performance.now();
   let firstRequest = 0;
-  const poll = setInterval(() => {
-    if (!firstRequest && host.simServer.stats().requests > requestsBefore) firstRequest = performance.now();
-  }, 2);
+  let polling = true;
+  const poll = (async () => {
+    while (polling && !firstRequest) {
+      if ((await host.simServer.stats()).requests > requestsBefore) firstRequest = performance.now();
+      else await new Promise((r) => setTimeout(r, 2));
+    }
+  })();
   const result = await runner.run({ mode: 'rollout', split: 'all', ids: null });
   const ended = performance.now();
-  clearInterval(poll);
+  polling = false;
+  await poll;
   if (result.records.length !== cases) throw new Error(`ran ${result.records.length} of ${cases} cases: ${result.errors.join('; ')}`);
   const lat = result.records.map((r) => r.latency_ms).sort((x, y) => x - y);
   return {
     wall: (ended - started) / 1000,
     startup: ((firstRequest || ended) - started) / 1000,
     passed: result.records.filter((r) => r.pass).length,
-    requests: host.simServer.stats().requests - requestsBefore,
+    requests: (await host.simServer.stats()).requests - requestsBefore,
     median: lat[lat.length >> 1],
     p90: lat[Math.floor(lat.length * 0.9)],
   };

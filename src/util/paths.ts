@@ -22,3 +22,17 @@ export function packageRoot(): string {
 export function sourceAsset(...parts: string[]): string {
   return join(packageRoot(), 'src', ...parts);
 }
+
+/**
+ * The compiled file of a module next to `callerUrl`, for `new Worker(...)`: Node 20 cannot run TypeScript
+ * in a thread, so when the caller itself runs from src/ (under Vitest), this is its twin in dist/.
+ */
+export function compiledSibling(callerUrl: string, name: string): string {
+  const here = fileURLToPath(callerUrl);
+  const sibling = join(dirname(here), `${name}.js`);
+  if (here.endsWith('.js')) return sibling;
+  const root = packageRoot();
+  const built = join(root, 'dist', sibling.slice(join(root, 'src').length + 1));
+  if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\``);
+  return built;
+}

@@ -9,7 +9,7 @@ import { resolveRoles } from '../config/roles.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
 import { openModelGateway, type ModelGateway } from '../model/gateway/server.ts';
 import type { RoleConfig } from '../model/types.ts';
-import { startSimServer, type SimServer } from '../sim/server.ts';
+import { startSimServerThread, type SimServerThread } from '../sim/thread.ts';
 import type { CaseRecord } from '../types.ts';
 import type { GateVerdict, ProvidedSession, SuiteManifest } from './session.ts';
 
@@ -28,7 +28,8 @@ export interface RunResult {
 export interface SessionHost {
   session: ProvidedSession;
   roles: { optimizer: RoleConfig; target: RoleConfig; judge: RoleConfig };
-  simServer: SimServer | null;
+  /** The simulated model server (on a thread of its own) when a role is `simulated`. */
+  simServer: SimServerThread | null;
   /** Makes the suites' model calls for worker threads of this process. */
   gateway: ModelGateway;
   /** Where the reporter writes results.jsonl / summary.json; null = do not write. */
@@ -66,10 +67,10 @@ export interface OpenHostOptions {
 export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
   const roles = resolveRoles(opts.config, opts.env ?? process.env);
   const simulatedRoles = Object.values(roles).filter((r) => r.backend === 'simulated');
-  let simServer: SimServer | null = null;
+  let simServer: SimServerThread | null = null;
   if (simulatedRoles.length > 0) {
     const sim = opts.config.model.simulated;
-    simServer = await startSimServer({
+    simServer = await startSimServerThread({
       host: '127.0.0.1',
       port: 0,
       models: [...new Set(simulatedRoles.map((r) => r.model))],

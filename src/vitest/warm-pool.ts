@@ -10,11 +10,10 @@
  * environment, at most `MAX_RUNS` times (the runtime keeps a little per-run state), and never after a run
  * that was cancelled or failed to stop. Closing that Vitest instance ends its parked threads.
  */
-import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { PoolOptions, PoolRunnerInitializer, PoolWorker, Vitest, WorkerRequest } from 'vitest/node';
+import { compiledSibling } from '../util/paths.ts';
 
 export const WARM_POOL_NAME = 'skillopt-threads';
 const MAX_RUNS = 25;
@@ -46,15 +45,6 @@ function parkOf(vitest: Vitest): Park {
     park = p;
   }
   return park;
-}
-
-/** The compiled thread entry, also when this module runs from source (tests load it that way). */
-function entrypoint(): string {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.js')) return here.replace(/warm-pool\.js$/, 'warm-worker.js');
-  const built = here.replace(/[\\/]src[\\/]vitest[\\/]warm-pool\.ts$/, '/dist/vitest/warm-worker.js');
-  if (!existsSync(built)) throw new Error(`skillopt warm pool: ${built} is missing; run \`npm run build\``);
-  return built;
 }
 
 class WarmThreadWorker implements PoolWorker {
@@ -112,7 +102,7 @@ class WarmThreadWorker implements PoolWorker {
       this.runs = p!.runs;
       this.thread.ref();
     } else {
-      this.thread = new Worker(entrypoint(), {
+      this.thread = new Worker(compiledSibling(import.meta.url, 'warm-worker'), {
         env: this.options.env as NodeJS.ProcessEnv,
         execArgv: this.options.execArgv,
         stdout: true,
