@@ -29,14 +29,22 @@ interface ParkedThread {
 interface Park {
   closed: boolean;
   threads: ParkedThread[];
+  /**
+   * Threads told to stop whose worker has not yet parked or ended them, by key. Vitest does not wait for
+   * a run's workers to stop before the next run starts, so the next run waits briefly for these.
+   */
+  stopping: Map<string, Set<Promise<void>>>;
 }
+
+/** How long a starting worker waits for a stopping thread it could take over. */
+const STOPPING_WAIT_MS = 1_000;
 
 const parks = new WeakMap<Vitest, Park>();
 
 function parkOf(vitest: Vitest): Park {
   let park = parks.get(vitest);
   if (!park) {
-    const p: Park = { closed: false, threads: [] };
+    const p: Park = { closed: false, threads: [], stopping: new Map() };
     vitest.onClose(async () => {
       p.closed = true;
       await Promise.all(p.threads.splice(0).map((t) => t.thread.terminate()));
@@ -45,6 +53,11 @@ function parkOf(vitest: Vitest): Park {
     park = p;
   }
   return park;
+}
+
+/** Whether the run is being cancelled (bail, Ctrl-C); `isCancelling` is Vitest-internal, so read defensively. */
+function cancelling(options: PoolOptions): boolean {
+  return (options.project.vitest as unknown as { isCancelling?: unknown }).isCancelling === true;
 }
 
 class WarmThreadWorker implements PoolWorker {
@@ -59,6 +72,8 @@ class WarmThreadWorker implements PoolWorker {
   /** Set when the runtime answered `stop` without an error: only then is the thread fit to reuse. */
   private stoppedCleanly = false;
   private stopRequested = false;
+  /** Settles once `stop` has parked or ended the thread. */
+  private settleStop: (() => void) | undefined;
 
   constructor(private readonly options: PoolOptions) {
     this.key = JSON.stringify([options.distPath, options.execArgv, options.env]);
@@ -84,8 +99,49 @@ class WarmThreadWorker implements PoolWorker {
   }
 
   send(message: WorkerRequest): void {
-    if (message.type === 'stop') this.stopRequested = true;
+    if (message.type === 'stop' && !this.stopRequested) {
+      this.stopRequested = true;
+      this.trackStopping();
+    }
     this.live.postMessage(message);
+  }
+
+  private trackStopping(): void {
+    const set = this.park.stopping.get(this.key) ?? new Set<Promise<void>>();
+    this.park.stopping.set(this.key, set);
+    const settled = new Promise<void>((resolve) => {
+      this.settleStop = () => {
+        set.delete(settled);
+        if (set.size === 0 && this.park.stopping.get(this.key) === set) this.park.stopping.delete(this.key);
+        resolve();
+      };
+    });
+    set.add(settled);
+  }
+
+  private takeParked(): ParkedThread | undefined {
+    const i = this.park.threads.findIndex((p) => p.key === this.key);
+    if (i < 0) return undefined;
+    const [p] = this.park.threads.splice(i, 1);
+    p!.thread.off('exit', p!.onExit);
+    return p;
+  }
+
+  /** A parked thread for this key, waiting briefly for one that is still stopping. */
+  private async reusable(): Promise<ParkedThread | undefined> {
+    const parked = this.takeParked();
+    const stopping = this.park.stopping.get(this.key);
+    if (parked || !stopping || stopping.size === 0) return parked;
+    const waitingFor = [...stopping];
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), STOPPING_WAIT_MS);
+    });
+    const late = await Promise.race([Promise.race(waitingFor).then(() => false), timedOut]);
+    clearTimeout(timer);
+    // A stop that never finished (its worker was never told to stop) must not hold up later runs.
+    if (late) for (const w of waitingFor) stopping.delete(w);
+    return this.takeParked();
   }
 
   deserialize(data: unknown): unknown {
@@ -94,12 +150,10 @@ class WarmThreadWorker implements PoolWorker {
 
   async start(): Promise<void> {
     if (this.thread) return;
-    const i = this.park.threads.findIndex((p) => p.key === this.key);
-    if (i >= 0) {
-      const [p] = this.park.threads.splice(i, 1);
-      p!.thread.off('exit', p!.onExit);
-      this.thread = p!.thread;
-      this.runs = p!.runs;
+    const p = await this.reusable();
+    if (p) {
+      this.thread = p.thread;
+      this.runs = p.runs;
       this.thread.ref();
     } else {
       this.thread = new Worker(compiledSibling(import.meta.url, 'warm-worker'), {
@@ -126,6 +180,15 @@ class WarmThreadWorker implements PoolWorker {
   };
 
   async stop(): Promise<void> {
+    try {
+      await this.release();
+    } finally {
+      this.settleStop?.();
+      this.settleStop = undefined;
+    }
+  }
+
+  private async release(): Promise<void> {
     const thread = this.thread;
     if (!thread) return;
     this.thread = undefined;
@@ -135,7 +198,7 @@ class WarmThreadWorker implements PoolWorker {
     this.stdout.setMaxListeners(this.stdout.getMaxListeners() - 1);
     thread.stderr.unpipe(this.stderr);
     this.stderr.setMaxListeners(this.stderr.getMaxListeners() - 1);
-    if (this.stoppedCleanly && !this.park.closed && this.runs < MAX_RUNS && thread.threadId >= 0) {
+    if (this.stoppedCleanly && !this.park.closed && !cancelling(this.options) && this.runs < MAX_RUNS && thread.threadId >= 0) {
       thread.unref();
       const park = this.park;
       const parked: ParkedThread = {

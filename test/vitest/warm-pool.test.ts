@@ -18,8 +18,12 @@ interface Case {
   evaluation: number;
 }
 
-async function rerun(pool = 'default', runs = 3): Promise<{ hostPid: number; requests: number; runs: Case[][] }> {
-  const res = await run(process.execPath, ['rerun.mjs', pool, String(runs)], { cwd: FIXTURE });
+async function rerun(
+  pool = 'default',
+  runs = 3,
+  bail = false,
+): Promise<{ hostPid: number; requests: number; runs: Case[][] }> {
+  const res = await run(process.execPath, ['rerun.mjs', pool, String(runs), ...(bail ? ['bail'] : [])], { cwd: FIXTURE });
   expect(res.code, res.all).toBe(0);
   expect(res.stderr).not.toMatch(/warning/i);
   return JSON.parse(res.stdout.trim().split('\n').pop()!);
@@ -42,6 +46,13 @@ describe('reruns of one Vitest instance', () => {
     expect(threads[26]).toBe(threads[25]);
     const evaluations = runs.map((r) => r[0]!.evaluation);
     expect(evaluations).toEqual([...Array.from({ length: 25 }, (_, i) => i + 1), 1, 2]);
+  });
+
+  it('a run Vitest cancelled (--bail) does not hand its thread to the next run', async () => {
+    const { runs } = await rerun('default', 3, true);
+    expect(runs).toHaveLength(3);
+    expect(runs.flat().every((c) => !c.pass && c.evaluation === 1)).toBe(true);
+    expect(new Set(runs.map((r) => r[0]!.thread)).size).toBe(3);
   });
 
   it("Vitest's threads pool starts a fresh thread per run", async () => {
