@@ -6,9 +6,11 @@
  * (scripts/bench-throughput.mjs). Test files still get fresh module state: Vitest's runtime re-evaluates
  * them (and everything it transformed) for every file when `isolate` is on, as it is by default.
  *
- * A thread is reused only by the Vitest instance that started it, with the same `execArgv` and
- * environment, at most `MAX_RUNS` times (the runtime keeps a little per-run state), and never after a run
- * that was cancelled or failed to stop. Closing that Vitest instance ends its parked threads.
+ * A thread is reused only by the Vitest instance that started it, with the same `execArgv`, at most
+ * `MAX_RUNS` times (the runtime keeps a little per-run state), and never after a run that was cancelled
+ * or failed to stop. Every run resets the thread's `process.env` to the run's environment, so a suite
+ * that changed it does not leak the change into the next run. Closing that Vitest instance ends its
+ * parked threads.
  */
 import type { Writable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
@@ -17,6 +19,23 @@ import { compiledSibling } from '../util/paths.ts';
 
 export const WARM_POOL_NAME = 'skillopt-threads';
 const MAX_RUNS = 25;
+
+/** The message that resets a thread's `process.env` before a run (see warm-worker.ts). */
+export const ENV_MESSAGE = '__skillopt_env__';
+
+function threadKey(distPath: string, execArgv: readonly string[]): string {
+  return JSON.stringify([distPath, execArgv]);
+}
+
+function spawnThread(distPath: string, execArgv: string[], env: NodeJS.ProcessEnv): Worker {
+  return new Worker(compiledSibling(import.meta.url, 'warm-worker'), {
+    env,
+    execArgv,
+    stdout: true,
+    stderr: true,
+    workerData: { distPath },
+  });
+}
 
 interface ParkedThread {
   key: string;
@@ -55,6 +74,21 @@ function parkOf(vitest: Vitest): Park {
   return park;
 }
 
+function parkThread(park: Park, key: string, thread: Worker, runs: number): void {
+  thread.unref();
+  const parked: ParkedThread = {
+    key,
+    thread,
+    runs,
+    onExit: () => {
+      const i = park.threads.indexOf(parked);
+      if (i >= 0) park.threads.splice(i, 1);
+    },
+  };
+  thread.once('exit', parked.onExit);
+  park.threads.push(parked);
+}
+
 /** Whether the run is being cancelled (bail, Ctrl-C); `isCancelling` is Vitest-internal, so read defensively. */
 function cancelling(options: PoolOptions): boolean {
   return (options.project.vitest as unknown as { isCancelling?: unknown }).isCancelling === true;
@@ -76,7 +110,7 @@ class WarmThreadWorker implements PoolWorker {
   private settleStop: (() => void) | undefined;
 
   constructor(private readonly options: PoolOptions) {
-    this.key = JSON.stringify([options.distPath, options.execArgv, options.env]);
+    this.key = threadKey(options.distPath, options.execArgv);
     this.park = parkOf(options.project.vitest);
     this.stdout = options.project.vitest.logger.outputStream as Writable;
     this.stderr = options.project.vitest.logger.errorStream as Writable;
@@ -151,19 +185,16 @@ class WarmThreadWorker implements PoolWorker {
   async start(): Promise<void> {
     if (this.thread) return;
     const p = await this.reusable();
+    const env = this.options.env as NodeJS.ProcessEnv;
     if (p) {
       this.thread = p.thread;
       this.runs = p.runs;
       this.thread.ref();
     } else {
-      this.thread = new Worker(compiledSibling(import.meta.url, 'warm-worker'), {
-        env: this.options.env as NodeJS.ProcessEnv,
-        execArgv: this.options.execArgv,
-        stdout: true,
-        stderr: true,
-        workerData: { distPath: this.options.distPath },
-      });
+      this.thread = spawnThread(this.options.distPath, this.options.execArgv, env);
     }
+    // Sent before Vitest's `start`: the runtime sees this run's environment, not a previous run's.
+    this.thread.postMessage({ [ENV_MESSAGE]: env });
     this.runs++;
     this.stoppedCleanly = false;
     this.stopRequested = false;
@@ -199,19 +230,7 @@ class WarmThreadWorker implements PoolWorker {
     thread.stderr.unpipe(this.stderr);
     this.stderr.setMaxListeners(this.stderr.getMaxListeners() - 1);
     if (this.stoppedCleanly && !this.park.closed && !cancelling(this.options) && this.runs < MAX_RUNS && thread.threadId >= 0) {
-      thread.unref();
-      const park = this.park;
-      const parked: ParkedThread = {
-        key: this.key,
-        thread,
-        runs: this.runs,
-        onExit: () => {
-          const i = park.threads.indexOf(parked);
-          if (i >= 0) park.threads.splice(i, 1);
-        },
-      };
-      thread.once('exit', parked.onExit);
-      park.threads.push(parked);
+      parkThread(this.park, this.key, thread, this.runs);
       return;
     }
     await thread.terminate();

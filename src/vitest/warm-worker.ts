@@ -1,11 +1,13 @@
 /**
  * The thread side of the warm pool (see warm-pool.ts): Vitest's own worker runtime, loaded from the
  * running Vitest's dist folder, given an adapter whose teardown detaches the run's RPC instead of the
- * runtime itself. After `stop` the thread keeps its loaded modules and waits for the next run's `start`.
+ * runtime itself. After `stop` the thread keeps its loaded modules and waits for the next run's `start`,
+ * which the pool precedes with the run's environment.
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
+import { ENV_MESSAGE } from './warm-pool.ts';
 
 type Listener = (message: unknown) => void;
 interface VitestWorkerModule {
@@ -18,6 +20,19 @@ if (!parentPort) throw new Error('skillopt warm pool: this module runs in a work
 const port = parentPort;
 const { distPath } = workerData as { distPath: string };
 const vitestWorker = (await import(pathToFileURL(join(distPath, 'worker.js')).href)) as VitestWorkerModule;
+
+/** Make `process.env` exactly `env` (this thread's copy; the process's is untouched). */
+function resetEnv(env: Record<string, string | undefined>): void {
+  for (const key of Object.keys(process.env)) if (!(key in env)) delete process.env[key];
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) process.env[key] = value;
+}
+
+// Registered in the same turn as the runtime's handler below (a port delivers nothing before its first
+// listener, and a message delivered to this one alone would be lost to the runtime).
+port.on('message', (message: unknown) => {
+  const env = (message as Record<string, unknown> | null)?.[ENV_MESSAGE];
+  if (env && typeof env === 'object') resetEnv(env as Record<string, string | undefined>);
+});
 
 /** The runtime's own message handler (registered first, kept for the thread's life) and each run's RPC. */
 let runtimeListener: Listener | undefined;

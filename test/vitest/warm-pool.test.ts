@@ -16,6 +16,7 @@ interface Case {
   pid: number;
   thread: number;
   evaluation: number;
+  leaked: string | null;
 }
 
 async function rerun(
@@ -32,7 +33,7 @@ async function rerun(
 beforeAll(() => assertBuilt());
 
 describe('reruns of one Vitest instance', () => {
-  it('the default warm pool reruns in the same thread, re-evaluating the suite each time, and replaces the thread after 25 runs', async () => {
+  it('the default warm pool reruns in the same thread, re-evaluating the suite and resetting process.env each time, and replaces the thread after 25 runs', async () => {
     const { hostPid, requests, runs } = await rerun('default', 27);
     expect(runs).toHaveLength(27);
     expect(requests).toBe(54);
@@ -44,6 +45,7 @@ describe('reruns of one Vitest instance', () => {
     expect(new Set(threads.slice(0, 25)).size).toBe(1);
     expect(threads[25]).not.toBe(threads[0]);
     expect(threads[26]).toBe(threads[25]);
+    expect(cases.every((c) => c.leaked === null)).toBe(true);
     const evaluations = runs.map((r) => r[0]!.evaluation);
     expect(evaluations).toEqual([...Array.from({ length: 25 }, (_, i) => i + 1), 1, 2]);
   });
