@@ -23,20 +23,6 @@ const MAX_RUNS = 25;
 /** The message that resets a thread's `process.env` before a run (see warm-worker.ts). */
 export const ENV_MESSAGE = '__skillopt_env__';
 
-function threadKey(distPath: string, execArgv: readonly string[]): string {
-  return JSON.stringify([distPath, execArgv]);
-}
-
-function spawnThread(distPath: string, execArgv: string[], env: NodeJS.ProcessEnv): Worker {
-  return new Worker(compiledSibling(import.meta.url, 'warm-worker'), {
-    env,
-    execArgv,
-    stdout: true,
-    stderr: true,
-    workerData: { distPath },
-  });
-}
-
 interface ParkedThread {
   key: string;
   thread: Worker;
@@ -49,10 +35,10 @@ interface Park {
   closed: boolean;
   threads: ParkedThread[];
   /**
-   * Threads told to stop whose worker has not yet parked or ended them, by key. Vitest does not wait for
-   * a run's workers to stop before the next run starts, so the next run waits briefly for these.
+   * Threads told to stop whose worker has not yet parked or ended them. Vitest does not wait for a run's
+   * workers to stop before the next run starts, so the next run waits briefly for these.
    */
-  stopping: Map<string, Set<Promise<void>>>;
+  readonly stopping: Array<{ key: string; settled: Promise<void> }>;
 }
 
 /** How long a starting worker waits for a stopping thread it could take over. */
@@ -63,7 +49,7 @@ const parks = new WeakMap<Vitest, Park>();
 function parkOf(vitest: Vitest): Park {
   let park = parks.get(vitest);
   if (!park) {
-    const p: Park = { closed: false, threads: [], stopping: new Map() };
+    const p: Park = { closed: false, threads: [], stopping: [] };
     vitest.onClose(async () => {
       p.closed = true;
       await Promise.all(p.threads.splice(0).map((t) => t.thread.terminate()));
@@ -72,21 +58,6 @@ function parkOf(vitest: Vitest): Park {
     park = p;
   }
   return park;
-}
-
-function parkThread(park: Park, key: string, thread: Worker, runs: number): void {
-  thread.unref();
-  const parked: ParkedThread = {
-    key,
-    thread,
-    runs,
-    onExit: () => {
-      const i = park.threads.indexOf(parked);
-      if (i >= 0) park.threads.splice(i, 1);
-    },
-  };
-  thread.once('exit', parked.onExit);
-  park.threads.push(parked);
 }
 
 /** Whether the run is being cancelled (bail, Ctrl-C); `isCancelling` is Vitest-internal, so read defensively. */
@@ -110,7 +81,7 @@ class WarmThreadWorker implements PoolWorker {
   private settleStop: (() => void) | undefined;
 
   constructor(private readonly options: PoolOptions) {
-    this.key = threadKey(options.distPath, options.execArgv);
+    this.key = JSON.stringify([options.distPath, options.execArgv]);
     this.park = parkOf(options.project.vitest);
     this.stdout = options.project.vitest.logger.outputStream as Writable;
     this.stderr = options.project.vitest.logger.errorStream as Writable;
@@ -141,16 +112,19 @@ class WarmThreadWorker implements PoolWorker {
   }
 
   private trackStopping(): void {
-    const set = this.park.stopping.get(this.key) ?? new Set<Promise<void>>();
-    this.park.stopping.set(this.key, set);
-    const settled = new Promise<void>((resolve) => {
+    const entry = { key: this.key, settled: Promise.resolve() };
+    entry.settled = new Promise<void>((resolve) => {
       this.settleStop = () => {
-        set.delete(settled);
-        if (set.size === 0 && this.park.stopping.get(this.key) === set) this.park.stopping.delete(this.key);
+        this.dropStopping(entry);
         resolve();
       };
     });
-    set.add(settled);
+    this.park.stopping.push(entry);
+  }
+
+  private dropStopping(entry: Park['stopping'][number]): void {
+    const i = this.park.stopping.indexOf(entry);
+    if (i >= 0) this.park.stopping.splice(i, 1);
   }
 
   private takeParked(): ParkedThread | undefined {
@@ -164,17 +138,16 @@ class WarmThreadWorker implements PoolWorker {
   /** A parked thread for this key, waiting briefly for one that is still stopping. */
   private async reusable(): Promise<ParkedThread | undefined> {
     const parked = this.takeParked();
-    const stopping = this.park.stopping.get(this.key);
-    if (parked || !stopping || stopping.size === 0) return parked;
-    const waitingFor = [...stopping];
+    const waitingFor = this.park.stopping.filter((s) => s.key === this.key);
+    if (parked || waitingFor.length === 0) return parked;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(true), STOPPING_WAIT_MS);
     });
-    const late = await Promise.race([Promise.race(waitingFor).then(() => false), timedOut]);
+    const late = await Promise.race([Promise.race(waitingFor.map((s) => s.settled)).then(() => false), timedOut]);
     clearTimeout(timer);
     // A stop that never finished (its worker was never told to stop) must not hold up later runs.
-    if (late) for (const w of waitingFor) stopping.delete(w);
+    if (late) for (const s of waitingFor) this.dropStopping(s);
     return this.takeParked();
   }
 
@@ -191,7 +164,13 @@ class WarmThreadWorker implements PoolWorker {
       this.runs = p.runs;
       this.thread.ref();
     } else {
-      this.thread = spawnThread(this.options.distPath, this.options.execArgv, env);
+      this.thread = new Worker(compiledSibling(import.meta.url, 'warm-worker'), {
+        env,
+        execArgv: this.options.execArgv,
+        stdout: true,
+        stderr: true,
+        workerData: { distPath: this.options.distPath },
+      });
     }
     // Sent before Vitest's `start`: the runtime sees this run's environment, not a previous run's.
     this.thread.postMessage({ [ENV_MESSAGE]: env });
@@ -230,7 +209,19 @@ class WarmThreadWorker implements PoolWorker {
     thread.stderr.unpipe(this.stderr);
     this.stderr.setMaxListeners(this.stderr.getMaxListeners() - 1);
     if (this.stoppedCleanly && !this.park.closed && !cancelling(this.options) && this.runs < MAX_RUNS && thread.threadId >= 0) {
-      parkThread(this.park, this.key, thread, this.runs);
+      thread.unref();
+      const park = this.park;
+      const parked: ParkedThread = {
+        key: this.key,
+        thread,
+        runs: this.runs,
+        onExit: () => {
+          const i = park.threads.indexOf(parked);
+          if (i >= 0) park.threads.splice(i, 1);
+        },
+      };
+      thread.once('exit', parked.onExit);
+      park.threads.push(parked);
       return;
     }
     await thread.terminate();
