@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { STAGE_SCHEMAS, type StageName, type StageOutput } from '../optimizer/schemas.ts';
 import type { ChatMessage, TokenUsage } from '../types.ts';
 import type { Accounting } from './accounting.ts';
-import { ModelInfraError, ModelOutputError, isInfraError, oneLineClip } from './errors.ts';
+import { ModelInfraError, ModelOutputError, endpointOf, isInfraError, oneLineClip, requestContext } from './errors.ts';
 import { extractJson } from './json-extract.ts';
 import { Limiter } from './limiter.ts';
 import { BadResponseError, backoffDelay, classifyError } from './retry.ts';
@@ -181,7 +181,7 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
   const env = opts.env ?? process.env;
   const log = opts.log ?? (() => {});
   const limiter = opts.limiter ?? new Limiter(Math.max(1, role.concurrency));
-  const url = role.azure ? role.azure.endpoint : role.baseURL;
+  const url = endpointOf(role);
   const timeoutMs = Math.max(1, Math.ceil(role.timeoutMs));
   const retries = Math.max(0, Math.floor(role.retries));
   const closeCtl = new AbortController();
@@ -213,7 +213,7 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
   const scrub = (text: string, key: string): string =>
     key !== 'dummy' && key.length >= 4 ? text.split(key).join('[redacted]') : text;
 
-  const ctx = (stage: string) => ({ role: role.role, model: role.model, url, stage });
+  const ctx = (stage: string) => requestContext(role, stage);
 
   const abortedError = (stage: string, attempts: number, detail: string, cause?: unknown): ModelInfraError =>
     new ModelInfraError({ ...ctx(stage), kind: 'aborted', attempts, detail, cause });

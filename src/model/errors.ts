@@ -9,6 +9,7 @@
  * Messages are one readable line naming the request. They never contain an API key.
  */
 import { SkillOptError } from '../util/errors.ts';
+import type { RoleConfig } from './types.ts';
 
 export type InfraErrorKind =
   | 'timeout'
@@ -39,6 +40,15 @@ export interface RequestContext {
   model: string;
   url: string;
   stage: string;
+}
+
+/** The URL a role's requests go to (Azure's endpoint, else the base URL). */
+export function endpointOf(role: RoleConfig): string {
+  return role.azure ? role.azure.endpoint : role.baseURL;
+}
+
+export function requestContext(role: RoleConfig, stage: string): RequestContext {
+  return { role: role.role, model: role.model, url: endpointOf(role), stage };
 }
 
 export interface ModelInfraErrorInit extends RequestContext {

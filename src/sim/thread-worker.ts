@@ -17,10 +17,8 @@ try {
   });
   port.on('message', (msg: SimThreadRequest) => {
     if (msg.t === 'stats') post({ t: 'stats', id: msg.id, stats: server.stats() });
-    else if (msg.t === 'close') void server.close().then(() => {
-      post({ t: 'closed' });
-      port.close();
-    });
+    // Closing the port lets the thread end; the host waits for that exit.
+    else if (msg.t === 'close') void server.close().then(() => port.close());
   });
   post({ t: 'ready', url: server.url, host: server.host, port: server.port, banner: server.banner });
 } catch (e) {

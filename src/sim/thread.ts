@@ -14,8 +14,7 @@ export type SimThreadReply =
   | { t: 'ready'; url: string; host: string; port: number; banner: string }
   | { t: 'failed'; message: string }
   | { t: 'log'; line: string }
-  | { t: 'stats'; id: number; stats: SimStats }
-  | { t: 'closed' };
+  | { t: 'stats'; id: number; stats: SimStats };
 
 export interface SimServerThread {
   /** Base URL ending in /v1. */

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { JudgeVerdict } from '../../optimizer/schemas.ts';
 import type { ChatMessage } from '../../types.ts';
 import type { ChatResult, StructuredResult } from '../client.ts';
-import { ModelInfraError } from '../errors.ts';
+import { ModelInfraError, requestContext } from '../errors.ts';
 import type { RoleConfig } from '../types.ts';
 import { decodeError, GatewayPoster, received, type GatewayAddress, type GatewayOp } from './protocol.ts';
 
@@ -29,6 +29,7 @@ export class GatewayClient {
   private readonly poster: GatewayPoster;
   private readonly owner = `${threadId}-${randomUUID()}`;
   private readonly pending = new Map<string, Pending>();
+  private readonly roleKeys = new WeakMap<RoleConfig, string>();
   private next = 0;
   private closed = false;
 
@@ -77,15 +78,7 @@ export class GatewayClient {
   ): Promise<unknown> {
     const id = `${this.owner}:${this.next++}`;
     const aborted = (detail: string): ModelInfraError =>
-      new ModelInfraError({
-        kind: 'aborted',
-        attempts: 0,
-        role: role.role,
-        model: role.model,
-        url: role.azure ? role.azure.endpoint : role.baseURL,
-        stage: o.stage,
-        detail,
-      });
+      new ModelInfraError({ ...requestContext(role, o.stage), kind: 'aborted', attempts: 0, detail });
     const callerAborted = 'the case was aborted (timeout or cancel)';
     const signal = o.signal;
     if (this.closed) return Promise.reject(aborted('the model gateway client was closed'));
@@ -108,7 +101,9 @@ export class GatewayClient {
         aborted,
       });
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.poster.send({ t: 'call', id, op, role, stage: o.stage, messages });
+      let roleKey = this.roleKeys.get(role);
+      if (roleKey === undefined) this.roleKeys.set(role, (roleKey = JSON.stringify(role)));
+      this.poster.send({ t: 'call', id, op, role, roleKey, stage: o.stage, messages });
     });
   }
 }

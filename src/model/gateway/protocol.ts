@@ -24,6 +24,8 @@ export interface GatewayCall {
   id: string;
   op: GatewayOp;
   role: RoleConfig;
+  /** `role` as JSON, computed once per role by the sender: the host's key for that role's client. */
+  roleKey: string;
   stage: string;
   messages: ChatMessage[];
 }

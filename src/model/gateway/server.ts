@@ -7,7 +7,6 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import { Accounting } from '../accounting.ts';
 import { createModelClient, type ModelClient } from '../client.ts';
-import type { RoleConfig } from '../types.ts';
 import { encodeError, GatewayPoster, received, type GatewayAddress, type GatewayCall } from './protocol.ts';
 
 export interface ModelGateway {
@@ -33,8 +32,7 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
   const channel = new BroadcastChannel(address.channel);
   channel.unref();
 
-  const clientFor = (role: RoleConfig): ModelClient => {
-    const key = JSON.stringify(role);
+  const clientFor = ({ role, roleKey: key }: GatewayCall): ModelClient => {
     let client = clients.get(key);
     if (!client) {
       client = createModelClient(role, {
@@ -53,7 +51,7 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
     const ctl = new AbortController();
     calls.set(call.id, ctl);
     try {
-      const client = clientFor(call.role);
+      const client = clientFor(call);
       const o = { stage: call.stage, signal: ctl.signal };
       const value =
         call.op === 'judge' ? await client.structured('judge', call.messages, o) : await client.chat(call.messages, o);
