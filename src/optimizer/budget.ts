@@ -24,32 +24,34 @@ export class Budget {
   }
 
   spentCalls(): number {
-    return this.accounting.snapshot()[TOTAL_KEY]!.attempts;
+    return this.spent().calls;
   }
 
   spentTokens(): number {
-    const t = this.accounting.snapshot()[TOTAL_KEY]!;
-    return t.prompt_tokens + t.completion_tokens;
+    return this.spent().tokens;
   }
 
-  /** Mean tokens per request so far (used to predict what a rollout will cost). */
-  private tokensPerCall(): number {
-    const calls = this.spentCalls();
-    return calls > 0 ? this.spentTokens() / calls : 0;
+  /** Requests and tokens so far, from one snapshot of the accounting. */
+  private spent(): { calls: number; tokens: number } {
+    const t = this.accounting.snapshot()[TOTAL_KEY]!;
+    return { calls: t.attempts, tokens: t.prompt_tokens + t.completion_tokens };
   }
 
   /** Throw BudgetExhausted unless `calls` more requests fit (tokens predicted from the mean so far). */
   ensure(what: string, calls: number): void {
-    if (this.maxCalls > 0 && this.spentCalls() + calls > this.maxCalls) {
+    if (!this.limited) return;
+    const spent = this.spent();
+    if (this.maxCalls > 0 && spent.calls + calls > this.maxCalls) {
       throw new BudgetExhausted(
-        `model-call budget reached: ${what} needs ${calls} call${calls === 1 ? '' : 's'} but ${this.spentCalls()} of train.max_model_calls=${this.maxCalls} are spent`,
+        `model-call budget reached: ${what} needs ${calls} call${calls === 1 ? '' : 's'} but ${spent.calls} of train.max_model_calls=${this.maxCalls} are spent`,
       );
     }
     if (this.maxTokens > 0) {
-      const predicted = this.spentTokens() + calls * this.tokensPerCall();
-      if (this.spentTokens() >= this.maxTokens || predicted > this.maxTokens) {
+      const perCall = spent.calls > 0 ? spent.tokens / spent.calls : 0;
+      const predicted = spent.tokens + calls * perCall;
+      if (spent.tokens >= this.maxTokens || predicted > this.maxTokens) {
         throw new BudgetExhausted(
-          `token budget reached: ${this.spentTokens()} of train.max_tokens=${this.maxTokens} spent, ${what} would need ≈${Math.round(calls * this.tokensPerCall())} more`,
+          `token budget reached: ${spent.tokens} of train.max_tokens=${this.maxTokens} spent, ${what} would need ≈${Math.round(calls * perCall)} more`,
         );
       }
     }

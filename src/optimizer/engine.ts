@@ -522,14 +522,16 @@ export class Engine {
 
   private async compare(epoch: number, prevSkill: string, dirRel: string): Promise<ComparisonPair[]> {
     const opt = this.cfg.optimizer;
-    const sample = sampleTrain(this.trainIds, opt.slow_update_samples, this.cfg.train.seed + epoch * 2000);
+    // One shuffle of the train ids: the sample is its head, top-up items come from the rest.
+    const order = sampleTrain(this.trainIds, this.trainIds.length, this.cfg.train.seed + epoch * 2000);
+    const sample = order.slice(0, opt.slow_update_samples);
     const prev = await this.o.rollouts.run(prevSkill, sample, this.store.path(dirRel, 'rollout_prev'), `epoch ${epoch} previous-skill comparison`);
     const curr = await this.o.rollouts.run(this.current, sample, this.store.path(dirRel, 'rollout_curr'), `epoch ${epoch} current-skill comparison`);
     const all = buildPairs(prev.records, curr.records);
     let pairs = keepByPolicy(all, opt.longitudinal_pair_policy);
     if (opt.longitudinal_pair_policy === 'changed' && pairs.length < opt.slow_update_samples) {
       // Top up from further random train items, in chunks (upstream scans one item at a time).
-      const rest = sampleTrain(this.trainIds, this.trainIds.length, this.cfg.train.seed + epoch * 2000).slice(sample.length);
+      const rest = order.slice(sample.length);
       let offset = 0;
       let round = 0;
       while (pairs.length < opt.slow_update_samples && offset < rest.length) {
@@ -537,8 +539,9 @@ export class Engine {
         offset += chunk.length;
         const p = await this.o.rollouts.run(prevSkill, chunk, this.store.path(dirRel, 'topup', `round_${round}`, 'rollout_prev'), `epoch ${epoch} top-up`);
         const c = await this.o.rollouts.run(this.current, chunk, this.store.path(dirRel, 'topup', `round_${round}`, 'rollout_curr'), `epoch ${epoch} top-up`);
-        const more = keepByPolicy(buildPairs(p.records, c.records), 'changed');
-        all.push(...buildPairs(p.records, c.records));
+        const built = buildPairs(p.records, c.records);
+        const more = keepByPolicy(built, 'changed');
+        all.push(...built);
         pairs = [...pairs, ...more];
         round++;
       }
@@ -696,7 +699,7 @@ export class Engine {
       }
     };
     // a. final-skill validation and promotion
-    if (skillHash(this.current) !== skillHash(this.best)) {
+    if (this.current !== this.best) {
       const r = await guarded('the final-skill validation', () => this.validate(this.current, this.store.path('final_selection_eval'), 'final validation'));
       if (r) {
         finalSelection = r.v;
@@ -718,7 +721,7 @@ export class Engine {
     this.log(`test: evaluating the initial, best and final skills on ${this.testIds.length} test tasks`);
     baseline = await guarded('the baseline test evaluation', () => this.testEval(this.o.initialSkill.text, 'test_eval_baseline', 'baseline test'));
     best = await guarded('the best-skill test evaluation', () => this.testEval(this.best, 'test_eval', 'best test'));
-    final = skillHash(this.current) === skillHash(this.best)
+    final = this.current === this.best
       ? best
       : await guarded('the final-skill test evaluation', () => this.testEval(this.current, 'test_eval_final', 'final test'));
     if (final && final === best) this.store.writeJson('test_eval_final/summary.json', { ...final.buckets, skill_hash: final.skill_hash, label: 'final test (same skill as best)' });

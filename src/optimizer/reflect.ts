@@ -46,17 +46,25 @@ const longestField = (t: Trajectory) => TRIMMABLE.reduce((a, b) => (t[b].length 
 export function trimTrajectories(items: Trajectory[], tokenBudget: number): Trajectory[] {
   const out = items.map((t) => ({ ...t }));
   if (tokenBudget <= 0) return out;
-  let total = out.reduce((s, t) => s + approxTokens(t), 0);
+  // Sizes are kept beside the trajectories and updated only for the one a pass trims.
+  const sizes = out.map(approxTokens);
+  let total = sizes.reduce((s, n) => s + n, 0);
   while (total > tokenBudget) {
-    const trimmable = out.filter((t) => t[longestField(t)].length >= MIN_TRIM_CHARS);
-    if (trimmable.length === 0) break;
-    const longest = trimmable.reduce((a, b) => (approxTokens(b) > approxTokens(a) ? b : a));
-    const field = longestField(longest);
-    const text = longest[field];
+    let longest = -1;
+    for (let i = 0; i < out.length; i++) {
+      const t = out[i]!;
+      if (t[longestField(t)].length < MIN_TRIM_CHARS) continue;
+      if (longest < 0 || sizes[i]! > sizes[longest]!) longest = i;
+    }
+    if (longest < 0) break;
+    const t = out[longest]!;
+    const field = longestField(t);
+    const text = t[field];
     const keep = Math.floor(text.length / 2);
-    const before = approxTokens(longest);
-    longest[field] = `${text.slice(0, keep)}\n… [trimmed ${text.length - keep} chars]`;
-    total -= before - approxTokens(longest);
+    t[field] = `${text.slice(0, keep)}\n… [trimmed ${text.length - keep} chars]`;
+    const size = approxTokens(t);
+    total -= sizes[longest]! - size;
+    sizes[longest] = size;
   }
   return out;
 }

@@ -32,6 +32,7 @@ import { isSpanSafe, parseRules, ruleLine, type Rule } from './rules.ts';
 import { applyRuleMappings, placeRule } from './skill-edit.ts';
 import type { SimMessage } from './target.ts';
 import { tokenize, type Token } from './tokens.ts';
+import { groupBy } from '../util/group.ts';
 
 export interface OptimizerContext {
   seed: number;
@@ -292,11 +293,7 @@ export function commonWordProposal(skill: string, trajectories: readonly Traject
 }
 
 function failureSummary(failures: readonly Trajectory[], proposals: readonly Proposal[]) {
-  const groups = new Map<string, string[]>();
-  for (const f of failures) {
-    const a = answerText(f.expected);
-    groups.set(a, [...(groups.get(a) ?? []), f.id]);
-  }
+  const groups = groupBy(failures, (f) => answerText(f.expected), (f) => f.id);
   return [...groups].map(([answer, ids]) => ({
     failure_type: proposals.some((p) => p.answer === answer && p.op === 'replace') ? 'rule_wrong' : 'rule_missing',
     count: ids.length,

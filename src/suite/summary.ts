@@ -5,6 +5,7 @@
  */
 import type { CaseRecord, StageStats } from '../types.ts';
 import type { GateThresholds, GateVerdict } from '../vitest/session.ts';
+import { groupBy } from '../util/group.ts';
 
 export interface ScoreStats {
   n: number;
@@ -75,11 +76,7 @@ export function usageByRole(records: CaseRecord[]): UsageByRole {
 }
 
 function bucket(records: CaseRecord[], key: (r: CaseRecord) => string | null): Record<string, ScoreStats> {
-  const groups = new Map<string, CaseRecord[]>();
-  for (const r of records) {
-    const k = key(r) ?? 'unlabelled';
-    groups.set(k, [...(groups.get(k) ?? []), r]);
-  }
+  const groups = groupBy(records, (r) => key(r) ?? 'unlabelled');
   return Object.fromEntries([...groups.keys()].sort().map((k) => [k, scoreStats(groups.get(k)!)]));
 }
 
@@ -98,8 +95,7 @@ export function runSummary(
   records: CaseRecord[],
   opts: { wallTimeS: number; gates?: GateVerdict[] },
 ): RunSummary {
-  const bySuite = new Map<string, CaseRecord[]>();
-  for (const r of records) bySuite.set(r.suite, [...(bySuite.get(r.suite) ?? []), r]);
+  const bySuite = groupBy(records, (r) => r.suite);
   const suites: Record<string, SuiteSummary> = {};
   for (const name of [...bySuite.keys()].sort()) {
     suites[name] = suiteSummary(bySuite.get(name)!);
