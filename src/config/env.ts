@@ -36,28 +36,6 @@ const PREFIX: Record<Role, string> = { optimizer: 'OPTIMIZER_', target: 'TARGET_
 /** Which backend each role resolves to (see resolveRoleBackends); without it MODEL variables are skipped. */
 export type RoleBackendNames = Record<Role, string>;
 
-/** Every variable the environment layer may read (for docs and `skillopt config`). */
-export const CONFIG_ENV_VARS: readonly string[] = [
-  'OPENAI_COMPATIBLE_BASE_URL',
-  'OPTIMIZER_OPENAI_COMPATIBLE_BASE_URL',
-  'TARGET_OPENAI_COMPATIBLE_BASE_URL',
-  'JUDGE_OPENAI_COMPATIBLE_BASE_URL',
-  'OPENAI_COMPATIBLE_MODEL',
-  'OPTIMIZER_OPENAI_COMPATIBLE_MODEL',
-  'TARGET_OPENAI_COMPATIBLE_MODEL',
-  'JUDGE_OPENAI_COMPATIBLE_MODEL',
-  'OPENAI_COMPATIBLE_TEMPERATURE',
-  'OPTIMIZER_OPENAI_COMPATIBLE_TEMPERATURE',
-  'TARGET_OPENAI_COMPATIBLE_TEMPERATURE',
-  'OPENAI_COMPATIBLE_MAX_TOKENS',
-  'OPTIMIZER_OPENAI_COMPATIBLE_MAX_TOKENS',
-  'TARGET_OPENAI_COMPATIBLE_MAX_TOKENS',
-  'OPENAI_COMPATIBLE_TIMEOUT_SECONDS',
-  'OPTIMIZER_OPENAI_COMPATIBLE_TIMEOUT_SECONDS',
-  'TARGET_OPENAI_COMPATIBLE_TIMEOUT_SECONDS',
-  'SKILLOPT_OUT_ROOT',
-];
-
 /** Source label used in error messages for a value that came from an environment variable. */
 export function envSource(name: string): string {
   return `environment variable ${name}`;

@@ -109,11 +109,6 @@ export function normaliseAlias(value: unknown, aliases: Readonly<Record<string, 
   return aliases[key] ?? key;
 }
 
-/** The canonical backend name for a label or alias ("" stays ""); unknown strings are returned lower-cased. */
-export function normaliseBackend(value: unknown): unknown {
-  return normaliseAlias(value, BACKEND_ALIASES);
-}
-
 function aliasEnum<const T extends readonly [string, ...string[]]>(
   values: T,
   aliases: Readonly<Record<string, string>>,

@@ -103,10 +103,6 @@ export class Accounting {
     return out;
   }
 
-  reset(): void {
-    this.stages.clear();
-  }
-
   /** Per-stage deltas `after - before` (stages with no change are left out; `_total` recomputed). */
   static diff(before: TokenSummary, after: TokenSummary): TokenSummary {
     return diffSummaries(before, after);

@@ -19,7 +19,6 @@ export {
   backoffDelay,
   classifyError,
   describeStatus,
-  isRetryableKind,
   isRetryableStatus,
   kindForStatus,
   parseRetryAfter,

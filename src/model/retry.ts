@@ -42,18 +42,6 @@ export interface ClassifyContext {
   now?: number;
 }
 
-const RETRYABLE_KINDS: ReadonlySet<InfraErrorKind> = new Set<InfraErrorKind>([
-  'timeout',
-  'connection',
-  'rate_limit',
-  'server',
-  'bad_response',
-]);
-
-export function isRetryableKind(kind: InfraErrorKind): boolean {
-  return RETRYABLE_KINDS.has(kind);
-}
-
 /** Kind of an HTTP error status. */
 export function kindForStatus(status: number): InfraErrorKind {
   if (status === 401 || status === 403) return 'auth';

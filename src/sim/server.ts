@@ -66,7 +66,7 @@ export interface SimConfig {
 
 /** `created` of every completion: fixed, so replies are byte-identical. */
 export const SIM_CREATED = 1_700_000_000;
-export const SIM_OWNER = 'skillopt-simulated';
+const SIM_OWNER = 'skillopt-simulated';
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 export interface ChatCompletion {

@@ -2,7 +2,7 @@
 import type { SkillOptConfig } from '../config/schema.ts';
 import type { SkillTask, SplitName, SplitSelector } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
-import { applyLimit, resolveSplits } from './splits.ts';
+import { SPLIT_NAMES, applyLimit, resolveSplits } from './splits.ts';
 
 export interface SplitView<E> {
   splits: Record<SplitName, SkillTask<E>[]>;
@@ -18,7 +18,7 @@ export function splitView<E>(tasks: SkillTask<E>[], config: SkillOptConfig): Spl
     test: applyLimit(resolved.test, config.env.limit),
   };
   const splitOf = new Map<string, SplitName>();
-  for (const name of ['train', 'val', 'test'] as const) for (const t of resolved[name]) splitOf.set(t.id, name);
+  for (const name of SPLIT_NAMES) for (const t of resolved[name]) splitOf.set(t.id, name);
   return { splits, splitOf };
 }
 
