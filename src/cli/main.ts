@@ -1,28 +1,42 @@
 #!/usr/bin/env node
-/** The `skillopt` command: dispatches to one module per command in ./commands. */
+/**
+ * The `skillopt` command: dispatches to one module per command in ./commands. The summaries live here so
+ * that listing the commands loads none of them (they pull in Vitest, the optimizer and the model layer).
+ */
 import pc from 'picocolors';
 import { SkillOptError, oneLine } from '../util/errors.ts';
 
 export interface Command {
-  summary: string;
   usage: string;
   run(argv: string[]): Promise<number>;
 }
 
-const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
-  test: () => import('./commands/test.ts'),
-  train: () => import('./commands/train.ts'),
-  eval: () => import('./commands/eval.ts'),
-  config: () => import('./commands/config.ts'),
-  'sim-server': () => import('./commands/sim-server.ts'),
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
+  test: {
+    summary: 'run the skill suites as Vitest tests (add --optimize to improve the skill)',
+    load: () => import('./commands/test.ts'),
+  },
+  train: {
+    summary: 'run SkillOpt training (epochs × steps) and write the run directory with best_skill.md',
+    load: () => import('./commands/train.ts'),
+  },
+  eval: {
+    summary: 'eval-only: score one skill on one split, write eval_summary.json and predictions',
+    load: () => import('./commands/eval.ts'),
+  },
+  config: {
+    summary: 'print the resolved configuration (validated, secrets redacted)',
+    load: () => import('./commands/config.ts'),
+  },
+  'sim-server': {
+    summary: 'start the simulated OpenAI-compatible model server (offline, deterministic)',
+    load: () => import('./commands/sim-server.ts'),
+  },
 };
 
-async function help(): Promise<string> {
+function help(): string {
   const lines = ['skillopt: evaluate and optimize agent skill documents as Vitest suites', '', 'Commands:'];
-  for (const [name, load] of Object.entries(COMMANDS)) {
-    const { command } = await load();
-    lines.push(`  ${name.padEnd(11)} ${command.summary}`);
-  }
+  for (const [name, { summary }] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(11)} ${summary}`);
   lines.push('', 'Run `skillopt <command> --help` for its flags.');
   return lines.join('\n');
 }
@@ -30,7 +44,7 @@ async function help(): Promise<string> {
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(await help());
+    console.log(help());
     return 0;
   }
   if (name === '--version' || name === '-v') {
@@ -38,14 +52,14 @@ export async function main(argv: string[]): Promise<number> {
     console.log(VERSION);
     return 0;
   }
-  const load = COMMANDS[name];
-  if (!load) {
-    console.error(`skillopt: unknown command '${name}'\n\n${await help()}`);
+  const entry = COMMANDS[name];
+  if (!entry) {
+    console.error(`skillopt: unknown command '${name}'\n\n${help()}`);
     return 2;
   }
-  const { command } = await load();
+  const { command } = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
-    console.log(`${command.summary}\n\nUsage: ${command.usage}`);
+    console.log(`${entry.summary}\n\nUsage: ${command.usage}`);
     return 0;
   }
   return command.run(rest);

@@ -1,5 +1,5 @@
 /** The short report every command ends with (DESIGN §3). */
-import { relative } from 'node:path';
+import { displayPath } from '../util/paths.ts';
 import pc from 'picocolors';
 import { isSecretKey, redactValue } from '../config/redact.ts';
 
@@ -35,10 +35,6 @@ export function exactCommand(argv: string[] = process.argv.slice(2)): string {
   return ['npx', 'skillopt', ...argv.map((a) => quote(redactArg(a)))].join(' ');
 }
 
-export function rel(path: string): string {
-  const r = relative(process.cwd(), path);
-  return r && !r.startsWith('..') ? r : path;
-}
 
 export function renderEndReport(r: EndReport): string {
   const status = r.ok ? pc.green('OK') : pc.red('FAILED');
@@ -47,8 +43,8 @@ export function renderEndReport(r: EndReport): string {
     `${pc.bold(r.title)} ${status}${r.simulated ? pc.yellow(' — simulated model') : ''}`,
     `  command:  ${exactCommand()}`,
   ];
-  if (r.outDir) lines.push(`  output:   ${rel(r.outDir)}`);
-  if (r.skill) lines.push(`  ${`${r.skill.label}:`.padEnd(9)} ${rel(r.skill.path)}`);
+  if (r.outDir) lines.push(`  output:   ${displayPath(r.outDir)}`);
+  if (r.skill) lines.push(`  ${`${r.skill.label}:`.padEnd(9)} ${displayPath(r.skill.path)}`);
   for (const [k, v] of r.metrics) lines.push(`  ${`${k}:`.padEnd(9)} ${v}`);
   if (r.failure) lines.push(`  ${pc.red('failure:')}  ${r.failure}`);
   lines.push(`  next:     ${r.next}`);

@@ -15,7 +15,7 @@
  *   the floor follows learning_rate (so `optimizer.learning_rate=1` alone is valid).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from './errors.ts';
@@ -25,6 +25,7 @@ import { parseCfgOptions } from './overrides.ts';
 import { secretWarnings } from './redact.ts';
 import { resolveRoleBackends } from './roles.ts';
 import { ConfigSchema, SECTIONS, type SkillOptConfig, defaultConfig } from './schema.ts';
+import { displayPath } from '../util/paths.ts';
 
 export interface LoadConfigOptions {
   /** The config file (its `_base_` chain is followed). Omitted: defaults + environment + CLI only. */
@@ -47,11 +48,6 @@ export interface LoadedConfig {
   sourceOf(dottedPath: string): string | undefined;
 }
 
-/** A path as shown in messages: relative to the working directory when inside it. */
-export function displayPath(file: string): string {
-  const rel = relative(process.cwd(), file);
-  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
-}
 
 interface Layer {
   source: string;

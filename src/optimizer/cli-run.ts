@@ -8,7 +8,8 @@ import { parseCLI } from 'vitest/node';
 import { single, type SplitArgs } from '../cli/args.ts';
 import { configFromArgs, readSkillFile } from '../cli/common.ts';
 import { outRoot } from '../config/out-root.ts';
-import { printEndReport, rel } from '../cli/report.ts';
+import { displayPath } from '../util/paths.ts';
+import { printEndReport } from '../cli/report.ts';
 import { score3 } from '../util/format.ts';
 import { writeResolvedConfig } from '../config/redact.ts';
 import { Accounting, createModelClient, TOTAL_KEY } from '../model/index.ts';
@@ -71,7 +72,7 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     });
     writeJsonAtomic(store.path('split_manifest.json'), { suite: manifest.suite, dataset: manifest.dataset, ratio: config.env.split_ratio, seed: config.env.split_seed, ...manifest.splits });
     const d = engine.derived;
-    log(`optimizing '${manifest.suite}' from ${rel(initialSkill.path)}: ${d.train_size} train / ${d.val_size} val / ${d.test_size} test tasks, ${config.train.num_epochs} epoch(s) × ${d.steps_per_epoch} step(s)` +
+    log(`optimizing '${manifest.suite}' from ${displayPath(initialSkill.path)}: ${d.train_size} train / ${d.val_size} val / ${d.test_size} test tasks, ${config.train.num_epochs} epoch(s) × ${d.steps_per_epoch} step(s)` +
       (target !== null && mode.stopAtTarget ? `, stopping at validation pass rate ${target}` : '') + (host.session.simulated ? ' (simulated model)' : ''));
     const warning = preflightWarning({
       maxCalls: config.train.max_model_calls,
@@ -130,12 +131,12 @@ function report(
         : null
     : null;
   const next = !o.ok && stopped?.reason === 'budget'
-    ? `raise train.max_model_calls / train.max_tokens and rerun the same command with env.out_root=${rel(o.outDir)} to resume`
+    ? `raise train.max_model_calls / train.max_tokens and rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
     : !o.ok && stopped?.reason === 'infrastructure'
-      ? `fix the endpoint, then rerun the same command with env.out_root=${rel(o.outDir)} to resume`
+      ? `fix the endpoint, then rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
       : !o.ok
-        ? `review ${rel(join(o.outDir, 'best_skill.diff'))}; raise train.num_epochs or optimizer.learning_rate and resume with env.out_root=${rel(o.outDir)}`
-        : `review ${rel(join(o.outDir, 'best_skill.diff'))}, then check it on the test split: npx skillopt eval --config ${o.configPath} --skill ${rel(join(o.outDir, 'best_skill.md'))} --split test`;
+        ? `review ${displayPath(join(o.outDir, 'best_skill.diff'))}; raise train.num_epochs or optimizer.learning_rate and resume with env.out_root=${displayPath(o.outDir)}`
+        : `review ${displayPath(join(o.outDir, 'best_skill.diff'))}, then check it on the test split: npx skillopt eval --config ${o.configPath} --skill ${displayPath(join(o.outDir, 'best_skill.md'))} --split test`;
   printEndReport({
     title: 'skillopt optimize',
     ok: o.ok,

@@ -4,10 +4,11 @@
  * duplicate or unsafe id, a task without input or expected answer, a task its scorer cannot read.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SkillTask } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
+import { displayPath } from '../util/paths.ts';
 
 export class DatasetError extends SkillOptError {}
 
@@ -19,10 +20,7 @@ const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
 export function describeSource(source: TaskSource<unknown>, suite: string): string {
   if (Array.isArray(source)) return `suite '${suite}' dataset`;
   const path = source instanceof URL ? fileURLToPath(source) : resolve(source);
-  // Relative to the project when inside it; a file elsewhere (a temp dir, a shared data folder) keeps
-  // its absolute path instead of a `../../..` chain.
-  const rel = relative(process.cwd(), path);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+  return displayPath(path);
 }
 
 function readRaw(source: string | URL, label: string): unknown[] {

@@ -1,6 +1,6 @@
 /** Locations inside the installed skillopt package (works from src/ under Vitest and from dist/ after the build). */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 let cached: string | undefined;
@@ -35,4 +35,10 @@ export function compiledSibling(callerUrl: string, name: string): string {
   const built = join(root, 'dist', sibling.slice(join(root, 'src').length + 1));
   if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\``);
   return built;
+}
+
+/** A path as shown in messages: relative to the working directory when inside it, else absolute (never a `../..` chain). */
+export function displayPath(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
 }

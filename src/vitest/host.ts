@@ -10,6 +10,7 @@ import type { SkillOptConfig } from '../config/schema.ts';
 import { openModelGateway, type ModelGateway } from '../model/gateway/server.ts';
 import type { RoleConfig } from '../model/types.ts';
 import { startSimServerThread, type SimServerThread } from '../sim/thread.ts';
+import type { RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import type { GateVerdict, ProvidedSession, SuiteManifest } from './session.ts';
 
@@ -23,6 +24,8 @@ export interface RunResult {
   /** Test files that ran. */
   files: string[];
   wallTimeS: number;
+  /** The run's summary, once the reporter has computed it (it does unless the host is quiet). */
+  summary?: RunSummary;
 }
 
 export interface SessionHost {

@@ -4,13 +4,16 @@
  * cases and their feedback, hands the run to whoever listens (CLI, optimizer), and turns failed suite
  * gates into exit code 1.
  */
-import { isAbsolute, join, relative } from 'node:path';
+import { join } from 'node:path';
 import pc from 'picocolors';
 import type { Reporter, TestCase, TestModule, TestRunEndReason, Vitest } from 'vitest/node';
+import { oneLineClip } from '../model/errors.ts';
 import { runSummary, type RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
+import { oneLine } from '../util/errors.ts';
 import { score3 } from '../util/format.ts';
+import { displayPath } from '../util/paths.ts';
 import { currentHost, type RunResult } from './host.ts';
 import type { GateVerdict, SuiteManifest } from './session.ts';
 
@@ -19,9 +22,6 @@ type SerializedError = { message?: string; name?: string };
 /** The name of the synthetic gate case `defineSkillSuite` adds (not a task id: ids have no spaces). */
 const GATE_TEST_NAME = 'suite gate';
 
-function firstLine(text: string | undefined): string {
-  return (text ?? '').split('\n').find((l) => l.trim())?.trim() ?? '';
-}
 
 /** Walk a finished run: records, gate verdicts, manifests, and the first concrete failure points. */
 export function collectRun(
@@ -36,7 +36,7 @@ export function collectRun(
   const files: string[] = [];
   for (const mod of modules) {
     files.push(mod.moduleId);
-    for (const err of mod.errors()) errors.push(`${mod.relativeModuleId}: ${firstLine(err.message)}`);
+    for (const err of mod.errors()) errors.push(`${mod.relativeModuleId}: ${oneLine(err.message ?? '')}`);
     for (const test of mod.children.allTests()) {
       const meta = test.meta();
       if (meta.skillopt) records.push(meta.skillopt);
@@ -45,11 +45,11 @@ export function collectRun(
       const result = test.result();
       if (result.state === 'failed' && !meta.skillopt && !meta.skilloptGate) {
         // A test that failed before recording anything (a bug in a custom scorer or message builder).
-        for (const err of result.errors ?? []) errors.push(`${mod.relativeModuleId} > ${test.name}: ${firstLine(err.message)}`);
+        for (const err of result.errors ?? []) errors.push(`${mod.relativeModuleId} > ${test.name}: ${oneLine(err.message ?? '')}`);
       }
     }
   }
-  for (const err of unhandled) errors.push(`unhandled error: ${firstLine(err.message)}`);
+  for (const err of unhandled) errors.push(`unhandled error: ${oneLine(err.message ?? '')}`);
   return { records, gates, manifests, errors, files, wallTimeS };
 }
 
@@ -101,7 +101,7 @@ export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { 
       lines.push('  worst cases:');
       for (const r of worst) {
         const mark = r.error_kind ? pc.magenta('!') : pc.red('✗');
-        lines.push(`   ${mark} ${r.id.padEnd(12)} ${pc.dim(`[${r.split ?? '-'}]`)} ${truncate(r.feedback, 110)}`);
+        lines.push(`   ${mark} ${r.id.padEnd(12)} ${pc.dim(`[${r.split ?? '-'}]`)} ${oneLineClip(r.feedback, 110)}`);
       }
     }
     if (s.gate) {
@@ -119,10 +119,6 @@ export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { 
   return lines.join('\n');
 }
 
-function truncate(s: string, n: number): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
-}
 
 /** Write results.jsonl and summary.json into `outDir`; returns the summary. */
 export function writeRunFiles(outDir: string, result: RunResult): RunSummary {
@@ -132,11 +128,6 @@ export function writeRunFiles(outDir: string, result: RunResult): RunSummary {
   return summary;
 }
 
-/** Relative to the working directory when inside it, else absolute (never a `../../..` chain). */
-function displayPath(path: string): string {
-  const rel = relative(process.cwd(), path);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
-}
 
 export class SkillReporter implements Reporter {
   private vitest: Vitest | undefined;
@@ -200,6 +191,7 @@ export class SkillReporter implements Reporter {
     const summary = outDir
       ? writeRunFiles(outDir, result)
       : runSummary(result.records, { wallTimeS: result.wallTimeS, gates: result.gates });
+    result.summary = summary;
     this.log(`\n${renderTable(summary, result.records)}`);
     if (outDir) this.log(pc.dim(`  results: ${displayPath(join(outDir, 'results.jsonl'))}, summary.json`));
     if (result.gates.some((g) => !g.ok)) process.exitCode = 1;

@@ -5,7 +5,8 @@
  */
 import pc from 'picocolors';
 import { stringify } from 'yaml';
-import { displayPath, loadConfig } from '../../config/load.ts';
+import { loadConfig } from '../../config/load.ts';
+import { displayPath } from '../../util/paths.ts';
 import { redactConfig } from '../../config/redact.ts';
 import { resolveRoles } from '../../config/roles.ts';
 import { single, takeFlags } from '../args.ts';
@@ -19,7 +20,6 @@ const USAGE = `skillopt config [--config C] [--cfg-options k=v ...] [--json]
 Precedence: defaults < _base_ files < the config file < environment (OPENAI_COMPATIBLE_*, SKILLOPT_OUT_ROOT) < --cfg-options`;
 
 export const command: Command = {
-  summary: 'print the resolved configuration (validated, secrets redacted)',
   usage: USAGE,
   async run(argv) {
     const args = takeFlags(argv, { valued: ['config'], multi: ['cfg-options'], switches: ['json'] });

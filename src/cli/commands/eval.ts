@@ -18,7 +18,8 @@ import { outRoot } from '../../config/out-root.ts';
 import { configFromArgs, CONFIG_FLAGS, readSkillFile } from '../common.ts';
 import type { Command } from '../main.ts';
 import { score3 } from '../../util/format.ts';
-import { printEndReport, rel } from '../report.ts';
+import { displayPath } from '../../util/paths.ts';
+import { printEndReport } from '../report.ts';
 
 const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [--cfg-options k=v ...]
 
@@ -26,7 +27,6 @@ const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [
   plus predictions/<id>.json. Split aliases: valid_seen = val, valid_unseen = test. Default: all.`;
 
 export const command: Command = {
-  summary: 'eval-only: score one skill on one split, write eval_summary.json and predictions',
   usage: USAGE,
   async run(argv) {
     const args = takeFlags(argv, { valued: [...CONFIG_FLAGS.valued, 'skill', 'split'], multi: CONFIG_FLAGS.multi });
@@ -53,7 +53,7 @@ export const command: Command = {
       const accounting = new Accounting();
       const rollouts = new Rollouts(runner, host, accounting, new Budget(accounting, 0, 0), (l) => console.log(`[skillopt] ${l}`));
       const outcome = await rollouts.run(skill.text, ids, outDir, `eval of ${split}`, { allErroredIsFatal: false });
-      if (outcome.reused > 0) console.log(`[skillopt] reused ${outcome.reused} finished case(s) from ${rel(join(outDir, 'results.jsonl'))}`);
+      if (outcome.reused > 0) console.log(`[skillopt] reused ${outcome.reused} finished case(s) from ${displayPath(join(outDir, 'results.jsonl'))}`);
       const records = outcome.records;
       const summary = runSummary(records, { wallTimeS: (performance.now() - started) / 1000 });
       writeJsonAtomic(join(outDir, 'summary.json'), summary);
@@ -111,7 +111,7 @@ export const command: Command = {
         ],
         failure: allErrored ? records[0]!.error : null,
         next: ok
-          ? `inspect ${rel(join(outDir, 'eval_summary.json'))} and the misses in ${rel(join(outDir, 'predictions'))}/`
+          ? `inspect ${displayPath(join(outDir, 'eval_summary.json'))} and the misses in ${displayPath(join(outDir, 'predictions'))}/`
           : 'check the endpoint (model.base_url / the API key variable) and rerun',
         simulated: summary.simulated,
       });

@@ -71,7 +71,6 @@ export async function serveSimulated(options: SimServerOptions, serve: ServeOpti
 }
 
 export const command: Command = {
-  summary: 'start the simulated OpenAI-compatible model server (offline, deterministic)',
   usage: USAGE,
   run(argv: string[]): Promise<number> {
     return serveSimulated(parseSimServerArgs(argv));

@@ -16,7 +16,8 @@ import { outRoot } from '../../config/out-root.ts';
 import { configFromArgs, CONFIG_FLAGS, readSkillFile } from '../common.ts';
 import type { Command } from '../main.ts';
 import { score3 } from '../../util/format.ts';
-import { printEndReport, rel } from '../report.ts';
+import { displayPath } from '../../util/paths.ts';
+import { printEndReport } from '../report.ts';
 
 const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] [--skill S] [--split train|val|test|all]
                      [--optimize [--target 0.9]]
@@ -30,7 +31,6 @@ const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] 
   Any other flag goes to Vitest: -t <pattern>, --reporter=junit --outputFile.junit=out.xml, --shard=1/2, --merge-reports`;
 
 export const command: Command = {
-  summary: 'run the skill suites as Vitest tests (add --optimize to improve the skill)',
   usage: USAGE,
   async run(argv) {
     const args = takeFlags(argv, {
@@ -75,7 +75,7 @@ export const command: Command = {
       await host.close();
     }
     const exitCode = Number(process.exitCode ?? 0) || 0;
-    const summary = result ? runSummary(result.records, { wallTimeS: result.wallTimeS, gates: result.gates }) : undefined;
+    const summary = result && (result.summary ?? runSummary(result.records, { wallTimeS: result.wallTimeS, gates: result.gates }));
     const failedGate = result?.gates.find((g) => !g.ok);
     const firstMiss = result?.records.find((r) => r.error_kind);
     const o = summary?.overall;
@@ -106,9 +106,9 @@ export const command: Command = {
 };
 
 function nextAction(exitCode: number, gateFailed: boolean, broken: boolean, configPath: string, outDir: string): string {
-  if (exitCode === 0) return `inspect ${rel(outDir)}/results.jsonl, or optimize: npx skillopt test --optimize --config ${configPath}`;
+  if (exitCode === 0) return `inspect ${displayPath(outDir)}/results.jsonl, or optimize: npx skillopt test --optimize --config ${configPath}`;
   // A suite that could not load (bad dataset, missing seed skill), or no suite ran: no results to read.
   if (broken) return 'fix the failure above and rerun';
   if (gateFailed) return `improve the skill from its failures: npx skillopt test --optimize --config ${configPath}`;
-  return `read the worst cases above and ${rel(outDir)}/results.jsonl`;
+  return `read the worst cases above and ${displayPath(outDir)}/results.jsonl`;
 }

@@ -17,7 +17,6 @@ const USAGE = `skillopt train --config C [--cfg-options k=v ...] [--skill S]
   Resume:     rerun the same command with the same env.out_root.`;
 
 export const command: Command = {
-  summary: 'run SkillOpt training (epochs × steps) and write the run directory with best_skill.md',
   usage: USAGE,
   run(argv) {
     const args = takeFlags(argv, { valued: [...CONFIG_FLAGS.valued, 'skill'], multi: CONFIG_FLAGS.multi });
