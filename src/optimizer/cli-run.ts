@@ -15,7 +15,6 @@ import { writeResolvedConfig } from '../config/redact.ts';
 import { Accounting, createModelClient, TOTAL_KEY } from '../model/index.ts';
 import { unifiedDiff } from '../skill/diff.ts';
 import type { TokenSummary } from '../types.ts';
-import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { openHost } from '../vitest/host.ts';
 import { SuiteRunner } from '../vitest/runner.ts';
@@ -65,12 +64,12 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     const llm = new OptimizerLLM(optimizer, prompts, budget, log);
     const store = new RunStore(outDir);
     const rollouts = new Rollouts(runner, host, accounting, budget, log);
-    const engine = new Engine({ config, manifest, initialSkill, store, rollouts, llm, prompts, accounting, budget, target: mode.stopAtTarget ? target : config.train.target_pass_rate, log });
+    const engine = new Engine({ config, manifest, initialSkill, store, rollouts, llm, prompts, accounting, target: mode.stopAtTarget ? target : config.train.target_pass_rate, log });
     writeResolvedConfig(store.path('config.json'), config, {
       derived: { ...engine.derived, config_files: files, suite: manifest.suite, dataset: manifest.dataset, initial_skill: initialSkill.path, simulated: host.session.simulated },
       roles: host.roles,
     });
-    writeJsonAtomic(store.path('split_manifest.json'), { suite: manifest.suite, dataset: manifest.dataset, ratio: config.env.split_ratio, seed: config.env.split_seed, ...manifest.splits });
+    store.writeJson('split_manifest.json', { suite: manifest.suite, dataset: manifest.dataset, ratio: config.env.split_ratio, seed: config.env.split_seed, ...manifest.splits });
     const d = engine.derived;
     log(`optimizing '${manifest.suite}' from ${displayPath(initialSkill.path)}: ${d.train_size} train / ${d.val_size} val / ${d.test_size} test tasks, ${config.train.num_epochs} epoch(s) × ${d.steps_per_epoch} step(s)` +
       (target !== null && mode.stopAtTarget ? `, stopping at validation pass rate ${target}` : '') + (host.session.simulated ? ' (simulated model)' : ''));
@@ -84,9 +83,9 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     const result = await engine.run();
     const simulated = host.session.simulated || rollouts.sawSimulated;
     const summary = { ...result.summary, simulated, config_files: files };
-    writeJsonAtomic(store.path('summary.json'), summary);
-    writeFileAtomic(store.path('best_skill.md'), result.bestSkill);
-    writeFileAtomic(store.path('best_skill.diff'), unifiedDiff(result.initialSkill, result.bestSkill, diffNames(initialSkill.path)));
+    store.writeJson('summary.json', summary);
+    store.writeText('best_skill.md', result.bestSkill);
+    store.writeText('best_skill.diff', unifiedDiff(result.initialSkill, result.bestSkill, diffNames(initialSkill.path)));
     const ok = mode.stopAtTarget ? result.targetReached : !result.stopped || !['budget', 'infrastructure'].includes(result.stopped.reason);
     report(result, { ok, outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: single(args, 'config') ?? '' });
     return ok ? 0 : 1;

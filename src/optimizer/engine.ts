@@ -17,11 +17,11 @@ import { VERSION } from '../version.ts';
 import { score3 } from '../util/format.ts';
 import type { SuiteManifest } from '../vitest/session.ts';
 import { aggregate } from './aggregate.ts';
-import { Budget, BudgetExhausted } from './budget.ts';
+import { BudgetExhausted } from './budget.ts';
 import { gateDecision, gateScore, semanticDensity, type GateAction, type ValidationScore } from './gate.ts';
 import { OptimizerLLM } from './llm.ts';
 import { buildPairs, countByCategory, keepByPolicy, renderComparison, type ComparisonPair } from './longitudinal.ts';
-import { describeItem, type Item, type Patch, type UpdateMode } from './patch.ts';
+import { describeItem, support, type Item, type Patch, type UpdateMode } from './patch.ts';
 import type { PromptLibrary } from './prompts.ts';
 import { jsonSection, skillSection, tag } from './protocol.ts';
 import { reflect } from './reflect.ts';
@@ -29,7 +29,7 @@ import { InfrastructureStop, Rollouts } from './rollout.ts';
 import { RunStore, type RuntimeState } from './run-store.ts';
 import { EditBudgetScheduler } from './scheduler.ts';
 import { autonomousBudget, rankAndClip, type LrDecision } from './select.ts';
-import { loadDigests, renderStepBuffer, stepDir, type FailurePattern, type StepDigest } from './step-buffer.ts';
+import { loadDigests, renderStepBuffer, stepDir, stepRel, type FailurePattern, type StepDigest } from './step-buffer.ts';
 import { update } from './update.ts';
 
 export interface EngineOptions {
@@ -41,7 +41,6 @@ export interface EngineOptions {
   llm: OptimizerLLM;
   prompts: PromptLibrary;
   accounting: Accounting;
-  budget: Budget;
   /** Stop once the validation pass rate reaches this (null: run every configured step). */
   target: number | null;
   log: (line: string) => void;
@@ -58,15 +57,11 @@ export interface TestEval {
 }
 
 export interface EngineResult {
-  state: RuntimeState;
   summary: Record<string, unknown>;
   bestSkill: string;
   initialSkill: string;
   stopped: RuntimeState['stopped'];
   targetReached: boolean;
-  baselineTest: TestEval | null;
-  bestTest: TestEval | null;
-  finalTest: TestEval | null;
 }
 
 const ACCEPTED: GateAction[] = ['accept_new_best', 'accept', 'force_accept'];
@@ -236,7 +231,6 @@ export class Engine {
       best_step: 0,
       best_origin: 'initial_skill',
       baseline: null,
-      baseline_gate_score: null,
       selection_cache: {},
       scheduler_counter: 0,
       steps_since_accept: 0,
@@ -250,7 +244,6 @@ export class Engine {
     const { v } = await this.validate(this.current, this.store.path('selection_eval_baseline'), 'baseline validation');
     const score = this.gate(this.current, v);
     this.state.baseline = v;
-    this.state.baseline_gate_score = score;
     this.state.current_score = score;
     this.state.best_score = score;
     this.saveState();
@@ -265,14 +258,14 @@ export class Engine {
 
   private metaSection(epoch: number): string | null {
     if (!this.cfg.optimizer.use_meta_skill || epoch < 2) return null;
-    const prev = this.store.readJson<{ meta_skill_content?: string }>(`meta_skill/epoch_${String(epoch - 1).padStart(2, '0')}/meta_skill_result.json`);
+    const prev = this.store.readJson<{ meta_skill_content?: string }>(metaResultRel(epoch - 1));
     if (!prev?.meta_skill_content) return null;
     return tag('meta_skill', `Optimizer memory from earlier epochs (not part of the skill; use it to judge which edits help):\n${prev.meta_skill_content}`);
   }
 
   private async step(epoch: number, stepInEpoch: number, globalStep: number, batches: ReturnType<typeof planTrainEpoch<string>>): Promise<void> {
     const dir = stepDir(this.store.root, globalStep);
-    const rel = (p: string) => `steps/step_${String(globalStep).padStart(4, '0')}/${p}`;
+    const rel = (p: string) => `${stepRel(globalStep)}/${p}`;
     const before = this.o.accounting.snapshot();
     const t0 = performance.now();
     const timing: Record<string, number> = {};
@@ -382,9 +375,11 @@ export class Engine {
 
       // ④ select / clip
       t = performance.now();
+      // A full rewrite takes every merged item, unranked.
+      const fullRewrite = this.mode === 'full_rewrite_minibatch';
       let k: number;
       let decision: LrDecision | undefined;
-      if (this.mode === 'full_rewrite_minibatch') {
+      if (fullRewrite) {
         k = merged.items.length;
       } else if (opt.lr_control_mode === 'autonomous') {
         decision = await cachedStage(this.store, rel('lr_decision.json'), () =>
@@ -395,12 +390,12 @@ export class Engine {
       } else {
         k = this.scheduler.next();
       }
-      const ranked = this.mode === 'full_rewrite_minibatch'
+      const ranked = fullRewrite
         ? { items: merged.items, ranked: false, fallback: false }
         : await cachedStage(this.store, rel('ranked_edits.json'), () => rankAndClip({ items: merged.items, k, skill: this.current, llm: this.o.llm, mode: this.mode, metaSection: meta, warn }));
       lap('select', t);
       this.persistUsage();
-      Object.assign(record, { n_edits_ranked: ranked.items.length, edit_budget: k, support_counts: ranked.items.map((i) => i.support_count ?? 1), ...(decision ? { lr_decision: decision } : {}) });
+      Object.assign(record, { n_edits_ranked: ranked.items.length, edit_budget: k, support_counts: ranked.items.map(support), ...(decision ? { lr_decision: decision } : {}) });
 
       // ⑤ update
       t = performance.now();
@@ -447,12 +442,7 @@ export class Engine {
           if (action === 'force_accept') {
             this.state.ungated_changes.push({ step: globalStep, epoch, kind: 'use_gate_false', detail: `candidate force-accepted with validation ${cand.toFixed(3)} (previous ${prevScore.toFixed(3)})` });
           }
-          if (cand > this.state.best_score) {
-            this.best = candidate;
-            this.state.best_score = cand;
-            this.state.best_step = globalStep;
-            this.state.best_origin = this.state.current_origin;
-          }
+          this.promoteIfBetter(candidate, cand, globalStep);
         } else {
           digest.rejected_edits = ranked.items.map(describeItem);
           digest.score_before = prevScore;
@@ -602,14 +592,13 @@ export class Engine {
     }
 
     if (opt.use_meta_skill && epoch >= 2) {
-      const rel = `meta_skill/epoch_${e2}`;
-      if (!this.store.readJson(`${rel}/meta_skill_result.json`)) {
+      if (!this.store.readJson(metaResultRel(epoch))) {
         const prevSkill = prevStepSkill();
         if (!pairs) {
           const saved = this.store.readJson<ComparisonPair[]>(`slow_update/epoch_${e2}/comparison_pairs.json`);
-          pairs = saved ?? (await this.compare(epoch, prevSkill, rel));
+          pairs = saved ?? (await this.compare(epoch, prevSkill, `meta_skill/epoch_${e2}`));
         }
-        const prevMeta = this.store.readJson<{ meta_skill_content?: string }>(`meta_skill/epoch_${String(epoch - 1).padStart(2, '0')}/meta_skill_result.json`);
+        const prevMeta = this.store.readJson<{ meta_skill_content?: string }>(metaResultRel(epoch - 1));
         const user = OptimizerLLM.user('meta_skill', [
           tag('previous_skill', prevSkill),
           skillSection(endOfStepsSkill),
@@ -617,10 +606,10 @@ export class Engine {
           renderComparison(pairs),
         ]);
         const reply = await this.o.llm.call('meta_skill', user, { account: 'meta_skill' });
-        this.store.writeJson(`${rel}/meta_skill_result.json`, { epoch, action: reply ? 'update' : 'no_content', meta_skill_content: reply?.meta_skill_content ?? '', reasoning: reply?.reasoning ?? '', warnings: this.o.llm.drainWarnings() });
+        this.store.writeJson(metaResultRel(epoch), { epoch, action: reply ? 'update' : 'no_content', meta_skill_content: reply?.meta_skill_content ?? '', reasoning: reply?.reasoning ?? '', warnings: this.o.llm.drainWarnings() });
       }
     } else if (opt.use_meta_skill && epoch === 1) {
-      this.store.writeJson(`meta_skill/epoch_${e2}/meta_skill_result.json`, { epoch, action: 'skip_first_epoch', meta_skill_content: '' });
+      this.store.writeJson(metaResultRel(epoch), { epoch, action: 'skip_first_epoch', meta_skill_content: '' });
     }
 
     if (!this.state.epoch_end_done.includes(epoch)) this.state.epoch_end_done.push(epoch);
@@ -658,12 +647,17 @@ export class Engine {
     if (r.action === 'force_accept') {
       this.state.ungated_changes.push({ step: lastStep, epoch, kind: 'use_gate_false', detail: `slow-update candidate force-accepted with validation ${r.score.toFixed(3)} (previous ${previous.toFixed(3)})` });
     }
-    if (r.score > this.state.best_score) {
-      this.best = candidate;
-      this.state.best_score = r.score;
-      this.state.best_step = lastStep;
-      this.state.best_origin = this.state.current_origin;
-    }
+    this.promoteIfBetter(candidate, r.score, lastStep);
+  }
+
+  /** Make `skill` (already the current skill, with its origin) the best when `score` beats the best so far. */
+  private promoteIfBetter(skill: string, score: number, step: number): boolean {
+    if (score <= this.state.best_score) return false;
+    this.best = skill;
+    this.state.best_score = score;
+    this.state.best_step = step;
+    this.state.best_origin = this.state.current_origin;
+    return true;
   }
 
   // ---------- end of run ----------
@@ -704,12 +698,9 @@ export class Engine {
       if (r) {
         finalSelection = r.v;
         const score = this.gate(this.current, r.v);
-        if (score > this.state.best_score) {
-          this.log(`final skill beats the best on validation (${score.toFixed(3)} > ${this.state.best_score.toFixed(3)}): promoted`);
-          this.best = this.current;
-          this.state.best_score = score;
-          this.state.best_step = this.state.last_completed_step;
-          this.state.best_origin = this.state.current_origin;
+        const previousBest = this.state.best_score;
+        if (this.promoteIfBetter(this.current, score, this.state.last_completed_step)) {
+          this.log(`final skill beats the best on validation (${score.toFixed(3)} > ${previousBest.toFixed(3)}): promoted`);
         }
       }
     } else {
@@ -787,6 +778,7 @@ export class Engine {
       });
     }
     const bestSel = this.state.selection_cache[skillHash(this.best)] ?? null;
+    const targetReached = this.targetReachedByBest();
     const tokens: TokenSummary = this.o.accounting.snapshot();
     const summary = {
       version: `skillopt ${VERSION}`,
@@ -821,24 +813,14 @@ export class Engine {
       test_delta_hard: t.best?.hard != null && t.baseline?.hard != null ? t.best.hard - t.baseline.hard : null,
       final_test_delta_hard: t.final?.hard != null && t.baseline?.hard != null ? t.final.hard - t.baseline.hard : null,
       target_pass_rate: this.o.target,
-      target_reached: this.targetReachedByBest(),
+      target_reached: targetReached,
       stopped: this.state.stopped,
       ungated_changes: this.state.ungated_changes,
       total_wall_time_s: Math.round((performance.now() - this.started) / 10) / 100,
       token_summary: tokens,
       ...this.derived,
     };
-    return {
-      state: this.state,
-      summary,
-      bestSkill: this.best,
-      initialSkill: this.o.initialSkill.text,
-      stopped: this.state.stopped,
-      targetReached: this.targetReachedByBest(),
-      baselineTest: t.baseline,
-      bestTest: t.best,
-      finalTest: t.final,
-    };
+    return { summary, bestSkill: this.best, initialSkill: this.o.initialSkill.text, stopped: this.state.stopped, targetReached };
   }
 
   private targetReachedByBest(): boolean {
@@ -846,6 +828,11 @@ export class Engine {
     const rate = this.state.selection_cache[skillHash(this.best)]?.pass_rate;
     return rate !== undefined && rate >= this.o.target;
   }
+}
+
+/** Where an epoch's meta-skill result is kept, relative to the run directory. */
+function metaResultRel(epoch: number): string {
+  return `meta_skill/epoch_${String(epoch).padStart(2, '0')}/meta_skill_result.json`;
 }
 
 function mergePatterns(patterns: Array<{ pattern: string; description: string; count: number }>) {
@@ -868,4 +855,3 @@ async function cachedStage<T>(store: RunStore, rel: string, fn: () => Promise<T>
   return value;
 }
 
-export type { Item };

@@ -149,7 +149,7 @@ export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
     const user = OptimizerLLM.user(stage, [
       skillSection(o.skill),
       budgetSection(o.maxEdits),
-      ...o.context.filter((c): c is string => Boolean(c)),
+      ...o.context,
       trajectoriesSection(trimTrajectories(job.items.map(toTrajectory), o.tokenBudget)),
     ]);
     const wantsNotes = o.skillAware.enabled && (job.source === 'failure' || o.skillAware.source === 'both');

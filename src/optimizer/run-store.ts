@@ -26,7 +26,6 @@ export interface RuntimeState {
   best_origin: string;
   /** Baseline validation of the initial skill (kept across resumes, unlike upstream). */
   baseline: ValidationScore | null;
-  baseline_gate_score: number | null;
   /** Validation results by skill hash (the selection cache). */
   selection_cache: Record<string, ValidationScore>;
   scheduler_counter: number;
@@ -52,17 +51,15 @@ export class RunStore {
   }
 
   readState(): RuntimeState | null {
-    const file = this.path('runtime_state.json');
-    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RuntimeState) : null;
+    return this.readJson<RuntimeState>('runtime_state.json');
   }
 
   writeState(state: RuntimeState): void {
-    writeJsonAtomic(this.path('runtime_state.json'), state);
+    this.writeJson('runtime_state.json', state);
   }
 
   readHistory(): Record<string, unknown>[] {
-    const file = this.path('history.json');
-    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>[]) : [];
+    return this.readJson<Record<string, unknown>[]>('history.json') ?? [];
   }
 
   appendHistory(record: Record<string, unknown>): void {

@@ -27,8 +27,13 @@ export interface StepDigest {
   unmatched_edits?: string[];
 }
 
+/** A step's folder, relative to the run directory. */
+export function stepRel(step: number): string {
+  return `steps/step_${String(step).padStart(4, '0')}`;
+}
+
 export function stepDir(outRoot: string, step: number): string {
-  return join(outRoot, 'steps', `step_${String(step).padStart(4, '0')}`);
+  return join(outRoot, stepRel(step));
 }
 
 /** The digests of the given steps that finished (in order). */
