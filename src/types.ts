@@ -38,6 +38,12 @@ export interface TokenUsage {
   completion_tokens: number;
 }
 
+/** A case's use of one role: model calls, HTTP attempts (retries included) and tokens. */
+export interface CallUsage extends TokenUsage {
+  calls: number;
+  attempts: number;
+}
+
 /** Per-stage (or per-role) counters kept by the model layer. */
 export interface StageStats extends TokenUsage {
   /** Successful requests (responses received and accepted). */
@@ -72,9 +78,9 @@ export interface CaseRecord {
   soft: number;
   pass: boolean;
   feedback: string;
-  usage: TokenUsage & { calls: number; attempts: number };
+  usage: CallUsage;
   /** Judge-role usage, when an LLM judge scored the case. */
-  judge_usage?: TokenUsage & { calls: number; attempts: number };
+  judge_usage?: CallUsage;
   latency_ms: number;
   cached: boolean;
   error_kind: CaseErrorKind | null;

@@ -135,11 +135,11 @@ const sdkSelector = (d: string | null) => z.union([z.boolean(), z.string()]).nul
 
 const REASONING_EFFORTS = ['', 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 const effort = (d: (typeof REASONING_EFFORTS)[number]) =>
-  z.preprocess((v) => normaliseAlias(v, {}), z.enum(REASONING_EFFORTS)).default(d);
+  aliasEnum(REASONING_EFFORTS, {}).default(d);
 const AZURE_AUTH_MODES = ['', 'api_key', 'azure_cli', 'managed_identity', 'openai_compatible'] as const;
-const azureAuth = () => z.preprocess((v) => normaliseAlias(v, {}), z.enum(AZURE_AUTH_MODES)).default('');
+const azureAuth = () => aliasEnum(AZURE_AUTH_MODES, {}).default('');
 const QWEN_THINKING_MODES = ['', 'server_default', 'enabled', 'disabled'] as const;
-const qwenThinking = () => z.preprocess((v) => normaliseAlias(v, {}), z.enum(QWEN_THINKING_MODES)).default('');
+const qwenThinking = () => aliasEnum(QWEN_THINKING_MODES, {}).default('');
 
 const AZURE_API_VERSION = '2024-12-01-preview';
 const AZURE_AD_SCOPE = 'https://cognitiveservices.azure.com/.default';
@@ -208,9 +208,7 @@ const ModelSchema = z.strictObject({
   concurrency: posInt(8),
   optimizer_concurrency: nonNegInt(0),
   target_concurrency: nonNegInt(0),
-  structured_output: z
-    .preprocess((v) => normaliseAlias(v, {}), z.enum(['auto', 'json_schema', 'json_object', 'none']))
-    .default('auto'),
+  structured_output: aliasEnum(['auto', 'json_schema', 'json_object', 'none'], {}).default('auto'),
   simulated: SimulatedSchema.prefault({}),
   // upstream: reasoning / rewrite
   reasoning_effort: effort('medium'),
@@ -288,7 +286,7 @@ const ModelSchema = z.strictObject({
   target_qwen_chat_max_tokens: int().min(1).nullable().default(null),
   target_qwen_chat_enable_thinking: nullableBool(),
   // upstream: MiniMax
-  minimax_region: z.preprocess((v) => normaliseAlias(v, {}), z.enum(['', 'global_en', 'cn_zh'])).default(''),
+  minimax_region: aliasEnum(['', 'global_en', 'cn_zh'], {}).default(''),
   minimax_base_url: str(''),
   minimax_api_key: str(''),
   minimax_model: str('MiniMax-M3'),
@@ -343,9 +341,7 @@ const OptimizerSchema = z.strictObject({
   longitudinal_pair_policy: aliasEnum(PAIR_POLICIES, PAIR_POLICY_ALIASES).default('mixed'),
   use_meta_skill: bool(true),
   use_skill_aware_reflection: bool(false),
-  skill_aware_appendix_source: z
-    .preprocess((v) => normaliseAlias(v, {}), z.enum(['both', 'failure_only']))
-    .default('both'),
+  skill_aware_appendix_source: aliasEnum(['both', 'failure_only'], {}).default('both'),
   skill_aware_consolidate_threshold: nonNegInt(0),
 });
 
@@ -354,7 +350,7 @@ const EvaluationSchema = z.strictObject({
   sel_env_num: nonNegInt(0),
   test_env_num: nonNegInt(0),
   eval_test: bool(true),
-  gate_metric: z.preprocess((v) => normaliseAlias(v, {}), z.enum(['hard', 'soft', 'mixed'])).default('hard'),
+  gate_metric: aliasEnum(['hard', 'soft', 'mixed'], {}).default('hard'),
   gate_mixed_weight: prob(0.5),
   use_semantic_density: bool(false),
   semantic_density_weight: nonNeg(0.05),
@@ -382,7 +378,7 @@ const EvaluationSchema = z.strictObject({
 const EnvSchema = z.strictObject({
   name: str(''),
   skill_init: str(''),
-  split_mode: z.preprocess((v) => normaliseAlias(v, {}), z.enum(['ratio', 'split_dir'])).default('ratio'),
+  split_mode: aliasEnum(['ratio', 'split_dir'], {}).default('ratio'),
   split_seed: int().default(42),
   split_ratio: z
     .string()

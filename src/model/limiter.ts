@@ -39,10 +39,8 @@ export class Limiter {
 
   acquire(signal?: AbortSignal): Promise<Release> {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
-    if (this.inUse < this.limit && this.pending === 0) {
-      this.inUse++;
-      return Promise.resolve(this.makeRelease());
-    }
+    const free = this.tryAcquire();
+    if (free) return Promise.resolve(free);
     return new Promise<Release>((resolve, reject) => {
       const onAbort = (): void => {
         const idx = this.queue.indexOf(waiter, this.head);

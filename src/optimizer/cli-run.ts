@@ -4,7 +4,6 @@
  * final artifacts (summary.json, best_skill.md, best_skill.diff) and print the end-of-run report.
  */
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { parseCLI } from 'vitest/node';
 import { single, type SplitArgs } from '../cli/args.ts';
 import { configFromArgs, readSkillFile } from '../cli/common.ts';
 import { outRoot } from '../config/out-root.ts';
@@ -17,7 +16,7 @@ import { unifiedDiff } from '../skill/diff.ts';
 import type { TokenSummary } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { openHost } from '../vitest/host.ts';
-import { SuiteRunner } from '../vitest/runner.ts';
+import { SuiteRunner, parseVitestArgs } from '../vitest/runner.ts';
 import { Budget, cycleCost, preflightWarning } from './budget.ts';
 import { Engine, type EngineResult } from './engine.ts';
 import { OptimizerLLM } from './llm.ts';
@@ -40,13 +39,12 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
   const target = mode.target ?? config.train.target_pass_rate ?? (mode.stopAtTarget ? 0.9 : null);
   if (target !== null && (target < 0 || target > 1)) throw new SkillOptError(`--target must be between 0 and 1, got ${target}`);
   const outDir = outRoot(config, 'skillopt', config.model.optimizer);
-  const { filter, options } = parseCLI(['vitest', 'run', ...args.rest]);
-  delete (options as Record<string, unknown>)['--'];
+  const { filters, options } = parseVitestArgs(args.rest);
   const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout' }, log });
   const accounting = new Accounting();
   let runner: SuiteRunner | undefined;
   try {
-    runner = await SuiteRunner.open({ host, filters: filter, vitestOptions: options as Record<string, unknown> });
+    runner = await SuiteRunner.open({ host, filters, vitestOptions: options });
     const manifests = await runner.manifests();
     if (manifests.length !== 1) {
       throw new SkillOptError(

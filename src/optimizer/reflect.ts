@@ -15,9 +15,10 @@ import { budgetSection, skillSection, trajectoriesSection, type Trajectory } fro
 import { payloadKey, stageSuffix, type Item, type Patch, type SourceType, type UpdateMode } from './patch.ts';
 import type { FailurePattern } from './step-buffer.ts';
 import type { StageName } from './schemas.ts';
+import { lastUserMessage } from '../util/messages.ts';
 
 export function toTrajectory(r: CaseRecord): Trajectory {
-  const user = [...r.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const user = lastUserMessage(r.messages);
   return {
     id: r.id,
     task_type: r.task_type,

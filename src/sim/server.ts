@@ -11,6 +11,7 @@ import { SimHttpError } from './errors.ts';
 import { digest } from './hash.ts';
 import { resolveStage, simulateStage } from './optimizer.ts';
 import { simulateTarget, type SimMessage } from './target.ts';
+import { lastUserMessage } from '../util/messages.ts';
 
 export interface SimServerOptions {
   /** Interface to bind; default 127.0.0.1. */
@@ -150,7 +151,7 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
     }
     return { role: (m as { role: string }).role, content: messageText((m as { content?: unknown }).content) };
   });
-  const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const lastUser = lastUserMessage(messages);
   const stage = resolveStage(req.response_format, lastUser);
   let content: string;
   if (stage === null) {

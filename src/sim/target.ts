@@ -7,6 +7,7 @@
  */
 import { indexHash, unitHash } from './hash.ts';
 import { matchRule, parseRules, type Rule, type RuleMatch } from './rules.ts';
+import { lastUserMessage } from '../util/messages.ts';
 
 export const UNKNOWN_ANSWER = 'unknown';
 
@@ -50,7 +51,7 @@ export function simulateTarget(messages: readonly SimMessage[], model: string, o
     .filter((m) => m.role === 'system' || m.role === 'developer')
     .map((m) => m.content)
     .join('\n');
-  const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const lastUser = lastUserMessage(messages);
   let rules = rulesOf(system);
   if (opts.maxRules > 0) rules = rules.slice(0, opts.maxRules);
   const match = matchRule(rules, lastUser);

@@ -13,7 +13,8 @@ import type { CaseErrorKind, CaseRecord, ChatMessage, SkillTask, SplitName } fro
 import { oneLine, SkillOptError } from '../util/errors.ts';
 import { caseTimeoutMs, type GateThresholds, type ProvidedSession } from '../vitest/session.ts';
 import { describeSource, loadTasks, type TaskSource } from './dataset.ts';
-import { EndpointUnavailableError, isInfraError, suiteRuntime, type CallUsage } from './runtime.ts';
+import { EndpointUnavailableError, isInfraError, suiteRuntime } from './runtime.ts';
+import { emptyUsage } from './usage.ts';
 import { toScorer, type ScorerLike } from './scorers/types.ts';
 import { selectTasks, splitView } from './selection.ts';
 import { evaluateGate, gateActive, scoreStats } from './summary.ts';
@@ -78,8 +79,6 @@ function gateThresholds(session: ProvidedSession, options: SkillSuiteOptions<nev
     minMeanSoft: ev.min_mean_soft > 0 ? ev.min_mean_soft : (options.gate?.minMeanSoft ?? 0),
   };
 }
-
-const emptyUsage = (): CallUsage => ({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0 });
 
 /**
  * Declare a skill suite. Call it at the top level of a `*.skill.test.ts` file.

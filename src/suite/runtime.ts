@@ -9,18 +9,14 @@ import { GatewayClient, gatewayReachable } from '../model/gateway/client.ts';
 import type { GatewayAddress } from '../model/gateway/protocol.ts';
 import type { RoleConfig } from '../model/types.ts';
 import type { JudgeVerdict } from '../optimizer/schemas.ts';
-import type { ChatMessage, TokenUsage } from '../types.ts';
+import type { CallUsage, ChatMessage } from '../types.ts';
 import { oneLine } from '../util/errors.ts';
 import { JUDGE_STAGE, buildJudgeMessages } from './scorers/judge.ts';
+import { addUsage } from './usage.ts';
 import type { JudgeRequest } from './scorers/types.ts';
 
 /** Infrastructure failures with no success before them after which the breaker opens. */
 const BREAKER_THRESHOLD = 3;
-
-export interface CallUsage extends TokenUsage {
-  calls: number;
-  attempts: number;
-}
 
 export class EndpointUnavailableError extends Error {}
 
@@ -121,10 +117,7 @@ export class SuiteRuntime {
         stage: JUDGE_STAGE,
         ...(signal ? { signal } : {}),
       });
-      usage.calls += 1;
-      usage.attempts += res.attempts;
-      usage.prompt_tokens += res.usage.prompt_tokens;
-      usage.completion_tokens += res.usage.completion_tokens;
+      addUsage(usage, { ...res.usage, calls: 1, attempts: res.attempts });
       return res.value;
     };
   }

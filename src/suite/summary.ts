@@ -6,6 +6,7 @@
 import type { CaseRecord, StageStats } from '../types.ts';
 import type { GateThresholds, GateVerdict } from '../vitest/session.ts';
 import { groupBy } from '../util/group.ts';
+import { addUsage, emptyUsage } from './usage.ts';
 
 export interface ScoreStats {
   n: number;
@@ -56,20 +57,11 @@ export function scoreStats(records: CaseRecord[]): ScoreStats {
   };
 }
 
-function emptyUsage() {
-  return { calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0 };
-}
-
 export function usageByRole(records: CaseRecord[]): UsageByRole {
   const usage: UsageByRole = { target: emptyUsage(), judge: emptyUsage() };
   for (const r of records) {
     for (const [role, u] of [['target', r.usage], ['judge', r.judge_usage]] as const) {
-      if (!u) continue;
-      const into = usage[role];
-      into.calls += u.calls;
-      into.attempts += u.attempts;
-      into.prompt_tokens += u.prompt_tokens;
-      into.completion_tokens += u.completion_tokens;
+      if (u) addUsage(usage[role], u);
     }
   }
   return usage;

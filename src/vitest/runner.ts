@@ -4,7 +4,7 @@
  * cases. `skillopt eval` and the optimizer both roll out through here; there is no second code path
  * that bypasses the suites.
  */
-import { createVitest, type TestSpecification, type Vitest } from 'vitest/node';
+import { createVitest, parseCLI, type TestSpecification, type Vitest } from 'vitest/node';
 import { SkillOptError } from '../util/errors.ts';
 import type { RunResult, SessionHost } from './host.ts';
 import type { ProvidedSession, SuiteManifest } from './session.ts';
@@ -15,6 +15,14 @@ export interface SuiteRunnerOptions {
   filters?: string[];
   /** Extra Vitest options (from the command line). */
   vitestOptions?: Record<string, unknown>;
+}
+
+/** Vitest's own command-line arguments (what `skillopt test` passes through): file filters and options. */
+export function parseVitestArgs(args: string[]): { filters: string[]; options: Record<string, unknown> } {
+  const { filter, options } = parseCLI(['vitest', 'run', ...args]);
+  const rest = options as Record<string, unknown>;
+  delete rest['--'];
+  return { filters: filter, options: rest };
 }
 
 export function defaultFilters(envName: string): string[] {

@@ -5,11 +5,11 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseCLI, startVitest } from 'vitest/node';
+import { startVitest } from 'vitest/node';
 import { runSummary } from '../../suite/summary.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
 import { openHost, type RunResult } from '../../vitest/host.ts';
-import { defaultFilters } from '../../vitest/runner.ts';
+import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { numberFlag, single, takeFlags } from '../args.ts';
 import { outRoot } from '../../config/out-root.ts';
@@ -46,9 +46,8 @@ export const command: Command = {
     const split = normalizeSplit(single(args, 'split') ?? 'all');
     const skillPath = single(args, 'skill');
     const skill = skillPath ? readSkillFile(skillPath) : undefined;
-    const { filter, options } = parseCLI(['vitest', 'run', ...args.rest]);
-    delete (options as Record<string, unknown>)['--'];
-    const mergeDir = (options as { mergeReports?: unknown }).mergeReports;
+    const { filters, options } = parseVitestArgs(args.rest);
+    const mergeDir = options.mergeReports;
     if (typeof mergeDir === 'string' && !existsSync(resolve(mergeDir))) {
       // Vitest would only print a serialized ENOENT; name the directory on one line instead.
       throw new SkillOptError(`--merge-reports ${mergeDir}: no such directory (write shard blobs there with --reporter=blob --outputFile.blob=<dir>/blob-N.json)`);
@@ -65,7 +64,7 @@ export const command: Command = {
       result = r;
     };
     try {
-      const vitest = await startVitest('test', filter.length ? filter : defaultFilters(config.env.name), {
+      const vitest = await startVitest('test', filters.length ? filters : defaultFilters(config.env.name), {
         ...options,
         watch: false,
         run: true,

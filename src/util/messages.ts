@@ -1,0 +1,5 @@
+/** The content of the last user message of a chat ('' when there is none). */
+export function lastUserMessage(messages: ReadonlyArray<{ role: string; content: string }>): string {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return messages[i]!.content;
+  return '';
+}
