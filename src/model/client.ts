@@ -20,6 +20,7 @@ import { Limiter } from './limiter.ts';
 import { BadResponseError, backoffDelay, classifyError } from './retry.ts';
 import { stripThinking } from './think.ts';
 import { httpFetch } from './http-fetch.ts';
+import { SIMULATED_FINGERPRINT, contentText } from './wire.ts';
 import type { RoleConfig } from './types.ts';
 
 export type SleepFn = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -101,8 +102,6 @@ export interface ModelClient {
   close(): void;
 }
 
-/** What src/sim/server.ts puts in every completion's `system_fingerprint`. */
-const SIMULATED_FINGERPRINT = 'skillopt-simulated';
 
 const MODES: readonly StructuredMode[] = ['json_schema', 'json_object', 'text'];
 
@@ -129,9 +128,11 @@ export const defaultSleep: SleepFn = (ms, signal) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-/** A signal that aborts when any input does; `dispose` removes the listeners. */
-function anySignal(signals: Array<AbortSignal | undefined>): { signal: AbortSignal; dispose: () => void } {
-  const ac = new AbortController();
+/** A signal (of `ac`) that aborts when any input does; `dispose` removes the listeners. */
+function anySignal(
+  signals: Array<AbortSignal | undefined>,
+  ac: AbortController = new AbortController(),
+): { signal: AbortSignal; dispose: () => void } {
   const cleanups: Array<() => void> = [];
   for (const s of signals) {
     if (!s) continue;
@@ -148,16 +149,6 @@ function anySignal(signals: Array<AbortSignal | undefined>): { signal: AbortSign
 
 function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
-}
-
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((p: unknown) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : ''))
-      .join('');
-  }
-  return '';
 }
 
 /** Compact zod issue summary: "path: message; …". */
@@ -295,14 +286,7 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
       // One controller per attempt, fed by the caller's signal, the client's close and the timeout.
       const attemptCtl = new AbortController();
       let timedOut = false;
-      const outer = [userSignal, closeCtl.signal].filter((x): x is AbortSignal => x !== undefined);
-      const onOuter = function (this: AbortSignal): void {
-        attemptCtl.abort(this.reason);
-      };
-      for (const o of outer) {
-        if (o.aborted) attemptCtl.abort(o.reason);
-        else o.addEventListener('abort', onOuter, { once: true });
-      }
+      const outer = anySignal([userSignal, closeCtl.signal], attemptCtl);
       const timer = setTimeout(() => {
         timedOut = true;
         attemptCtl.abort(new Error(`timed out after ${timeoutMs} ms`));
@@ -322,7 +306,7 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
         failure = err;
       } finally {
         clearTimeout(timer);
-        for (const o of outer) o.removeEventListener('abort', onOuter);
+        outer.dispose();
       }
 
       const closed = closeCtl.signal.aborted;

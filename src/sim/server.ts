@@ -12,6 +12,7 @@ import { digest } from './hash.ts';
 import { resolveStage, simulateStage } from './optimizer.ts';
 import { simulateTarget, type SimMessage } from './target.ts';
 import { lastUserMessage } from '../util/messages.ts';
+import { SIMULATED_FINGERPRINT, contentText } from '../model/wire.ts';
 
 export interface SimServerOptions {
   /** Interface to bind; default 127.0.0.1. */
@@ -67,7 +68,6 @@ export interface SimConfig {
 
 /** `created` of every completion: fixed, so replies are byte-identical. */
 export const SIM_CREATED = 1_700_000_000;
-const SIM_OWNER = 'skillopt-simulated';
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 export interface ChatCompletion {
@@ -94,20 +94,6 @@ export interface SimCompletionResult {
 
 function approxTokens(chars: number): number {
   return Math.ceil(chars / 4);
-}
-
-function messageText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part) =>
-        part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string'
-          ? (part as { text: string }).text
-          : '',
-      )
-      .join('');
-  }
-  return '';
 }
 
 /**
@@ -149,7 +135,7 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
         code: 'invalid_value',
       });
     }
-    return { role: (m as { role: string }).role, content: messageText((m as { content?: unknown }).content) };
+    return { role: (m as { role: string }).role, content: contentText((m as { content?: unknown }).content) };
   });
   const lastUser = lastUserMessage(messages);
   const stage = resolveStage(req.response_format, lastUser);
@@ -173,7 +159,7 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
     object: 'chat.completion',
     created: SIM_CREATED,
     model,
-    system_fingerprint: 'skillopt-simulated',
+    system_fingerprint: SIMULATED_FINGERPRINT,
     choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
     usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens },
   };
@@ -277,7 +263,7 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
   };
 
   const modelIds = () => (cfg.models.length > 0 ? cfg.models : ['simulated']);
-  const modelObject = (id: string) => ({ id, object: 'model', created: SIM_CREATED, owned_by: SIM_OWNER });
+  const modelObject = (id: string) => ({ id, object: 'model', created: SIM_CREATED, owned_by: SIMULATED_FINGERPRINT });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = req.method ?? 'GET';

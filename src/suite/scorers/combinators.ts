@@ -49,7 +49,8 @@ export function weighted<E = unknown>(components: WeightedComponent<E>[], option
   if (total <= 0) throw new ScorerError(name, 'the weights sum to 0');
   if (options.threshold !== undefined) checkThreshold(name, options.threshold);
   const parts = components.map((c, i) => ({ scorer: toScorer(c.scorer, undefined), weight: c.weight, index: i }));
-  const label = (s: Scorer<E>, i: number) => (parts.filter((p) => p.scorer.name === s.name).length > 1 ? `${s.name}#${i + 1}` : s.name);
+  // A component's name in the feedback, numbered when two components share a name.
+  const labels = parts.map((p, i) => (parts.filter((q) => q.scorer.name === p.scorer.name).length > 1 ? `${p.scorer.name}#${i + 1}` : p.scorer.name));
 
   return {
     name,
@@ -71,7 +72,7 @@ export function weighted<E = unknown>(components: WeightedComponent<E>[], option
       const feedback =
         parts.length === 1
           ? scores[0]!.feedback
-          : scores.map((s, i) => `${label(parts[i]!.scorer, i)}: ${s.feedback.replace(/[.;\s]+$/, '')}`).join('; ');
+          : scores.map((s, i) => `${labels[i]}: ${s.feedback.replace(/[.;\s]+$/, '')}`).join('; ');
       return { hard, soft, feedback };
     },
   };

@@ -126,8 +126,9 @@ export function includesAll<E = unknown>(keywords?: Keywords<E>, options: Includ
     score({ task, output }) {
       const list = keywordsOf(keywords, task, name);
       const has = finder(output, options.caseSensitive ?? false);
-      const found = list.filter(has);
-      const missing = list.filter((k) => !has(k));
+      const found: string[] = [];
+      const missing: string[] = [];
+      for (const k of list) (has(k) ? found : missing).push(k);
       const soft = found.length / list.length;
       const feedback =
         missing.length === 0
