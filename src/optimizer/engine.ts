@@ -10,7 +10,7 @@ import { skillHash } from '../skill/hash.ts';
 import { unmatchedEdits } from '../skill/edits.ts';
 import { addAppendixNotes, appendixNotes, ensureAppendix, setAppendixNotes, extractSlowUpdate, injectEmptySlowUpdate, replaceSlowUpdate } from '../skill/regions.ts';
 import { evalPrefix, planTrainEpoch, sampleTrain, stepsPerEpoch } from '../suite/splits.ts';
-import type { SuiteSummary } from '../suite/summary.ts';
+import type { ScoreStats, SuiteSummary } from '../suite/summary.ts';
 import type { CaseRecord, TokenSummary } from '../types.ts';
 import { oneLine, SkillOptError } from '../util/errors.ts';
 import { VERSION } from '../version.ts';
@@ -664,12 +664,11 @@ export class Engine {
 
   private async testEval(skill: string, dirRel: string, label: string): Promise<TestEval | null> {
     if (this.testIds.length === 0) return null;
-    const out = await this.o.rollouts.run(skill, this.testIds, this.store.path(dirRel), label);
+    const out = await this.o.rollouts.run(skill, this.testIds, this.store.path(dirRel), label, { writeSummary: false });
     const s = out.summary;
-    const buckets: TestEval['buckets'] = {
-      overall: { total: s.n, hard_acc: s.mean_hard, soft: s.mean_soft, pass_rate: s.pass_rate },
-    };
-    for (const [k, b] of Object.entries(s.by_task_type)) buckets[k] = { total: b.n, hard_acc: b.mean_hard, soft: b.mean_soft, pass_rate: b.pass_rate };
+    const bucket = (b: ScoreStats) => ({ total: b.n, hard_acc: b.mean_hard, soft: b.mean_soft, pass_rate: b.pass_rate });
+    const buckets: TestEval['buckets'] = { overall: bucket(s) };
+    for (const [k, b] of Object.entries(s.by_task_type)) buckets[k] = bucket(b);
     const result: TestEval = { skill_hash: skillHash(skill), hard: s.mean_hard, soft: s.mean_soft, pass_rate: s.pass_rate, n: s.n, errored: s.errored, buckets };
     this.store.writeJson(`${dirRel}/summary.json`, { ...buckets, skill_hash: result.skill_hash, label });
     return result;

@@ -61,8 +61,17 @@ export class Rollouts {
     private readonly log: (line: string) => void,
   ) {}
 
-  /** `allErroredIsFatal: false` returns the errored records instead of stopping (eval reports them). */
-  async run(skill: string, ids: string[], dir: string, label: string, opts: { allErroredIsFatal?: boolean } = {}): Promise<RolloutOutcome> {
+  /**
+   * `allErroredIsFatal: false` returns the errored records instead of stopping (eval reports them);
+   * `writeSummary: false` leaves `summary.json` to the caller (the test evaluation writes its own layout).
+   */
+  async run(
+    skill: string,
+    ids: string[],
+    dir: string,
+    label: string,
+    opts: { allErroredIsFatal?: boolean; writeSummary?: boolean } = {},
+  ): Promise<RolloutOutcome> {
     const hash = skillHash(skill);
     const file = join(dir, 'results.jsonl');
     const done = new Map<string, CaseRecord>();
@@ -102,7 +111,7 @@ export class Rollouts {
     }
     const records = ids.map((id) => done.get(id) ?? fresh.get(id)).filter((r): r is CaseRecord => r !== undefined);
     const summary = suiteSummary(records);
-    writeJsonAtomic(join(dir, 'summary.json'), { label, skill_hash: hash, ...summary });
+    if (opts.writeSummary !== false) writeJsonAtomic(join(dir, 'summary.json'), { label, skill_hash: hash, ...summary });
     return { records, summary, reused: done.size };
   }
 }
