@@ -43,16 +43,19 @@ export function envSource(name: string): string {
 
 /**
  * The overrides the environment contributes, in application order (unprefixed before prefixed).
- * `roles` are the resolved role backends of the config without the environment layer.
+ * `roles` gives the resolved role backends of the config without the environment layer; it is asked
+ * only when a MODEL variable is set (resolving them means validating the whole config once more).
  */
-export function envOverrides(env: NodeJS.ProcessEnv, roles?: RoleBackendNames): Override[] {
+export function envOverrides(env: NodeJS.ProcessEnv, roles: () => RoleBackendNames | undefined = () => undefined): Override[] {
   const out: Override[] = [];
   const add = (name: string, path: string[]) => {
     const raw = env[name];
     if (raw === undefined || raw === '') return;
     out.push({ path, value: castForPath(path, raw), source: envSource(name) });
   };
-  const compat = (role: Role) => roles !== undefined && roles[role] === 'openai_compat';
+  const modelVars = ['', ...Object.values(PREFIX)].map((p) => `${p}OPENAI_COMPATIBLE_MODEL`);
+  const backends = modelVars.some((name) => env[name]) ? roles() : undefined;
+  const compat = (role: Role) => backends !== undefined && backends[role] === 'openai_compat';
 
   add('OPENAI_COMPATIBLE_BASE_URL', ['model', 'base_url']);
   for (const role of ['optimizer', 'target', 'judge'] as const) {

@@ -24,7 +24,7 @@ import { type Override, getAt, isPlainObject, knownTree, retiredReason, routeFla
 import { parseCfgOptions } from './overrides.ts';
 import { secretWarnings } from './redact.ts';
 import { resolveRoleBackends } from './roles.ts';
-import { ConfigSchema, SECTIONS, type SkillOptConfig, defaultConfig } from './schema.ts';
+import { ConfigSchema, SECTIONS, type SkillOptConfig } from './schema.ts';
 import { displayPath } from '../util/paths.ts';
 
 export interface LoadConfigOptions {
@@ -327,9 +327,10 @@ export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
   const fallback = chain.layers.length > 0 ? chain.layers[chain.layers.length - 1]!.source : 'config';
 
   // Pass 1 (files + CLI): which roles run openai_compat, so that MODEL variables only touch those.
-  const pass1 = merge([...chain.layers, ...cliOverrides.map(overrideToLayer)]);
-  const parsed1 = ConfigSchema.safeParse(pass1.raw);
-  const roles = parsed1.success ? resolveRoleBackends(parsed1.data.model) : undefined;
+  const roles = () => {
+    const parsed = ConfigSchema.safeParse(merge([...chain.layers, ...cliOverrides.map(overrideToLayer)]).raw);
+    return parsed.success ? resolveRoleBackends(parsed.data.model) : undefined;
+  };
 
   const layers = [
     ...chain.layers,
@@ -338,7 +339,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
   ];
   const { raw, prov } = merge(layers);
   const lr = getAt(raw, ['optimizer', 'learning_rate']);
-  const defaultMin = defaultConfig().optimizer.min_learning_rate;
+  const defaultMin = (knownTree() as unknown as SkillOptConfig).optimizer.min_learning_rate;
   if (!prov.has('optimizer.min_learning_rate') && typeof lr === 'number' && Number.isInteger(lr) && lr >= 0 && lr < defaultMin) {
     (raw.optimizer as Record<string, unknown>).min_learning_rate = lr;
   }
