@@ -23,7 +23,7 @@
  *   edit is reverted and marked `skipped_protected_region`.
  */
 import type { Edit } from '../optimizer/schemas.ts';
-import { protectedSpans, regionTexts, stripMarkers, type ProtectedSpan } from './regions.ts';
+import { inSpans, protectedSpans, regionTexts, stripMarkers, type ProtectedSpan } from './regions.ts';
 
 export const EDIT_STATUSES = [
   'applied_append',
@@ -124,10 +124,6 @@ function locate(skill: string, target: string): Located {
   return { kind: 'ambiguous', count: matches.length };
 }
 
-function inSpans(spans: readonly ProtectedSpan[], index: number): boolean {
-  return spans.some((s) => index >= s.start && index < s.end);
-}
-
 interface Outcome {
   skill: string;
   status: EditStatus;
@@ -146,16 +142,13 @@ function appendContent(skill: string, content: string, spans: readonly Protected
   return { skill: body ? `${body}\n\n${content}\n` : `${content}\n`, status: 'applied_append' };
 }
 
-function applyOne(skill: string, edit: Edit): Outcome {
-  const op = String((edit as { op?: unknown }).op ?? '');
-  const content = cleanContent(edit.content);
-  const target = edit.target === undefined || edit.target === null ? '' : String(edit.target);
-  const spans = protectedSpans(skill);
+const INSIDE_PROTECTED = 'the target lies inside a protected region (slow update / appendix), which edits cannot change';
 
+function applyOne(skill: string, op: string, target: string, content: string, spans: readonly ProtectedSpan[]): Outcome {
   if (target) {
     const first = skill.indexOf(target);
     if (first !== -1 && inSpans(spans, first)) {
-      return { skill, status: 'skipped_protected_region', reason: 'the target lies inside a protected region (slow update / appendix), which edits cannot change' };
+      return { skill, status: 'skipped_protected_region', reason: INSIDE_PROTECTED };
     }
   }
 
@@ -183,7 +176,7 @@ function applyOne(skill: string, edit: Edit): Outcome {
   }
   const { start, end } = found.match;
   if (found.kind === 'normalized' && inSpans(spans, start)) {
-    return { skill, status: 'skipped_protected_region', reason: 'the target lies inside a protected region (slow update / appendix), which edits cannot change' };
+    return { skill, status: 'skipped_protected_region', reason: INSIDE_PROTECTED };
   }
 
   let next: string;
@@ -216,9 +209,11 @@ export function applyEdit(skill: string, edit: Edit, index = 1): { skill: string
     op = String((edit as { op?: unknown }).op ?? '');
     target = edit.target === undefined || edit.target === null ? '' : String(edit.target);
     preview = cleanContent(edit.content);
-    const outcome = applyOne(skill, edit);
+    const spans = protectedSpans(skill);
+    const outcome = applyOne(skill, op, target, preview, spans);
     let result = outcome;
-    if (isApplied(outcome.status) && !sameTexts(regionTexts(skill), regionTexts(outcome.skill))) {
+    const before = spans.map((s) => skill.slice(s.start, s.end));
+    if (isApplied(outcome.status) && !sameTexts(before, regionTexts(outcome.skill))) {
       result = { skill, status: 'skipped_protected_region', reason: 'the edit would change a protected region (slow update / appendix); reverted' };
     }
     const row: EditApplyRow = { index, op, target: target.slice(0, PREVIEW), content_preview: preview.slice(0, PREVIEW), status: result.status };

@@ -77,9 +77,14 @@ export function regionTexts(skill: string): string[] {
   return protectedSpans(skill).map((s) => skill.slice(s.start, s.end));
 }
 
+/** Whether offset `index` lies inside one of `spans`. */
+export function inSpans(spans: readonly ProtectedSpan[], index: number): boolean {
+  return spans.some((s) => index >= s.start && index < s.end);
+}
+
 /** Whether offset `index` lies inside any protected span. */
 export function isInProtectedRegion(skill: string, index: number): boolean {
-  return protectedSpans(skill).some((s) => index >= s.start && index < s.end);
+  return inSpans(protectedSpans(skill), index);
 }
 
 /** `text` with every protected-region marker string removed. */
