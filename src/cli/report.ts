@@ -1,7 +1,7 @@
 /** The short report every command ends with (DESIGN §3). */
 import { displayPath } from '../util/paths.ts';
 import pc from 'picocolors';
-import { isSecretKey, redactValue } from '../config/redact.ts';
+import { isSecretKey, maskUrlCredentials, redactValue } from '../config/redact.ts';
 
 export interface EndReport {
   title: string;
@@ -27,7 +27,7 @@ function redactArg(arg: string): string {
     const value = arg.slice(eq + 1);
     if (value && isSecretKey(key.split('.').pop()!.replace(/^-+/, ''))) return `${key}=${redactValue(value)}`;
   }
-  return arg.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1***@');
+  return maskUrlCredentials(arg);
 }
 
 /** The command as typed (program name normalised to `npx skillopt`), secrets redacted. */

@@ -33,6 +33,12 @@ export function getAt(obj: unknown, path: readonly PropertyKey[]): unknown {
   return cur;
 }
 
+/** Upstream's other names for the codex keys of `model` (in a file's model section, the first one set wins). */
+export const CODEX_ALIASES: Readonly<Record<string, readonly string[]>> = {
+  codex_exec_path: ['codex_path', 'codex_cli_bin', 'codex_bin'],
+  codex_exec_sandbox: ['sandbox', 'codex_sandbox'],
+};
+
 /** Upstream renames (spec §4.1) and aliases; every other section key whose name is unique maps to itself. */
 const FLAT_RENAMES: Readonly<Record<string, string>> = {
   model_backend: 'model.backend',
@@ -42,11 +48,9 @@ const FLAT_RENAMES: Readonly<Record<string, string>> = {
   edit_budget: 'optimizer.learning_rate',
   min_edit_budget: 'optimizer.min_learning_rate',
   env: 'env.name',
-  codex_path: 'model.codex_exec_path',
-  codex_cli_bin: 'model.codex_exec_path',
-  codex_bin: 'model.codex_exec_path',
-  codex_sandbox: 'model.codex_exec_sandbox',
-  sandbox: 'model.codex_exec_sandbox',
+  ...Object.fromEntries(
+    Object.entries(CODEX_ALIASES).flatMap(([canonical, aliases]) => aliases.map((a) => [a, `model.${canonical}`])),
+  ),
 };
 
 /** Upstream keys that are accepted and dropped with a warning. */

@@ -20,7 +20,7 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from './errors.ts';
 import { envOverrides } from './env.ts';
-import { type Override, getAt, isPlainObject, knownTree, retiredReason, routeFlatKey, RETIRED_KEYS, suggest } from './keys.ts';
+import { CODEX_ALIASES, type Override, getAt, isPlainObject, knownTree, retiredReason, routeFlatKey, RETIRED_KEYS, suggest } from './keys.ts';
 import { parseCfgOptions } from './overrides.ts';
 import { secretWarnings } from './redact.ts';
 import { resolveRoleBackends } from './roles.ts';
@@ -87,11 +87,6 @@ function readYamlFile(file: string, display: string): Record<string, unknown> {
   }
   return data;
 }
-
-const CODEX_ALIASES: Readonly<Record<string, readonly string[]>> = {
-  codex_exec_path: ['codex_path', 'codex_cli_bin', 'codex_bin'],
-  codex_exec_sandbox: ['sandbox', 'codex_sandbox'],
-};
 
 /** Normalise one file layer in place (see module doc). */
 function normaliseLayer(data: Record<string, unknown>, source: string, warnings: string[]): Record<string, unknown> {

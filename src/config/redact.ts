@@ -22,7 +22,15 @@ export function redactValue(value: string): string {
   return value.length >= 12 ? `${value.slice(0, 4)}...${value.slice(-4)}` : '***';
 }
 
-const URL_USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/i;
+/** `scheme://user:password@` in a URL. */
+const USERINFO = String.raw`([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@`;
+const URL_USERINFO = new RegExp(`^${USERINFO}`, 'i');
+const ANY_USERINFO = new RegExp(USERINFO, 'gi');
+
+/** Mask the credentials of every URL in `text` (`https://***@host`). */
+export function maskUrlCredentials(text: string): string {
+  return text.replace(ANY_USERINFO, '$1***@');
+}
 
 function redactNode(value: unknown, key: string | undefined): unknown {
   if (Array.isArray(value)) return value.map((v) => redactNode(v, key));
