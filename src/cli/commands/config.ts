@@ -6,10 +6,11 @@
 import pc from 'picocolors';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../config/load.ts';
-import { displayPath } from '../../util/paths.ts';
 import { redactConfig } from '../../config/redact.ts';
 import { resolveRoles } from '../../config/roles.ts';
+import { displayPath } from '../../util/paths.ts';
 import { single, takeFlags } from '../args.ts';
+import { CONFIG_FLAGS } from '../common.ts';
 import type { Command } from '../main.ts';
 
 const USAGE = `skillopt config [--config C] [--cfg-options k=v ...] [--json]
@@ -22,7 +23,7 @@ Precedence: defaults < _base_ files < the config file < environment (OPENAI_COMP
 export const command: Command = {
   usage: USAGE,
   async run(argv) {
-    const args = takeFlags(argv, { valued: ['config'], multi: ['cfg-options'], switches: ['json'] });
+    const args = takeFlags(argv, { ...CONFIG_FLAGS, switches: ['json'] });
     if (args.rest.length > 0) {
       console.error(`skillopt config: unexpected argument '${args.rest[0]}'\n\nUsage: ${USAGE}`);
       return 2;
