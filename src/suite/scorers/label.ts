@@ -1,7 +1,7 @@
 /** Classification against a fixed taxonomy: finds the taxonomy labels a free-text answer mentions. */
 import type { SkillTask } from '../../types.ts';
 import { preview, resolvePerTask, show, type PerTask } from './text.ts';
-import { ScorerError, type Scorer } from './types.ts';
+import { referenceScorer, ScorerError, type Scorer } from './types.ts';
 
 export interface LabelOptions<E = unknown> {
   /** The taxonomy. */
@@ -114,42 +114,35 @@ export function label<E = unknown>(options: LabelOptions<E>): Scorer<E> {
     return l;
   };
 
-  return {
-    name,
-    validate(task) {
-      expectedOf(task);
-    },
-    score({ task, output }) {
-      const expected = expectedOf(task);
-      const found: string[] = [];
-      for (const m of find(output)) if (!found.includes(m.label)) found.push(m.label);
-      const first = found[0];
-      if (first === undefined) {
-        return { hard: 0, soft: 0, feedback: `expected label \`${expected}\`, got \`${preview(output, 80)}\` (no taxonomy label found)` };
-      }
-      const others = found.filter((l) => l !== first).map((l) => `\`${l}\``);
-      if (first === expected) {
-        return {
-          hard: 1,
-          soft: 1,
-          feedback:
-            others.length === 0
-              ? `label \`${expected}\` is correct`
-              : `label \`${expected}\` is correct (mentioned first; also mentioned ${others.join(', ')})`,
-        };
-      }
-      if (found.includes(expected)) {
-        return {
-          hard: 0,
-          soft: 0.5,
-          feedback: `expected label \`${expected}\`, got \`${first}\` (the first label mentioned counts; \`${expected}\` only comes later)`,
-        };
-      }
+  return referenceScorer(name, expectedOf, ({ output }, expected) => {
+    const found: string[] = [];
+    for (const m of find(output)) if (!found.includes(m.label)) found.push(m.label);
+    const first = found[0];
+    if (first === undefined) {
+      return { hard: 0, soft: 0, feedback: `expected label \`${expected}\`, got \`${preview(output, 80)}\` (no taxonomy label found)` };
+    }
+    const others = found.filter((l) => l !== first).map((l) => `\`${l}\``);
+    if (first === expected) {
+      return {
+        hard: 1,
+        soft: 1,
+        feedback:
+          others.length === 0
+            ? `label \`${expected}\` is correct`
+            : `label \`${expected}\` is correct (mentioned first; also mentioned ${others.join(', ')})`,
+      };
+    }
+    if (found.includes(expected)) {
       return {
         hard: 0,
-        soft: 0,
-        feedback: `expected label \`${expected}\`, got \`${first}\`${others.length ? ` (also mentioned ${others.join(', ')})` : ''}`,
+        soft: 0.5,
+        feedback: `expected label \`${expected}\`, got \`${first}\` (the first label mentioned counts; \`${expected}\` only comes later)`,
       };
-    },
-  };
+    }
+    return {
+      hard: 0,
+      soft: 0,
+      feedback: `expected label \`${expected}\`, got \`${first}\`${others.length ? ` (also mentioned ${others.join(', ')})` : ''}`,
+    };
+  });
 }

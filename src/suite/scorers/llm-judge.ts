@@ -1,7 +1,7 @@
 /** LLM-as-judge: the judge role grades the answer against a rubric and the reference answer. */
 import type { SkillTask } from '../../types.ts';
 import { resolvePerTask, type PerTask } from './text.ts';
-import { formatScore, ScorerError, type Scorer } from './types.ts';
+import { formatScore, referenceScorer, ScorerError, type Scorer } from './types.ts';
 
 export interface LlmJudgeOptions<E = unknown> {
   /** What a good answer looks like (a string, or a function of the task). */
@@ -28,23 +28,17 @@ export function llmJudge<E = unknown>(options: LlmJudgeOptions<E>): Scorer<E> {
     if (typeof r !== 'string' || r.trim() === '') throw new ScorerError(name, `task ${task.id}: the rubric must be a non-empty string`);
     return r;
   };
-  return {
-    name,
-    validate(task) {
-      rubricOf(task);
-    },
-    async score(ctx) {
-      const { task, output } = ctx;
-      const expected = options.expected !== undefined ? resolvePerTask(options.expected, task) : task.expected;
-      const verdict = await ctx.judge({ rubric: rubricOf(task), input: task.input, expected, output });
-      if (typeof verdict?.score !== 'number' || Number.isNaN(verdict.score)) {
-        throw new ScorerError(name, `the judge returned score ${JSON.stringify(verdict?.score)}; expected a number in [0, 1]`);
-      }
-      const soft = Math.min(1, Math.max(0, verdict.score));
-      const hard = verdict.pass === true && soft >= threshold ? 1 : 0;
-      const reasoning = typeof verdict.reasoning === 'string' ? verdict.reasoning.trim() : '';
-      const feedback = reasoning !== '' ? reasoning : `judge ${verdict.pass ? 'passed' : 'failed'} the answer with score ${formatScore(soft)}`;
-      return { hard, soft, feedback };
-    },
-  };
+  return referenceScorer(name, rubricOf, async (ctx, rubric) => {
+    const { task, output } = ctx;
+    const expected = options.expected !== undefined ? resolvePerTask(options.expected, task) : task.expected;
+    const verdict = await ctx.judge({ rubric, input: task.input, expected, output });
+    if (typeof verdict?.score !== 'number' || Number.isNaN(verdict.score)) {
+      throw new ScorerError(name, `the judge returned score ${JSON.stringify(verdict?.score)}; expected a number in [0, 1]`);
+    }
+    const soft = Math.min(1, Math.max(0, verdict.score));
+    const hard = verdict.pass === true && soft >= threshold ? 1 : 0;
+    const reasoning = typeof verdict.reasoning === 'string' ? verdict.reasoning.trim() : '';
+    const feedback = reasoning !== '' ? reasoning : `judge ${verdict.pass ? 'passed' : 'failed'} the answer with score ${formatScore(soft)}`;
+    return { hard, soft, feedback };
+  });
 }

@@ -1,7 +1,7 @@
 /** Numeric answers with a tolerance. */
 import type { SkillTask } from '../../types.ts';
 import { resolvePerTask, show, type PerTask } from './text.ts';
-import { ScorerError, type Scorer } from './types.ts';
+import { referenceScorer, ScorerError, type Scorer } from './types.ts';
 
 export interface NumericOptions<E = unknown> {
   /** Allowed error (default 0, i.e. equal up to floating-point noise). */
@@ -62,26 +62,19 @@ export function numeric<E = unknown>(options: NumericOptions<E> = {}): Scorer<E>
     return n;
   };
 
-  return {
-    name,
-    validate(task) {
-      expectedOf(task);
-    },
-    score({ task, output }) {
-      const expected = expectedOf(task);
-      const numbers = extractNumbers(output, options);
-      const got = pick === 'first' ? numbers[0] : numbers[numbers.length - 1];
-      if (got === undefined) return { hard: 0, soft: 0, feedback: `expected ${expected}, found no number in ${show(output)}` };
-      const err = Math.abs(got - expected);
-      const allowed = options.relative ? tolerance * Math.abs(expected) : tolerance;
-      const fuzz = 1e-9 * Math.max(1, Math.abs(expected));
-      if (err <= allowed + fuzz) {
-        return { hard: 1, soft: 1, feedback: err === 0 ? `answer ${got} is correct` : `answer ${got} is within tolerance of ${expected}` };
-      }
-      const scale = Math.max(Math.abs(got), Math.abs(expected));
-      const soft = Math.max(0, 1 - err / scale);
-      const tol = options.relative ? `${tolerance * 100}% relative` : String(tolerance);
-      return { hard: 0, soft, feedback: `expected ${expected}, got ${got} (off by ${+err.toPrecision(6)}; tolerance ${tol})` };
-    },
-  };
+  return referenceScorer(name, expectedOf, ({ output }, expected) => {
+    const numbers = extractNumbers(output, options);
+    const got = pick === 'first' ? numbers[0] : numbers[numbers.length - 1];
+    if (got === undefined) return { hard: 0, soft: 0, feedback: `expected ${expected}, found no number in ${show(output)}` };
+    const err = Math.abs(got - expected);
+    const allowed = options.relative ? tolerance * Math.abs(expected) : tolerance;
+    const fuzz = 1e-9 * Math.max(1, Math.abs(expected));
+    if (err <= allowed + fuzz) {
+      return { hard: 1, soft: 1, feedback: err === 0 ? `answer ${got} is correct` : `answer ${got} is within tolerance of ${expected}` };
+    }
+    const scale = Math.max(Math.abs(got), Math.abs(expected));
+    const soft = Math.max(0, 1 - err / scale);
+    const tol = options.relative ? `${tolerance * 100}% relative` : String(tolerance);
+    return { hard: 0, soft, feedback: `expected ${expected}, got ${got} (off by ${+err.toPrecision(6)}; tolerance ${tol})` };
+  });
 }

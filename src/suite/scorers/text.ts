@@ -1,6 +1,6 @@
 /** Text helpers shared by the scorers, and the plain-text scorers: exactMatch, includesAll/Any, regex. */
 import type { SkillTask } from '../../types.ts';
-import { ScorerError, type Scorer } from './types.ts';
+import { referenceScorer, ScorerError, type Scorer } from './types.ts';
 
 /** A value given directly, or computed from the task. */
 export type PerTask<T, E = unknown> = T | ((task: SkillTask<E>) => T);
@@ -118,43 +118,29 @@ function quoteList(items: string[]): string {
  */
 export function includesAll<E = unknown>(keywords?: Keywords<E>, options: IncludesOptions = {}): Scorer<E> {
   const name = options.name ?? 'includes_all';
-  return {
-    name,
-    validate(task) {
-      keywordsOf(keywords, task, name);
-    },
-    score({ task, output }) {
-      const list = keywordsOf(keywords, task, name);
-      const has = finder(output, options.caseSensitive ?? false);
-      const found: string[] = [];
-      const missing: string[] = [];
-      for (const k of list) (has(k) ? found : missing).push(k);
-      const soft = found.length / list.length;
-      const feedback =
-        missing.length === 0
-          ? `contains all ${list.length} expected keyword${list.length === 1 ? '' : 's'}`
-          : `missing ${quoteList(missing)} (found ${found.length}/${list.length}${found.length ? `: ${quoteList(found)}` : ''})`;
-      return { hard: missing.length === 0 ? 1 : 0, soft, feedback };
-    },
-  };
+  return referenceScorer(name, (task) => keywordsOf(keywords, task, name), ({ output }, list) => {
+    const has = finder(output, options.caseSensitive ?? false);
+    const found: string[] = [];
+    const missing: string[] = [];
+    for (const k of list) (has(k) ? found : missing).push(k);
+    const soft = found.length / list.length;
+    const feedback =
+      missing.length === 0
+        ? `contains all ${list.length} expected keyword${list.length === 1 ? '' : 's'}`
+        : `missing ${quoteList(missing)} (found ${found.length}/${list.length}${found.length ? `: ${quoteList(found)}` : ''})`;
+    return { hard: missing.length === 0 ? 1 : 0, soft, feedback };
+  });
 }
 
 /** hard = soft = 1 when at least one keyword occurs in the answer. */
 export function includesAny<E = unknown>(keywords?: Keywords<E>, options: IncludesOptions = {}): Scorer<E> {
   const name = options.name ?? 'includes_any';
-  return {
-    name,
-    validate(task) {
-      keywordsOf(keywords, task, name);
-    },
-    score({ task, output }) {
-      const list = keywordsOf(keywords, task, name);
-      const hit = list.find(finder(output, options.caseSensitive ?? false));
-      return hit !== undefined
-        ? { hard: 1, soft: 1, feedback: `contains ${show(hit, 60)}` }
-        : { hard: 0, soft: 0, feedback: `contains none of ${quoteList(list)}; got ${show(output)}` };
-    },
-  };
+  return referenceScorer(name, (task) => keywordsOf(keywords, task, name), ({ output }, list) => {
+    const hit = list.find(finder(output, options.caseSensitive ?? false));
+    return hit !== undefined
+      ? { hard: 1, soft: 1, feedback: `contains ${show(hit, 60)}` }
+      : { hard: 0, soft: 0, feedback: `contains none of ${quoteList(list)}; got ${show(output)}` };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -182,19 +168,12 @@ function regexOf<E>(pattern: Pattern<E> | undefined, task: SkillTask<E>, options
 /** hard = soft = 1 when the answer matches. The pattern comes from the argument or from `task.expected`. */
 export function regex<E = unknown>(pattern?: Pattern<E>, options: RegexOptions = {}): Scorer<E> {
   const name = options.name ?? 'regex';
-  return {
-    name,
-    validate(task) {
-      regexOf(pattern, task, options, name);
-    },
-    score({ task, output }) {
-      const re = regexOf(pattern, task, options, name);
-      const ok = re.test(output);
-      return {
-        hard: ok ? 1 : 0,
-        soft: ok ? 1 : 0,
-        feedback: ok ? `answer matches ${String(re)}` : `answer does not match ${String(re)}; got ${show(output)}`,
-      };
-    },
-  };
+  return referenceScorer(name, (task) => regexOf(pattern, task, options, name), ({ output }, re) => {
+    const ok = re.test(output);
+    return {
+      hard: ok ? 1 : 0,
+      soft: ok ? 1 : 0,
+      feedback: ok ? `answer matches ${String(re)}` : `answer does not match ${String(re)}; got ${show(output)}`,
+    };
+  });
 }

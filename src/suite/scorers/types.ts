@@ -37,6 +37,25 @@ export interface Scorer<E = unknown> {
 }
 
 /**
+ * A scorer that needs something from each task (an expected label, a number, keywords, a rubric):
+ * `referenceOf` reads and checks it, and `validate` runs it on every task when the suite is defined, so
+ * a task it cannot score fails there, not at its case.
+ */
+export function referenceScorer<E, R>(
+  name: string,
+  referenceOf: (task: SkillTask<E>) => R,
+  score: (ctx: ScoreContext<E>, reference: R) => Score | Promise<Score>,
+): Scorer<E> {
+  return {
+    name,
+    validate(task) {
+      referenceOf(task);
+    },
+    score: (ctx) => score(ctx, referenceOf(ctx.task)),
+  };
+}
+
+/**
  * What a custom scorer function may return:
  * - a `Score` (`feedback` may be omitted; a default naming the scorer is filled in);
  * - a number n (clamped to 0..1): soft = n, hard = 1 only when n ≥ 1 (full credit), else 0 —
