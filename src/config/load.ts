@@ -20,7 +20,7 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from './errors.ts';
 import { envOverrides } from './env.ts';
-import { CODEX_ALIASES, type Override, getAt, isPlainObject, knownTree, retiredReason, routeFlatKey, RETIRED_KEYS, suggest } from './keys.ts';
+import { CODEX_ALIASES, type Override, getAt, isPlainObject, knownTree, routeFlatKey, RETIRED_KEYS, suggest } from './keys.ts';
 import { parseCfgOptions } from './overrides.ts';
 import { secretWarnings } from './redact.ts';
 import { resolveRoleBackends } from './roles.ts';
@@ -314,23 +314,18 @@ export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
   const chain = opts.path !== undefined ? readChain(opts.path, warnings) : { files: [], layers: [] };
   const cli = parseCfgOptions(opts.cfgOptions ?? []);
   warnings.push(...cli.warnings);
-  const cliOverrides = cli.overrides.filter((o) => {
-    const why = retiredReason(o.path) ?? (o.path.length > 1 ? retiredReason(o.path.slice(0, 1)) : undefined);
-    if (why) warnings.push(`${o.source}: ${why}`);
-    return !why;
-  });
   const fallback = chain.layers.length > 0 ? chain.layers[chain.layers.length - 1]!.source : 'config';
 
   // Pass 1 (files + CLI): which roles run openai_compat, so that MODEL variables only touch those.
   const roles = () => {
-    const parsed = ConfigSchema.safeParse(merge([...chain.layers, ...cliOverrides.map(overrideToLayer)]).raw);
+    const parsed = ConfigSchema.safeParse(merge([...chain.layers, ...cli.overrides.map(overrideToLayer)]).raw);
     return parsed.success ? resolveRoleBackends(parsed.data.model) : undefined;
   };
 
   const layers = [
     ...chain.layers,
     ...envOverrides(env, roles).map(overrideToLayer),
-    ...cliOverrides.map(overrideToLayer),
+    ...cli.overrides.map(overrideToLayer),
   ];
   const { raw, prov } = merge(layers);
   const lr = getAt(raw, ['optimizer', 'learning_rate']);

@@ -13,7 +13,7 @@
  *   without `=` is a one-line ConfigError naming the item.
  */
 import { ConfigError } from './errors.ts';
-import { type Override, getAt, knownTree, routeFlatKey } from './keys.ts';
+import { type Override, getAt, knownTree, retiredReason, routeFlatKey } from './keys.ts';
 
 const INT_RE = /^[+-]?\d+$/;
 const FLOAT_RE = /^[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?$/;
@@ -65,6 +65,11 @@ export function parseCfgOptions(items: readonly string[]): ParsedCfgOptions {
         continue;
       }
       path = route.path;
+    }
+    const why = retiredReason(path) ?? (path.length > 1 ? retiredReason(path.slice(0, 1)) : undefined);
+    if (why) {
+      warnings.push(`${source}: ${why}`);
+      continue;
     }
     overrides.push({ path, value: castForPath(path, raw), source });
   }
