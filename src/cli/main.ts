@@ -3,8 +3,10 @@
  * The `skillopt` command: dispatches to one module per command in ./commands. The summaries live here so
  * that listing the commands loads none of them (they pull in Vitest, the optimizer and the model layer).
  */
+import { inspect } from 'node:util';
 import pc from 'picocolors';
 import { SkillOptError, oneLine } from '../util/errors.ts';
+import { redactText } from '../util/redact.ts';
 
 export interface Command {
   usage: string;
@@ -54,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const entry = COMMANDS[name];
   if (!entry) {
-    console.error(`skillopt: unknown command '${name}'\n\n${help()}`);
+    console.error(redactText(`skillopt: unknown command '${name}'\n\n${help()}`));
     return 2;
   }
   const { command } = await entry.load();
@@ -65,10 +67,10 @@ export async function main(argv: string[]): Promise<number> {
   return command.run(rest);
 }
 
-/** Print an error as one line; the stack only with SKILLOPT_DEBUG=1. */
+/** Print an error as one line, redacted; the stack only with SKILLOPT_DEBUG=1. */
 export function reportFatal(err: unknown): number {
-  if (process.env.SKILLOPT_DEBUG) console.error(err);
+  if (process.env.SKILLOPT_DEBUG) console.error(redactText(inspect(err)));
   const prefix = pc.red('skillopt: error:');
-  console.error(`${prefix} ${oneLine(err)}`);
+  console.error(redactText(`${prefix} ${oneLine(err)}`));
   return err instanceof SkillOptError ? err.exitCode : 1;
 }

@@ -6,9 +6,15 @@
  * `max_tokens` end in "tokens" and are not secrets; keys ending in `_env` (`api_key_env`) hold variable
  * NAMES and stay. A secret non-empty string becomes `abcd...wxyz` (first 4 + last 4) when it has at least
  * 12 characters, else `***`. Credentials embedded in URLs (`https://user:pass@host`) are masked too.
+ *
+ * This is the structured pass (it knows key names); free text is masked by util/redact.ts's `redactText`,
+ * which every write (util/atomic.ts) and the CLI's printing apply on top.
  */
 import { writeJsonAtomic } from '../util/atomic.ts';
+import { maskUrlCredentials } from '../util/redact.ts';
 import { isPlainObject } from './keys.ts';
+
+export { maskUrlCredentials, redactText, registerSecret } from '../util/redact.ts';
 
 const SECRET_SUFFIXES = ['apikey', 'token', 'secret', 'password'];
 
@@ -22,16 +28,6 @@ export function redactValue(value: string): string {
   return value.length >= 12 ? `${value.slice(0, 4)}...${value.slice(-4)}` : '***';
 }
 
-/** `scheme://user:password@` in a URL. */
-const USERINFO = String.raw`([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@`;
-const URL_USERINFO = new RegExp(`^${USERINFO}`, 'i');
-const ANY_USERINFO = new RegExp(USERINFO, 'gi');
-
-/** Mask the credentials of every URL in `text` (`https://***@host`). */
-export function maskUrlCredentials(text: string): string {
-  return text.replace(ANY_USERINFO, '$1***@');
-}
-
 function redactNode(value: unknown, key: string | undefined): unknown {
   if (Array.isArray(value)) return value.map((v) => redactNode(v, key));
   if (isPlainObject(value)) {
@@ -41,7 +37,7 @@ function redactNode(value: unknown, key: string | undefined): unknown {
   }
   if (typeof value === 'string' && value !== '') {
     if (key !== undefined && isSecretKey(key)) return redactValue(value);
-    if (URL_USERINFO.test(value)) return value.replace(URL_USERINFO, '$1***@');
+    return maskUrlCredentials(value);
   }
   return value;
 }

@@ -19,6 +19,8 @@
 import type { Role, RoleBackend, RoleConfig } from '../model/types.ts';
 import { ConfigError } from './errors.ts';
 import { roleApiKeyEnv } from './env.ts';
+import { isSecretKey } from './redact.ts';
+import { registerSecret, registerUrlSecrets } from '../util/redact.ts';
 import {
   type BackendName,
   type ModelConfig,
@@ -197,5 +199,21 @@ export function resolveRoles(
     m.judge_base_url || optBase,
     roleApiKeyEnv('judge', m.judge_api_key_env, judgeFallbackKey, env),
   );
-  return { optimizer, target, judge };
+  const roles = { optimizer, target, judge };
+  registerRoleSecrets(roles, m, env);
+  return roles;
+}
+
+/**
+ * Register what must never be printed or written (util/redact.ts): the API key each role reads from the
+ * environment, the password of each endpoint URL, and any secret-named `model.*` value of the config.
+ */
+function registerRoleSecrets(roles: ResolvedRoles, m: ModelConfig, env: NodeJS.ProcessEnv): void {
+  for (const r of Object.values(roles)) {
+    registerSecret(env[r.apiKeyEnv]);
+    if (r.azure) registerSecret(env[r.azure.apiKeyEnv]);
+    registerUrlSecrets(r.baseURL);
+    if (r.azure) registerUrlSecrets(r.azure.endpoint);
+  }
+  for (const [k, v] of Object.entries(m)) if (typeof v === 'string' && isSecretKey(k)) registerSecret(v);
 }

@@ -6,9 +6,12 @@
  * - `ModelOutputError`: the model answered, but its reply stayed unusable (no JSON / schema mismatch)
  *   after the one re-ask.
  *
- * Messages are one readable line naming the request. They never contain an API key.
+ * Messages are one readable line naming the request. They never contain an API key or the credentials of
+ * a URL: messages, `url` and `detail` pass util/redact.ts's `redactText`, so an error that travels into a
+ * case record (`error`, `feedback`) or across the model gateway is already clean.
  */
 import { SkillOptError } from '../util/errors.ts';
+import { maskUrlCredentials, redactText } from '../util/redact.ts';
 import type { RoleConfig } from './types.ts';
 
 export type InfraErrorKind =
@@ -42,9 +45,9 @@ export interface RequestContext {
   stage: string;
 }
 
-/** The URL a role's requests go to (Azure's endpoint, else the base URL). */
+/** The URL a role's requests go to (Azure's endpoint, else the base URL), for messages: credentials masked. */
 export function endpointOf(role: RoleConfig): string {
-  return role.azure ? role.azure.endpoint : role.baseURL;
+  return maskUrlCredentials(role.azure ? role.azure.endpoint : role.baseURL);
 }
 
 export function requestContext(role: RoleConfig, stage: string): RequestContext {
@@ -71,20 +74,22 @@ export class ModelInfraError extends SkillOptError {
   readonly detail: string;
 
   constructor(init: ModelInfraErrorInit) {
+    const url = redactText(init.url);
+    const detail = redactText(init.detail);
     const what = init.attempts === 1 ? '1 attempt' : `${init.attempts} attempts`;
     const verb = init.kind === 'aborted' ? 'was aborted' : 'failed';
     const message =
-      `${init.role} request to ${init.url} (model ${init.model}, stage ${init.stage}) ${verb} ` +
-      `after ${what}: ${init.detail}`;
+      `${init.role} request to ${url} (model ${init.model}, stage ${init.stage}) ${verb} ` +
+      `after ${what}: ${detail}`;
     super(oneLineClip(message, 600), init.cause === undefined ? undefined : { cause: init.cause });
     this.kind = init.kind;
     if (init.status !== undefined) this.status = init.status;
     this.attempts = init.attempts;
     this.role = init.role;
     this.model = init.model;
-    this.url = init.url;
+    this.url = url;
     this.stage = init.stage;
-    this.detail = init.detail;
+    this.detail = detail;
   }
 
   /** Plain JSON (for workers reporting errors to the main process); no cause, no secrets. */
@@ -127,20 +132,21 @@ export class ModelOutputError extends SkillOptError {
   readonly attempts?: number;
 
   constructor(init: ModelOutputErrorInit) {
-    const excerpt = oneLineClip(init.raw, 200);
+    const excerpt = redactText(oneLineClip(init.raw, 200));
+    const url = init.url === undefined ? undefined : redactText(init.url);
     const who =
       init.role !== undefined
-        ? `${init.role} reply from ${init.url ?? '?'} (model ${init.model ?? '?'}, stage ${init.stage})`
+        ? `${init.role} reply from ${url ?? '?'} (model ${init.model ?? '?'}, stage ${init.stage})`
         : `model reply for stage ${init.stage}`;
     super(
-      oneLineClip(`${who} stayed invalid after a re-ask: ${init.reason}; reply began: ${JSON.stringify(excerpt)}`, 800),
+      redactText(oneLineClip(`${who} stayed invalid after a re-ask: ${init.reason}; reply began: ${JSON.stringify(excerpt)}`, 800)),
     );
     this.stage = init.stage;
-    this.reason = init.reason;
+    this.reason = redactText(init.reason);
     this.excerpt = excerpt;
     if (init.role !== undefined) this.role = init.role;
     if (init.model !== undefined) this.model = init.model;
-    if (init.url !== undefined) this.url = init.url;
+    if (url !== undefined) this.url = url;
     if (init.attempts !== undefined) this.attempts = init.attempts;
   }
 

@@ -1,13 +1,18 @@
-/** Atomic file writes: write a sibling temp file, then rename over the target, so a killed run never leaves a torn file. */
+/**
+ * Atomic file writes: write a sibling temp file, then rename over the target, so a killed run never leaves a torn file.
+ * Every file a run writes goes through here, so text is redacted here (util/redact.ts: URL credentials and
+ * registered secrets are masked); binary data is written as given.
+ */
 import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
+import { redactText } from './redact.ts';
 
 let counter = 0;
 
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${++counter}.tmp`);
-  writeFileSync(tmp, data);
+  writeFileSync(tmp, typeof data === 'string' ? redactText(data) : data);
   renameSync(tmp, path);
 }
 
@@ -21,5 +26,5 @@ export function writeJsonAtomic(path: string, value: unknown): void {
  * No fsync per line: it cost a disk flush per case on the rollout hot path.
  */
 export function appendLine(path: string, line: string): void {
-  appendFileSync(path, `${line}\n`);
+  appendFileSync(path, `${redactText(line)}\n`);
 }

@@ -9,6 +9,7 @@ import { loadConfig } from '../../config/load.ts';
 import { redactConfig } from '../../config/redact.ts';
 import { resolveRoles } from '../../config/roles.ts';
 import { displayPath } from '../../util/paths.ts';
+import { redactText } from '../../util/redact.ts';
 import { single, takeFlags } from '../args.ts';
 import { CONFIG_FLAGS } from '../common.ts';
 import type { Command } from '../main.ts';
@@ -25,16 +26,16 @@ export const command: Command = {
   async run(argv) {
     const args = takeFlags(argv, { ...CONFIG_FLAGS, switches: ['json'] });
     if (args.rest.length > 0) {
-      console.error(`skillopt config: unexpected argument '${args.rest[0]}'\n\nUsage: ${USAGE}`);
+      console.error(redactText(`skillopt config: unexpected argument '${args.rest[0]}'\n\nUsage: ${USAGE}`));
       return 2;
     }
     const env = process.env;
     const loaded = loadConfig({ path: single(args, 'config'), cfgOptions: args.flags.get('cfg-options') ?? [], env });
     const roles = resolveRoles(loaded.config, env, { sourceOf: loaded.sourceOf });
-    for (const w of loaded.warnings) console.error(`${pc.yellow('skillopt: warning:')} ${w}`);
+    for (const w of loaded.warnings) console.error(redactText(`${pc.yellow('skillopt: warning:')} ${w}`));
     const config = redactConfig(loaded.config);
     if (args.switches.has('json')) {
-      console.log(JSON.stringify(config, null, 2));
+      console.log(redactText(JSON.stringify(config, null, 2)));
       return 0;
     }
     const header = [
@@ -48,7 +49,7 @@ export const command: Command = {
           (r.backend === 'simulated' ? ' (in-process simulated server)' : ` url=${r.baseURL} key-env=${r.apiKeyEnv}`),
       ),
     ];
-    console.log(`${header.join('\n')}\n${stringify(config, { lineWidth: 0 })}`.trimEnd());
+    console.log(redactText(`${header.join('\n')}\n${stringify(config, { lineWidth: 0 })}`.trimEnd()));
     return 0;
   },
 };
