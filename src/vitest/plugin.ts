@@ -15,10 +15,12 @@ import type { ViteUserConfig } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
 import { loadConfig } from '../config/load.ts';
 import { outRoot } from '../config/out-root.ts';
+import { redactText } from '../util/redact.ts';
 import { currentHost, openHost, type SessionHost } from './host.ts';
 import { SkillReporter } from './reporter.ts';
 import { caseTimeoutMs } from './session.ts';
 import { warmThreadsPool } from './warm-pool.ts';
+import { SkillWatch } from './watch.ts';
 
 export interface SkillOptPluginOptions {
   /** Config file used when Vitest is run directly (default: $SKILLOPT_CONFIG, else built-in defaults). */
@@ -26,7 +28,8 @@ export interface SkillOptPluginOptions {
   cfgOptions?: string[];
 }
 
-const withReporter = new WeakSet<Vitest>();
+const withReporter = new WeakSet<object>();
+const watches = new WeakMap<object, SkillWatch>();
 
 /**
  * The session host: the CLI's when it runs us, else one opened from `options.config` /
@@ -40,7 +43,7 @@ async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionH
   if (!path) return { host: null, owned: false };
   const cfgOptions = options.cfgOptions ?? (process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? []);
   const { config } = loadConfig({ path, cfgOptions });
-  const host = await openHost({ config, outDir: outRoot(config, 'test'), log: (l) => console.log(l) });
+  const host = await openHost({ config, outDir: outRoot(config, 'test'), log: (l) => console.log(redactText(l)) });
   return { host, owned: true };
 }
 
@@ -71,10 +74,21 @@ export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
       const { host, owned } = await open();
       if (!host) return;
       project.provide('skillopt', host.session);
-      if (!withReporter.has(vitest)) {
-        withReporter.add(vitest);
+      // Keyed by the resolved config: a config-file restart under `vitest watch` resolves a new one (and
+      // new reporters) on the same Vitest instance.
+      if (!withReporter.has(vitest.config)) {
+        withReporter.add(vitest.config);
         vitest.config.reporters.push(new SkillReporter() as never);
-        if (owned) vitest.onClose(() => host.close());
+        if (owned) {
+          let closed = false;
+          vitest.onClose(() => (closed ? undefined : ((closed = true), host.close())));
+        }
+      }
+      // Watch mode: rerun a suite when its skill or dataset file changes (src/vitest/watch.ts).
+      if (vitest.config.watch) {
+        let watch = watches.get(vitest.config);
+        if (!watch) watches.set(vitest.config, (watch = SkillWatch.install(vitest, host)));
+        watch.addProject(project);
       }
     },
   };
