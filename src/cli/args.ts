@@ -12,7 +12,7 @@ export interface SplitArgs {
 
 /**
  * Take the command's own flags out of argv. `valued` flags take one value (`--config C` or `--config=C`);
- * `multi` flags take every following word up to the next `--flag` (`--cfg-options a=1 b=2`);
+ * `multi` flags take every following word up to the next flag (`--x` or `-x`) (`--cfg-options a=1 b=2`);
  * `switches` take none. Anything else is left in `rest` untouched.
  */
 export function takeFlags(
@@ -43,7 +43,8 @@ export function takeFlags(
       push(name, value);
     } else if (multi.has(name)) {
       if (inline !== undefined) push(name, inline);
-      while (i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) push(name, argv[++i]!);
+      // A list ends at the next flag, short ones included (`--cfg-options a=1 -t x` keeps `-t x`).
+      while (i + 1 < argv.length && !argv[i + 1]!.startsWith('-')) push(name, argv[++i]!);
       if (!flags.has(name)) flags.set(name, []);
     } else if (switchNames.has(name)) {
       if (inline !== undefined && /^(false|no|0)$/i.test(inline)) switches.delete(name);

@@ -9,9 +9,20 @@ import { single, type SplitArgs } from './args.ts';
 /** Flags every run command understands. */
 export const CONFIG_FLAGS = { valued: ['config'], multi: ['cfg-options'] };
 
+/** The project's default config, used when neither --config nor SKILLOPT_CONFIG names one. */
+export const PROJECT_CONFIG = 'skillopt.yaml';
+
+/**
+ * The config: `--config`, else `SKILLOPT_CONFIG`, else `skillopt.yaml` in the current folder. A run that
+ * calls a model needs one (it names the endpoint), so without any it stops before the first request.
+ */
 export function configFromArgs(args: SplitArgs, opts: { required: boolean }): { config: SkillOptConfig; files: string[] } {
-  const path = single(args, 'config') ?? process.env.SKILLOPT_CONFIG;
-  if (!path && opts.required) throw new SkillOptError('--config <file.yaml> is required (e.g. --config configs/dotnetdebug/sim.yaml)');
+  const path = single(args, 'config') ?? process.env.SKILLOPT_CONFIG ?? (existsSync(resolve(PROJECT_CONFIG)) ? PROJECT_CONFIG : undefined);
+  if (!path && opts.required) {
+    throw new SkillOptError(
+      `no config: pass --config <file.yaml>, set SKILLOPT_CONFIG, or add ${PROJECT_CONFIG} to the project (it names the model endpoint; e.g. --config configs/dotnetdebug/sim.yaml runs offline on the simulated model)`,
+    );
+  }
   return loadConfig({ path, cfgOptions: args.flags.get('cfg-options') ?? [] });
 }
 

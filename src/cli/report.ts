@@ -2,10 +2,13 @@
 import { displayPath } from '../util/paths.ts';
 import pc from 'picocolors';
 import { isSecretKey, maskUrlCredentials, redactValue } from '../config/redact.ts';
+import { redactText } from '../util/redact.ts';
 
 export interface EndReport {
   title: string;
   ok: boolean;
+  /** An inconclusive run (errored cases beyond evaluation.max_errored): neither OK nor FAILED. */
+  inconclusive?: boolean;
   outDir: string | null;
   skill?: { label: string; path: string };
   metrics: Array<[string, string]>;
@@ -36,8 +39,9 @@ export function exactCommand(argv: string[] = process.argv.slice(2)): string {
 }
 
 
+/** The report's lines, redacted (util/redact.ts): no URL credential or registered secret is printed. */
 export function renderEndReport(r: EndReport): string {
-  const status = r.ok ? pc.green('OK') : pc.red('FAILED');
+  const status = r.ok ? pc.green('OK') : r.inconclusive ? pc.magenta('INCONCLUSIVE') : pc.red('FAILED');
   const lines = [
     '',
     `${pc.bold(r.title)} ${status}${r.simulated ? pc.yellow(' — simulated model') : ''}`,
@@ -46,9 +50,9 @@ export function renderEndReport(r: EndReport): string {
   if (r.outDir) lines.push(`  output:   ${displayPath(r.outDir)}`);
   if (r.skill) lines.push(`  ${`${r.skill.label}:`.padEnd(9)} ${displayPath(r.skill.path)}`);
   for (const [k, v] of r.metrics) lines.push(`  ${`${k}:`.padEnd(9)} ${v}`);
-  if (r.failure) lines.push(`  ${pc.red('failure:')}  ${r.failure}`);
+  if (r.failure) lines.push(`  ${r.inconclusive ? pc.magenta('why:') + '     ' : pc.red('failure:') + ' '} ${r.failure}`);
   lines.push(`  next:     ${r.next}`);
-  return lines.join('\n');
+  return redactText(lines.join('\n'));
 }
 
 export function printEndReport(r: EndReport): void {

@@ -373,6 +373,11 @@ const EvaluationSchema = z.strictObject({
   min_pass_rate: prob(0),
   min_mean_hard: prob(0),
   min_mean_soft: prob(0),
+  /**
+   * Errored cases (endpoint, timeout, unreadable reply) a verdict tolerates; beyond it the verdict is
+   * inconclusive (exit 3) and the score is never gated on, cached or reused as complete.
+   */
+  max_errored: nonNegInt(0),
 });
 
 const EnvSchema = z.strictObject({

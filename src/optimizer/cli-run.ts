@@ -11,6 +11,7 @@ import { displayPath } from '../util/paths.ts';
 import { printEndReport } from '../cli/report.ts';
 import { score3 } from '../util/format.ts';
 import { writeResolvedConfig } from '../config/redact.ts';
+import { redactText } from '../util/redact.ts';
 import { Accounting, createModelClient, TOTAL_KEY } from '../model/index.ts';
 import { unifiedDiff } from '../skill/diff.ts';
 import type { TokenSummary } from '../types.ts';
@@ -22,7 +23,10 @@ import { Engine, type EngineResult } from './engine.ts';
 import { OptimizerLLM } from './llm.ts';
 import { PromptLibrary } from './prompts.ts';
 import { Rollouts } from './rollout.ts';
+import { EXIT_CODES } from '../suite/verdict.ts';
 import { RunStore } from './run-store.ts';
+import { claimRunDir } from '../rundir/fingerprint.ts';
+import { acquireRunLock } from '../rundir/lock.ts';
 
 export interface OptimizeMode {
   /** `test --optimize`: stop at the target and exit 1 when it is not reached. */
@@ -31,7 +35,7 @@ export interface OptimizeMode {
 }
 
 function log(line: string): void {
-  console.log(`[skillopt] ${line}`);
+  console.log(redactText(`[skillopt] ${line}`));
 }
 
 export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<number> {
@@ -40,7 +44,12 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
   if (target !== null && (target < 0 || target > 1)) throw new SkillOptError(`--target must be between 0 and 1, got ${target}`);
   const outDir = outRoot(config, 'skillopt', config.model.optimizer);
   const { filters, options } = parseVitestArgs(args.rest);
-  const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout' }, log });
+  // one run per folder: the lock first, and the folder's fingerprint checked before anything is written
+  const lock = acquireRunLock(outDir, { log });
+  const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout' }, log }).catch((e: unknown) => {
+    lock.release();
+    throw e;
+  });
   const accounting = new Accounting();
   let runner: SuiteRunner | undefined;
   try {
@@ -56,6 +65,7 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     // --skill, else the suite's seed skill (which is env.skill_init when the config sets one)
     const initialSkill = skillFlag ? readSkillFile(skillFlag) : manifest.seed_skill;
     const suiteFile = runner.files.find((f) => f.includes(`${manifest.suite}.skill.test`)) ?? runner.files[0]!;
+    claimRunDir(outDir, { kind: 'optimize', config, roles: host.roles, manifest, suiteFiles: runner.files, skill: initialSkill });
     const prompts = new PromptLibrary([join(dirname(suiteFile), 'prompts')]);
     const budget = new Budget(accounting, config.train.max_model_calls, config.train.max_tokens);
     const optimizer = createModelClient(host.roles.optimizer, { accounting, log });
@@ -84,12 +94,15 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     store.writeJson('summary.json', summary);
     store.writeText('best_skill.md', result.bestSkill);
     store.writeText('best_skill.diff', unifiedDiff(result.initialSkill, result.bestSkill, diffNames(initialSkill.path)));
-    const ok = mode.stopAtTarget ? result.targetReached : !result.stopped || !['budget', 'infrastructure'].includes(result.stopped.reason);
-    report(result, { ok, outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: single(args, 'config') ?? '' });
-    return ok ? 0 : 1;
+    // An endpoint that stayed down leaves the run unfinished, not failed: inconclusive, resumable.
+    const inconclusive = result.stopped?.reason === 'infrastructure';
+    const ok = !inconclusive && (mode.stopAtTarget ? result.targetReached : !result.stopped || result.stopped.reason !== 'budget');
+    report(result, { ok, inconclusive, title: mode.stopAtTarget ? 'skillopt test --optimize' : 'skillopt train', outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: single(args, 'config') ?? '' });
+    return ok ? EXIT_CODES.pass : inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.fail;
   } finally {
     await runner?.close();
     await host.close();
+    lock.release();
   }
 }
 
@@ -114,7 +127,7 @@ function usageLine(tokens: TokenSummary): string {
 
 function report(
   result: EngineResult,
-  o: { ok: boolean; outDir: string; target: number | null; simulated: boolean; configPath: string },
+  o: { ok: boolean; inconclusive: boolean; title: string; outDir: string; target: number | null; simulated: boolean; configPath: string },
 ): void {
   const s = result.summary as Record<string, number | null | unknown>;
   const tokens = s.token_summary as TokenSummary;
@@ -132,11 +145,12 @@ function report(
     : !o.ok && stopped?.reason === 'infrastructure'
       ? `fix the endpoint, then rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
       : !o.ok
-        ? `review ${displayPath(join(o.outDir, 'best_skill.diff'))}; raise train.num_epochs or optimizer.learning_rate and resume with env.out_root=${displayPath(o.outDir)}`
+        ? `review ${displayPath(join(o.outDir, 'best_skill.diff'))}; raise train.num_epochs and rerun with env.out_root=${displayPath(o.outDir)} to resume, or change optimizer.learning_rate with a new env.out_root`
         : `review ${displayPath(join(o.outDir, 'best_skill.diff'))}, then check it on the test split: npx skillopt eval --config ${o.configPath} --skill ${displayPath(join(o.outDir, 'best_skill.md'))} --split test`;
   printEndReport({
-    title: 'skillopt optimize',
+    title: o.title,
     ok: o.ok,
+    inconclusive: o.inconclusive,
     outDir: o.outDir,
     skill: { label: 'best', path: join(o.outDir, 'best_skill.md') },
     metrics: [

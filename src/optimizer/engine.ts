@@ -155,9 +155,11 @@ export class Engine {
   /** Validation of a skill on the selection split, through the cache keyed by skill hash. */
   private async validate(skill: string, dir: string, label: string): Promise<{ v: ValidationScore; cached: boolean }> {
     const hash = skillHash(skill);
+    const maxErrored = this.cfg.evaluation.max_errored;
+    // A score with errored cases beyond the limit is never reused (older runs may have cached one).
     const hit = this.state.selection_cache[hash];
-    if (hit) return { v: hit, cached: true };
-    const out = await this.o.rollouts.run(skill, this.valIds, dir, label);
+    if (hit && hit.errored <= maxErrored) return { v: hit, cached: true };
+    const out = await this.o.rollouts.run(skill, this.valIds, dir, label, { maxErrored });
     const v = this.validation(out.summary);
     this.state.selection_cache[hash] = v;
     return { v, cached: false };
@@ -216,6 +218,8 @@ export class Engine {
         this.state.stopped = null;
       }
       this.store.writeSkill(0, this.o.initialSkill.text);
+      // A run stopped during its baseline validation (endpoint down) has no baseline yet.
+      if (resumed.baseline === null) await this.validateBaseline();
       return;
     }
     this.current = this.o.initialSkill.text;
@@ -240,6 +244,10 @@ export class Engine {
       token_summary: {},
     };
     this.state.best_skill_path = this.store.writeText('best_skill.md', this.best);
+    await this.validateBaseline();
+  }
+
+  private async validateBaseline(): Promise<void> {
     this.log(`baseline: validating the initial skill on ${this.valIds.length} val tasks`);
     const { v } = await this.validate(this.current, this.store.path('selection_eval_baseline'), 'baseline validation');
     const score = this.gate(this.current, v);
@@ -664,7 +672,7 @@ export class Engine {
 
   private async testEval(skill: string, dirRel: string, label: string): Promise<TestEval | null> {
     if (this.testIds.length === 0) return null;
-    const out = await this.o.rollouts.run(skill, this.testIds, this.store.path(dirRel), label, { writeSummary: false });
+    const out = await this.o.rollouts.run(skill, this.testIds, this.store.path(dirRel), label, { writeSummary: false, maxErrored: this.cfg.evaluation.max_errored });
     const s = out.summary;
     const bucket = (b: ScoreStats) => ({ total: b.n, hard_acc: b.mean_hard, soft: b.mean_soft, pass_rate: b.pass_rate });
     const buckets: TestEval['buckets'] = { overall: bucket(s) };
@@ -743,19 +751,33 @@ export class Engine {
         if (!this.state.stopped && !this.state.epoch_end_done.includes(epoch)) await this.epochEnd(epoch, epoch * this.stepsPerEpoch);
       }
     } catch (e) {
-      // an optimizer endpoint that stays down (after its retries) stops the run like a failed rollout does
-      if (!(e instanceof BudgetExhausted) && !(e instanceof InfrastructureStop) && !isInfraError(e)) throw e;
-      const reason = e instanceof BudgetExhausted ? 'budget' : 'infrastructure';
-      this.state ??= this.store.readState()!;
-      if (!this.state) throw e;
-      const detail = oneLine(e);
-      this.state.stopped = { reason, detail, step: this.state.last_completed_step };
-      this.log(`stopped: ${detail}`);
-      this.saveState();
+      this.stopOn(e);
     }
-    const hardStop = this.state.stopped?.reason === 'budget' || this.state.stopped?.reason === 'infrastructure';
-    const tests = hardStop ? { baseline: null, best: null, final: null, finalSelection: null } : await this.finish();
+    const noTests = { baseline: null, best: null, final: null, finalSelection: null };
+    const hardStop = () => this.state.stopped?.reason === 'budget' || this.state.stopped?.reason === 'infrastructure';
+    let tests: Awaited<ReturnType<Engine['finish']>> = noTests;
+    if (!hardStop()) {
+      try {
+        tests = await this.finish();
+      } catch (e) {
+        // a test evaluation that cannot complete stops the run (resumable); no partial test score is reported
+        this.stopOn(e);
+        tests = noTests;
+      }
+    }
     return this.result(tests);
+  }
+
+  /** An endpoint that stays down (after retries) or a spent budget stops the run, resumable; anything else is a bug. */
+  private stopOn(e: unknown): void {
+    if (!(e instanceof BudgetExhausted) && !(e instanceof InfrastructureStop) && !isInfraError(e)) throw e;
+    const reason = e instanceof BudgetExhausted ? 'budget' : 'infrastructure';
+    this.state ??= this.store.readState()!;
+    if (!this.state) throw e;
+    const detail = oneLine(e);
+    this.state.stopped = { reason, detail, step: this.state.last_completed_step };
+    this.log(`stopped: ${detail}`);
+    this.saveState();
   }
 
   private result(t: { baseline: TestEval | null; best: TestEval | null; final: TestEval | null; finalSelection: ValidationScore | null }): EngineResult {

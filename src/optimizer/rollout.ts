@@ -15,11 +15,15 @@ import type { SessionHost } from '../vitest/host.ts';
 import type { SuiteRunner } from '../vitest/runner.ts';
 import type { Budget } from './budget.ts';
 
+/** An endpoint that stayed down: the run stops unfinished (resumable), its verdict inconclusive (exit 3). */
 export class InfrastructureStop extends SkillOptError {
   constructor(message: string) {
-    super(message, { exitCode: 1 });
+    super(message, { exitCode: 3 });
   }
 }
+
+/** Extra runs of an evaluation's errored cases before the run stops (the model client already retried each call). */
+const RETRY_ROUNDS = 2;
 
 export interface RolloutOutcome {
   records: CaseRecord[];
@@ -63,14 +67,17 @@ export class Rollouts {
 
   /**
    * `allErroredIsFatal: false` returns the errored records instead of stopping (eval reports them);
-   * `writeSummary: false` leaves `summary.json` to the caller (the test evaluation writes its own layout).
+   * `writeSummary: false` leaves `summary.json` to the caller (the test evaluation writes its own layout);
+   * `maxErrored` makes it an evaluation whose score is gated or reported on: errored cases beyond it are
+   * run again (RETRY_ROUNDS more times), and if they still error the run stops, resumable, naming the
+   * first failure. A partial score is never returned.
    */
   async run(
     skill: string,
     ids: string[],
     dir: string,
     label: string,
-    opts: { allErroredIsFatal?: boolean; writeSummary?: boolean } = {},
+    opts: { allErroredIsFatal?: boolean; writeSummary?: boolean; maxErrored?: number } = {},
   ): Promise<RolloutOutcome> {
     const hash = skillHash(skill);
     const file = join(dir, 'results.jsonl');
@@ -80,38 +87,60 @@ export class Rollouts {
       done.set(r.id, { ...r, cached: true });
       if (r.simulated) this.sawSimulated = true;
     }
-    const wanted = new Set(ids);
-    const missing = ids.filter((id) => !done.has(id));
+    const reused = done.size;
     const fresh = new Map<string, CaseRecord>();
+    let missing = ids.filter((id) => !done.has(id));
     if (missing.length > 0) {
       this.budget.ensure(`the ${label} rollout (${missing.length} cases)`, missing.length);
-      mkdirSync(dir, { recursive: true });
-      this.host.caseSink = (rec) => {
-        if (rec.skill_hash !== hash || !wanted.has(rec.id)) return;
-        if (rec.error_kind === null) appendLine(file, JSON.stringify(rec));
-      };
-      let result;
-      try {
-        result = await this.runner.run({ mode: 'rollout', ids: missing, skills: { '*': { text: skill, path: label } } });
-      } finally {
-        this.host.caseSink = null;
-      }
-      if (result.errors.length > 0 && result.records.length === 0) throw new SkillOptError(result.errors[0]!);
-      for (const r of result.records) {
-        fresh.set(r.id, r);
-        if (r.simulated) this.sawSimulated = true;
-        this.accounting.add('rollout', { calls: r.usage.calls, attempts: r.usage.attempts, prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, latency_ms: r.latency_ms, errors: r.error_kind === 'infra' ? 1 : 0 });
-        if (r.judge_usage) this.accounting.add('judge', { ...r.judge_usage });
-      }
+      await this.runCases(skill, hash, label, missing, dir, file, fresh);
       const errored = [...fresh.values()].filter((r) => r.error_kind === 'infra');
       if (errored.length > 0 && errored.length === fresh.size && opts.allErroredIsFatal !== false) {
         throw new InfrastructureStop(`every call of the ${label} rollout failed: ${errored[0]!.error}`);
       }
       if (errored.length > 0) this.log(`warning: ${errored.length} case(s) of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${errored[0]!.error})`);
     }
+    if (opts.maxErrored !== undefined) {
+      const erroredIds = () => ids.filter((id) => fresh.get(id)?.error_kind !== undefined && fresh.get(id)?.error_kind !== null);
+      for (let round = 1; round <= RETRY_ROUNDS && erroredIds().length > opts.maxErrored; round++) {
+        missing = erroredIds();
+        this.log(`${missing.length} of ${ids.length} cases of the ${label} errored (evaluation.max_errored ${opts.maxErrored}); running them again (${round}/${RETRY_ROUNDS})`);
+        this.budget.ensure(`the ${label} retry (${missing.length} cases)`, missing.length);
+        await this.runCases(skill, hash, label, missing, dir, file, fresh);
+      }
+      const still = erroredIds();
+      if (still.length > opts.maxErrored) {
+        const first = fresh.get(still[0]!)!;
+        throw new InfrastructureStop(
+          `${still.length} of ${ids.length} cases of the ${label} still errored after ${RETRY_ROUNDS} retries (evaluation.max_errored ${opts.maxErrored}), so it is not scored; first: ${first.id}: ${first.error}`,
+        );
+      }
+    }
     const records = ids.map((id) => done.get(id) ?? fresh.get(id)).filter((r): r is CaseRecord => r !== undefined);
     const summary = suiteSummary(records);
     if (opts.writeSummary !== false) writeJsonAtomic(join(dir, 'summary.json'), { label, skill_hash: hash, ...summary });
-    return { records, summary, reused: done.size };
+    return { records, summary, reused };
+  }
+
+  /** Run `ids` through the suites; each scored case is appended to `file` as it arrives and lands in `into`. */
+  private async runCases(skill: string, hash: string, label: string, ids: string[], dir: string, file: string, into: Map<string, CaseRecord>): Promise<void> {
+    const wanted = new Set(ids);
+    mkdirSync(dir, { recursive: true });
+    this.host.caseSink = (rec) => {
+      if (rec.skill_hash !== hash || !wanted.has(rec.id)) return;
+      if (rec.error_kind === null) appendLine(file, JSON.stringify(rec));
+    };
+    let result;
+    try {
+      result = await this.runner.run({ mode: 'rollout', ids, skills: { '*': { text: skill, path: label } } });
+    } finally {
+      this.host.caseSink = null;
+    }
+    if (result.errors.length > 0 && result.records.length === 0) throw new SkillOptError(result.errors[0]!);
+    for (const r of result.records) {
+      into.set(r.id, r);
+      if (r.simulated) this.sawSimulated = true;
+      this.accounting.add('rollout', { calls: r.usage.calls, attempts: r.usage.attempts, prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, latency_ms: r.latency_ms, errors: r.error_kind === 'infra' ? 1 : 0 });
+      if (r.judge_usage) this.accounting.add('judge', { ...r.judge_usage });
+    }
   }
 }

@@ -23,6 +23,11 @@ export function describeSource(source: TaskSource<unknown>, suite: string): stri
   return displayPath(path);
 }
 
+/** A JSON.parse message on one line: Node quotes the offending text, newlines included. */
+function flat(e: unknown): string {
+  return (e as Error).message.replace(/\s*\n\s*/g, ' ↵ ');
+}
+
 function readRaw(source: string | URL, label: string): unknown[] {
   const path = source instanceof URL ? fileURLToPath(source) : resolve(source);
   if (!existsSync(path)) throw new DatasetError(`${label}: dataset file not found`);
@@ -34,7 +39,7 @@ function readRaw(source: string | URL, label: string): unknown[] {
       try {
         rows.push(JSON.parse(line));
       } catch (e) {
-        throw new DatasetError(`${label}:${i + 1}: malformed JSON line: ${(e as Error).message}`);
+        throw new DatasetError(`${label}:${i + 1}: malformed JSON line: ${flat(e)}`);
       }
     });
     return rows;
@@ -43,7 +48,7 @@ function readRaw(source: string | URL, label: string): unknown[] {
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    throw new DatasetError(`${label}: malformed JSON: ${(e as Error).message}`);
+    throw new DatasetError(`${label}: malformed JSON: ${flat(e)}`);
   }
   if (Array.isArray(parsed)) return parsed;
   if (parsed && typeof parsed === 'object' && Array.isArray((parsed as { tasks?: unknown }).tasks)) {

@@ -11,13 +11,18 @@ import { describe, inject, test } from 'vitest';
 import { skillHash } from '../skill/hash.ts';
 import type { CaseErrorKind, CaseRecord, ChatMessage, SkillTask, SplitName } from '../types.ts';
 import { oneLine, SkillOptError } from '../util/errors.ts';
-import { caseTimeoutMs, type GateThresholds, type ProvidedSession } from '../vitest/session.ts';
+import { oneLineClip } from '../model/errors.ts';
+import { caseTimeoutMs, HOST_ENV_FLAG, type GateThresholds, type ProvidedSession } from '../vitest/session.ts';
 import { describeSource, loadTasks, type TaskSource } from './dataset.ts';
 import { EndpointUnavailableError, isInfraError, suiteRuntime } from './runtime.ts';
 import { emptyUsage } from './usage.ts';
 import { toScorer, type ScorerLike } from './scorers/types.ts';
 import { selectTasks, splitView } from './selection.ts';
-import { evaluateGate, gateActive, scoreStats } from './summary.ts';
+import { recordSuiteFiles } from './watched-files.ts';
+import { scoreStats } from './summary.ts';
+import { callerSite, inSuiteFile } from './site.ts';
+import { evaluateGate, gateActive, isComplete } from './verdict.ts';
+import type { SuiteSelection } from '../vitest/session.ts';
 
 export interface SkillSuiteOptions<E = unknown> {
   /** Suite name; configs select it with `env.name`. */
@@ -52,6 +57,12 @@ export function defaultMessages(skill: string, task: SkillTask<unknown>): ChatMe
 
 function readSession(): ProvidedSession {
   const session = inject('skillopt');
+  if (!session && (process.env[HOST_ENV_FLAG] || process.env.SKILLOPT_CONFIG)) {
+    // A session exists (or a config was named), but nothing provided it: the plugin is missing.
+    throw new SkillOptError(
+      "the skillopt() plugin is not in this project's Vitest config: add `plugins: [skillopt()]` (import { skillopt } from 'skillopt/vitest') to the project that includes the *.skill.test.ts files",
+    );
+  }
   if (!session) {
     throw new SkillOptError(
       'no skillopt config: run the suites with `npx skillopt test --config <file.yaml>`, or set SKILLOPT_CONFIG=<file.yaml> (with the skillopt() plugin in your vitest config)',
@@ -93,11 +104,28 @@ function gateThresholds(session: ProvidedSession, options: SkillSuiteOptions<nev
  * ```
  */
 export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): SkillSuite<E> {
+  const site = callerSite();
+  try {
+    return defineSuite(options, site);
+  } catch (e) {
+    // Our own errors (a bad dataset, a missing skill) point at the suite file, not at library frames.
+    throw e instanceof SkillOptError ? inSuiteFile(e, site) : e;
+  }
+}
+
+function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): SkillSuite<E> {
   const opts = options as unknown as SkillSuiteOptions<never>;
   const session = readSession();
+  const wanted = session.config.env.name;
+  if (wanted && wanted !== options.name) {
+    // env.name picks suites by their `name:`; another suite in the run registers nothing but this marker.
+    test.skip(`${options.name} (not selected: env.name is '${wanted}')`, { meta: { skilloptOtherSuite: options.name } }, () => {});
+    return { name: options.name, options };
+  }
   const scorer = toScorer(options.scorer);
   // `env.data_path` in the config swaps the dataset without touching the suite file.
   const source: TaskSource<E> = session.config.env.data_path ? session.config.env.data_path : options.tasks;
+  recordSuiteFiles(session, options.name, source, options.skill); // `vitest watch` reruns the suite when they change
   const tasks = loadTasks(source, { suite: options.name, validate: scorer.validate?.bind(scorer) });
 
   if (session.mode === 'manifest') {
@@ -119,7 +147,7 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
     return { name: options.name, options };
   }
 
-  const { selected, splitOf } = selectTasks(tasks, session);
+  const { selected, splitOf, filters } = selectTasks(tasks, session, options.name);
   const skill = skillUnderTest(session, opts);
   const hash = skillHash(skill.text);
   const buildMessages = options.messages ?? defaultMessages;
@@ -127,11 +155,22 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
   const passThreshold = session.config.evaluation.pass_threshold;
   const thresholds = gateThresholds(session, opts);
   const gated = session.mode === 'test' && gateActive(thresholds);
+  const maxErrored = session.config.evaluation.max_errored;
   const records: CaseRecord[] = [];
   const timeout = caseTimeoutMs(session.roles);
+  const selection: SuiteSelection = {
+    suite: options.name,
+    total: tasks.length,
+    selected: selected.length,
+    filters,
+    gate: gated ? thresholds : null,
+    shard: session.shard ?? null,
+    max_errored: maxErrored,
+    misses_fail: session.mode === 'test' && !gated,
+  };
 
   const concurrentTest = test.concurrent;
-  describe(options.name, () => {
+  describe(options.name, { meta: { skilloptSuite: selection } }, () => {
     for (const task of selected) {
       concurrentTest(
         task.id,
@@ -193,12 +232,10 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
           };
           ctx.task.meta.skillopt = record;
           records.push(record);
-          if (errorKind !== null) throw new Error(`${task.id} errored (${errorKind}): ${error}`);
+          if (errorKind !== null) throw caseError(`${task.id} errored (${errorKind}), not scored: ${error}`, site);
           if (session.mode === 'test' && !record.pass) {
             await ctx.annotate(`miss: ${record.feedback}`, 'skillopt:miss');
-            if (!gated) {
-              throw new Error(`${task.id}: hard ${record.hard}, soft ${record.soft}: ${record.feedback}`);
-            }
+            if (!gated) throw caseError(missMessage(record), site);
           }
         },
         timeout,
@@ -207,13 +244,34 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
 
     if (gated && selected.length > 0) {
       test('suite gate', (ctx) => {
-        const verdict = evaluateGate(options.name, scoreStats(records), thresholds);
+        const stats = scoreStats(records);
+        const verdict = evaluateGate(options.name, stats, thresholds);
         ctx.task.meta.skilloptGate = verdict;
-        if (!verdict.ok) throw new Error(`suite gate failed for '${options.name}': ${verdict.reasons.join('; ')}`);
+        const of = filters.length ? ` on ${selected.length} of ${tasks.length} tasks (${filters.join(', ')})` : '';
+        if (!isComplete(stats, maxErrored) || records.length < selected.length) {
+          throw caseError(
+            `suite gate of '${options.name}' is inconclusive: ${stats.errored} of ${selected.length} cases errored, ` +
+              `${selected.length - records.length} did not run (evaluation.max_errored ${maxErrored})`,
+            site,
+          );
+        }
+        if (!verdict.ok) throw caseError(`suite gate failed for '${options.name}': ${verdict.reasons.join('; ')}${of}`, site);
       });
     }
   });
 
   return { name: options.name, options };
+}
+
+const clip = (v: unknown, max = 200) => oneLineClip(JSON.stringify(v) ?? String(v), max);
+
+/** A miss in one line: the task, what was expected, what came back, and the scorer's feedback. */
+function missMessage(r: CaseRecord): string {
+  return `${r.id}: expected ${clip(r.expected)}, got ${clip(r.output)} (hard ${r.hard}, soft ${r.soft}): ${oneLineClip(r.feedback, 300)}`;
+}
+
+/** An assertion-style failure that points at the suite file (its defineSkillSuite call), with no library frames. */
+function caseError(message: string, site: string | null): Error {
+  return inSuiteFile(new Error(message), site);
 }
 

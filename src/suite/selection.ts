@@ -1,6 +1,7 @@
 /** Which tasks of a dataset a run covers: a split (after `env.limit`) or an explicit list of ids. */
 import type { SkillOptConfig } from '../config/schema.ts';
 import type { SkillTask, SplitName, SplitSelector } from '../types.ts';
+import type { ProvidedSession, ShardSpec } from '../vitest/session.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { SPLIT_NAMES, applyLimit, resolveSplits } from './splits.ts';
 
@@ -27,17 +28,55 @@ export function tasksOfSplit<E>(view: SplitView<E>, split: SplitSelector): Skill
   return [...view.splits.train, ...view.splits.val, ...view.splits.test];
 }
 
+/** Part `index` of `count` (1-based) of `items`: contiguous, balanced, disjoint parts that together cover every item. */
+export function shardOf<T>(items: readonly T[], shard: ShardSpec): T[] {
+  const n = items.length;
+  return items.slice(Math.floor(((shard.index - 1) * n) / shard.count), Math.floor((shard.index * n) / shard.count));
+}
+
+export interface TaskSelection<E> {
+  selected: SkillTask<E>[];
+  splitOf: Map<string, SplitName>;
+  /** How the dataset was narrowed (for reports): `split test`, `env.limit 20`, `-t dnd-01`, `shard 1/2`. */
+  filters: string[];
+}
+
 export function selectTasks<E>(
   tasks: SkillTask<E>[],
-  session: { config: SkillOptConfig; split: SplitSelector; ids: string[] | null },
-): { selected: SkillTask<E>[]; splitOf: Map<string, SplitName> } {
+  session: Pick<ProvidedSession, 'config' | 'split' | 'ids' | 'namePattern' | 'shard'>,
+  suite: string,
+): TaskSelection<E> {
   const view = splitView(tasks, session.config);
-  if (session.ids === null) return { selected: tasksOfSplit(view, session.split), splitOf: view.splitOf };
-  const byId = new Map(tasks.map((t) => [t.id, t]));
-  const selected = session.ids.map((id) => {
-    const task = byId.get(id);
-    if (!task) throw new SkillOptError(`unknown task id '${id}' requested by the run`);
-    return task;
-  });
-  return { selected, splitOf: view.splitOf };
+  const filters: string[] = [];
+  if (session.split !== 'all') filters.push(`split ${session.split}`);
+  if (session.ids !== null) {
+    const byId = new Map(tasks.map((t) => [t.id, t]));
+    const selected = session.ids.map((id) => {
+      const task = byId.get(id);
+      if (!task) throw new SkillOptError(`unknown task id '${id}' requested by the run`);
+      return task;
+    });
+    return { selected, splitOf: view.splitOf, filters };
+  }
+  let selected = tasksOfSplit(view, session.split);
+  if (session.config.env.limit > 0) filters.push(`env.limit ${session.config.env.limit}`);
+  if (session.namePattern) {
+    const re = namePatternRegExp(session.namePattern);
+    selected = selected.filter((t) => re.test(`${suite} ${t.id}`));
+    filters.push(`-t ${session.namePattern}`);
+  }
+  if (session.shard) {
+    selected = shardOf(selected, session.shard);
+    filters.push(`shard ${session.shard.index}/${session.shard.count}`);
+  }
+  return { selected, splitOf: view.splitOf, filters };
+}
+
+/** Vitest's `-t` semantics: the pattern is a regular expression matched anywhere in the test's full name. */
+export function namePatternRegExp(pattern: string): RegExp {
+  try {
+    return new RegExp(pattern);
+  } catch (e) {
+    throw new SkillOptError(`-t ${pattern}: not a valid regular expression (${(e as Error).message})`);
+  }
 }

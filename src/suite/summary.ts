@@ -4,12 +4,16 @@
  * counted apart and never enter the scores.
  */
 import type { CaseRecord, StageStats } from '../types.ts';
-import type { GateThresholds, GateVerdict } from '../vitest/session.ts';
+import type { GateVerdict, SuiteSelection } from '../vitest/session.ts';
+import type { RunVerdict } from './verdict.ts';
 import { groupBy } from '../util/group.ts';
 import { addUsage, emptyUsage } from './usage.ts';
 
 export interface ScoreStats {
+  /** Cases that ran (scored + errored). */
   n: number;
+  /** Cases with a score: the denominator of every rate. */
+  scored: number;
   passed: number;
   failed: number;
   errored: number;
@@ -30,13 +34,17 @@ export interface SuiteSummary extends ScoreStats {
   usage: UsageByRole;
   mean_latency_ms: number | null;
   gate?: GateVerdict;
+  /** What was selected out of the dataset (split, limit, name filter, shard). */
+  selection?: SuiteSelection;
 }
 
 export interface RunSummary {
   suites: Record<string, SuiteSummary>;
-  overall: SuiteSummary;
+  /** `selected` is the cases chosen to run; `n` those that ran; `scored` + `errored` = `n`. */
+  overall: SuiteSummary & { selected: number };
   wall_time_s: number;
   simulated: boolean;
+  verdict?: RunVerdict;
 }
 
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -48,6 +56,7 @@ export function scoreStats(records: CaseRecord[]): ScoreStats {
     scored.length === 0 ? null : round(scored.reduce((s, r) => s + f(r), 0) / scored.length);
   return {
     n: records.length,
+    scored: scored.length,
     passed,
     failed: scored.length - passed,
     errored: records.length - scored.length,
@@ -85,7 +94,7 @@ export function suiteSummary(records: CaseRecord[]): SuiteSummary {
 
 export function runSummary(
   records: CaseRecord[],
-  opts: { wallTimeS: number; gates?: GateVerdict[] },
+  opts: { wallTimeS: number; gates?: GateVerdict[]; selections?: SuiteSelection[]; verdict?: RunVerdict },
 ): RunSummary {
   const bySuite = groupBy(records, (r) => r.suite);
   const suites: Record<string, SuiteSummary> = {};
@@ -93,29 +102,15 @@ export function runSummary(
     suites[name] = suiteSummary(bySuite.get(name)!);
     const gate = opts.gates?.find((g) => g.suite === name);
     if (gate) suites[name].gate = gate;
+    const selection = opts.selections?.find((s) => s.suite === name);
+    if (selection) suites[name].selection = selection;
   }
+  const selected = opts.selections?.length ? opts.selections.reduce((n, s) => n + s.selected, 0) : records.length;
   return {
     suites,
-    overall: suiteSummary(records),
+    overall: { ...suiteSummary(records), selected },
     wall_time_s: round(opts.wallTimeS),
     simulated: records.some((r) => r.simulated),
+    ...(opts.verdict ? { verdict: opts.verdict } : {}),
   };
-}
-
-export function gateActive(t: GateThresholds): boolean {
-  return t.minPassRate > 0 || t.minMeanHard > 0 || t.minMeanSoft > 0;
-}
-
-/** A suite gate: every configured minimum must hold; a suite with no scored case fails an active gate. */
-export function evaluateGate(suite: string, stats: ScoreStats, t: GateThresholds): GateVerdict {
-  const reasons: string[] = [];
-  const check = (label: string, value: number | null, min: number) => {
-    if (min <= 0) return;
-    if (value === null) reasons.push(`${label}: no scored cases (minimum ${min})`);
-    else if (value < min) reasons.push(`${label} ${value.toFixed(3)} < ${min}`);
-  };
-  check('pass rate', stats.pass_rate, t.minPassRate);
-  check('mean hard', stats.mean_hard, t.minMeanHard);
-  check('mean soft', stats.mean_soft, t.minMeanSoft);
-  return { suite, ok: reasons.length === 0, thresholds: t, reasons };
 }

@@ -12,7 +12,8 @@ import type { RoleConfig } from '../model/types.ts';
 import { startSimServerThread, type SimServerThread } from '../sim/thread.ts';
 import type { RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
-import type { GateVerdict, ProvidedSession, SuiteManifest } from './session.ts';
+import type { LoadError, RunVerdict } from '../suite/verdict.ts';
+import { HOST_ENV_FLAG, type GateVerdict, type ProvidedSession, type SuiteManifest, type SuiteSelection } from './session.ts';
 
 /** Everything one Vitest run produced, as the reporter saw it. */
 export interface RunResult {
@@ -21,6 +22,14 @@ export interface RunResult {
   manifests: SuiteManifest[];
   /** Collection errors, failed hooks, unhandled errors: one line each, first one first. */
   errors: string[];
+  /** The same errors, each marked as the user's input mistake (exit 2) or not. */
+  loadErrors: LoadError[];
+  /** What each suite selected out of its dataset (shards of one suite added up). */
+  selections: SuiteSelection[];
+  /** The run's verdict (DESIGN §10), decided by src/suite/verdict.ts. */
+  verdict: RunVerdict;
+  /** Whether any skill suite took part (a project's other tests leave the exit code alone). */
+  skillRun: boolean;
   /** Test files that ran. */
   files: string[];
   wallTimeS: number;
@@ -109,11 +118,15 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
     sink: null,
     caseSink: null,
     async close() {
-      if (currentHost() === host) installHost(undefined);
+      if (currentHost() === host) {
+        installHost(undefined);
+        delete process.env[HOST_ENV_FLAG];
+      }
       gateway.close();
       await simServer?.close();
     },
   };
   installHost(host);
+  process.env[HOST_ENV_FLAG] = '1';
   return host;
 }

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import pc from 'picocolors';
-import type { Reporter, TestCase, TestModule, TestRunEndReason, Vitest } from 'vitest/node';
+import type { Reporter, TestCase, TestModule, TestRunEndReason, TestSpecification, Vitest } from 'vitest/node';
 import { oneLineClip } from '../model/errors.ts';
 import { runSummary, type RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
@@ -14,43 +14,171 @@ import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { oneLine } from '../util/errors.ts';
 import { score3 } from '../util/format.ts';
 import { displayPath } from '../util/paths.ts';
+import { redactText } from '../util/redact.ts';
 import { currentHost, type RunResult } from './host.ts';
-import type { GateVerdict, SuiteManifest } from './session.ts';
+import type { GateVerdict, SuiteManifest, SuiteSelection } from './session.ts';
+import { scoreStats } from '../suite/summary.ts';
+import { decideVerdict, evaluateGate, selectionNote, type LoadError } from '../suite/verdict.ts';
 
 type SerializedError = { message?: string; name?: string };
 
 /** The name of the synthetic gate case `defineSkillSuite` adds (not a task id: ids have no spaces). */
 const GATE_TEST_NAME = 'suite gate';
 
+/** Errors that are a mistake in the user's input (dataset, config, scorer options): exit 2, not a crash. */
+const USAGE_ERRORS = new Set(['SkillOptError', 'ConfigError', 'DatasetError', 'ScorerError']);
 
-/** Walk a finished run: records, gate verdicts, manifests, and the first concrete failure points. */
+const isSkillFile = (moduleId: string) => /\.skill\.test\.[cm]?[jt]s$/.test(moduleId);
+
+/**
+ * What a run's skill tests told the reporter, gathered case by case as results arrive. A merged blob
+ * report replays every shard's cases through here, although its final module list keeps one shard per
+ * file, so the run is built from these events: one record per (suite, task id), none lost, none twice.
+ */
+export class RunCollector {
+  private readonly records = new Map<string, CaseRecord>();
+  private readonly order = new Map<string, number[]>();
+  private readonly gates = new Map<string, GateVerdict>();
+  private readonly selections = new Map<string, SuiteSelection>();
+  /** Task cases a Vitest filter (`-t` under plain Vitest, `.skip`) left out, per selection key. */
+  private readonly skipped = new Map<string, Set<string>>();
+  private readonly manifests = new Map<string, SuiteManifest>();
+  private readonly otherSuites = new Set<string>();
+
+  add(test: TestCase): void {
+    const meta = test.meta();
+    const selection = test.parent?.type === 'suite' ? test.parent.meta().skilloptSuite : undefined;
+    const selKey = selection ? `${selection.suite}\u0000${selection.shard?.index ?? 0}` : null;
+    if (selection && selKey) this.selections.set(selKey, selection);
+    if (meta.skillopt) {
+      const key = `${meta.skillopt.suite}\u0000${meta.skillopt.id}`;
+      this.records.set(key, meta.skillopt);
+      // definition order (Vitest ids are `<file>_<i>_<j>`), so files and reports do not follow arrival order
+      this.order.set(key, [selection?.shard?.index ?? 0, ...test.id.split('_').slice(1).map(Number)]);
+    }
+    if (meta.skilloptGate) this.gates.set(meta.skilloptGate.suite, meta.skilloptGate);
+    if (meta.skilloptManifest) this.manifests.set(meta.skilloptManifest.suite, meta.skilloptManifest);
+    if (meta.skilloptOtherSuite) this.otherSuites.add(meta.skilloptOtherSuite);
+    if (selKey && !meta.skillopt && test.name !== GATE_TEST_NAME && (test.options.mode === 'skip' || test.options.mode === 'todo')) {
+      let set = this.skipped.get(selKey);
+      if (!set) this.skipped.set(selKey, (set = new Set()));
+      set.add(test.name);
+    }
+  }
+
+  /** Records by suite, then shard, then where the suite defined them. */
+  private orderedRecords(): CaseRecord[] {
+    const position = (key: string) => this.order.get(key) ?? [];
+    const keys = [...this.records.keys()].sort((a, b) => {
+      const sa = this.records.get(a)!.suite;
+      const sb = this.records.get(b)!.suite;
+      if (sa !== sb) return sa < sb ? -1 : 1;
+      const pa = position(a);
+      const pb = position(b);
+      for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+        const d = (pa[i] ?? -1) - (pb[i] ?? -1);
+        if (d !== 0) return d;
+      }
+      return 0;
+    });
+    return keys.map((k) => this.records.get(k)!);
+  }
+
+  /** Every suite's selection, shards of one suite added up, Vitest-skipped cases taken out. */
+  suiteSelections(): SuiteSelection[] {
+    const bySuite = new Map<string, SuiteSelection>();
+    for (const [key, sel] of this.selections) {
+      const ran = { ...sel, selected: sel.selected - (this.skipped.get(key)?.size ?? 0) };
+      const prev = bySuite.get(sel.suite);
+      if (!prev) {
+        bySuite.set(sel.suite, ran);
+        continue;
+      }
+      bySuite.set(sel.suite, {
+        ...prev,
+        selected: prev.selected + ran.selected,
+        shard: null,
+        filters: prev.filters.filter((f) => !f.startsWith('shard ')),
+      });
+    }
+    return [...bySuite.values()].sort((a, b) => a.suite.localeCompare(b.suite));
+  }
+
+  result(
+    modules: ReadonlyArray<TestModule>,
+    unhandled: ReadonlyArray<SerializedError>,
+    wallTimeS: number,
+    opts: { nameFilter?: string | null } = {},
+  ): RunResult {
+    for (const mod of modules) for (const test of mod.children.allTests()) this.add(test);
+    const loadErrors: LoadError[] = [];
+    const files: string[] = [];
+    for (const mod of modules) {
+      files.push(mod.moduleId);
+      for (const err of mod.errors()) loadErrors.push(loadError(mod.relativeModuleId, err));
+      for (const test of mod.children.allTests()) {
+        const meta = test.meta();
+        const result = test.result();
+        if (result.state === 'failed' && !meta.skillopt && !meta.skilloptGate) {
+          // A test that failed before recording anything (a bug in a custom scorer or message builder).
+          for (const err of result.errors ?? []) loadErrors.push(loadError(`${mod.relativeModuleId} > ${test.name}`, err));
+        }
+      }
+    }
+    for (const err of unhandled) loadErrors.push({ message: `unhandled error: ${oneLine(err.message ?? '')}`, usage: false });
+    const records = this.orderedRecords();
+    const selections = this.suiteSelections();
+    if (opts.nameFilter) {
+      for (const s of selections) if (!s.filters.some((f) => f.startsWith('-t '))) s.filters = [...s.filters, `-t ${opts.nameFilter}`];
+    }
+    // The gate is decided here, on the cases that ran, even when a filter left the `suite gate` case out.
+    const gates = selections
+      .filter((s) => s.gate !== null)
+      .map((s) => evaluateGate(s.suite, scoreStats(records.filter((r) => r.suite === s.suite)), s.gate!));
+    for (const g of this.gates.values()) if (!gates.some((x) => x.suite === g.suite)) gates.push(g);
+    const skillRun = records.length > 0 || selections.length > 0 || this.manifests.size > 0 || this.otherSuites.size > 0;
+    if (skillRun && selections.length === 0 && records.length === 0 && this.manifests.size === 0 && loadErrors.length === 0) {
+      const wanted = currentHost()?.session.config.env.name;
+      loadErrors.push({
+        message: `no skill suite ran${wanted ? `: env.name '${wanted}' names none of the suites found (${[...this.otherSuites].sort().join(', ')})` : ''}`,
+        usage: true,
+      });
+    }
+    const verdict = decideVerdict({
+      records,
+      selected: selections.length ? selections.reduce((n, s) => n + s.selected, 0) : records.length,
+      maxErrored: selections[0]?.max_errored ?? currentHost()?.session.config.evaluation.max_errored ?? 0,
+      gates,
+      loadErrors,
+      missesFail: selections.some((s) => s.misses_fail),
+      filters: [...new Set(selections.flatMap((s) => s.filters))],
+    });
+    return {
+      records,
+      gates,
+      selections,
+      manifests: [...this.manifests.values()],
+      errors: loadErrors.map((e) => e.message),
+      loadErrors,
+      verdict,
+      skillRun: skillRun || loadErrors.length > 0,
+      files,
+      wallTimeS,
+    };
+  }
+}
+
+function loadError(where: string, err: SerializedError): LoadError {
+  return { message: `${where}: ${oneLine(err.message ?? '')}`, usage: USAGE_ERRORS.has(err.name ?? '') };
+}
+
+/** Walk a finished run: records, gate verdicts, manifests, the verdict and the first concrete failure points. */
 export function collectRun(
   modules: ReadonlyArray<TestModule>,
   unhandled: ReadonlyArray<SerializedError>,
   wallTimeS: number,
 ): RunResult {
-  const records: CaseRecord[] = [];
-  const gates: GateVerdict[] = [];
-  const manifests: SuiteManifest[] = [];
-  const errors: string[] = [];
-  const files: string[] = [];
-  for (const mod of modules) {
-    files.push(mod.moduleId);
-    for (const err of mod.errors()) errors.push(`${mod.relativeModuleId}: ${oneLine(err.message ?? '')}`);
-    for (const test of mod.children.allTests()) {
-      const meta = test.meta();
-      if (meta.skillopt) records.push(meta.skillopt);
-      if (meta.skilloptGate) gates.push(meta.skilloptGate);
-      if (meta.skilloptManifest) manifests.push(meta.skilloptManifest);
-      const result = test.result();
-      if (result.state === 'failed' && !meta.skillopt && !meta.skilloptGate) {
-        // A test that failed before recording anything (a bug in a custom scorer or message builder).
-        for (const err of result.errors ?? []) errors.push(`${mod.relativeModuleId} > ${test.name}: ${oneLine(err.message ?? '')}`);
-      }
-    }
-  }
-  for (const err of unhandled) errors.push(`unhandled error: ${oneLine(err.message ?? '')}`);
-  return { records, gates, manifests, errors, files, wallTimeS };
+  return new RunCollector().result(modules, unhandled, wallTimeS);
 }
 
 /** Sum over modules of the time from their first case's start to their last case's end, in seconds. */
@@ -85,11 +213,13 @@ export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { 
       `  ${label.padEnd(9)} ${String(st.n).padStart(4)} ${String(st.passed).padStart(6)} ${String(st.failed).padStart(6)} ${String(st.errored).padStart(6)}   ${score3(st.pass_rate).padStart(9)}  ${score3(st.mean_hard).padStart(5)}  ${score3(st.mean_soft).padStart(6)}`;
     for (const [split, st] of Object.entries(s.by_split)) lines.push(row(split, st));
     if (Object.keys(s.by_split).length > 1) lines.push(pc.bold(row('all', s)));
+    const note = s.selection ? selectionNote([s.selection]) : null;
+    if (note) lines.push(pc.dim(`  ${note}`));
     const u = s.usage;
     lines.push(
       pc.dim(
-        `  tokens: target ${kTokens(u.target.prompt_tokens)} in / ${kTokens(u.target.completion_tokens)} out in ${u.target.calls} calls` +
-          (u.judge.calls ? `; judge ${kTokens(u.judge.prompt_tokens)} in / ${kTokens(u.judge.completion_tokens)} out in ${u.judge.calls} calls` : '') +
+        `  tokens: target ${kTokens(u.target.prompt_tokens)} in / ${kTokens(u.target.completion_tokens)} out over ${u.target.calls} calls` +
+          (u.judge.calls ? `; judge ${kTokens(u.judge.prompt_tokens)} in / ${kTokens(u.judge.completion_tokens)} out over ${u.judge.calls} calls` : '') +
           (s.mean_latency_ms !== null ? `; mean latency ${s.mean_latency_ms} ms` : ''),
       ),
     );
@@ -116,13 +246,19 @@ export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { 
       );
     }
   }
+  if (summary.verdict?.verdict === 'inconclusive') lines.push(pc.magenta(`  ${summary.verdict.reason}`));
   return lines.join('\n');
 }
 
 
+/** The run's summary: scores with their counts, gates, what was selected, and the verdict. */
+export function summarize(result: RunResult): RunSummary {
+  return runSummary(result.records, { wallTimeS: result.wallTimeS, gates: result.gates, selections: result.selections, verdict: result.verdict });
+}
+
 /** Write results.jsonl and summary.json into `outDir`; returns the summary. */
 export function writeRunFiles(outDir: string, result: RunResult): RunSummary {
-  const summary = runSummary(result.records, { wallTimeS: result.wallTimeS, gates: result.gates });
+  const summary = summarize(result);
   writeFileAtomic(join(outDir, 'results.jsonl'), result.records.map((r) => JSON.stringify(r)).join('\n') + (result.records.length ? '\n' : ''));
   writeJsonAtomic(join(outDir, 'summary.json'), { ...summary, errors: result.errors });
   return summary;
@@ -138,15 +274,18 @@ export class SkillReporter implements Reporter {
   private failed = 0;
   private errored = 0;
   private nextProgress = 0;
+  private collector = new RunCollector();
 
   onInit(vitest: Vitest): void {
     this.vitest = vitest;
   }
 
-  onTestRunStart(): void {
+  onTestRunStart(specifications: ReadonlyArray<TestSpecification> = []): void {
+    this.takeOverShard(specifications);
     this.started = performance.now();
     this.expected = this.done = this.passed = this.failed = this.errored = 0;
     this.nextProgress = 0;
+    this.collector = new RunCollector();
   }
 
   onTestModuleCollected(mod: TestModule): void {
@@ -157,6 +296,7 @@ export class SkillReporter implements Reporter {
   }
 
   onTestCaseResult(test: TestCase): void {
+    this.collector.add(test);
     const rec = test.meta().skillopt;
     if (!rec) return;
     const host = currentHost();
@@ -183,21 +323,40 @@ export class SkillReporter implements Reporter {
     const host = currentHost();
     // A merged blob report replays in milliseconds: then the cases' own time span is the better figure.
     const wall = Math.max((performance.now() - this.started) / 1000, casesSpanS(modules));
-    const result = collectRun(modules, unhandled, wall);
+    const pattern = this.vitest?.config?.testNamePattern;
+    const result = this.collector.result(modules, unhandled, wall, { nameFilter: pattern ? pattern.source : null });
     host?.sink?.(result);
-    if (host?.quiet) return;
+    if (host?.quiet || !result.skillRun) return;
+    // The verdict decides the exit code of a run of skill suites (3 = inconclusive, 2 = our input is wrong).
+    process.exitCode = result.verdict.exit_code;
     if (result.records.length === 0 && result.gates.length === 0) return;
     const outDir = host ? host.outDir : join('outputs', 'vitest-skills');
-    const summary = outDir
-      ? writeRunFiles(outDir, result)
-      : runSummary(result.records, { wallTimeS: result.wallTimeS, gates: result.gates });
+    const summary = outDir ? writeRunFiles(outDir, result) : summarize(result);
     result.summary = summary;
     this.log(`\n${renderTable(summary, result.records)}`);
     if (outDir) this.log(pc.dim(`  results: ${displayPath(join(outDir, 'results.jsonl'))}, summary.json`));
-    if (result.gates.some((g) => !g.ok)) process.exitCode = 1;
   }
 
-  private log(line: string): void {
+  /**
+   * Plain `vitest run --shard=i/n` of skill suites only: Vitest shards whole files (and refuses more shards
+   * than files), so one large suite could not be split. The suites split their tasks instead: the shard
+   * moves into the session before Vitest reads it. A run that mixes other test files keeps Vitest's sharding.
+   */
+  private takeOverShard(specifications: ReadonlyArray<TestSpecification>): void {
+    const config = this.vitest?.config as (Vitest['config'] & { shard?: { index: number; count: number } }) | undefined;
+    const host = currentHost();
+    if (!config?.shard || !host || specifications.length === 0 || !specifications.every((s) => isSkillFile(s.moduleId))) return;
+    const { index, count } = config.shard;
+    host.session = { ...host.session, shard: { index, count } };
+    for (const project of this.vitest!.projects) project.provide('skillopt', host.session);
+    // Vitest names a shard's blob after the shard it no longer sees.
+    const outputFile = config.outputFile as Record<string, string> | string | undefined;
+    if (typeof outputFile !== 'string' && !outputFile?.blob) config.outputFile = { ...(outputFile ?? {}), blob: `.vitest-reports/blob-${index}-${count}.json` };
+    config.shard = undefined;
+  }
+
+  private log(raw: string): void {
+    const line = redactText(raw);
     if (this.vitest) this.vitest.logger.log(line);
     else console.log(line);
   }

@@ -4,6 +4,8 @@
  * cases. `skillopt eval` and the optimizer both roll out through here; there is no second code path
  * that bypasses the suites.
  */
+import { readdirSync, type Dirent } from 'node:fs';
+import { join } from 'node:path';
 import { createVitest, parseCLI, type TestSpecification, type Vitest } from 'vitest/node';
 import { SkillOptError } from '../util/errors.ts';
 import type { RunResult, SessionHost } from './host.ts';
@@ -25,8 +27,29 @@ export function parseVitestArgs(args: string[]): { filters: string[]; options: R
   return { filters: filter, options: rest };
 }
 
-export function defaultFilters(envName: string): string[] {
-  return [envName ? `${envName}.skill.test` : '.skill.test'];
+/**
+ * The file filter for the suites a config selects. `env.name` names a suite by its `name:`; a file named
+ * after it (`<name>.skill.test.ts`, the convention) is the only one loaded. When no file is named so, every
+ * skill file loads and each suite whose name differs registers nothing (src/suite/define.ts).
+ */
+export function defaultFilters(envName: string, root = process.cwd()): string[] {
+  return envName && hasFileNamed(root, new RegExp(`^${envName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.skill\\.test\\.[cm]?[jt]s$`))
+    ? [`${envName}.skill.test`]
+    : ['.skill.test'];
+}
+
+const SKIPPED_DIRS = new Set(['node_modules', 'outputs', 'dist', 'coverage']);
+
+/** Whether a file whose name matches `name` exists under `root` (skipping dependencies, outputs and dot folders). */
+function hasFileNamed(root: string, name: RegExp, depth = 8): boolean {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(root, { withFileTypes: true });
+  } catch {
+    return false;
+  }
+  if (entries.some((e) => e.isFile() && name.test(e.name))) return true;
+  return depth > 0 && entries.some((e) => e.isDirectory() && !e.name.startsWith('.') && !SKIPPED_DIRS.has(e.name) && hasFileNamed(join(root, e.name), name, depth - 1));
 }
 
 export class SuiteRunner {

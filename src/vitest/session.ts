@@ -27,6 +27,13 @@ export interface ProvidedSession {
   split: SplitSelector;
   /** Rollout mode: run exactly these task ids (in this order); null = every task of `split`. */
   ids: string[] | null;
+  /**
+   * `skillopt test -t <pattern>`: run the tasks whose full name (`<suite> <id>`) matches, as Vitest's
+   * `-t` would, but decided by the suite so its gate still runs on what was selected.
+   */
+  namePattern?: string | null;
+  /** `--shard=i/n`: this process runs part i of n of every suite's selected tasks (skillopt's own task-level split). */
+  shard?: ShardSpec | null;
   /** Skill under test per suite name; `*` applies to every suite. Absent → the suite's seed skill. */
   skills: Record<string, SkillOverride>;
   config: SkillOptConfig;
@@ -39,6 +46,31 @@ export interface ProvidedSession {
   gateway: GatewayAddress | null;
 }
 
+export interface ShardSpec {
+  /** 1-based. */
+  index: number;
+  count: number;
+}
+
+/** What a suite selected to run, recorded at collection so the reporter can judge a filtered run. */
+export interface SuiteSelection {
+  suite: string;
+  /** Tasks in the dataset. */
+  total: number;
+  /** Tasks this run selected (after split, limit, name filter, shard). */
+  selected: number;
+  /** How the selection was narrowed, for reports: `split test`, `env.limit 20`, `-t dnd-01`, `shard 1/2`. */
+  filters: string[];
+  /** The suite's gate when it is active in this run (test mode), else null. */
+  gate: GateThresholds | null;
+  /** The shard this selection belongs to (merged reports add shards up). */
+  shard: ShardSpec | null;
+  /** Errored cases the verdict tolerates (evaluation.max_errored). */
+  max_errored: number;
+  /** `test` mode without a gate: a miss fails its case. */
+  misses_fail: boolean;
+}
+
 declare module 'vitest' {
   interface ProvidedContext {
     skillopt: ProvidedSession;
@@ -47,6 +79,10 @@ declare module 'vitest' {
     skillopt?: CaseRecord;
     skilloptGate?: GateVerdict;
     skilloptManifest?: SuiteManifest;
+    /** On a suite's describe block. */
+    skilloptSuite?: SuiteSelection;
+    /** On the skipped marker of a suite that env.name did not select. */
+    skilloptOtherSuite?: string;
   }
 }
 
@@ -73,6 +109,9 @@ export interface SuiteManifest {
   splits: { train: string[]; val: string[]; test: string[] };
   task_types: Record<string, string | null>;
 }
+
+/** Set in the environment while a session host is open, so a suite that finds no session can blame the missing plugin. */
+export const HOST_ENV_FLAG = 'SKILLOPT_SESSION_HOST';
 
 /** Upper bound for one case: every attempt of the target and of the judge may hit its timeout, plus backoff. */
 export function caseTimeoutMs(roles: ProvidedSession['roles']): number {

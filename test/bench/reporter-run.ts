@@ -24,10 +24,14 @@ export function record(i: number): CaseRecord {
 }
 
 export function fakeRun(n: number): { cases: TestCase[]; mod: TestModule } {
+  const selection = { suite: 'bench', total: n, selected: n, filters: [], gate: null, shard: null, max_errored: 0, misses_fail: false };
+  const suite = { type: 'suite', meta: () => ({ skilloptSuite: selection }) };
   const cases = Array.from({ length: n }, (_, i) => {
     const meta = { skillopt: record(i) };
     return {
+      id: `-1234_0_${i}`,
       name: `case-${i}`,
+      parent: suite,
       options: { mode: 'run' },
       meta: () => meta,
       result: () => ({ state: 'passed', errors: [] }),

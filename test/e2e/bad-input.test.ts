@@ -31,7 +31,10 @@ async function runWithDataset(name: string, data: string | null): Promise<{ r: R
 
 /** The run failed in Vitest's collection of the suite file and the end report says why, on one line. */
 function expectCollectionFailure(r: RunResult, out: string, ...mentions: string[]): string {
-  expect(r.code).toBe(1);
+  // a mistake in our input is a usage error (exit 2), and Vitest's block points at the suite file only
+  expect(r.code).toBe(2);
+  expect(r.all).not.toMatch(/(src|dist)\/suite\/\w+\.[jt]s/);
+  expect(r.all).toMatch(/❯ benchmarks\/mini\/mini\.skill\.test\.ts:\d+:\d+/);
   expect(r.all).toMatch(/Test Files\s+1 failed \(1\)/);
   expect(r.stdout).toMatch(/skillopt test FAILED/);
   const failure = reportLine(r.stdout, 'failure');

@@ -65,7 +65,7 @@ describe('skillopt eval', () => {
 
     expect(r.stdout).toMatch(/skillopt eval OK — simulated model/);
     expect(reportLine(r.stdout, 'output')).toBe(out);
-    expect(reportLine(r.stdout, 'split')).toBe('test · 3 items');
+    expect(reportLine(r.stdout, 'split')).toBe('test · 3 selected: 3 scored, 0 errored · 3 of 30 tasks selected (split test, env.limit 3)');
   });
 
   test('split aliases: valid_seen is val, valid_unseen is test', async () => {

@@ -42,16 +42,17 @@ env:
 }
 
 describe('infrastructure errors', () => {
-  test('an endpoint answering 503: every case errored, pass_rate null, exit 1, the breaker stops calling', async () => {
+  test('an endpoint answering 503: every case errored, pass_rate null, inconclusive (exit 3), the breaker stops calling', async () => {
     const server = await startFaultServer([], { fallback: { status: 503 } });
     try {
       const dir = tmp.make('503');
       const out = join(dir, 'out');
       const r = await skillopt(['test', '--config', faultConfig(dir, server.baseURL), '--cfg-options', `env.out_root=${out}`], { env: KEY_ENV });
-      expect(r.code).toBe(1);
+      expect(r.code).toBe(3);
 
       const summary = readJson(join(out, 'summary.json'));
-      expect(summary.overall).toMatchObject({ n: 30, passed: 0, failed: 0, errored: 30, pass_rate: null, mean_hard: null, mean_soft: null });
+      expect(summary.overall).toMatchObject({ n: 30, selected: 30, scored: 0, passed: 0, failed: 0, errored: 30, pass_rate: null, mean_hard: null, mean_soft: null });
+      expect(summary.verdict).toMatchObject({ verdict: 'inconclusive', exit_code: 3 });
       expect(summary.simulated).toBe(false);
       const rows = readJsonl(join(out, 'results.jsonl'));
       expect(rows).toHaveLength(30);
@@ -69,15 +70,18 @@ describe('infrastructure errors', () => {
       expect(server.chatRequests.length).toBe(called.length * attempts);
       expect(server.chatRequests.every((q) => q.hasAuthorization && q.body.model === 'fault-model')).toBe(true);
 
-      expect(reportLine(r.stdout, 'cases')).toBe('30 (0 pass, 0 fail, 30 errored)');
-      expect(reportLine(r.stdout, 'failure')).toMatch(/^mini-\d{3}: .*(503|not called)/);
+      expect(reportLine(r.stdout, 'cases')).toBe('30 ran of 30 selected: 0 pass, 0 fail, 30 errored');
+      // inconclusive, blaming the endpoint (the first errored request), not the skill or the gate
+      expect(r.stdout).toMatch(/skillopt test INCONCLUSIVE/);
+      expect(reportLine(r.stdout, 'why')).toMatch(/^inconclusive: 30 of 30 cases errored \(evaluation\.max_errored 0\); first: mini-\d{3}: .*(503|not called)/);
+      expect(reportLine(r.stdout, 'next')).toMatch(/^check the endpoint/);
       expect(r.all).not.toContain('e2e-dummy-key');
     } finally {
       await server.close();
     }
   });
 
-  test('skillopt eval on a 503 endpoint: eval_summary counts errored items, pass_rate null, exit 1', async () => {
+  test('skillopt eval on a 503 endpoint: eval_summary counts errored items, pass_rate null, inconclusive (exit 3)', async () => {
     const server = await startFaultServer([], { fallback: { status: 503 } });
     try {
       const dir = tmp.make('503-eval');
@@ -86,9 +90,9 @@ describe('infrastructure errors', () => {
         ['eval', '--config', faultConfig(dir, server.baseURL), '--skill', 'skills/mini/initial.md', '--split', 'test', '--cfg-options', 'env.limit=6', `env.out_root=${out}`],
         { env: KEY_ENV },
       );
-      expect(r.code).toBe(1);
-      expect(readJson(join(out, 'eval_summary.json'))).toMatchObject({ n_items: 6, errored: 6, pass_rate: null, hard: null, soft: null });
-      expect(reportLine(r.stdout, 'failure')).toMatch(/503|not called/);
+      expect(r.code).toBe(3);
+      expect(readJson(join(out, 'eval_summary.json'))).toMatchObject({ verdict: 'inconclusive', n_items: 6, n_scored: 0, n_errored: 6, errored: 6, pass_rate: null, hard: null, soft: null });
+      expect(reportLine(r.stdout, 'why')).toMatch(/503|not called/);
       expect(server.chatRequests.length).toBeLessThan(6 * (RETRIES + 1));
     } finally {
       await server.close();

@@ -19,6 +19,7 @@ import { regionTexts } from '../../src/skill/regions.ts';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
 import { startFaultServer, type FaultServer } from '../helpers/fault-server.ts';
 import { assertBuilt, history, OPT, OPT_SEED_SKILL, readJson, readText, stepDirs, tempDirs, train } from './optimize-helpers.ts';
+import { freePort } from './helpers.ts';
 
 const tmp = tempDirs('robust');
 const closers: Array<() => Promise<void>> = [];
@@ -70,19 +71,24 @@ describe.concurrent('robustness', () => {
     expect(fault.chatRequests.length).toBe(summary.token_summary._total.attempts - summary.token_summary.rollout.attempts);
   });
 
-  test('optimizer endpoint down: stops as an infrastructure failure (exit 1, outputs intact); back up → the rerun resumes', async () => {
+  test('optimizer endpoint down: stops inconclusive (exit 3, outputs intact); back up → the rerun resumes', async () => {
     const sim: SimServer = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
     closers.push(() => sim.close());
     const out = tmp.make('down');
-    const common = [`model.target_base_url=${sim.url}`, 'model.retries=0', 'train.num_epochs=1', ONE_STEP, QUICK];
-    const down = await train(out, [...common, 'model.optimizer_base_url=http://127.0.0.1:9/v1'], { config: 'configs/opt/external.yaml' });
-    expect(down.code).toBe(1);
+    // nothing listens there yet; the endpoint comes back at the same address (another address is another run)
+    const port = await freePort();
+    const common = [`model.target_base_url=${sim.url}`, `model.optimizer_base_url=http://127.0.0.1:${port}/v1`, 'model.retries=0', 'train.num_epochs=1', ONE_STEP, QUICK];
+    const down = await train(out, common, { config: 'configs/opt/external.yaml' });
+    expect(down.code).toBe(3);
     expect(down.stderr).toBe('');
-    expect(down.stdout).toMatch(/^\s+failure:\s+optimizer request to http:\/\/127\.0\.0\.1:9\/v1 \(model mitko, stage analyst\) failed .*$/m);
+    expect(down.stdout).toMatch(/skillopt train INCONCLUSIVE/);
+    expect(down.stdout).toMatch(new RegExp(`^\\s+why:\\s+optimizer request to http://127\\.0\\.0\\.1:${port}/v1 \\(model mitko, stage analyst\\) failed .*$`, 'm'));
     expect(readJson(join(out, 'runtime_state.json')).stopped).toMatchObject({ reason: 'infrastructure', step: 0 });
     expect(readJson(join(out, 'summary.json')).stopped.reason).toBe('infrastructure');
     // the endpoint is back: the same command resumes from the baseline and finishes
-    const back = await train(out, [...common, `model.optimizer_base_url=${sim.url}`], { config: 'configs/opt/external.yaml' });
+    const optimizer: SimServer = await startSimServer({ host: '127.0.0.1', port, logRequests: false });
+    closers.push(() => optimizer.close());
+    const back = await train(out, common, { config: 'configs/opt/external.yaml' });
     expect(back.code).toBe(0);
     expect(back.stdout).toContain('resuming after step 0');
     expect(readJson(join(out, 'summary.json'))).toMatchObject({ stopped: null, completed_steps: 1 });

@@ -91,7 +91,7 @@ describe('skillopt test --optimize on the simulated model', () => {
     expect(s.completed_steps).toBeLessThan(4); // stopped early
     expect(s.epoch_stats.length).toBeGreaterThanOrEqual(1);
     // the end report: baseline → best on val and test, calls by stage, simulated
-    expect(a.stdout).toMatch(/skillopt optimize OK — simulated model/);
+    expect(a.stdout).toMatch(/skillopt test --optimize OK — simulated model/);
     expect(reportLine(a.stdout, 'val')).toMatch(/^pass rate 0\.200 → (0\.800|1\.000) \(baseline → best, step \d+\), target 0\.8$/);
     expect(reportLine(a.stdout, 'test')).toMatch(/^pass rate 0\.200 → \d\.\d{3} \(baseline → best\)$/);
     expect(reportLine(a.stdout, 'calls')).toMatch(/^\d+ model calls, \d+ tokens \(rollout \d+\/\d+ · analyst \d+\/\d+/);
@@ -181,7 +181,7 @@ describe('skillopt test --optimize on the simulated model', () => {
   test('--target 1.0 that one epoch cannot reach → exit 1, the reason in one line, outputs written', async () => {
     const [, high] = await runs;
     expect(high.code).toBe(1);
-    expect(high.stdout).toMatch(/skillopt optimize FAILED — simulated model/);
+    expect(high.stdout).toMatch(/skillopt test --optimize FAILED — simulated model/);
     expect(reportLine(high.stdout, 'failure')).toMatch(/^the best validation pass rate \d\.\d{3} did not reach the target 1$/);
     const s = readJson(join(outHigh, 'summary.json'));
     expect(s.target_reached).toBe(false);

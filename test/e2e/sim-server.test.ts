@@ -94,7 +94,7 @@ env:
     expect(numbers(a)).toEqual(numbers(b));
     expect(a).toMatchObject({ n_items: 6, errored: 0, simulated: true, model: { target: 'mitko', backend: 'openai_compat' } });
     expect(b.model).toEqual({ target: 'mitko', backend: 'simulated' });
-    expect(reportLine(local.stdout, 'split')).toBe('test · 6 items');
+    expect(reportLine(local.stdout, 'split')).toBe('test · 6 selected: 6 scored, 0 errored · 6 of 30 tasks selected (split test, env.limit 6)');
     expect(local.stdout).toMatch(/skillopt eval OK — simulated model/);
   });
 });

@@ -50,7 +50,7 @@ describe.concurrent('skillopt test', () => {
 
     expect(r.stdout).toContain('skillopt · mini (simulated model)');
     expect(r.stdout).toMatch(/skillopt test FAILED — simulated model/);
-    expect(reportLine(r.stdout, 'cases')).toBe('30 (3 pass, 27 fail, 0 errored)');
+    expect(reportLine(r.stdout, 'cases')).toBe('30 ran of 30 selected: 3 pass, 27 fail, 0 errored');
   });
 
   test('-t <id> runs that single task', async () => {
@@ -88,7 +88,7 @@ describe.concurrent('skillopt test', () => {
     expect(r.code).toBe(1);
     expect(r.all).toMatch(/FAIL .*mini\.skill\.test\.ts > mini > suite gate/);
     expect(r.all).toMatch(/Tests\s+1 failed \| 30 passed \(31\)/);
-    expect(reportLine(r.stdout, 'failure')).toBe("suite gate failed for 'mini': pass rate 0.100 < 0.9");
+    expect(reportLine(r.stdout, 'failure')).toBe("suite gate failed for 'mini': pass rate 0.100 < 0.9 on 30 scored cases");
 
     // our reporter still ran
     expect(readJsonl(join(out, 'results.jsonl'))).toHaveLength(30);

@@ -5,6 +5,8 @@
 import { join } from 'node:path';
 import { renderTable } from '../../vitest/reporter.ts';
 import { runSummary } from '../../suite/summary.ts';
+import { decideVerdict, selectionNote } from '../../suite/verdict.ts';
+import type { SuiteSelection } from '../../vitest/session.ts';
 import { Accounting } from '../../model/index.ts';
 import { Budget } from '../../optimizer/budget.ts';
 import { Rollouts } from '../../optimizer/rollout.ts';
@@ -19,7 +21,10 @@ import { configFromArgs, CONFIG_FLAGS, readSkillFile } from '../common.ts';
 import type { Command } from '../main.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
+import { redactText } from '../../util/redact.ts';
 import { printEndReport } from '../report.ts';
+import { claimRunDir } from '../../rundir/fingerprint.ts';
+import { acquireRunLock } from '../../rundir/lock.ts';
 
 const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [--cfg-options k=v ...]
 
@@ -37,7 +42,12 @@ export const command: Command = {
     const skill = readSkillFile(skillArg);
     const split = normalizeSplit(single(args, 'split') ?? 'all');
     const outDir = outRoot(config, 'eval', config.model.target);
-    const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout', split } });
+    // one run per folder: the lock first, and the folder's fingerprint checked before anything is written
+    const lock = acquireRunLock(outDir, { log: (l) => console.log(`[skillopt] ${l}`) });
+    const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout', split } }).catch((e: unknown) => {
+      lock.release();
+      throw e;
+    });
     const started = performance.now();
     let runner: SuiteRunner | undefined;
     try {
@@ -47,15 +57,28 @@ export const command: Command = {
         throw new SkillOptError(`eval scores one suite at a time: found ${manifests.map((m) => m.suite).join(', ')}; set env.name in the config`);
       }
       const { splits } = manifests[0]!;
+      claimRunDir(outDir, { kind: 'eval', config, roles: host.roles, manifest: manifests[0]!, suiteFiles: runner.files, skill, split });
       const ids = split === 'all' ? [...splits.train, ...splits.val, ...splits.test] : splits[split];
       // Through the rollout store: each case lands in results.jsonl as it finishes, so a killed eval
       // rerun with the same env.out_root only runs the cases that are missing.
       const accounting = new Accounting();
-      const rollouts = new Rollouts(runner, host, accounting, new Budget(accounting, 0, 0), (l) => console.log(`[skillopt] ${l}`));
+      const rollouts = new Rollouts(runner, host, accounting, new Budget(accounting, 0, 0), (l) => console.log(redactText(`[skillopt] ${l}`)));
       const outcome = await rollouts.run(skill.text, ids, outDir, `eval of ${split}`, { allErroredIsFatal: false });
       if (outcome.reused > 0) console.log(`[skillopt] reused ${outcome.reused} finished case(s) from ${displayPath(join(outDir, 'results.jsonl'))}`);
       const records = outcome.records;
-      const summary = runSummary(records, { wallTimeS: (performance.now() - started) / 1000 });
+      const selection: SuiteSelection = {
+        suite: manifests[0]!.suite,
+        total: Object.keys(manifests[0]!.task_types).length,
+        selected: ids.length,
+        filters: [...(split === 'all' ? [] : [`split ${split}`]), ...(config.env.limit > 0 ? [`env.limit ${config.env.limit}`] : [])],
+        gate: null,
+        shard: null,
+        max_errored: config.evaluation.max_errored,
+        misses_fail: false,
+      };
+      // eval measures, test judges: no gate; pass when every selected case was scored, whatever the score.
+      const verdict = decideVerdict({ records, selected: ids.length, maxErrored: config.evaluation.max_errored, gates: [], loadErrors: [], missesFail: false, filters: selection.filters });
+      const summary = runSummary(records, { wallTimeS: (performance.now() - started) / 1000, selections: [selection], verdict });
       writeJsonAtomic(join(outDir, 'summary.json'), summary);
       for (const r of records) {
         writeJsonAtomic(join(outDir, 'predictions', `${r.id}.json`), {
@@ -77,7 +100,10 @@ export const command: Command = {
       const evalSummary = {
         skill: skill.path,
         split,
-        n_items: o.n,
+        verdict: verdict.verdict,
+        n_items: o.selected,
+        n_scored: o.scored,
+        n_errored: o.errored,
         hard: o.mean_hard,
         soft: o.mean_soft,
         pass_rate: o.pass_rate,
@@ -95,30 +121,32 @@ export const command: Command = {
         model: { target: config.model.target, backend: host.roles.target.backend },
       };
       writeJsonAtomic(join(outDir, 'eval_summary.json'), evalSummary);
-      console.log(renderTable(summary, records));
-      const allErrored = o.n > 0 && o.errored === o.n;
-      const ok = !allErrored;
+      console.log(redactText(renderTable(summary, records)));
+      const ok = verdict.verdict === 'pass';
+      const note = selectionNote([selection]);
       printEndReport({
         title: 'skillopt eval',
         ok,
+        inconclusive: verdict.verdict === 'inconclusive',
         outDir,
         skill: { label: 'skill', path: skill.path },
         metrics: [
-          ['split', `${split} · ${o.n} items${o.errored ? ` (${o.errored} errored)` : ''}`],
-          ['score', `hard ${score3(o.mean_hard)} · soft ${score3(o.mean_soft)} · pass rate ${score3(o.pass_rate)}`],
-          ['tokens', `${evalSummary.tokens.prompt_tokens + evalSummary.tokens.completion_tokens} in ${u.target.calls + u.judge.calls} calls`],
-          ['wall', `${summary.wall_time_s.toFixed(1)} s`],
+          ['split', `${split} · ${o.selected} selected: ${o.scored} scored, ${o.errored} errored` + (note ? ` · ${note}` : '')],
+          ['score', `pass rate ${score3(o.pass_rate)} over ${o.scored} scored · hard ${score3(o.mean_hard)} · soft ${score3(o.mean_soft)}`],
+          ['tokens', `${evalSummary.tokens.prompt_tokens + evalSummary.tokens.completion_tokens} (prompt + completion) over ${u.target.calls + u.judge.calls} calls`],
+          ['wall', `${process.uptime().toFixed(1)} s whole process (cases ${summary.wall_time_s.toFixed(1)} s)`],
         ],
-        failure: allErrored ? records[0]!.error : null,
+        failure: verdict.reason,
         next: ok
           ? `inspect ${displayPath(join(outDir, 'eval_summary.json'))} and the misses in ${displayPath(join(outDir, 'predictions'))}/`
-          : 'check the endpoint (model.base_url / the API key variable) and rerun',
+          : `${verdict.next ?? 'fix the failure above'}; the same command with env.out_root=${displayPath(outDir)} reruns only the errored cases`,
         simulated: summary.simulated,
       });
-      return ok ? 0 : 1;
+      return verdict.exit_code;
     } finally {
       await runner?.close();
       await host.close();
+      lock.release();
     }
   },
 };

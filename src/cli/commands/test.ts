@@ -6,7 +6,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
-import { runSummary } from '../../suite/summary.ts';
+import { EXIT_CODES, selectionNote } from '../../suite/verdict.ts';
+import type { ShardSpec } from '../../vitest/session.ts';
+import { summarize } from '../../vitest/reporter.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
 import { openHost, type RunResult } from '../../vitest/host.ts';
 import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
@@ -17,7 +19,11 @@ import { configFromArgs, CONFIG_FLAGS, readSkillFile } from '../common.ts';
 import type { Command } from '../main.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
+import { redactText } from '../../util/redact.ts';
 import { printEndReport } from '../report.ts';
+import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
+import { acquireRunLock } from '../../rundir/lock.ts';
+import { runTestWatch } from '../test-watch.ts';
 
 const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] [--skill S] [--split train|val|test|all]
                      [--optimize [--target 0.9]]
@@ -26,6 +32,7 @@ const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] 
   --cfg-options k=v   override config keys (e.g. env.limit=20 evaluation.min_pass_rate=0.8)
   --skill S           skill file under test (default: the suite's seed skill)
   --split S           which tasks to run (default all)
+  --watch             keep running: rerun a suite when its skill, dataset or test file changes (q or Ctrl-C quits)
   --optimize          optimize the skill until the validation pass rate reaches --target
   --target X          target validation pass rate for --optimize (default train.target_pass_rate, else 0.9)
   Any other flag goes to Vitest: -t <pattern>, --reporter=junit --outputFile.junit=out.xml, --shard=1/2, --merge-reports`;
@@ -42,28 +49,35 @@ export const command: Command = {
       const { runOptimize } = await import('../../optimizer/cli-run.ts');
       return runOptimize(args, { stopAtTarget: true, target: numberFlag(args, 'target') });
     }
-    const { config } = configFromArgs(args, { required: false });
-    const split = normalizeSplit(single(args, 'split') ?? 'all');
-    const skillPath = single(args, 'skill');
-    const skill = skillPath ? readSkillFile(skillPath) : undefined;
     const { filters, options } = parseVitestArgs(args.rest);
     const mergeDir = options.mergeReports;
     if (typeof mergeDir === 'string' && !existsSync(resolve(mergeDir))) {
       // Vitest would only print a serialized ENOENT; name the directory on one line instead.
       throw new SkillOptError(`--merge-reports ${mergeDir}: no such directory (write shard blobs there with --reporter=blob --outputFile.blob=<dir>/blob-N.json)`);
     }
+    // Merging blobs calls no model; every other run needs a config to know which endpoint to call.
+    const { config } = configFromArgs(args, { required: mergeDir === undefined });
+    const split = normalizeSplit(single(args, 'split') ?? 'all');
+    const skillPath = single(args, 'skill');
+    const skill = skillPath ? readSkillFile(skillPath) : undefined;
+    const runSelection = vitestSelection(filters, options); // before takeSelection takes -t / --shard out
+    const selection = takeSelection(options);
     const outDir = outRoot(config, 'test');
+    // one run per folder: a rerun of the same test overwrites its results; another run's folder is refused
+    const lock = acquireRunLock(outDir, { log: (l) => console.log(`[skillopt] ${l}`) });
     const host = await openHost({
       config,
       outDir,
-      session: { mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {} },
-      log: (l) => console.log(l),
+      session: { mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, ...selection },
+      log: (l) => console.log(redactText(l)),
     });
     let result: RunResult | undefined;
     host.sink = (r) => {
       result = r;
     };
     try {
+      claimRunDir(outDir, { kind: 'test', config, roles: host.roles, skill: skill ?? null, split, selection: runSelection });
+      if (options.watch) return await runTestWatch({ host, filters: filters.length ? filters : defaultFilters(config.env.name), options, skillPath: skill?.path });
       const vitest = await startVitest('test', filters.length ? filters : defaultFilters(config.env.name), {
         ...options,
         watch: false,
@@ -72,42 +86,67 @@ export const command: Command = {
       await vitest.close();
     } finally {
       await host.close();
+      lock.release();
     }
-    const exitCode = Number(process.exitCode ?? 0) || 0;
-    const summary = result && (result.summary ?? runSummary(result.records, { wallTimeS: result.wallTimeS, gates: result.gates }));
-    const failedGate = result?.gates.find((g) => !g.ok);
-    const firstMiss = result?.records.find((r) => r.error_kind);
+    const vitestExit = Number(process.exitCode ?? 0) || 0;
+    const ran = result?.skillRun ? result : undefined;
+    const verdict = ran?.verdict;
+    const exitCode = verdict ? verdict.exit_code : vitestExit || EXIT_CODES.fail;
+    const summary = ran && (ran.summary ?? summarize(ran));
     const o = summary?.overall;
+    const note = ran ? selectionNote(ran.selections) : null;
+    const u = o?.usage;
     printEndReport({
       title: 'skillopt test',
       ok: exitCode === 0,
-      outDir: result && result.records.length ? outDir : null,
+      inconclusive: verdict?.verdict === 'inconclusive',
+      outDir: ran && ran.records.length ? outDir : null,
       skill: { label: 'skill', path: skill?.path ?? (config.env.skill_init || 'the seed skill of each suite') },
-      metrics: o
+      metrics: o && u && o.n > 0
         ? [
-            ['cases', `${o.n} (${o.passed} pass, ${o.failed} fail, ${o.errored} errored)`],
-            ['pass', `rate ${score3(o.pass_rate)} · mean hard ${score3(o.mean_hard)} · mean soft ${score3(o.mean_soft)}`],
-            ['tokens', `target ${o.usage.target.prompt_tokens + o.usage.target.completion_tokens} in ${o.usage.target.calls} calls` +
-              (o.usage.judge.calls ? ` · judge ${o.usage.judge.prompt_tokens + o.usage.judge.completion_tokens} in ${o.usage.judge.calls} calls` : '')],
-            ['wall', `${summary!.wall_time_s.toFixed(1)} s`],
+            ['cases', `${o.n} ran of ${o.selected} selected: ${o.passed} pass, ${o.failed} fail, ${o.errored} errored` + (note ? ` · ${note}` : '')],
+            ['pass', `rate ${score3(o.pass_rate)} over ${o.scored} scored · mean hard ${score3(o.mean_hard)} · mean soft ${score3(o.mean_soft)}`],
+            ['tokens', `target ${u.target.prompt_tokens + u.target.completion_tokens} (prompt + completion) over ${u.target.calls} calls` +
+              (u.judge.calls ? ` · judge ${u.judge.prompt_tokens + u.judge.completion_tokens} over ${u.judge.calls} calls` : '')],
+            ['wall', `${process.uptime().toFixed(1)} s whole process (cases ${summary!.wall_time_s.toFixed(1)} s)`],
           ]
         : [],
-      failure:
-        result?.errors[0] ??
-        (failedGate ? `suite gate failed for '${failedGate.suite}': ${failedGate.reasons.join('; ')}` : null) ??
-        (firstMiss ? `${firstMiss.id}: ${firstMiss.error}` : null) ??
-        (exitCode !== 0 && !result ? 'Vitest did not run any skill suite (see its output above)' : null),
-      next: nextAction(exitCode, Boolean(failedGate), Boolean(result?.errors.length) || !result?.records.length, single(args, 'config') ?? '<config>', outDir),
+      failure: verdict?.reason ?? (exitCode !== 0 ? 'Vitest did not run any skill suite (see its output above)' : null),
+      next: verdict?.next ?? nextAction(exitCode, Boolean(ran?.gates.some((g) => !g.ok)), single(args, 'config') ?? '<config>', outDir),
       simulated: summary?.simulated ?? host.session.simulated,
     });
     return exitCode;
   },
 };
 
-function nextAction(exitCode: number, gateFailed: boolean, broken: boolean, configPath: string, outDir: string): string {
+/**
+ * `-t` and `--shard` are decided by the suites, not by Vitest: `-t` so the suite gate still runs on the
+ * tasks it selected, `--shard` so one large suite file splits by task (Vitest shards whole files).
+ */
+function takeSelection(options: Record<string, unknown>): { namePattern: string | null; shard: ShardSpec | null } {
+  const pattern = options.testNamePattern;
+  delete options.testNamePattern;
+  const rawShard = options.shard;
+  delete options.shard;
+  let shard: ShardSpec | null = null;
+  if (rawShard !== undefined) {
+    const m = /^(\d+)\/(\d+)$/.exec(String(rawShard));
+    const index = Number(m?.[1]);
+    const count = Number(m?.[2]);
+    if (!m || count < 1 || index < 1 || index > count) throw new SkillOptError(`--shard=${String(rawShard)}: expected --shard=<index>/<count> with 1 <= index <= count`);
+    shard = { index, count };
+    // Vitest names a shard's blob after --shard, which it no longer sees.
+    const reporters = ([] as unknown[]).concat(options.reporter ?? options.reporters ?? []);
+    const outputFile = (options.outputFile ?? {}) as Record<string, unknown> | string;
+    if (reporters.includes('blob') && (typeof outputFile !== 'object' || outputFile.blob === undefined) && typeof outputFile !== 'string') {
+      options.outputFile = { ...outputFile, blob: `.vitest-reports/blob-${index}-${count}.json` };
+    }
+  }
+  return { namePattern: pattern === undefined || pattern === '' ? null : String(pattern), shard };
+}
+
+function nextAction(exitCode: number, gateFailed: boolean, configPath: string, outDir: string): string {
   if (exitCode === 0) return `inspect ${displayPath(outDir)}/results.jsonl, or optimize: npx skillopt test --optimize --config ${configPath}`;
-  // A suite that could not load (bad dataset, missing seed skill), or no suite ran: no results to read.
-  if (broken) return 'fix the failure above and rerun';
   if (gateFailed) return `improve the skill from its failures: npx skillopt test --optimize --config ${configPath}`;
   return `read the worst cases above and ${displayPath(outDir)}/results.jsonl`;
 }

@@ -1,0 +1,142 @@
+/**
+ * Verdicts (DESIGN §10): what a run tells a person or a machine to do — `pass`, `fail` or `inconclusive` —
+ * decided here and nowhere else. The reporter, `skillopt test`, `skillopt eval`, JUnit's `suite gate` case
+ * and the optimizer's evaluations all ask this module, so one run cannot get two different answers.
+ *
+ * - A gate is decided on the cases that ran (a filtered run says what was selected out of how many).
+ * - Errored cases (endpoint, timeout, unreadable reply) never count as wrong answers; beyond
+ *   `evaluation.max_errored` the verdict is `inconclusive` (exit 3), never pass or fail.
+ * - The reason names the first concrete failure: a load error, the first errored case, the gate, the first
+ *   miss — in that order, so the skill is blamed only when the skill is the cause.
+ */
+import type { CaseRecord } from '../types.ts';
+import type { GateThresholds, GateVerdict, SuiteSelection } from '../vitest/session.ts';
+import { oneLineClip } from '../model/errors.ts';
+import type { ScoreStats } from './summary.ts';
+
+export type Verdict = 'pass' | 'fail' | 'inconclusive';
+
+/** Exit codes of every command: 0 pass, 1 fail, 2 usage or configuration error, 3 inconclusive. */
+export const EXIT_CODES = { pass: 0, fail: 1, usage: 2, inconclusive: 3 } as const;
+
+export interface RunVerdict {
+  verdict: Verdict;
+  exit_code: number;
+  /** One line: why, naming the first concrete failure (null on a plain pass). */
+  reason: string | null;
+  /** The smallest next step for a person (null on pass: the command decides what to suggest). */
+  next: string | null;
+}
+
+/** An error that stopped a suite before its cases ran (a dataset or config mistake, a bug in a custom scorer). */
+export interface LoadError {
+  message: string;
+  /** Ours to explain (bad dataset, missing skill, bad config): exit 2. Anything else: exit 1. */
+  usage: boolean;
+}
+
+export interface VerdictInput {
+  records: CaseRecord[];
+  /** Cases selected to run (after split, limit, name filter, shard); records.length when unknown. */
+  selected: number;
+  maxErrored: number;
+  gates: GateVerdict[];
+  loadErrors: LoadError[];
+  /** `test` mode without a gate: every miss fails its case like a unit test. Gated and rollout runs: false. */
+  missesFail: boolean;
+  /** How the run was filtered, for the reason line (`-t dnd-01`, `split test`, `shard 1/2`). */
+  filters?: string[];
+}
+
+export function gateActive(t: GateThresholds): boolean {
+  return t.minPassRate > 0 || t.minMeanHard > 0 || t.minMeanSoft > 0;
+}
+
+/** A suite gate: every configured minimum must hold on the scored cases; none scored fails an active gate. */
+export function evaluateGate(suite: string, stats: ScoreStats, t: GateThresholds): GateVerdict {
+  const reasons: string[] = [];
+  const check = (label: string, value: number | null, min: number) => {
+    if (min <= 0) return;
+    if (value === null) reasons.push(`${label}: no scored cases (minimum ${min})`);
+    else if (value < min) reasons.push(`${label} ${value.toFixed(3)} < ${min}`);
+  };
+  check('pass rate', stats.pass_rate, t.minPassRate);
+  check('mean hard', stats.mean_hard, t.minMeanHard);
+  check('mean soft', stats.mean_soft, t.minMeanSoft);
+  return { suite, ok: reasons.length === 0, thresholds: t, reasons };
+}
+
+/** `10 of 147 tasks selected (-t dnd-01)` — or null when the whole dataset ran. */
+export function selectionNote(selections: SuiteSelection[], ran?: number): string | null {
+  if (selections.length === 0) return null;
+  const total = selections.reduce((s, x) => s + x.total, 0);
+  const selected = ran ?? selections.reduce((s, x) => s + x.selected, 0);
+  const filters = [...new Set(selections.flatMap((x) => x.filters))];
+  if (selected === total && filters.length === 0) return null;
+  return `${selected} of ${total} tasks selected${filters.length ? ` (${filters.join(', ')})` : ''}`;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** The verdict of one run (or one evaluation) from what it recorded. */
+export function decideVerdict(input: VerdictInput): RunVerdict {
+  const { records } = input;
+  const filtered = input.filters?.length ? ` (${input.filters.join(', ')})` : '';
+  if (input.loadErrors.length > 0) {
+    const first = input.loadErrors[0]!;
+    const usage = input.loadErrors.some((e) => e.usage);
+    return {
+      verdict: 'fail',
+      exit_code: usage ? EXIT_CODES.usage : EXIT_CODES.fail,
+      reason: first.message,
+      next: 'fix the failure above and rerun',
+    };
+  }
+  if (records.length === 0 && input.selected === 0) {
+    return { verdict: 'fail', exit_code: EXIT_CODES.fail, reason: `no case ran: the selection is empty${filtered}`, next: 'check the -t pattern, --split, env.limit and env.name' };
+  }
+  const errored = records.filter((r) => r.error_kind !== null);
+  const missing = Math.max(0, input.selected - records.length);
+  const misses = records.filter((r) => r.error_kind === null && !r.pass);
+  const casesFail = input.missesFail && misses.length > 0;
+  if (errored.length > input.maxErrored || (missing > 0 && !casesFail)) {
+    const parts: string[] = [];
+    if (errored.length) parts.push(`${errored.length} of ${input.selected} cases errored`);
+    if (missing) parts.push(`${missing} of ${input.selected} selected cases did not run`);
+    const first = errored[0];
+    return {
+      verdict: 'inconclusive',
+      exit_code: EXIT_CODES.inconclusive,
+      reason:
+        `inconclusive: ${parts.join(', ')} (evaluation.max_errored ${input.maxErrored})` +
+        (first ? `; first: ${first.id}: ${oneLineClip(first.error ?? first.feedback, 300)}` : ''),
+      next: first?.error_kind === 'scorer'
+        ? `fix the scorer error of ${first.id}, then rerun`
+        : 'check the endpoint named above (model.base_url, the API key variable, model.timeout_s), then rerun; errored cases are not scored',
+    };
+  }
+  const failedGate = input.gates.find((g) => !g.ok);
+  if (failedGate) {
+    return {
+      verdict: 'fail',
+      exit_code: EXIT_CODES.fail,
+      reason: `suite gate failed for '${failedGate.suite}': ${failedGate.reasons.join('; ')} on ${plural(records.length - errored.length, 'scored case')}${filtered}`,
+      next: null,
+    };
+  }
+  if (casesFail) {
+    const first = misses[0]!;
+    return {
+      verdict: 'fail',
+      exit_code: EXIT_CODES.fail,
+      reason: `${misses.length} of ${records.length} cases failed; first: ${first.id}: ${oneLineClip(first.feedback, 300)}`,
+      next: null,
+    };
+  }
+  return { verdict: 'pass', exit_code: EXIT_CODES.pass, reason: null, next: null };
+}
+
+/** Whether an evaluation's score may be gated on, cached or reused as complete. */
+export function isComplete(stats: Pick<ScoreStats, 'errored'>, maxErrored: number): boolean {
+  return stats.errored <= maxErrored;
+}

@@ -1,0 +1,113 @@
+/** The verdict module (DESIGN §10): one decision for every command, the reporter and the optimizer. */
+import { describe, expect, test } from 'vitest';
+import { decideVerdict, evaluateGate, EXIT_CODES, isComplete, selectionNote, type VerdictInput } from '../../src/suite/verdict.ts';
+import { namePatternRegExp, selectTasks, shardOf } from '../../src/suite/selection.ts';
+import { scoreStats } from '../../src/suite/summary.ts';
+import { ConfigSchema } from '../../src/config/schema.ts';
+import type { CaseRecord } from '../../src/types.ts';
+
+function rec(id: string, outcome: 'pass' | 'fail' | 'errored'): CaseRecord {
+  return {
+    suite: 's', id, split: 'test', task_type: null, skill_hash: 'h', messages: [], output: outcome === 'pass' ? 'a' : 'b',
+    expected: 'a', hard: outcome === 'pass' ? 1 : 0, soft: outcome === 'pass' ? 1 : 0, pass: outcome === 'pass',
+    feedback: outcome === 'fail' ? `expected a, got b` : 'ok', usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1 },
+    latency_ms: 1, cached: false, error_kind: outcome === 'errored' ? 'infra' : null,
+    error: outcome === 'errored' ? 'target request to http://127.0.0.1:9/v1 failed after 1 attempt: HTTP 503' : null, simulated: true,
+  };
+}
+
+const THRESHOLDS = { minPassRate: 0.8, minMeanHard: 0, minMeanSoft: 0 };
+
+function verdict(records: CaseRecord[], over: Partial<VerdictInput> = {}) {
+  return decideVerdict({ records, selected: records.length, maxErrored: 0, gates: [], loadErrors: [], missesFail: false, ...over });
+}
+
+describe('decideVerdict', () => {
+  test('every case scored, no gate, rollout-style: pass (exit 0), whatever the score', () => {
+    expect(verdict([rec('a', 'fail'), rec('b', 'pass')])).toEqual({ verdict: 'pass', exit_code: 0, reason: null, next: null });
+  });
+
+  test('an errored case beyond max_errored is inconclusive (exit 3), naming the first errored case and its endpoint', () => {
+    const v = verdict([rec('a', 'pass'), rec('b', 'errored'), rec('c', 'errored')]);
+    expect(v.verdict).toBe('inconclusive');
+    expect(v.exit_code).toBe(EXIT_CODES.inconclusive);
+    expect(v.reason).toBe('inconclusive: 2 of 3 cases errored (evaluation.max_errored 0); first: b: target request to http://127.0.0.1:9/v1 failed after 1 attempt: HTTP 503');
+    expect(v.next).toMatch(/^check the endpoint/);
+  });
+
+  test('inconclusive wins over a failed gate: the gate cannot be trusted on a partial score', () => {
+    const records = [rec('a', 'fail'), rec('b', 'errored')];
+    const gate = evaluateGate('s', scoreStats(records), THRESHOLDS);
+    expect(verdict(records, { gates: [gate] }).verdict).toBe('inconclusive');
+  });
+
+  test('errored cases within max_errored: the gate decides on the scored cases', () => {
+    const records = [rec('a', 'fail'), rec('b', 'errored')];
+    const gate = evaluateGate('s', scoreStats(records), THRESHOLDS);
+    const v = verdict(records, { gates: [gate], maxErrored: 1, filters: ['-t a'] });
+    expect(v).toMatchObject({ verdict: 'fail', exit_code: 1 });
+    expect(v.reason).toBe("suite gate failed for 's': pass rate 0.000 < 0.8 on 1 scored case (-t a)");
+  });
+
+  test('selected cases that never ran (a cancelled run) are inconclusive unless a miss already failed the run', () => {
+    expect(verdict([rec('a', 'pass')], { selected: 3 }).reason).toMatch(/^inconclusive: 2 of 3 selected cases did not run/);
+    expect(verdict([rec('a', 'fail')], { selected: 3, missesFail: true }).verdict).toBe('fail');
+  });
+
+  test('ungated test mode: a miss fails the run and is named', () => {
+    const v = verdict([rec('a', 'pass'), rec('b', 'fail')], { missesFail: true });
+    expect(v).toMatchObject({ verdict: 'fail', exit_code: 1, reason: '1 of 2 cases failed; first: b: expected a, got b' });
+  });
+
+  test('a load error comes first; ours (dataset, config) is a usage error (exit 2)', () => {
+    expect(verdict([], { selected: 0, loadErrors: [{ message: 'x.json: the dataset is empty', usage: true }] })).toMatchObject({ verdict: 'fail', exit_code: 2, reason: 'x.json: the dataset is empty' });
+    expect(verdict([], { selected: 0, loadErrors: [{ message: 'boom', usage: false }] }).exit_code).toBe(1);
+  });
+
+  test('an empty selection fails and says so', () => {
+    expect(verdict([], { selected: 0, filters: ['-t nothing'] }).reason).toBe('no case ran: the selection is empty (-t nothing)');
+  });
+
+  test('isComplete: errored count against the allowance', () => {
+    expect(isComplete({ errored: 0 }, 0)).toBe(true);
+    expect(isComplete({ errored: 1 }, 0)).toBe(false);
+    expect(isComplete({ errored: 1 }, 1)).toBe(true);
+  });
+});
+
+describe('selection', () => {
+  const base = { suite: 's', total: 147, selected: 10, filters: ['-t dnd-01'], gate: null, shard: null, max_errored: 0, misses_fail: false };
+
+  test('selectionNote says what was selected out of how many, and nothing for a whole run', () => {
+    expect(selectionNote([base])).toBe('10 of 147 tasks selected (-t dnd-01)');
+    expect(selectionNote([{ ...base, selected: 147, filters: [] }])).toBeNull();
+  });
+
+  test('shards are disjoint, balanced and cover every item, for any count', () => {
+    const items = Array.from({ length: 147 }, (_, i) => i);
+    for (const count of [1, 2, 3, 7, 147, 200]) {
+      const parts = Array.from({ length: count }, (_, i) => shardOf(items, { index: i + 1, count }));
+      expect(parts.flat()).toEqual(items);
+      const sizes = parts.map((p) => p.length);
+      expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+    }
+  });
+
+  test('selectTasks applies split, limit, -t (Vitest semantics on "<suite> <id>") and shard, and lists them', () => {
+    const tasks = Array.from({ length: 30 }, (_, i) => ({ id: `t-${String(i + 1).padStart(2, '0')}`, input: 'x', expected: 'y' }));
+    const config = ConfigSchema.parse({ env: { split_ratio: '1:1:1', limit: 0 } });
+    const all = selectTasks(tasks, { config, split: 'all', ids: null, namePattern: 't-0', shard: { index: 2, count: 3 } }, 's');
+    expect(all.filters).toEqual(['-t t-0', 'shard 2/3']);
+    expect(all.selected).toHaveLength(3);
+    const whole = selectTasks(tasks, { config, split: 'all', ids: null, namePattern: 't-0', shard: null }, 's').selected.map((t) => t.id);
+    expect(whole.sort()).toEqual(['t-01', 't-02', 't-03', 't-04', 't-05', 't-06', 't-07', 't-08', 't-09']);
+    const limited = selectTasks(tasks, { config: ConfigSchema.parse({ env: { split_ratio: '1:1:1', limit: 2 } }), split: 'val', ids: null }, 's');
+    expect(limited.filters).toEqual(['split val', 'env.limit 2']);
+    expect(limited.selected).toHaveLength(2);
+    expect(selectTasks(tasks, { config, split: 'all', ids: null, namePattern: '^s t-1' }, 's').selected).toHaveLength(10);
+  });
+
+  test('a -t pattern that is not a regular expression is a one-line usage error', () => {
+    expect(() => namePatternRegExp('(')).toThrow(/^-t \(: not a valid regular expression/);
+  });
+});
