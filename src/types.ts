@@ -86,4 +86,6 @@ export interface CaseRecord {
   error_kind: CaseErrorKind | null;
   error: string | null;
   simulated: boolean;
+  /** With `env.trials` > 1: which sample of the task this row is (0-based); absent for a single trial. */
+  trial?: number;
 }

@@ -23,7 +23,18 @@ export function configFromArgs(args: SplitArgs, opts: { required: boolean }): { 
       `no config: pass --config <file.yaml>, set SKILLOPT_CONFIG, or add ${PROJECT_CONFIG} to the project (it names the model endpoint; e.g. --config configs/dotnetdebug/sim.yaml runs offline on the simulated model)`,
     );
   }
-  return loadConfig({ path, cfgOptions: args.flags.get('cfg-options') ?? [] });
+  // `--trials k` is `--cfg-options env.trials=k`, applied last.
+  const trials = single(args, 'trials');
+  const cfgOptions = [...(args.flags.get('cfg-options') ?? []), ...(trials !== undefined ? [`env.trials=${trials}`] : [])];
+  return loadConfig({ path, cfgOptions });
+}
+
+/** `--skill none`: the target gets the task alone (no system message), so `compare` shows the skill's lift. */
+export const NO_SKILL = { text: '', path: 'none' } as const;
+
+/** The skill a `--skill` flag names: a file, or `none` for the bare model. */
+export function skillFromFlag(value: string): { text: string; path: string } {
+  return value === NO_SKILL.path ? { ...NO_SKILL } : readSkillFile(value);
 }
 
 export function readSkillFile(path: string, what = 'skill'): { text: string; path: string } {

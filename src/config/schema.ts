@@ -378,6 +378,13 @@ const EvaluationSchema = z.strictObject({
    * inconclusive (exit 3) and the score is never gated on, cached or reused as complete.
    */
   max_errored: nonNegInt(0),
+  /**
+   * `skillopt compare --fail-on-regression`: the drop in pass rate tolerated (a fraction: 0.02 = two points);
+   * a drop fails only when it is both significant and larger than this.
+   */
+  max_regression: prob(0),
+  /** With env.trials > 1: a flaky case (its trials disagree) fails its test like a miss. Default: information only. */
+  fail_on_flaky: bool(false),
 });
 
 const EnvSchema = z.strictObject({
@@ -403,6 +410,8 @@ const EnvSchema = z.strictObject({
   workers: posInt(8),
   /** Truncate every split to its first N items (0 = all). */
   limit: nonNegInt(0),
+  /** Samples per task: each runs as a separate trial (the request's seed); a case's score is its pass fraction. */
+  trials: posInt(1),
   max_completion_tokens: posInt(16384),
   /** Free-form benchmark-specific knobs. */
   options: z.record(z.string(), z.unknown()).default(() => ({})),

@@ -47,6 +47,11 @@ export interface ChatOptions {
   maxTokens?: number;
   /** Overrides `role.temperature`; `null` sends none. */
   temperature?: number | null;
+  /**
+   * The request's `seed`: a trial's sample index when a task runs several times (env.trials), so each
+   * trial is a distinct sample for the endpoint (and for any cache). Not sent when undefined.
+   */
+  seed?: number;
 }
 
 export interface ChatResult {
@@ -220,6 +225,7 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
     else body.max_tokens = maxTokens;
     const temperature = o.temperature !== undefined ? o.temperature : role.temperature;
     if (temperature !== null && temperature !== undefined) body.temperature = temperature;
+    if (o.seed !== undefined) body.seed = o.seed;
     if (o.responseFormat) body.response_format = o.responseFormat;
     return body;
   }

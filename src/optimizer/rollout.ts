@@ -81,48 +81,55 @@ export class Rollouts {
   ): Promise<RolloutOutcome> {
     const hash = skillHash(skill);
     const file = join(dir, 'results.jsonl');
-    const done = new Map<string, CaseRecord>();
+    // With env.trials = k a task is k rows (its trials); it is finished when all k scored.
+    const k = this.host.session.config.env.trials;
+    const finished = new Map<string, Map<number, CaseRecord>>();
     for (const r of readResults(file)) {
-      if (r.skill_hash !== hash || r.error_kind !== null) continue;
-      done.set(r.id, { ...r, cached: true });
+      if (r.skill_hash !== hash || r.error_kind !== null || (k > 1) !== (r.trial !== undefined)) continue;
+      let rows = finished.get(r.id);
+      if (!rows) finished.set(r.id, (rows = new Map()));
+      rows.set(r.trial ?? 0, { ...r, cached: true });
       if (r.simulated) this.sawSimulated = true;
     }
+    const done = new Map<string, CaseRecord[]>();
+    for (const [id, rows] of finished) if (rows.size === k) done.set(id, [...rows.values()].sort((a, b) => (a.trial ?? 0) - (b.trial ?? 0)));
     const reused = done.size;
-    const fresh = new Map<string, CaseRecord>();
+    const fresh = new Map<string, CaseRecord[]>();
+    const erroredIds = () => ids.filter((id) => fresh.get(id)?.some((r) => r.error_kind !== null));
     let missing = ids.filter((id) => !done.has(id));
     if (missing.length > 0) {
-      this.budget.ensure(`the ${label} rollout (${missing.length} cases)`, missing.length);
+      this.budget.ensure(`the ${label} rollout (${missing.length * k} calls)`, missing.length * k);
       await this.runCases(skill, hash, label, missing, dir, file, fresh);
-      const errored = [...fresh.values()].filter((r) => r.error_kind === 'infra');
-      if (errored.length > 0 && errored.length === fresh.size && opts.allErroredIsFatal !== false) {
+      const rows = [...fresh.values()].flat();
+      const errored = rows.filter((r) => r.error_kind === 'infra');
+      if (errored.length > 0 && errored.length === rows.length && opts.allErroredIsFatal !== false) {
         throw new InfrastructureStop(`every call of the ${label} rollout failed: ${errored[0]!.error}`);
       }
-      if (errored.length > 0) this.log(`warning: ${errored.length} case(s) of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${errored[0]!.error})`);
+      if (errored.length > 0) this.log(`warning: ${errored.length} ${k > 1 ? 'trial(s)' : 'case(s)'} of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${errored[0]!.error})`);
     }
     if (opts.maxErrored !== undefined) {
-      const erroredIds = () => ids.filter((id) => fresh.get(id)?.error_kind !== undefined && fresh.get(id)?.error_kind !== null);
       for (let round = 1; round <= RETRY_ROUNDS && erroredIds().length > opts.maxErrored; round++) {
         missing = erroredIds();
         this.log(`${missing.length} of ${ids.length} cases of the ${label} errored (evaluation.max_errored ${opts.maxErrored}); running them again (${round}/${RETRY_ROUNDS})`);
-        this.budget.ensure(`the ${label} retry (${missing.length} cases)`, missing.length);
+        this.budget.ensure(`the ${label} retry (${missing.length * k} calls)`, missing.length * k);
         await this.runCases(skill, hash, label, missing, dir, file, fresh);
       }
       const still = erroredIds();
       if (still.length > opts.maxErrored) {
-        const first = fresh.get(still[0]!)!;
+        const first = fresh.get(still[0]!)!.find((r) => r.error_kind !== null)!;
         throw new InfrastructureStop(
           `${still.length} of ${ids.length} cases of the ${label} still errored after ${RETRY_ROUNDS} retries (evaluation.max_errored ${opts.maxErrored}), so it is not scored; first: ${first.id}: ${first.error}`,
         );
       }
     }
-    const records = ids.map((id) => done.get(id) ?? fresh.get(id)).filter((r): r is CaseRecord => r !== undefined);
+    const records = ids.flatMap((id) => done.get(id) ?? fresh.get(id) ?? []);
     const summary = suiteSummary(records);
     if (opts.writeSummary !== false) writeJsonAtomic(join(dir, 'summary.json'), { label, skill_hash: hash, ...summary });
     return { records, summary, reused };
   }
 
   /** Run `ids` through the suites; each scored case is appended to `file` as it arrives and lands in `into`. */
-  private async runCases(skill: string, hash: string, label: string, ids: string[], dir: string, file: string, into: Map<string, CaseRecord>): Promise<void> {
+  private async runCases(skill: string, hash: string, label: string, ids: string[], dir: string, file: string, into: Map<string, CaseRecord[]>): Promise<void> {
     const wanted = new Set(ids);
     mkdirSync(dir, { recursive: true });
     this.host.caseSink = (rec) => {
@@ -136,8 +143,9 @@ export class Rollouts {
       this.host.caseSink = null;
     }
     if (result.errors.length > 0 && result.records.length === 0) throw new SkillOptError(result.errors[0]!);
+    for (const id of ids) into.delete(id);
     for (const r of result.records) {
-      into.set(r.id, r);
+      into.set(r.id, [...(into.get(r.id) ?? []), r]);
       if (r.simulated) this.sawSimulated = true;
       this.accounting.add('rollout', { calls: r.usage.calls, attempts: r.usage.attempts, prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, latency_ms: r.latency_ms, errors: r.error_kind === 'infra' ? 1 : 0 });
       if (r.judge_usage) this.accounting.add('judge', { ...r.judge_usage });

@@ -141,7 +141,9 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
   const stage = resolveStage(req.response_format, lastUser);
   let content: string;
   if (stage === null) {
-    content = simulateTarget(messages, model, cfg).content;
+    // A seeded request samples unless it asks for temperature 0 (then its answer is stable across seeds).
+    const sample = typeof req.seed === 'number' && req.temperature !== 0 ? req.seed : undefined;
+    content = simulateTarget(messages, model, sample === undefined ? cfg : { ...cfg, sample }).content;
   } else {
     const reply = simulateStage(stage, lastUser, {
       seed: cfg.seed,

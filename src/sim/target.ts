@@ -18,6 +18,11 @@ export interface SimMessage {
 
 export interface TargetOptions {
   seed: number;
+  /**
+   * The request's own seed when it samples (no temperature, or one above 0): another sample re-draws the
+   * noise, like a real model's. Undefined for a request at temperature 0 or without a seed: stable.
+   */
+  sample?: number;
   /** Probability (0..1) of a wrong answer. */
   noise: number;
   /** Rules after the N-th are not seen; 0 = unlimited. */
@@ -56,10 +61,11 @@ export function simulateTarget(messages: readonly SimMessage[], model: string, o
   if (opts.maxRules > 0) rules = rules.slice(0, opts.maxRules);
   const match = matchRule(rules, lastUser);
   const answer = match ? match.rule.answer : UNKNOWN_ANSWER;
-  if (opts.noise > 0 && unitHash([opts.seed, model, messages, 'target-noise']) < opts.noise) {
+  const draw = opts.sample === undefined ? [opts.seed, model, messages] : [opts.seed, model, messages, opts.sample];
+  if (opts.noise > 0 && unitHash([...draw, 'target-noise']) < opts.noise) {
     const wrong = [...new Set([UNKNOWN_ANSWER, ...rules.map((r) => r.answer)])].filter((a) => a !== answer);
     if (wrong.length > 0) {
-      const pick = wrong[indexHash([opts.seed, model, messages, 'target-noise-pick'], wrong.length)]!;
+      const pick = wrong[indexHash([...draw, 'target-noise-pick'], wrong.length)]!;
       return { content: pick, match, noisy: true };
     }
   }

@@ -19,7 +19,7 @@ import { emptyUsage } from './usage.ts';
 import { toScorer, type ScorerLike } from './scorers/types.ts';
 import { selectTasks, splitView } from './selection.ts';
 import { recordSuiteFiles } from './watched-files.ts';
-import { scoreStats } from './summary.ts';
+import { caseOutcomes, scoreStats } from './summary.ts';
 import { callerSite, inSuiteFile } from './site.ts';
 import { evaluateGate, gateActive, isComplete } from './verdict.ts';
 import type { SuiteSelection } from '../vitest/session.ts';
@@ -48,11 +48,9 @@ function pathOf(p: string | URL): string {
   return p instanceof URL ? fileURLToPath(p) : resolve(p);
 }
 
+/** The skill as system prompt, the task input as user message; no system message for an empty skill (`--skill none`). */
 export function defaultMessages(skill: string, task: SkillTask<unknown>): ChatMessage[] {
-  return [
-    { role: 'system', content: skill },
-    { role: 'user', content: task.input },
-  ];
+  return skill ? [{ role: 'system', content: skill }, { role: 'user', content: task.input }] : [{ role: 'user', content: task.input }];
 }
 
 function readSession(): ProvidedSession {
@@ -169,73 +167,86 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): Ski
     misses_fail: session.mode === 'test' && !gated,
   };
 
+  const trials = session.config.env.trials;
+  const failOnFlaky = session.config.evaluation.fail_on_flaky;
+
+  /** One sample of a task: call the target (trial t is the request's seed when there are several), score it. */
+  async function runTrial(task: SkillTask<E>, trial: number | undefined, signal: AbortSignal): Promise<CaseRecord> {
+    const started = performance.now();
+    // `--skill none`: a builder that puts the (empty) skill in a system message sends no system message.
+    const built = buildMessages(skill.text, task);
+    const messages = skill.text ? built : built.filter((m) => m.role !== 'system' || m.content.trim() !== '');
+    const usage = emptyUsage();
+    const judgeUsage = emptyUsage();
+    let output = '';
+    // A standalone `skillopt sim-server` behind an openai_compat config is still the simulated model.
+    let simulated = session.simulated;
+    let score = { hard: 0, soft: 0, feedback: '' };
+    let errorKind: CaseErrorKind | null = null;
+    let error: string | null = null;
+    try {
+      const res = await runtime.callTarget(messages, signal, trial);
+      output = res.text;
+      simulated ||= res.simulated;
+      Object.assign(usage, res.usage);
+    } catch (e) {
+      if (!isInfraError(e) && !(e instanceof EndpointUnavailableError)) throw e;
+      errorKind = 'infra';
+      error = oneLine(e);
+    }
+    if (errorKind === null) {
+      try {
+        score = await scorer.score({ task, output, messages, signal, judge: runtime.judgeFor(judgeUsage, signal) });
+      } catch (e) {
+        errorKind = isInfraError(e) ? 'infra' : 'scorer';
+        error = `${errorKind === 'scorer' ? `scorer '${scorer.name}' failed: ` : ''}${oneLine(e)}`;
+      }
+    }
+    return {
+      suite: options.name,
+      id: task.id,
+      ...(trial !== undefined ? { trial } : {}),
+      split: splitOf.get(task.id) ?? null,
+      task_type: task.task_type ?? null,
+      skill_hash: hash,
+      messages,
+      output,
+      expected: task.expected,
+      hard: score.hard,
+      soft: score.soft,
+      pass: errorKind === null && score.hard >= passThreshold,
+      feedback: error ?? score.feedback,
+      usage,
+      ...(judgeUsage.calls > 0 ? { judge_usage: judgeUsage } : {}),
+      latency_ms: Math.round(performance.now() - started),
+      cached: false,
+      error_kind: errorKind,
+      error,
+      simulated,
+    };
+  }
+
   const concurrentTest = test.concurrent;
   describe(options.name, { meta: { skilloptSuite: selection } }, () => {
     for (const task of selected) {
       concurrentTest(
         task.id,
         async (ctx) => {
-          const started = performance.now();
-          const messages = buildMessages(skill.text, task);
-          const usage = emptyUsage();
-          const judgeUsage = emptyUsage();
-          let output = '';
-          // A standalone `skillopt sim-server` behind an openai_compat config is still the simulated model.
-          let simulated = session.simulated;
-          let score = { hard: 0, soft: 0, feedback: '' };
-          let errorKind: CaseErrorKind | null = null;
-          let error: string | null = null;
-          try {
-            const res = await runtime.callTarget(messages, ctx.signal);
-            output = res.text;
-            simulated ||= res.simulated;
-            Object.assign(usage, res.usage);
-          } catch (e) {
-            if (!isInfraError(e) && !(e instanceof EndpointUnavailableError)) throw e;
-            errorKind = 'infra';
-            error = oneLine(e);
-          }
-          if (errorKind === null) {
-            try {
-              score = await scorer.score({
-                task,
-                output,
-                messages,
-                signal: ctx.signal,
-                judge: runtime.judgeFor(judgeUsage, ctx.signal),
-              });
-            } catch (e) {
-              errorKind = isInfraError(e) ? 'infra' : 'scorer';
-              error = `${errorKind === 'scorer' ? `scorer '${scorer.name}' failed: ` : ''}${oneLine(e)}`;
-            }
-          }
-          const record: CaseRecord = {
-            suite: options.name,
-            id: task.id,
-            split: splitOf.get(task.id) ?? null,
-            task_type: task.task_type ?? null,
-            skill_hash: hash,
-            messages,
-            output,
-            expected: task.expected,
-            hard: score.hard,
-            soft: score.soft,
-            pass: errorKind === null && score.hard >= passThreshold,
-            feedback: error ?? score.feedback,
-            usage,
-            ...(judgeUsage.calls > 0 ? { judge_usage: judgeUsage } : {}),
-            latency_ms: Math.round(performance.now() - started),
-            cached: false,
-            error_kind: errorKind,
-            error,
-            simulated,
-          };
-          ctx.task.meta.skillopt = record;
-          records.push(record);
-          if (errorKind !== null) throw caseError(`${task.id} errored (${errorKind}), not scored: ${error}`, site);
-          if (session.mode === 'test' && !record.pass) {
-            await ctx.annotate(`miss: ${record.feedback}`, 'skillopt:miss');
-            if (!gated) throw caseError(missMessage(record), site);
+          // k trials of a task run concurrently; the host's gateway keeps them within model.concurrency.
+          const rows =
+            trials === 1
+              ? [await runTrial(task, undefined, ctx.signal)]
+              : await Promise.all(Array.from({ length: trials }, (_, t) => runTrial(task, t, ctx.signal)));
+          ctx.task.meta.skillopt = rows[0]!;
+          if (trials > 1) ctx.task.meta.skilloptTrials = rows;
+          records.push(...rows);
+          const outcome = caseOutcomes(rows)[0]!;
+          if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${rows[0]!.error}`, site);
+          if (outcome.flaky) await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
+          if (session.mode === 'test' && (!outcome.passed || (failOnFlaky && outcome.flaky))) {
+            const miss = rows.find((r) => r.error_kind === null && !r.pass)!;
+            await ctx.annotate(`miss: ${miss.feedback}`, 'skillopt:miss');
+            if (!gated) throw caseError(trials > 1 ? `${missMessage(miss)} (${outcome.passes} of ${outcome.scored} trials passed)` : missMessage(miss), site);
           }
         },
         timeout,
@@ -248,10 +259,10 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): Ski
         const verdict = evaluateGate(options.name, stats, thresholds);
         ctx.task.meta.skilloptGate = verdict;
         const of = filters.length ? ` on ${selected.length} of ${tasks.length} tasks (${filters.join(', ')})` : '';
-        if (!isComplete(stats, maxErrored) || records.length < selected.length) {
+        if (!isComplete(stats, maxErrored) || stats.n < selected.length) {
           throw caseError(
             `suite gate of '${options.name}' is inconclusive: ${stats.errored} of ${selected.length} cases errored, ` +
-              `${selected.length - records.length} did not run (evaluation.max_errored ${maxErrored})`,
+              `${selected.length - stats.n} did not run (evaluation.max_errored ${maxErrored})`,
             site,
           );
         }

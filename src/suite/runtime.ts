@@ -22,7 +22,7 @@ export class EndpointUnavailableError extends Error {}
 
 /** Where a suite's model calls go: the session host's gateway, or clients of this worker's own. */
 interface ModelPort {
-  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal }): Promise<ChatResult>;
+  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number }): Promise<ChatResult>;
   judge(
     role: RoleConfig,
     messages: ChatMessage[],
@@ -47,7 +47,7 @@ class LocalPort implements ModelPort {
     return c;
   }
 
-  async chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal }): Promise<ChatResult> {
+  async chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number }): Promise<ChatResult> {
     return (await this.client(role)).chat(messages, o);
   }
 
@@ -91,13 +91,15 @@ export class SuiteRuntime {
     this.firstInfraError ??= oneLine(e);
   }
 
+  /** `seed`: the trial's sample index, sent as the request's seed when the task runs several times. */
   async callTarget(
     messages: ChatMessage[],
     signal?: AbortSignal,
+    seed?: number,
   ): Promise<{ text: string; usage: CallUsage; simulated: boolean }> {
     this.guard();
     try {
-      const res = await this.port.chat(this.roles.target, messages, { stage: 'rollout', ...(signal ? { signal } : {}) });
+      const res = await this.port.chat(this.roles.target, messages, { stage: 'rollout', ...(signal ? { signal } : {}), ...(seed !== undefined ? { seed } : {}) });
       this.successes++;
       return { text: res.text, usage: { ...res.usage, calls: 1, attempts: res.attempts }, simulated: res.simulated === true };
     } catch (e) {

@@ -8,19 +8,90 @@ import type { GateVerdict, SuiteSelection } from '../vitest/session.ts';
 import type { RunVerdict } from './verdict.ts';
 import { groupBy } from '../util/group.ts';
 import { addUsage, emptyUsage } from './usage.ts';
+import { meanInterval, wilsonInterval } from '../stats/interval.ts';
+import { passAtK, passHatK } from '../stats/pass-at-k.ts';
 
-export interface ScoreStats {
-  /** Cases that ran (scored + errored). */
+/** Trial fields (TrialStats) are present only with env.trials > 1. */
+export interface ScoreStats extends Partial<TrialStats> {
+  /** Cases that ran (scored + errored); with trials, tasks, not trial rows. */
   n: number;
   /** Cases with a score: the denominator of every rate. */
   scored: number;
+  /** Cases that passed (with trials: a pass fraction of at least 0.5). */
   passed: number;
   failed: number;
+  /** Cases with no score (with trials: every trial errored). */
   errored: number;
-  /** passed / scored cases; null when nothing was scored. */
+  /** Mean pass fraction over the scored cases (single trial: passed / scored); null when nothing was scored. */
   pass_rate: number | null;
+  /** 95% interval of the pass rate: Wilson for single trials, a t-interval over cases with trials. */
+  pass_rate_ci: [number, number] | null;
   mean_hard: number | null;
   mean_soft: number | null;
+}
+
+/** What k samples per task add (reference/statistics.md); present only with env.trials > 1. */
+export interface TrialStats {
+  /** Samples per task (the most any case had). */
+  trials: number;
+  /** Mean over cases of pass@k: at least one of the k trials passed. */
+  pass_at_k: number | null;
+  /** Mean over cases of pass^k: all k trials passed. */
+  pass_all_k: number | null;
+  /** Cases whose trials disagree (0 < pass fraction < 1). */
+  flaky: number;
+  /** Trial rows that errored (a case with some errored trials is scored on the others). */
+  errored_trials: number;
+}
+
+/** One task of one suite, its trials folded together. */
+export interface CaseOutcome {
+  suite: string;
+  id: string;
+  /** The task's rows (one per trial), in trial order. */
+  rows: CaseRecord[];
+  /** Trials with a score. */
+  scored: number;
+  passes: number;
+  /** passes / scored; null when every trial errored. */
+  fraction: number | null;
+  hard: number | null;
+  soft: number | null;
+  /** Standard deviation of `soft` over the scored trials (0 for one trial). */
+  soft_sd: number | null;
+  errored: boolean;
+  passed: boolean;
+  flaky: boolean;
+}
+
+/** Fold rows into cases by (suite, id), in the order the cases first appear. */
+export function caseOutcomes(records: readonly CaseRecord[]): CaseOutcome[] {
+  const groups = groupBy(records, (r) => `${r.suite}\u0000${r.id}`);
+  const out: CaseOutcome[] = [];
+  for (const rows of groups.values()) {
+    if (rows.length > 1) rows.sort((a, b) => (a.trial ?? 0) - (b.trial ?? 0));
+    const scored = rows.filter((r) => r.error_kind === null);
+    const passes = scored.filter((r) => r.pass).length;
+    const n = scored.length;
+    const mean = (f: (r: CaseRecord) => number) => (n === 0 ? null : scored.reduce((a, r) => a + f(r), 0) / n);
+    const soft = mean((r) => r.soft);
+    const fraction = n === 0 ? null : passes / n;
+    out.push({
+      suite: rows[0]!.suite,
+      id: rows[0]!.id,
+      rows,
+      scored: n,
+      passes,
+      fraction,
+      hard: mean((r) => r.hard),
+      soft,
+      soft_sd: soft === null ? null : Math.sqrt(scored.reduce((a, r) => a + (r.soft - soft) ** 2, 0) / n),
+      errored: n === 0,
+      passed: fraction !== null && fraction >= 0.5,
+      flaky: fraction !== null && fraction > 0 && fraction < 1,
+    });
+  }
+  return out;
 }
 
 export interface UsageByRole {
@@ -49,21 +120,35 @@ export interface RunSummary {
 
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
-export function scoreStats(records: CaseRecord[]): ScoreStats {
-  const scored = records.filter((r) => r.error_kind === null);
-  const passed = scored.filter((r) => r.pass).length;
-  const mean = (f: (r: CaseRecord) => number) =>
-    scored.length === 0 ? null : round(scored.reduce((s, r) => s + f(r), 0) / scored.length);
-  return {
-    n: records.length,
+export function scoreStats(records: CaseRecord[], outcomes = caseOutcomes(records)): ScoreStats {
+  const scored = outcomes.filter((c) => !c.errored);
+  const passed = scored.filter((c) => c.passed).length;
+  const mean = (f: (c: CaseOutcome) => number) =>
+    scored.length === 0 ? null : round(scored.reduce((s, c) => s + f(c), 0) / scored.length);
+  const k = outcomes.reduce((m, c) => Math.max(m, c.rows.length), 1);
+  const fractions = scored.map((c) => c.fraction!);
+  const ci = k > 1 ? meanInterval(fractions) : wilsonInterval(passed, scored.length);
+  const stats: ScoreStats = {
+    n: outcomes.length,
     scored: scored.length,
     passed,
     failed: scored.length - passed,
-    errored: records.length - scored.length,
-    pass_rate: scored.length === 0 ? null : round(passed / scored.length),
-    mean_hard: mean((r) => r.hard),
-    mean_soft: mean((r) => r.soft),
+    errored: outcomes.length - scored.length,
+    pass_rate: mean((c) => c.fraction!),
+    pass_rate_ci: ci && [round(ci[0]), round(ci[1])],
+    mean_hard: mean((c) => c.hard!),
+    mean_soft: mean((c) => c.soft!),
   };
+  if (k > 1) {
+    Object.assign(stats, {
+      trials: k,
+      pass_at_k: mean((c) => passAtK(c.scored, c.passes, c.scored)),
+      pass_all_k: mean((c) => passHatK(c.scored, c.passes, c.scored)),
+      flaky: scored.filter((c) => c.flaky).length,
+      errored_trials: records.filter((r) => r.error_kind !== null).length,
+    } satisfies TrialStats);
+  }
+  return stats;
 }
 
 export function usageByRole(records: CaseRecord[]): UsageByRole {

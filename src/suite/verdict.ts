@@ -12,7 +12,7 @@
 import type { CaseRecord } from '../types.ts';
 import type { GateThresholds, GateVerdict, SuiteSelection } from '../vitest/session.ts';
 import { oneLineClip } from '../model/errors.ts';
-import type { ScoreStats } from './summary.ts';
+import { caseOutcomes, type ScoreStats } from './summary.ts';
 
 export type Verdict = 'pass' | 'fail' | 'inconclusive';
 
@@ -95,9 +95,12 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
   if (records.length === 0 && input.selected === 0) {
     return { verdict: 'fail', exit_code: EXIT_CODES.fail, reason: `no case ran: the selection is empty${filtered}`, next: 'check the -t pattern, --split, env.limit and env.name' };
   }
-  const errored = records.filter((r) => r.error_kind !== null);
-  const missing = Math.max(0, input.selected - records.length);
-  const misses = records.filter((r) => r.error_kind === null && !r.pass);
+  // Cases, not rows: with trials a case is errored only when every trial errored, and missed when its
+  // pass fraction is below one half.
+  const cases = caseOutcomes(records);
+  const errored = cases.filter((c) => c.errored).map((c) => c.rows[0]!);
+  const missing = Math.max(0, input.selected - cases.length);
+  const misses = cases.filter((c) => !c.errored && !c.passed).map((c) => c.rows.find((r) => r.error_kind === null && !r.pass)!);
   const casesFail = input.missesFail && misses.length > 0;
   if (errored.length > input.maxErrored || (missing > 0 && !casesFail)) {
     const parts: string[] = [];
@@ -120,7 +123,7 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
     return {
       verdict: 'fail',
       exit_code: EXIT_CODES.fail,
-      reason: `suite gate failed for '${failedGate.suite}': ${failedGate.reasons.join('; ')} on ${plural(records.length - errored.length, 'scored case')}${filtered}`,
+      reason: `suite gate failed for '${failedGate.suite}': ${failedGate.reasons.join('; ')} on ${plural(cases.length - errored.length, 'scored case')}${filtered}`,
       next: null,
     };
   }
@@ -129,7 +132,7 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
     return {
       verdict: 'fail',
       exit_code: EXIT_CODES.fail,
-      reason: `${misses.length} of ${records.length} cases failed; first: ${first.id}: ${oneLineClip(first.feedback, 300)}`,
+      reason: `${misses.length} of ${cases.length} cases failed; first: ${first.id}: ${oneLineClip(first.feedback, 300)}`,
       next: null,
     };
   }
@@ -139,4 +142,80 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
 /** Whether an evaluation's score may be gated on, cached or reused as complete. */
 export function isComplete(stats: Pick<ScoreStats, 'errored'>, maxErrored: number): boolean {
   return stats.errored <= maxErrored;
+}
+
+// ── comparisons: `skillopt compare` (and `skillopt test --baseline`) ─────────────────────────────────
+
+/**
+ * The verdict of a paired comparison of two runs (DESIGN §11; reference/statistics.md "Regression gate",
+ * rule *fail only on evidence*, the PR default). Δ = candidate − baseline pass rate over the paired
+ * cases, with one-sided bounds at the comparison's confidence (95%):
+ * - `inconclusive`: errored cases beyond `evaluation.max_errored` on either side, or no paired case;
+ * - `regressed`: the upper bound of Δ is below 0 AND Δ̂ < −m, m = `evaluation.max_regression`;
+ * - `improved`: the lower bound of Δ is above 0;
+ * - otherwise `no significant change` (a significant drop no larger than m included: rule `drop_within_margin`).
+ * Exit codes, with `--fail-on-regression`: 1 regressed, 3 inconclusive, else 0; without it always 0.
+ */
+export type ComparisonVerdict = 'regressed' | 'improved' | 'no significant change' | 'inconclusive';
+
+/** Which rule decided a comparison. */
+export type ComparisonRule = 'errored' | 'no_paired_cases' | 'evidence_of_regression' | 'evidence_of_improvement' | 'drop_within_margin' | 'no_evidence';
+
+/** What a comparison's verdict is decided on (a Comparison of src/compare/ carries all of it). */
+export interface ComparisonEvidence {
+  n_paired: number;
+  delta: number | null;
+  /** One-sided bounds of Δ at `confidence`. */
+  bounds: { lower: number; upper: number } | null;
+  confidence: number;
+  /** Cases whose trials all errored, per side. */
+  errored: { baseline: number; candidate: number };
+}
+
+export interface ComparisonDecision {
+  verdict: ComparisonVerdict;
+  rule: ComparisonRule;
+  /** One line: why. */
+  reason: string;
+  exit_code: number;
+}
+
+/** The regression rule on its own (the comparison's minimum detectable drop asks it too). */
+export function flagsRegression(delta: number, upper: number, maxRegression: number): boolean {
+  return upper < 0 && delta < -maxRegression;
+}
+
+const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
+
+export function decideComparison(
+  e: ComparisonEvidence,
+  opts: { maxRegression: number; maxErrored: number; failOnRegression: boolean },
+): ComparisonDecision {
+  const exit = (verdict: ComparisonVerdict) =>
+    !opts.failOnRegression ? EXIT_CODES.pass : verdict === 'regressed' ? EXIT_CODES.fail : verdict === 'inconclusive' ? EXIT_CODES.inconclusive : EXIT_CODES.pass;
+  const decided = (verdict: ComparisonVerdict, rule: ComparisonRule, reason: string): ComparisonDecision => ({ verdict, rule, reason, exit_code: exit(verdict) });
+  const { baseline, candidate } = e.errored;
+  if (baseline > opts.maxErrored || candidate > opts.maxErrored) {
+    return decided(
+      'inconclusive',
+      'errored',
+      `${plural(baseline, 'baseline case')} and ${plural(candidate, 'candidate case')} errored (evaluation.max_errored ${opts.maxErrored}): errored cases are not scored, so the comparison proves nothing`,
+    );
+  }
+  if (e.n_paired === 0 || e.delta === null || e.bounds === null) {
+    return decided('inconclusive', 'no_paired_cases', 'no case was scored in both runs: nothing to compare');
+  }
+  const pct = `${Math.round(e.confidence * 100)}%`;
+  const { lower, upper } = e.bounds;
+  const m = opts.maxRegression;
+  if (flagsRegression(e.delta, upper, m)) {
+    return decided('regressed', 'evidence_of_regression', `the one-sided ${pct} upper bound of Δ is ${signed(upper)} < 0, and the drop of ${Math.abs(e.delta).toFixed(3)} is beyond evaluation.max_regression ${m}`);
+  }
+  if (lower > 0) {
+    return decided('improved', 'evidence_of_improvement', `the one-sided ${pct} lower bound of Δ is ${signed(lower)} > 0`);
+  }
+  if (upper < 0) {
+    return decided('no significant change', 'drop_within_margin', `Δ = ${signed(e.delta)} is a real drop (upper bound ${signed(upper)} < 0) but within evaluation.max_regression ${m}`);
+  }
+  return decided('no significant change', 'no_evidence', `the one-sided ${pct} bounds of Δ (${signed(lower)} … ${signed(upper)}) include 0: no evidence of a change either way`);
 }

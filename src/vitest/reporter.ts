@@ -17,7 +17,7 @@ import { displayPath } from '../util/paths.ts';
 import { redactText } from '../util/redact.ts';
 import { currentHost, type RunResult } from './host.ts';
 import type { GateVerdict, SuiteManifest, SuiteSelection } from './session.ts';
-import { scoreStats } from '../suite/summary.ts';
+import { caseOutcomes, scoreStats, type ScoreStats } from '../suite/summary.ts';
 import { decideVerdict, evaluateGate, selectionNote, type LoadError } from '../suite/verdict.ts';
 
 type SerializedError = { message?: string; name?: string };
@@ -50,11 +50,11 @@ export class RunCollector {
     const selection = test.parent?.type === 'suite' ? test.parent.meta().skilloptSuite : undefined;
     const selKey = selection ? `${selection.suite}\u0000${selection.shard?.index ?? 0}` : null;
     if (selection && selKey) this.selections.set(selKey, selection);
-    if (meta.skillopt) {
-      const key = `${meta.skillopt.suite}\u0000${meta.skillopt.id}`;
-      this.records.set(key, meta.skillopt);
-      // definition order (Vitest ids are `<file>_<i>_<j>`), so files and reports do not follow arrival order
-      this.order.set(key, [selection?.shard?.index ?? 0, ...test.id.split('_').slice(1).map(Number)]);
+    for (const row of rowsOf(meta)) {
+      const key = `${row.suite}\u0000${row.id}\u0000${row.trial ?? 0}`;
+      this.records.set(key, row);
+      // definition order (Vitest ids are `<file>_<i>_<j>`), then trial, so files and reports do not follow arrival order
+      this.order.set(key, [selection?.shard?.index ?? 0, ...test.id.split('_').slice(1).map(Number), row.trial ?? 0]);
     }
     if (meta.skilloptGate) this.gates.set(meta.skilloptGate.suite, meta.skilloptGate);
     if (meta.skilloptManifest) this.manifests.set(meta.skilloptManifest.suite, meta.skilloptManifest);
@@ -168,6 +168,11 @@ export class RunCollector {
   }
 }
 
+/** A case's rows: one per trial (trial 0 alone is `skillopt`). */
+function rowsOf(meta: ReturnType<TestCase['meta']>): CaseRecord[] {
+  return meta.skilloptTrials ?? (meta.skillopt ? [meta.skillopt] : []);
+}
+
 function loadError(where: string, err: SerializedError): LoadError {
   return { message: `${where}: ${oneLine(err.message ?? '')}`, usage: USAGE_ERRORS.has(err.name ?? '') };
 }
@@ -208,13 +213,16 @@ export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { 
   const sim = summary.simulated ? pc.yellow(' (simulated model)') : '';
   for (const [name, s] of Object.entries(summary.suites)) {
     lines.push(`${pc.bold(`skillopt · ${name}`)}${sim}`);
-    lines.push(pc.dim('  split        n   pass   fail    err   pass-rate   hard    soft'));
-    const row = (label: string, st: { n: number; passed: number; failed: number; errored: number; pass_rate: number | null; mean_hard: number | null; mean_soft: number | null }) =>
-      `  ${label.padEnd(9)} ${String(st.n).padStart(4)} ${String(st.passed).padStart(6)} ${String(st.failed).padStart(6)} ${String(st.errored).padStart(6)}   ${score3(st.pass_rate).padStart(9)}  ${score3(st.mean_hard).padStart(5)}  ${score3(st.mean_soft).padStart(6)}`;
+    const k = s.trials ?? 1;
+    lines.push(pc.dim(`  split        n   pass   fail    err   pass-rate   hard    soft        95% CI${k > 1 ? '   flaky  pass@k  pass^k' : ''}`));
+    const row = (label: string, st: ScoreStats) =>
+      `  ${label.padEnd(9)} ${String(st.n).padStart(4)} ${String(st.passed).padStart(6)} ${String(st.failed).padStart(6)} ${String(st.errored).padStart(6)}   ${score3(st.pass_rate).padStart(9)}  ${score3(st.mean_hard).padStart(5)}  ${score3(st.mean_soft).padStart(6)}  ${(st.pass_rate_ci ? `${score3(st.pass_rate_ci[0])}–${score3(st.pass_rate_ci[1])}` : '—').padStart(12)}` +
+      (st.trials ? `  ${String(st.flaky).padStart(6)}  ${score3(st.pass_at_k ?? null).padStart(6)}  ${score3(st.pass_all_k ?? null).padStart(6)}` : '');
     for (const [split, st] of Object.entries(s.by_split)) lines.push(row(split, st));
     if (Object.keys(s.by_split).length > 1) lines.push(pc.bold(row('all', s)));
     const note = s.selection ? selectionNote([s.selection]) : null;
     if (note) lines.push(pc.dim(`  ${note}`));
+    if (k > 1) lines.push(pc.dim(`  ${k} trials per task: a case passes with a pass fraction of at least 0.5; pass@k: any trial passed, pass^k: all did`));
     const u = s.usage;
     lines.push(
       pc.dim(
@@ -223,15 +231,17 @@ export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { 
           (s.mean_latency_ms !== null ? `; mean latency ${s.mean_latency_ms} ms` : ''),
       ),
     );
-    const worst = records
-      .filter((r) => r.suite === name && (!r.pass || r.error_kind))
-      .sort((a, b) => Number(b.error_kind !== null) - Number(a.error_kind !== null) || a.soft - b.soft || a.id.localeCompare(b.id))
+    const worst = caseOutcomes(records.filter((r) => r.suite === name))
+      .filter((c) => c.errored || !c.passed || c.flaky)
+      .sort((a, b) => Number(b.errored) - Number(a.errored) || (a.fraction ?? 0) - (b.fraction ?? 0) || (a.soft ?? 0) - (b.soft ?? 0) || a.id.localeCompare(b.id))
       .slice(0, opts.worst ?? 5);
     if (worst.length) {
       lines.push('  worst cases:');
-      for (const r of worst) {
-        const mark = r.error_kind ? pc.magenta('!') : pc.red('✗');
-        lines.push(`   ${mark} ${r.id.padEnd(12)} ${pc.dim(`[${r.split ?? '-'}]`)} ${oneLineClip(r.feedback, 110)}`);
+      for (const c of worst) {
+        const mark = c.errored ? pc.magenta('!') : c.passed ? pc.yellow('~') : pc.red('✗');
+        const shown = c.rows.find((r) => !r.pass) ?? c.rows[0]!;
+        const trials = c.rows.length > 1 ? pc.dim(`${c.passes}/${c.scored} `) : '';
+        lines.push(`   ${mark} ${c.id.padEnd(12)} ${pc.dim(`[${shown.split ?? '-'}]`)} ${trials}${oneLineClip(shown.feedback, 110)}`);
       }
     }
     if (s.gate) {
@@ -297,13 +307,14 @@ export class SkillReporter implements Reporter {
 
   onTestCaseResult(test: TestCase): void {
     this.collector.add(test);
-    const rec = test.meta().skillopt;
-    if (!rec) return;
+    const rows = rowsOf(test.meta());
+    if (rows.length === 0) return;
     const host = currentHost();
-    host?.caseSink?.(rec);
+    if (host?.caseSink) for (const row of rows) host.caseSink(row);
     this.done++;
-    if (rec.error_kind) this.errored++;
-    else if (rec.pass) this.passed++;
+    const outcome = caseOutcomes(rows)[0]!;
+    if (outcome.errored) this.errored++;
+    else if (outcome.passed) this.passed++;
     else this.failed++;
     if (host?.quiet || this.expected < 20) return;
     const step = Math.max(10, Math.ceil(this.expected / 10));

@@ -77,6 +77,8 @@ declare module 'vitest' {
   }
   interface TaskMeta {
     skillopt?: CaseRecord;
+    /** With env.trials > 1: every trial's row (`skillopt` is trial 0's). */
+    skilloptTrials?: CaseRecord[];
     skilloptGate?: GateVerdict;
     skilloptManifest?: SuiteManifest;
     /** On a suite's describe block. */

@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import { renderTable } from '../../vitest/reporter.ts';
-import { runSummary } from '../../suite/summary.ts';
+import { caseOutcomes, runSummary } from '../../suite/summary.ts';
+import type { CaseRecord } from '../../types.ts';
 import { decideVerdict, selectionNote } from '../../suite/verdict.ts';
 import type { SuiteSelection } from '../../vitest/session.ts';
 import { Accounting } from '../../model/index.ts';
@@ -17,7 +18,7 @@ import { writeJsonAtomic } from '../../util/atomic.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { single, takeFlags } from '../args.ts';
 import { outRoot } from '../../config/out-root.ts';
-import { configFromArgs, CONFIG_FLAGS, readSkillFile } from '../common.ts';
+import { configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag } from '../common.ts';
 import type { Command } from '../main.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
@@ -26,20 +27,21 @@ import { printEndReport } from '../report.ts';
 import { claimRunDir } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../rundir/lock.ts';
 
-const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [--cfg-options k=v ...]
+const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [--trials K] [--cfg-options k=v ...]
 
   Scores skill S on one split of the suite named by env.name and writes <env.out_root>/eval_summary.json
-  plus predictions/<id>.json. Split aliases: valid_seen = val, valid_unseen = test. Default: all.`;
+  plus predictions/<id>.json. Split aliases: valid_seen = val, valid_unseen = test. Default: all.
+  --trials K runs every task K times (env.trials); a prediction then lists its trials.`;
 
 export const command: Command = {
   usage: USAGE,
   async run(argv) {
-    const args = takeFlags(argv, { valued: [...CONFIG_FLAGS.valued, 'skill', 'split'], multi: CONFIG_FLAGS.multi });
+    const args = takeFlags(argv, { valued: [...CONFIG_FLAGS.valued, 'skill', 'split', 'trials'], multi: CONFIG_FLAGS.multi });
     if (args.rest.length) throw new SkillOptError(`unexpected argument '${args.rest[0]}' (see skillopt eval --help)`);
     const { config } = configFromArgs(args, { required: true });
     const skillArg = single(args, 'skill');
-    if (!skillArg) throw new SkillOptError('--skill <file.md> is required');
-    const skill = readSkillFile(skillArg);
+    if (!skillArg) throw new SkillOptError('--skill <file.md> is required (or --skill none for the bare model)');
+    const skill = skillFromFlag(skillArg);
     const split = normalizeSplit(single(args, 'split') ?? 'all');
     const outDir = outRoot(config, 'eval', config.model.target);
     // one run per folder: the lock first, and the folder's fingerprint checked before anything is written
@@ -80,25 +82,21 @@ export const command: Command = {
       const verdict = decideVerdict({ records, selected: ids.length, maxErrored: config.evaluation.max_errored, gates: [], loadErrors: [], missesFail: false, filters: selection.filters });
       const summary = runSummary(records, { wallTimeS: (performance.now() - started) / 1000, selections: [selection], verdict });
       writeJsonAtomic(join(outDir, 'summary.json'), summary);
-      for (const r of records) {
-        writeJsonAtomic(join(outDir, 'predictions', `${r.id}.json`), {
-          id: r.id,
-          split: r.split,
-          task_type: r.task_type,
-          messages: r.messages,
-          output: r.output,
-          expected: r.expected,
-          hard: r.hard,
-          soft: r.soft,
-          pass: r.pass,
-          feedback: r.feedback,
-          error_kind: r.error_kind,
-        });
+      const answer = (r: CaseRecord) => ({ output: r.output, hard: r.hard, soft: r.soft, pass: r.pass, feedback: r.feedback, error_kind: r.error_kind });
+      for (const c of caseOutcomes(records)) {
+        const r = c.rows[0]!;
+        const head = { id: r.id, split: r.split, task_type: r.task_type, messages: r.messages, expected: r.expected };
+        writeJsonAtomic(
+          join(outDir, 'predictions', `${r.id}.json`),
+          c.rows.length === 1
+            ? { ...head, ...answer(r) }
+            : { ...head, pass_fraction: c.fraction, pass: c.passed, flaky: c.flaky, trials: c.rows.map((t) => ({ trial: t.trial, ...answer(t) })) },
+        );
       }
       const o = summary.overall;
       const u = o.usage;
       const evalSummary = {
-        skill: skill.path,
+        skill: skill.path === NO_SKILL.path ? null : skill.path,
         split,
         verdict: verdict.verdict,
         n_items: o.selected,
@@ -107,6 +105,8 @@ export const command: Command = {
         hard: o.mean_hard,
         soft: o.mean_soft,
         pass_rate: o.pass_rate,
+        pass_rate_ci: o.pass_rate_ci,
+        ...(o.trials ? { trials: o.trials, pass_at_k: o.pass_at_k, pass_all_k: o.pass_all_k, flaky: o.flaky, errored_trials: o.errored_trials } : {}),
         errored: o.errored,
         tokens: {
           prompt_tokens: u.target.prompt_tokens + u.judge.prompt_tokens,

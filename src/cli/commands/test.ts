@@ -15,7 +15,7 @@ import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { numberFlag, single, takeFlags } from '../args.ts';
 import { outRoot } from '../../config/out-root.ts';
-import { configFromArgs, CONFIG_FLAGS, readSkillFile } from '../common.ts';
+import { configFromArgs, CONFIG_FLAGS, skillFromFlag } from '../common.ts';
 import type { Command } from '../main.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
@@ -30,8 +30,9 @@ const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] 
 
   --config C          YAML config (env.name picks the suite; model.* picks the endpoints)
   --cfg-options k=v   override config keys (e.g. env.limit=20 evaluation.min_pass_rate=0.8)
-  --skill S           skill file under test (default: the suite's seed skill)
+  --skill S           skill file under test (default: the suite's seed skill); none = the bare model
   --split S           which tasks to run (default all)
+  --trials K          run every task K times (env.trials): a case scores its pass fraction; flaky = trials disagree
   --watch             keep running: rerun a suite when its skill, dataset or test file changes (q or Ctrl-C quits)
   --optimize          optimize the skill until the validation pass rate reaches --target
   --target X          target validation pass rate for --optimize (default train.target_pass_rate, else 0.9)
@@ -41,7 +42,7 @@ export const command: Command = {
   usage: USAGE,
   async run(argv) {
     const args = takeFlags(argv, {
-      valued: [...CONFIG_FLAGS.valued, 'skill', 'split', 'target'],
+      valued: [...CONFIG_FLAGS.valued, 'skill', 'split', 'target', 'trials'],
       multi: CONFIG_FLAGS.multi,
       switches: ['optimize'],
     });
@@ -59,7 +60,7 @@ export const command: Command = {
     const { config } = configFromArgs(args, { required: mergeDir === undefined });
     const split = normalizeSplit(single(args, 'split') ?? 'all');
     const skillPath = single(args, 'skill');
-    const skill = skillPath ? readSkillFile(skillPath) : undefined;
+    const skill = skillPath ? skillFromFlag(skillPath) : undefined;
     const runSelection = vitestSelection(filters, options); // before takeSelection takes -t / --shard out
     const selection = takeSelection(options);
     const outDir = outRoot(config, 'test');

@@ -49,7 +49,7 @@ export class GatewayClient {
     };
   }
 
-  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal }): Promise<ChatResult> {
+  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number }): Promise<ChatResult> {
     return this.call('chat', role, messages, o) as Promise<ChatResult>;
   }
 
@@ -74,7 +74,7 @@ export class GatewayClient {
     op: GatewayOp,
     role: RoleConfig,
     messages: ChatMessage[],
-    o: { stage: string; signal?: AbortSignal },
+    o: { stage: string; signal?: AbortSignal; seed?: number },
   ): Promise<unknown> {
     const id = `${this.owner}:${this.next++}`;
     const aborted = (detail: string): ModelInfraError =>
@@ -103,7 +103,7 @@ export class GatewayClient {
       signal?.addEventListener('abort', onAbort, { once: true });
       let roleKey = this.roleKeys.get(role);
       if (roleKey === undefined) this.roleKeys.set(role, (roleKey = JSON.stringify(role)));
-      this.poster.send({ t: 'call', id, op, role, roleKey, stage: o.stage, messages });
+      this.poster.send({ t: 'call', id, op, role, roleKey, stage: o.stage, messages, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
     });
   }
 }

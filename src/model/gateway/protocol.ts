@@ -28,6 +28,8 @@ export interface GatewayCall {
   roleKey: string;
   stage: string;
   messages: ChatMessage[];
+  /** The request's sample seed (a trial index), when there is one. */
+  seed?: number;
 }
 
 export interface GatewayCancel {

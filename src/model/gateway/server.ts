@@ -52,7 +52,7 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
     calls.set(call.id, ctl);
     try {
       const client = clientFor(call);
-      const o = { stage: call.stage, signal: ctl.signal };
+      const o = { stage: call.stage, signal: ctl.signal, ...(call.seed !== undefined ? { seed: call.seed } : {}) };
       const value =
         call.op === 'judge' ? await client.structured('judge', call.messages, o) : await client.chat(call.messages, o);
       poster.send({ t: 'reply', id: call.id, ok: true, value });

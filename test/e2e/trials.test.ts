@@ -1,0 +1,88 @@
+/**
+ * Trials (env.trials / --trials): every task runs k times as distinct samples (the request's seed), a case
+ * scores its pass fraction, flaky cases are counted and marked, and the suite's pass rate carries an
+ * interval. Also `--skill none`, the bare model, for a skill's lift. Mini fixture, simulated model.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { assertBuilt, MINI_ORACLE_SKILL, readJson, readJsonl, skillopt, tempDirs, writeFile } from './helpers.ts';
+
+const tmp = tempDirs('trials');
+beforeAll(assertBuilt);
+afterAll(() => tmp.cleanup());
+
+const CONFIG = 'configs/mini/sim.yaml';
+
+describe.concurrent('trials', () => {
+  test('env.trials=3 with noise 0.2: three rows per task, pass@k, pass^k, flaky, a 95% interval, JUnit flaky property', async () => {
+    const dir = tmp.make('noisy');
+    const skill = writeFile(join(dir, 'oracle.md'), MINI_ORACLE_SKILL);
+    const junit = join(dir, 'junit.xml');
+    const args = (out: string) => [
+      'test', '--config', CONFIG, '--skill', skill, '--reporter=default', '--reporter=junit', `--outputFile.junit=${junit}`,
+      '--cfg-options', 'env.trials=3', 'model.simulated.noise=0.2', `env.out_root=${out}`,
+    ];
+    const r = await skillopt(args(join(dir, 'a')));
+    const rows = readJsonl(join(dir, 'a', 'results.jsonl'));
+    expect(rows).toHaveLength(90);
+    const byId = new Map<string, number[]>();
+    for (const row of rows) byId.set(row.id, [...(byId.get(row.id) ?? []), row.trial]);
+    expect(byId.size).toBe(30);
+    for (const trials of byId.values()) expect(trials).toEqual([0, 1, 2]);
+    // distinct samples: the noise is re-drawn per trial, so some tasks disagree with themselves
+    const overall = readJson(join(dir, 'a', 'summary.json')).overall;
+    expect(overall).toMatchObject({ n: 30, scored: 30, trials: 3, errored_trials: 0 });
+    expect(overall.flaky).toBeGreaterThan(0);
+    expect(overall.pass_rate_ci).toHaveLength(2);
+    expect(overall.pass_rate_ci[0]).toBeLessThan(overall.pass_rate);
+    expect(overall.pass_rate_ci[1]).toBeGreaterThan(overall.pass_rate);
+    expect(overall.pass_all_k).toBeLessThanOrEqual(overall.pass_rate);
+    expect(overall.pass_at_k).toBeGreaterThanOrEqual(overall.pass_rate);
+    // the pass rate is the mean pass fraction over cases
+    const fractions = [...byId.keys()].map((id) => rows.filter((row) => row.id === id && row.pass).length / 3);
+    expect(overall.pass_rate).toBeCloseTo(fractions.reduce((a, b) => a + b, 0) / 30, 5);
+    expect(overall.passed).toBe(fractions.filter((f) => f >= 0.5).length);
+    expect(overall.flaky).toBe(fractions.filter((f) => f > 0 && f < 1).length);
+    expect(r.stdout).toMatch(/3 trials per task/);
+    // a flaky case is information, not a hard failure: the cases pass or fail on their fraction
+    expect(r.code).toBe(fractions.some((f) => f < 0.5) ? 1 : 0);
+    const xml = readFileSync(junit, 'utf8');
+    expect((xml.match(/<testcase /g) ?? []).length).toBe(30);
+    expect((xml.match(/<property name="skillopt:flaky" value="\d of 3 trials passed"/g) ?? []).length).toBe(overall.flaky);
+
+    // same seed, same config: the same samples
+    await skillopt(args(join(dir, 'b')));
+    const strip = (row: any) => ({ id: row.id, trial: row.trial, output: row.output, pass: row.pass });
+    expect(readJsonl(join(dir, 'b', 'results.jsonl')).map(strip)).toEqual(rows.map(strip));
+  });
+
+  test('at temperature 0 the trials agree (stable samples); --trials on eval lists each prediction\'s trials and resumes', async () => {
+    const dir = tmp.make('t0');
+    const out = join(dir, 'out');
+    const args = ['eval', '--config', CONFIG, '--skill', 'skills/mini/initial.md', '--split', 'val', '--trials', '4', '--cfg-options', 'model.simulated.noise=0.3', 'model.temperature=0', `env.out_root=${out}`];
+    const r = await skillopt(args);
+    expect(r.code, r.all).toBe(0);
+    const summary = readJson(join(out, 'eval_summary.json'));
+    expect(summary).toMatchObject({ verdict: 'pass', n_items: 6, n_scored: 6, trials: 4, flaky: 0 });
+    const predictions = readdirSync(join(out, 'predictions'));
+    expect(predictions).toHaveLength(6);
+    const p = readJson(join(out, 'predictions', predictions[0]!));
+    expect(p.trials.map((t: any) => t.trial)).toEqual([0, 1, 2, 3]);
+    expect(new Set(p.trials.map((t: any) => t.output)).size).toBe(1);
+    // rerun into the same folder: every task is finished (all its trials), nothing is called again
+    const again = await skillopt(args);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('reused 6 finished case(s)');
+    expect(readJsonl(join(out, 'results.jsonl'))).toHaveLength(24);
+  });
+
+  test('--skill none: the bare model, no system message, eval_summary says skill: null', async () => {
+    const out = tmp.make('none');
+    const r = await skillopt(['eval', '--config', CONFIG, '--skill', 'none', '--split', 'test', '--cfg-options', `env.out_root=${out}`]);
+    expect(r.code, r.all).toBe(0);
+    const summary = readJson(join(out, 'eval_summary.json'));
+    expect(summary).toMatchObject({ skill: null, verdict: 'pass', n_items: 12, pass_rate: 0 });
+    for (const row of readJsonl(join(out, 'results.jsonl'))) expect(row.messages.map((m: any) => m.role)).toEqual(['user']);
+  });
+});
