@@ -1,0 +1,75 @@
+/**
+ * `skillopt test --baseline <path>`: run, then compare this run's cases with a baseline run's (main's
+ * results, an artifact) in the same step. With `--fail-on-regression` the comparison decides the exit code
+ * (1 only on a significant regression beyond evaluation.max_regression, 3 when inconclusive, else 0), so
+ * noise passes and a real drop fails; without it the run's own verdict decides and the comparison informs.
+ */
+import { join } from 'node:path';
+import { compareMarkdown, compareSides, compareTerminal, compareJson, loadSide, type ComparisonRun, type Side } from '../compare/index.ts';
+import type { CaseChange } from '../compare/index.ts';
+import { EXIT_CODES, type RunVerdict } from '../suite/verdict.ts';
+import type { RunResult } from '../vitest/host.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
+import { redactText } from '../util/redact.ts';
+import { printAnnotations, type Annotation } from './github.ts';
+
+export interface BaselineOptions {
+  /** The baseline side, loaded before the run so a wrong path fails at once. */
+  side: Side;
+  failOnRegression: boolean;
+  maxRegression: number;
+  maxErrored: number;
+}
+
+export function loadBaseline(path: string, o: Omit<BaselineOptions, 'side'>): BaselineOptions {
+  return { side: loadSide(path), ...o };
+}
+
+export interface BaselineJudgement {
+  comparison: ComparisonRun;
+  /** The comparison as markdown (compare.md), for the step summary. */
+  markdown: string;
+  exitCode: number;
+  /** The verdict line when the comparison fails the run (it names the worst regressed cases). */
+  failure: string | null;
+}
+
+/** The largest drops first: the cases a reviewer should look at. */
+export function worstRegressed(list: readonly CaseChange[], n = 5): CaseChange[] {
+  const drop = (c: CaseChange) => (c.baseline.pass_fraction ?? 0) - (c.candidate.pass_fraction ?? 0);
+  return [...list].sort((a, b) => drop(b) - drop(a) || a.suite.localeCompare(b.suite) || a.id.localeCompare(b.id)).slice(0, n);
+}
+
+/**
+ * Compare the run written in `outDir` with the baseline: print the comparison, write compare.json and
+ * compare.md next to the results, append it to the GitHub step summary, annotate regressed cases at
+ * their suite file, and decide the exit code with the run's own verdict.
+ */
+export function judgeAgainstBaseline(b: BaselineOptions, outDir: string, ran: RunResult, runVerdict: RunVerdict): BaselineJudgement {
+  const candidate = loadSide(outDir);
+  const comparison = compareSides(b.side, candidate, { maxRegression: b.maxRegression, maxErrored: b.maxErrored, failOnRegression: b.failOnRegression });
+  const written = [join(outDir, 'compare.json'), join(outDir, 'compare.md')];
+  const markdown = compareMarkdown(comparison);
+  writeJsonAtomic(written[0]!, compareJson(comparison));
+  writeFileAtomic(written[1]!, markdown);
+  console.log(redactText(`\n${compareTerminal(comparison, { written, width: process.stdout.columns })}`));
+  const sites = new Map(ran.selections.map((s) => [s.suite, s.site ?? null]));
+  const answer = (x: CaseChange['baseline']) => JSON.stringify(x.output.length > 80 ? `${x.output.slice(0, 79)}…` : x.output);
+  printAnnotations(
+    comparison.comparison.regressed.map((c): Annotation => ({
+      level: comparison.decision.verdict === 'regressed' ? 'error' : 'warning',
+      site: sites.get(c.suite) ?? null,
+      title: `skillopt: ${c.id} regressed`,
+      message: `${c.suite} › ${c.id} passed on the baseline (${answer(c.baseline)}) and fails now (${answer(c.candidate)})`,
+    })),
+  );
+  const d = comparison.decision;
+  if (!b.failOnRegression) return { comparison, markdown, exitCode: runVerdict.exit_code, failure: runVerdict.reason };
+  // A run that could not be judged (errored cases, our input) keeps its own code; otherwise the comparison decides.
+  if (runVerdict.verdict === 'inconclusive' || runVerdict.exit_code === EXIT_CODES.usage) {
+    return { comparison, markdown, exitCode: runVerdict.exit_code, failure: runVerdict.reason };
+  }
+  const worst = worstRegressed(comparison.comparison.regressed).map((c) => c.id);
+  const failure = d.exit_code === EXIT_CODES.pass ? null : `${d.verdict} against the baseline: ${d.reason}${worst.length ? `; worst regressed: ${worst.join(', ')}` : ''}`;
+  return { comparison, markdown, exitCode: d.exit_code, failure };
+}

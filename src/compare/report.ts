@@ -1,0 +1,255 @@
+/**
+ * What `skillopt compare` writes and prints: the machine-readable report (compare.json, `--json`), the
+ * markdown for a PR comment or a GitHub step summary (compare.md, `--markdown`), and the terminal table.
+ * All three render the same Comparison and decision.
+ */
+import pc from 'picocolors';
+import type { ComparisonDecision } from '../suite/verdict.ts';
+import { oneLineClip } from '../model/errors.ts';
+import { displayPath } from '../util/paths.ts';
+import { VERSION } from '../version.ts';
+import type { CaseChange, CaseRef, Comparison } from './compare.ts';
+import type { Side } from './load.ts';
+
+export const COMPARE_REPORT_VERSION = 1;
+
+const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+const r6n = (x: number | null) => (x === null ? null : r6(x));
+const pair6 = (x: [number, number] | null): [number, number] | null => (x ? [r6(x[0]), r6(x[1])] : null);
+
+function sideJson(side: Side, c: Comparison['baseline']) {
+  return {
+    source: side.file,
+    arg: side.arg,
+    kind: side.kind,
+    note: side.note,
+    suite: side.run?.suite ?? null,
+    dataset: side.run?.dataset ?? null,
+    split: side.run?.split ?? null,
+    cases: c.cases,
+    scored: c.scored,
+    errored: c.errored,
+    errored_trials: c.errored_trials,
+    trials: c.trials,
+    pass_rate: r6n(c.pass_rate),
+    interval: pair6(c.interval),
+    interval_method: 'wilson',
+    simulated: c.simulated,
+  };
+}
+
+const OUTPUT_CLIP = 500;
+
+function changeJson(x: CaseChange) {
+  const s = (v: CaseChange['baseline']) => ({ ...v, pass_fraction: r6n(v.pass_fraction), output: oneLineClip(v.output, OUTPUT_CLIP) });
+  return { suite: x.suite, id: x.id, expected: x.expected, baseline: s(x.baseline), candidate: s(x.candidate) };
+}
+
+export interface CompareReportInput {
+  baseline: Side;
+  candidate: Side;
+  comparison: Comparison;
+  decision: ComparisonDecision;
+  maxRegression: number;
+  maxErrored: number;
+  failOnRegression: boolean;
+  /** Set when the sides ran different tasks and --allow-different-tasks let the comparison go on. */
+  differentTasks: string | null;
+}
+
+/** The report as compare.json and `--json` give it. Field names are stable. */
+export function compareJson(i: CompareReportInput) {
+  const c = i.comparison;
+  return {
+    version: COMPARE_REPORT_VERSION,
+    skillopt_version: VERSION,
+    verdict: i.decision.verdict,
+    rule: i.decision.rule,
+    reason: i.decision.reason,
+    exit_code: i.decision.exit_code,
+    fail_on_regression: i.failOnRegression,
+    method: c.method,
+    method_detail: c.method_detail,
+    confidence: c.confidence,
+    resamples: c.resamples,
+    seed: c.seed,
+    n_paired: c.n_paired,
+    baseline: sideJson(i.baseline, c.baseline),
+    candidate: sideJson(i.candidate, c.candidate),
+    delta: r6n(c.delta),
+    interval: pair6(c.interval),
+    bounds: c.bounds ? { lower: r6(c.bounds.lower), upper: r6(c.bounds.upper) } : null,
+    p_value: r6n(c.p_value),
+    p_value_better: r6n(c.p_value_better),
+    max_regression: i.maxRegression,
+    max_errored: i.maxErrored,
+    counts: c.counts,
+    regressed: c.regressed.map(changeJson),
+    fixed: c.fixed.map(changeJson),
+    still_failing: c.still_failing,
+    flaky: c.flaky.map((f) => ({ ...f, baseline: r6n(f.baseline), candidate: r6n(f.candidate) })),
+    only_baseline: c.only_baseline,
+    only_candidate: c.only_candidate,
+    errored: c.errored,
+    mde: c.mde ? { ...c.mde, drop: r6(c.mde.drop) } : null,
+    different_tasks: i.differentTasks,
+    simulated: c.simulated,
+  };
+}
+
+export type CompareReport = ReturnType<typeof compareJson>;
+
+// ── wording shared by markdown and the terminal ────────────────────────────────────────────────────
+
+const f3 = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(3));
+const signed = (x: number | null) => (x === null ? '—' : `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`);
+const ci = (x: [number, number] | null, fmt: (v: number) => string = (v) => v.toFixed(3)) => (x ? `[${fmt(x[0])}, ${fmt(x[1])}]` : '—');
+const pValue = (p: number | null) => (p === null ? '—' : p < 0.0001 ? p.toExponential(1) : p < 0.001 ? p.toFixed(4) : p.toFixed(3));
+const caseName = (x: CaseRef, multiSuite: boolean) => (multiSuite ? `${x.suite}/${x.id}` : x.id);
+const fraction = (v: CaseChange['baseline']) => (v.trials > 1 ? `${v.passes}/${v.scored_trials}` : v.pass_fraction === 1 ? 'pass' : 'fail');
+
+function multiSuite(c: Comparison): boolean {
+  const suites = new Set<string>();
+  for (const list of [c.regressed, c.fixed, c.still_failing, c.only_baseline, c.only_candidate]) for (const x of list) suites.add(x.suite);
+  return suites.size > 1;
+}
+
+/** `a drop of 0.068 or more would have been flagged (4 regressed cases with the 0 fixed seen here)`. */
+export function mdeLine(c: Comparison): string {
+  if (c.n_paired === 0) return 'nothing was paired: no drop could be seen';
+  if (!c.mde) {
+    const passing = c.counts.still_passing + c.counts.regressed;
+    return `no drop could have been flagged: ${passing} of ${c.n_paired} paired cases pass in the baseline${c.counts.fixed ? ` and ${c.counts.fixed} were fixed` : ''}`;
+  }
+  const base = `a drop of ${c.mde.drop.toFixed(3)} or more would have been flagged`;
+  if (c.mde.regressed_cases !== null) {
+    return `${base} (${c.mde.regressed_cases} of ${c.n_paired} cases regressed, with the ${c.counts.fixed} fixed seen here); a smaller one could go unseen`;
+  }
+  return `${base} (≈, from the spread of per-case differences over ${c.n_paired} cases); a smaller one could go unseen`;
+}
+
+function sidesDescription(side: Side): string {
+  const bits = [displayPath(side.file)];
+  if (side.note) bits.push(side.note);
+  else if (side.kind !== 'results') bits.push(`${side.kind} run`);
+  if (side.run?.split) bits.push(`split ${side.run.split}`);
+  return bits.join(' · ');
+}
+
+// ── markdown ───────────────────────────────────────────────────────────────────────────────────────
+
+const VERDICT_EMOJI: Record<ComparisonDecision['verdict'], string> = { regressed: '🔴', improved: '🟢', 'no significant change': '⚪', inconclusive: '🟣' };
+const mdCell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const mdCode = (s: string) => `\`${s.replace(/`/g, "'")}\``;
+
+/** Markdown for a PR comment / GitHub step summary: the verdict line, pass rates with intervals, regressed and fixed cases. */
+export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
+  const c = i.comparison;
+  const d = i.decision;
+  const pct = Math.round(c.confidence * 100);
+  const multi = multiSuite(c);
+  const lines: string[] = [];
+  lines.push(`### ${VERDICT_EMOJI[d.verdict]} skillopt compare: **${d.verdict}**${c.simulated ? ' (simulated model)' : ''}`);
+  lines.push('');
+  lines.push(`${mdCell(d.reason)} — ${c.n_paired} paired cases, ${c.method === 'mcnemar_newcombe' ? 'exact McNemar + Newcombe interval' : `paired bootstrap (B = ${c.resamples})`}.`);
+  lines.push('');
+  lines.push(`| | pass rate | ${pct}% interval | scored | errored |`);
+  lines.push('|---|---:|---|---:|---:|');
+  lines.push(`| baseline | ${f3(c.baseline.pass_rate)} | ${ci(c.baseline.interval)} | ${c.baseline.scored} | ${c.baseline.errored} |`);
+  lines.push(`| candidate | ${f3(c.candidate.pass_rate)} | ${ci(c.candidate.interval)} | ${c.candidate.scored} | ${c.candidate.errored} |`);
+  lines.push(`| **change** | **${signed(c.delta)}** | ${ci(c.interval, (v) => signed(v))} | p(worse) = ${pValue(c.p_value)} | |`);
+  lines.push('');
+  lines.push(
+    `Regressed ${c.counts.regressed} · fixed ${c.counts.fixed} · still failing ${c.counts.still_failing} · flaky ${c.counts.flaky} · only in baseline ${c.counts.only_baseline} · only in candidate ${c.counts.only_candidate} · errored ${c.counts.errored}`,
+  );
+  lines.push('');
+  lines.push(`_Could miss:_ ${mdeLine(c)}.`);
+  for (const [title, list] of [['Regressed', c.regressed], ['Fixed', c.fixed]] as const) {
+    lines.push('');
+    if (list.length === 0) {
+      lines.push(`**${title}:** none`);
+      continue;
+    }
+    lines.push(`**${title} (${list.length})**`);
+    lines.push('');
+    lines.push('| case | expected | baseline | candidate |');
+    lines.push('|---|---|---|---|');
+    for (const x of list.slice(0, maxListed)) {
+      const ans = (v: CaseChange['baseline']) => `${fraction(v)}: ${mdCode(oneLineClip(v.output, 60))}`;
+      lines.push(`| ${mdCode(caseName(x, multi))} | ${mdCell(mdCode(oneLineClip(typeof x.expected === 'string' ? x.expected : JSON.stringify(x.expected) ?? '', 40)))} | ${mdCell(ans(x.baseline))} | ${mdCell(ans(x.candidate))} |`);
+    }
+    if (list.length > maxListed) lines.push(`| … ${list.length - maxListed} more in compare.json | | | |`);
+  }
+  lines.push('');
+  lines.push(`<sub>baseline: ${mdCell(sidesDescription(i.baseline))} · candidate: ${mdCell(sidesDescription(i.candidate))}</sub>`);
+  return `${lines.join('\n')}\n`;
+}
+
+// ── terminal ───────────────────────────────────────────────────────────────────────────────────────
+
+const VERDICT_COLOR: Record<string, (s: string) => string> = {
+  regressed: (s) => pc.red(pc.bold(s)),
+  improved: (s) => pc.green(pc.bold(s)),
+  'no significant change': (s) => pc.bold(s),
+  inconclusive: (s) => pc.magenta(pc.bold(s)),
+};
+
+function idList(list: CaseRef[], multi: boolean, max = 12): string {
+  const shown = list.slice(0, max).map((x) => caseName(x, multi));
+  return shown.join(', ') + (list.length > max ? `, … ${list.length - max} more` : '');
+}
+
+/** The terminal report: regressed and fixed cases first (both answers side by side), then the numbers and the verdict. */
+export function compareTerminal(i: CompareReportInput, opts: { written: string[]; maxListed?: number; width?: number }): string {
+  const c = i.comparison;
+  const d = i.decision;
+  const max = opts.maxListed ?? 20;
+  const multi = multiSuite(c);
+  const width = Math.max(80, Math.min(opts.width ?? 120, 200));
+  const pct = Math.round(c.confidence * 100);
+  const out: string[] = [];
+  const names = [...c.regressed, ...c.fixed].slice(0, 2 * max).map((x) => caseName(x, multi));
+  const idW = Math.min(28, Math.max(4, ...names.map((n) => n.length)));
+  const ansW = Math.max(16, Math.floor((width - idW - 10 - 16) / 2));
+  const changes = (title: string, list: CaseChange[], color: (s: string) => string) => {
+    out.push(color(`${title} (${list.length})`));
+    if (list.length) out.push(pc.dim(`  ${'case'.padEnd(idW)}  ${'baseline'.padEnd(ansW)}  candidate`));
+    for (const x of list.slice(0, max)) {
+      const ans = (v: CaseChange['baseline']) => oneLineClip(`${fraction(v)}: ${v.output}`, ansW);
+      out.push(`  ${oneLineClip(caseName(x, multi), idW).padEnd(idW)}  ${ans(x.baseline).padEnd(ansW)}  ${ans(x.candidate)}`);
+    }
+    if (list.length > max) out.push(pc.dim(`  … ${list.length - max} more in compare.json`));
+  };
+  out.push('');
+  out.push(`${pc.bold('skillopt compare')}${c.simulated ? pc.yellow(' — simulated model') : ''}`);
+  out.push(`  baseline:   ${sidesDescription(i.baseline)}`);
+  out.push(`  candidate:  ${sidesDescription(i.candidate)}`);
+  if (i.differentTasks) out.push(pc.yellow(`  warning:    ${i.differentTasks} (compared anyway: --allow-different-tasks)`));
+  out.push('');
+  changes('regressed', c.regressed, (s) => pc.red(pc.bold(s)));
+  changes('fixed', c.fixed, (s) => pc.green(pc.bold(s)));
+  if (c.flaky.length) out.push(`${pc.yellow('flaky')} (${c.flaky.length}): ${idList(c.flaky, multi)}`);
+  if (c.only_baseline.length) out.push(`${pc.dim('only in baseline')} (${c.only_baseline.length}, not compared): ${idList(c.only_baseline, multi)}`);
+  if (c.only_candidate.length) out.push(`${pc.dim('only in candidate')} (${c.only_candidate.length}, not compared): ${idList(c.only_candidate, multi)}`);
+  if (c.errored.cases.length) {
+    const first = c.errored.cases[0]!;
+    out.push(
+      `${pc.magenta('errored')} (${c.errored.cases.length}: baseline ${c.errored.baseline}, candidate ${c.errored.candidate}): ${idList(c.errored.cases, multi)}` +
+        (first.error ? pc.dim(` — first: ${oneLineClip(first.error, 120)}`) : ''),
+    );
+  }
+  out.push('');
+  const row = (k: string, v: string) => out.push(`  ${k.padEnd(11)} ${v}`);
+  const rate = (s: Comparison['baseline']) =>
+    `${f3(s.pass_rate)} ${pc.dim(ci(s.interval))}  ${pc.dim(`${s.scored} scored, ${s.errored} errored${s.trials > 1 ? `, ${s.trials} trials` : ''}`)}`;
+  row('baseline', rate(c.baseline));
+  row('candidate', rate(c.candidate));
+  row('change', `${pc.bold(signed(c.delta))} ${pc.dim(`${pct}% interval ${ci(c.interval, (v) => signed(v))}`)} · one-sided p(worse) ${pValue(c.p_value)} · over ${c.n_paired} paired cases`);
+  row('cases', `${c.counts.regressed} regressed · ${c.counts.fixed} fixed · ${c.counts.still_failing} still failing · ${c.counts.still_passing} still passing · ${c.counts.flaky} flaky`);
+  row('method', c.method_detail);
+  row('could miss', mdeLine(c));
+  row('verdict', `${(VERDICT_COLOR[d.verdict] ?? ((s: string) => s))(d.verdict.toUpperCase())} — ${d.reason} ${pc.dim(`(rule: ${d.rule})`)}`);
+  if (opts.written.length) row('written', opts.written.map(displayPath).join(', '));
+  if (i.failOnRegression) row('exit', `${d.exit_code} (--fail-on-regression)`);
+  return out.join('\n');
+}

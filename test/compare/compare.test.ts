@@ -1,0 +1,335 @@
+/**
+ * The paired comparison (src/compare/): pairing by (suite, id), trials folded per case, errored and
+ * unpaired cases, the method chosen, the minimum detectable drop; the verdict rule (suite/verdict.ts
+ * decideComparison); the refusal of different tasks; reading sides from files and run folders.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { compareRecords, lastRowPerTrial } from '../../src/compare/compare.ts';
+import { compareSides, runComparison } from '../../src/compare/index.ts';
+import { loadSide, readResultRows, resolveSide } from '../../src/compare/load.ts';
+import { differentTasks } from '../../src/compare/same-tasks.ts';
+import { splitPositionals } from '../../src/cli/commands/compare.ts';
+import { decideComparison, type ComparisonEvidence } from '../../src/suite/verdict.ts';
+import { errored, ids, row, trials, writeResults } from './rows.ts';
+
+const tmp = mkdtempSync(join(tmpdir(), 'skillopt-compare-unit-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const all = (n: number, pass: (i: number) => boolean) => ids(n).map((id, i) => row(id, pass(i)));
+
+describe('compareRecords: single-trial pairs', () => {
+  test('59 all-pass vs 10 regressions: McNemar p = 2^-10, Newcombe interval, regressed listed with both answers', () => {
+    const c = compareRecords(all(59, () => true), all(59, (i) => i >= 10));
+    expect(c.method).toBe('mcnemar_newcombe');
+    expect(c.n_paired).toBe(59);
+    expect(c.counts).toEqual({ regressed: 10, fixed: 0, still_passing: 49, still_failing: 0, flaky: 0, only_baseline: 0, only_candidate: 0, errored: 0 });
+    expect(c.delta).toBeCloseTo(-10 / 59, 12);
+    expect(c.interval![0]).toBeCloseTo(-0.284633, 5);
+    expect(c.interval![1]).toBeCloseTo(-0.072941, 5);
+    expect(c.bounds!.upper).toBeLessThan(0);
+    expect(c.p_value).toBeCloseTo(1 / 1024, 12);
+    expect(c.baseline.pass_rate).toBe(1);
+    expect(c.baseline.interval![0]).toBeCloseTo(0.938872, 5);
+    expect(c.candidate.pass_rate).toBeCloseTo(49 / 59, 12);
+    expect(c.regressed.map((x) => x.id)).toEqual(ids(10));
+    expect(c.regressed[0]).toMatchObject({
+      suite: 'syn',
+      id: 't-01',
+      expected: 'right answer for t-01',
+      baseline: { pass_fraction: 1, output: 'right answer for t-01', trials: 1 },
+      candidate: { pass_fraction: 0, output: 'wrong answer for t-01', trials: 1 },
+    });
+    expect(c.resamples).toBeNull();
+  });
+
+  test('minimum detectable drop, 59 all-pass cases: 5 regressed (exact p 1/32; Newcombe alone would flag 4)', () => {
+    const c = compareRecords(all(59, () => true), all(59, () => true));
+    expect(c.mde).toEqual({ drop: 5 / 59, regressed_cases: 5, method: 'exact' });
+    // and the rule agrees at the threshold: 4 regressions are not flagged, 5 are
+    const dec = (k: number) => decideComparison(compareRecords(all(59, () => true), all(59, (i) => i >= k)), { maxRegression: 0, maxErrored: 0, failOnRegression: true });
+    expect(dec(4).verdict).toBe('no significant change');
+    expect(dec(5).verdict).toBe('regressed');
+  });
+
+  test('the minimum detectable drop holds the fixed cases seen and respects the margin', () => {
+    const base = all(100, (i) => i < 80);
+    const cand = all(100, (i) => i < 80 || i >= 97); // 3 fixed
+    const c = compareRecords(base, cand);
+    expect(c.counts.fixed).toBe(3);
+    expect(c.mde!.method).toBe('exact');
+    const b = c.mde!.regressed_cases!;
+    expect(c.mde!.drop).toBeCloseTo((b - 3) / 100, 12);
+    // b − 1 regressions would not be flagged, b would
+    const decide = (k: number) =>
+      decideComparison(compareRecords(base, all(100, (i) => (i < 80 && i >= k) || i >= 97)), { maxRegression: 0, maxErrored: 0, failOnRegression: false }).verdict;
+    expect(decide(b)).toBe('regressed');
+    expect(decide(b - 1)).not.toBe('regressed');
+    const wide = compareRecords(base, cand, { maxRegression: 0.2 });
+    expect(wide.mde!.drop).toBeGreaterThan(0.2);
+  });
+
+  test('unpaired cases are listed, not compared; errored cases are counted per side and left out', () => {
+    const base = [row('a', true), row('b', true), row('c', false), errored('d'), row('e', true), row('only-b', true)];
+    const cand = [row('a', true), row('b', false), row('c', true), row('d', true), errored('e'), row('only-c', false), errored('only-c-err')];
+    const c = compareRecords(base, cand);
+    expect(c.n_paired).toBe(3);
+    expect(c.only_baseline).toEqual([{ suite: 'syn', id: 'only-b' }]);
+    expect(c.only_candidate).toEqual([{ suite: 'syn', id: 'only-c' }, { suite: 'syn', id: 'only-c-err' }]);
+    expect(c.errored.baseline).toBe(1);
+    expect(c.errored.candidate).toBe(2);
+    expect(c.errored.cases).toEqual([
+      { suite: 'syn', id: 'd', side: 'baseline', error: 'connect ECONNREFUSED 127.0.0.1:9' },
+      { suite: 'syn', id: 'e', side: 'candidate', error: 'connect ECONNREFUSED 127.0.0.1:9' },
+      { suite: 'syn', id: 'only-c-err', side: 'candidate', error: 'connect ECONNREFUSED 127.0.0.1:9' },
+    ]);
+    expect(c.regressed.map((x) => x.id)).toEqual(['b']);
+    expect(c.fixed.map((x) => x.id)).toEqual(['c']);
+    expect(c.counts.still_passing).toBe(1);
+  });
+
+  test('pairs by suite AND id: the same id in two suites is two cases', () => {
+    const base = [row('x', true, { suite: 's1' }), row('x', false, { suite: 's2' })];
+    const cand = [row('x', false, { suite: 's1' }), row('x', true, { suite: 's2' })];
+    const c = compareRecords(base, cand);
+    expect(c.regressed).toMatchObject([{ suite: 's1', id: 'x' }]);
+    expect(c.fixed).toMatchObject([{ suite: 's2', id: 'x' }]);
+  });
+
+  test('a case written twice keeps its last row (a rerun)', () => {
+    const rows = [row('a', false), row('b', true), row('a', true)];
+    expect(lastRowPerTrial(rows).map((r) => [r.id, r.pass])).toEqual([['b', true], ['a', true]]);
+    const c = compareRecords(rows, [row('a', true), row('b', true)]);
+    expect(c.method).toBe('mcnemar_newcombe');
+    expect(c.counts.still_passing).toBe(2);
+  });
+
+  test('no paired case: no statistics', () => {
+    const c = compareRecords([errored('a')], [row('a', true)]);
+    expect(c.n_paired).toBe(0);
+    expect([c.delta, c.interval, c.bounds, c.p_value, c.mde]).toEqual([null, null, null, null, null]);
+  });
+});
+
+describe('compareRecords: trials', () => {
+  test('pass fraction per case over scored trials; passed at ≥ 0.5; flaky when 0 < f < 1; paired bootstrap', () => {
+    const base = [...trials('a', 5, 5), ...trials('b', 3, 5), ...trials('c', 1, 2), ...trials('d', 0, 3)];
+    // candidate: a 2/4 scored (one trial errored) → passes at 0.5; b 2/5 → regressed; c 2/2 → fixed (was 1/2 = 0.5: passed) …
+    const cand = [...trials('a', 2, 4), errored('a', { trial: 4 }), ...trials('b', 2, 5), ...trials('c', 0, 2), ...trials('d', 3, 3)];
+    const c = compareRecords(base, cand);
+    expect(c.method).toBe('paired_bootstrap');
+    expect(c.resamples).toBe(2000);
+    expect(c.seed).toBe(0);
+    expect(c.regressed.map((x) => x.id)).toEqual(['b', 'c']);
+    expect(c.fixed.map((x) => x.id)).toEqual(['d']);
+    expect(c.regressed[0]!.candidate).toMatchObject({ passes: 2, scored_trials: 5, trials: 5, pass_fraction: 0.4 });
+    const a = c.flaky.find((f) => f.id === 'a')!;
+    expect(a).toEqual({ suite: 'syn', id: 'a', baseline: 1, candidate: 0.5 });
+    expect(c.flaky.map((f) => f.id)).toEqual(['a', 'b', 'c']);
+    expect(c.candidate.errored_trials).toBe(1);
+    expect(c.candidate.errored).toBe(0);
+    expect(c.baseline.trials).toBe(5);
+    // Δ = mean of f_cand − f_base = ((0.5 − 1) + (0.4 − 0.6) + (0 − 0.5) + (1 − 0)) / 4
+    expect(c.delta).toBeCloseTo((-0.5 - 0.2 - 0.5 + 1) / 4, 12);
+    expect(c.mde!.method).toBe('normal_approximation');
+    // reproducible: the same rows give the same interval
+    expect(compareRecords(base, cand).interval).toEqual(c.interval);
+  });
+
+  test('a case whose trials all errored is errored', () => {
+    const c = compareRecords([...trials('a', 1, 2), ...trials('b', 2, 2)], [errored('a', { trial: 0 }), errored('a', { trial: 1 }), ...trials('b', 2, 2)]);
+    expect(c.errored.candidate).toBe(1);
+    expect(c.errored.cases).toEqual([{ suite: 'syn', id: 'a', side: 'candidate', error: 'connect ECONNREFUSED 127.0.0.1:9' }]);
+    expect(c.n_paired).toBe(1);
+  });
+
+  test('single-trial on one side, trials on the other: the bootstrap; with no spread the detectable drop is z²/n', () => {
+    const c = compareRecords(all(10, () => true), ids(10).flatMap((id) => trials(id, 3, 3)));
+    expect(c.method).toBe('paired_bootstrap');
+    expect(c.delta).toBe(0);
+    expect(c.mde).toEqual({ drop: expect.closeTo(1.6448536 ** 2 / 10, 6), regressed_cases: null, method: 'normal_approximation' });
+  });
+});
+
+describe('decideComparison (the verdict rule)', () => {
+  const ev = (x: Partial<ComparisonEvidence>): ComparisonEvidence => ({
+    n_paired: 100,
+    delta: -0.1,
+    bounds: { lower: -0.15, upper: -0.05 },
+    p_value: 0.001,
+    p_value_better: 0.999,
+    confidence: 0.95,
+    errored: { baseline: 0, candidate: 0 },
+    ...x,
+  });
+  const opts = { maxRegression: 0, maxErrored: 0, failOnRegression: true };
+
+  test('regressed: upper bound < 0, p < α and Δ̂ < −m; exit 1 only with --fail-on-regression', () => {
+    expect(decideComparison(ev({}), opts)).toMatchObject({ verdict: 'regressed', rule: 'evidence_of_regression', exit_code: 1 });
+    expect(decideComparison(ev({}), { ...opts, failOnRegression: false })).toMatchObject({ verdict: 'regressed', exit_code: 0 });
+    expect(decideComparison(ev({}), opts).reason).toContain('upper bound of Δ is −0.050 < 0');
+  });
+  test('a significant drop within evaluation.max_regression: no significant change, rule drop_within_margin, exit 0', () => {
+    expect(decideComparison(ev({}), { ...opts, maxRegression: 0.1 })).toMatchObject({ verdict: 'no significant change', rule: 'drop_within_margin', exit_code: 0 });
+    expect(decideComparison(ev({}), { ...opts, maxRegression: 0.099 })).toMatchObject({ verdict: 'regressed' });
+  });
+  test('upper bound < 0 without the exact test agreeing: no evidence', () => {
+    expect(decideComparison(ev({ p_value: 0.0625 }), opts)).toMatchObject({ verdict: 'no significant change', rule: 'no_evidence', exit_code: 0 });
+  });
+  test('improved: lower bound > 0 (and p(better) < α), exit 0', () => {
+    expect(decideComparison(ev({ delta: 0.1, bounds: { lower: 0.02, upper: 0.2 }, p_value: 0.99, p_value_better: 0.01 }), opts)).toMatchObject({
+      verdict: 'improved',
+      rule: 'evidence_of_improvement',
+      exit_code: 0,
+    });
+  });
+  test('bounds around 0: no significant change', () => {
+    expect(decideComparison(ev({ delta: -0.01, bounds: { lower: -0.05, upper: 0.03 }, p_value: 0.3, p_value_better: 0.7 }), opts)).toMatchObject({
+      verdict: 'no significant change',
+      rule: 'no_evidence',
+      exit_code: 0,
+    });
+  });
+  test('errored beyond evaluation.max_errored on either side, or nothing paired: inconclusive, exit 3 (0 without the flag)', () => {
+    expect(decideComparison(ev({ errored: { baseline: 0, candidate: 1 } }), opts)).toMatchObject({ verdict: 'inconclusive', rule: 'errored', exit_code: 3 });
+    expect(decideComparison(ev({ errored: { baseline: 2, candidate: 0 } }), { ...opts, maxErrored: 2 })).toMatchObject({ verdict: 'regressed' });
+    expect(decideComparison(ev({ errored: { baseline: 1, candidate: 0 } }), { ...opts, failOnRegression: false })).toMatchObject({ verdict: 'inconclusive', exit_code: 0 });
+    expect(decideComparison(ev({ n_paired: 0, delta: null, bounds: null }), opts)).toMatchObject({ verdict: 'inconclusive', rule: 'no_paired_cases', exit_code: 3 });
+  });
+});
+
+describe('differentTasks (the refusal)', () => {
+  const run = (x: Partial<NonNullable<Parameters<typeof differentTasks>[0]['run']>>) => ({
+    kind: 'eval' as const,
+    file: 'run.json',
+    suite: 'syn',
+    dataset: 'sha256:aaaa',
+    dataset_label: 'data.json',
+    split: 'test',
+    ...x,
+  });
+  const rows = all(5, () => true);
+  test('the same tasks: null', () => {
+    expect(differentTasks({ run: run({}), rows }, { run: run({}), rows })).toBeNull();
+    expect(differentTasks({ run: null, rows }, { run: null, rows: rows.slice(2) })).toBeNull();
+  });
+  test('run.json fingerprints: different dataset, suite or split', () => {
+    expect(differentTasks({ run: run({}), rows }, { run: run({ dataset: 'sha256:bbbb' }), rows })).toMatch(/^different datasets: the baseline ran sha256:aaaa \(data\.json\), the candidate sha256:bbbb/);
+    expect(differentTasks({ run: run({}), rows }, { run: run({ split: 'val' }), rows })).toMatch(/^different splits: the baseline ran split test, the candidate split val/);
+    expect(differentTasks({ run: run({}), rows }, { run: run({ suite: 'other' }), rows })).toMatch(/^different suites/);
+    // a side that does not know its dataset (a test run) is not a difference
+    expect(differentTasks({ run: run({}), rows }, { run: run({ kind: 'test', dataset: null, split: null }), rows })).toBeNull();
+  });
+  test('rows: no (suite, id) in common, a different split label, a different expected answer', () => {
+    expect(differentTasks({ run: null, rows }, { run: null, rows: all(5, () => true).map((r) => ({ ...r, id: `other-${r.id}` })) })).toMatch(/^no task in common/);
+    expect(differentTasks({ run: null, rows }, { run: null, rows: rows.map((r, i) => (i === 2 ? { ...r, split: 'val' as const } : r)) })).toBe(
+      'different splits: syn/t-03 is in split test in the baseline but val in the candidate',
+    );
+    expect(differentTasks({ run: null, rows }, { run: null, rows: rows.map((r, i) => (i === 1 ? { ...r, expected: 'other' } : r)) })).toMatch(/^different datasets: syn\/t-02 expects right answer for t-02 in the baseline but other/);
+  });
+  test('an empty side is not a refusal (it is inconclusive)', () => {
+    expect(differentTasks({ run: null, rows: [] }, { run: null, rows })).toBeNull();
+  });
+  test('compareSides refuses (exit 2, one line) unless allowed', () => {
+    const side = (r: typeof rows, arg: string) => ({ arg, file: arg, folder: tmp, kind: 'results' as const, note: null, run: null, rows: r, skipped_lines: 0 });
+    const other = rows.map((r) => ({ ...r, id: `x-${r.id}` }));
+    const opts = { maxRegression: 0, maxErrored: 0, failOnRegression: true };
+    expect(() => compareSides(side(rows, 'a.jsonl'), side(other, 'b.jsonl'), opts)).toThrow(
+      /^cannot compare a\.jsonl with b\.jsonl: no task in common: .* — compare two runs of the same tasks, or pass --allow-different-tasks/,
+    );
+    try {
+      compareSides(side(rows, 'a.jsonl'), side(other, 'b.jsonl'), opts);
+    } catch (e) {
+      expect((e as { exitCode: number }).exitCode).toBe(2);
+    }
+    const allowed = compareSides(side(rows, 'a.jsonl'), side(other, 'b.jsonl'), { ...opts, allowDifferentTasks: true });
+    expect(allowed.differentTasks).toMatch(/^no task in common/);
+    expect(allowed.decision).toMatchObject({ verdict: 'inconclusive', rule: 'no_paired_cases', exit_code: 3 });
+  });
+});
+
+describe('loading a side', () => {
+  test('a results file: rows without their messages, every other field kept, a torn last line skipped', () => {
+    const rows = [row('a', true, { expected: { nested: ['x', { output: 1 }] } }), row('b', false, { trial: 0 })];
+    const file = join(tmp, 'torn.jsonl');
+    writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n\n' + '{"suite":"syn","id":"c","pa');
+    const { rows: read, skipped } = readResultRows(file);
+    expect(skipped).toBe(1);
+    expect(read).toEqual(rows.map((r) => ({ ...r, messages: [] })));
+  });
+  test('rows whose messages do not look as written by skillopt are parsed whole', () => {
+    const odd = { ...row('a', true), messages: [{ role: 'user', content: 'x', extra: [1], output: 'inner' }] };
+    const spaced = JSON.stringify(row('b', true), null, 0).replace('"messages":[', '"messages": [');
+    const file = join(tmp, 'odd.jsonl');
+    writeFileSync(file, `${JSON.stringify(odd)}\n${spaced}\n`);
+    const { rows } = readResultRows(file);
+    expect(rows[0]).toEqual(odd);
+    expect(rows[1]!.messages).toHaveLength(2);
+  });
+  test('a long file is read in chunks: every row, in order', () => {
+    const many = ids(3000).map((id, i) => row(id, i % 3 === 0, { feedback: 'f'.repeat(4000) }));
+    const file = writeResults(join(tmp, 'many.jsonl'), many);
+    const { rows } = readResultRows(file);
+    expect(rows.map((r) => r.id)).toEqual(many.map((r) => r.id));
+    expect(rows.filter((r) => r.pass)).toHaveLength(1000);
+    // one row longer than the read buffer (8 MB)
+    const huge = [row('x', true), row('y', false, { feedback: 'g'.repeat(9 * 1024 * 1024) }), row('z', true)];
+    const hugeFile = writeResults(join(tmp, 'huge.jsonl'), huge);
+    expect(readResultRows(hugeFile).rows.map((r) => [r.id, r.feedback.length])).toEqual([['x', 7], ['y', 9 * 1024 * 1024], ['z', 7]]);
+  });
+  test('a bad line in the middle is an error naming the line', () => {
+    const file = join(tmp, 'bad.jsonl');
+    writeFileSync(file, `${JSON.stringify(row('a', true))}\nnot json\n${JSON.stringify(row('b', true))}\n`);
+    expect(() => readResultRows(file)).toThrow(/bad\.jsonl:2: not JSON/);
+    writeFileSync(file, `${JSON.stringify({ suite: 'syn', id: 'a' })}\n`);
+    expect(() => readResultRows(file)).toThrow(/bad\.jsonl:1: not a case record \(no boolean "pass"\)/);
+  });
+  test('folders: an out_root, an optimize run (test_eval), test_eval_baseline under it; fingerprints from run.json', () => {
+    const evalDir = join(tmp, 'eval');
+    writeResults(join(evalDir, 'results.jsonl'), [row('a', true)]);
+    writeFileSync(join(evalDir, 'run.json'), JSON.stringify({ kind: 'eval', fingerprint: { suite: 'syn', dataset: 'sha256:abc', split: 'test' }, about: { dataset: 'd.json' } }));
+    const e = loadSide(evalDir);
+    expect(e).toMatchObject({ kind: 'eval', note: null, folder: evalDir, run: { kind: 'eval', suite: 'syn', dataset: 'sha256:abc', split: 'test', dataset_label: 'd.json' } });
+
+    const opt = join(tmp, 'opt');
+    mkdirSync(opt);
+    writeFileSync(join(opt, 'run.json'), JSON.stringify({ kind: 'optimize', fingerprint: { suite: 'syn', dataset: 'sha256:abc' }, about: {} }));
+    expect(() => resolveSide(opt)).toThrow(/an optimize run without test_eval\/results\.jsonl/);
+    writeResults(join(opt, 'test_eval', 'results.jsonl'), [row('a', true)]);
+    writeResults(join(opt, 'test_eval_baseline', 'results.jsonl'), [row('a', false)]);
+    const best = loadSide(opt);
+    expect(best).toMatchObject({ kind: 'optimize', folder: opt, file: join(opt, 'test_eval', 'results.jsonl'), run: { kind: 'optimize', split: 'test', dataset: 'sha256:abc' } });
+    expect(best.note).toContain('test_eval/results.jsonl');
+    const initial = loadSide(join(opt, 'test_eval_baseline'));
+    expect(initial.run).toMatchObject({ kind: 'optimize', split: 'test' });
+    expect(initial).toMatchObject({ kind: 'optimize', note: "the initial skill's test evaluation (test_eval_baseline/results.jsonl)" });
+    expect(initial.rows[0]!.pass).toBe(false);
+
+    expect(() => resolveSide(join(tmp, 'missing'))).toThrow(/no such file or folder/);
+    mkdirSync(join(tmp, 'empty'));
+    expect(() => resolveSide(join(tmp, 'empty'))).toThrow(/no results\.jsonl in this folder/);
+  });
+  test('runComparison end to end on files', () => {
+    const a = writeResults(join(tmp, 'rc', 'a.jsonl'), all(20, () => true));
+    const b = writeResults(join(tmp, 'rc', 'b.jsonl'), all(20, (i) => i > 0));
+    const r = runComparison(a, b, { maxRegression: 0, maxErrored: 0, failOnRegression: true });
+    expect(r.comparison.counts.regressed).toBe(1);
+    expect(r.decision.verdict).toBe('no significant change');
+    expect(r.candidate.folder).toBe(join(tmp, 'rc'));
+  });
+});
+
+describe('compare command arguments', () => {
+  test('the two paths wherever they stand: a --cfg-options list ends at its first word without "="', () => {
+    expect(splitPositionals(['--cfg-options', 'evaluation.max_regression=0.02', 'base', 'cand', '--json'])).toEqual({
+      positionals: ['base', 'cand'],
+      flags: ['--cfg-options', 'evaluation.max_regression=0.02', '--json'],
+    });
+    expect(splitPositionals(['base', '--out', 'dir', 'cand', '--max-regression', '0.1', '--config', 'c.yaml'])).toEqual({
+      positionals: ['base', 'cand'],
+      flags: ['--out', 'dir', '--max-regression', '0.1', '--config', 'c.yaml'],
+    });
+  });
+});

@@ -1,0 +1,228 @@
+/**
+ * `skillopt compare` end to end through the compiled CLI, on synthetic results.jsonl files in temp
+ * folders: the verdicts and their exit codes, the refusal of different tasks, --json / --markdown, the
+ * files it writes, GITHUB_STEP_SUMMARY, the margin from flags and config, usage errors.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { assertBuilt, readJson, skillopt, tempDirs, writeConfig } from './helpers.ts';
+import { errored, ids, row, trials, writeResults } from '../compare/rows.ts';
+import type { CaseRecord } from '../../src/types.ts';
+
+const tmp = tempDirs('compare');
+beforeAll(assertBuilt);
+afterAll(() => tmp.cleanup());
+
+/** 59 cases (t-01 … t-59); `fail(i)` says which fail. */
+const run59 = (fail: (i: number) => boolean = () => false): CaseRecord[] => ids(59).map((id, i) => row(id, !fail(i)));
+
+/** A folder holding results.jsonl (an out_root), optionally with a run.json fingerprint. */
+function outRoot(name: string, rows: CaseRecord[], fingerprint?: Record<string, string>): string {
+  const dir = tmp.make(name);
+  writeResults(join(dir, 'results.jsonl'), rows);
+  if (fingerprint) writeFileSync(join(dir, 'run.json'), JSON.stringify({ version: 1, kind: 'eval', fingerprint: { run: 'eval', ...fingerprint }, about: { dataset: 'data/tasks.json' } }));
+  return dir;
+}
+
+function expectOneLineError(r: { code: number | null; stderr: string }, ...mentions: string[]) {
+  expect(r.code).toBe(2);
+  const lines = r.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^skillopt: error: /);
+  for (const m of mentions) expect(lines[0]).toContain(m);
+}
+
+const verdictLine = (out: string) => /^\s+verdict\s+(.*)$/m.exec(out)?.[1] ?? '';
+
+describe('skillopt compare: verdicts and exit codes', () => {
+  let allPass: string;
+  let tenRegressions: string;
+  beforeAll(() => {
+    allPass = outRoot('all-pass', run59());
+    tenRegressions = outRoot('ten-regressions', run59((i) => i < 10));
+  });
+
+  test('10 regressions of 59: regressed, exit 1 with --fail-on-regression; the regressed ids first, both answers side by side', async () => {
+    const r = await skillopt(['compare', allPass, tenRegressions, '--fail-on-regression'], { cwd: tmp.make('cwd') });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(1);
+    expect(verdictLine(r.stdout)).toMatch(/^REGRESSED — the one-sided 95% upper bound of Δ is −0\.\d+ < 0 \(p = 9\.8e-4\).*\(rule: evidence_of_regression\)$/);
+    const lines = r.stdout.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('regressed (10)'));
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 2]).toMatch(/^ {2}t-01\s+pass: right answer for t-01\s+fail: wrong answer for t-01$/);
+    expect(r.stdout.indexOf('regressed (10)')).toBeLessThan(r.stdout.indexOf('verdict'));
+    expect(r.stdout).toMatch(/change\s+−0\.169 95% interval \[−0\.285, −0\.073\] · one-sided p\(worse\) 0\.0010 · over 59 paired cases/);
+    expect(r.stdout).toMatch(/baseline\s+1\.000 \[0\.939, 1\.000\]/);
+    expect(r.stdout).toMatch(/could miss\s+a drop of 0\.085 or more would have been flagged \(5 of 59 cases regressed/);
+    // written next to the candidate's results by default
+    expect(readJson(join(tenRegressions, 'compare.json'))).toMatchObject({ verdict: 'regressed', exit_code: 1 });
+    expect(readFileSync(join(tenRegressions, 'compare.md'), 'utf8')).toContain('**regressed**');
+  });
+
+  test('without --fail-on-regression the same regression exits 0', async () => {
+    const r = await skillopt(['compare', allPass, tenRegressions], { cwd: tmp.make('cwd') });
+    expect(r.code).toBe(0);
+    expect(verdictLine(r.stdout)).toMatch(/^REGRESSED/);
+  });
+
+  test('swapped: improved, exit 0 with --fail-on-regression', async () => {
+    const r = await skillopt(['compare', tenRegressions, allPass, '--fail-on-regression'], { cwd: tmp.make('cwd') });
+    expect(r.code).toBe(0);
+    expect(verdictLine(r.stdout)).toMatch(/^IMPROVED — the one-sided 95% lower bound of Δ is \+0\.\d+ > 0/);
+    expect(r.stdout).toMatch(/^fixed \(10\)$/m);
+  });
+
+  test('identical runs: no significant change, and how large a drop it could have missed', async () => {
+    const r = await skillopt(['compare', allPass, outRoot('same', run59()), '--fail-on-regression'], { cwd: tmp.make('cwd') });
+    expect(r.code).toBe(0);
+    expect(verdictLine(r.stdout)).toMatch(/^NO SIGNIFICANT CHANGE — no evidence of a change either way.*\(rule: no_evidence\)$/);
+    expect(r.stdout).toMatch(/could miss\s+a drop of 0\.085 or more would have been flagged/);
+  });
+
+  test('2 flips of 59: no significant change, exit 0 with --fail-on-regression', async () => {
+    const r = await skillopt(['compare', allPass, outRoot('two-flips', run59((i) => i === 3 || i === 40)), '--fail-on-regression'], { cwd: tmp.make('cwd') });
+    expect(r.code).toBe(0);
+    expect(verdictLine(r.stdout)).toMatch(/^NO SIGNIFICANT CHANGE/);
+    expect(r.stdout).toMatch(/^regressed \(2\)$/m);
+    expect(r.stdout).toMatch(/one-sided p\(worse\) 0\.250/);
+  });
+
+  test('errored rows: inconclusive, exit 3 with --fail-on-regression (0 without); evaluation.max_errored tolerates them', async () => {
+    const withErrors = outRoot('errored', [...run59().slice(0, 57), errored('t-58'), errored('t-59')]);
+    const r = await skillopt(['compare', allPass, withErrors, '--fail-on-regression'], { cwd: tmp.make('cwd') });
+    expect(r.code).toBe(3);
+    expect(verdictLine(r.stdout)).toMatch(/^INCONCLUSIVE — 0 baseline cases and 2 candidate cases errored \(evaluation\.max_errored 0\)/);
+    expect(r.stdout).toMatch(/errored \(2: baseline 0, candidate 2\): t-58, t-59 — first: connect ECONNREFUSED/);
+    expect((await skillopt(['compare', allPass, withErrors], { cwd: tmp.make('cwd') })).code).toBe(0);
+    const tolerated = await skillopt(['compare', allPass, withErrors, '--fail-on-regression', '--cfg-options', 'evaluation.max_errored=2'], { cwd: tmp.make('cwd') });
+    expect(tolerated.code).toBe(0);
+    expect(verdictLine(tolerated.stdout)).toMatch(/^NO SIGNIFICANT CHANGE/);
+  });
+
+  test('the margin: --max-regression, --cfg-options evaluation.max_regression, or a config file', async () => {
+    const cwd = tmp.make('cwd');
+    for (const extra of [['--max-regression', '0.2'], ['--cfg-options', 'evaluation.max_regression=0.2'], ['--config', writeConfig(cwd, 'margin.yaml', 'evaluation:\n  max_regression: 0.2\n')]]) {
+      const r = await skillopt(['compare', allPass, tenRegressions, '--fail-on-regression', ...extra], { cwd });
+      expect(r.code, extra.join(' ')).toBe(0);
+      expect(verdictLine(r.stdout)).toMatch(/^NO SIGNIFICANT CHANGE — Δ = −0\.169 is a real drop .* but within evaluation\.max_regression 0\.2 \(rule: drop_within_margin\)$/);
+    }
+    // positional paths after a --cfg-options list still count as the two runs
+    const after = await skillopt(['compare', '--cfg-options', 'evaluation.max_regression=0.1', allPass, tenRegressions, '--fail-on-regression'], { cwd });
+    expect(after.code).toBe(1);
+  });
+
+  test('5 trials per case: the seeded paired bootstrap, flaky cases listed, the same figures on every run', async () => {
+    const base = outRoot('trials-base', ids(40).flatMap((id) => trials(id, 5, 5)));
+    const cand = outRoot('trials-cand', ids(40).flatMap((id, i) => trials(id, i < 12 ? 1 : i < 16 ? 3 : 5, 5)));
+    const once = await skillopt(['compare', base, cand, '--json', '--fail-on-regression'], { cwd: tmp.make('cwd') });
+    const twice = await skillopt(['compare', base, cand, '--json', '--fail-on-regression'], { cwd: tmp.make('cwd') });
+    expect(once.code).toBe(1);
+    const j = JSON.parse(once.stdout);
+    expect(j).toMatchObject({ verdict: 'regressed', method: 'paired_bootstrap', resamples: 2000, seed: 0, n_paired: 40 });
+    expect(j.regressed).toHaveLength(12);
+    expect(j.flaky).toHaveLength(16);
+    expect(j.regressed[0].candidate).toMatchObject({ passes: 1, scored_trials: 5, trials: 5, pass_fraction: 0.2 });
+    expect(j.baseline.trials).toBe(5);
+    expect(JSON.parse(twice.stdout).interval).toEqual(j.interval);
+    expect(j.mde.method).toBe('normal_approximation');
+  });
+});
+
+describe('skillopt compare: refusing different tasks', () => {
+  test('run.json fingerprints with different datasets: exit 2, one line; --allow-different-tasks compares anyway', async () => {
+    const a = outRoot('ds-a', run59(), { suite: 'syn', dataset: `sha256:${'a'.repeat(64)}`, split: 'test' });
+    const b = outRoot('ds-b', run59(), { suite: 'syn', dataset: `sha256:${'b'.repeat(64)}`, split: 'test' });
+    const r = await skillopt(['compare', a, b, '--fail-on-regression'], { cwd: tmp.make('cwd') });
+    expectOneLineError(r, 'different datasets', 'sha256:aaaaaaaaaaaa', 'sha256:bbbbbbbbbbbb', '--allow-different-tasks');
+    expect(existsSync(join(b, 'compare.json'))).toBe(false);
+    const allowed = await skillopt(['compare', a, b, '--fail-on-regression', '--allow-different-tasks'], { cwd: tmp.make('cwd') });
+    expect(allowed.code).toBe(0);
+    expect(allowed.stdout).toMatch(/warning:\s+different datasets/);
+    expect(readJson(join(b, 'compare.json')).different_tasks).toMatch(/^different datasets/);
+  });
+
+  test('different splits in the fingerprints, or no task in common in the rows: exit 2', async () => {
+    const a = outRoot('sp-a', run59(), { suite: 'syn', dataset: 'sha256:abc', split: 'test' });
+    const b = outRoot('sp-b', run59(), { suite: 'syn', dataset: 'sha256:abc', split: 'val' });
+    expectOneLineError(await skillopt(['compare', a, b], { cwd: tmp.make('cwd') }), 'different splits: the baseline ran split test, the candidate split val');
+    const other = outRoot('other-ids', ids(59, 'u').map((id) => row(id, true)));
+    expectOneLineError(await skillopt(['compare', a, other], { cwd: tmp.make('cwd') }), 'no task in common');
+    const relabelled = outRoot('relabelled', run59().map((x) => (x.id === 't-07' ? { ...x, split: 'val' as const } : x)));
+    expectOneLineError(await skillopt(['compare', a, relabelled], { cwd: tmp.make('cwd') }), 'syn/t-07 is in split test in the baseline but val in the candidate');
+  });
+});
+
+describe('skillopt compare: outputs', () => {
+  let base: string;
+  let cand: string;
+  beforeAll(() => {
+    base = outRoot('out-base', [...run59((i) => i === 20), row('only-base', true)]);
+    cand = outRoot('out-cand', [...run59((i) => i < 8), row('only-cand', false)]);
+  });
+
+  test('--json: stable field names, machine-readable on stdout alone', async () => {
+    const r = await skillopt(['compare', join(base, 'results.jsonl'), join(cand, 'results.jsonl'), '--json'], { cwd: tmp.make('cwd') });
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout);
+    for (const key of ['verdict', 'rule', 'reason', 'method', 'n_paired', 'baseline', 'candidate', 'delta', 'interval', 'bounds', 'p_value', 'regressed', 'fixed', 'flaky', 'still_failing', 'only_baseline', 'only_candidate', 'errored', 'mde', 'counts']) {
+      expect(j, key).toHaveProperty(key);
+    }
+    expect(j).toMatchObject({
+      verdict: 'regressed',
+      method: 'mcnemar_newcombe',
+      n_paired: 59,
+      baseline: { pass_rate: expect.closeTo(58 / 59, 5), interval: [expect.any(Number), expect.any(Number)], scored: 60, errored: 0, kind: 'results' },
+      candidate: { pass_rate: expect.closeTo(51 / 59, 5), interval: [expect.any(Number), expect.any(Number)] },
+      delta: expect.closeTo(-7 / 59, 5),
+      p_value: expect.closeTo(10 / 512, 5), // b = 8, c = 1: P(X ≥ 8 | n = 9) = (1 + 9)/512
+      only_baseline: [{ suite: 'syn', id: 'only-base' }],
+      only_candidate: [{ suite: 'syn', id: 'only-cand' }],
+      errored: { baseline: 0, candidate: 0, cases: [] },
+    });
+    expect(j.regressed.map((x: { id: string }) => x.id)).toEqual(ids(8));
+    expect(j.fixed.map((x: { id: string }) => x.id)).toEqual(['t-21']);
+    expect(j.regressed[0]).toMatchObject({ expected: 'right answer for t-01', baseline: { output: 'right answer for t-01', pass_fraction: 1 }, candidate: { output: 'wrong answer for t-01', pass_fraction: 0 } });
+    expect(j.interval[0]).toBeLessThan(j.delta);
+    expect(j.interval[1]).toBeGreaterThan(j.delta);
+  });
+
+  test('--markdown: a verdict line, a table of pass rates with intervals, the regressed and fixed lists', async () => {
+    const r = await skillopt(['compare', base, cand, '--markdown'], { cwd: tmp.make('cwd') });
+    expect(r.code).toBe(0);
+    const md = r.stdout;
+    expect(md).toMatch(/^### 🔴 skillopt compare: \*\*regressed\*\*\n/);
+    expect(md).toContain('| | pass rate | 95% interval | scored | errored |');
+    expect(md).toMatch(/\| baseline \| 0\.983 \| \[0\.\d{3}, 0\.\d{3}\] \| 60 \| 0 \|/);
+    expect(md).toMatch(/\| \*\*change\*\* \| \*\*−0\.119\*\* \| \[−0\.\d{3}, −0\.\d{3}\] \| p\(worse\) = 0\.020 \| \|/);
+    expect(md).toContain('**Regressed (8)**');
+    expect(md).toContain('| `t-01` | `right answer for t-01` | pass: `right answer for t-01` | fail: `wrong answer for t-01` |');
+    expect(md).toContain('**Fixed (1)**');
+  });
+
+  test('GITHUB_STEP_SUMMARY gets the markdown appended; --out writes compare.json and compare.md there', async () => {
+    const dir = tmp.make('summary');
+    const summary = join(dir, 'step-summary.md');
+    writeFileSync(summary, '# earlier step\n');
+    const out = join(dir, 'report');
+    const r = await skillopt(['compare', base, cand, '--out', out], { cwd: tmp.make('cwd'), env: { GITHUB_STEP_SUMMARY: summary } });
+    expect(r.code).toBe(0);
+    const text = readFileSync(summary, 'utf8');
+    expect(text.startsWith('# earlier step\n### 🔴 skillopt compare: **regressed**')).toBe(true);
+    expect(text).toMatch(/\| baseline \| 0\.983 \|/);
+    expect(text).toContain('| case | expected | baseline | candidate |');
+    expect(readJson(join(out, 'compare.json'))).toMatchObject({ verdict: 'regressed', n_paired: 59 });
+    expect(readFileSync(join(out, 'compare.md'), 'utf8')).toBe(text.slice('# earlier step\n'.length, -1));
+    expect(r.stdout).toMatch(/written\s+.*report\/compare\.json, .*report\/compare\.md/);
+  });
+
+  test('usage errors: exit 2 with one line', async () => {
+    const cwd = tmp.make('cwd');
+    expectOneLineError(await skillopt(['compare', base], { cwd }), 'compare needs two runs');
+    expectOneLineError(await skillopt(['compare', base, cand, '--max-regression', '2'], { cwd }), '--max-regression must be a fraction in [0, 1]');
+    expectOneLineError(await skillopt(['compare', base, join(cwd, 'nope')], { cwd }), 'no such file or folder');
+    expectOneLineError(await skillopt(['compare', base, cand, '--json', '--markdown'], { cwd }), 'pick one');
+    expectOneLineError(await skillopt(['compare', base, cand, '--frobnicate'], { cwd }), "unknown flag '--frobnicate'");
+  });
+});
