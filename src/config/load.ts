@@ -12,7 +12,11 @@
  *   validation error names the source that set the faulty key: one line, e.g.
  *   `configs/x.yaml: train.num_epoch: unknown key (did you mean train.num_epochs?)`.
  * - When `optimizer.min_learning_rate` was not set anywhere and `learning_rate` is below its default,
- *   the floor follows learning_rate (so `optimizer.learning_rate=1` alone is valid).
+ *   the floor follows learning_rate (so `optimizer.learning_rate=1` alone is valid). The same holds for
+ *   a floor set by a lower-precedence source than the learning_rate that undercuts it (a base file's
+ *   floor, a config file's floor under `--cfg-options optimizer.learning_rate=2`): the more specific
+ *   setting wins, as everywhere else, and a warning names both. A floor above a learning_rate set in
+ *   the same or a lower-precedence source (one file, or `--cfg-options` setting both) stays an error.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
@@ -330,8 +334,24 @@ export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
   const { raw, prov } = merge(layers);
   const lr = getAt(raw, ['optimizer', 'learning_rate']);
   const defaultMin = (knownTree() as unknown as SkillOptConfig).optimizer.min_learning_rate;
-  if (!prov.has('optimizer.min_learning_rate') && typeof lr === 'number' && Number.isInteger(lr) && lr >= 0 && lr < defaultMin) {
-    (raw.optimizer as Record<string, unknown>).min_learning_rate = lr;
+  if (typeof lr === 'number' && Number.isInteger(lr) && lr >= 0) {
+    const min = getAt(raw, ['optimizer', 'min_learning_rate']);
+    const minSource = prov.get('optimizer.min_learning_rate');
+    const lrSource = prov.get('optimizer.learning_rate');
+    // Precedence groups: each file of the _base_ chain (base first), then the environment, then --cfg-options.
+    const rank = (source: string | undefined): number => {
+      const file = chain.layers.findIndex((l) => l.source === source);
+      if (file >= 0) return file;
+      return source?.startsWith('--cfg-options ') ? chain.layers.length + 1 : chain.layers.length;
+    };
+    if (minSource === undefined) {
+      if (lr < defaultMin) (raw.optimizer as Record<string, unknown>).min_learning_rate = lr;
+    } else if (typeof min === 'number' && min > lr && lrSource !== undefined && rank(lrSource) > rank(minSource)) {
+      (raw.optimizer as Record<string, unknown>).min_learning_rate = lr;
+      warnings.push(
+        `optimizer.min_learning_rate=${min} (${minSource}) is above optimizer.learning_rate=${lr} (${lrSource}); the floor follows learning_rate`,
+      );
+    }
   }
   const config = validate(raw, prov, fallback);
   const sources = Object.fromEntries(prov);

@@ -189,6 +189,32 @@ describe('precedence: defaults < base < child < environment < CLI', () => {
     const msg = loadError({ cfgOptions: ['optimizer.learning_rate=1', 'optimizer.min_learning_rate=2'] });
     expect(msg).toContain('--cfg-options optimizer.min_learning_rate=2: optimizer.min_learning_rate: must be <= optimizer.learning_rate (1)');
   });
+
+  it('a floor from a lower-precedence source follows a learning_rate set above it (with a warning); one source setting both is checked', () => {
+    const d = fixture({
+      'base.yaml': 'optimizer: { learning_rate: 10, min_learning_rate: 5 }\n',
+      'child.yaml': '_base_: base.yaml\noptimizer: { learning_rate: 3 }\n',
+      'both.yaml': 'optimizer: { learning_rate: 3, min_learning_rate: 5 }\n',
+    });
+    // the README's smoke command on configs/dotnetdebug/sim.yaml (10 / 5): --cfg-options optimizer.learning_rate=2
+    const cli = loadConfig({ path: join(d, 'base.yaml'), env: {}, cfgOptions: ['optimizer.learning_rate=2'] });
+    expect(cli.config.optimizer).toMatchObject({ learning_rate: 2, min_learning_rate: 2 });
+    expect(cli.warnings).toEqual([
+      `optimizer.min_learning_rate=5 (${join(d, 'base.yaml')}) is above optimizer.learning_rate=2 (--cfg-options optimizer.learning_rate=2); the floor follows learning_rate`,
+    ]);
+    // a child file over its base
+    expect(loadConfig({ path: join(d, 'child.yaml'), env: {} }).config.optimizer).toMatchObject({ learning_rate: 3, min_learning_rate: 3 });
+    // a learning_rate at or above the floor leaves it alone, without a warning
+    const above = loadConfig({ path: join(d, 'base.yaml'), env: {}, cfgOptions: ['optimizer.learning_rate=7'] });
+    expect(above.config.optimizer).toMatchObject({ learning_rate: 7, min_learning_rate: 5 });
+    expect(above.warnings).toEqual([]);
+    // the same source sets both: a contradiction, reported
+    expect(loadError({ path: join(d, 'both.yaml') })).toContain(`${join(d, 'both.yaml')}: optimizer.min_learning_rate: must be <= optimizer.learning_rate (3), got 5`);
+    // the floor set above the learning_rate's source still wins the check
+    expect(loadError({ path: join(d, 'child.yaml'), cfgOptions: ['optimizer.min_learning_rate=4'] })).toContain(
+      '--cfg-options optimizer.min_learning_rate=4: optimizer.min_learning_rate: must be <= optimizer.learning_rate (3), got 4',
+    );
+  });
 });
 
 describe('errors: one line naming the source and the key path', () => {

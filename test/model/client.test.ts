@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ModelInfraError, isInfraError } from '../../src/model/errors.ts';
+import { barrier } from '../helpers/barrier.ts';
 import { setup, user } from './harness.ts';
 
 async function infraError(p: Promise<unknown>): Promise<ModelInfraError> {
@@ -115,19 +116,25 @@ describe('chat: retries', () => {
   });
 
   it('honours Retry-After (seconds and HTTP date) and retry-after-ms over the computed backoff', async () => {
-    const inTwoSeconds = new Date(Date.now() + 60_000).toUTCString();
+    const sent = Date.now();
+    const inAMinute = new Date(sent + 60_000).toUTCString(); // an HTTP date: whole seconds
+    const when = Date.parse(inAMinute);
+    expect(when - sent).toBeGreaterThan(59_000);
     const h = await setup([
       { status: 429, retryAfter: '2' },
       { status: 503, retryAfterMs: '1500' },
-      { status: 429, retryAfter: inTwoSeconds },
+      { status: 429, retryAfter: inAMinute },
       { status: 429, retryAfter: '3600' },
       { content: 'ok' },
     ], { role: { retries: 4 } });
     await h.client.chat(user('q'), { stage: 'rollout' });
+    const done = Date.now();
     expect(h.delays[0]).toBe(2000);
     expect(h.delays[1]).toBe(1500);
-    expect(h.delays[2]).toBeGreaterThan(50_000); // an HTTP date ~60 s away
-    expect(h.delays[2]).toBeLessThanOrEqual(60_000);
+    // the HTTP date minus the clock when the reply arrived, which was between `sent` and `done`
+    // (exact bounds, however long the machine took to get there)
+    expect(h.delays[2]).toBeLessThanOrEqual(when - sent);
+    expect(h.delays[2]).toBeGreaterThanOrEqual(Math.max(0, when - done));
     expect(h.delays[3]).toBe(120_000); // capped
     expect(h.logs[0]).toContain('(server-requested)');
   });
@@ -161,15 +168,17 @@ describe('chat: retries', () => {
   });
 
   it('a slow reply and a body that stalls after the headers both time out and are retried', async () => {
-    // The SDK's own timeout stops at the headers; ours covers the whole attempt.
-    const h = await setup([{ delayMs: 2_000, content: 'slow' }, { stallBody: true }, { content: 'fast' }], {
-      role: { timeoutMs: 150, retries: 2 },
+    // The SDK's own timeout stops at the headers; ours covers the whole attempt. The slow reply is
+    // due long after the attempt's timeout (whose timer starts first and is shorter, so it always fires
+    // first); the timeout itself leaves the third, immediate reply ample time on a busy machine.
+    const h = await setup([{ delayMs: 20_000, content: 'slow' }, { stallBody: true }, { content: 'fast' }], {
+      role: { timeoutMs: 1_000, retries: 2 },
     });
     const r = await h.client.chat(user('q'), { stage: 'rollout' });
     expect(r.text).toBe('fast');
     expect(r.attempts).toBe(3);
     expect(h.logs).toHaveLength(2);
-    expect(h.logs.every((l) => l.includes('timed out after 150 ms'))).toBe(true);
+    expect(h.logs.every((l) => l.includes('timed out after 1000 ms'))).toBe(true);
   });
 
   it('retries a connection reset and a truncated body, then succeeds', async () => {
@@ -261,27 +270,52 @@ describe('chat: aborts', () => {
 
 describe('chat: concurrency', () => {
   it('never has more than role.concurrency requests in flight (20 parallel calls)', async () => {
-    const h = await setup([], { role: { concurrency: 3 }, server: { fallback: { delayMs: 20, content: 'ok' } } });
+    // The first 3 requests are held until all 3 have arrived: the limit is reached on any machine.
+    const gate = barrier(3);
+    const h = await setup(async () => (await gate.arrive(), { content: 'ok' }), { role: { concurrency: 3 } });
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => h.client.chat(user(`q${i}`), { stage: 'rollout' })));
     expect(results.every((r) => r.text === 'ok')).toBe(true);
     expect(h.server.chatRequests).toHaveLength(20);
-    expect(h.server.maxInFlight).toBeLessThanOrEqual(3);
-    expect(h.server.maxInFlight).toBeGreaterThan(1); // the limit, not serialisation
+    expect(gate.reached).toBe(true); // the limit, not serialisation
+    expect(h.server.maxInFlight).toBe(3);
     expect(h.accounting.snapshot()['rollout']).toMatchObject({ calls: 20, attempts: 20, retries: 0 });
   });
 
   it('holds one slot per logical call across its retries', async () => {
-    let n = 0;
-    const h = await setup(() => (n++ % 3 === 0 ? { status: 503, delayMs: 5 } : { content: `r${n}`, delayMs: 15 }), {
-      role: { concurrency: 3 },
-    });
+    // Call q<i> gets HTTP 503 on its first i % 3 attempts (0, 1 or 2, below retries = 3), then its own
+    // answer. Decided per request from the prompt and its attempt number, so the outcome does not
+    // depend on how the 20 concurrent calls interleave.
+    const failures = (prompt: string) => Number(prompt.slice(1)) % 3;
+    const attemptsSeen = new Map<string, number>();
+    // Logical calls the server has seen a request of and not yet answered successfully. A call holding
+    // its slot from its first request to its answer keeps this at most `concurrency`; a call that let
+    // its slot go during a backoff would let a waiting call in while it is still open.
+    const open = new Set<string>();
+    let maxOpen = 0;
+    const gate = barrier(3);
+    const h = await setup(
+      async (ctx) => {
+        const prompt = String(ctx.body.messages[0].content);
+        const attempt = attemptsSeen.get(prompt) ?? 0;
+        attemptsSeen.set(prompt, attempt + 1);
+        open.add(prompt);
+        maxOpen = Math.max(maxOpen, open.size);
+        await gate.arrive();
+        if (attempt < failures(prompt)) return { status: 503 };
+        open.delete(prompt);
+        return { content: `r:${prompt}` };
+      },
+      { role: { concurrency: 3 } },
+    );
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => h.client.chat(user(`q${i}`), { stage: 'rollout' })));
-    expect(results).toHaveLength(20);
-    expect(h.server.maxInFlight).toBeLessThanOrEqual(3);
-    const s = h.accounting.snapshot()['rollout']!;
-    expect(s.calls).toBe(20);
-    expect(s.attempts).toBe(h.server.chatRequests.length);
-    expect(s.retries).toBe(s.attempts - 20);
+    expect(results.map((r) => r.text)).toEqual(Array.from({ length: 20 }, (_, i) => `r:q${i}`));
+    expect(results.map((r) => r.attempts)).toEqual(Array.from({ length: 20 }, (_, i) => 1 + (i % 3)));
+    expect(gate.reached).toBe(true);
+    expect(h.server.maxInFlight).toBe(3);
+    expect(maxOpen).toBe(3);
+    const expectedAttempts = Array.from({ length: 20 }, (_, i) => 1 + (i % 3)).reduce((a, b) => a + b, 0); // 39
+    expect(h.server.chatRequests).toHaveLength(expectedAttempts);
+    expect(h.accounting.snapshot()['rollout']).toMatchObject({ calls: 20, attempts: expectedAttempts, retries: expectedAttempts - 20, errors: 0 });
   });
 });
 

@@ -9,6 +9,7 @@ import { ModelInfraError, ModelOutputError } from '../../src/model/errors.ts';
 import { GatewayClient, gatewayReachable } from '../../src/model/gateway/client.ts';
 import { decodeError, encodeError, received } from '../../src/model/gateway/protocol.ts';
 import { openModelGateway, type ModelGateway } from '../../src/model/gateway/server.ts';
+import { barrier } from '../helpers/barrier.ts';
 import { startFaultServer, type FaultServer, type Script } from '../helpers/fault-server.ts';
 import { roleConfig } from './harness.ts';
 
@@ -26,6 +27,9 @@ async function setup(script: Script, role: Parameters<typeof roleConfig>[1] = {}
 }
 
 const user = [{ role: 'user' as const, content: 'which label?' }];
+
+/** Polls until the condition holds: a generous ceiling, not a timing assertion (vi.waitFor's default is 1 s). */
+const eventually = { timeout: 30_000, interval: 5 };
 
 describe('model gateway', () => {
   it('makes a chat call through the host and returns text, usage and attempts', async () => {
@@ -71,27 +75,29 @@ describe('model gateway', () => {
     const { client, gateway, server, role } = await setup([{ hang: true }]);
     const ctl = new AbortController();
     const call = client.chat(role, user, { stage: 'rollout', signal: ctl.signal });
-    await vi.waitFor(() => expect(server.inFlight).toBe(1));
+    await vi.waitFor(() => expect(server.inFlight).toBe(1), eventually);
     expect(gateway.inFlight()).toBe(1);
     ctl.abort();
     const err = (await call.catch((e: unknown) => e)) as ModelInfraError;
     expect(err).toBeInstanceOf(ModelInfraError);
     expect(err.kind).toBe('aborted');
-    await vi.waitFor(() => expect(gateway.inFlight()).toBe(0));
+    await vi.waitFor(() => expect(gateway.inFlight()).toBe(0), eventually);
     await expect(client.chat(role, user, { stage: 'rollout', signal: ctl.signal })).rejects.toMatchObject({ kind: 'aborted' });
   });
 
   it('closing the worker-side client rejects its waiting calls as aborted, and later calls at once', async () => {
     const { client, server, role } = await setup([{ hang: true }]);
     const call = client.chat(role, user, { stage: 'rollout' });
-    await vi.waitFor(() => expect(server.inFlight).toBe(1));
+    await vi.waitFor(() => expect(server.inFlight).toBe(1), eventually);
     client.close();
     await expect(call).rejects.toMatchObject({ kind: 'aborted', detail: 'the model gateway client was closed' });
     await expect(client.chat(role, user, { stage: 'rollout' })).rejects.toMatchObject({ kind: 'aborted' });
   });
 
   it("caps requests in flight across every worker's client with the role's concurrency", async () => {
-    const { gateway, server, role } = await setup(() => ({ content: 'ok', delayMs: 20 }), { concurrency: 2 });
+    // The first 2 requests are held until both have arrived: the cap is reached on any machine.
+    const gate = barrier(2);
+    const { gateway, server, role } = await setup(async () => (await gate.arrive(), { content: 'ok' }), { concurrency: 2 });
     const a = new GatewayClient(gateway.address);
     const b = new GatewayClient(gateway.address);
     opened.push(a, b);
@@ -99,6 +105,7 @@ describe('model gateway', () => {
     const results = await Promise.all(calls);
     expect(results.map((r) => r.text)).toEqual(Array(6).fill('ok'));
     expect(server.chatRequests).toHaveLength(6);
+    expect(gate.reached).toBe(true);
     expect(server.maxInFlight).toBe(2);
   });
 
@@ -112,7 +119,7 @@ describe('model gateway', () => {
       if (batch.some((m) => m.t === 'call')) posts.push(batch.length);
     };
     await Promise.all([1, 2, 3, 4, 5].map(() => client.chat(role, user, { stage: 'rollout' })));
-    await vi.waitFor(() => expect(posts).toEqual([5]));
+    await vi.waitFor(() => expect(posts).toEqual([5]), eventually);
   });
 
   it('is reachable only from the process that opened it', () => {

@@ -83,7 +83,7 @@ export function userOf(ctx: ScriptContext): string {
 
 /** An OptimizerLLM answered by a scripted fault server (`reply` decides per request). */
 export async function faultLLM(
-  reply: (ctx: ScriptContext) => Behaviour,
+  reply: (ctx: ScriptContext) => Behaviour | Promise<Behaviour>,
   opts: { maxCalls?: number; prompts?: PromptLibrary } = {},
 ): Promise<LLMHarness & { server: FaultServer }> {
   const server = await startFaultServer((ctx) => reply(ctx));

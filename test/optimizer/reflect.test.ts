@@ -12,6 +12,7 @@ import { readBudget, readTag, readTrajectories, type Trajectory } from '../../sr
 import { reflect, toTrajectory, trimTrajectories, type ReflectOptions } from '../../src/optimizer/reflect.ts';
 import { PyRandom } from '../../src/util/rng.ts';
 import type { CaseRecord } from '../../src/types.ts';
+import { barrier } from '../helpers/barrier.ts';
 import { faultLLM, json, record, simLLM, stageOf, tempDir, userOf, type LLMHarness } from './harness.ts';
 
 const SKILL = '# Triage\n\n- When the input mentions `DiskFull`, answer `disk`.\n';
@@ -108,9 +109,15 @@ describe('reflect', () => {
   });
 
   test('at most analyst_workers calls in flight', async () => {
-    const h = await faultLLM(() => ({ delayMs: 30, content: JSON.stringify({ batch_size: 1, patch: { reasoning: '', edits: [] } }) }));
+    // The first 2 calls are held until both have arrived: the limit is reached on any machine.
+    const gate = barrier(2);
+    const h = await faultLLM(async () => {
+      await gate.arrive();
+      return { content: JSON.stringify({ batch_size: 1, patch: { reasoning: '', edits: [] } }) };
+    });
     await reflect(options(h, batch(), { minibatchSize: 1, workers: 2 }));
     expect(h.server.chatRequests).toHaveLength(11);
+    expect(gate.reached).toBe(true);
     expect(h.server.maxInFlight).toBe(2);
   });
 
