@@ -13,6 +13,7 @@ import type { CaseRecord } from '../types.ts';
 import type { GateThresholds, GateVerdict, SuiteSelection } from '../vitest/session.ts';
 import { oneLineClip } from '../model/errors.ts';
 import { caseOutcomes, type ScoreStats } from './summary.ts';
+import { REPLAY_MISS_NEXT, replayMissLine } from '../model/cache/cache.ts';
 
 export type Verdict = 'pass' | 'fail' | 'inconclusive';
 
@@ -46,6 +47,8 @@ export interface VerdictInput {
   missesFail: boolean;
   /** How the run was filtered, for the reason line (`-t dnd-01`, `split test`, `shard 1/2`). */
   filters?: string[];
+  /** Vitest cancelled the run (`--bail` after a failure, Ctrl-C): the cases it left out are not a mystery. */
+  cancelled?: boolean;
 }
 
 export function gateActive(t: GateThresholds): boolean {
@@ -95,6 +98,18 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
   if (records.length === 0 && input.selected === 0) {
     return { verdict: 'fail', exit_code: EXIT_CODES.fail, reason: `no case ran: the selection is empty${filtered}`, next: 'check the -t pattern, --split, env.limit and env.name' };
   }
+  // --model-cache replay: a case the cache cannot answer did not run (nothing was sent). The run is not a
+  // measurement of anything: a usage failure naming the first such case and its role, before any score.
+  const replayMisses = records.filter((r) => r.error_kind === 'cache_miss');
+  if (replayMisses.length > 0) {
+    const ids = new Set(replayMisses.map((r) => `${r.suite}\u0000${r.id}`));
+    return {
+      verdict: 'fail',
+      exit_code: EXIT_CODES.usage,
+      reason: oneLineClip(replayMissLine(replayMisses[0]!, { misses: ids.size, of: input.selected }), 600),
+      next: REPLAY_MISS_NEXT,
+    };
+  }
   // Cases, not rows: with trials a case is errored only when every trial errored, and missed when its
   // pass fraction is below one half.
   const cases = caseOutcomes(records);
@@ -102,6 +117,15 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
   const missing = Math.max(0, input.selected - cases.length);
   const misses = cases.filter((c) => !c.errored && !c.passed).map((c) => c.rows.find((r) => r.error_kind === null && !r.pass)!);
   const casesFail = input.missesFail && misses.length > 0;
+  if (input.cancelled && missing > 0 && errored.length <= input.maxErrored) {
+    // --bail stopped the run at a failure (whose record may not even have arrived): a failure, not a mystery.
+    return {
+      verdict: 'fail',
+      exit_code: EXIT_CODES.fail,
+      reason: `the run was cancelled (--bail or a signal) after ${cases.length} of ${input.selected} selected cases` + (misses[0] ? `; first miss: ${misses[0].id}: ${oneLineClip(misses[0].feedback, 300)}` : ''),
+      next: 'rerun without --bail to judge every case',
+    };
+  }
   if (errored.length > input.maxErrored || (missing > 0 && !casesFail)) {
     const parts: string[] = [];
     if (errored.length) parts.push(`${errored.length} of ${input.selected} cases errored`);
@@ -149,12 +173,16 @@ export function isComplete(stats: Pick<ScoreStats, 'errored'>, maxErrored: numbe
 /**
  * The verdict of a paired comparison of two runs (DESIGN §11; reference/statistics.md "Regression gate",
  * rule *fail only on evidence*, the PR default). Δ = candidate − baseline pass rate over the paired
- * cases, with one-sided bounds at the comparison's confidence (95%):
+ * cases, with one-sided bounds and p-values at the comparison's confidence (95%: α = 0.05):
  * - `inconclusive`: errored cases beyond `evaluation.max_errored` on either side, or no paired case;
- * - `regressed`: the upper bound of Δ is below 0 AND Δ̂ < −m, m = `evaluation.max_regression`;
- * - `improved`: the lower bound of Δ is above 0;
+ * - `regressed`: the upper bound of Δ is below 0, the one-sided p for "got worse" is below α, AND
+ *   Δ̂ < −m, m = `evaluation.max_regression`;
+ * - `improved`: the lower bound of Δ is above 0 and the p for "got better" is below α;
  * - otherwise `no significant change` (a significant drop no larger than m included: rule `drop_within_margin`).
- * Exit codes, with `--fail-on-regression`: 1 regressed, 3 inconclusive, else 0; without it always 0.
+ * The p-value is asked too because Newcombe's interval (single-trial runs) is slightly liberal when
+ * discordant pairs are few: alone it would flag 3 regressed of 3 discordant cases (exact p = 0.125). With
+ * the bootstrap (trials) the two agree by construction. Exit codes, with `--fail-on-regression`:
+ * 1 regressed, 3 inconclusive, else 0; without it always 0.
  */
 export type ComparisonVerdict = 'regressed' | 'improved' | 'no significant change' | 'inconclusive';
 
@@ -167,6 +195,9 @@ export interface ComparisonEvidence {
   delta: number | null;
   /** One-sided bounds of Δ at `confidence`. */
   bounds: { lower: number; upper: number } | null;
+  /** One-sided p-values for "got worse" and "got better". */
+  p_value: number | null;
+  p_value_better: number | null;
   confidence: number;
   /** Cases whose trials all errored, per side. */
   errored: { baseline: number; candidate: number };
@@ -180,12 +211,18 @@ export interface ComparisonDecision {
   exit_code: number;
 }
 
+/** Evidence of a drop: the one-sided upper bound below 0 and p(worse) below α. */
+export function significantDrop(x: { upper: number; p_value: number | null }, alpha: number): boolean {
+  return x.upper < 0 && (x.p_value === null || x.p_value < alpha);
+}
+
 /** The regression rule on its own (the comparison's minimum detectable drop asks it too). */
-export function flagsRegression(delta: number, upper: number, maxRegression: number): boolean {
-  return upper < 0 && delta < -maxRegression;
+export function flagsRegression(x: { delta: number; upper: number; p_value: number | null }, alpha: number, maxRegression: number): boolean {
+  return significantDrop(x, alpha) && x.delta < -maxRegression;
 }
 
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
+const pShown = (p: number | null) => (p === null ? '—' : p < 0.001 ? p.toExponential(1) : p.toFixed(3));
 
 export function decideComparison(
   e: ComparisonEvidence,
@@ -205,17 +242,27 @@ export function decideComparison(
   if (e.n_paired === 0 || e.delta === null || e.bounds === null) {
     return decided('inconclusive', 'no_paired_cases', 'no case was scored in both runs: nothing to compare');
   }
+  const alpha = 1 - e.confidence;
   const pct = `${Math.round(e.confidence * 100)}%`;
   const { lower, upper } = e.bounds;
   const m = opts.maxRegression;
-  if (flagsRegression(e.delta, upper, m)) {
-    return decided('regressed', 'evidence_of_regression', `the one-sided ${pct} upper bound of Δ is ${signed(upper)} < 0, and the drop of ${Math.abs(e.delta).toFixed(3)} is beyond evaluation.max_regression ${m}`);
+  const drop = { delta: e.delta, upper, p_value: e.p_value };
+  if (flagsRegression(drop, alpha, m)) {
+    return decided(
+      'regressed',
+      'evidence_of_regression',
+      `the one-sided ${pct} upper bound of Δ is ${signed(upper)} < 0 (p = ${pShown(e.p_value)}), and the drop of ${Math.abs(e.delta).toFixed(3)} is beyond evaluation.max_regression ${m}`,
+    );
   }
-  if (lower > 0) {
-    return decided('improved', 'evidence_of_improvement', `the one-sided ${pct} lower bound of Δ is ${signed(lower)} > 0`);
+  if (lower > 0 && (e.p_value_better === null || e.p_value_better < alpha)) {
+    return decided('improved', 'evidence_of_improvement', `the one-sided ${pct} lower bound of Δ is ${signed(lower)} > 0 (p = ${pShown(e.p_value_better)})`);
   }
-  if (upper < 0) {
-    return decided('no significant change', 'drop_within_margin', `Δ = ${signed(e.delta)} is a real drop (upper bound ${signed(upper)} < 0) but within evaluation.max_regression ${m}`);
+  if (significantDrop(drop, alpha)) {
+    return decided('no significant change', 'drop_within_margin', `Δ = ${signed(e.delta)} is a real drop (upper bound ${signed(upper)} < 0, p = ${pShown(e.p_value)}) but within evaluation.max_regression ${m}`);
   }
-  return decided('no significant change', 'no_evidence', `the one-sided ${pct} bounds of Δ (${signed(lower)} … ${signed(upper)}) include 0: no evidence of a change either way`);
+  return decided(
+    'no significant change',
+    'no_evidence',
+    `no evidence of a change either way: the one-sided ${pct} bounds of Δ are ${signed(lower)} and ${signed(upper)}, p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}`,
+  );
 }

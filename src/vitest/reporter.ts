@@ -18,7 +18,9 @@ import { redactText } from '../util/redact.ts';
 import { currentHost, type RunResult } from './host.ts';
 import type { GateVerdict, SuiteManifest, SuiteSelection } from './session.ts';
 import { caseOutcomes, scoreStats, type ScoreStats } from '../suite/summary.ts';
+import { writeRunReport } from '../report/index.ts';
 import { decideVerdict, evaluateGate, selectionNote, type LoadError } from '../suite/verdict.ts';
+import { renderSkillLoaded, renderTriggerTable } from '../suite/trigger-metrics.ts';
 
 type SerializedError = { message?: string; name?: string };
 
@@ -108,7 +110,7 @@ export class RunCollector {
     modules: ReadonlyArray<TestModule>,
     unhandled: ReadonlyArray<SerializedError>,
     wallTimeS: number,
-    opts: { nameFilter?: string | null } = {},
+    opts: { nameFilter?: string | null; cancelled?: boolean } = {},
   ): RunResult {
     for (const mod of modules) for (const test of mod.children.allTests()) this.add(test);
     const loadErrors: LoadError[] = [];
@@ -152,6 +154,7 @@ export class RunCollector {
       loadErrors,
       missesFail: selections.some((s) => s.misses_fail),
       filters: [...new Set(selections.flatMap((s) => s.filters))],
+      cancelled: opts.cancelled ?? false,
     });
     return {
       records,
@@ -231,6 +234,8 @@ export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { 
           (s.mean_latency_ms !== null ? `; mean latency ${s.mean_latency_ms} ms` : ''),
       ),
     );
+    if (s.trigger) lines.push(...renderTriggerTable(s.trigger));
+    if (s.skill_loaded) lines.push(renderSkillLoaded(s.skill_loaded));
     const worst = caseOutcomes(records.filter((r) => r.suite === name))
       .filter((c) => c.errored || !c.passed || c.flaky)
       .sort((a, b) => Number(b.errored) - Number(a.errored) || (a.fraction ?? 0) - (b.fraction ?? 0) || (a.soft ?? 0) - (b.soft ?? 0) || a.id.localeCompare(b.id))
@@ -271,6 +276,7 @@ export function writeRunFiles(outDir: string, result: RunResult): RunSummary {
   const summary = summarize(result);
   writeFileAtomic(join(outDir, 'results.jsonl'), result.records.map((r) => JSON.stringify(r)).join('\n') + (result.records.length ? '\n' : ''));
   writeJsonAtomic(join(outDir, 'summary.json'), { ...summary, errors: result.errors });
+  writeRunReport(outDir, { kind: 'test', records: result.records, summary });
   return summary;
 }
 
@@ -329,13 +335,13 @@ export class SkillReporter implements Reporter {
   onTestRunEnd(
     modules: ReadonlyArray<TestModule>,
     unhandled: ReadonlyArray<SerializedError>,
-    _reason: TestRunEndReason,
+    reason: TestRunEndReason,
   ): void {
     const host = currentHost();
     // A merged blob report replays in milliseconds: then the cases' own time span is the better figure.
     const wall = Math.max((performance.now() - this.started) / 1000, casesSpanS(modules));
     const pattern = this.vitest?.config?.testNamePattern;
-    const result = this.collector.result(modules, unhandled, wall, { nameFilter: pattern ? pattern.source : null });
+    const result = this.collector.result(modules, unhandled, wall, { nameFilter: pattern ? pattern.source : null, cancelled: reason === 'interrupted' });
     host?.sink?.(result);
     if (host?.quiet || !result.skillRun) return;
     // The verdict decides the exit code of a run of skill suites (3 = inconclusive, 2 = our input is wrong).
@@ -345,7 +351,7 @@ export class SkillReporter implements Reporter {
     const summary = outDir ? writeRunFiles(outDir, result) : summarize(result);
     result.summary = summary;
     this.log(`\n${renderTable(summary, result.records)}`);
-    if (outDir) this.log(pc.dim(`  results: ${displayPath(join(outDir, 'results.jsonl'))}, summary.json`));
+    if (outDir) this.log(pc.dim(`  results: ${displayPath(join(outDir, 'results.jsonl'))}, summary.json, report.html`));
   }
 
   /**

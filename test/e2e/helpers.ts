@@ -36,10 +36,15 @@ export interface RunResult {
 
 const INHERITED_OUT = /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
 
+/**
+ * The child's environment. The model-call cache is off unless a test asks for it (`extra`, or
+ * `--model-cache`, which beats the environment): a cache left in a fixture folder by an earlier run would
+ * otherwise answer the calls whose requests and counts these tests check.
+ */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!INHERITED_OUT.test(k)) env[k] = v;
-  return { ...env, NO_COLOR: '1', ...extra };
+  return { ...env, NO_COLOR: '1', SKILLOPT_CACHE: 'off', ...extra };
 }
 
 /** Run a command to completion (asynchronously: servers in this process keep answering meanwhile). */
@@ -129,6 +134,31 @@ export function waitForOutput(child: ChildProcess, pattern: RegExp): Promise<str
     child.stderr?.on('data', onData);
     child.once('exit', onExit);
   });
+}
+
+/**
+ * A config for the mini fixture whose roles call `baseURL` (an openai_compat endpoint such as a fault
+ * server), with fast retries, `workers` cases in flight and `extra` YAML appended.
+ */
+export function endpointConfig(dir: string, baseURL: string, o: { retries: number; workers: number; extra?: string }): string {
+  return writeConfig(
+    dir,
+    'fault.yaml',
+    `model:
+  backend: openai_compat
+  base_url: ${baseURL}
+  optimizer: fault-model
+  target: fault-model
+  retries: ${o.retries}
+  retry_base_delay_s: 0.001
+  retry_max_delay_s: 0.005
+  timeout_s: 20
+env:
+  name: mini
+  split_ratio: "4:2:4"
+  workers: ${o.workers}
+${o.extra ?? ''}`,
+  );
 }
 
 /** A config file (in `dir`) inheriting the shipped defaults, with `body` (YAML) on top. */

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFaultServer } from '../helpers/fault-server.ts';
-import { assertBuilt, readJson, readJsonl, reportLine, skillopt, tempDirs, writeConfig } from './helpers.ts';
+import { assertBuilt, endpointConfig, readJson, readJsonl, reportLine, skillopt, tempDirs } from './helpers.ts';
 
 const tmp = tempDirs('infra');
 beforeAll(assertBuilt);
@@ -20,26 +20,7 @@ const WORKERS = 2;
 /** src/suite/runtime.ts: failures with no success before them after which the breaker opens. */
 const BREAKER_THRESHOLD = 3;
 
-function faultConfig(dir: string, baseURL: string): string {
-  return writeConfig(
-    dir,
-    'fault.yaml',
-    `model:
-  backend: openai_compat
-  base_url: ${baseURL}
-  optimizer: fault-model
-  target: fault-model
-  retries: ${RETRIES}
-  retry_base_delay_s: 0.001
-  retry_max_delay_s: 0.005
-  timeout_s: 20
-env:
-  name: mini
-  split_ratio: "4:2:4"
-  workers: ${WORKERS}
-`,
-  );
-}
+const faultConfig = (dir: string, baseURL: string): string => endpointConfig(dir, baseURL, { retries: RETRIES, workers: WORKERS });
 
 describe('infrastructure errors', () => {
   test('an endpoint answering 503: every case errored, pass_rate null, inconclusive (exit 3), the breaker stops calling', async () => {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFaultServer } from '../helpers/fault-server.ts';
-import { assertBuilt, MINI, readJson, readJsonl, reportLine, run, skillopt, tempDirs, writeConfig } from './helpers.ts';
+import { assertBuilt, endpointConfig, MINI, readJson, readJsonl, reportLine, run, skillopt, tempDirs } from './helpers.ts';
 
 const tmp = tempDirs('verdicts');
 beforeAll(assertBuilt);
@@ -20,25 +20,8 @@ const KEY_ENV = { OPENAI_COMPATIBLE_API_KEY: 'e2e-dummy-key' };
 /** mini-001 … mini-009: 9 of the 30 tasks (the seed skill solves mini-001 … mini-003 among them). */
 const FILTER = 'mini-00';
 
-/** A target endpoint (the fault server) with the simulated optimizer; no retries, one case at a time. */
-function faultConfig(dir: string, baseURL: string, extra = ''): string {
-  return writeConfig(
-    dir,
-    'fault.yaml',
-    `model:
-  backend: openai_compat
-  base_url: ${baseURL}
-  optimizer: fault-model
-  target: fault-model
-  retries: 0
-  timeout_s: 30
-env:
-  name: mini
-  split_ratio: "4:2:4"
-  workers: 1
-${extra}`,
-  );
-}
+/** The fault server as the endpoint: no retries, one case at a time (so "every third request" is deterministic). */
+const faultConfig = (dir: string, baseURL: string, extra = ''): string => endpointConfig(dir, baseURL, { retries: 0, workers: 1, extra });
 
 describe.concurrent('verdicts', () => {
   test('-t keeps the suite gate: it decides on the 9 selected tasks, names the filter, exit 1', async () => {
@@ -122,6 +105,12 @@ describe.concurrent('verdicts', () => {
     } finally {
       await server.close();
     }
+  });
+
+  test('--bail: the cancelled run fails (exit 1), it is not called inconclusive', async () => {
+    const r = await skillopt(['test', '--config', CONFIG, '--bail', '1', '--cfg-options', 'env.workers=1', `env.out_root=${tmp.make('bail')}`]);
+    expect(r.code, r.all).toBe(1);
+    expect(r.stdout).toMatch(/skillopt test FAILED/);
   });
 
   test('no config anywhere: one line before any request, exit 2', async () => {

@@ -54,6 +54,14 @@ describe('decideVerdict', () => {
     expect(verdict([rec('a', 'fail')], { selected: 3, missesFail: true }).verdict).toBe('fail');
   });
 
+  test('a run Vitest cancelled (--bail) is a failure, even when the failing case never reported', () => {
+    const v = verdict([rec('a', 'pass')], { selected: 5, cancelled: true, missesFail: true });
+    expect(v).toMatchObject({ verdict: 'fail', exit_code: 1 });
+    expect(v.reason).toBe('the run was cancelled (--bail or a signal) after 1 of 5 selected cases');
+    // errored cases still make it inconclusive
+    expect(verdict([rec('a', 'errored')], { selected: 5, cancelled: true }).verdict).toBe('inconclusive');
+  });
+
   test('ungated test mode: a miss fails the run and is named', () => {
     const v = verdict([rec('a', 'pass'), rec('b', 'fail')], { missesFail: true });
     expect(v).toMatchObject({ verdict: 'fail', exit_code: 1, reason: '1 of 2 cases failed; first: b: expected a, got b' });
