@@ -24,6 +24,11 @@ export function parseVitestArgs(args: string[]): { filters: string[]; options: R
   const { filter, options } = parseCLI(['vitest', 'run', ...args]);
   const rest = options as Record<string, unknown>;
   delete rest['--'];
+  // Vitest's html reporter is its UI (it needs @vitest/ui); skillopt writes its own report.html
+  const reporters = ([] as unknown[]).concat(rest.reporter ?? [], rest.reporters ?? []);
+  if (reporters.some((r) => r === 'html' || (Array.isArray(r) && r[0] === 'html'))) {
+    throw new SkillOptError("--reporter=html is not supported (it is Vitest's UI report and needs @vitest/ui): every skillopt run writes report.html into its output folder; regenerate one with npx skillopt report <dir>");
+  }
   return { filters: filter, options: rest };
 }
 

@@ -1,5 +1,6 @@
 /** Combining scorers: a weighted mean of several, or one with a pass threshold on its soft score. */
 import { ScorerError, formatScore, toScorer, type Scorer, type ScorerLike } from './types.ts';
+import { checkOptions, OPTION_SCHEMAS } from './options.ts';
 
 export interface WeightedComponent<E = unknown> {
   scorer: ScorerLike<E>;
@@ -38,8 +39,10 @@ function validateAll<E>(name: string, scorers: Scorer<E>[]): Scorer<E>['validate
  * - feedback = each component's feedback, prefixed with its name, joined by "; ".
  */
 export function weighted<E = unknown>(components: WeightedComponent<E>[], options: WeightedOptions = {}): Scorer<E> {
+  checkOptions('weighted', OPTION_SCHEMAS.weighted, options);
   const name = options.name ?? 'weighted';
   if (!Array.isArray(components) || components.length === 0) throw new ScorerError(name, 'needs at least one component');
+  components.forEach((c, i) => checkOptions(name, OPTION_SCHEMAS.weightedComponent, c, `component ${i + 1} key`));
   for (const c of components) {
     if (typeof c.weight !== 'number' || !Number.isFinite(c.weight) || c.weight < 0) {
       throw new ScorerError(name, `weights must be finite numbers ≥ 0, got ${c.weight}`);
@@ -84,6 +87,7 @@ export interface ThresholdOptions {
 
 /** The inner scorer with hard = soft ≥ t ? 1 : 0 (soft and feedback unchanged; a note says when soft falls short). */
 export function threshold<E = unknown>(scorer: ScorerLike<E>, t: number, options: ThresholdOptions = {}): Scorer<E> {
+  checkOptions('threshold', OPTION_SCHEMAS.threshold, options);
   const inner = toScorer(scorer);
   const name = options.name ?? inner.name;
   checkThreshold(name, t);

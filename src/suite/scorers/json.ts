@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { SkillTask } from '../../types.ts';
 import { normalizeText, resolvePerTask, show, type PerTask } from './text.ts';
 import { ScorerError, type Scorer } from './types.ts';
+import { checkOptions, OPTION_SCHEMAS } from './options.ts';
 
 export type JsonExtraction = { ok: true; value: unknown; source: string } | { ok: false; error: string };
 
@@ -148,6 +149,8 @@ export interface JsonSchemaOptions<E = unknown> {
  * feedback lists the issues with their paths), then compares the parsed value to the expected one.
  */
 export function jsonSchema<E = unknown>(schema: z.ZodType, options: JsonSchemaOptions<E> = {}): Scorer<E> {
+  checkOptions('json_schema', OPTION_SCHEMAS.jsonSchema, options);
+  if (!schema || typeof (schema as { safeParse?: unknown }).safeParse !== 'function') throw new ScorerError(options.name ?? 'json_schema', 'the first argument must be a zod schema (e.g. z.object({ … }))');
   const name = options.name ?? 'json_schema';
   const mode = options.compare ?? 'fields';
   const norm = options.normalizeStrings ?? true;

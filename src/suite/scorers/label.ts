@@ -2,6 +2,7 @@
 import type { SkillTask } from '../../types.ts';
 import { preview, resolvePerTask, show, type PerTask } from './text.ts';
 import { referenceScorer, ScorerError, type Scorer } from './types.ts';
+import { checkOptions, OPTION_SCHEMAS } from './options.ts';
 
 export interface LabelOptions<E = unknown> {
   /** The taxonomy. */
@@ -96,6 +97,7 @@ export function labelMatcher(
  * `validate` rejects tasks whose expected label is not in the taxonomy.
  */
 export function label<E = unknown>(options: LabelOptions<E>): Scorer<E> {
+  checkOptions('label', OPTION_SCHEMAS.label, options ?? {});
   const name = options.name ?? 'label';
   if (!Array.isArray(options.labels) || options.labels.length === 0) {
     throw new ScorerError(name, 'labels must be a non-empty list');

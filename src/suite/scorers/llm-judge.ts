@@ -2,6 +2,7 @@
 import type { SkillTask } from '../../types.ts';
 import { resolvePerTask, type PerTask } from './text.ts';
 import { formatScore, referenceScorer, ScorerError, type Scorer } from './types.ts';
+import { checkOptions, OPTION_SCHEMAS } from './options.ts';
 
 export interface LlmJudgeOptions<E = unknown> {
   /** What a good answer looks like (a string, or a function of the task). */
@@ -18,6 +19,7 @@ export interface LlmJudgeOptions<E = unknown> {
  * Errors of `ctx.judge` (endpoint down, timeouts) propagate unchanged: they are infrastructure errors, not scores.
  */
 export function llmJudge<E = unknown>(options: LlmJudgeOptions<E>): Scorer<E> {
+  checkOptions('llm_judge', OPTION_SCHEMAS.llmJudge, options ?? {});
   const name = options.name ?? 'llm_judge';
   const threshold = options.threshold ?? 0.5;
   if (!Number.isFinite(threshold) || threshold < 0 || threshold > 1) {

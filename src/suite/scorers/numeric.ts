@@ -2,6 +2,7 @@
 import type { SkillTask } from '../../types.ts';
 import { resolvePerTask, show, type PerTask } from './text.ts';
 import { referenceScorer, ScorerError, type Scorer } from './types.ts';
+import { checkOptions, OPTION_SCHEMAS } from './options.ts';
 
 export interface NumericOptions<E = unknown> {
   /** Allowed error (default 0, i.e. equal up to floating-point noise). */
@@ -50,6 +51,7 @@ function toNumber(raw: unknown): number | undefined {
  * (clamped at 0: 90 for 100 gets 0.9, a sign error gets 0); hard = within tolerance.
  */
 export function numeric<E = unknown>(options: NumericOptions<E> = {}): Scorer<E> {
+  checkOptions('numeric', OPTION_SCHEMAS.numeric, options);
   const name = options.name ?? 'numeric';
   const tolerance = options.tolerance ?? 0;
   if (!Number.isFinite(tolerance) || tolerance < 0) throw new ScorerError(name, `tolerance must be a number ≥ 0, got ${tolerance}`);

@@ -1,6 +1,7 @@
 /** Text helpers shared by the scorers, and the plain-text scorers: exactMatch, includesAll/Any, regex. */
 import type { SkillTask } from '../../types.ts';
 import { referenceScorer, ScorerError, type Scorer } from './types.ts';
+import { checkOptions, OPTION_SCHEMAS } from './options.ts';
 
 /** A value given directly, or computed from the task. */
 export type PerTask<T, E = unknown> = T | ((task: SkillTask<E>) => T);
@@ -57,6 +58,7 @@ export interface ExactMatchOptions<E = unknown> {
 
 /** hard = soft = 1 when the answer equals the expected string after normalisation. */
 export function exactMatch<E = unknown>(options: ExactMatchOptions<E> = {}): Scorer<E> {
+  checkOptions('exact_match', OPTION_SCHEMAS.exactMatch, options);
   const name = options.name ?? 'exact_match';
   const norm =
     options.normalize === false ? (s: string) => s : typeof options.normalize === 'function' ? options.normalize : normalizeText;
@@ -117,6 +119,7 @@ function quoteList(items: string[]): string {
  * (a list or a function of the task) or, when omitted, from `task.expected` (a string or a list of strings).
  */
 export function includesAll<E = unknown>(keywords?: Keywords<E>, options: IncludesOptions = {}): Scorer<E> {
+  checkOptions('includes_all', OPTION_SCHEMAS.includes, options);
   const name = options.name ?? 'includes_all';
   return referenceScorer(name, (task) => keywordsOf(keywords, task, name), ({ output }, list) => {
     const has = finder(output, options.caseSensitive ?? false);
@@ -134,6 +137,7 @@ export function includesAll<E = unknown>(keywords?: Keywords<E>, options: Includ
 
 /** hard = soft = 1 when at least one keyword occurs in the answer. */
 export function includesAny<E = unknown>(keywords?: Keywords<E>, options: IncludesOptions = {}): Scorer<E> {
+  checkOptions('includes_any', OPTION_SCHEMAS.includes, options);
   const name = options.name ?? 'includes_any';
   return referenceScorer(name, (task) => keywordsOf(keywords, task, name), ({ output }, list) => {
     const hit = list.find(finder(output, options.caseSensitive ?? false));
@@ -167,6 +171,7 @@ function regexOf<E>(pattern: Pattern<E> | undefined, task: SkillTask<E>, options
 
 /** hard = soft = 1 when the answer matches. The pattern comes from the argument or from `task.expected`. */
 export function regex<E = unknown>(pattern?: Pattern<E>, options: RegexOptions = {}): Scorer<E> {
+  checkOptions('regex', OPTION_SCHEMAS.regex, options);
   const name = options.name ?? 'regex';
   return referenceScorer(name, (task) => regexOf(pattern, task, options, name), ({ output }, re) => {
     const ok = re.test(output);

@@ -1,0 +1,106 @@
+/**
+ * Scorer options are checked when the scorer is made (so at suite load), with zod strict objects: a key
+ * the scorer does not know is an error naming it, with the closest known key and the full list —
+ * `exactMatch({ normalise: false })` would otherwise be silently ignored — and a value of the wrong type
+ * names its key. Range checks (a threshold in [0, 1], a tolerance ≥ 0, …) stay in the scorers.
+ */
+import { z } from 'zod';
+import { ScorerError } from './types.ts';
+
+/** A function, for options that take a value or a function of the task. */
+export const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' });
+
+/** `T` or a function of the task (PerTask). */
+export const perTask = <T extends z.ZodType>(t: T) => z.union([t, fn]);
+
+const optionalString = z.string().optional();
+
+export const OPTION_SCHEMAS = {
+  exactMatch: z.strictObject({ normalize: z.union([z.boolean(), fn]).optional(), expected: perTask(z.string()).optional(), name: optionalString }),
+  includes: z.strictObject({ caseSensitive: z.boolean().optional(), name: optionalString }),
+  regex: z.strictObject({ flags: z.string().optional(), name: optionalString }),
+  label: z.strictObject({
+    labels: z.array(z.string()),
+    aliases: z.record(z.string(), z.array(z.string())).optional(),
+    expected: perTask(z.string()).optional(),
+    name: optionalString,
+  }),
+  numeric: z.strictObject({
+    tolerance: z.number().optional(),
+    relative: z.boolean().optional(),
+    pick: z.enum(['first', 'last']).optional(),
+    percentAsFraction: z.boolean().optional(),
+    expected: perTask(z.union([z.number(), z.string()])).optional(),
+    name: optionalString,
+  }),
+  jsonSchema: z.strictObject({
+    compare: z.string().optional(),
+    fields: z.array(z.string()).optional(),
+    normalizeStrings: z.boolean().optional(),
+    validateExpected: z.boolean().optional(),
+    expected: z.unknown().optional(),
+    name: optionalString,
+  }),
+  llmJudge: z.strictObject({ rubric: perTask(z.string()), threshold: z.number().optional(), expected: z.unknown().optional(), name: optionalString }),
+  weighted: z.strictObject({ threshold: z.number().optional(), name: optionalString }),
+  weightedComponent: z.strictObject({ scorer: z.unknown(), weight: z.number() }),
+  threshold: z.strictObject({ name: optionalString }),
+} as const;
+
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]!;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j]!;
+      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length]!;
+}
+
+function closest(name: string, known: string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const k of known) {
+    const d = editDistance(name.toLowerCase(), k.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = k;
+    }
+  }
+  return best !== undefined && bestD <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+function issueText(issue: z.core.$ZodIssue, known: string[], what: string): string {
+  const path = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys
+      .map((k) => {
+        const near = closest(k, known);
+        return `unknown ${what} \`${path ? `${path}.` : ''}${k}\`${near ? ` (did you mean \`${near}\`?)` : ''}`;
+      })
+      .join('; ') + ` — its ${what}s are ${known.map((k) => `\`${k}\``).join(', ')}`;
+  }
+  if (issue.code === 'invalid_union') return `${what} \`${path}\`: expected ${path === 'normalize' ? 'a boolean or a function' : 'a value of the documented type or a function of the task'}`;
+  return `${what} \`${path}\`: ${issue.message.replace(/^Invalid input: /, '')}`;
+}
+
+/**
+ * Check a scorer's options object (undefined is fine: every scorer has defaults). Throws a ScorerError
+ * naming the scorer and the first offending key.
+ */
+export function checkOptions(scorer: string, schema: z.ZodObject, options: unknown, what = 'option'): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new ScorerError(scorer, `${what}s must be an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`);
+  }
+  const r = schema.safeParse(options);
+  if (r.success) return;
+  const known = Object.keys(schema.shape);
+  // unknown keys first: a typo is the likeliest mistake, and it explains a "missing" required key
+  const issues = [...r.error.issues].sort((a, b) => Number(b.code === 'unrecognized_keys') - Number(a.code === 'unrecognized_keys'));
+  throw new ScorerError(scorer, issueText(issues[0]!, known, what));
+}

@@ -1,0 +1,223 @@
+/**
+ * The HTML reports in a real browser: Debian's Chromium (`apt-get install chromium`; `.ci/run` installs
+ * it when missing; CHROMIUM_PATH overrides /usr/bin/chromium) driven by playwright-core. Reports of every
+ * kind are made by the compiled CLI as a user would (a test run and an eval of the mini fixture, an
+ * optimize run of the mini fixture, a comparison of the two evals), then each is opened from disk in one
+ * browser: its chart has points, its table has rows, filtering and sorting work, a row opens, nothing
+ * but the file itself is requested, no script error. A screenshot of each is saved under
+ * test-output/screenshots/. No timing assertions: every wait is for a selector.
+ *
+ * Without Chromium the test fails, saying how to install it (CI installs it; it must not skip).
+ */
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { assertBuilt, MINI_ORACLE_SKILL, REPO, skillopt, tempDirs, writeFile } from '../e2e/helpers.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const SHOTS = join(REPO, 'test-output', 'screenshots');
+
+const tmp = tempDirs('browser');
+let browser: Browser | undefined;
+const dirs = { test: '', eval: '', eval2: '', optimize: '' };
+
+beforeAll(async () => {
+  assertBuilt();
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium — .ci/run does when it is missing) or set CHROMIUM_PATH`);
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  const root = tmp.make('runs');
+  dirs.test = join(root, 'test');
+  dirs.eval = join(root, 'eval');
+  dirs.eval2 = join(root, 'eval2');
+  dirs.optimize = join(root, 'optimize');
+  const oracle = writeFile(join(root, 'oracle.md'), MINI_ORACLE_SKILL);
+  const [t, e1, e2, o] = await Promise.all([
+    skillopt(['test', '--config', 'configs/mini/sim.yaml', '--trials', '2', '--cfg-options', `env.out_root=${dirs.test}`, 'model.simulated.noise=0.3']),
+    skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--skill', 'skills/mini/initial.md', '--cfg-options', `env.out_root=${dirs.eval}`]),
+    skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--skill', oracle, '--cfg-options', `env.out_root=${dirs.eval2}`, 'model.simulated.noise=0.2']),
+    // a seeded analyst that sometimes proposes a bad rule: the gate rejects a step
+    skillopt(['test', '--optimize', '--target', '1', '--config', 'configs/mini/sim.yaml', '--cfg-options', `env.out_root=${dirs.optimize}`, 'model.simulated.analyst_error_rate=0.3']),
+  ]);
+  for (const r of [e1, e2]) expect(r.code, r.all).toBe(0);
+  expect([0, 1], t.all).toContain(t.code);
+  expect([0, 1], o.all).toContain(o.code);
+  expect(o.stdout, o.all).toContain('[skillopt] report: ');
+  const c = await skillopt(['compare', dirs.eval, dirs.eval2]);
+  expect(c.code, c.all).toBe(0);
+  browser = await chromium.launch({ executablePath: CHROMIUM });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  tmp.cleanup();
+});
+
+interface Opened {
+  page: Page;
+  requests: string[];
+  errors: string[];
+}
+
+/** Open a report from disk: every request is recorded, and any that is not the file itself is refused. */
+async function open(file: string): Promise<Opened> {
+  const url = pathToFileURL(file).href;
+  const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const requests: string[] = [];
+  const errors: string[] = [];
+  await context.route('**/*', (route) => {
+    const u = route.request().url();
+    requests.push(u);
+    return u === url ? route.continue() : route.abort();
+  });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready]');
+  return { page, requests, errors };
+}
+
+/** The file alone holds everything: no resource reference of any scheme, no URL at all. */
+function expectSelfContained(file: string, maxBytes: number): void {
+  const html = readFileSync(file, 'utf8');
+  expect(statSync(file).size).toBeLessThan(maxBytes);
+  expect(html).not.toMatch(/https?:/i);
+  expect(html).not.toContain('://');
+  expect(html).not.toMatch(/\b(src|href)\s*=\s*["']?\s*(?!#)[\w-]+:/i);
+  expect(html).not.toMatch(/url\s*\(|@import|\bfetch\s*\(|XMLHttpRequest|\bimport\s*\(/);
+  expect(html).toContain("default-src 'none'");
+}
+
+async function finish(o: Opened, name: string, file: string): Promise<void> {
+  await o.page.evaluate('window.scrollTo(0, 0)');
+  await o.page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  expect(o.errors).toEqual([]);
+  expect(o.requests).toEqual([pathToFileURL(file).href]);
+  await o.page.context().close();
+}
+
+const rowCount = (page: Page, table = '#cases-table') => page.locator(`${table} tbody tr.row`).count();
+const columnTexts = (page: Page, index: number, table = '#cases-table') =>
+  page.locator(`${table} tbody tr.row td:nth-child(${index})`).allTextContents();
+
+/** The shared checks of a case table: rows, filter by status and by text, sort both ways, a row opens. */
+async function checkCaseTable(page: Page, opts: { scoreColumn: number; statusColumn: number }): Promise<void> {
+  const total = await rowCount(page);
+  expect(total).toBeGreaterThan(0);
+  await expect.poll(() => page.locator('#cases-table [data-role=count]').textContent()).toMatch(/^rows 1–\d+ of \d+$/);
+
+  // filter by status: only failing rows stay, and the count says it is filtered
+  await page.selectOption('#cases-table select[data-filter="status"]', 'fail');
+  await expect.poll(() => page.locator('#cases-table [data-role=count]').textContent()).toMatch(/filtered from|no rows match/);
+  const statuses = await columnTexts(page, opts.statusColumn);
+  expect(statuses.every((s) => s.startsWith('fail'))).toBe(true);
+  await page.selectOption('#cases-table select[data-filter="status"]', '');
+  await expect.poll(() => rowCount(page)).toBe(total);
+
+  // filter by text: one id
+  const firstId = (await page.locator('#cases-table tbody tr.row td.id').first().textContent())!;
+  await page.fill('#cases-table input[data-role=search]', firstId);
+  await expect.poll(() => rowCount(page)).toBe(1);
+  await page.fill('#cases-table input[data-role=search]', '');
+  await expect.poll(() => rowCount(page)).toBe(total);
+
+  // sort by score, ascending then descending
+  const score = page.locator('#cases-table th[data-key="score"]');
+  await score.click();
+  await attribute(score, 'aria-sort', 'ascending');
+  const asc = (await columnTexts(page, opts.scoreColumn)).map(Number);
+  expect(asc).toEqual([...asc].sort((a, b) => a - b));
+  await score.click();
+  await attribute(score, 'aria-sort', 'descending');
+  const desc = (await columnTexts(page, opts.scoreColumn)).map(Number);
+  expect(desc).toEqual([...desc].sort((a, b) => b - a));
+
+  // a row opens: its messages are there
+  await page.locator('#cases-table tbody tr.row').first().click();
+  await visible(page.locator('#cases-table tr.detail .msg'));
+}
+
+/** Wait until the element has the attribute value (Vitest's expect has no Playwright matchers). */
+async function attribute(locator: Locator, name: string, value: string): Promise<void> {
+  await locator.and(locator.page().locator(`[${name}="${value}"]`)).first().waitFor({ state: 'attached' });
+}
+
+async function visible(locator: Locator): Promise<void> {
+  await locator.first().waitFor({ state: 'visible' });
+}
+
+describe('the HTML reports in Chromium', () => {
+  test('a test run (2 trials): dot plot of pass rates, the case table filters and sorts, flaky column, no request', async () => {
+    const file = join(dirs.test, 'report.html');
+    expectSelfContained(file, 2_000_000);
+    const o = await open(file);
+    const { page } = o;
+    expect(await page.locator('#breakdown svg.chart circle.pt').count()).toBeGreaterThan(2);
+    expect(await page.locator('#cases-table th[data-key="flaky"]').count()).toBe(1);
+    await checkCaseTable(page, { statusColumn: 4, scoreColumn: 5 });
+    await finish(o, 'test', file);
+  });
+
+  test('an eval run: verdict, breakdown, the case table', async () => {
+    const file = join(dirs.eval, 'report.html');
+    expectSelfContained(file, 2_000_000);
+    const o = await open(file);
+    const { page } = o;
+    await visible(page.locator('#verdict-badge'));
+    expect(await page.locator('#breakdown svg.chart circle.pt').count()).toBeGreaterThan(2);
+    await checkCaseTable(page, { statusColumn: 4, scoreColumn: 5 });
+    await finish(o, 'eval', file);
+  });
+
+  test('an optimize run: the val curve with accepted/rejected points, schedule, costs, steps and their edits, the diff', async () => {
+    const file = join(dirs.optimize, 'report.html');
+    expectSelfContained(file, 2_000_000);
+    const history = JSON.parse(readFileSync(join(dirs.optimize, 'history.json'), 'utf8')) as Array<{ action: string; selection_pass_rate?: number }>;
+    const o = await open(file);
+    const { page } = o;
+    // one point for the initial skill and one per step that made a candidate
+    const candidates = history.filter((h) => h.selection_pass_rate !== undefined).length;
+    expect(await page.locator('#curve svg.chart circle.pt.accepted, #curve svg.chart circle.pt.rejected').count()).toBe(candidates);
+    expect(await page.locator('#curve svg.chart circle.pt.baseline').count()).toBe(1);
+    expect(await page.locator('#schedule svg.chart path.s-plan').count()).toBe(1);
+    expect(await page.locator('#costs svg.chart rect').count()).toBeGreaterThan(0);
+    // the steps table: one row per step; filter by outcome; a step opens on its edits
+    expect(await rowCount(page, '#steps-table')).toBe(history.length);
+    expect(history.some((h) => h.action === 'reject')).toBe(true);
+    expect(await page.locator('#curve svg.chart circle.pt.rejected').count()).toBe(history.filter((h) => h.action === 'reject').length);
+    const outcome = 'rejected';
+    await page.selectOption('#steps-table select[data-filter="outcome"]', outcome);
+    const shown = await columnTexts(page, 3, '#steps-table');
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.every((s) => s.startsWith(outcome))).toBe(true);
+    await page.locator('#steps-table tbody tr.row').first().click();
+    await visible(page.locator('#steps-table tr.detail table.edits tbody tr'));
+    expect(await page.locator('#skill-diff .add').count()).toBeGreaterThan(0);
+    await checkCaseTable(page, { statusColumn: 4, scoreColumn: 6 });
+    await finish(o, 'optimize', file);
+  });
+
+  test('a comparison: regressed and fixed first, both answers side by side, all cases', async () => {
+    const file = join(dirs.eval2, 'compare.html');
+    expectSelfContained(file, 2_000_000);
+    const o = await open(file);
+    const { page } = o;
+    expect(await page.locator('#overview svg.chart circle.pt').count()).toBe(3);
+    const compare = JSON.parse(readFileSync(join(dirs.eval2, 'compare.json'), 'utf8'));
+    expect(await page.locator('#fixed-table tbody tr').count()).toBe(compare.fixed.length);
+    // the full table starts with what changed
+    const first = await columnTexts(page, 2);
+    expect(first[0]).toBe(compare.regressed.length ? 'regressed' : 'fixed');
+    await page.selectOption('#cases-table select[data-filter="status"]', 'fixed');
+    await expect.poll(() => rowCount(page)).toBe(compare.fixed.length);
+    await page.locator('#cases-table tbody tr.row').first().click();
+    await visible(page.locator('#cases-table tr.detail .side'));
+    await finish(o, 'compare', file);
+  });
+});
