@@ -16,6 +16,8 @@
  * | OPENAI_COMPATIBLE_TIMEOUT_SECONDS          | model.timeout_s                              |
  * | {OPTIMIZER,TARGET}_OPENAI_COMPATIBLE_TIMEOUT_SECONDS | model.{optimizer,target}_timeout_s |
  * | SKILLOPT_OUT_ROOT                          | env.out_root                                 |
+ * | SKILLOPT_CACHE                             | cache.mode                                   |
+ * | SKILLOPT_CACHE_DIR                         | cache.dir                                    |
  *
  * (*) A MODEL variable applies only to roles whose resolved backend is `openai_compat` (the variables
  * configure the OpenAI-compatible client; an Azure deployment or the simulated model keeps its YAML
@@ -79,6 +81,8 @@ export function envOverrides(env: NodeJS.ProcessEnv, roles: () => RoleBackendNam
   }
 
   add('SKILLOPT_OUT_ROOT', ['env', 'out_root']);
+  add('SKILLOPT_CACHE', ['cache', 'mode']);
+  add('SKILLOPT_CACHE_DIR', ['cache', 'dir']);
   return out;
 }
 

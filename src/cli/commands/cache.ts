@@ -1,0 +1,89 @@
+/**
+ * `skillopt cache stats|prune`: what the model-call cache holds and how it served recent runs, and keeping
+ * it bounded. The folder is `--dir`, else the config's `cache.dir` (`--config`, SKILLOPT_CONFIG,
+ * SKILLOPT_CACHE_DIR), else `.skillopt/cache`.
+ */
+import { resolve } from 'node:path';
+import { cacheStats, formatBytes, parseAge, parseSize, pruneCache } from '../../model/cache/admin.ts';
+import { SkillOptError } from '../../util/errors.ts';
+import { displayPath } from '../../util/paths.ts';
+import { redactText } from '../../util/redact.ts';
+import { numberFlag, single, takeFlags, type SplitArgs } from '../args.ts';
+import { configFromArgs, CONFIG_FLAGS } from '../common.ts';
+import type { Command } from '../main.ts';
+
+const USAGE = `skillopt cache stats [--dir D] [--runs N] [--json]
+       skillopt cache prune [--max-size 500MB] [--older-than 30d] [--dry-run] [--dir D]
+
+  stats   entries, size on disk, and the hit rate of the last N runs (default 10) that used the cache
+  prune   remove entries unused for longer than --older-than (30d, 12h, 2w), then the least recently used
+          until the cache takes at most --max-size on disk (500MB, 2GB; K/M/G are powers of 1024)
+  --dir D the cache folder (default: cache.dir of --config / SKILLOPT_CONFIG, SKILLOPT_CACHE_DIR, else .skillopt/cache)`;
+
+function cacheDir(args: SplitArgs): string {
+  const dir = single(args, 'dir');
+  if (dir) return resolve(dir);
+  return resolve(configFromArgs(args, { required: false }).config.cache.dir);
+}
+
+function pct(x: number | null): string {
+  return x === null ? '—' : `${(x * 100).toFixed(1)}%`;
+}
+
+export const command: Command = {
+  usage: USAGE,
+  async run(argv) {
+    const [sub, ...rest] = argv;
+    const args = takeFlags(rest, {
+      valued: [...CONFIG_FLAGS.valued, 'dir', 'runs', 'max-size', 'older-than'],
+      multi: CONFIG_FLAGS.multi,
+      switches: ['json', 'dry-run'],
+    });
+    if (sub !== 'stats' && sub !== 'prune') throw new SkillOptError(`skillopt cache: expected 'stats' or 'prune'${sub ? `, got '${sub}'` : ''} (usage: ${USAGE.split('\n')[0]})`);
+    if (args.rest.length) throw new SkillOptError(`skillopt cache ${sub}: unexpected argument '${args.rest[0]}'`);
+    const dir = cacheDir(args);
+    const out = (line: string) => console.log(redactText(line));
+
+    if (sub === 'stats') {
+      const s = cacheStats(dir, { runs: numberFlag(args, 'runs') ?? 10 });
+      if (args.switches.has('json')) {
+        out(JSON.stringify(s, null, 2));
+        return 0;
+      }
+      out(`skillopt cache · ${displayPath(dir)}`);
+      out(`  entries:  ${s.entries}`);
+      out(`  size:     ${formatBytes(s.disk)} on disk (${formatBytes(s.bytes)} of data)`);
+      if (s.oldest_use) out(`  used:     ${s.oldest_use} … ${s.newest_use} (least … most recent)`);
+      if (s.stale_temps) out(`  temps:    ${s.stale_temps} left by killed writers (prune removes them)`);
+      if (s.recent_runs.length === 0) {
+        out('  runs:     none recorded yet');
+        return 0;
+      }
+      const hits = s.recent_runs.reduce((a, r) => a + r.hits, 0);
+      const misses = s.recent_runs.reduce((a, r) => a + r.misses, 0);
+      out(`  runs:     hit rate ${pct(s.recent_hit_rate)} over the last ${s.recent_runs.length} (${hits} hits, ${misses} misses)`);
+      for (const r of s.recent_runs) {
+        const rate = r.hits + r.misses ? r.hits / (r.hits + r.misses) : null;
+        out(`    ${r.time.replace('T', ' ').slice(0, 19)}  ${r.command.padEnd(15)} ${r.mode.padEnd(6)} ${String(r.hits).padStart(7)} hits ${String(r.misses).padStart(7)} misses  ${pct(rate)}`);
+      }
+      return 0;
+    }
+
+    const maxSize = single(args, 'max-size');
+    const olderThan = single(args, 'older-than');
+    if (maxSize === undefined && olderThan === undefined) throw new SkillOptError('skillopt cache prune: give --max-size (e.g. 500MB) and/or --older-than (e.g. 30d)');
+    const dryRun = args.switches.has('dry-run');
+    const r = pruneCache(dir, {
+      ...(maxSize !== undefined ? { maxBytes: parseSize(maxSize) } : {}),
+      ...(olderThan !== undefined ? { olderThanMs: parseAge(olderThan) } : {}),
+      dryRun,
+    });
+    out(
+      `skillopt cache prune · ${displayPath(dir)}${dryRun ? ' (dry run: nothing removed)' : ''}\n` +
+        `  ${dryRun ? 'would remove' : 'removed'}: ${r.removed} entries (${formatBytes(r.removed_disk)} on disk)` +
+        (r.temps_removed ? ` and ${r.temps_removed} stale temp files` : '') +
+        `\n  kept:     ${r.kept} entries (${formatBytes(r.kept_disk)} on disk)`,
+    );
+    return 0;
+  },
+};
