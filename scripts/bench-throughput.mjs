@@ -53,6 +53,7 @@ const { config } = loadConfig({
   cfgOptions: [
     'model.backend=simulated', `model.simulated.latency_ms=${latency}`, `model.concurrency=${concurrency}`,
     `env.workers=${concurrency}`, 'env.name=bench',
+    'cache.mode=off', // it measures the model path: reruns are not to be served from the model-call cache
   ],
 });
 const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout', split: 'all' } });

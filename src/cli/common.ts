@@ -2,12 +2,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig } from '../config/load.ts';
-import type { SkillOptConfig } from '../config/schema.ts';
+import { CACHE_MODE_ALIASES, CACHE_MODES, normaliseAlias, type SkillOptConfig } from '../config/schema.ts';
 import { SkillOptError } from '../util/errors.ts';
+import { checkSkillFile } from '../skill/frontmatter.ts';
 import { single, type SplitArgs } from './args.ts';
 
-/** Flags every run command understands. */
-export const CONFIG_FLAGS = { valued: ['config'], multi: ['cfg-options'] };
+/** Flags every run command understands. `--model-cache M` is `cache.mode` (not `--cache`: Vitest owns that one). */
+export const CONFIG_FLAGS = { valued: ['config', 'model-cache'], multi: ['cfg-options'] };
 
 /** The project's default config, used when neither --config nor SKILLOPT_CONFIG names one. */
 export const PROJECT_CONFIG = 'skillopt.yaml';
@@ -23,9 +24,17 @@ export function configFromArgs(args: SplitArgs, opts: { required: boolean }): { 
       `no config: pass --config <file.yaml>, set SKILLOPT_CONFIG, or add ${PROJECT_CONFIG} to the project (it names the model endpoint; e.g. --config configs/dotnetdebug/sim.yaml runs offline on the simulated model)`,
     );
   }
-  // `--trials k` is `--cfg-options env.trials=k`, applied last.
+  // `--trials k` is `--cfg-options env.trials=k`, and `--model-cache m` is `cache.mode=m`, applied last.
   const trials = single(args, 'trials');
-  const cfgOptions = [...(args.flags.get('cfg-options') ?? []), ...(trials !== undefined ? [`env.trials=${trials}`] : [])];
+  const cache = single(args, 'model-cache');
+  if (cache !== undefined && !(CACHE_MODES as readonly string[]).includes(String(normaliseAlias(cache, CACHE_MODE_ALIASES)))) {
+    throw new SkillOptError(`--model-cache ${cache}: expected one of ${CACHE_MODES.join(', ')}`);
+  }
+  const cfgOptions = [
+    ...(args.flags.get('cfg-options') ?? []),
+    ...(trials !== undefined ? [`env.trials=${trials}`] : []),
+    ...(cache !== undefined ? [`cache.mode=${cache}`] : []),
+  ];
   return loadConfig({ path, cfgOptions });
 }
 
@@ -42,5 +51,6 @@ export function readSkillFile(path: string, what = 'skill'): { text: string; pat
   if (!existsSync(abs)) throw new SkillOptError(`${what} file not found: ${path}`);
   const text = readFileSync(abs, 'utf8');
   if (!text.trim()) throw new SkillOptError(`${what} file is empty: ${path}`);
+  checkSkillFile(abs, text); // a SKILL.md (or any skill with frontmatter) follows the Agent Skills format
   return { text, path: abs };
 }

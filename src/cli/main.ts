@@ -26,6 +26,22 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
     summary: 'eval-only: score one skill on one split, write eval_summary.json and predictions',
     load: () => import('./commands/eval.ts'),
   },
+  compare: {
+    summary: 'compare two runs case by case: regressed / fixed cases, the paired change, a verdict',
+    load: () => import('./commands/compare.ts'),
+  },
+  report: {
+    summary: 'write (again) a run folder\'s report.html: one self-contained file, no network',
+    load: () => import('./commands/report.ts'),
+  },
+  show: {
+    summary: 'print a run folder\'s facts: what ran, scores, the step curve, the worst cases',
+    load: () => import('./commands/show.ts'),
+  },
+  cache: {
+    summary: 'the model-call cache: stats (entries, size, hit rate of recent runs) and prune (--max-size, --older-than)',
+    load: () => import('./commands/cache.ts'),
+  },
   config: {
     summary: 'print the resolved configuration (validated, secrets redacted)',
     load: () => import('./commands/config.ts'),

@@ -61,6 +61,7 @@ export const RESUMABLE_KEYS: readonly string[] = [
   'model.retry_*_delay_s',
   'model.*concurrency*',
   'model.*api_key_env',
+  'cache.*', // the model-call cache changes where replies come from, never what they are
 ];
 
 /** Sections an eval or a test never uses (the optimizer's). */

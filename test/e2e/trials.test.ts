@@ -86,3 +86,54 @@ describe.concurrent('trials', () => {
     for (const row of readJsonl(join(out, 'results.jsonl'))) expect(row.messages.map((m: any) => m.role)).toEqual(['user']);
   });
 });
+
+describe.concurrent('skillopt test --baseline: run and compare in one step', () => {
+  test('a real drop fails with --fail-on-regression, naming the worst cases; annotations point at the suite file', async () => {
+    const dir = tmp.make('baseline');
+    const oracle = writeFile(join(dir, 'oracle.md'), MINI_ORACLE_SKILL);
+    const main = join(dir, 'main');
+    const base = await skillopt(['test', '--config', CONFIG, '--skill', oracle, '--cfg-options', `env.out_root=${main}`]);
+    expect(base.code, base.all).toBe(0);
+
+    const stepSummary = join(dir, 'step-summary.md');
+    const env = { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: stepSummary };
+    const pr = join(dir, 'pr');
+    const r = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${pr}`], { env });
+    expect(r.code, r.all).toBe(1);
+    expect(r.stdout).toMatch(/^\s+failure:\s+regressed against the baseline: .*; worst regressed: mini-\d{3}, mini-\d{3}, mini-\d{3}, mini-\d{3}, mini-\d{3}$/m);
+    expect(readJson(join(pr, 'compare.json'))).toMatchObject({ verdict: 'regressed' });
+    // (Vitest's own GitHub reporter adds one per failed test case; ours name the regression)
+    const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::error ') && l.includes('regressed::'));
+    expect(annotations).toHaveLength(27);
+    expect(annotations[0]).toMatch(/^::error file=benchmarks\/mini\/mini\.skill\.test\.ts,line=3,col=1,title=skillopt%3A mini-\d{3} regressed::mini › mini-\d{3} passed on the baseline/);
+    const md = readFileSync(stepSummary, 'utf8');
+    expect(md).toContain('### ❌ skillopt test: FAILED (simulated model)');
+    expect(md).toMatch(/skillopt compare: \*\*regressed\*\*/);
+    expect(md.indexOf('skillopt test: FAILED')).toBeLessThan(md.indexOf('skillopt compare'));
+
+    // without --fail-on-regression the run's own verdict decides (27 ungated misses fail it) and the comparison informs
+    const info = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--cfg-options', `env.out_root=${join(dir, 'info')}`]);
+    expect(info.code).toBe(1);
+    expect(info.stdout).toMatch(/^\s+failure:\s+27 of 30 cases failed/m);
+    expect(info.stdout).toMatch(/regressed/);
+  });
+
+  test('an improvement, and the same skill again (noise), pass with --fail-on-regression', async () => {
+    const dir = tmp.make('improved');
+    const oracle = writeFile(join(dir, 'oracle.md'), MINI_ORACLE_SKILL);
+    const main = join(dir, 'main');
+    await skillopt(['test', '--config', CONFIG, '--cfg-options', `env.out_root=${main}`]);
+    const up = await skillopt(['test', '--config', CONFIG, '--skill', oracle, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${join(dir, 'up')}`]);
+    expect(up.code, up.all).toBe(0);
+    expect(readJson(join(dir, 'up', 'compare.json'))).toMatchObject({ verdict: 'improved' });
+    const same = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${join(dir, 'same')}`]);
+    expect(same.code, same.all).toBe(0);
+    expect(readJson(join(dir, 'same', 'compare.json'))).toMatchObject({ verdict: 'no significant change' });
+  });
+
+  test('a baseline that does not exist is a usage error before any request', async () => {
+    const r = await skillopt(['test', '--config', CONFIG, '--baseline', '/nonexistent/results', '--fail-on-regression', '--cfg-options', `env.out_root=${tmp.make('nobase')}`]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).not.toContain('listening');
+  });
+});

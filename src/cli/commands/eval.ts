@@ -26,6 +26,8 @@ import { redactText } from '../../util/redact.ts';
 import { printEndReport } from '../report.ts';
 import { claimRunDir } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../rundir/lock.ts';
+import { cacheMetric } from '../../model/cache/report.ts';
+import { writeRunReport } from '../../report/index.ts';
 
 const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [--trials K] [--cfg-options k=v ...]
 
@@ -115,12 +117,14 @@ export const command: Command = {
           judge: { prompt_tokens: u.judge.prompt_tokens, completion_tokens: u.judge.completion_tokens },
         },
         calls: { target: u.target.calls, judge: u.judge.calls, attempts: u.target.attempts + u.judge.attempts },
+        cache: { mode: config.cache.mode, ...summary.cache },
         by_task_type: o.by_task_type,
         wall_time_s: summary.wall_time_s,
         simulated: summary.simulated,
         model: { target: config.model.target, backend: host.roles.target.backend },
       };
       writeJsonAtomic(join(outDir, 'eval_summary.json'), evalSummary);
+      writeRunReport(outDir, { kind: 'eval' });
       console.log(redactText(renderTable(summary, records)));
       const ok = verdict.verdict === 'pass';
       const note = selectionNote([selection]);
@@ -134,6 +138,7 @@ export const command: Command = {
           ['split', `${split} · ${o.selected} selected: ${o.scored} scored, ${o.errored} errored` + (note ? ` · ${note}` : '')],
           ['score', `pass rate ${score3(o.pass_rate)} over ${o.scored} scored · hard ${score3(o.mean_hard)} · soft ${score3(o.mean_soft)}`],
           ['tokens', `${evalSummary.tokens.prompt_tokens + evalSummary.tokens.completion_tokens} (prompt + completion) over ${u.target.calls + u.judge.calls} calls`],
+          ...cacheMetric(config.cache.mode, summary.cache),
           ['wall', `${process.uptime().toFixed(1)} s whole process (cases ${summary.wall_time_s.toFixed(1)} s)`],
         ],
         failure: verdict.reason,

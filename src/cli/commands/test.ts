@@ -21,8 +21,12 @@ import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
 import { printEndReport } from '../report.ts';
+import { appendStepSummary } from '../github.ts';
+import { runMarkdown } from '../run-markdown.ts';
+import { judgeAgainstBaseline, loadBaseline } from '../baseline.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../rundir/lock.ts';
+import { cacheMetric } from '../../model/cache/report.ts';
 import { runTestWatch } from '../test-watch.ts';
 
 const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] [--skill S] [--split train|val|test|all]
@@ -42,9 +46,9 @@ export const command: Command = {
   usage: USAGE,
   async run(argv) {
     const args = takeFlags(argv, {
-      valued: [...CONFIG_FLAGS.valued, 'skill', 'split', 'target', 'trials'],
+      valued: [...CONFIG_FLAGS.valued, 'skill', 'split', 'target', 'trials', 'baseline', 'max-regression'],
       multi: CONFIG_FLAGS.multi,
-      switches: ['optimize'],
+      switches: ['optimize', 'fail-on-regression'],
     });
     if (args.switches.has('optimize')) {
       const { runOptimize } = await import('../../optimizer/cli-run.ts');
@@ -61,6 +65,18 @@ export const command: Command = {
     const split = normalizeSplit(single(args, 'split') ?? 'all');
     const skillPath = single(args, 'skill');
     const skill = skillPath ? skillFromFlag(skillPath) : undefined;
+    const baselinePath = single(args, 'baseline');
+    if (!baselinePath && (args.switches.has('fail-on-regression') || single(args, 'max-regression') !== undefined)) {
+      throw new SkillOptError('--fail-on-regression and --max-regression need --baseline <results.jsonl | run folder>');
+    }
+    // loaded before the run, so a wrong path fails at once
+    const baseline = baselinePath
+      ? loadBaseline(baselinePath, {
+          failOnRegression: args.switches.has('fail-on-regression'),
+          maxRegression: numberFlag(args, 'max-regression') ?? config.evaluation.max_regression,
+          maxErrored: config.evaluation.max_errored,
+        })
+      : null;
     const runSelection = vitestSelection(filters, options); // before takeSelection takes -t / --shard out
     const selection = takeSelection(options);
     const outDir = outRoot(config, 'test');
@@ -92,7 +108,8 @@ export const command: Command = {
     const vitestExit = Number(process.exitCode ?? 0) || 0;
     const ran = result?.skillRun ? result : undefined;
     const verdict = ran?.verdict;
-    const exitCode = verdict ? verdict.exit_code : vitestExit || EXIT_CODES.fail;
+    const judged = baseline && ran && verdict && ran.records.length ? judgeAgainstBaseline(baseline, outDir, ran, verdict) : null;
+    const exitCode = judged ? judged.exitCode : verdict ? verdict.exit_code : vitestExit || EXIT_CODES.fail;
     const summary = ran && (ran.summary ?? summarize(ran));
     const o = summary?.overall;
     const note = ran ? selectionNote(ran.selections) : null;
@@ -109,13 +126,15 @@ export const command: Command = {
             ['pass', `rate ${score3(o.pass_rate)} over ${o.scored} scored · mean hard ${score3(o.mean_hard)} · mean soft ${score3(o.mean_soft)}`],
             ['tokens', `target ${u.target.prompt_tokens + u.target.completion_tokens} (prompt + completion) over ${u.target.calls} calls` +
               (u.judge.calls ? ` · judge ${u.judge.prompt_tokens + u.judge.completion_tokens} over ${u.judge.calls} calls` : '')],
+            ...cacheMetric(config.cache.mode, summary!.cache),
             ['wall', `${process.uptime().toFixed(1)} s whole process (cases ${summary!.wall_time_s.toFixed(1)} s)`],
           ]
         : [],
-      failure: verdict?.reason ?? (exitCode !== 0 ? 'Vitest did not run any skill suite (see its output above)' : null),
+      failure: judged ? judged.failure : (verdict?.reason ?? (exitCode !== 0 ? 'Vitest did not run any skill suite (see its output above)' : null)),
       next: verdict?.next ?? nextAction(exitCode, Boolean(ran?.gates.some((g) => !g.ok)), single(args, 'config') ?? '<config>', outDir),
       simulated: summary?.simulated ?? host.session.simulated,
     });
+    if (summary) appendStepSummary(runMarkdown('skillopt test', summary, exitCode) + (judged ? `\n${judged.markdown}` : ''));
     return exitCode;
   },
 };
