@@ -4,5 +4,7 @@
  */
 export { VERSION } from './version.ts';
 export { defineSkillSuite, defaultMessages, type SkillSuite, type SkillSuiteOptions } from './suite/define.ts';
+export { defineTriggerSuite, type TriggerCase, type TriggerSuiteOptions } from './suite/trigger.ts';
+export type { Presentation } from './suite/agent.ts';
 export * from './suite/scorers/index.ts';
 export type { SkillTask, Score, ChatMessage, CaseRecord, SplitName, SplitSelector } from './types.ts';

@@ -22,8 +22,40 @@ export interface SkillTask<Expected = unknown> {
 }
 
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  /** `tool`: the result of a tool call (agent presentation: a skill body returned by `load_skill`). */
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  /** An assistant message that called tools (OpenAI function calling). */
+  tool_calls?: ToolCall[];
+  /** A `tool` message: the id of the call it answers. */
+  tool_call_id?: string;
+}
+
+/** One function call a model made. `arguments` is the JSON text the model wrote. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** A function the target may call (sent as an OpenAI `tools` entry of type `function`). */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON schema of the arguments. */
+  parameters: Record<string, unknown>;
+}
+
+/** A trigger suite's case outcome: which skill the prompt should load and which one the model loaded. */
+export interface TriggerOutcome {
+  /** The skill the prompt should load; null when it should load none. */
+  expected: string | null;
+  /** The skill the model loaded first (its first `load_skill` call); null when it loaded none. */
+  loaded: string | null;
+  /** The case's kind (`positive`, `near-miss`, `negative`, …); near-misses must not trigger. */
+  kind: string | null;
+  /** Every skill listed to the model, in listing order. */
+  skills: string[];
 }
 
 /** What a scorer returns: hard (usually 0/1) and soft (0..1) credit plus feedback the optimizer reads. */
@@ -42,6 +74,10 @@ export interface TokenUsage {
 export interface CallUsage extends TokenUsage {
   calls: number;
   attempts: number;
+  /** With the model-call cache on: replies served from it (no request, so no calls, attempts or tokens). */
+  cache_hits?: number;
+  /** With the model-call cache on: lookups that found nothing (the request was sent, or under replay refused). */
+  cache_misses?: number;
 }
 
 /** Per-stage (or per-role) counters kept by the model layer. */
@@ -59,9 +95,10 @@ export type TokenSummary = Record<string, StageStats>;
 
 /**
  * Why a case has no valid score. `infra` covers endpoint down, auth, timeouts after retries, 5xx/429
- * after retries: never counted as a wrong answer. `scorer` is a scorer that threw on this task.
+ * after retries: never counted as a wrong answer. `scorer` is a scorer that threw on this task. `cache_miss`:
+ * under `--model-cache replay` the cache had no reply for one of the case's calls (nothing was sent).
  */
-export type CaseErrorKind = 'infra' | 'scorer' | 'bad_output';
+export type CaseErrorKind = 'infra' | 'scorer' | 'bad_output' | 'cache_miss';
 
 /** One scored case, as written by the test into its task meta and collected by the reporter. */
 export interface CaseRecord {
@@ -88,4 +125,14 @@ export interface CaseRecord {
   simulated: boolean;
   /** With `env.trials` > 1: which sample of the task this row is (0-based); absent for a single trial. */
   trial?: number;
+  /**
+   * Agent presentation (`presentation: 'agent'`) and trigger suites: whether the model loaded the skill under
+   * test with the `load_skill` tool. A case whose skill was not loaded fails (its feedback says so). Absent
+   * under the `system` presentation, where the skill is always in the prompt.
+   */
+  skill_loaded?: boolean;
+  /** Agent presentation: the skills the model loaded, in call order. */
+  loaded_skills?: string[];
+  /** Trigger suites: the routing decision of this case (summaries compute precision, recall, F1 from it). */
+  trigger?: TriggerOutcome;
 }

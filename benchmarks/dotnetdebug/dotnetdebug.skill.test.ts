@@ -41,4 +41,8 @@ defineSkillSuite<string>({
     { role: 'user', content: `Find the root cause of this .NET problem.\n\n${task.input}` },
   ],
   gate: { minPassRate: 0.8 },
+  // presentation 'agent' (configs/dotnetdebug/agent.yaml): skills listed beside this one, by name and description
+  distractors: ['python-debugging', 'dotnet-build', 'incident-postmortem', 'sql-tuning'].map(
+    (name) => `benchmarks/skill-routing/skills/${name}/SKILL.md`,
+  ),
 });

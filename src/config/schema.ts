@@ -1,7 +1,7 @@
 /**
  * The one typed schema of a skillopt configuration.
  *
- * - Sections `model, train, gradient, optimizer, evaluation, env`; every object is strict (an unknown key
+ * - Sections `model, train, gradient, optimizer, evaluation, env` (upstream's) and `cache` (skillopt's model-call cache); every object is strict (an unknown key
  *   is an error). Every key of upstream `configs/_base_/default.yaml` (reference spec §4.2) is here with its
  *   upstream default, plus skillopt's own keys. Defaults live ONLY here (`.default(...)`);
  *   `configs/_base_/default.yaml` mirrors them and a test keeps the two in agreement.
@@ -16,7 +16,7 @@
  */
 import { z } from 'zod';
 
-export const SECTIONS = ['model', 'train', 'gradient', 'optimizer', 'evaluation', 'env'] as const;
+export const SECTIONS = ['model', 'train', 'gradient', 'optimizer', 'evaluation', 'env', 'cache'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 // ── backends ────────────────────────────────────────────────────────────────────────────────────
@@ -171,6 +171,8 @@ const SimulatedSchema = z.strictObject({
   max_rules: nonNegInt(0),
   /** Probability that a simulated analyst proposes a rule on a common word (a bad edit). */
   analyst_error_rate: prob(0),
+  /** Agent presentation: probability that the simulated target's choice of skill to load is replaced by another. */
+  routing_noise: prob(0),
   /** Artificial latency per request, milliseconds. */
   latency_ms: nonNeg(0),
 });
@@ -415,6 +417,33 @@ const EnvSchema = z.strictObject({
   max_completion_tokens: posInt(16384),
   /** Free-form benchmark-specific knobs. */
   options: z.record(z.string(), z.unknown()).default(() => ({})),
+  /**
+   * How the target meets the skill, for every suite of the run: `system` (the skill is the system prompt) or
+   * `agent` (skills listed by name and description, the body returned by a `load_skill` call); "" = each
+   * suite's own `presentation` (default `system`).
+   */
+  presentation: aliasEnum(['', 'system', 'agent'], {}).default(''),
+});
+
+/** Model-call cache modes (src/model/cache): read and write, read only, off, replay (no request leaves the process). */
+export const CACHE_MODES = ['rw', 'ro', 'off', 'replay'] as const;
+export type CacheMode = (typeof CACHE_MODES)[number];
+export const CACHE_MODE_ALIASES: Readonly<Record<string, CacheMode>> = {
+  'read-write': 'rw',
+  readwrite: 'rw',
+  on: 'rw',
+  'read-only': 'ro',
+  readonly: 'ro',
+  none: 'off',
+  disabled: 'off',
+  offline: 'replay',
+};
+
+const CacheSchema = z.strictObject({
+  /** `rw` (default of every command: see the README), `ro`, `off`, `replay`; `--model-cache` and SKILLOPT_CACHE set it too. */
+  mode: aliasEnum(CACHE_MODES, CACHE_MODE_ALIASES).default('rw'),
+  /** Where entries live (relative paths: from the working directory). */
+  dir: z.string().min(1).default('.skillopt/cache'),
 });
 
 export const ConfigSchema = z
@@ -425,6 +454,7 @@ export const ConfigSchema = z
     optimizer: OptimizerSchema.prefault({}),
     evaluation: EvaluationSchema.prefault({}),
     env: EnvSchema.prefault({}),
+    cache: CacheSchema.prefault({}),
   })
   .superRefine((cfg, ctx) => {
     if (cfg.optimizer.min_learning_rate > cfg.optimizer.learning_rate) {

@@ -12,7 +12,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { z } from 'zod';
 import { STAGE_SCHEMAS, type StageName, type StageOutput } from '../optimizer/schemas.ts';
-import type { ChatMessage, TokenUsage } from '../types.ts';
+import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from '../types.ts';
 import type { Accounting } from './accounting.ts';
 import { ModelInfraError, ModelOutputError, endpointOf, isInfraError, oneLineClip, requestContext } from './errors.ts';
 import { extractJson } from './json-extract.ts';
@@ -22,6 +22,7 @@ import { stripThinking } from './think.ts';
 import { httpFetch } from './http-fetch.ts';
 import { SIMULATED_FINGERPRINT, contentText } from './wire.ts';
 import type { RoleConfig } from './types.ts';
+import type { ModelCache } from './cache/cache.ts';
 
 export type SleepFn = (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -37,6 +38,8 @@ export interface ModelClientOptions {
   log?: (line: string) => void;
   /** Share a limiter between clients; default: a new one with `role.concurrency` slots. */
   limiter?: Limiter;
+  /** The model-call cache (src/model/cache); absent or null = off: no lookup, no extra work. */
+  cache?: ModelCache | null;
 }
 
 export interface ChatOptions {
@@ -52,6 +55,10 @@ export interface ChatOptions {
    * trial is a distinct sample for the endpoint (and for any cache). Not sent when undefined.
    */
   seed?: number;
+  /** Functions the model may call (OpenAI tools of type `function`); the calls come back in `toolCalls`. */
+  tools?: ToolSpec[];
+  /** `tool_choice`, sent only with `tools`. */
+  toolChoice?: 'auto' | 'none' | 'required';
 }
 
 export interface ChatResult {
@@ -59,6 +66,8 @@ export interface ChatResult {
   text: string;
   /** Reasoning from `reasoning_content`/`reasoning` fields and stripped think blocks. */
   reasoning?: string;
+  /** The function calls of the reply (a request with `tools`); absent when it made none. */
+  toolCalls?: ToolCall[];
   usage: TokenUsage;
   /** HTTP attempts this call made (1 + retries). */
   attempts: number;
@@ -67,6 +76,11 @@ export interface ChatResult {
   finishReason: string | null;
   /** True when the endpoint is skillopt's simulated model server (it stamps its `system_fingerprint`). */
   simulated?: boolean;
+  /**
+   * With a model-call cache: `hit` = served from it (no request sent: attempts 0, usage 0 — usage counts what
+   * was spent), `miss` = looked up, not found, requested. Absent when the cache is off.
+   */
+  cache?: 'hit' | 'miss';
 }
 
 export type StructuredMode = 'json_schema' | 'json_object' | 'text';
@@ -85,6 +99,8 @@ export interface StructuredResult<T> {
   /** HTTP attempts over every request of this structured call (fallbacks and re-ask included). */
   attempts: number;
   usage: TokenUsage;
+  /** As ChatResult's: the whole structured call (negotiation and re-ask included) was served from the cache, or not. */
+  cache?: 'hit' | 'miss';
 }
 
 export interface ModelClient {
@@ -188,6 +204,8 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
   let workingMode: StructuredMode = pinned ?? 'json_schema';
   let sdk: { key: string; client: OpenAI } | undefined;
   const schemaCache = new WeakMap<z.ZodType, Record<string, unknown> | null>();
+  const cache = opts.cache ?? null;
+  const schemaTexts = new WeakMap<z.ZodType, string>();
 
   const apiKey = (): string => {
     const name = role.azure?.apiKeyEnv || role.apiKeyEnv;
@@ -217,8 +235,12 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
   function buildBody(messages: ChatMessage[], o: InternalChatOptions): ChatCompletionCreateParamsNonStreaming {
     const body: ChatCompletionCreateParamsNonStreaming = {
       model: role.model,
-      messages: messages.map((m) => ({ role: m.role, content: m.content }) as ChatCompletionMessageParam),
+      messages: messages.map(wireMessage),
     };
+    if (o.tools && o.tools.length > 0) {
+      body.tools = o.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+      if (o.toolChoice) body.tool_choice = o.toolChoice;
+    }
     const requested = o.maxTokens !== undefined && o.maxTokens > 0 ? o.maxTokens : role.maxTokens;
     const maxTokens = Math.max(1, Math.floor(Math.min(requested, role.maxTokens)));
     if (role.backend === 'openai_chat') body.max_completion_tokens = maxTokens;
@@ -251,6 +273,8 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
       finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : null,
     };
     if (reasoningParts.length > 0) out.reasoning = reasoningParts.join('\n\n');
+    const toolCalls = readToolCalls(msg['tool_calls']);
+    if (toolCalls.length > 0) out.toolCalls = toolCalls;
     if (c.system_fingerprint === SIMULATED_FINGERPRINT) out.simulated = true;
     return out;
   }
@@ -396,7 +420,7 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
     return { ok: false, reason: summarizeZodError(v.error) };
   }
 
-  async function structuredWith<T extends z.ZodType>(
+  async function structuredUncached<T extends z.ZodType>(
     name: string,
     schema: T,
     messages: ChatMessage[],
@@ -465,12 +489,76 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
     });
   }
 
+  // ── the model-call cache (src/model/cache): consulted before the limiter, filled after a success ──────
+
+  const NO_USAGE: TokenUsage = { prompt_tokens: 0, completion_tokens: 0 };
+
+  function refuseClosed(stage: string, signal: AbortSignal | undefined): void {
+    if (closeCtl.signal.aborted) throw abortedError(stage, 0, 'the model client is closed');
+    if (signal?.aborted) throw abortedError(stage, 0, 'aborted by the caller');
+  }
+
+  async function cachedChat(c: ModelCache, messages: ChatMessage[], o: ChatOptions): Promise<ChatResult> {
+    refuseClosed(o.stage, o.signal);
+    const started = performance.now();
+    const key = c.key(role, 'chat', buildBody(messages, o));
+    const got = c.get(role, o.stage, 'chat', key, decodeChat);
+    if ('value' in got) {
+      return { ...got.value, usage: { ...NO_USAGE }, attempts: 0, latencyMs: Math.round(performance.now() - started), cache: 'hit' };
+    }
+    if (c.mode === 'replay') throw c.missError(role, o.stage, got.corrupt);
+    const r = await chatInternal(messages, o);
+    const stored: CachedChat = { text: r.text, usage: r.usage, model: r.model, finishReason: r.finishReason };
+    if (r.reasoning !== undefined) stored.reasoning = r.reasoning;
+    if (r.toolCalls) stored.toolCalls = r.toolCalls;
+    if (r.simulated) stored.simulated = true;
+    c.put(role, o.stage, 'chat', key, stored);
+    return { ...r, cache: 'miss' };
+  }
+
+  /** The schema as the key sees it: its JSON schema (or "null" when it has none). */
+  function schemaText(schema: z.ZodType): string {
+    let t = schemaTexts.get(schema);
+    if (t === undefined) schemaTexts.set(schema, (t = JSON.stringify(jsonSchemaFor(schema))));
+    return t;
+  }
+
+  async function structuredWith<T extends z.ZodType>(
+    name: string,
+    schema: T,
+    messages: ChatMessage[],
+    o: StructuredOptions = {},
+  ): Promise<StructuredResult<z.output<T>>> {
+    if (!cache) return structuredUncached(name, schema, messages, o);
+    const c = cache;
+    const stage = o.stage ?? name;
+    refuseClosed(stage, o.signal);
+    // The logical request: what structuredUncached sends first, minus the response_format it negotiates.
+    const first: ChatOptions = { stage };
+    if (o.maxTokens !== undefined) first.maxTokens = o.maxTokens;
+    if (o.temperature !== undefined) first.temperature = o.temperature;
+    const key = c.key(role, 'structured', { body: buildBody(messages, first), schema: name, json_schema: schemaText(schema), policy: role.structuredOutput });
+    const got = c.get(role, stage, 'structured', key, (v) => decodeStructured(schema, v));
+    if ('value' in got) return { ...got.value, attempts: 0, usage: { ...NO_USAGE }, cache: 'hit' };
+    if (c.mode === 'replay') throw c.missError(role, stage, got.corrupt);
+    const r = await structuredUncached(name, schema, messages, o);
+    c.put(role, stage, 'structured', key, { raw: r.raw, mode: r.mode, reasked: r.reasked, usage: r.usage } satisfies CachedStructured);
+    return { ...r, cache: 'miss' };
+  }
+
+  function decodeStructured<T extends z.ZodType>(schema: T, v: unknown): Omit<StructuredResult<z.output<T>>, 'attempts' | 'usage'> | undefined {
+    const s = v as Partial<CachedStructured>;
+    if (typeof s.raw !== 'string' || !MODES.includes(s.mode as StructuredMode) || typeof s.reasked !== 'boolean') return undefined;
+    const parsed = parseReply(schema, s.raw);
+    return parsed.ok ? { value: parsed.value, raw: s.raw, mode: s.mode!, reasked: s.reasked } : undefined;
+  }
+
   return {
     role,
     get structuredMode() {
       return workingMode;
     },
-    chat: (messages, o) => chatInternal(messages, o),
+    chat: (messages, o) => (cache ? cachedChat(cache, messages, o) : chatInternal(messages, o)),
     structured: <S extends StageName>(stage: S, messages: ChatMessage[], o?: StructuredOptions) =>
       structuredWith(stage, STAGE_SCHEMAS[stage] as z.ZodType, messages, o) as Promise<StructuredResult<StageOutput<S>>>,
     structuredWith,
@@ -478,6 +566,67 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
       if (!closeCtl.signal.aborted) closeCtl.abort(new Error('model client closed'));
     },
   };
+}
+
+/** A chat reply as the cache stores it: what the endpoint said, not what the call cost in attempts or time. */
+interface CachedChat {
+  text: string;
+  reasoning?: string;
+  toolCalls?: ToolCall[];
+  usage: TokenUsage;
+  model: string;
+  finishReason: string | null;
+  simulated?: boolean;
+}
+
+/** A structured call's outcome as the cache stores it: the reply the value was parsed from, and how it was obtained. */
+interface CachedStructured {
+  raw: string;
+  mode: StructuredMode;
+  reasked: boolean;
+  usage: TokenUsage;
+}
+
+function decodeChat(v: unknown): Omit<ChatResult, 'attempts' | 'latencyMs'> | undefined {
+  const c = v as Partial<CachedChat>;
+  if (typeof c.text !== 'string' || typeof c.model !== 'string' || !c.usage || typeof c.usage !== 'object') return undefined;
+  if (c.finishReason !== null && typeof c.finishReason !== 'string') return undefined;
+  const out: Omit<ChatResult, 'attempts' | 'latencyMs'> = {
+    text: c.text,
+    usage: { prompt_tokens: num(c.usage.prompt_tokens), completion_tokens: num(c.usage.completion_tokens) },
+    model: c.model,
+    finishReason: c.finishReason,
+  };
+  if (typeof c.reasoning === 'string') out.reasoning = c.reasoning;
+  if (Array.isArray(c.toolCalls)) out.toolCalls = readToolCalls(c.toolCalls.map((t) => ({ id: t.id, function: { name: t.name, arguments: t.arguments } })));
+  if (c.simulated === true) out.simulated = true;
+  return out;
+}
+
+/** A chat message in the wire format: tool calls and tool results (agent presentation) as OpenAI spells them. */
+function wireMessage(m: ChatMessage): ChatCompletionMessageParam {
+  if (m.role === 'tool') return { role: 'tool', content: m.content, tool_call_id: m.tool_call_id ?? '' };
+  if (m.role === 'assistant' && m.tool_calls && m.tool_calls.length > 0) {
+    return {
+      role: 'assistant',
+      content: m.content || null,
+      tool_calls: m.tool_calls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } })),
+    };
+  }
+  return { role: m.role, content: m.content } as ChatCompletionMessageParam;
+}
+
+/** The function calls of a reply message (entries that are not well-formed function calls are dropped). */
+function readToolCalls(raw: unknown): ToolCall[] {
+  if (!Array.isArray(raw)) return [];
+  const out: ToolCall[] = [];
+  raw.forEach((c: unknown, i) => {
+    const fn = (c as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
+    if (!fn || typeof fn.name !== 'string' || fn.name.length === 0) return;
+    const id = (c as { id?: unknown }).id;
+    out.push({ id: typeof id === 'string' && id ? id : `call_${i}`, name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}) });
+  });
+  return out;
 }
 
 /** The SDK error as a cause, unless the key could be inside it. */

@@ -8,6 +8,7 @@ import { OptimizerLLM } from './llm.ts';
 import { jsonSection, skillSection } from './protocol.ts';
 import { payloadKey, stageSuffix, type Item, type Patch, type SourceType, type UpdateMode } from './patch.ts';
 import type { StageName } from './schemas.ts';
+import type { StepStage } from './subject.ts';
 
 export interface AggregateOptions {
   failure: Patch[];
@@ -19,6 +20,8 @@ export interface AggregateOptions {
   workers: number;
   metaSection: string | null;
   warn: (line: string) => void;
+  /** The merges' stage names (src/optimizer/subject.ts); default the update mode's. */
+  stages?: (base: StepStage, mode: UpdateMode) => StageName;
 }
 
 function forPrompt(patches: Patch[], mode: UpdateMode) {
@@ -43,7 +46,7 @@ async function mergeTree(patches: Patch[], source: SourceType, o: AggregateOptio
     const lvl = level;
     current = await mapPool(groups, o.workers, async (group, gi): Promise<Patch> => {
       if (group.length === 1) return group[0]!;
-      const stage = `merge_${source}${stageSuffix(o.mode)}` as StageName;
+      const stage = o.stages ? o.stages(`merge_${source}`, o.mode) : (`merge_${source}${stageSuffix(o.mode)}` as StageName);
       const user = OptimizerLLM.user(stage, [o.metaSection, skillSection(o.skill), `Merge level: ${lvl}`, jsonSection('patches', forPrompt(group, o.mode))]);
       const items = itemsOf((await o.llm.call(stage, user, { account: 'merge' })) as Record<string, unknown> | null, o.mode);
       const tag = `merge_${source}_l${lvl}_g${gi}`;
@@ -62,7 +65,7 @@ export async function aggregate(o: AggregateOptions): Promise<{ items: Item[]; f
   const f = failure?.items ?? [];
   const s = success?.items ?? [];
   if (f.length === 0 || s.length === 0) return { items: [...f, ...s], failureItems: f.length, successItems: s.length };
-  const stage = `merge_final${stageSuffix(o.mode)}` as StageName;
+  const stage = o.stages ? o.stages('merge_final', o.mode) : (`merge_final${stageSuffix(o.mode)}` as StageName);
   const key = payloadKey(o.mode);
   const user = OptimizerLLM.user(stage, [
     o.metaSection,

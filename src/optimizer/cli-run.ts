@@ -27,6 +27,12 @@ import { EXIT_CODES } from '../suite/verdict.ts';
 import { RunStore } from './run-store.ts';
 import { claimRunDir } from '../rundir/fingerprint.ts';
 import { acquireRunLock } from '../rundir/lock.ts';
+import { descriptionSubject } from './subject.ts';
+import { checkSkillFile, startsWithFrontmatter } from '../skill/frontmatter.ts';
+import { offSummary, type CacheSummary } from '../model/cache/cache.ts';
+import { cacheMetric } from '../model/cache/report.ts';
+import { writeRunReport } from '../report/index.ts';
+import { evalCfgOptions, shellQuote, valCoverageWarning } from './coverage.ts';
 
 export interface OptimizeMode {
   /** `test --optimize`: stop at the target and exit 1 when it is not reached. */
@@ -64,15 +70,17 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     const skillFlag = single(args, 'skill');
     // --skill, else the suite's seed skill (which is env.skill_init when the config sets one)
     const initialSkill = skillFlag ? readSkillFile(skillFlag) : manifest.seed_skill;
+    // a trigger suite: only the optimized skill's description is edited, scored by its trigger F1
+    const subject = manifest.trigger ? descriptionSubject(manifest.trigger, initialSkill.path) : undefined;
     const suiteFile = runner.files.find((f) => f.includes(`${manifest.suite}.skill.test`)) ?? runner.files[0]!;
     claimRunDir(outDir, { kind: 'optimize', config, roles: host.roles, manifest, suiteFiles: runner.files, skill: initialSkill });
     const prompts = new PromptLibrary([join(dirname(suiteFile), 'prompts')]);
     const budget = new Budget(accounting, config.train.max_model_calls, config.train.max_tokens);
-    const optimizer = createModelClient(host.roles.optimizer, { accounting, log });
+    const optimizer = createModelClient(host.roles.optimizer, { accounting, log, cache: host.cache });
     const llm = new OptimizerLLM(optimizer, prompts, budget, log);
     const store = new RunStore(outDir);
     const rollouts = new Rollouts(runner, host, accounting, budget, log);
-    const engine = new Engine({ config, manifest, initialSkill, store, rollouts, llm, prompts, accounting, target: mode.stopAtTarget ? target : config.train.target_pass_rate, log });
+    const engine = new Engine({ config, manifest, initialSkill, store, rollouts, llm, prompts, accounting, target: mode.stopAtTarget ? target : config.train.target_pass_rate, log, ...(subject ? { subject } : {}) });
     writeResolvedConfig(store.path('config.json'), config, {
       derived: { ...engine.derived, config_files: files, suite: manifest.suite, dataset: manifest.dataset, initial_skill: initialSkill.path, simulated: host.session.simulated },
       roles: host.roles,
@@ -80,24 +88,34 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     store.writeJson('split_manifest.json', { suite: manifest.suite, dataset: manifest.dataset, ratio: config.env.split_ratio, seed: config.env.split_seed, ...manifest.splits });
     const d = engine.derived;
     log(`optimizing '${manifest.suite}' from ${displayPath(initialSkill.path)}: ${d.train_size} train / ${d.val_size} val / ${d.test_size} test tasks, ${config.train.num_epochs} epoch(s) × ${d.steps_per_epoch} step(s)` +
-      (target !== null && mode.stopAtTarget ? `, stopping at validation pass rate ${target}` : '') + (host.session.simulated ? ' (simulated model)' : ''));
+      (subject ? `; only the description of '${subject.skillName}' is edited` : '') +
+      (target !== null && mode.stopAtTarget ? `, stopping at validation ${subject ? 'trigger F1' : 'pass rate'} ${target}` : '') + (host.session.simulated ? ' (simulated model)' : ''));
     const warning = preflightWarning({
       maxCalls: config.train.max_model_calls,
       baselineCalls: d.val_size,
       cycleCalls: cycleCost({ batchSize: Math.min(config.train.batch_size, d.train_size), minibatchSize: config.gradient.minibatch_size, valSize: d.val_size, accumulation: config.train.accumulation }),
     });
     if (warning) log(`warning: ${warning}`);
+    const coverage = valCoverageWarning(manifest.labels, manifest.splits.val.slice(0, d.val_size), manifest.splits.train);
+    if (coverage) log(`warning: ${coverage}`);
 
     const result = await engine.run();
     const simulated = host.session.simulated || rollouts.sawSimulated;
+    // calls and tokens count requests sent; the model-call cache's hits and misses by role and stage are beside them
+    result.summary.cache = host.cache?.summary() ?? offSummary();
     const summary = { ...result.summary, simulated, config_files: files };
     store.writeJson('summary.json', summary);
     store.writeText('best_skill.md', result.bestSkill);
+    // a skill with frontmatter keeps it valid (the format's rules, without the folder-name match)
+    if (startsWithFrontmatter(result.initialSkill)) checkSkillFile(store.path('best_skill.md'), result.bestSkill);
     store.writeText('best_skill.diff', unifiedDiff(result.initialSkill, result.bestSkill, diffNames(initialSkill.path)));
+    const reportFile = writeRunReport(outDir, { kind: 'optimize' }, log);
+    if (reportFile) log(`report: ${displayPath(reportFile)}`);
     // An endpoint that stayed down leaves the run unfinished, not failed: inconclusive, resumable.
     const inconclusive = result.stopped?.reason === 'infrastructure';
     const ok = !inconclusive && (mode.stopAtTarget ? result.targetReached : !result.stopped || result.stopped.reason !== 'budget');
-    report(result, { ok, inconclusive, title: mode.stopAtTarget ? 'skillopt test --optimize' : 'skillopt train', outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: single(args, 'config') ?? '' });
+    const evalOptions = evalCfgOptions([...(args.flags.get('cfg-options') ?? []), ...(single(args, 'trials') !== undefined ? [`env.trials=${single(args, 'trials')}`] : [])]);
+    report(result, { ok, inconclusive, title: mode.stopAtTarget ? 'skillopt test --optimize' : 'skillopt train', outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: single(args, 'config') ?? '', evalOptions });
     return ok ? EXIT_CODES.pass : inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.fail;
   } finally {
     await runner?.close();
@@ -127,7 +145,7 @@ function usageLine(tokens: TokenSummary): string {
 
 function report(
   result: EngineResult,
-  o: { ok: boolean; inconclusive: boolean; title: string; outDir: string; target: number | null; simulated: boolean; configPath: string },
+  o: { ok: boolean; inconclusive: boolean; title: string; outDir: string; target: number | null; simulated: boolean; configPath: string; evalOptions: string[] },
 ): void {
   const s = result.summary as Record<string, number | null | unknown>;
   const tokens = s.token_summary as TokenSummary;
@@ -137,7 +155,7 @@ function report(
     ? stopped && ['budget', 'infrastructure'].includes(stopped.reason)
       ? stopped.detail
       : o.target !== null
-        ? `the best validation pass rate ${score3(s.best_selection_pass_rate as number | null)} did not reach the target ${o.target}`
+        ? `the best validation ${s.optimized_skill ? `trigger F1 of '${String(s.optimized_skill)}'` : 'pass rate'} ${score3(s.best_selection_pass_rate as number | null)} did not reach the target ${o.target}`
         : null
     : null;
   const next = !o.ok && stopped?.reason === 'budget'
@@ -146,7 +164,8 @@ function report(
       ? `fix the endpoint, then rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
       : !o.ok
         ? `review ${displayPath(join(o.outDir, 'best_skill.diff'))}; raise train.num_epochs and rerun with env.out_root=${displayPath(o.outDir)} to resume, or change optimizer.learning_rate with a new env.out_root`
-        : `review ${displayPath(join(o.outDir, 'best_skill.diff'))}, then check it on the test split: npx skillopt eval --config ${o.configPath} --skill ${displayPath(join(o.outDir, 'best_skill.md'))} --split test`;
+        : `review ${displayPath(join(o.outDir, 'best_skill.diff'))} (or report.html), then check it on the test split: npx skillopt eval --config ${o.configPath} --skill ${displayPath(join(o.outDir, 'best_skill.md'))} --split test` +
+          (o.evalOptions.length ? ` --cfg-options ${o.evalOptions.map(shellQuote).join(' ')}` : '');
   printEndReport({
     title: o.title,
     ok: o.ok,
@@ -154,14 +173,30 @@ function report(
     outDir: o.outDir,
     skill: { label: 'best', path: join(o.outDir, 'best_skill.md') },
     metrics: [
-      ['val', `pass rate ${score3(s.baseline_selection_pass_rate as number | null)} → ${score3(s.best_selection_pass_rate as number | null)} (baseline → best, step ${s.best_step})` + (o.target !== null ? `, target ${o.target}` : '')],
-      ['test', `pass rate ${score3(s.baseline_test_pass_rate as number | null)} → ${score3(s.test_pass_rate as number | null)} (baseline → best)`],
+      ...(s.optimized_skill
+        ? triggerMetrics(s, o.target)
+        : ([
+            ['val', `pass rate ${score3(s.baseline_selection_pass_rate as number | null)} → ${score3(s.best_selection_pass_rate as number | null)} (baseline → best, step ${s.best_step})` + (o.target !== null ? `, target ${o.target}` : '')],
+            ['test', `pass rate ${score3(s.baseline_test_pass_rate as number | null)} → ${score3(s.test_pass_rate as number | null)} (baseline → best)`],
+          ] as Array<[string, string]>)),
       ['steps', `${s.completed_steps}/${s.total_steps} · ${s.total_accepts} accepted · ${s.total_rejects} rejected · ${s.total_skips} skipped` + (stopped ? ` · stopped: ${stopped.reason}` : '')],
       ['calls', `${total.attempts} model calls, ${total.prompt_tokens + total.completion_tokens} tokens (${usageLine(tokens)})`],
+      ...(s.cache ? cacheMetric((s.cache as CacheSummary).mode, s.cache as CacheSummary) : []),
       ['wall', `${(s.total_wall_time_s as number).toFixed(1)} s`],
     ],
     failure,
     next,
     simulated: o.simulated,
   });
+}
+
+/** The end report's lines of a description optimization: the optimized skill's trigger F1 on val and held-out test. */
+function triggerMetrics(s: Record<string, unknown>, target: number | null): Array<[string, string]> {
+  const f = (k: string) => score3((s[k] as number | null | undefined) ?? null);
+  const chars = s.description_chars as { initial: number; best: number } | undefined;
+  return [
+    ['val', `trigger F1 of '${String(s.optimized_skill)}' ${f('baseline_selection_f1')} → ${f('best_selection_f1')} (baseline → best, step ${String(s.best_step)})` + (target !== null ? `, target ${target}` : '')],
+    ['test', `trigger F1 ${f('baseline_test_f1')} → ${f('test_f1')} (baseline → best, held-out prompts)`],
+    ...(chars ? ([['edited', `the description only: ${chars.initial} → ${chars.best} characters (limit 1024)`]] as Array<[string, string]>) : []),
+  ];
 }

@@ -31,6 +31,7 @@ import { EditBudgetScheduler } from './scheduler.ts';
 import { autonomousBudget, rankAndClip, type LrDecision } from './select.ts';
 import { loadDigests, renderStepBuffer, stepDir, stepRel, type FailurePattern, type StepDigest } from './step-buffer.ts';
 import { update } from './update.ts';
+import { SKILL_SUBJECT, type OptimizationSubject } from './subject.ts';
 
 export interface EngineOptions {
   config: SkillOptConfig;
@@ -44,6 +45,8 @@ export interface EngineOptions {
   /** Stop once the validation pass rate reaches this (null: run every configured step). */
   target: number | null;
   log: (line: string) => void;
+  /** What is edited and how it is scored (default: the whole skill, by pass rate). */
+  subject?: OptimizationSubject;
 }
 
 export interface TestEval {
@@ -54,6 +57,8 @@ export interface TestEval {
   n: number;
   errored: number;
   buckets: Record<string, { total: number; hard_acc: number | null; soft: number | null; pass_rate: number | null }>;
+  /** Description optimization: the optimized skill's trigger F1 on the evaluated prompts. */
+  f1?: number;
 }
 
 export interface EngineResult {
@@ -81,6 +86,7 @@ interface SlowResult {
 
 export class Engine {
   private readonly cfg: SkillOptConfig;
+  private readonly subject: OptimizationSubject;
   private readonly store: RunStore;
   private readonly log: (line: string) => void;
   private readonly mode: UpdateMode;
@@ -99,7 +105,8 @@ export class Engine {
     this.cfg = o.config;
     this.store = o.store;
     this.log = o.log;
-    this.mode = o.config.optimizer.skill_update_mode as UpdateMode;
+    this.subject = o.subject ?? SKILL_SUBJECT;
+    this.mode = this.subject.mode ?? (o.config.optimizer.skill_update_mode as UpdateMode);
     const { train, val, test } = o.manifest.splits;
     this.trainIds = train;
     this.valIds = evalPrefix(val, o.config.evaluation.sel_env_num);
@@ -160,7 +167,7 @@ export class Engine {
     const hit = this.state.selection_cache[hash];
     if (hit && hit.errored <= maxErrored) return { v: hit, cached: true };
     const out = await this.o.rollouts.run(skill, this.valIds, dir, label, { maxErrored });
-    const v = this.validation(out.summary);
+    const v = this.subject === SKILL_SUBJECT ? this.validation(out.summary) : this.subject.score(out.summary, out.records);
     this.state.selection_cache[hash] = v;
     return { v, cached: false };
   }
@@ -223,7 +230,7 @@ export class Engine {
       return;
     }
     this.current = this.o.initialSkill.text;
-    if (this.cfg.optimizer.use_skill_aware_reflection) this.current = ensureAppendix(this.current);
+    if (this.cfg.optimizer.use_skill_aware_reflection && this.subject.epochStages) this.current = ensureAppendix(this.current);
     this.best = this.current;
     this.state = {
       last_completed_step: 0,
@@ -255,7 +262,11 @@ export class Engine {
     this.state.current_score = score;
     this.state.best_score = score;
     this.saveState();
-    this.log(`baseline: val pass rate ${v.pass_rate.toFixed(3)} (hard ${v.hard.toFixed(3)}, soft ${v.soft.toFixed(3)})`);
+    this.log(
+      this.subject.kind === 'description'
+        ? `baseline: val trigger F1 of '${this.subject.skillName}' ${v.pass_rate.toFixed(3)}`
+        : `baseline: val pass rate ${v.pass_rate.toFixed(3)} (hard ${v.hard.toFixed(3)}, soft ${v.soft.toFixed(3)})`,
+    );
   }
 
   // ---------- one step ----------
@@ -294,6 +305,9 @@ export class Engine {
     const rolloutRecords: CaseRecord[] = [];
     let tRoll = 0;
     let tReflect = 0;
+    // what the stages see and edit: the whole skill, or (description optimization) one field of it
+    const view = this.subject.view(this.current);
+    const stages = this.subject.stages ? { stages: this.subject.stages } : {};
     for (let a = 0; a < accum; a++) {
       const batch = batches[stepInEpoch * accum + a]!;
       const bdir = accum === 1 ? dir : `${dir}/batch_${a}`;
@@ -304,8 +318,8 @@ export class Engine {
       rolloutRecords.push(...out.records);
       t = performance.now();
       const r = await reflect({
-        records: out.records,
-        skill: this.current,
+        records: this.subject.reflectable(out.records),
+        skill: view,
         llm: this.o.llm,
         patchesDir: `${bdir}/patches`,
         seed: batch.seed,
@@ -314,10 +328,11 @@ export class Engine {
         workers: grad.analyst_workers,
         failureOnly: grad.failure_only,
         mode: this.mode,
-        context: [stepBuffer, meta],
+        context: [...this.subject.context(), stepBuffer, meta],
         tokenBudget: grad.trajectory_token_budget,
+        ...stages,
         skillAware: {
-          enabled: opt.use_skill_aware_reflection,
+          enabled: opt.use_skill_aware_reflection && this.subject.epochStages,
           source: opt.skill_aware_appendix_source,
           suffix: `\n${this.o.prompts.get('skill_aware').text}`,
         },
@@ -374,7 +389,7 @@ export class Engine {
       let t = performance.now();
       const warn = (l: string) => this.warn(globalStep, l);
       const merged = await cachedStage(this.store, rel('merged_patch.json'), async () => {
-        const m = await aggregate({ failure, success, skill: this.current, llm: this.o.llm, mode: this.mode, mergeBatchSize: grad.merge_batch_size, workers: grad.analyst_workers, metaSection: meta, warn });
+        const m = await aggregate({ failure, success, skill: view, llm: this.o.llm, mode: this.mode, mergeBatchSize: grad.merge_batch_size, workers: grad.analyst_workers, metaSection: meta, warn, ...stages });
         return { items: m.items, n_failure_items: m.failureItems, n_success_items: m.successItems };
       });
       lap('aggregate', t);
@@ -391,7 +406,7 @@ export class Engine {
         k = merged.items.length;
       } else if (opt.lr_control_mode === 'autonomous') {
         decision = await cachedStage(this.store, rel('lr_decision.json'), () =>
-          autonomousBudget({ items: merged.items, skill: this.current, llm: this.o.llm, evidence: { rollout_n: rolloutRecords.length, rollout_hard: record.rollout_hard as number | null, rollout_soft: record.rollout_soft as number | null }, context: [meta, stepBuffer] }),
+          autonomousBudget({ items: merged.items, skill: view, llm: this.o.llm, evidence: { rollout_n: rolloutRecords.length, rollout_hard: record.rollout_hard as number | null, rollout_soft: record.rollout_soft as number | null }, context: [meta, stepBuffer] }),
         );
         k = decision.learning_rate;
         this.scheduler.next();
@@ -400,14 +415,14 @@ export class Engine {
       }
       const ranked = fullRewrite
         ? { items: merged.items, ranked: false, fallback: false }
-        : await cachedStage(this.store, rel('ranked_edits.json'), () => rankAndClip({ items: merged.items, k, skill: this.current, llm: this.o.llm, mode: this.mode, metaSection: meta, warn }));
+        : await cachedStage(this.store, rel('ranked_edits.json'), () => rankAndClip({ items: merged.items, k, skill: view, llm: this.o.llm, mode: this.mode, metaSection: meta, warn, ...stages }));
       lap('select', t);
       this.persistUsage();
       Object.assign(record, { n_edits_ranked: ranked.items.length, edit_budget: k, support_counts: ranked.items.map(support), ...(decision ? { lr_decision: decision } : {}) });
 
       // ⑤ update
       t = performance.now();
-      const doUpdate = () => update({ mode: this.mode, skill: this.current, items: ranked.items, llm: this.o.llm, stepBuffer });
+      const doUpdate = () => update({ mode: this.mode, skill: view, items: ranked.items, llm: this.o.llm, stepBuffer });
       // rewrite modes: the model's rewrite is kept (rewrite_result.json / full_rewrite_result.json, upstream
       // names) and reused when the step is resumed, so a resumed step gets the same candidate
       const upd = this.mode === 'patch'
@@ -426,10 +441,17 @@ export class Engine {
       }
       if (upd.changeSummary) record.rewrite_change_summary = upd.changeSummary;
       if (upd.protectedRestored) this.warn(globalStep, 'the rewrite changed a protected region; the original region was restored byte for byte');
-      if (upd.empty) {
+      const composed = upd.empty ? null : this.subject.compose(this.current, upd.candidate);
+      if (upd.empty || !composed) {
         action = 'skip_no_rewrite';
+      } else if ('error' in composed) {
+        // description optimization: a candidate beyond the format's limits is never evaluated
+        action = 'skip_invalid_candidate';
+        record.invalid_candidate = composed.error;
+        digest.rejected_edits = [...ranked.items.map(describeItem), `(not evaluated: ${composed.error})`];
+        this.warn(globalStep, composed.error);
       } else {
-        const candidate = upd.candidate;
+        const candidate = composed.doc;
         this.store.writeText(rel('candidate_skill.md'), candidate);
         record.candidate_hash = skillHash(candidate);
         record.candidate_skill_len = candidate.length;
@@ -495,7 +517,7 @@ export class Engine {
     this.log(
       `step ${globalStep}/${this.totalSteps} (epoch ${epoch}): train ${score3(record.rollout_hard as number | null)} · ` +
         `${record.n_patches} patch(es) → ${record.n_edits_merged ?? 0} merged → ${record.n_edits_ranked ?? 0} selected` +
-        (val !== undefined ? ` · val pass ${val.toFixed(3)}` : '') +
+        (val !== undefined ? ` · val ${this.subject.kind === 'description' ? 'F1' : 'pass'} ${val.toFixed(3)}` : '') +
         ` · ${action} · best ${this.state.best_score.toFixed(3)}`,
     );
   }
@@ -678,7 +700,8 @@ export class Engine {
     const buckets: TestEval['buckets'] = { overall: bucket(s) };
     for (const [k, b] of Object.entries(s.by_task_type)) buckets[k] = bucket(b);
     const result: TestEval = { skill_hash: skillHash(skill), hard: s.mean_hard, soft: s.mean_soft, pass_rate: s.pass_rate, n: s.n, errored: s.errored, buckets };
-    this.store.writeJson(`${dirRel}/summary.json`, { ...buckets, skill_hash: result.skill_hash, label });
+    if (this.subject.kind === 'description') result.f1 = this.subject.score(s, out.records).pass_rate;
+    this.store.writeJson(`${dirRel}/summary.json`, { ...buckets, skill_hash: result.skill_hash, label, ...(result.f1 !== undefined ? { f1: result.f1 } : {}) });
     return result;
   }
 
@@ -748,7 +771,7 @@ export class Engine {
           }
           if (this.state.stopped) this.saveState();
         }
-        if (!this.state.stopped && !this.state.epoch_end_done.includes(epoch)) await this.epochEnd(epoch, epoch * this.stepsPerEpoch);
+        if (!this.state.stopped && !this.state.epoch_end_done.includes(epoch) && this.subject.epochStages) await this.epochEnd(epoch, epoch * this.stepsPerEpoch);
       }
     } catch (e) {
       this.stopOn(e);
@@ -840,6 +863,19 @@ export class Engine {
       total_wall_time_s: Math.round((performance.now() - this.started) / 10) / 100,
       token_summary: tokens,
       ...this.derived,
+      ...(this.subject.kind === 'description'
+        ? {
+            // description optimization: the optimized skill's trigger F1 (val: the gate's score; test: held out)
+            optimized_skill: this.subject.skillName ?? null,
+            baseline_selection_f1: this.state.baseline?.pass_rate ?? null,
+            best_selection_f1: bestSel?.pass_rate ?? null,
+            baseline_test_f1: t.baseline?.f1 ?? null,
+            test_f1: t.best?.f1 ?? null,
+            final_test_f1: t.final?.f1 ?? null,
+            test_delta_f1: t.best?.f1 !== undefined && t.baseline?.f1 !== undefined ? t.best.f1 - t.baseline.f1 : null,
+            description_chars: { initial: this.subject.view(this.o.initialSkill.text).length, best: this.subject.view(this.best).length },
+          }
+        : {}),
     };
     return { summary, bestSkill: this.best, initialSkill: this.o.initialSkill.text, stopped: this.state.stopped, targetReached };
   }

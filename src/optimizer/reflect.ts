@@ -15,6 +15,7 @@ import { budgetSection, skillSection, trajectoriesSection, type Trajectory } fro
 import { payloadKey, stageSuffix, type Item, type Patch, type SourceType, type UpdateMode } from './patch.ts';
 import type { FailurePattern } from './step-buffer.ts';
 import type { StageName } from './schemas.ts';
+import type { StepStage } from './subject.ts';
 import { lastUserMessage } from '../util/messages.ts';
 
 export function toTrajectory(r: CaseRecord): Trajectory {
@@ -86,6 +87,8 @@ export interface ReflectOptions {
   context: Array<string | null>;
   tokenBudget: number;
   skillAware: { enabled: boolean; source: 'both' | 'failure_only'; suffix: string };
+  /** The analysts' stage names (src/optimizer/subject.ts); default the update mode's. */
+  stages?: (base: StepStage, mode: UpdateMode) => StageName;
 }
 
 export interface ReflectResult {
@@ -146,7 +149,9 @@ export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
       reused++;
       return JSON.parse(readFileSync(file, 'utf8')) as MinibatchFile;
     }
-    const stage = `analyst_${job.source === 'failure' ? 'error' : 'success'}${stageSuffix(o.mode)}` as StageName;
+    const stage = o.stages
+      ? o.stages(job.source === 'failure' ? 'analyst_error' : 'analyst_success', o.mode)
+      : (`analyst_${job.source === 'failure' ? 'error' : 'success'}${stageSuffix(o.mode)}` as StageName);
     const user = OptimizerLLM.user(stage, [
       skillSection(o.skill),
       budgetSection(o.maxEdits),

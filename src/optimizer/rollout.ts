@@ -14,6 +14,7 @@ import { SkillOptError } from '../util/errors.ts';
 import type { SessionHost } from '../vitest/host.ts';
 import type { SuiteRunner } from '../vitest/runner.ts';
 import type { Budget } from './budget.ts';
+import { replayMissLine } from '../model/cache/cache.ts';
 
 /** An endpoint that stayed down: the run stops unfinished (resumable), its verdict inconclusive (exit 3). */
 export class InfrastructureStop extends SkillOptError {
@@ -88,7 +89,7 @@ export class Rollouts {
       if (r.skill_hash !== hash || r.error_kind !== null || (k > 1) !== (r.trial !== undefined)) continue;
       let rows = finished.get(r.id);
       if (!rows) finished.set(r.id, (rows = new Map()));
-      rows.set(r.trial ?? 0, { ...r, cached: true });
+      rows.set(r.trial ?? 0, r); // reused from this run's own results, not from the model-call cache: `cached` stays as recorded
       if (r.simulated) this.sawSimulated = true;
     }
     const done = new Map<string, CaseRecord[]>();
@@ -143,6 +144,11 @@ export class Rollouts {
       this.host.caseSink = null;
     }
     if (result.errors.length > 0 && result.records.length === 0) throw new SkillOptError(result.errors[0]!);
+    // --model-cache replay: a case the cache cannot answer stops the run before anything is scored
+    const replayMisses = result.records.filter((r) => r.error_kind === 'cache_miss');
+    if (replayMisses.length > 0) {
+      throw new SkillOptError(replayMissLine(replayMisses[0]!, { misses: new Set(replayMisses.map((r) => r.id)).size, of: ids.length }, { next: true }), { exitCode: 2 });
+    }
     for (const id of ids) into.delete(id);
     for (const r of result.records) {
       into.set(r.id, [...(into.get(r.id) ?? []), r]);

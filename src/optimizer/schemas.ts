@@ -146,6 +146,13 @@ export const STAGE_SCHEMAS = {
   meta_skill: MetaSkillSchema,
   appendix_consolidate: AppendixConsolidateSchema,
   judge: JudgeSchema,
+  // description optimization (trigger suites): the same replies, about a skill's frontmatter description
+  description_analyst_error: AnalystPatch.error,
+  description_analyst_success: AnalystPatch.success,
+  description_merge_failure: MergeEditsSchema,
+  description_merge_success: MergeEditsSchema,
+  description_merge_final: MergeEditsSchema,
+  description_ranking: RankingSchema,
 } as const;
 
 export type StageName = keyof typeof STAGE_SCHEMAS;

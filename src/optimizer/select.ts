@@ -7,6 +7,7 @@ import { OptimizerLLM } from './llm.ts';
 import { budgetSection, jsonSection, skillSection } from './protocol.ts';
 import { stageSuffix, support, type Item, type UpdateMode } from './patch.ts';
 import type { StageName } from './schemas.ts';
+import type { StepStage } from './subject.ts';
 
 export interface LrDecision {
   learning_rate: number;
@@ -57,10 +58,12 @@ export async function rankAndClip(o: {
   mode: UpdateMode;
   metaSection: string | null;
   warn: (line: string) => void;
+  /** The ranking's stage name (src/optimizer/subject.ts); default the update mode's. */
+  stages?: (base: StepStage, mode: UpdateMode) => StageName;
 }): Promise<{ items: Item[]; ranked: boolean; fallback: boolean }> {
   if (o.k <= 0) return { items: [], ranked: false, fallback: false };
   if (o.items.length <= o.k) return { items: o.items, ranked: false, fallback: false };
-  const stage = `ranking${o.mode === 'rewrite_from_suggestions' ? stageSuffix(o.mode) : ''}` as StageName;
+  const stage = o.stages ? o.stages('ranking', o.mode) : (`ranking${o.mode === 'rewrite_from_suggestions' ? stageSuffix(o.mode) : ''}` as StageName);
   const user = OptimizerLLM.user(stage, [o.metaSection, skillSection(o.skill), budgetSection(o.k), jsonSection('edit_pool', pool(o.items))]);
   const reply = (await o.llm.call(stage, user, { account: 'ranking' })) as { selected_indices?: unknown[] } | null;
   const picked = reply ? pickIndices(reply.selected_indices ?? [], o.items.length, o.k) : [];

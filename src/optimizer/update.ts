@@ -5,7 +5,7 @@
  * byte for byte after a rewrite and restored when the rewrite changed or dropped them.
  */
 import { applyEdits, type ApplyEditsResult } from '../skill/edits.ts';
-import { regionTexts, stripProtected } from '../skill/regions.ts';
+import { protectedSpans, regionTexts, stripProtected } from '../skill/regions.ts';
 import { OptimizerLLM } from './llm.ts';
 import { jsonSection, skillSection } from './protocol.ts';
 import type { Item, UpdateMode } from './patch.ts';
@@ -26,10 +26,15 @@ export interface UpdateResult {
 /** Keep the original protected regions byte for byte: restore them if the rewrite touched them. */
 export function enforceProtected(original: string, rewritten: string): { skill: string; restored: boolean } {
   const regions = regionTexts(original);
+  const spans = protectedSpans(original);
+  const headed = spans[0]?.kind === 'frontmatter';
   const kept = regions.every((r) => rewritten.includes(r)) && regionTexts(rewritten).length === regions.length;
-  if (kept) return { skill: rewritten, restored: false };
+  if (kept && (!headed || rewritten.startsWith(regions[0]!))) return { skill: rewritten, restored: false };
+  // a SKILL.md's frontmatter heads the document; the other regions close it
+  const head = spans.filter((s) => s.kind === 'frontmatter').map((s) => original.slice(s.start, s.end)).join('');
+  const tail = spans.filter((s) => s.kind !== 'frontmatter').map((s) => original.slice(s.start, s.end));
   const body = stripProtected(rewritten).trimEnd();
-  return { skill: [body, ...regions].join('\n\n') + '\n', restored: true };
+  return { skill: head + [body, ...tail].join('\n\n') + '\n', restored: true };
 }
 
 export async function update(o: {

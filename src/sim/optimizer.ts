@@ -33,6 +33,7 @@ import { applyRuleMappings, placeRule } from './skill-edit.ts';
 import type { SimMessage } from './target.ts';
 import { tokenize, type Token } from './tokens.ts';
 import { groupBy } from '../util/group.ts';
+import { simulateDescriptionStage } from './describe.ts';
 
 export interface OptimizerContext {
   seed: number;
@@ -93,7 +94,8 @@ export function resolveStage(responseFormat: unknown, lastUserMessage: string): 
 /** Reply of an optimizer stage (a value valid against STAGE_SCHEMAS[stage]). */
 export function simulateStage(stage: StageName, text: string, ctx: OptimizerContext): unknown {
   let reply: unknown;
-  if (stage.startsWith('analyst_error')) reply = analystError(text, modeOf(stage), ctx);
+  if (stage.startsWith('description_')) reply = simulateDescriptionStage(stage, text);
+  else if (stage.startsWith('analyst_error')) reply = analystError(text, modeOf(stage), ctx);
   else if (stage.startsWith('analyst_success')) reply = analystSuccess(text, modeOf(stage));
   else if (stage.startsWith('merge_')) reply = merge(stage, text);
   else if (stage === 'ranking' || stage === 'ranking_rewrite') reply = ranking(text);
@@ -430,7 +432,7 @@ function stableSortBy<T>(items: readonly T[], score: (t: T) => number): T[] {
     .map((x) => x.item);
 }
 
-function merge(stage: StageName, text: string) {
+export function merge(stage: StageName, text: string) {
   const mode = modeOf(stage);
   const key = payloadKey(mode);
   const sections: { value: unknown; source: 'failure' | 'success' }[] = [];
@@ -534,7 +536,7 @@ function readPool(text: string): Record<string, unknown>[] {
   return pool.map((p) => (p && typeof p === 'object' ? (p as Record<string, unknown>) : {}));
 }
 
-function ranking(text: string) {
+export function ranking(text: string) {
   const pool = readPool(text);
   const k = readBudget(text) ?? pool.length;
   const order = stableSortBy(

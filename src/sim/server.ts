@@ -11,6 +11,7 @@ import { SimHttpError } from './errors.ts';
 import { digest } from './hash.ts';
 import { resolveStage, simulateStage } from './optimizer.ts';
 import { simulateTarget, type SimMessage } from './target.ts';
+import { LOAD_SKILL_TOOL_NAME, simulateRouting } from './routing.ts';
 import { lastUserMessage } from '../util/messages.ts';
 import { SIMULATED_FINGERPRINT, contentText } from '../model/wire.ts';
 
@@ -29,6 +30,8 @@ export interface SimServerOptions {
   maxRules?: number;
   /** Error analysts: probability (0..1) of proposing a rule keyed on a common word; default 0. */
   analystErrorRate?: number;
+  /** Target role, agent presentation: probability (0..1) that a `load_skill` decision is replaced; default 0. */
+  routingNoise?: number;
   /** Delay before each successful chat completion reply, in ms (errors are immediate); default 0. */
   latencyMs?: number;
   /** Receives the banner and one line per request (every line says "simulated"). */
@@ -64,6 +67,8 @@ export interface SimConfig {
   noise: number;
   maxRules: number;
   analystErrorRate: number;
+  /** Probability that a routing decision (which skill to load) is replaced by another. */
+  routingNoise: number;
 }
 
 /** `created` of every completion: fixed, so replies are byte-identical. */
@@ -78,9 +83,14 @@ export interface ChatCompletion {
   system_fingerprint: string;
   choices: {
     index: number;
-    message: { role: 'assistant'; content: string; refusal: null };
+    message: {
+      role: 'assistant';
+      content: string | null;
+      refusal: null;
+      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+    };
     logprobs: null;
-    finish_reason: 'stop';
+    finish_reason: 'stop' | 'tool_calls';
   }[];
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
@@ -140,10 +150,18 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
   const lastUser = lastUserMessage(messages);
   const stage = resolveStage(req.response_format, lastUser);
   let content: string;
+  let loadSkill: string | null = null;
   if (stage === null) {
     // A seeded request samples unless it asks for temperature 0 (then its answer is stable across seeds).
     const sample = typeof req.seed === 'number' && req.temperature !== 0 ? req.seed : undefined;
-    content = simulateTarget(messages, model, sample === undefined ? cfg : { ...cfg, sample }).content;
+    // Agent presentation: a turn that offers `load_skill` first decides which listed skill to load.
+    const routed = simulateRouting({ messages, tools: req.tools }, lastUser, { seed: cfg.seed, model, routingNoise: cfg.routingNoise, ...(sample === undefined ? {} : { sample }) });
+    if (typeof routed === 'string') {
+      loadSkill = routed;
+      content = JSON.stringify({ name: routed });
+    } else {
+      content = simulateTarget(messages, model, sample === undefined ? cfg : { ...cfg, sample }).content;
+    }
   } else {
     const reply = simulateStage(stage, lastUser, {
       seed: cfg.seed,
@@ -162,7 +180,21 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
     created: SIM_CREATED,
     model,
     system_fingerprint: SIMULATED_FINGERPRINT,
-    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    choices: [
+      loadSkill === null
+        ? { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }
+        : {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: null,
+              refusal: null,
+              tool_calls: [{ id: `call_${digest([cfg.seed, model, messages, content]).slice(0, 16)}`, type: 'function', function: { name: LOAD_SKILL_TOOL_NAME, arguments: content } }],
+            },
+            logprobs: null,
+            finish_reason: 'tool_calls',
+          },
+    ],
     usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens },
   };
   return { completion, stage: stage ?? 'target', model };
@@ -192,6 +224,7 @@ export function resolveSimConfig(opts: SimServerOptions = {}): SimConfig {
     noise: checkFraction('noise', opts.noise ?? 0),
     maxRules: checkCount('maxRules', opts.maxRules ?? 0),
     analystErrorRate: checkFraction('analystErrorRate', opts.analystErrorRate ?? 0),
+    routingNoise: checkFraction('routingNoise', opts.routingNoise ?? 0),
   };
 }
 
@@ -360,6 +393,7 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     ...(cfg.noise > 0 ? [`noise ${cfg.noise}`] : []),
     ...(cfg.maxRules > 0 ? [`max rules ${cfg.maxRules}`] : []),
     ...(cfg.analystErrorRate > 0 ? [`analyst error rate ${cfg.analystErrorRate}`] : []),
+    ...(cfg.routingNoise > 0 ? [`routing noise ${cfg.routingNoise}`] : []),
     ...(latencyMs > 0 ? [`latency ${latencyMs} ms`] : []),
   ];
   const banner = `[simulated] skillopt simulated model server listening on ${url} (${knobs.join(', ')})`;

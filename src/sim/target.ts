@@ -52,8 +52,9 @@ function rulesOf(system: string): readonly Rule[] {
 }
 
 export function simulateTarget(messages: readonly SimMessage[], model: string, opts: TargetOptions): TargetReply {
+  // a skill body a `load_skill` call returned (agent presentation) is read like the system prompt
   const system = messages
-    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .filter((m) => m.role === 'system' || m.role === 'developer' || m.role === 'tool')
     .map((m) => m.content)
     .join('\n');
   const lastUser = lastUserMessage(messages);

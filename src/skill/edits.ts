@@ -130,7 +130,9 @@ interface Outcome {
   reason?: string;
 }
 
-function appendContent(skill: string, content: string, spans: readonly ProtectedSpan[]): Outcome {
+function appendContent(skill: string, content: string, allSpans: readonly ProtectedSpan[]): Outcome {
+  // the frontmatter heads the document: an append goes before the tail regions only
+  const spans = allSpans.filter((s) => s.kind !== 'frontmatter');
   if (spans.length > 0) {
     const first = Math.min(...spans.map((s) => s.start));
     const before = skill.slice(0, first).trimEnd();
@@ -142,7 +144,7 @@ function appendContent(skill: string, content: string, spans: readonly Protected
   return { skill: body ? `${body}\n\n${content}\n` : `${content}\n`, status: 'applied_append' };
 }
 
-const INSIDE_PROTECTED = 'the target lies inside a protected region (slow update / appendix), which edits cannot change';
+const INSIDE_PROTECTED = 'the target lies inside a protected region (frontmatter / slow update / appendix), which edits cannot change';
 
 function applyOne(skill: string, op: string, target: string, content: string, spans: readonly ProtectedSpan[]): Outcome {
   if (target) {
@@ -214,7 +216,7 @@ export function applyEdit(skill: string, edit: Edit, index = 1): { skill: string
     let result = outcome;
     const before = spans.map((s) => skill.slice(s.start, s.end));
     if (isApplied(outcome.status) && !sameTexts(before, regionTexts(outcome.skill))) {
-      result = { skill, status: 'skipped_protected_region', reason: 'the edit would change a protected region (slow update / appendix); reverted' };
+      result = { skill, status: 'skipped_protected_region', reason: 'the edit would change a protected region (frontmatter / slow update / appendix); reverted' };
     }
     const row: EditApplyRow = { index, op, target: target.slice(0, PREVIEW), content_preview: preview.slice(0, PREVIEW), status: result.status };
     if (result.reason !== undefined) row.reason = result.reason;

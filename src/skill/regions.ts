@@ -2,6 +2,8 @@
  * Protected regions of a skill document (spec §1.5, §1.11, §2.3): machine-managed blocks that
  * step-level edits must not touch.
  *
+ * - Frontmatter: a SKILL.md's leading `---` … `---` block (src/skill/frontmatter.ts). It sits at the head,
+ *   not the tail; only description optimization changes it (never a step's edit or a rewrite).
  * - Slow update: `<!-- SLOW_UPDATE_START -->` … `<!-- SLOW_UPDATE_END -->`, epoch-level guidance.
  * - Appendix: `<!-- APPENDIX_START -->` + "## Execution Notes Appendix" + `- note` bullets +
  *   `<!-- APPENDIX_END -->` (skill-aware reflection).
@@ -15,6 +17,8 @@
  * - `addAppendixNotes` returns the skill unchanged when the rendered appendix would be identical.
  */
 
+import { frontmatterBlock } from './frontmatter.ts';
+
 export const SLOW_UPDATE_START = '<!-- SLOW_UPDATE_START -->';
 export const SLOW_UPDATE_END = '<!-- SLOW_UPDATE_END -->';
 export const APPENDIX_START = '<!-- APPENDIX_START -->';
@@ -24,9 +28,11 @@ export const APPENDIX_HEADING = '## Execution Notes Appendix';
 /** Every protected-region marker string. */
 export const PROTECTED_MARKERS: readonly string[] = [SLOW_UPDATE_START, SLOW_UPDATE_END, APPENDIX_START, APPENDIX_END];
 
-export type RegionKind = 'slow_update' | 'appendix';
+export type RegionKind = 'slow_update' | 'appendix' | 'frontmatter';
+/** The regions delimited by marker comments (at the tail of a skill). */
+type MarkerKind = Exclude<RegionKind, 'frontmatter'>;
 
-const MARKERS: Record<RegionKind, { start: string; end: string }> = {
+const MARKERS: Record<MarkerKind, { start: string; end: string }> = {
   slow_update: { start: SLOW_UPDATE_START, end: SLOW_UPDATE_END },
   appendix: { start: APPENDIX_START, end: APPENDIX_END },
 };
@@ -41,7 +47,7 @@ export interface ProtectedSpan {
   orphan: boolean;
 }
 
-function spansOfKind(skill: string, kind: RegionKind): ProtectedSpan[] {
+function spansOfKind(skill: string, kind: MarkerKind): ProtectedSpan[] {
   const { start: S, end: E } = MARKERS[kind];
   const spans: ProtectedSpan[] = [];
   let pos = 0;
@@ -69,7 +75,9 @@ function spansOfKind(skill: string, kind: RegionKind): ProtectedSpan[] {
  * start. Spans of different kinds may nest if a document was hand-edited that way.
  */
 export function protectedSpans(skill: string): ProtectedSpan[] {
-  return [...spansOfKind(skill, 'slow_update'), ...spansOfKind(skill, 'appendix')].sort((a, b) => a.start - b.start || b.end - a.end);
+  const front = frontmatterBlock(skill);
+  const head: ProtectedSpan[] = front ? [{ kind: 'frontmatter', start: 0, end: front.end, orphan: false }] : [];
+  return [...head, ...spansOfKind(skill, 'slow_update'), ...spansOfKind(skill, 'appendix')].sort((a, b) => a.start - b.start || b.end - a.end);
 }
 
 /** The exact text of each protected span, in document order (for byte-for-byte protection checks). */
@@ -119,7 +127,7 @@ function collapseBlankLinesOutsideRegions(skill: string): string {
 }
 
 /** Remove every region and orphan marker of `kind`, collapse blank lines (outside other regions), rstrip. */
-function stripKind(skill: string, kind: RegionKind): string {
+function stripKind(skill: string, kind: MarkerKind): string {
   let out = skill;
   for (const span of spansOfKind(skill, kind).sort((a, b) => b.start - a.start)) {
     out = out.slice(0, span.start) + out.slice(span.end);
@@ -131,11 +139,11 @@ function appendBlock(body: string, block: string): string {
   return body.length > 0 ? `${body}\n\n${block}` : block;
 }
 
-function firstPair(skill: string, kind: RegionKind): ProtectedSpan | undefined {
+function firstPair(skill: string, kind: MarkerKind): ProtectedSpan | undefined {
   return spansOfKind(skill, kind).find((s) => !s.orphan);
 }
 
-function hasAnyMarker(skill: string, kind: RegionKind): boolean {
+function hasAnyMarker(skill: string, kind: MarkerKind): boolean {
   return skill.includes(MARKERS[kind].start) || skill.includes(MARKERS[kind].end);
 }
 

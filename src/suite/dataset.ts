@@ -28,7 +28,12 @@ function flat(e: unknown): string {
   return (e as Error).message.replace(/\s*\n\s*/g, ' ↵ ');
 }
 
-function readRaw(source: string | URL, label: string): unknown[] {
+/** The rows of a dataset file: a JSON array, `{ "<key>": [...] }`, or JSONL. */
+export function readTaskRows(source: string | URL, label: string, key = 'tasks'): unknown[] {
+  return readRaw(source, label, key);
+}
+
+function readRaw(source: string | URL, label: string, key = 'tasks'): unknown[] {
   const path = source instanceof URL ? fileURLToPath(source) : resolve(source);
   if (!existsSync(path)) throw new DatasetError(`${label}: dataset file not found`);
   const text = readFileSync(path, 'utf8');
@@ -51,10 +56,10 @@ function readRaw(source: string | URL, label: string): unknown[] {
     throw new DatasetError(`${label}: malformed JSON: ${flat(e)}`);
   }
   if (Array.isArray(parsed)) return parsed;
-  if (parsed && typeof parsed === 'object' && Array.isArray((parsed as { tasks?: unknown }).tasks)) {
-    return (parsed as { tasks: unknown[] }).tasks;
+  if (parsed && typeof parsed === 'object' && Array.isArray((parsed as Record<string, unknown>)[key])) {
+    return (parsed as Record<string, unknown[]>)[key]!;
   }
-  throw new DatasetError(`${label}: expected a JSON array of tasks (or {"tasks": [...]})`);
+  throw new DatasetError(`${label}: expected a JSON array of ${key} (or {"${key}": [...]})`);
 }
 
 /**

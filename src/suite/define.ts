@@ -15,7 +15,8 @@ import { oneLineClip } from '../model/errors.ts';
 import { caseTimeoutMs, HOST_ENV_FLAG, type GateThresholds, type ProvidedSession } from '../vitest/session.ts';
 import { describeSource, loadTasks, type TaskSource } from './dataset.ts';
 import { EndpointUnavailableError, isInfraError, suiteRuntime } from './runtime.ts';
-import { emptyUsage } from './usage.ts';
+import { emptyUsage, servedFromCache } from './usage.ts';
+import { isCacheMiss } from '../model/cache/cache.ts';
 import { toScorer, type ScorerLike } from './scorers/types.ts';
 import { selectTasks, splitView } from './selection.ts';
 import { recordSuiteFiles } from './watched-files.ts';
@@ -23,6 +24,8 @@ import { caseOutcomes, scoreStats } from './summary.ts';
 import { callerSite, inSuiteFile } from './site.ts';
 import { evaluateGate, gateActive, isComplete } from './verdict.ts';
 import type { SuiteSelection } from '../vitest/session.ts';
+import { agentKind, type CaseRun, type Presentation, type SuiteKind } from './agent.ts';
+import { checkSkillFile } from '../skill/frontmatter.ts';
 
 export interface SkillSuiteOptions<E = unknown> {
   /** Suite name; configs select it with `env.name`. */
@@ -37,6 +40,14 @@ export interface SkillSuiteOptions<E = unknown> {
   messages?: (skill: string, task: SkillTask<E>) => ChatMessage[];
   /** Suite gate defaults; `evaluation.min_pass_rate` / `min_mean_hard` / `min_mean_soft` in the config win. */
   gate?: Partial<GateThresholds>;
+  /**
+   * How the target meets the skill: `system` (default: the skill is the system prompt) or `agent` (the skills
+   * are listed by name and description and the body comes back from a `load_skill` call; the skill needs
+   * SKILL.md frontmatter). `env.presentation` in the config wins.
+   */
+  presentation?: Presentation;
+  /** Agent presentation: the other skills (SKILL.md files) listed beside the skill under test. */
+  distractors?: Array<string | URL>;
 }
 
 export interface SkillSuite<E = unknown> {
@@ -73,7 +84,9 @@ function readSession(): ProvidedSession {
 function readSeedSkill(session: ProvidedSession, options: SkillSuiteOptions<never>): { text: string; path: string } {
   const path = session.config.env.skill_init ? resolve(session.config.env.skill_init) : pathOf(options.skill);
   if (!existsSync(path)) throw new SkillOptError(`suite '${options.name}': seed skill not found: ${path}`);
-  return { text: readFileSync(path, 'utf8'), path };
+  const text = readFileSync(path, 'utf8');
+  checkSkillFile(path, text); // a SKILL.md (or any skill with frontmatter) follows the Agent Skills format
+  return { text, path };
 }
 
 function skillUnderTest(session: ProvidedSession, options: SkillSuiteOptions<never>): { text: string; path: string } {
@@ -111,7 +124,17 @@ export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): Sk
   }
 }
 
-function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): SkillSuite<E> {
+/** @internal A suite of another kind (trigger suites): defineSkillSuite's cases, run the kind's way. */
+export function defineSuiteOfKind<E>(options: SkillSuiteOptions<E>, kind: SuiteKind<E>): SkillSuite<E> {
+  const site = callerSite();
+  try {
+    return defineSuite(options, site, kind);
+  } catch (e) {
+    throw e instanceof SkillOptError ? inSuiteFile(e, site) : e;
+  }
+}
+
+function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind?: SuiteKind<E>): SkillSuite<E> {
   const opts = options as unknown as SkillSuiteOptions<never>;
   const session = readSession();
   const wanted = session.config.env.name;
@@ -124,7 +147,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): Ski
   // `env.data_path` in the config swaps the dataset without touching the suite file.
   const source: TaskSource<E> = session.config.env.data_path ? session.config.env.data_path : options.tasks;
   recordSuiteFiles(session, options.name, source, options.skill); // `vitest watch` reruns the suite when they change
-  const tasks = loadTasks(source, { suite: options.name, validate: scorer.validate?.bind(scorer) });
+  const tasks = kind?.loadTasks ? kind.loadTasks(source) : loadTasks(source, { suite: options.name, validate: scorer.validate?.bind(scorer) });
 
   if (session.mode === 'manifest') {
     const { splits } = splitView(tasks, session.config);
@@ -140,6 +163,8 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): Ski
           test: splits.test.map((t) => t.id),
         },
         task_types: Object.fromEntries(tasks.map((t) => [t.id, t.task_type ?? null])),
+        ...kind?.manifest?.(),
+        labels: Object.fromEntries(tasks.map((t) => [t.id, typeof t.expected === 'string' && t.expected.length <= 80 ? t.expected : null])),
       };
     });
     return { name: options.name, options };
@@ -147,9 +172,12 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): Ski
 
   const { selected, splitOf, filters } = selectTasks(tasks, session, options.name);
   const skill = skillUnderTest(session, opts);
+  // the agent presentation (and trigger suites) run a case as an agent: skills listed, load_skill offered
+  const presentation = session.config.env.presentation || options.presentation || 'system';
+  const runner = (kind ?? (presentation === 'agent' ? agentKind<E>(options.name, options.distractors ?? []) : null))?.runner(session, skill) ?? null;
   const hash = skillHash(skill.text);
   const buildMessages = options.messages ?? defaultMessages;
-  const runtime = suiteRuntime(session.roles, session.runId, session.gateway);
+  const runtime = suiteRuntime(session.roles, session.runId, session.gateway, session.config);
   const passThreshold = session.config.evaluation.pass_threshold;
   const thresholds = gateThresholds(session, opts);
   const gated = session.mode === 'test' && gateActive(thresholds);
@@ -165,6 +193,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): Ski
     shard: session.shard ?? null,
     max_errored: maxErrored,
     misses_fail: session.mode === 'test' && !gated,
+    site,
   };
 
   const trials = session.config.env.trials;
@@ -175,7 +204,10 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): Ski
     const started = performance.now();
     // `--skill none`: a builder that puts the (empty) skill in a system message sends no system message.
     const built = buildMessages(skill.text, task);
-    const messages = skill.text ? built : built.filter((m) => m.role !== 'system' || m.content.trim() !== '');
+    const plain = skill.text ? built : built.filter((m) => m.role !== 'system' || m.content.trim() !== '');
+    const messages = runner ? runner.messages(plain, task) : plain;
+    let run: CaseRun | null = null;
+    let extra: Partial<CaseRecord> = {};
     const usage = emptyUsage();
     const judgeUsage = emptyUsage();
     let output = '';
@@ -185,23 +217,32 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): Ski
     let errorKind: CaseErrorKind | null = null;
     let error: string | null = null;
     try {
-      const res = await runtime.callTarget(messages, signal, trial);
+      const res = runner ? (run = await runner.run(runtime, messages, signal, trial)) : await runtime.callTarget(messages, signal, trial);
       output = res.text;
       simulated ||= res.simulated;
       Object.assign(usage, res.usage);
     } catch (e) {
-      if (!isInfraError(e) && !(e instanceof EndpointUnavailableError)) throw e;
-      errorKind = 'infra';
-      error = oneLine(e);
+      if (isCacheMiss(e)) {
+        // --model-cache replay: nothing was sent; the case is not scored as if it had run
+        errorKind = 'cache_miss';
+        error = oneLine(e);
+        usage.cache_misses = 1;
+      } else {
+        if (!isInfraError(e) && !(e instanceof EndpointUnavailableError)) throw e;
+        errorKind = 'infra';
+        error = oneLine(e);
+      }
     }
     if (errorKind === null) {
       try {
         score = await scorer.score({ task, output, messages, signal, judge: runtime.judgeFor(judgeUsage, signal) });
       } catch (e) {
-        errorKind = isInfraError(e) ? 'infra' : 'scorer';
+        errorKind = isCacheMiss(e) ? 'cache_miss' : isInfraError(e) ? 'infra' : 'scorer';
         error = `${errorKind === 'scorer' ? `scorer '${scorer.name}' failed: ` : ''}${oneLine(e)}`;
+        if (errorKind === 'cache_miss') judgeUsage.cache_misses = (judgeUsage.cache_misses ?? 0) + 1;
       }
     }
+    if (run && runner && errorKind === null) ({ score, extra } = runner.finish(score, run, task));
     return {
       suite: options.name,
       id: task.id,
@@ -209,7 +250,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): Ski
       split: splitOf.get(task.id) ?? null,
       task_type: task.task_type ?? null,
       skill_hash: hash,
-      messages,
+      messages: run?.transcript ?? messages,
       output,
       expected: task.expected,
       hard: score.hard,
@@ -217,12 +258,13 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null): Ski
       pass: errorKind === null && score.hard >= passThreshold,
       feedback: error ?? score.feedback,
       usage,
-      ...(judgeUsage.calls > 0 ? { judge_usage: judgeUsage } : {}),
+      ...(judgeUsage.calls > 0 || judgeUsage.cache_hits || judgeUsage.cache_misses ? { judge_usage: judgeUsage } : {}),
       latency_ms: Math.round(performance.now() - started),
-      cached: false,
+      cached: servedFromCache(usage, judgeUsage),
       error_kind: errorKind,
       error,
       simulated,
+      ...extra,
     };
   }
 

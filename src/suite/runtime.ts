@@ -8,11 +8,12 @@ import { isInfraError } from '../model/errors.ts';
 import { GatewayClient, gatewayReachable } from '../model/gateway/client.ts';
 import type { GatewayAddress } from '../model/gateway/protocol.ts';
 import type { RoleConfig } from '../model/types.ts';
+import type { SkillOptConfig } from '../config/schema.ts';
 import type { JudgeVerdict } from '../optimizer/schemas.ts';
-import type { CallUsage, ChatMessage } from '../types.ts';
+import type { CallUsage, ChatMessage, ToolCall, ToolSpec } from '../types.ts';
 import { oneLine } from '../util/errors.ts';
 import { JUDGE_STAGE, buildJudgeMessages } from './scorers/judge.ts';
-import { addUsage } from './usage.ts';
+import { addUsage, callUsage } from './usage.ts';
 import type { JudgeRequest } from './scorers/types.ts';
 
 /** Infrastructure failures with no success before them after which the breaker opens. */
@@ -22,7 +23,7 @@ export class EndpointUnavailableError extends Error {}
 
 /** Where a suite's model calls go: the session host's gateway, or clients of this worker's own. */
 interface ModelPort {
-  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number }): Promise<ChatResult>;
+  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number; tools?: ToolSpec[] }): Promise<ChatResult>;
   judge(
     role: RoleConfig,
     messages: ChatMessage[],
@@ -37,17 +38,24 @@ interface ModelPort {
  */
 class LocalPort implements ModelPort {
   private readonly clients = new Map<RoleConfig, Promise<ModelClient>>();
+  private cache: Promise<import('../model/cache/cache.ts').ModelCache | null> | undefined;
+
+  /** `config`: the session's, for its model-call cache (this process opens its own on the same folder). */
+  constructor(private readonly config?: Pick<SkillOptConfig, 'cache' | 'model'>) {}
 
   private client(role: RoleConfig): Promise<ModelClient> {
     let c = this.clients.get(role);
     if (!c) {
-      c = import('../model/index.ts').then((m) => m.createModelClient(role, { accounting: new m.Accounting() }));
+      const config = this.config;
+      this.cache ??= config ? import('../model/cache/cache.ts').then((m) => m.openModelCache(config)) : Promise.resolve(null);
+      const cache = this.cache;
+      c = import('../model/index.ts').then(async (m) => m.createModelClient(role, { accounting: new m.Accounting(), cache: await cache }));
       this.clients.set(role, c);
     }
     return c;
   }
 
-  async chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number }): Promise<ChatResult> {
+  async chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number; tools?: ToolSpec[] }): Promise<ChatResult> {
     return (await this.client(role)).chat(messages, o);
   }
 
@@ -73,8 +81,9 @@ export class SuiteRuntime {
   constructor(
     private readonly roles: { target: RoleConfig; judge: RoleConfig },
     gateway: GatewayAddress | null,
+    config?: Pick<SkillOptConfig, 'cache' | 'model'>,
   ) {
-    this.port = gatewayReachable(gateway) ? new GatewayClient(gateway) : new LocalPort();
+    this.port = gatewayReachable(gateway) ? new GatewayClient(gateway) : new LocalPort(config);
   }
 
   private guard(): void {
@@ -96,12 +105,14 @@ export class SuiteRuntime {
     messages: ChatMessage[],
     signal?: AbortSignal,
     seed?: number,
-  ): Promise<{ text: string; usage: CallUsage; simulated: boolean }> {
+    /** Functions the target may call (agent presentation); the calls come back in `toolCalls`. */
+    tools?: ToolSpec[],
+  ): Promise<{ text: string; usage: CallUsage; simulated: boolean; toolCalls?: ToolCall[] }> {
     this.guard();
     try {
-      const res = await this.port.chat(this.roles.target, messages, { stage: 'rollout', ...(signal ? { signal } : {}), ...(seed !== undefined ? { seed } : {}) });
+      const res = await this.port.chat(this.roles.target, messages, { stage: 'rollout', ...(signal ? { signal } : {}), ...(seed !== undefined ? { seed } : {}), ...(tools ? { tools } : {}) });
       this.successes++;
-      return { text: res.text, usage: { ...res.usage, calls: 1, attempts: res.attempts }, simulated: res.simulated === true };
+      return { text: res.text, usage: callUsage(res), simulated: res.simulated === true, ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}) };
     } catch (e) {
       this.noteFailure(e);
       throw e;
@@ -119,7 +130,7 @@ export class SuiteRuntime {
         stage: JUDGE_STAGE,
         ...(signal ? { signal } : {}),
       });
-      addUsage(usage, { ...res.usage, calls: 1, attempts: res.attempts });
+      addUsage(usage, callUsage(res));
       return res.value;
     };
   }
@@ -135,13 +146,14 @@ export function suiteRuntime(
   roles: { target: RoleConfig; judge: RoleConfig },
   runId: string,
   gateway: GatewayAddress | null,
+  config?: Pick<SkillOptConfig, 'cache' | 'model'>,
 ): SuiteRuntime {
   const key = `${runId}\u0000${JSON.stringify(roles)}\u0000${gateway?.channel ?? ''}`;
   let rt = runtimes.get(key);
   if (!rt) {
     for (const old of runtimes.values()) old.close();
     runtimes.clear();
-    rt = new SuiteRuntime(roles, gateway);
+    rt = new SuiteRuntime(roles, gateway, config);
     runtimes.set(key, rt);
   }
   return rt;

@@ -3,10 +3,11 @@
  * counts, per-task-type buckets, usage by role. Errored cases (infrastructure or scorer failures) are
  * counted apart and never enter the scores.
  */
-import type { CaseRecord, StageStats } from '../types.ts';
+import type { CallUsage, CaseRecord, StageStats } from '../types.ts';
 import type { GateVerdict, SuiteSelection } from '../vitest/session.ts';
 import type { RunVerdict } from './verdict.ts';
 import { groupBy } from '../util/group.ts';
+import { skillLoadedCounts, triggerSummary, type SkillLoadedCounts, type TriggerSummary } from './trigger-metrics.ts';
 import { addUsage, emptyUsage } from './usage.ts';
 import { meanInterval, wilsonInterval } from '../stats/interval.ts';
 import { passAtK, passHatK } from '../stats/pass-at-k.ts';
@@ -107,6 +108,10 @@ export interface SuiteSummary extends ScoreStats {
   gate?: GateVerdict;
   /** What was selected out of the dataset (split, limit, name filter, shard). */
   selection?: SuiteSelection;
+  /** Trigger suites: precision, recall and F1 per skill, the confusion table (src/suite/trigger-metrics.ts). */
+  trigger?: TriggerSummary;
+  /** Agent presentation: in how many cases the skill under test was loaded (`skill_loaded` of the case records). */
+  skill_loaded?: SkillLoadedCounts;
 }
 
 export interface RunSummary {
@@ -115,7 +120,25 @@ export interface RunSummary {
   overall: SuiteSummary & { selected: number };
   wall_time_s: number;
   simulated: boolean;
+  /** The model-call cache: replies served from it (hits) and lookups that found nothing (misses), overall and per role. */
+  cache: CacheCounts;
   verdict?: RunVerdict;
+  /** Trigger suites: `trigger.per_skill.<name>.{precision, recall, f1}` and `trigger.confusion` over the run's trigger cases. */
+  trigger?: TriggerSummary;
+}
+
+export interface CacheCounts {
+  hits: number;
+  misses: number;
+  by_role: { target: { hits: number; misses: number }; judge: { hits: number; misses: number } };
+}
+
+/** Cache hits and misses of a run's cases (all zero when the cache was off). */
+export function cacheCounts(usage: UsageByRole): CacheCounts {
+  const of = (u: Partial<CallUsage>) => ({ hits: u.cache_hits ?? 0, misses: u.cache_misses ?? 0 });
+  const target = of(usage.target);
+  const judge = of(usage.judge);
+  return { hits: target.hits + judge.hits, misses: target.misses + judge.misses, by_role: { target, judge } };
 }
 
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -189,13 +212,21 @@ export function runSummary(
     if (gate) suites[name].gate = gate;
     const selection = opts.selections?.find((s) => s.suite === name);
     if (selection) suites[name].selection = selection;
+    const trigger = triggerSummary(bySuite.get(name)!);
+    if (trigger) suites[name].trigger = trigger;
+    const loaded = skillLoadedCounts(bySuite.get(name)!);
+    if (loaded) suites[name].skill_loaded = loaded;
   }
+  const trigger = triggerSummary(records);
   const selected = opts.selections?.length ? opts.selections.reduce((n, s) => n + s.selected, 0) : records.length;
+  const overall = { ...suiteSummary(records), selected };
   return {
     suites,
-    overall: { ...suiteSummary(records), selected },
+    overall,
     wall_time_s: round(opts.wallTimeS),
     simulated: records.some((r) => r.simulated),
+    cache: cacheCounts(overall.usage),
     ...(opts.verdict ? { verdict: opts.verdict } : {}),
+    ...(trigger ? { trigger } : {}),
   };
 }

@@ -10,4 +10,29 @@ export function addUsage(into: CallUsage, from: CallUsage): void {
   into.attempts += from.attempts;
   into.prompt_tokens += from.prompt_tokens;
   into.completion_tokens += from.completion_tokens;
+  // the cache counters exist only where the cache was on
+  if (from.cache_hits !== undefined) into.cache_hits = (into.cache_hits ?? 0) + from.cache_hits;
+  if (from.cache_misses !== undefined) into.cache_misses = (into.cache_misses ?? 0) + from.cache_misses;
+}
+
+/** A call's usage: what it spent (a cache hit spent nothing), and its cache lookup when the cache is on. */
+export function callUsage(res: { usage: { prompt_tokens: number; completion_tokens: number }; attempts: number; cache?: 'hit' | 'miss' }): CallUsage {
+  const hit = res.cache === 'hit';
+  return {
+    ...res.usage,
+    calls: hit ? 0 : 1,
+    attempts: res.attempts,
+    ...(res.cache ? { cache_hits: hit ? 1 : 0, cache_misses: hit ? 0 : 1 } : {}),
+  };
+}
+
+/** A case served entirely from the model-call cache: at least one hit and no miss over its roles. */
+export function servedFromCache(...usages: Array<CallUsage | undefined>): boolean {
+  let hits = 0;
+  for (const u of usages) {
+    if (!u) continue;
+    if (u.cache_misses) return false;
+    hits += u.cache_hits ?? 0;
+  }
+  return hits > 0;
 }

@@ -8,6 +8,7 @@
 import { resolveRoles } from '../config/roles.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
 import { openModelGateway, type ModelGateway } from '../model/gateway/server.ts';
+import { openModelCache, runLabel, type ModelCache } from '../model/cache/cache.ts';
 import type { RoleConfig } from '../model/types.ts';
 import { startSimServerThread, type SimServerThread } from '../sim/thread.ts';
 import type { RunSummary } from '../suite/summary.ts';
@@ -44,6 +45,8 @@ export interface SessionHost {
   simServer: SimServerThread | null;
   /** Makes the suites' model calls for worker threads of this process. */
   gateway: ModelGateway;
+  /** The model-call cache of this session (`cache.mode`; null when off), shared by the gateway and the optimizer. */
+  cache: ModelCache | null;
   /** Where the reporter writes results.jsonl / summary.json; null = do not write. */
   outDir: string | null;
   /** Suppress the reporter's progress lines and table (the optimizer prints its own). */
@@ -90,13 +93,15 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       noise: sim.noise,
       maxRules: sim.max_rules,
       analystErrorRate: sim.analyst_error_rate,
+      routingNoise: sim.routing_noise,
       latencyMs: sim.latency_ms,
       log: opts.log ?? (() => {}),
       logRequests: false,
     });
     for (const r of simulatedRoles) r.baseURL = simServer.url;
   }
-  const gateway = openModelGateway({ ...(opts.log ? { log: opts.log } : {}), ...(opts.env ? { env: opts.env } : {}) });
+  const cache = openModelCache(opts.config, { log: opts.log ?? ((l) => console.warn(l)) });
+  const gateway = openModelGateway({ ...(opts.log ? { log: opts.log } : {}), ...(opts.env ? { env: opts.env } : {}), cache });
   const host: SessionHost = {
     session: {
       mode: 'test',
@@ -113,6 +118,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
     roles,
     simServer,
     gateway,
+    cache,
     outDir: opts.outDir,
     quiet: opts.quiet ?? false,
     sink: null,
@@ -123,6 +129,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
         delete process.env[HOST_ENV_FLAG];
       }
       gateway.close();
+      cache?.recordRun(runLabel());
       await simServer?.close();
     },
   };

@@ -1,8 +1,8 @@
 /**
  * The skillopt reporter: collects every case's record from task meta (so it also works on merged blob
  * reports), shows progress, writes results.jsonl and summary.json, prints a compact table with the worst
- * cases and their feedback, hands the run to whoever listens (CLI, optimizer), and turns failed suite
- * gates into exit code 1.
+ * cases and their feedback, hands the run to whoever listens (CLI, optimizer), and sets the exit code
+ * of the run's verdict (src/suite/verdict.ts: 0 pass, 1 fail, 2 usage error, 3 inconclusive).
  */
 import { join } from 'node:path';
 import pc from 'picocolors';
@@ -28,7 +28,7 @@ type SerializedError = { message?: string; name?: string };
 const GATE_TEST_NAME = 'suite gate';
 
 /** Errors that are a mistake in the user's input (dataset, config, scorer options): exit 2, not a crash. */
-const USAGE_ERRORS = new Set(['SkillOptError', 'ConfigError', 'DatasetError', 'ScorerError']);
+const USAGE_ERRORS = new Set(['SkillOptError', 'ConfigError', 'DatasetError', 'ScorerError', 'SkillFormatError']);
 
 const isSkillFile = (moduleId: string) => /\.skill\.test\.[cm]?[jt]s$/.test(moduleId);
 

@@ -69,6 +69,8 @@ export interface SuiteSelection {
   max_errored: number;
   /** `test` mode without a gate: a miss fails its case. */
   misses_fail: boolean;
+  /** Where the suite is declared (`path:line:column` of its defineSkillSuite call), for annotations. */
+  site?: string | null;
 }
 
 declare module 'vitest' {
@@ -110,6 +112,16 @@ export interface SuiteManifest {
   /** Task ids per split, after `env.limit`, in split order. */
   splits: { train: string[]; val: string[]; test: string[] };
   task_types: Record<string, string | null>;
+  /** Each task's expected answer when it is a short string (a label), else null: the optimizer checks that val covers the labels. */
+  labels?: Record<string, string | null>;
+  /** Trigger suites: the skill whose description `--optimize` rewrites, and every listed skill. */
+  trigger?: TriggerManifest;
+}
+
+/** What a trigger suite tells the optimizer: the optimized skill (its seed is `seed_skill`) and the fixed others. */
+export interface TriggerManifest {
+  optimize: string;
+  skills: Array<{ name: string; description: string; path: string }>;
 }
 
 /** Set in the environment while a session host is open, so a suite that finds no session can blame the missing plugin. */

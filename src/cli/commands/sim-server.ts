@@ -6,7 +6,7 @@ import { startSimServer, type SimServer, type SimServerOptions } from '../../sim
 
 const USAGE =
   'skillopt sim-server [--host 127.0.0.1] [--port 8000] [--model mitko] [--seed N] [--noise P] ' +
-  '[--max-rules N] [--analyst-error-rate P] [--latency-ms N]';
+  '[--max-rules N] [--analyst-error-rate P] [--routing-noise P] [--latency-ms N]';
 
 /**
  * Parse the command's flags into server options (defaults: 127.0.0.1:8000, model mitko, seed 0).
@@ -14,7 +14,7 @@ const USAGE =
  */
 export function parseSimServerArgs(argv: string[]): SimServerOptions {
   const args = takeFlags(argv, {
-    valued: ['host', 'port', 'model', 'seed', 'noise', 'max-rules', 'analyst-error-rate', 'latency-ms'],
+    valued: ['host', 'port', 'model', 'seed', 'noise', 'max-rules', 'analyst-error-rate', 'routing-noise', 'latency-ms'],
   });
   if (args.rest.length > 0) {
     throw new SkillOptError(`sim-server: unexpected argument '${args.rest[0]}' (usage: ${USAGE})`);
@@ -32,6 +32,8 @@ export function parseSimServerArgs(argv: string[]): SimServerOptions {
   if (maxRules !== undefined) opts.maxRules = maxRules;
   const rate = numberFlag(args, 'analyst-error-rate');
   if (rate !== undefined) opts.analystErrorRate = rate;
+  const routing = numberFlag(args, 'routing-noise');
+  if (routing !== undefined) opts.routingNoise = routing;
   const latency = numberFlag(args, 'latency-ms');
   if (latency !== undefined) opts.latencyMs = latency;
   return opts;

@@ -6,7 +6,7 @@
  * wrong answer. Nothing here imports the openai SDK: a worker that only talks to the gateway never loads it.
  */
 import type { BroadcastChannel } from 'node:worker_threads';
-import type { ChatMessage } from '../../types.ts';
+import type { ChatMessage, ToolSpec } from '../../types.ts';
 import { ModelInfraError, ModelOutputError, type InfraErrorKind } from '../errors.ts';
 import type { RoleConfig } from '../types.ts';
 
@@ -30,6 +30,8 @@ export interface GatewayCall {
   messages: ChatMessage[];
   /** The request's sample seed (a trial index), when there is one. */
   seed?: number;
+  /** Functions the target may call (agent presentation: `load_skill`). */
+  tools?: ToolSpec[];
 }
 
 export interface GatewayCancel {

@@ -6,6 +6,7 @@
 import { BroadcastChannel } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import { Accounting } from '../accounting.ts';
+import type { ModelCache } from '../cache/cache.ts';
 import { createModelClient, type ModelClient } from '../client.ts';
 import { encodeError, GatewayPoster, received, type GatewayAddress, type GatewayCall } from './protocol.ts';
 
@@ -22,6 +23,8 @@ export interface ModelGatewayOptions {
   /** One line per retry / fallback of a client (never contains secrets). */
   log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** The session's model-call cache (null/absent = off). */
+  cache?: ModelCache | null;
 }
 
 export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
@@ -39,6 +42,7 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
         accounting,
         ...(opts.log ? { log: opts.log } : {}),
         ...(opts.env ? { env: opts.env } : {}),
+        ...(opts.cache ? { cache: opts.cache } : {}),
       });
       clients.set(key, client);
     }
@@ -52,7 +56,7 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
     calls.set(call.id, ctl);
     try {
       const client = clientFor(call);
-      const o = { stage: call.stage, signal: ctl.signal, ...(call.seed !== undefined ? { seed: call.seed } : {}) };
+      const o = { stage: call.stage, signal: ctl.signal, ...(call.seed !== undefined ? { seed: call.seed } : {}), ...(call.tools ? { tools: call.tools } : {}) };
       const value =
         call.op === 'judge' ? await client.structured('judge', call.messages, o) : await client.chat(call.messages, o);
       poster.send({ t: 'reply', id: call.id, ok: true, value });

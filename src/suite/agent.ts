@@ -1,0 +1,241 @@
+/**
+ * The agent presentation of a skill (DESIGN §16, issue 14): the target meets the skill as an agent does.
+ * Its system prompt lists the available skills (the skill under test and the suite's other skills or
+ * distractors) by name and description, in the `<available_skills>` form of the Agent Skills integration
+ * guide, and offers one function, `load_skill(name)`. When the model calls it, the skill's body (its
+ * SKILL.md without the frontmatter) comes back as the tool result and the model goes on to answer.
+ *
+ * A case records which skills were loaded and whether the skill under test was (`skill_loaded` on the case
+ * record). A case whose skill was not loaded fails, whatever the answer, with feedback that says so: the
+ * optimizer reads it (the description, not the body, is what failed there).
+ *
+ * Everything goes through the real model path: the `openai` SDK's function calling, the model gateway,
+ * the cache; the simulated model routes by the overlap of the prompt and each description (src/sim/routing.ts).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CallUsage, CaseRecord, ChatMessage, Score, SkillTask, ToolCall, ToolSpec } from '../types.ts';
+import { parseSkill, SkillFormatError, type SkillFrontmatter } from '../skill/frontmatter.ts';
+import { SkillOptError } from '../util/errors.ts';
+import { displayPath } from '../util/paths.ts';
+import type { ProvidedSession, SuiteManifest } from '../vitest/session.ts';
+import type { TaskSource } from './dataset.ts';
+import type { SuiteRuntime } from './runtime.ts';
+import { addUsage, emptyUsage } from './usage.ts';
+
+export type Presentation = 'system' | 'agent';
+export const PRESENTATIONS: readonly Presentation[] = ['system', 'agent'];
+
+export const LOAD_SKILL = 'load_skill';
+/** Model turns of one case at most (a load, maybe another, then the answer). */
+export const MAX_AGENT_TURNS = 4;
+
+/** A skill as an agent sees it: listed by name and description, its body loaded on demand. */
+export interface AgentSkill {
+  name: string;
+  description: string;
+  /** The SKILL.md body (what `load_skill` returns). */
+  body: string;
+  path: string;
+  frontmatter: SkillFrontmatter;
+}
+
+const pathOf = (p: string | URL) => (p instanceof URL ? fileURLToPath(p) : resolve(p));
+
+/** A skill document as an agent skill: its frontmatter validated (one-line error naming the file and the rule). */
+export function agentSkill(path: string, text: string, opts: { folderCheck?: boolean; role?: string } = {}): AgentSkill {
+  let parsed;
+  try {
+    parsed = parseSkill(path, text, opts.folderCheck === undefined ? {} : { folderCheck: opts.folderCheck });
+  } catch (e) {
+    if (e instanceof SkillFormatError && /no frontmatter/.test(e.message) && opts.role) {
+      throw new SkillFormatError(
+        `${displayPath(path)}: ${opts.role} lists skills by their frontmatter name and description, and this skill has no frontmatter (a '---' block with name and description first)`,
+      );
+    }
+    throw e;
+  }
+  return {
+    name: parsed.frontmatter.name,
+    description: parsed.frontmatter.description,
+    body: parsed.body.replace(/^\s*\n/, ''),
+    path,
+    frontmatter: parsed.frontmatter,
+  };
+}
+
+/** Read a SKILL.md from disk as an agent skill (the full format rules, folder-name match included). */
+export function readAgentSkill(p: string | URL, what = 'skill'): AgentSkill {
+  const path = pathOf(p);
+  if (!existsSync(path)) throw new SkillOptError(`${what} not found: ${displayPath(path)}`);
+  return agentSkill(path, readFileSync(path, 'utf8'));
+}
+
+/** Skills listed together must have distinct names. */
+export function checkDistinct(skills: readonly AgentSkill[], where: string): void {
+  const seen = new Map<string, string>();
+  for (const s of skills) {
+    const prev = seen.get(s.name);
+    if (prev !== undefined) throw new SkillOptError(`${where}: two listed skills are named '${s.name}' (${displayPath(prev)} and ${displayPath(s.path)})`);
+    seen.set(s.name, s.path);
+  }
+}
+
+const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** The agent's system prompt: what skills are, and the list of them by name and description. */
+export function agentSystemPrompt(skills: ReadonlyArray<{ name: string; description: string }>): string {
+  const listing = skills
+    .map((s) => `<skill>\n<name>${escapeXml(s.name)}</name>\n<description>${escapeXml(s.description)}</description>\n</skill>`)
+    .join('\n');
+  return [
+    'You are an assistant with access to skills: folders of instructions for particular kinds of work.',
+    'The skills you can use are listed below by name and description. When a request matches what a skill',
+    `describes, call the ${LOAD_SKILL} function with that skill's name to read its instructions, then follow`,
+    'them. When no listed skill fits the request, do not load one: handle the request directly.',
+    '',
+    '<available_skills>',
+    listing,
+    '</available_skills>',
+  ].join('\n');
+}
+
+/** The `load_skill` function, its `name` argument restricted to the listed names. */
+export function loadSkillTool(names: readonly string[]): ToolSpec {
+  return {
+    name: LOAD_SKILL,
+    description: 'Load a skill: returns its full instructions (the body of its SKILL.md). Call it before answering when a listed skill matches the request.',
+    parameters: {
+      type: 'object',
+      properties: { name: { type: 'string', enum: [...names], description: 'The skill name, exactly as listed.' } },
+      required: ['name'],
+      additionalProperties: false,
+    },
+  };
+}
+
+/** The skill a `load_skill` call names, or null when its arguments name none. */
+export function calledSkill(call: ToolCall): string | null {
+  if (call.name !== LOAD_SKILL) return null;
+  try {
+    const args = JSON.parse(call.arguments) as { name?: unknown };
+    return typeof args?.name === 'string' ? args.name.trim() : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface AgentRun {
+  /** The final answer (routing only: the name of the skill loaded first, or `none`). */
+  text: string;
+  usage: CallUsage;
+  simulated: boolean;
+  /** The messages sent, tool calls and skill bodies included (the case record's `messages`). */
+  transcript: ChatMessage[];
+  /** Listed skills the model loaded, in call order (a skill loaded twice counts once). */
+  loaded: string[];
+}
+
+/**
+ * Run one task as an agent: call the target with `load_skill` offered; answer each call with the named
+ * skill's body (or an error naming the listed skills), until the model answers or MAX_AGENT_TURNS.
+ * `routeOnly` (trigger suites): stop after the first turn; the answer is the skill loaded first, or `none`.
+ */
+export async function runAgent(
+  runtime: Pick<SuiteRuntime, 'callTarget'>,
+  messages: ChatMessage[],
+  skills: readonly AgentSkill[],
+  opts: { signal?: AbortSignal; trial?: number; routeOnly?: boolean } = {},
+): Promise<AgentRun> {
+  const tool = loadSkillTool(skills.map((s) => s.name));
+  const byName = new Map(skills.map((s) => [s.name, s]));
+  const transcript = [...messages];
+  const usage = emptyUsage();
+  const loaded: string[] = [];
+  let simulated = false;
+  for (let turn = 1; ; turn++) {
+    const res = await runtime.callTarget(transcript, opts.signal, opts.trial, [tool]);
+    addUsage(usage, res.usage);
+    simulated ||= res.simulated;
+    const calls = res.toolCalls ?? [];
+    if (opts.routeOnly) {
+      const first = calls.map(calledSkill).find((n): n is string => n !== null && byName.has(n)) ?? null;
+      if (first) loaded.push(first);
+      if (calls.length > 0) transcript.push({ role: 'assistant', content: res.text, tool_calls: calls });
+      return { text: first ?? 'none', usage, simulated, transcript, loaded };
+    }
+    if (calls.length === 0 || turn >= MAX_AGENT_TURNS) return { text: res.text, usage, simulated, transcript, loaded };
+    transcript.push({ role: 'assistant', content: res.text, tool_calls: calls });
+    for (const call of calls) {
+      const name = calledSkill(call);
+      const skill = name === null ? undefined : byName.get(name);
+      if (skill && !loaded.includes(skill.name)) loaded.push(skill.name);
+      const content = skill
+        ? skill.body
+        : call.name !== LOAD_SKILL
+          ? `error: there is no function '${call.name}'; the only function is ${LOAD_SKILL}`
+          : `error: no skill named ${JSON.stringify(name ?? call.arguments)}; the skills are: ${skills.map((s) => s.name).join(', ')}`;
+      transcript.push({ role: 'tool', tool_call_id: call.id, content });
+    }
+  }
+}
+
+// ── how a suite runs its cases (define.ts asks) ──────────────────────────────────────────────────────
+
+/** One sample's model work, before scoring. */
+export type CaseRun = AgentRun;
+
+/** How a suite of another kind than the default runs a task: built once the skill under test is known. */
+export interface CaseRunner<E> {
+  /** The messages sent first (the builder's messages are given). */
+  messages(built: ChatMessage[], task: SkillTask<E>): ChatMessage[];
+  run(runtime: SuiteRuntime, messages: ChatMessage[], signal: AbortSignal, trial: number | undefined): Promise<CaseRun>;
+  /** The score once routing is taken into account, and the case record's extra fields. */
+  finish(score: Score, run: CaseRun, task: SkillTask<E>): { score: Score; extra: Partial<CaseRecord> };
+}
+
+/** What a suite kind (trigger suites, the agent presentation) changes in defineSkillSuite. */
+export interface SuiteKind<E> {
+  /** Load the tasks (trigger suites read cases of their own shape). */
+  loadTasks?(source: TaskSource<E>): SkillTask<E>[];
+  /** Extra fields of the suite's manifest (what the optimizer learns about it). */
+  manifest?(): Partial<SuiteManifest>;
+  runner(session: ProvidedSession, skill: { text: string; path: string }): CaseRunner<E>;
+}
+
+const quoted = (names: readonly string[]) => names.map((n) => `'${n}'`).join(', ');
+
+/**
+ * The agent presentation of a defineSkillSuite suite: the skill under test (it needs frontmatter) listed with
+ * `distractors`; a case whose skill was not loaded scores 0 with feedback naming what was loaded instead.
+ */
+export function agentKind<E>(suite: string, distractors: ReadonlyArray<string | URL>): SuiteKind<E> {
+  const others = distractors.map((d) => readAgentSkill(d, `suite '${suite}': distractor skill`));
+  return {
+    runner(_session, skill) {
+      const own = agentSkill(skill.path, skill.text, { folderCheck: false, role: "presentation 'agent'" });
+      const listed = [own, ...others.filter((o) => o.path !== own.path)];
+      checkDistinct(listed, `suite '${suite}'`);
+      const system = agentSystemPrompt(listed);
+      return {
+        messages: (built) => [{ role: 'system', content: system }, ...built.filter((m) => m.role !== 'system')],
+        run: (runtime, messages, signal, trial) => runAgent(runtime, messages, listed, { signal, ...(trial !== undefined ? { trial } : {}) }),
+        finish(score, run) {
+          const loadedOwn = run.loaded.includes(own.name);
+          const extra: Partial<CaseRecord> = { skill_loaded: loadedOwn, loaded_skills: run.loaded };
+          if (loadedOwn) return { score, extra };
+          const instead = run.loaded.length ? `the model loaded ${quoted(run.loaded)} instead` : 'the model loaded no skill';
+          return {
+            score: {
+              hard: 0,
+              soft: 0,
+              feedback: `skill not loaded: '${own.name}' was listed but ${instead}, so its instructions were never read (its description did not match this request); the answer: ${score.feedback || '(no feedback)'}`,
+            },
+            extra,
+          };
+        },
+      };
+    },
+  };
+}
