@@ -115,21 +115,20 @@ function gateThresholds(session: ProvidedSession, options: SkillSuiteOptions<nev
  * ```
  */
 export function defineSkillSuite<E = unknown>(options: SkillSuiteOptions<E>): SkillSuite<E> {
-  const site = callerSite();
-  try {
-    return defineSuite(options, site);
-  } catch (e) {
-    // Our own errors (a bad dataset, a missing skill) point at the suite file, not at library frames.
-    throw e instanceof SkillOptError ? inSuiteFile(e, site) : e;
-  }
+  return declareSuite(options);
 }
 
 /** @internal A suite of another kind (trigger suites): defineSkillSuite's cases, run the kind's way. */
 export function defineSuiteOfKind<E>(options: SkillSuiteOptions<E>, kind: SuiteKind<E>): SkillSuite<E> {
-  const site = callerSite();
+  return declareSuite(options, kind);
+}
+
+function declareSuite<E>(options: SkillSuiteOptions<E>, kind?: SuiteKind<E>): SkillSuite<E> {
+  const site = callerSite(); // the first frame outside the library: the user's suite file
   try {
     return defineSuite(options, site, kind);
   } catch (e) {
+    // Our own errors (a bad dataset, a missing skill) point at the suite file, not at library frames.
     throw e instanceof SkillOptError ? inSuiteFile(e, site) : e;
   }
 }
