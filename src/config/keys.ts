@@ -3,6 +3,7 @@
  * schema defaults), the upstream flat → dotted key map, retired keys, and "did you mean" suggestions.
  */
 import { SECTIONS, defaultConfig } from './schema.ts';
+import { closest } from '../util/closest.ts';
 
 /** One value set by one source (a `--cfg-options` item, an environment variable, …). */
 export interface Override {
@@ -99,33 +100,6 @@ export function retiredReason(path: readonly string[]): string | undefined {
   return RETIRED_KEYS[path.join('.')];
 }
 
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length]!;
-}
-
-function closest(name: string, candidates: string[]): string | undefined {
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const c of candidates) {
-    const d = editDistance(name.toLowerCase(), c.toLowerCase());
-    if (d < bestD) {
-      bestD = d;
-      best = c;
-    }
-  }
-  const limit = Math.max(2, Math.floor(name.length / 3));
-  return best !== undefined && bestD <= limit ? best : undefined;
-}
 
 /** "did you mean" for an unknown key path: a sibling with a close name, or the same name elsewhere. */
 export function suggest(path: readonly string[]): string | undefined {

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ScorerError } from './types.ts';
+import { closest } from '../../util/closest.ts';
 
 /** A function, for options that take a value or a function of the task. */
 export const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' });
@@ -47,32 +48,6 @@ export const OPTION_SCHEMAS = {
   threshold: z.strictObject({ name: optionalString }),
 } as const;
 
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length]!;
-}
-
-function closest(name: string, known: string[]): string | undefined {
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const k of known) {
-    const d = editDistance(name.toLowerCase(), k.toLowerCase());
-    if (d < bestD) {
-      bestD = d;
-      best = k;
-    }
-  }
-  return best !== undefined && bestD <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
-}
 
 function issueText(issue: z.core.$ZodIssue, known: string[], what: string): string {
   const path = issue.path.map(String).join('.');
