@@ -14,6 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeBenchProject } from './bench-project.mjs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const arg = (name, dflt) => {
@@ -113,23 +114,7 @@ await browser.close();
 if (!process.argv.includes('--skip-run')) {
   // a real 1,000-case `skillopt test`, then the report write the reporter makes on its rows
   const dir = join(work, 'run1000');
-  mkdirSync(join(dir, 'suite'), { recursive: true });
-  writeFileSync(join(dir, 'vitest.config.ts'), `
-import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
-import { skillopt } from 'skillopt/vitest';
-export default defineConfig({
-  resolve: { alias: { skillopt: fileURLToPath(new URL('../../../dist/index.js', import.meta.url)) } },
-  test: { server: { deps: { external: [/\\/dist\\//] } }, projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['suite/*.skill.test.ts'] } }] },
-});
-`);
-  const ts = Array.from({ length: 1000 }, (_, i) => ({ id: `c${String(i).padStart(5, '0')}`, input: `Ticket ${i}: the job failed with Code${i % 7}.`, expected: `label${i % 7}` }));
-  writeFileSync(join(dir, 'suite', 'tasks.json'), JSON.stringify(ts));
-  writeFileSync(join(dir, 'suite', 'skill.md'), Array.from({ length: 6 }, (_, k) => `- When the input mentions \`Code${k}\`, answer \`label${k}\`.`).join('\n') + '\n');
-  writeFileSync(join(dir, 'suite', 'bench.skill.test.ts'), `
-import { defineSkillSuite, exactMatch } from 'skillopt';
-defineSkillSuite({ name: 'bench', tasks: 'suite/tasks.json', skill: 'suite/skill.md', scorer: exactMatch() });
-`);
+  writeBenchProject(dir, { cases: 1000, rules: 6 });
   writeFileSync(join(dir, 'bench.yaml'), `_base_: ${JSON.stringify(join(repo, 'configs/_base_/default.yaml'))}\nmodel: { backend: simulated, optimizer: mitko, target: mitko }\n`);
   const out = join(dir, 'out');
   const t0 = performance.now();

@@ -9,8 +9,9 @@
 //
 //   npm run build && node scripts/bench-throughput.mjs [--cases 1000] [--latency 50] [--concurrency 32]
 //     [--runs 5] [--manifest-first]
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeBenchProject } from './bench-project.mjs';
 import { fileURLToPath } from 'node:url';
 
 const arg = (name, dflt) => {
@@ -27,23 +28,7 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 const dir = join(repo, '.skillopt', 'bench-throughput');
 
 rmSync(dir, { recursive: true, force: true });
-mkdirSync(join(dir, 'suite'), { recursive: true });
-writeFileSync(join(dir, 'vitest.config.ts'), `
-import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
-import { skillopt } from 'skillopt/vitest';
-export default defineConfig({
-  resolve: { alias: { skillopt: fileURLToPath(new URL('../../dist/index.js', import.meta.url)) } },
-  test: { server: { deps: { external: [/\\/dist\\//] } }, projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['suite/*.skill.test.ts'] } }] },
-});
-`);
-const tasks = Array.from({ length: cases }, (_, i) => ({ id: `c${String(i).padStart(5, '0')}`, input: `Ticket ${i}: the job failed with Code${i % 7}.`, expected: `label${i % 7}` }));
-writeFileSync(join(dir, 'suite', 'tasks.json'), JSON.stringify(tasks));
-writeFileSync(join(dir, 'suite', 'skill.md'), Array.from({ length: 7 }, (_, k) => `- When the input mentions \`Code${k}\`, answer \`label${k}\`.`).join('\n') + '\n');
-writeFileSync(join(dir, 'suite', 'bench.skill.test.ts'), `
-import { defineSkillSuite, exactMatch } from 'skillopt';
-defineSkillSuite({ name: 'bench', tasks: 'suite/tasks.json', skill: 'suite/skill.md', scorer: exactMatch() });
-`);
+writeBenchProject(dir, { cases });
 
 process.chdir(dir);
 const { loadConfig } = await import(join(repo, 'dist/config/load.js'));
