@@ -182,7 +182,7 @@ function report(
       ['steps', `${s.completed_steps}/${s.total_steps} · ${s.total_accepts} accepted · ${s.total_rejects} rejected · ${s.total_skips} skipped` + (stopped ? ` · stopped: ${stopped.reason}` : '')],
       ['calls', `${total.attempts} model calls, ${total.prompt_tokens + total.completion_tokens} tokens (${usageLine(tokens)})`],
       ...(s.cache ? cacheMetric((s.cache as CacheSummary).mode, s.cache as CacheSummary) : []),
-      ['wall', `${(s.total_wall_time_s as number).toFixed(1)} s`],
+      ['wall', `${process.uptime().toFixed(1)} s whole process (optimize run ${(s.total_wall_time_s as number).toFixed(1)} s)`],
     ],
     failure,
     next,

@@ -92,6 +92,7 @@ describe('skillopt test --optimize on the simulated model', () => {
     expect(s.epoch_stats.length).toBeGreaterThanOrEqual(1);
     // the end report: baseline → best on val and test, calls by stage, simulated
     expect(a.stdout).toMatch(/skillopt test --optimize OK — simulated model/);
+    expect(a.stdout).toMatch(/^\s+wall:\s+\d+\.\d s whole process \(optimize run \d+\.\d s\)$/m);
     expect(reportLine(a.stdout, 'val')).toMatch(/^pass rate 0\.200 → (0\.800|1\.000) \(baseline → best, step \d+\), target 0\.8$/);
     expect(reportLine(a.stdout, 'test')).toMatch(/^pass rate 0\.200 → \d\.\d{3} \(baseline → best\)$/);
     expect(reportLine(a.stdout, 'calls')).toMatch(/^\d+ model calls, \d+ tokens \(rollout \d+\/\d+ · analyst \d+\/\d+/);
