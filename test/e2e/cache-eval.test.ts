@@ -8,32 +8,26 @@
  *   replay then serves completely; a corrupt entry is a miss with a warning;
  * - `skillopt cache stats` and `skillopt cache prune`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { resolveSplits } from '../../src/suite/splits.ts';
 import type { SkillTask } from '../../src/types.ts';
-import { assertBuilt, BIN, childEnv, freePort, MINI, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, tempDirs, waitForOutput, writeConfig, writeFile } from './helpers.ts';
+import { assertBuilt, BIN, childEnv, MINI, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, startSimServerChild, tempDirs, writeConfig, writeFile, type SimServerChild } from './helpers.ts';
 
 const tmp = tempDirs('cache');
-let child: ChildProcess | undefined;
+let sim: SimServerChild | undefined;
 let baseURL = '';
 
 beforeAll(async () => {
   assertBuilt();
-  const port = await freePort();
-  child = spawn(process.execPath, [BIN, 'sim-server', '--port', String(port), '--model', 'mitko'], { cwd: MINI, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const banner = await waitForOutput(child, /listening on (http:\/\/\S+)/);
-  baseURL = /listening on (http:\/\/\S+)/.exec(banner)![1]!;
+  sim = await startSimServerChild();
+  baseURL = sim.baseURL;
 });
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child!.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await sim?.stop();
   tmp.cleanup();
 });
 

@@ -161,6 +161,33 @@ ${o.extra ?? ''}`,
   );
 }
 
+export interface SimServerChild {
+  child: ChildProcess;
+  port: number;
+  /** `http://127.0.0.1:<port>/v1` */
+  baseURL: string;
+  /** SIGTERM, then wait for the exit. */
+  stop(): Promise<void>;
+}
+
+/** `skillopt sim-server` (model mitko) as a child process on a free port, once it listens. */
+export async function startSimServerChild(): Promise<SimServerChild> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [BIN, 'sim-server', '--port', String(port), '--model', 'mitko'], { cwd: MINI, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const banner = await waitForOutput(child, /listening on (http:\/\/\S+)/);
+  return {
+    child,
+    port,
+    baseURL: /listening on (http:\/\/\S+)/.exec(banner)![1]!,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 /** A config file (in `dir`) inheriting the shipped defaults, with `body` (YAML) on top. */
 export function writeConfig(dir: string, name: string, body: string): string {
   return writeFile(join(dir, name), `_base_: ${JSON.stringify(BASE_CONFIG)}\n${body}`);

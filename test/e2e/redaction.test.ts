@@ -7,23 +7,20 @@
  *
  * The reachable endpoint is `skillopt sim-server` as a child process (127.0.0.1, --model mitko).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   assertBuilt,
-  BIN,
-  childEnv,
   freePort,
-  MINI,
   readJson,
   readJsonl,
   skillopt,
+  startSimServerChild,
   tempDirs,
-  waitForOutput,
   writeConfig,
   type RunResult,
+  type SimServerChild,
 } from './helpers.ts';
 
 const SECRET = 'PLANTED';
@@ -32,7 +29,7 @@ const KEY_ENV = { OPENAI_COMPATIBLE_API_KEY: `sk-${SECRET}-0123456789abcdef` };
 const SKILL = 'skills/mini/initial.md';
 
 const tmp = tempDirs('redact');
-let sim: ChildProcess | undefined;
+let sim: SimServerChild | undefined;
 let simPort = 0;
 /** A port nothing listens on (connection refused). */
 let deadPort = 0;
@@ -40,21 +37,12 @@ let deadPort = 0;
 beforeAll(async () => {
   assertBuilt();
   deadPort = await freePort();
-  simPort = await freePort();
-  sim = spawn(process.execPath, [BIN, 'sim-server', '--port', String(simPort), '--model', 'mitko'], {
-    cwd: MINI,
-    env: childEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await waitForOutput(sim, /listening on http:\/\/\S+/);
+  sim = await startSimServerChild();
+  simPort = sim.port;
 });
 
 afterAll(async () => {
-  if (sim && sim.exitCode === null) {
-    const exited = new Promise((r) => sim!.once('exit', r));
-    sim.kill('SIGTERM');
-    await exited;
-  }
+  await sim?.stop();
   tmp.cleanup();
 });
 

@@ -3,34 +3,23 @@
  * OpenAI-compatible endpoint, and `skillopt eval` with an `openai_compat` config pointing at it gives
  * the same numbers as the in-process simulated backend (the local_mitko.yaml workflow, offline).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, BIN, childEnv, freePort, MINI, readJson, reportLine, skillopt, tempDirs, waitForOutput, writeConfig } from './helpers.ts';
+import { assertBuilt, MINI, readJson, reportLine, skillopt, startSimServerChild, tempDirs, writeConfig, type SimServerChild } from './helpers.ts';
 
 const tmp = tempDirs('simserver');
-let child: ChildProcess | undefined;
+let sim: SimServerChild | undefined;
 let baseURL = '';
 
 beforeAll(async () => {
   assertBuilt();
-  const port = await freePort();
-  child = spawn(process.execPath, [BIN, 'sim-server', '--port', String(port), '--model', 'mitko'], {
-    cwd: MINI,
-    env: childEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const banner = await waitForOutput(child, /listening on (http:\/\/\S+)/);
-  baseURL = /listening on (http:\/\/\S+)/.exec(banner)![1]!;
+  sim = await startSimServerChild();
+  baseURL = sim.baseURL;
 });
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child!.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await sim?.stop();
   tmp.cleanup();
 });
 
