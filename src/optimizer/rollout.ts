@@ -10,6 +10,7 @@ import { skillHash } from '../skill/hash.ts';
 import { suiteSummary, type SuiteSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import { appendLine, writeJsonAtomic } from '../util/atomic.ts';
+import { parseJsonLines } from '../util/jsonl.ts';
 import { SkillOptError } from '../util/errors.ts';
 import type { SessionHost } from '../vitest/host.ts';
 import type { SuiteRunner } from '../vitest/runner.ts';
@@ -42,16 +43,8 @@ export function readResults(path: string): CaseRecord[] {
   const text = readFileSync(path, 'utf8');
   const complete = text.slice(0, text.lastIndexOf('\n') + 1);
   if (complete.length < text.length) truncateSync(path, Buffer.byteLength(complete));
-  const rows: CaseRecord[] = [];
-  for (const line of complete.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      rows.push(JSON.parse(line) as CaseRecord);
-    } catch {
-      // a damaged line: that case runs again
-    }
-  }
-  return rows;
+  // a damaged line: that case runs again
+  return parseJsonLines<CaseRecord>(complete).map((r) => r.value);
 }
 
 export class Rollouts {

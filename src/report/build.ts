@@ -13,6 +13,7 @@ import { caseOutcomes } from '../suite/summary.ts';
 import type { CaseRecord, StageStats } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
+import { parseJsonLines } from '../util/jsonl.ts';
 import { VERSION } from '../version.ts';
 import { caseTable, clip, expectedText, lastRows, type LocatedRecord } from './cases.ts';
 import {
@@ -79,24 +80,8 @@ function readJson<T>(file: string): T | null {
 /** The rows of a results.jsonl with their line numbers (a torn or damaged line is skipped). */
 export function readLocatedResults(file: string): LocatedRecord[] {
   if (!existsSync(file)) return [];
-  const text = readFileSync(file, 'utf8');
-  const out: LocatedRecord[] = [];
-  let line = 0;
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    line++;
-    if (end > start) {
-      try {
-        out.push({ record: JSON.parse(text.slice(start, end)) as CaseRecord, line });
-      } catch {
-        // a torn last line (a killed run) or a damaged one: the report leaves it out
-      }
-    }
-    start = end + 1;
-  }
-  return out;
+  // a torn last line (a killed run) or a damaged one: the report leaves it out
+  return parseJsonLines<CaseRecord>(readFileSync(file, 'utf8')).map(({ value, line }) => ({ record: value, line }));
 }
 
 /** The command of an earlier report of this folder (kept when the report is regenerated). */

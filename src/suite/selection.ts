@@ -41,14 +41,17 @@ export interface TaskSelection<E> {
   filters: string[];
 }
 
+/** How a split and `env.limit` narrow a dataset, for reports: `split test`, `env.limit 20`. */
+export function splitFilters(split: SplitSelector, limit: number): string[] {
+  return [...(split === 'all' ? [] : [`split ${split}`]), ...(limit > 0 ? [`env.limit ${limit}`] : [])];
+}
+
 export function selectTasks<E>(
   tasks: SkillTask<E>[],
   session: Pick<ProvidedSession, 'config' | 'split' | 'ids' | 'namePattern' | 'shard'>,
   suite: string,
 ): TaskSelection<E> {
   const view = splitView(tasks, session.config);
-  const filters: string[] = [];
-  if (session.split !== 'all') filters.push(`split ${session.split}`);
   if (session.ids !== null) {
     const byId = new Map(tasks.map((t) => [t.id, t]));
     const selected = session.ids.map((id) => {
@@ -56,10 +59,11 @@ export function selectTasks<E>(
       if (!task) throw new SkillOptError(`unknown task id '${id}' requested by the run`);
       return task;
     });
-    return { selected, splitOf: view.splitOf, filters };
+    // an explicit id list (a rollout) was chosen by the run: only the split it was drawn from is named
+    return { selected, splitOf: view.splitOf, filters: splitFilters(session.split, 0) };
   }
   let selected = tasksOfSplit(view, session.split);
-  if (session.config.env.limit > 0) filters.push(`env.limit ${session.config.env.limit}`);
+  const filters = splitFilters(session.split, session.config.env.limit);
   if (session.namePattern) {
     const re = namePatternRegExp(session.namePattern);
     selected = selected.filter((t) => re.test(`${suite} ${t.id}`));

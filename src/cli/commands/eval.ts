@@ -12,6 +12,7 @@ import { Accounting } from '../../model/index.ts';
 import { Budget } from '../../optimizer/budget.ts';
 import { Rollouts } from '../../optimizer/rollout.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
+import { splitFilters } from '../../suite/selection.ts';
 import { openHost } from '../../vitest/host.ts';
 import { SuiteRunner } from '../../vitest/runner.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
@@ -74,7 +75,7 @@ export const command: Command = {
         suite: manifests[0]!.suite,
         total: Object.keys(manifests[0]!.task_types).length,
         selected: ids.length,
-        filters: [...(split === 'all' ? [] : [`split ${split}`]), ...(config.env.limit > 0 ? [`env.limit ${config.env.limit}`] : [])],
+        filters: splitFilters(split, config.env.limit),
         gate: null,
         shard: null,
         max_errored: config.evaluation.max_errored,

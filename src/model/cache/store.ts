@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { redactText } from '../../util/redact.ts';
 import type { EntryKind } from './key.ts';
+import { parseJsonLines } from '../../util/jsonl.ts';
 
 export const STORE_VERSION = 'v1';
 /** The run log `skillopt cache stats` reads ("hit rate of recent runs"). */
@@ -198,15 +199,6 @@ export class FileStore {
     } catch {
       return [];
     }
-    const out: Array<Record<string, unknown>> = [];
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
-      try {
-        out.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // a torn or damaged line
-      }
-    }
-    return out;
+    return parseJsonLines<Record<string, unknown>>(text).map((r) => r.value);
   }
 }
