@@ -16,7 +16,7 @@ import { score3 } from '../util/format.ts';
 import { displayPath } from '../util/paths.ts';
 import { redactText } from '../util/redact.ts';
 import { currentHost, type RunResult } from './host.ts';
-import type { GateVerdict, SuiteManifest, SuiteSelection } from './session.ts';
+import { withShardBlob, type GateVerdict, type SuiteManifest, type SuiteSelection } from './session.ts';
 import { caseOutcomes, scoreStats, type ScoreStats } from '../suite/summary.ts';
 import { writeRunReport } from '../report/index.ts';
 import { decideVerdict, evaluateGate, selectionNote, type LoadError } from '../suite/verdict.ts';
@@ -366,9 +366,7 @@ export class SkillReporter implements Reporter {
     const { index, count } = config.shard;
     host.session = { ...host.session, shard: { index, count } };
     for (const project of this.vitest!.projects) project.provide('skillopt', host.session);
-    // Vitest names a shard's blob after the shard it no longer sees.
-    const outputFile = config.outputFile as Record<string, string> | string | undefined;
-    if (typeof outputFile !== 'string' && !outputFile?.blob) config.outputFile = { ...(outputFile ?? {}), blob: `.vitest-reports/blob-${index}-${count}.json` };
+    config.outputFile = withShardBlob(config.outputFile, { index, count }) as typeof config.outputFile;
     config.shard = undefined;
   }
 

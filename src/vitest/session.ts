@@ -52,6 +52,16 @@ export interface ShardSpec {
   count: number;
 }
 
+/**
+ * Vitest names a shard's blob `.vitest-reports/blob-<i>-<n>.json` after `--shard`, which skillopt takes
+ * over (it shards by task): `outputFile` with that name added unless a blob file is named already.
+ */
+export function withShardBlob(outputFile: unknown, shard: ShardSpec): Record<string, unknown> | string {
+  if (typeof outputFile === 'string') return outputFile;
+  const files = (outputFile ?? {}) as Record<string, unknown>;
+  return files.blob ? files : { ...files, blob: `.vitest-reports/blob-${shard.index}-${shard.count}.json` };
+}
+
 /** What a suite selected to run, recorded at collection so the reporter can judge a filtered run. */
 export interface SuiteSelection {
   suite: string;

@@ -4,6 +4,7 @@ import { decideVerdict, evaluateGate, EXIT_CODES, isComplete, selectionNote, typ
 import { namePatternRegExp, selectTasks, shardOf } from '../../src/suite/selection.ts';
 import { scoreStats } from '../../src/suite/summary.ts';
 import { ConfigSchema } from '../../src/config/schema.ts';
+import { withShardBlob } from '../../src/vitest/session.ts';
 import type { CaseRecord } from '../../src/types.ts';
 
 function rec(id: string, outcome: 'pass' | 'fail' | 'errored'): CaseRecord {
@@ -113,6 +114,14 @@ describe('selection', () => {
     expect(limited.filters).toEqual(['split val', 'env.limit 2']);
     expect(limited.selected).toHaveLength(2);
     expect(selectTasks(tasks, { config, split: 'all', ids: null, namePattern: '^s t-1' }, 's').selected).toHaveLength(10);
+  });
+
+  test('a shard taken over from Vitest still names its blob as Vitest would, unless one is named', () => {
+    const shard = { index: 2, count: 3 };
+    expect(withShardBlob(undefined, shard)).toEqual({ blob: '.vitest-reports/blob-2-3.json' });
+    expect(withShardBlob({ junit: 'j.xml' }, shard)).toEqual({ junit: 'j.xml', blob: '.vitest-reports/blob-2-3.json' });
+    expect(withShardBlob({ blob: 'mine.json' }, shard)).toEqual({ blob: 'mine.json' });
+    expect(withShardBlob('all.json', shard)).toBe('all.json');
   });
 
   test('a -t pattern that is not a regular expression is a one-line usage error', () => {

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
 import { EXIT_CODES, selectionNote } from '../../suite/verdict.ts';
-import type { ShardSpec } from '../../vitest/session.ts';
+import { withShardBlob, type ShardSpec } from '../../vitest/session.ts';
 import { summarize } from '../../vitest/reporter.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
 import { openHost, type RunResult } from '../../vitest/host.ts';
@@ -155,12 +155,8 @@ function takeSelection(options: Record<string, unknown>): { namePattern: string 
     const count = Number(m?.[2]);
     if (!m || count < 1 || index < 1 || index > count) throw new SkillOptError(`--shard=${String(rawShard)}: expected --shard=<index>/<count> with 1 <= index <= count`);
     shard = { index, count };
-    // Vitest names a shard's blob after --shard, which it no longer sees.
     const reporters = ([] as unknown[]).concat(options.reporter ?? options.reporters ?? []);
-    const outputFile = (options.outputFile ?? {}) as Record<string, unknown> | string;
-    if (reporters.includes('blob') && (typeof outputFile !== 'object' || outputFile.blob === undefined) && typeof outputFile !== 'string') {
-      options.outputFile = { ...outputFile, blob: `.vitest-reports/blob-${index}-${count}.json` };
-    }
+    if (reporters.includes('blob')) options.outputFile = withShardBlob(options.outputFile, shard);
   }
   return { namePattern: pattern === undefined || pattern === '' ? null : String(pattern), shard };
 }
