@@ -11,6 +11,8 @@ import { EXIT_CODES, type RunVerdict } from '../suite/verdict.ts';
 import type { RunResult } from '../vitest/host.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { redactText } from '../util/redact.ts';
+import { oneLineClip } from '../model/errors.ts';
+import { writeCompareReport } from '../report/index.ts';
 import { printAnnotations, type Annotation } from './github.ts';
 
 export interface BaselineOptions {
@@ -50,11 +52,15 @@ export function judgeAgainstBaseline(b: BaselineOptions, outDir: string, ran: Ru
   const comparison = compareSides(b.side, candidate, { maxRegression: b.maxRegression, maxErrored: b.maxErrored, failOnRegression: b.failOnRegression });
   const written = [join(outDir, 'compare.json'), join(outDir, 'compare.md')];
   const markdown = compareMarkdown(comparison);
-  writeJsonAtomic(written[0]!, compareJson(comparison));
+  const json = compareJson(comparison);
+  writeJsonAtomic(written[0]!, json);
   writeFileAtomic(written[1]!, markdown);
+  // the comparison's page, as `skillopt compare` writes it (the run's own report.html stays the run's)
+  const html = writeCompareReport(outDir, { compare: json as unknown as Record<string, unknown>, baselineRows: b.side.rows, candidateRows: candidate.rows });
+  if (html) written.push(html);
   console.log(redactText(`\n${compareTerminal(comparison, { written, width: process.stdout.columns })}`));
   const sites = new Map(ran.selections.map((s) => [s.suite, s.site ?? null]));
-  const answer = (x: CaseChange['baseline']) => JSON.stringify(x.output.length > 80 ? `${x.output.slice(0, 79)}…` : x.output);
+  const answer = (x: CaseChange['baseline']) => JSON.stringify(oneLineClip(x.output, 80));
   printAnnotations(
     comparison.comparison.regressed.map((c): Annotation => ({
       level: comparison.decision.verdict === 'regressed' ? 'error' : 'warning',

@@ -102,6 +102,7 @@ describe.concurrent('skillopt test --baseline: run and compare in one step', () 
     expect(r.code, r.all).toBe(1);
     expect(r.stdout).toMatch(/^\s+failure:\s+regressed against the baseline: .*; worst regressed: mini-\d{3}, mini-\d{3}, mini-\d{3}, mini-\d{3}, mini-\d{3}$/m);
     expect(readJson(join(pr, 'compare.json'))).toMatchObject({ verdict: 'regressed' });
+    expect(readFileSync(join(pr, 'compare.html'), 'utf8')).toMatch(/^<!doctype html>/i);
     // (Vitest's own GitHub reporter adds one per failed test case; ours name the regression)
     const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::error ') && l.includes('regressed::'));
     expect(annotations).toHaveLength(27);
