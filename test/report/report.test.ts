@@ -6,6 +6,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, describe, expect, test } from 'vitest';
 import { caseTable, CLIP_CHARS, MESSAGES_BUDGET_CHARS } from '../../src/report/cases.ts';
 import { buildTestReport, commandFromReport, detectRunFolder } from '../../src/report/build.ts';
@@ -165,7 +166,8 @@ describe('run folders', () => {
     buildRunReport(dir, { kind: 'test', command: 'npx skillopt test --config c.yaml' });
     expect(regenerateReports(dir)).toEqual([join(dir, 'report.html')]);
     expect(commandFromReport(join(dir, 'report.html'))).toBe('npx skillopt test --config c.yaml');
-    const text = showRun(dir, { width: 120 });
+    // CI sets CI=true, which turns picocolors on: compare the text without its colours
+    const text = stripVTControlCharacters(showRun(dir, { width: 120 }));
     expect(text).toContain('skillopt show · test run');
     expect(text).toContain('npx skillopt test --config c.yaml');
     expect(text).toContain('worst cases:');
