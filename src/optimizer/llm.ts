@@ -5,11 +5,11 @@
  * the run goes on; infrastructure errors stop the run (it resumes where it stopped).
  */
 import { isOutputError, type ModelClient } from '../model/index.ts';
-import type { StageName, StageOutput } from './schemas.ts';
+import { stageSchema, type StageName, type StageOutput } from '../protocol/schemas.ts';
 import type { Budget } from './budget.ts';
 import type { PromptLibrary } from './prompts.ts';
 import { oneLine } from '../util/errors.ts';
-import { stageHeader } from './protocol.ts';
+import { stageHeader } from '../protocol/prompt.ts';
 
 export interface StageCall {
   /** Accounting stage (analyst, merge, ranking, …); defaults to the schema stage name. */
@@ -40,6 +40,7 @@ export class OptimizerLLM {
     try {
       const res = await this.client.structured(
         stage,
+        stageSchema(stage),
         [
           { role: 'system', content: system },
           { role: 'user', content: user },

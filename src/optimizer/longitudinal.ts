@@ -3,7 +3,7 @@
  * the same train items, grouped as regressions, persistent failures, improvements, stable successes.
  */
 import type { CaseRecord } from '../types.ts';
-import { jsonBlock, tag } from './protocol.ts';
+import { jsonBlock, tag } from '../protocol/prompt.ts';
 import { toTrajectory } from './reflect.ts';
 
 export type PairCategory = 'regressed' | 'persistent_fail' | 'improved' | 'stable_success';

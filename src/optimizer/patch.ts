@@ -1,5 +1,5 @@
 /** The proposal items that flow through reflect → aggregate → select → update, per update mode. */
-import type { Edit, SkillCandidate, Suggestion } from './schemas.ts';
+import type { Edit, SkillCandidate, Suggestion } from '../protocol/schemas.ts';
 
 export type UpdateMode = 'patch' | 'rewrite_from_suggestions' | 'full_rewrite_minibatch';
 export type PayloadKey = 'edits' | 'revise_suggestions' | 'skill_candidates';

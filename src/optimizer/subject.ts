@@ -20,8 +20,8 @@ import { oneLine } from '../util/errors.ts';
 import type { TriggerManifest } from '../vitest/session.ts';
 import type { ValidationScore } from './gate.ts';
 import type { UpdateMode } from './patch.ts';
-import { jsonSection, tag } from './protocol.ts';
-import type { StageName } from './schemas.ts';
+import { jsonSection, tag } from '../protocol/prompt.ts';
+import type { StageName } from '../protocol/schemas.ts';
 
 /** The stages of a step whose name a subject may change. */
 export type StepStage = 'analyst_error' | 'analyst_success' | 'merge_failure' | 'merge_success' | 'merge_final' | 'ranking';

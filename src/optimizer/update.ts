@@ -7,9 +7,9 @@
 import { applyEdits, type ApplyEditsResult } from '../skill/edits.ts';
 import { protectedSpans, regionTexts, stripProtected } from '../skill/regions.ts';
 import { OptimizerLLM } from './llm.ts';
-import { jsonSection, skillSection } from './protocol.ts';
+import { jsonSection, skillSection } from '../protocol/prompt.ts';
 import type { Item, UpdateMode } from './patch.ts';
-import type { Edit, SkillCandidate } from './schemas.ts';
+import type { Edit, SkillCandidate } from '../protocol/schemas.ts';
 
 export interface UpdateResult {
   candidate: string;

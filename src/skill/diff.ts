@@ -32,7 +32,7 @@ export function splitLines(text: string): string[] {
 
 type Tag = 'equal' | 'delete' | 'insert' | 'replace';
 /** difflib-style opcode: a[i1:i2] vs b[j1:j2]. */
-type Opcode = [Tag, number, number, number, number];
+export type Opcode = [Tag, number, number, number, number];
 
 /** Myers O((N+M)·D) shortest edit script over integer-coded lines: '=' keep, '-' delete, '+' insert. */
 function myers(a: readonly number[], b: readonly number[]): string {
@@ -87,7 +87,8 @@ function myers(a: readonly number[], b: readonly number[]): string {
   return ops.reverse().join('');
 }
 
-function opcodes(a: readonly string[], b: readonly string[]): Opcode[] {
+/** The line opcodes turning `a` into `b` (equal runs included), as difflib's get_opcodes. */
+export function opcodes(a: readonly string[], b: readonly string[]): Opcode[] {
   // Trim the common prefix and suffix, diff the middle with Myers on interned lines.
   let pre = 0;
   while (pre < a.length && pre < b.length && a[pre] === b[pre]) pre++;

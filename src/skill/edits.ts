@@ -22,7 +22,7 @@
  * - After an applied edit, the texts of all protected spans must equal those before it; otherwise the
  *   edit is reverted and marked `skipped_protected_region`.
  */
-import type { Edit } from '../optimizer/schemas.ts';
+import type { Edit } from '../protocol/schemas.ts';
 import { inSpans, protectedSpans, regionTexts, stripMarkers, type ProtectedSpan } from './regions.ts';
 
 export const EDIT_STATUSES = [

@@ -9,7 +9,7 @@ import { GatewayClient, gatewayReachable } from '../model/gateway/client.ts';
 import type { GatewayAddress } from '../model/gateway/protocol.ts';
 import type { RoleConfig } from '../model/types.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
-import type { JudgeVerdict } from '../optimizer/schemas.ts';
+import type { JudgeVerdict } from '../protocol/schemas.ts';
 import type { CallUsage, ChatMessage, ToolCall, ToolSpec } from '../types.ts';
 import { oneLine } from '../util/errors.ts';
 import { JUDGE_STAGE, buildJudgeMessages } from './scorers/judge.ts';
@@ -64,7 +64,8 @@ class LocalPort implements ModelPort {
     messages: ChatMessage[],
     o: { stage: string; signal?: AbortSignal },
   ): Promise<StructuredResult<JudgeVerdict>> {
-    return (await this.client(role)).structured(JUDGE_STAGE, messages, o);
+    const [client, { JudgeSchema }] = await Promise.all([this.client(role), import('../protocol/schemas.ts')]);
+    return client.structured(JUDGE_STAGE, JudgeSchema, messages, o);
   }
 
   close(): void {

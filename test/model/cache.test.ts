@@ -13,6 +13,7 @@ import { CacheMissError, ModelCache, isCacheMiss, openModelCache } from '../../s
 import { endpointIdentity, urlIdentity } from '../../src/model/cache/key.ts';
 import { createModelClient, type ModelClient } from '../../src/model/client.ts';
 import type { RoleConfig } from '../../src/model/types.ts';
+import { RankingSchema } from '../../src/protocol/schemas.ts';
 import { defaultConfig } from '../../src/config/schema.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { takeFlags } from '../../src/cli/args.ts';
@@ -231,12 +232,12 @@ describe('structured calls through the cache', () => {
     const dir = tempDir();
     const role = roleConfig(srv.baseURL, { role: 'optimizer' });
     const { client: first } = client(role, cacheIn(dir));
-    const a = await first.structured('ranking', user('# SkillOpt stage: ranking'));
+    const a = await first.structured('ranking', RankingSchema, user('# SkillOpt stage: ranking'));
     expect(a).toMatchObject({ mode: 'json_object', attempts: 2, cache: 'miss' });
     expect(srv.chatRequests.map((q) => q.body.response_format?.type)).toEqual(['json_schema', 'json_object']);
     // a new client (a rerun: it starts again from json_schema) asks nothing
     const { client: rerun, accounting } = client(role, cacheIn(dir, 'replay'));
-    const b = await rerun.structured('ranking', user('# SkillOpt stage: ranking'));
+    const b = await rerun.structured('ranking', RankingSchema, user('# SkillOpt stage: ranking'));
     expect(b).toMatchObject({ value: a.value, raw: a.raw, mode: 'json_object', reasked: false, attempts: 0, cache: 'hit', usage: { prompt_tokens: 0, completion_tokens: 0 } });
     expect(srv.chatRequests).toHaveLength(2);
     expect(accounting.snapshot()['_total']).toMatchObject({ calls: 0, attempts: 0 });
@@ -247,10 +248,10 @@ describe('structured calls through the cache', () => {
     const dir = tempDir();
     const role = roleConfig(srv.baseURL, { role: 'optimizer' });
     const { client: c } = client(role, cacheIn(dir));
-    const a = await c.structured('ranking', user('x'));
+    const a = await c.structured('ranking', RankingSchema, user('x'));
     expect(a).toMatchObject({ reasked: true, attempts: 2, cache: 'miss' });
-    expect(await c.structured('ranking', user('x'))).toMatchObject({ reasked: true, value: a.value, attempts: 0, cache: 'hit' });
-    await expect(c.structured('ranking', user('y'))).rejects.toMatchObject({ name: 'ModelOutputError' });
+    expect(await c.structured('ranking', RankingSchema, user('x'))).toMatchObject({ reasked: true, value: a.value, attempts: 0, cache: 'hit' });
+    await expect(c.structured('ranking', RankingSchema, user('y'))).rejects.toMatchObject({ name: 'ModelOutputError' });
     expect(entryFiles(dir)).toHaveLength(1);
     expect(srv.chatRequests).toHaveLength(4);
   });
@@ -259,10 +260,10 @@ describe('structured calls through the cache', () => {
     const srv = await server([], { fallback: { content: ranking } });
     const dir = tempDir();
     const { client: auto } = client(roleConfig(srv.baseURL, { role: 'optimizer' }), cacheIn(dir));
-    await auto.structured('ranking', user('x'));
+    await auto.structured('ranking', RankingSchema, user('x'));
     const { client: pinned } = client(roleConfig(srv.baseURL, { role: 'optimizer', structuredOutput: 'json_object' }), cacheIn(dir));
-    expect((await pinned.structured('ranking', user('x'))).cache).toBe('miss');
-    expect((await auto.structured('ranking', user('x'), { stage: 'ranking_step2' })).cache).toBe('hit'); // the accounting stage is not
+    expect((await pinned.structured('ranking', RankingSchema, user('x'))).cache).toBe('miss');
+    expect((await auto.structured('ranking', RankingSchema, user('x'), { stage: 'ranking_step2' })).cache).toBe('hit'); // the accounting stage is not
     expect(srv.chatRequests).toHaveLength(2);
   });
 });

@@ -10,7 +10,7 @@ import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
 import { numberFlag, single, takeFlags, type SplitArgs } from '../args.ts';
 import { configFromArgs, CONFIG_FLAGS } from '../common.ts';
-import type { Command } from '../main.ts';
+import type { Command } from '../command.ts';
 
 const USAGE = `skillopt cache stats [--dir D] [--runs N] [--json]
        skillopt cache prune [--max-size 500MB] [--older-than 30d] [--dry-run] [--dir D]

@@ -8,7 +8,7 @@
 import { join, resolve } from 'node:path';
 import { numberFlag, single, takeFlags } from '../args.ts';
 import { configFromArgs, CONFIG_FLAGS } from '../common.ts';
-import type { Command } from '../main.ts';
+import type { Command } from '../command.ts';
 import { ALLOW_DIFFERENT_FLAG, compareJson, compareMarkdown, compareTerminal, runComparison } from '../../compare/index.ts';
 import { DEFAULT_RESAMPLES } from '../../stats/bootstrap.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.ts';

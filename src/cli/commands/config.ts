@@ -12,7 +12,7 @@ import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
 import { single, takeFlags } from '../args.ts';
 import { CONFIG_FLAGS } from '../common.ts';
-import type { Command } from '../main.ts';
+import type { Command } from '../command.ts';
 
 const USAGE = `skillopt config [--config C] [--cfg-options k=v ...] [--json]
 

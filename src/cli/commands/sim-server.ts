@@ -1,12 +1,26 @@
 /** `skillopt sim-server`: run the simulated OpenAI-compatible model server standalone (DESIGN §7). */
-import type { Command } from '../main.ts';
+import type { Command } from '../command.ts';
 import { numberFlag, single, takeFlags } from '../args.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { startSimServer, type SimServer, type SimServerOptions } from '../../sim/server.ts';
 
 const USAGE =
   'skillopt sim-server [--host 127.0.0.1] [--port 8000] [--model mitko] [--seed N] [--noise P] ' +
-  '[--max-rules N] [--analyst-error-rate P] [--routing-noise P] [--latency-ms N]';
+  '[--max-rules N] [--analyst-error-rate P] [--routing-noise P] [--latency-ms N] ' +
+  '[--interference P] [--dilution X] [--dilution-rules N] [--dilution-chars N] [--analyst-misread-rate P] ' +
+  '[--analyst-context-recall P] [--analyst-notes-effect P] [--ranker-accuracy P]';
+
+/** The world's other knobs (src/sim/knobs.ts): flag → option. Unset ones keep the default world. */
+const WORLD_FLAGS = {
+  interference: 'interference',
+  dilution: 'dilution',
+  'dilution-rules': 'dilutionRules',
+  'dilution-chars': 'dilutionChars',
+  'analyst-misread-rate': 'analystMisreadRate',
+  'analyst-context-recall': 'analystContextRecall',
+  'analyst-notes-effect': 'analystNotesEffect',
+  'ranker-accuracy': 'rankerAccuracy',
+} as const;
 
 /**
  * Parse the command's flags into server options (defaults: 127.0.0.1:8000, model mitko, seed 0).
@@ -14,7 +28,7 @@ const USAGE =
  */
 export function parseSimServerArgs(argv: string[]): SimServerOptions {
   const args = takeFlags(argv, {
-    valued: ['host', 'port', 'model', 'seed', 'noise', 'max-rules', 'analyst-error-rate', 'routing-noise', 'latency-ms'],
+    valued: ['host', 'port', 'model', 'seed', 'noise', 'max-rules', 'analyst-error-rate', 'routing-noise', 'latency-ms', ...Object.keys(WORLD_FLAGS)],
   });
   if (args.rest.length > 0) {
     throw new SkillOptError(`sim-server: unexpected argument '${args.rest[0]}' (usage: ${USAGE})`);
@@ -36,6 +50,10 @@ export function parseSimServerArgs(argv: string[]): SimServerOptions {
   if (routing !== undefined) opts.routingNoise = routing;
   const latency = numberFlag(args, 'latency-ms');
   if (latency !== undefined) opts.latencyMs = latency;
+  for (const [flag, option] of Object.entries(WORLD_FLAGS) as [keyof typeof WORLD_FLAGS, (typeof WORLD_FLAGS)[keyof typeof WORLD_FLAGS]][]) {
+    const v = numberFlag(args, flag);
+    if (v !== undefined) opts[option] = v;
+  }
   return opts;
 }
 

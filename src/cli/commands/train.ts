@@ -3,10 +3,10 @@
  * step runs unless `train.target_pass_rate`, `train.patience` or a budget stops it). Same engine as
  * `skillopt test --optimize`. Rerun with the same `env.out_root` to resume.
  */
-import { runOptimize } from '../../optimizer/cli-run.ts';
+import { runOptimize } from '../optimize.ts';
 import { takeFlags } from '../args.ts';
 import { CONFIG_FLAGS } from '../common.ts';
-import type { Command } from '../main.ts';
+import type { Command } from '../command.ts';
 
 const USAGE = `skillopt train --config C [--cfg-options k=v ...] [--skill S]
 

@@ -5,7 +5,7 @@
  */
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
-import type { JudgeVerdict } from '../../optimizer/schemas.ts';
+import type { JudgeVerdict } from '../../protocol/schemas.ts';
 import type { ChatMessage, ToolSpec } from '../../types.ts';
 import type { ChatResult, StructuredResult } from '../client.ts';
 import { ModelInfraError, requestContext } from '../errors.ts';

@@ -7,6 +7,7 @@ import { BroadcastChannel } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import { Accounting } from '../accounting.ts';
 import type { ModelCache } from '../cache/cache.ts';
+import { JudgeSchema } from '../../protocol/schemas.ts';
 import { createModelClient, type ModelClient } from '../client.ts';
 import { encodeError, GatewayPoster, received, type GatewayAddress, type GatewayCall } from './protocol.ts';
 
@@ -58,7 +59,7 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
       const client = clientFor(call);
       const o = { stage: call.stage, signal: ctl.signal, ...(call.seed !== undefined ? { seed: call.seed } : {}), ...(call.tools ? { tools: call.tools } : {}) };
       const value =
-        call.op === 'judge' ? await client.structured('judge', call.messages, o) : await client.chat(call.messages, o);
+        call.op === 'judge' ? await client.structured('judge', JudgeSchema, call.messages, o) : await client.chat(call.messages, o);
       poster.send({ t: 'reply', id: call.id, ok: true, value });
     } catch (e) {
       poster.send({ t: 'reply', id: call.id, ok: false, error: encodeError(e) });

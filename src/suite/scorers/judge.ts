@@ -1,6 +1,6 @@
 /** The judge role's prompt: system = src/suite/prompts/judge.md, user = stage header + rubric/task/expected/output tags. */
 import { readFileSync } from 'node:fs';
-import { stageHeader, tag } from '../../optimizer/protocol.ts';
+import { stageHeader, tag } from '../../protocol/prompt.ts';
 import type { ChatMessage } from '../../types.ts';
 import { sourceAsset } from '../../util/paths.ts';
 import type { JudgeRequest } from './types.ts';

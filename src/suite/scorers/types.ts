@@ -3,7 +3,7 @@
  * the optimizer reads. Built-in scorers are factories returning `Scorer`; a custom scorer may be a plain
  * function (see `toScorer` for how its return value is read).
  */
-import type { JudgeVerdict } from '../../optimizer/schemas.ts';
+import type { JudgeVerdict } from '../../protocol/schemas.ts';
 import type { ChatMessage, Score, SkillTask } from '../../types.ts';
 import { SkillOptError } from '../../util/errors.ts';
 

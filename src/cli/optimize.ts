@@ -4,11 +4,11 @@
  * final artifacts (summary.json, best_skill.md, best_skill.diff) and print the end-of-run report.
  */
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { single, type SplitArgs } from '../cli/args.ts';
-import { configFromArgs, readSkillFile } from '../cli/common.ts';
+import { single, type SplitArgs } from './args.ts';
+import { configFromArgs, readSkillFile } from './common.ts';
 import { outRoot } from '../config/out-root.ts';
 import { displayPath } from '../util/paths.ts';
-import { printEndReport } from '../cli/report.ts';
+import { printEndReport } from './report.ts';
 import { score3 } from '../util/format.ts';
 import { writeResolvedConfig } from '../config/redact.ts';
 import { redactText } from '../util/redact.ts';
@@ -18,21 +18,21 @@ import type { TokenSummary } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { openHost } from '../vitest/host.ts';
 import { SuiteRunner, parseVitestArgs } from '../vitest/runner.ts';
-import { Budget, cycleCost, preflightWarning } from './budget.ts';
-import { Engine, type EngineResult } from './engine.ts';
-import { OptimizerLLM } from './llm.ts';
-import { PromptLibrary } from './prompts.ts';
-import { Rollouts } from './rollout.ts';
+import { Budget, cycleCost, preflightWarning } from '../optimizer/budget.ts';
+import { Engine, type EngineResult } from '../optimizer/engine.ts';
+import { OptimizerLLM } from '../optimizer/llm.ts';
+import { PromptLibrary } from '../optimizer/prompts.ts';
+import { Rollouts } from '../optimizer/rollout.ts';
 import { EXIT_CODES } from '../suite/verdict.ts';
-import { RunStore } from './run-store.ts';
+import { RunStore } from '../optimizer/run-store.ts';
 import { claimRunDir } from '../rundir/fingerprint.ts';
 import { acquireRunLock } from '../rundir/lock.ts';
-import { descriptionSubject } from './subject.ts';
+import { descriptionSubject } from '../optimizer/subject.ts';
 import { checkSkillFile, startsWithFrontmatter } from '../skill/frontmatter.ts';
 import { offSummary, type CacheSummary } from '../model/cache/cache.ts';
 import { cacheMetric } from '../model/cache/report.ts';
 import { writeRunReport } from '../report/index.ts';
-import { evalCfgOptions, shellQuote, valCoverageWarning } from './coverage.ts';
+import { evalCfgOptions, shellQuote, valCoverageWarning } from '../optimizer/coverage.ts';
 
 export interface OptimizeMode {
   /** `test --optimize`: stop at the target and exit 1 when it is not reached. */

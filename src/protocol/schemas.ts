@@ -1,7 +1,9 @@
 /**
- * Zod schemas of every optimizer reply. The model layer turns them into JSON schemas for structured
- * output (the schema name is the stage name) and validates replies with them; the simulated model
- * answers them; the engine consumes the parsed values. One schema per stage, declared once.
+ * The wire contract of the optimizer's model calls: the zod schema of every stage's reply, the typed
+ * skill edit and the judge's verdict. The optimizer passes a stage's schema to the model client, which
+ * turns it into a JSON schema for structured output (named after the stage) and validates replies with
+ * it; the simulated model answers it; the skill library applies the edits; the suite reads verdicts.
+ * Below all of them: it imports nothing of the project.
  */
 import { z } from 'zod';
 
@@ -157,6 +159,11 @@ export const STAGE_SCHEMAS = {
 
 export type StageName = keyof typeof STAGE_SCHEMAS;
 export type StageOutput<S extends StageName> = z.infer<(typeof STAGE_SCHEMAS)[S]>;
+
+/** A stage's reply schema, typed by its stage (what the optimizer passes to the model client). */
+export function stageSchema<S extends StageName>(stage: S): z.ZodType<StageOutput<S>> {
+  return STAGE_SCHEMAS[stage] as z.ZodType as z.ZodType<StageOutput<S>>;
+}
 
 export function isStageName(name: string): name is StageName {
   return Object.prototype.hasOwnProperty.call(STAGE_SCHEMAS, name);

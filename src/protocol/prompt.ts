@@ -1,6 +1,7 @@
 /**
- * The wire format of optimizer prompts: how the engine lays out a stage's user message, and how a reader
- * (the simulated model, tests) finds the pieces again. Real models simply read it as structured markdown.
+ * The wire format of optimizer prompts: how the engine (and the judge scorer) lays out a stage's user
+ * message, and how a reader (the simulated model, tests) finds the pieces again. Real models simply read
+ * it as structured markdown.
  *
  * A user message is:
  *   # SkillOpt stage: <stage>

@@ -1,7 +1,7 @@
 /** best_skill.diff names: the initial skill's project-relative path, so `git apply` updates it in place. */
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { diffNames } from '../../src/optimizer/cli-run.ts';
+import { diffNames } from '../../src/cli/optimize.ts';
 
 describe('diffNames', () => {
   test('a skill inside the project: its relative path (POSIX separators) on both sides', () => {
