@@ -13,8 +13,8 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 
-/** Layers that sit below the optimizer and the CLI, and what they must not import. */
-const LOW = ['model', 'skill', 'suite'];
+/** Layers that sit below the optimizer and the CLI (the issue names model, skill and suite; the rest hold too), and what they must not import. */
+const LOW = ['model', 'skill', 'suite', 'sim', 'config', 'rundir', 'stats', 'compare', 'util'];
 const HIGH = ['optimizer', 'cli'];
 
 type Graph = Map<string, string[]>;

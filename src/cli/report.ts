@@ -1,7 +1,7 @@
 /** The short report every command ends with (DESIGN §3). */
 import { displayPath } from '../util/paths.ts';
 import pc from 'picocolors';
-import { isSecretKey, maskUrlCredentials, redactValue } from '../config/redact.ts';
+import { exactCommand } from '../util/command-line.ts';
 import { redactText } from '../util/redact.ts';
 
 export interface EndReport {
@@ -17,27 +17,6 @@ export interface EndReport {
   failure?: string | null;
   simulated: boolean;
 }
-
-function quote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
-/** A `key=value` argument whose key names a secret (`model.azure_openai_api_key=…`) shows it redacted. */
-function redactArg(arg: string): string {
-  const eq = arg.indexOf('=');
-  if (eq > 0) {
-    const key = arg.slice(0, eq);
-    const value = arg.slice(eq + 1);
-    if (value && isSecretKey(key.split('.').pop()!.replace(/^-+/, ''))) return `${key}=${redactValue(value)}`;
-  }
-  return maskUrlCredentials(arg);
-}
-
-/** The command as typed (program name normalised to `npx skillopt`), secrets redacted. */
-export function exactCommand(argv: string[] = process.argv.slice(2)): string {
-  return ['npx', 'skillopt', ...argv.map((a) => quote(redactArg(a)))].join(' ');
-}
-
 
 /** The report's lines, redacted (util/redact.ts): no URL credential or registered secret is printed. */
 export function renderEndReport(r: EndReport): string {

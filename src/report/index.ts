@@ -7,7 +7,7 @@
  * Writing a report never fails a run: an error becomes one warning line and the run goes on.
  */
 import { basename, join } from 'node:path';
-import { exactCommand } from '../cli/report.ts';
+import { exactCommand } from '../util/command-line.ts';
 import type { RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import { writeFileAtomic } from '../util/atomic.ts';

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { exactCommand } from '../cli/report.ts';
+import { exactCommand } from '../util/command-line.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
 
