@@ -32,6 +32,8 @@ const PAIRS = arg('pairs', 20);
 const NOISE = arg('noise', 0.2);
 const JOBS = arg('jobs', 2);
 const PLANTED_TASKS = 5;
+/** The evaluations vary only `noise`: the simulated world's other target mechanisms are off, so the planted regression is exactly what matchRule says. */
+const NOISE_ONLY = ['model.simulated.interference=0', 'model.simulated.dilution=0'];
 
 const { parseRules, matchRule } = await import(join(REPO, 'dist', 'sim', 'rules.js'));
 
@@ -68,7 +70,7 @@ try {
   writeFileSync(goodPath, good);
 
   // 2. Which test tasks the good skill passes (noise 0), and which rule answers each.
-  const base = await skillopt(['eval', '--config', CONFIG, '--skill', goodPath, '--split', 'test', '--cfg-options', `env.out_root=${join(tmp, 'base0')}`]);
+  const base = await skillopt(['eval', '--config', CONFIG, '--skill', goodPath, '--split', 'test', '--cfg-options', 'model.simulated.noise=0', ...NOISE_ONLY, `env.out_root=${join(tmp, 'base0')}`]);
   if (base.code !== 0) throw new Error(base.out);
   const rows = readFileSync(join(tmp, 'base0', 'results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   const passing = rows.filter((r) => r.pass);
@@ -95,7 +97,7 @@ try {
   const evalRun = (skill, name, seed, k, noise) => async () => {
     const out = join(tmp, name);
     const r = await skillopt(['eval', '--config', CONFIG, '--skill', skill, '--split', 'test', '--trials', String(k), '--cfg-options',
-      `model.simulated.noise=${noise}`, `model.simulated.seed=${seed}`, `env.out_root=${out}`]);
+      `model.simulated.noise=${noise}`, `model.simulated.seed=${seed}`, ...NOISE_ONLY, `env.out_root=${out}`]);
     if (r.code !== 0) throw new Error(`eval ${name} exited ${r.code}:\n${r.out}`);
     return out;
   };

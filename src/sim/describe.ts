@@ -17,10 +17,11 @@
  * Proposals are deduplicated, ordered by support, capped by `<edit_budget>` and by `<length_limit>`.
  * Merges and ranking are the patch-mode ones (union, dedupe, sum support; rank by support).
  */
-import { readBudget, readJsonSection, readTag, readTrajectories, type Trajectory } from '../optimizer/protocol.ts';
-import type { Edit, StageName } from '../optimizer/schemas.ts';
+import { readBudget, readJsonSection, readTag, readTrajectories, type Trajectory } from '../protocol/prompt.ts';
+import type { Edit, StageName } from '../protocol/schemas.ts';
 import { SimHttpError } from './errors.ts';
-import { merge, ranking } from './optimizer.ts';
+import { merge } from './merge.ts';
+import { ranking } from './ranking.ts';
 import { descriptionTerms, routeScores, routingTermForms, ROUTING_THRESHOLD, EXCLUSION_WEIGHT, type ListedSkill } from './routing.ts';
 
 const NONE = 'none';

@@ -1,7 +1,8 @@
 /**
  * Seeded, order-independent randomness for the simulated model: every "random" decision is a hash of
- * (seed, model, the full request messages, a purpose salt), never a counter, because requests arrive
- * concurrently and must get the same reply whatever the order.
+ * the seed, the model, a purpose salt and what the decision depends on (for the target: the case's
+ * input, the answer its rules give, the sample), never a counter, because requests arrive concurrently
+ * and must get the same reply whatever the order.
  */
 import { createHash } from 'node:crypto';
 
@@ -19,4 +20,22 @@ export function unitHash(parts: readonly unknown[]): number {
 export function indexHash(parts: readonly unknown[], n: number): number {
   if (n <= 1) return 0;
   return Number.parseInt(digest(parts).slice(12, 24), 16) % n;
+}
+
+/**
+ * The item with the highest `unitHash([...parts, key(item)])` (rendezvous hashing): a seeded choice that
+ * changes only when the chosen item leaves the list or a new one outranks it, not when unrelated items
+ * come or go. Null for an empty list.
+ */
+export function rendezvous<T>(items: readonly T[], key: (item: T) => unknown, parts: readonly unknown[]): T | null {
+  let best: T | null = null;
+  let bestScore = -1;
+  for (const item of items) {
+    const score = unitHash([...parts, key(item)]);
+    if (score > bestScore) {
+      best = item;
+      bestScore = score;
+    }
+  }
+  return best;
 }

@@ -100,20 +100,37 @@ export function parseRules(skill: string): Rule[] {
 }
 
 /**
- * The rule that fires for a user message: among rules with a trigger occurring in the message
- * (case-insensitive substring) the longest trigger wins; ties go to the rule first in the list.
+ * Every rule with a trigger occurring in the user message (case-insensitive substring), in list order,
+ * each with the longest of its triggers found there.
  */
-export function matchRule(rules: readonly Rule[], userMessage: string): RuleMatch | null {
+export function matchingRules(rules: readonly Rule[], userMessage: string): RuleMatch[] {
   const haystack = userMessage.toLowerCase();
-  let best: RuleMatch | null = null;
+  const out: RuleMatch[] = [];
   for (let ruleIndex = 0; ruleIndex < rules.length; ruleIndex++) {
     const rule = rules[ruleIndex]!;
+    let found: string | null = null;
     for (const trigger of rule.triggers) {
-      if (best && trigger.length <= best.trigger.length) continue;
-      if (haystack.includes(trigger.toLowerCase())) best = { rule, ruleIndex, trigger };
+      if (found !== null && trigger.length <= found.length) continue;
+      if (haystack.includes(trigger.toLowerCase())) found = trigger;
     }
+    if (found !== null) out.push({ rule, ruleIndex, trigger: found });
   }
+  return out;
+}
+
+/** The most specific of some matches: the longest trigger; ties go to the match first in the list. */
+export function mostSpecific(matches: readonly RuleMatch[]): RuleMatch | null {
+  let best: RuleMatch | null = null;
+  for (const m of matches) if (!best || m.trigger.length > best.trigger.length) best = m;
   return best;
+}
+
+/**
+ * The rule that fires for a user message when nothing interferes: among rules with a trigger occurring
+ * in the message (case-insensitive substring) the longest trigger wins; ties go to the rule first in the list.
+ */
+export function matchRule(rules: readonly Rule[], userMessage: string): RuleMatch | null {
+  return mostSpecific(matchingRules(rules, userMessage));
 }
 
 /** The canonical rule line the analyst writes. */

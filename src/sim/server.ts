@@ -9,29 +9,20 @@ import type { AddressInfo } from 'node:net';
 import { SkillOptError } from '../util/errors.ts';
 import { SimHttpError } from './errors.ts';
 import { digest } from './hash.ts';
+import { DEFAULT_SIM_KNOBS, resolveKnobs, type SimKnobs } from './knobs.ts';
 import { resolveStage, simulateStage } from './optimizer.ts';
 import { simulateTarget, type SimMessage } from './target.ts';
 import { LOAD_SKILL_TOOL_NAME, simulateRouting } from './routing.ts';
 import { lastUserMessage } from '../util/messages.ts';
 import { SIMULATED_FINGERPRINT, contentText } from '../model/wire.ts';
 
-export interface SimServerOptions {
+export interface SimServerOptions extends Partial<SimKnobs> {
   /** Interface to bind; default 127.0.0.1. */
   host?: string;
   /** Port; 0 (default) = ephemeral. */
   port?: number;
   /** Accepted model ids; empty (default) = any. */
   models?: string[];
-  /** Seed of every pseudo-random decision; default 0. */
-  seed?: number;
-  /** Target role: probability (0..1) of a wrong answer; default 0. */
-  noise?: number;
-  /** Target role: rules after the N-th are not seen; 0 (default) = unlimited. */
-  maxRules?: number;
-  /** Error analysts: probability (0..1) of proposing a rule keyed on a common word; default 0. */
-  analystErrorRate?: number;
-  /** Target role, agent presentation: probability (0..1) that a `load_skill` decision is replaced; default 0. */
-  routingNoise?: number;
   /** Delay before each successful chat completion reply, in ms (errors are immediate); default 0. */
   latencyMs?: number;
   /** Receives the banner and one line per request (every line says "simulated"). */
@@ -60,15 +51,9 @@ export interface SimServer {
   resetStats(): void;
 }
 
-/** The resolved knobs of a simulated model. */
-export interface SimConfig {
+/** The resolved knobs of a simulated model (unset knobs: DEFAULT_SIM_KNOBS, the realistic world). */
+export interface SimConfig extends SimKnobs {
   models: string[];
-  seed: number;
-  noise: number;
-  maxRules: number;
-  analystErrorRate: number;
-  /** Probability that a routing decision (which skill to load) is replaced by another. */
-  routingNoise: number;
 }
 
 /** `created` of every completion: fixed, so replies are byte-identical. */
@@ -163,12 +148,7 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
       content = simulateTarget(messages, model, sample === undefined ? cfg : { ...cfg, sample }).content;
     }
   } else {
-    const reply = simulateStage(stage, lastUser, {
-      seed: cfg.seed,
-      model,
-      messages,
-      analystErrorRate: cfg.analystErrorRate,
-    });
+    const reply = simulateStage(stage, lastUser, { ...cfg, model });
     content = JSON.stringify(reply);
   }
   const promptChars = messages.reduce((n, m) => n + m.content.length, 0);
@@ -200,32 +180,11 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
   return { completion, stage: stage ?? 'target', model };
 }
 
-function checkFraction(name: string, v: number): number {
-  if (!Number.isFinite(v) || v < 0 || v > 1) {
-    throw new SkillOptError(`simulated model server: ${name} must be a number between 0 and 1, got ${v}`);
-  }
-  return v;
-}
-
-function checkCount(name: string, v: number): number {
-  if (!Number.isInteger(v) || v < 0) {
-    throw new SkillOptError(`simulated model server: ${name} must be a non-negative integer, got ${v}`);
-  }
-  return v;
-}
-
 /** Resolve and validate options (throws SkillOptError naming the bad option). */
 export function resolveSimConfig(opts: SimServerOptions = {}): SimConfig {
-  const seed = opts.seed ?? 0;
-  if (!Number.isFinite(seed)) throw new SkillOptError(`simulated model server: seed must be a finite number, got ${seed}`);
-  return {
-    models: [...(opts.models ?? [])],
-    seed,
-    noise: checkFraction('noise', opts.noise ?? 0),
-    maxRules: checkCount('maxRules', opts.maxRules ?? 0),
-    analystErrorRate: checkFraction('analystErrorRate', opts.analystErrorRate ?? 0),
-    routingNoise: checkFraction('routingNoise', opts.routingNoise ?? 0),
-  };
+  const knobs: Partial<SimKnobs> = {};
+  for (const k of Object.keys(DEFAULT_SIM_KNOBS) as (keyof SimKnobs)[]) if (opts[k] !== undefined) knobs[k] = opts[k];
+  return { models: [...(opts.models ?? [])], ...resolveKnobs(knobs) };
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, extraHeaders: Record<string, string> = {}): void {
@@ -387,13 +346,12 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
 
   const port = (server.address() as AddressInfo).port;
   const url = formatUrl(host, port);
+  // the knobs that differ from the default world
+  const changed = (Object.keys(DEFAULT_SIM_KNOBS) as (keyof SimKnobs)[]).filter((k) => k !== 'seed' && cfg[k] !== DEFAULT_SIM_KNOBS[k]);
   const knobs = [
     `model ${cfg.models.length > 0 ? cfg.models.join(', ') : 'any'}`,
     `seed ${cfg.seed}`,
-    ...(cfg.noise > 0 ? [`noise ${cfg.noise}`] : []),
-    ...(cfg.maxRules > 0 ? [`max rules ${cfg.maxRules}`] : []),
-    ...(cfg.analystErrorRate > 0 ? [`analyst error rate ${cfg.analystErrorRate}`] : []),
-    ...(cfg.routingNoise > 0 ? [`routing noise ${cfg.routingNoise}`] : []),
+    ...changed.map((k) => `${k} ${cfg[k]}`),
     ...(latencyMs > 0 ? [`latency ${latencyMs} ms`] : []),
   ];
   const banner = `[simulated] skillopt simulated model server listening on ${url} (${knobs.join(', ')})`;

@@ -72,3 +72,44 @@ export function applyRuleMappings(
   if (appended.length > 0) current = appendBeforeProtected(current, appended.join('\n'));
   return { skill: current, changes };
 }
+
+/** How removing `trigger → answer` changes a skill: the rule line to change and its replacement ("" = delete it). */
+export interface RuleRemoval {
+  rule: Rule;
+  target: string;
+  /** The rule with its other triggers, or "" when the trigger was its only one. */
+  content: string;
+}
+
+/** Narrowing a rule: drop `trigger` from the first rule that maps it to `answer`; null when none does. */
+export function placeRemoval(rules: readonly Rule[], trigger: string, answer: string): RuleRemoval | null {
+  const key = trigger.toLowerCase();
+  const rule = rules.find((r) => r.answer === answer && r.triggers.some((t) => t.toLowerCase() === key));
+  if (!rule) return null;
+  const remaining = rule.triggers.filter((t) => t.toLowerCase() !== key);
+  return { rule, target: rule.line, content: remaining.length > 0 ? ruleLine(remaining, rule.answer) : '' };
+}
+
+/** Apply removals to a whole skill: each narrowed line rewritten in place, an emptied one deleted with its line break. */
+export function removeRuleMappings(
+  skill: string,
+  mappings: readonly { trigger: string; answer: string }[],
+): { skill: string; changes: string[] } {
+  let current = skill;
+  const changes: string[] = [];
+  for (const { trigger, answer } of mappings) {
+    const removal = placeRemoval(parseRules(current), trigger, answer);
+    if (!removal) continue;
+    const lines = current.split('\n');
+    if (removal.content) {
+      const old = lines[removal.rule.lineIndex] ?? '';
+      lines[removal.rule.lineIndex] = old.endsWith('\r') ? `${removal.content}\r` : removal.content;
+      changes.push(`Narrowed rule: ${removal.target} to: ${removal.content}`);
+    } else {
+      lines.splice(removal.rule.lineIndex, 1);
+      changes.push(`Removed rule: ${removal.target}`);
+    }
+    current = lines.join('\n');
+  }
+  return { skill: current, changes };
+}

@@ -1,12 +1,26 @@
 /**
- * The simulated target role: it obeys the rules of the skill in its system prompt and nothing else.
- * The reply is the answer of the rule that fires on the last user message (longest trigger wins), or
- * `unknown`. `maxRules` hides rules past the N-th (so bloat hurts); `noise` replaces the answer with a
- * wrong one with a seeded probability decided by hashing (seed, model, the full messages), never by call
- * order, so concurrent requests stay deterministic.
+ * The simulated target role: it obeys the rules of the skill in its system prompt and nothing else, as
+ * imperfectly as a real model does.
+ *
+ * For the last user message (the case's input):
+ * 1. every rule with a trigger in the input is a candidate (`maxRules` hides rules past the N-th);
+ * 2. dilution (attention.ts): past the attention budget each candidate is missed with a probability that
+ *    grows with the overload;
+ * 3. interference: the most specific candidate (longest trigger) wins, except that when r candidates with
+ *    other answers compete, the target follows one of those instead with probability
+ *    1 − (1 − `interference`)^r (each conflicting rule is one more chance to be confused);
+ * 4. noise: with probability `noise` the answer is replaced by a wrong one (`unknown` or another rule's).
+ * `unknown` when no candidate is left.
+ *
+ * Every draw is a hash of (seed, model, the input, what the decision is about, the sample), never of
+ * the whole skill: a skill edit that changes neither the rules an input meets nor the answer it gets
+ * leaves that case's outcome alone (except dilution's threshold, which moves with the skill's size), so
+ * two skills compared on the same cases differ only where they really differ. A request at temperature 0
+ * (or without a seed) is one fixed draw; a sampled request (its seed) re-draws, like a real sample.
  */
-import { indexHash, unitHash } from './hash.ts';
-import { matchRule, parseRules, type Rule, type RuleMatch } from './rules.ts';
+import { missProbability } from './attention.ts';
+import { rendezvous, unitHash } from './hash.ts';
+import { matchingRules, mostSpecific, parseRules, type Rule, type RuleMatch } from './rules.ts';
 import { lastUserMessage } from '../util/messages.ts';
 
 export const UNKNOWN_ANSWER = 'unknown';
@@ -27,14 +41,26 @@ export interface TargetOptions {
   noise: number;
   /** Rules after the N-th are not seen; 0 = unlimited. */
   maxRules: number;
+  /** Probability (0..1) of following a competing rule with another answer instead of the most specific one; default 0. */
+  interference?: number;
+  /** Miss probability per unit of overload (see attention.ts); default 0 = off. */
+  dilution?: number;
+  /** Attention budget in rules; 0 (default) = none. */
+  dilutionRules?: number;
+  /** Attention budget in characters of system prompt; 0 (default) = none. */
+  dilutionChars?: number;
 }
 
 export interface TargetReply {
   content: string;
-  /** The rule that fired (after `maxRules`), or null. */
+  /** The rule the target followed (after `maxRules`, dilution and interference), or null. */
   match: RuleMatch | null;
   /** Whether noise replaced the answer. */
   noisy: boolean;
+  /** Rules that would have fired but were missed (dilution). */
+  missed: number;
+  /** Whether interference made the target follow a less specific rule with another answer. */
+  confused: boolean;
 }
 
 /** Rules of the last few system prompts: a run sends the same skill with every case. */
@@ -51,24 +77,46 @@ function rulesOf(system: string): readonly Rule[] {
   return rules;
 }
 
+const matchKey = (m: RuleMatch) => [m.trigger.toLowerCase(), m.rule.answer];
+
 export function simulateTarget(messages: readonly SimMessage[], model: string, opts: TargetOptions): TargetReply {
   // a skill body a `load_skill` call returned (agent presentation) is read like the system prompt
   const system = messages
     .filter((m) => m.role === 'system' || m.role === 'developer' || m.role === 'tool')
     .map((m) => m.content)
     .join('\n');
-  const lastUser = lastUserMessage(messages);
-  let rules = rulesOf(system);
-  if (opts.maxRules > 0) rules = rules.slice(0, opts.maxRules);
-  const match = matchRule(rules, lastUser);
-  const answer = match ? match.rule.answer : UNKNOWN_ANSWER;
-  const draw = opts.sample === undefined ? [opts.seed, model, messages] : [opts.seed, model, messages, opts.sample];
-  if (opts.noise > 0 && unitHash([...draw, 'target-noise']) < opts.noise) {
-    const wrong = [...new Set([UNKNOWN_ANSWER, ...rules.map((r) => r.answer)])].filter((a) => a !== answer);
-    if (wrong.length > 0) {
-      const pick = wrong[indexHash([...draw, 'target-noise-pick'], wrong.length)]!;
-      return { content: pick, match, noisy: true };
+  const input = lastUserMessage(messages);
+  const allRules = rulesOf(system);
+  const rules = opts.maxRules > 0 ? allRules.slice(0, opts.maxRules) : allRules;
+  const sampled = opts.sample === undefined ? [] : [opts.sample];
+  const key = (purpose: string, ...parts: unknown[]) => [opts.seed, model, purpose, input, ...parts, ...sampled];
+
+  const candidates = matchingRules(rules, input);
+  const pMiss = missProbability(allRules.length, system.length, {
+    dilution: opts.dilution ?? 0,
+    dilutionRules: opts.dilutionRules ?? 0,
+    dilutionChars: opts.dilutionChars ?? 0,
+  });
+  const seen = pMiss > 0 ? candidates.filter((m) => unitHash(key('target-dilution', ...matchKey(m))) >= pMiss) : candidates;
+
+  let match = mostSpecific(seen);
+  let confused = false;
+  const interference = opts.interference ?? 0;
+  if (match && interference > 0) {
+    const winner = match;
+    const rivals = seen.filter((m) => m.rule.answer !== winner.rule.answer);
+    // each rival rule is one more chance to be confused: 1 − (1 − interference)^rivals, one draw per input
+    if (rivals.length > 0 && unitHash(key('target-interference')) < 1 - (1 - interference) ** rivals.length) {
+      match = rendezvous(rivals, matchKey, key('target-interference-pick'));
+      confused = true;
     }
   }
-  return { content: answer, match, noisy: false };
+  const answer = match ? match.rule.answer : UNKNOWN_ANSWER;
+  const reply = { match, missed: candidates.length - seen.length, confused };
+  if (opts.noise > 0 && unitHash(key('target-noise', answer)) < opts.noise) {
+    const wrong = [...new Set([UNKNOWN_ANSWER, ...rules.map((r) => r.answer)])].filter((a) => a !== answer);
+    const pick = rendezvous(wrong, (a) => a, key('target-noise-pick', answer));
+    if (pick !== null) return { ...reply, content: pick, noisy: true };
+  }
+  return { ...reply, content: answer, noisy: false };
 }

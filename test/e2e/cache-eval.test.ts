@@ -121,7 +121,7 @@ describe('skillopt eval against skillopt sim-server', () => {
     // the in-process simulated model is another endpoint: the same prompts miss there
     const sim = await evalRun('sim', 'replay', 'configs/mini/sim.yaml');
     expect(sim.code).toBe(2);
-    expect(sim.stderr).toMatch(/no cached reply for the target call \(stage rollout, simulated mitko \(seed 0, noise 0, [^)]*\)\)/);
+    expect(sim.stderr).toMatch(/no cached reply for the target call \(stage rollout, simulated mitko \(seed 0, noise [\d.]+, [^)]*\)\)/);
   });
 });
 

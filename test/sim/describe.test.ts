@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OptimizerLLM } from '../../src/optimizer/llm.ts';
-import { budgetSection, jsonSection, jsonBlock, skillSection, tag, trajectoriesSection, type Trajectory } from '../../src/optimizer/protocol.ts';
-import { STAGE_SCHEMAS } from '../../src/optimizer/schemas.ts';
+import { budgetSection, jsonSection, jsonBlock, skillSection, tag, trajectoriesSection, type Trajectory } from '../../src/protocol/prompt.ts';
+import { STAGE_SCHEMAS } from '../../src/protocol/schemas.ts';
 import { removablePhrase, simulateDescriptionStage } from '../../src/sim/describe.ts';
 import { routeSkill } from '../../src/sim/routing.ts';
 

@@ -8,10 +8,10 @@ import {
   tag,
   trajectoriesSection,
   type Trajectory,
-} from '../../src/optimizer/protocol.ts';
-import { STAGE_SCHEMAS, type StageName } from '../../src/optimizer/schemas.ts';
+} from '../../src/protocol/prompt.ts';
+import { STAGE_SCHEMAS, type StageName } from '../../src/protocol/schemas.ts';
 import { parseRules } from '../../src/sim/rules.ts';
-import { simServer } from './helpers.ts';
+import { PLAIN, simServer } from './helpers.ts';
 
 const SKILL = [
   '# .NET debugging',
@@ -60,7 +60,7 @@ const APPEND_ODE = '- When the input mentions `ObjectDisposedException`, answer 
 const APPEND_TR = '- When the input mentions `task.Result`, answer `sync-over-async`.';
 
 describe('simulated analyst', async () => {
-  const { client, server } = await simServer({ models: ['mitko'] });
+  const { client, server } = await simServer({ ...PLAIN, models: ['mitko'] });
 
   it('picks the predictive token: the shared type name, not the word common to other answers', async () => {
     const out = STAGE_SCHEMAS.analyst_error.parse(await call(client, 'analyst_error', analystPrompt('analyst_error', SKILL, FAILURES)));
@@ -87,8 +87,8 @@ describe('simulated analyst', async () => {
     const skill = `# S\n${wrong}\n- \`task.Result\` → \`sync-over-async\`\n`;
     const out = STAGE_SCHEMAS.analyst_error.parse(await call(client, 'analyst_error', analystPrompt('analyst_error', skill, FAILURES)));
     expect(out.patch.edits[0]).toEqual({ op: 'replace', target: wrong, content: APPEND_ODE, support_count: 2, source_type: 'failure' });
-    // t3's best token task.Result is already a trigger with its answer: the next best token is used instead.
-    expect(out.patch.edits[1]?.content).not.toContain('task.Result');
+    // t3 is a noisy trajectory: the skill's `task.Result` rule already gives its answer, so nothing is proposed for it
+    expect(out.patch.edits).toHaveLength(1);
     expect(out.failure_summary[0]!.failure_type).toBe('rule_wrong');
   });
 
@@ -144,9 +144,9 @@ describe('simulated analyst', async () => {
 });
 
 describe('analyst_error_rate', async () => {
-  const a = await simServer({ analystErrorRate: 1, seed: 3 });
-  const b = await simServer({ analystErrorRate: 1, seed: 3 });
-  const zero = await simServer({ analystErrorRate: 0, seed: 3 });
+  const a = await simServer({ ...PLAIN, analystErrorRate: 1, seed: 3 });
+  const b = await simServer({ ...PLAIN, analystErrorRate: 1, seed: 3 });
+  const zero = await simServer({ ...PLAIN, analystErrorRate: 0, seed: 3 });
 
   it('proposes a rule on the most common word, deterministically; rate 0 never does', async () => {
     const user = analystPrompt('analyst_error', SKILL, FAILURES);
@@ -160,7 +160,7 @@ describe('analyst_error_rate', async () => {
   });
 
   it('at an intermediate rate some requests err and the same request always gets the same reply', async () => {
-    const mid = await import('../../src/sim/server.ts').then((m) => m.startSimServer({ analystErrorRate: 0.5, seed: 7 }));
+    const mid = await import('../../src/sim/server.ts').then((m) => m.startSimServer({ ...PLAIN, analystErrorRate: 0.5, seed: 7 }));
     try {
       const { default: OpenAI } = await import('openai');
       const client = new OpenAI({ apiKey: 'sk-simulated', baseURL: mid.url, maxRetries: 0 });
@@ -178,7 +178,7 @@ describe('analyst_error_rate', async () => {
 });
 
 describe('merge, ranking, learning rate, rewrite, judge', async () => {
-  const { client } = await simServer();
+  const { client } = await simServer(PLAIN);
   const e1 = { op: 'append', content: APPEND_ODE, support_count: 2, source_type: 'failure' };
   const e1ws = { op: 'append', content: `  ${APPEND_ODE.replace(' answer', '   answer')}\n`, support_count: 1 };
   const e2 = { op: 'append', content: APPEND_TR, support_count: 1, source_type: 'failure' };

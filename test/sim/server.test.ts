@@ -1,10 +1,10 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { budgetSection, skillSection, stageHeader, trajectoriesSection } from '../../src/optimizer/protocol.ts';
+import { budgetSection, skillSection, stageHeader, trajectoriesSection } from '../../src/protocol/prompt.ts';
 import { startSimServer } from '../../src/sim/server.ts';
 import { SkillOptError } from '../../src/util/errors.ts';
 import { parseSimServerArgs, serveSimulated, command } from '../../src/cli/commands/sim-server.ts';
-import { ask, simServer } from './helpers.ts';
+import { ask, PLAIN, simServer } from './helpers.ts';
 
 const SKILL = '- When the input mentions `FooError`, answer `bar`.';
 
@@ -117,7 +117,7 @@ describe('simulated server: HTTP surface', async () => {
 });
 
 describe('simulated server: concurrency and latency', async () => {
-  const { server, client } = await simServer({ latencyMs: 20 });
+  const { server, client } = await simServer({ ...PLAIN, latencyMs: 20 });
 
   it('serves hundreds of concurrent requests', async () => {
     const n = 300;
@@ -161,6 +161,14 @@ describe('simulated server: options and CLI', () => {
     expect(() => parseSimServerArgs(['--port', 'x'])).toThrow(SkillOptError);
     expect(() => parseSimServerArgs(['stray'])).toThrow(/unexpected argument/);
     expect(command.usage).toContain('--analyst-error-rate');
+  });
+
+  it('parses the world knobs; unset ones keep the default world', () => {
+    expect(parseSimServerArgs(['--interference', '0', '--dilution', '0.2', '--dilution-rules', '30', '--dilution-chars', '0', '--analyst-misread-rate', '1', '--analyst-context-recall', '0.5', '--analyst-notes-effect', '0', '--ranker-accuracy', '1'])).toEqual({
+      host: '127.0.0.1', port: 8000, models: ['mitko'], seed: 0,
+      interference: 0, dilution: 0.2, dilutionRules: 30, dilutionChars: 0, analystMisreadRate: 1, analystContextRecall: 0.5, analystNotesEffect: 0, rankerAccuracy: 1,
+    });
+    expect(command.usage).toContain('--ranker-accuracy');
   });
 
   it('serveSimulated runs until stopped, then resolves 0', async () => {

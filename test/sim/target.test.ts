@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ask, simServer } from './helpers.ts';
+import { ask, PLAIN, simServer } from './helpers.ts';
 
 const SKILL = [
   '# .NET debugging',
@@ -13,7 +13,7 @@ const SKILL = [
 ].join('\n');
 
 describe('simulated target role', async () => {
-  const { server, client } = await simServer({ models: ['mitko'] });
+  const { server, client } = await simServer({ ...PLAIN, models: ['mitko'] });
 
   it('acceptance: a rule fires through the openai SDK and usage is filled in; without it → unknown', async () => {
     const r = await client.chat.completions.create({
@@ -63,7 +63,7 @@ describe('simulated target role', async () => {
 });
 
 describe('max_rules', async () => {
-  const { client } = await simServer({ maxRules: 2 });
+  const { client } = await simServer({ ...PLAIN, maxRules: 2 });
   it('hides the rules after the N-th', async () => {
     expect(await ask(client, SKILL, 'ObjectDisposedException')).toBe('disposed-object');
     expect(await ask(client, SKILL, 'task.Result')).toBe('unknown');
@@ -76,11 +76,11 @@ describe('noise', async () => {
   );
   const answers = async (client: Awaited<ReturnType<typeof simServer>>['client']) =>
     Promise.all(inputs.map((u) => ask(client, SKILL, u)));
-  const a1 = await simServer({ seed: 1, noise: 0.5 });
-  const a2 = await simServer({ seed: 1, noise: 0.5 });
-  const b = await simServer({ seed: 2, noise: 0.5 });
-  const clean = await simServer({ seed: 1, noise: 0 });
-  const always = await simServer({ seed: 1, noise: 1 });
+  const a1 = await simServer({ ...PLAIN, seed: 1, noise: 0.5 });
+  const a2 = await simServer({ ...PLAIN, seed: 1, noise: 0.5 });
+  const b = await simServer({ ...PLAIN, seed: 2, noise: 0.5 });
+  const clean = await simServer({ ...PLAIN, seed: 1, noise: 0 });
+  const always = await simServer({ ...PLAIN, seed: 1, noise: 1 });
 
   it('is deterministic per seed, varies across seeds, never fires at 0, always at 1', async () => {
     const truth = await answers(clean.client);
