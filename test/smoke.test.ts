@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readJsonBlocks, jsonBlock, readTag, tag } from '../src/optimizer/protocol.ts';
+import { readJsonBlocks, jsonBlock, readTag, tag } from '../src/protocol/prompt.ts';
 
 describe('protocol', () => {
   it('round-trips fenced JSON blocks, even with backticks inside', () => {

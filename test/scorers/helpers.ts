@@ -1,4 +1,4 @@
-import type { JudgeVerdict } from '../../src/optimizer/schemas.ts';
+import type { JudgeVerdict } from '../../src/protocol/schemas.ts';
 import type { ScoreContext, JudgeRequest } from '../../src/suite/scorers/index.ts';
 import type { SkillTask } from '../../src/types.ts';
 

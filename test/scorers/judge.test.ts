@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { readStageHeader, readTag } from '../../src/optimizer/protocol.ts';
+import { readStageHeader, readTag } from '../../src/protocol/prompt.ts';
 import { buildJudgeMessages, judgeSystemPrompt, llmJudge, type JudgeRequest } from '../../src/suite/scorers/index.ts';
 import { ctx, task } from './helpers.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Edit } from '../../src/optimizer/schemas.ts';
+import type { Edit } from '../../src/protocol/schemas.ts';
 import { applyEdit, applyEdits, findNormalizedMatches, isApplied, unmatchedEdits } from '../../src/skill/edits.ts';
 import {
   APPENDIX_END,
