@@ -163,14 +163,30 @@ const SPLIT_RATIO_RE = /^\d+(:\d+){2}$/;
 // ── sections ────────────────────────────────────────────────────────────────────────────────────
 
 const SimulatedSchema = z.strictObject({
-  /** Seed of the simulated server's random choices (noise, analyst errors). */
+  /** Seed of the simulated server's random choices (noise, interference, dilution, analyst errors, ranking). */
   seed: int().default(0),
-  /** Probability that a target answer is deliberately wrong. */
-  noise: prob(0),
+  /** Target: probability of a wrong answer; one fixed draw per input and answer at temperature 0, re-drawn per sample. */
+  noise: prob(0.03),
   /** Rules past the N-th are not seen by the simulated target (0 = unlimited). */
   max_rules: nonNegInt(0),
+  /** Target: probability of following a competing rule with another answer instead of the most specific one. */
+  interference: prob(0.3),
+  /** Target: miss probability of a firing rule per unit of overload past the attention budget (0 = off). */
+  dilution: nonNeg(0.5),
+  /** Target: attention budget in rules (0 = none). */
+  dilution_rules: nonNegInt(40),
+  /** Target: attention budget in characters of system prompt (0 = none). */
+  dilution_chars: nonNegInt(8000),
   /** Probability that a simulated analyst proposes a rule on a common word (a bad edit). */
-  analyst_error_rate: prob(0),
+  analyst_error_rate: prob(0.1),
+  /** Probability that an analyst proposes a wrong rule for a failure its skill already answers (a noisy trajectory). */
+  analyst_misread_rate: prob(0.5),
+  /** Probability that an analyst heeds one item of its context (a rejected edit, a trigger the notes warn against). */
+  analyst_context_recall: prob(0.9),
+  /** Fraction by which meta-skill or slow-update notes in the analyst's prompt cut analyst_error_rate. */
+  analyst_notes_effect: prob(0.5),
+  /** Probability that each ranking pick is the best supported item left (otherwise another one). */
+  ranker_accuracy: prob(0.8),
   /** Agent presentation: probability that the simulated target's choice of skill to load is replaced by another. */
   routing_noise: prob(0),
   /** Artificial latency per request, milliseconds. */
@@ -345,10 +361,36 @@ const OptimizerSchema = z.strictObject({
   use_skill_aware_reflection: bool(false),
   skill_aware_appendix_source: aliasEnum(['both', 'failure_only'], {}).default('both'),
   skill_aware_consolidate_threshold: nonNegInt(0),
+  /** greedy: each step edits the current skill; pareto: a parent drawn from the Pareto front of accepted candidates (GEPA). */
+  candidate_selection: aliasEnum(['greedy', 'pareto'], {}).default('greedy'),
+  /** pareto: merges of two front lineages to try over the run (0 = never), one after a step whose candidate was accepted. */
+  max_merges: nonNegInt(0),
+  /** Edits that copy train data or key on train-only triggers: off, flag (step report), or reject (dropped before ranking). */
+  overfit_guard: aliasEnum(['off', 'flag', 'reject'], {}).default('flag'),
+  /** Words in a run copied from a train item that the overfit guard flags. */
+  overfit_min_span: posInt(8),
+  /** false: the analysts, the autonomous LR call and the rewrite get no step buffer (rejected edits, failure patterns). */
+  use_rejected_buffer: bool(true),
+  /** false: no post-merge clip to the scheduled edit budget (no ranking call; every merged edit is applied). */
+  clip_edits: bool(true),
 });
 
 const EvaluationSchema = z.strictObject({
   use_gate: bool(true),
+  /**
+   * The optimizer's gate (src/optimizer/gate.ts): `paired` compares candidate and current skill item by
+   * item on the same val items with an exact test, sampling uncertain items again; `strict` accepts only a
+   * gate score strictly above the current one (ties rejected).
+   */
+  gate_test: aliasEnum(['paired', 'strict'], {}).default('paired'),
+  /** paired: confidence that an accepted gain is not noise (α = 1 − this, split over the chances to accept). */
+  gate_confidence: z.number().gt(0).lt(1).default(0.9),
+  /** paired: the smallest mean gain per val item accepted (a fraction: 0.05 = 5 points); 0 = any gain above 0. */
+  min_gain: prob(0),
+  /** paired: extra samples per side of the items the two skills disagree on, when the first samples do not decide (0 = none). */
+  gate_trials: nonNegInt(1),
+  /** Validate candidates in chunks of a fixed shuffled val order and stop once the candidate has lost. */
+  racing: bool(true),
   sel_env_num: nonNegInt(0),
   test_env_num: nonNegInt(0),
   eval_test: bool(true),

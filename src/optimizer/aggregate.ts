@@ -5,9 +5,9 @@
  */
 import { mapPool } from '../util/pool.ts';
 import { OptimizerLLM } from './llm.ts';
-import { jsonSection, skillSection } from './protocol.ts';
+import { jsonSection, skillSection } from '../protocol/prompt.ts';
 import { payloadKey, stageSuffix, type Item, type Patch, type SourceType, type UpdateMode } from './patch.ts';
-import type { StageName } from './schemas.ts';
+import type { StageName } from '../protocol/schemas.ts';
 import type { StepStage } from './subject.ts';
 
 export interface AggregateOptions {

@@ -11,10 +11,10 @@ import { writeJsonAtomic } from '../util/atomic.ts';
 import { mapPool } from '../util/pool.ts';
 import { PyRandom } from '../util/rng.ts';
 import { OptimizerLLM } from './llm.ts';
-import { budgetSection, skillSection, trajectoriesSection, type Trajectory } from './protocol.ts';
+import { budgetSection, skillSection, trajectoriesSection, type Trajectory } from '../protocol/prompt.ts';
 import { payloadKey, stageSuffix, type Item, type Patch, type SourceType, type UpdateMode } from './patch.ts';
 import type { FailurePattern } from './step-buffer.ts';
-import type { StageName } from './schemas.ts';
+import type { StageName } from '../protocol/schemas.ts';
 import type { StepStage } from './subject.ts';
 import { lastUserMessage } from '../util/messages.ts';
 

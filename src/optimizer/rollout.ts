@@ -64,22 +64,25 @@ export class Rollouts {
    * `writeSummary: false` leaves `summary.json` to the caller (the test evaluation writes its own layout);
    * `maxErrored` makes it an evaluation whose score is gated or reported on: errored cases beyond it are
    * run again (RETRY_ROUNDS more times), and if they still error the run stops, resumable, naming the
-   * first failure. A partial score is never returned.
+   * first failure. A partial score is never returned. `samples` runs these trial indices of every task
+   * instead of env.trials' (the paired gate's extra samples of uncertain items).
    */
   async run(
     skill: string,
     ids: string[],
     dir: string,
     label: string,
-    opts: { allErroredIsFatal?: boolean; writeSummary?: boolean; maxErrored?: number } = {},
+    opts: { allErroredIsFatal?: boolean; writeSummary?: boolean; maxErrored?: number; samples?: number[] } = {},
   ): Promise<RolloutOutcome> {
     const hash = skillHash(skill);
     const file = join(dir, 'results.jsonl');
+    const samples = opts.samples?.length ? opts.samples : null;
     // With env.trials = k a task is k rows (its trials); it is finished when all k scored.
-    const k = this.host.session.config.env.trials;
+    const k = samples ? samples.length : this.host.session.config.env.trials;
+    const wanted = (r: CaseRecord) => (samples ? r.trial !== undefined && samples.includes(r.trial) : (k > 1) === (r.trial !== undefined));
     const finished = new Map<string, Map<number, CaseRecord>>();
     for (const r of readResults(file)) {
-      if (r.skill_hash !== hash || r.error_kind !== null || (k > 1) !== (r.trial !== undefined)) continue;
+      if (r.skill_hash !== hash || r.error_kind !== null || !wanted(r)) continue;
       let rows = finished.get(r.id);
       if (!rows) finished.set(r.id, (rows = new Map()));
       rows.set(r.trial ?? 0, r); // reused from this run's own results, not from the model-call cache: `cached` stays as recorded
@@ -93,7 +96,7 @@ export class Rollouts {
     let missing = ids.filter((id) => !done.has(id));
     if (missing.length > 0) {
       this.budget.ensure(`the ${label} rollout (${missing.length * k} calls)`, missing.length * k);
-      await this.runCases(skill, hash, label, missing, dir, file, fresh);
+      await this.runCases(skill, hash, label, missing, dir, file, fresh, samples);
       const rows = [...fresh.values()].flat();
       const errored = rows.filter((r) => r.error_kind === 'infra');
       if (errored.length > 0 && errored.length === rows.length && opts.allErroredIsFatal !== false) {
@@ -106,7 +109,7 @@ export class Rollouts {
         missing = erroredIds();
         this.log(`${missing.length} of ${ids.length} cases of the ${label} errored (evaluation.max_errored ${opts.maxErrored}); running them again (${round}/${RETRY_ROUNDS})`);
         this.budget.ensure(`the ${label} retry (${missing.length * k} calls)`, missing.length * k);
-        await this.runCases(skill, hash, label, missing, dir, file, fresh);
+        await this.runCases(skill, hash, label, missing, dir, file, fresh, samples);
       }
       const still = erroredIds();
       if (still.length > opts.maxErrored) {
@@ -123,7 +126,7 @@ export class Rollouts {
   }
 
   /** Run `ids` through the suites; each scored case is appended to `file` as it arrives and lands in `into`. */
-  private async runCases(skill: string, hash: string, label: string, ids: string[], dir: string, file: string, into: Map<string, CaseRecord[]>): Promise<void> {
+  private async runCases(skill: string, hash: string, label: string, ids: string[], dir: string, file: string, into: Map<string, CaseRecord[]>, samples: number[] | null): Promise<void> {
     const wanted = new Set(ids);
     mkdirSync(dir, { recursive: true });
     this.host.caseSink = (rec) => {
@@ -132,7 +135,7 @@ export class Rollouts {
     };
     let result;
     try {
-      result = await this.runner.run({ mode: 'rollout', ids, skills: { '*': { text: skill, path: label } } });
+      result = await this.runner.run({ mode: 'rollout', ids, skills: { '*': { text: skill, path: label } }, samples });
     } finally {
       this.host.caseSink = null;
     }

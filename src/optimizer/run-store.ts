@@ -37,6 +37,27 @@ export interface RuntimeState {
   stopped: { reason: string; detail: string; step: number } | null;
   /** Usage of the run so far (so budgets continue across a resume). */
   token_summary: TokenSummary;
+  /**
+   * The paired gate's reference: the last validated current skill (its val samples are in
+   * val_ledger.json; its text at `path`). An ungated change (slow update, appendix notes) is not
+   * re-validated, so candidates are compared with this skill, as the strict gate compares with its score.
+   */
+  gate_reference?: { hash: string; path: string };
+  /** What racing and the gate's extra samples did over the run (absent in older runs). */
+  gate_stats?: GateStats;
+  /** Requests the end-of-run test evaluations sent (summary.json's optimization_calls is every other request). */
+  test_eval_calls?: number;
+}
+
+export interface GateStats {
+  /** Candidates validated (steps and gated slow updates; a cached validation included). */
+  candidates: number;
+  /** Candidates racing stopped before the end of the val split. */
+  early_rejects: number;
+  /** Val calls racing did not send (items never evaluated × samples per item). */
+  saved_calls: number;
+  /** Calls spent on the paired gate's extra samples. */
+  trial_calls: number;
 }
 
 export class RunStore {

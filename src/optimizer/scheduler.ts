@@ -63,6 +63,8 @@ export interface EditBudgetSchedulerOptions {
   totalSteps: number;
   max: number;
   min: number;
+  /** false (`optimizer.clip_edits`): every step's budget is the no-clipping 999 (the counter still advances). */
+  clip?: boolean;
 }
 
 /**
@@ -76,6 +78,7 @@ export class EditBudgetScheduler {
   readonly totalSteps: number;
   readonly max: number;
   readonly min: number;
+  readonly clip: boolean;
   private counter = 0;
 
   constructor(options: EditBudgetSchedulerOptions) {
@@ -94,6 +97,7 @@ export class EditBudgetScheduler {
     this.totalSteps = options.totalSteps;
     this.max = options.max;
     this.min = options.min;
+    this.clip = options.clip ?? true;
   }
 
   /** Advance the counter and return the budget for the new (1-indexed) step. */
@@ -104,6 +108,7 @@ export class EditBudgetScheduler {
 
   /** The budget at the current counter without advancing (the max before the first `next()`). */
   current(): number {
+    if (!this.clip) return AUTONOMOUS_BUDGET;
     return scheduledBudget(this.kind, Math.max(1, this.counter), this.totalSteps, this.max, this.min);
   }
 

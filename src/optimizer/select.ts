@@ -4,9 +4,9 @@
  * out-of-range and duplicate indices are ignored; a failed ranking keeps the first k items.
  */
 import { OptimizerLLM } from './llm.ts';
-import { budgetSection, jsonSection, skillSection } from './protocol.ts';
+import { budgetSection, jsonSection, skillSection } from '../protocol/prompt.ts';
 import { stageSuffix, support, type Item, type UpdateMode } from './patch.ts';
-import type { StageName } from './schemas.ts';
+import type { StageName } from '../protocol/schemas.ts';
 import type { StepStage } from './subject.ts';
 
 export interface LrDecision {

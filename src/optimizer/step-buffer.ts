@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tag } from './protocol.ts';
+import { tag } from '../protocol/prompt.ts';
 
 export interface FailurePattern {
   pattern: string;
@@ -25,6 +25,8 @@ export interface StepDigest {
   score_after?: number;
   rejected_edits?: string[];
   unmatched_edits?: string[];
+  /** Edits the overfit guard removed before ranking (`optimizer.overfit_guard: reject`). */
+  guard_rejected?: string[];
 }
 
 /** A step's folder, relative to the run directory. */
@@ -46,8 +48,9 @@ export function loadDigests(outRoot: string, steps: number[]): StepDigest[] {
   return out;
 }
 
-export function renderStepBuffer(digests: StepDigest[]): string | null {
-  if (digests.length === 0) return null;
+/** The buffer for the next prompts; `enabled: false` (`optimizer.use_rejected_buffer`) leaves it out entirely. */
+export function renderStepBuffer(digests: StepDigest[], options: { enabled?: boolean } = {}): string | null {
+  if (digests.length === 0 || options.enabled === false) return null;
   const lines = ['Earlier steps of this epoch (avoid repeating rejected edits; fix unmatched targets):'];
   for (const d of digests) {
     lines.push(`Step ${d.step} — ${d.action.toUpperCase()} (${d.n_fail}/${d.n_total} failed)`);
@@ -59,6 +62,10 @@ export function renderStepBuffer(digests: StepDigest[]): string | null {
     if (d.unmatched_edits?.length) {
       lines.push('  Edits not applied because their target text was not found in the skill:');
       d.unmatched_edits.forEach((e, i) => lines.push(`  ${i + 1}. ${e}`));
+    }
+    if (d.guard_rejected?.length) {
+      lines.push('  Edits removed by the overfit guard (they copy train data or key on a term no val item has):');
+      d.guard_rejected.forEach((e, i) => lines.push(`  ${i + 1}. ${e}`));
     }
   }
   return tag('step_buffer', lines.join('\n'));

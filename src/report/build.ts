@@ -326,8 +326,12 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
     const digest = readJson<{ score_before?: number; score_after?: number; failure_patterns?: Array<{ pattern: string; description: string; count: number }> }>(join(dir, stepRel(step), 'trajectory_digest.json'));
     const gate = num(h.candidate_gate_score);
     const prev = num(digest?.score_before) ?? before;
+    // the paired gate and racing say why in their own words (gate_rule); the strict gate is a comparison of scores
+    const rule = typeof h.gate_rule === 'string' && (h.gate_test === 'paired' || h.selection_partial === true) && outcome !== 'skipped' && action !== 'force_accept' ? h.gate_rule : null;
+    const ruled = rule ? `${h.selection_partial === true ? 'racing stopped early' : 'paired gate'}: ${rule}${action === 'accept_new_best' ? ' (a new best)' : ''}` : null;
     const why =
-      action === 'force_accept'
+      ruled ??
+      (action === 'force_accept'
         ? `accepted without the gate (evaluation.use_gate=false): gate score ${f3(gate)}, before ${f3(prev)}`
         : outcome === 'accepted'
           ? `gate score ${f3(gate)} > ${f3(prev)} before the step${action === 'accept_new_best' ? ': a new best' : ''}`
@@ -337,7 +341,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
               ? 'no patch proposed (nothing to learn from this batch)'
               : action === 'skip_no_rewrite'
                 ? 'the update produced no change to the skill'
-                : action;
+                : action);
     const tokens = (h.tokens ?? {}) as Record<string, StageStats>;
     const applySummary = (h.edit_apply_summary ?? null) as { applied?: number } | null;
     const row: StepRow = {

@@ -196,6 +196,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   };
 
   const trials = session.config.env.trials;
+  const samples = session.mode === 'rollout' && session.samples?.length ? session.samples : null;
   const failOnFlaky = session.config.evaluation.fail_on_flaky;
 
   /** One sample of a task: call the target (trial t is the request's seed when there are several), score it. */
@@ -274,12 +275,13 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
         task.id,
         async (ctx) => {
           // k trials of a task run concurrently; the host's gateway keeps them within model.concurrency.
-          const rows =
-            trials === 1
+          const rows = samples
+            ? await Promise.all(samples.map((t) => runTrial(task, t, ctx.signal)))
+            : trials === 1
               ? [await runTrial(task, undefined, ctx.signal)]
               : await Promise.all(Array.from({ length: trials }, (_, t) => runTrial(task, t, ctx.signal)));
           ctx.task.meta.skillopt = rows[0]!;
-          if (trials > 1) ctx.task.meta.skilloptTrials = rows;
+          if (rows.length > 1) ctx.task.meta.skilloptTrials = rows;
           records.push(...rows);
           const outcome = caseOutcomes(rows)[0]!;
           if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${rows[0]!.error}`, site);

@@ -27,6 +27,8 @@ export interface ProvidedSession {
   split: SplitSelector;
   /** Rollout mode: run exactly these task ids (in this order); null = every task of `split`. */
   ids: string[] | null;
+  /** Rollout mode: run these trial indices of every task instead of env.trials' (the optimizer's gate samples uncertain cases again). */
+  samples?: number[] | null;
   /**
    * `skillopt test -t <pattern>`: run the tasks whose full name (`<suite> <id>`) matches, as Vitest's
    * `-t` would, but decided by the suite so its gate still runs on what was selected.

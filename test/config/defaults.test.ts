@@ -56,7 +56,7 @@ describe('defaultConfig()', () => {
       concurrency: 8,
       structured_output: 'auto',
       minimax_model: 'MiniMax-M3',
-      simulated: { seed: 0, noise: 0, max_rules: 0, analyst_error_rate: 0, latency_ms: 0 },
+      simulated: { seed: 0, noise: 0.03, max_rules: 0, interference: 0.3, dilution: 0.5, dilution_rules: 40, dilution_chars: 8000, analyst_error_rate: 0.1, latency_ms: 0 },
     });
     expect(d.train).toEqual({
       num_epochs: 4,

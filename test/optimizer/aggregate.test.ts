@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { aggregate } from '../../src/optimizer/aggregate.ts';
-import { readJsonSection } from '../../src/optimizer/protocol.ts';
+import { readJsonSection } from '../../src/protocol/prompt.ts';
 import { edit, faultLLM, GARBAGE, json, patch, simLLM, stageOf, userOf } from './harness.ts';
 
 const base = { skill: '# Skill\n', mode: 'patch' as const, workers: 2, metaSection: null };

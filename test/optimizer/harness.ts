@@ -13,7 +13,7 @@ import { Budget } from '../../src/optimizer/budget.ts';
 import { OptimizerLLM } from '../../src/optimizer/llm.ts';
 import type { Item, Patch, SourceType } from '../../src/optimizer/patch.ts';
 import { PromptLibrary } from '../../src/optimizer/prompts.ts';
-import { readStageHeader } from '../../src/optimizer/protocol.ts';
+import { readStageHeader } from '../../src/protocol/prompt.ts';
 import { startSimServer, type SimServer, type SimServerOptions } from '../../src/sim/server.ts';
 import type { CaseRecord } from '../../src/types.ts';
 import { startFaultServer, type Behaviour, type FaultServer, type ScriptContext } from '../helpers/fault-server.ts';

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { PromptLibrary } from '../../src/optimizer/prompts.ts';
-import { STAGE_SCHEMAS } from '../../src/optimizer/schemas.ts';
+import { STAGE_SCHEMAS } from '../../src/protocol/schemas.ts';
 import { SkillOptError } from '../../src/util/errors.ts';
 import { sourceAsset } from '../../src/util/paths.ts';
 import { tempDir } from './harness.ts';

@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { readBudget, readTag, readTrajectories, type Trajectory } from '../../src/optimizer/protocol.ts';
+import { readBudget, readTag, readTrajectories, type Trajectory } from '../../src/protocol/prompt.ts';
 import { reflect, toTrajectory, trimTrajectories, type ReflectOptions } from '../../src/optimizer/reflect.ts';
 import { PyRandom } from '../../src/util/rng.ts';
 import type { CaseRecord } from '../../src/types.ts';

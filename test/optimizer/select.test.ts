@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { pickIndices, rankAndClip } from '../../src/optimizer/select.ts';
-import { readBudget, readJsonSection } from '../../src/optimizer/protocol.ts';
+import { readBudget, readJsonSection } from '../../src/protocol/prompt.ts';
 import { edit, faultLLM, GARBAGE, json, simLLM, stageOf, userOf } from './harness.ts';
 
 const pool = (n: number) => Array.from({ length: n }, (_, i) => edit(`- rule ${i}`, i + 1));

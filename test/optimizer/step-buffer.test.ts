@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { readTag } from '../../src/optimizer/protocol.ts';
+import { readTag } from '../../src/protocol/prompt.ts';
 import { loadDigests, renderStepBuffer, stepDir, type StepDigest } from '../../src/optimizer/step-buffer.ts';
 import { tempDir } from './harness.ts';
 

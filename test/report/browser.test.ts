@@ -40,7 +40,7 @@ beforeAll(async () => {
     skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--skill', 'skills/mini/initial.md', '--cfg-options', `env.out_root=${dirs.eval}`]),
     skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--skill', oracle, '--cfg-options', `env.out_root=${dirs.eval2}`, 'model.simulated.noise=0.2']),
     // a seeded analyst that sometimes proposes a bad rule: the gate rejects a step
-    skillopt(['test', '--optimize', '--target', '1', '--config', 'configs/mini/sim.yaml', '--cfg-options', `env.out_root=${dirs.optimize}`, 'model.simulated.analyst_error_rate=0.3']),
+    skillopt(['test', '--optimize', '--target', '1', '--config', 'configs/mini/sim.yaml', '--cfg-options', `env.out_root=${dirs.optimize}`, 'model.simulated.analyst_error_rate=0.3', 'evaluation.gate_test=strict']),
   ]);
   for (const r of [e1, e2]) expect(r.code, r.all).toBe(0);
   expect([0, 1], t.all).toContain(t.code);

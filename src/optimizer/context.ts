@@ -1,0 +1,199 @@
+/**
+ * What every stage of the loop shares: the run's inputs (config, splits, collaborators), its state (the
+ * current and best skills, runtime_state.json) and the small bookkeeping every stage does (saving the
+ * state, counting usage, promoting a new best). The stages are functions of this context; engine.ts
+ * runs them in order.
+ */
+import type { SkillOptConfig } from '../config/schema.ts';
+import type { Accounting } from '../model/index.ts';
+import { skillHash } from '../skill/hash.ts';
+import { evalPrefix, stepsPerEpoch } from '../suite/splits.ts';
+import type { SuiteSummary } from '../suite/summary.ts';
+import { SkillOptError } from '../util/errors.ts';
+import type { SuiteManifest } from '../vitest/session.ts';
+import { gateScore, semanticDensity, type GateTest, type ValidationScore } from './gate.ts';
+import type { OptimizerLLM } from './llm.ts';
+import type { UpdateMode } from './patch.ts';
+import type { PromptLibrary } from './prompts.ts';
+import { tag } from '../protocol/prompt.ts';
+import type { Rollouts } from './rollout.ts';
+import type { RunStore, RuntimeState } from './run-store.ts';
+import { EditBudgetScheduler } from './scheduler.ts';
+import { SKILL_SUBJECT, type OptimizationSubject } from './subject.ts';
+import { ValLedger } from './val-ledger.ts';
+
+export interface EngineOptions {
+  config: SkillOptConfig;
+  manifest: SuiteManifest;
+  initialSkill: { text: string; path: string };
+  store: RunStore;
+  rollouts: Rollouts;
+  llm: OptimizerLLM;
+  prompts: PromptLibrary;
+  accounting: Accounting;
+  /** Stop once the validation pass rate reaches this (null: run every configured step). */
+  target: number | null;
+  log: (line: string) => void;
+  /** What is edited and how it is scored (default: the whole skill, by pass rate). */
+  subject?: OptimizationSubject;
+}
+
+/** `meta_skill/epoch_EE/meta_skill_result.json`, relative to the run directory. */
+export function metaResultRel(epoch: number): string {
+  return `meta_skill/epoch_${String(epoch).padStart(2, '0')}/meta_skill_result.json`;
+}
+
+/** A validation score from a rollout summary (the whole-skill subject). */
+export function validationOf(summary: SuiteSummary): ValidationScore {
+  return {
+    hard: summary.mean_hard ?? 0,
+    soft: summary.mean_soft ?? 0,
+    pass_rate: summary.pass_rate ?? 0,
+    n: summary.n,
+    errored: summary.errored,
+    pass_rate_ci: summary.pass_rate_ci ?? null,
+  };
+}
+
+export class RunContext {
+  readonly cfg: SkillOptConfig;
+  readonly subject: OptimizationSubject;
+  readonly store: RunStore;
+  readonly log: (line: string) => void;
+  readonly mode: UpdateMode;
+  readonly trainIds: string[];
+  readonly valIds: string[];
+  readonly testIds: string[];
+  readonly stepsPerEpoch: number;
+  readonly totalSteps: number;
+  readonly scheduler: EditBudgetScheduler;
+  readonly ledger: ValLedger;
+  /** The gate in force: description optimization (a set-level F1, not per-item) keeps the strict gate. */
+  readonly gateTest: GateTest;
+  /** The paired gate's extra samples per side: none when the target runs at temperature 0 (they would repeat the first). */
+  readonly gateTrials: number;
+  /** Racing needs a score that is a mean over val items (not description optimization's F1). */
+  readonly racing: boolean;
+  readonly started = performance.now();
+  state!: RuntimeState;
+  current = '';
+  best = '';
+
+  constructor(readonly o: EngineOptions) {
+    this.cfg = o.config;
+    this.store = o.store;
+    this.log = o.log;
+    this.subject = o.subject ?? SKILL_SUBJECT;
+    this.mode = this.subject.mode ?? (o.config.optimizer.skill_update_mode as UpdateMode);
+    const { train, val, test } = o.manifest.splits;
+    this.trainIds = train;
+    this.valIds = evalPrefix(val, o.config.evaluation.sel_env_num);
+    this.testIds = evalPrefix(test, o.config.evaluation.test_env_num);
+    if (this.trainIds.length === 0) throw new SkillOptError(`${o.manifest.dataset}: the train split is empty; nothing to learn from`);
+    if (this.valIds.length === 0) throw new SkillOptError(`${o.manifest.dataset}: the validation split is empty; the gate has nothing to score`);
+    const t = o.config.train;
+    if (t.train_size > 0 && t.train_size !== this.trainIds.length) {
+      throw new SkillOptError(`train.train_size=${t.train_size} but the train split has ${this.trainIds.length} tasks`);
+    }
+    this.stepsPerEpoch = stepsPerEpoch(this.trainIds.length, t.batch_size, t.accumulation);
+    this.totalSteps = t.num_epochs * this.stepsPerEpoch;
+    const opt = o.config.optimizer;
+    this.scheduler = new EditBudgetScheduler({
+      kind: opt.lr_scheduler,
+      totalSteps: this.totalSteps,
+      max: opt.learning_rate,
+      min: Math.min(opt.min_learning_rate, opt.learning_rate),
+      clip: opt.clip_edits,
+    });
+    this.ledger = new ValLedger(o.store);
+    this.gateTest = this.subject === SKILL_SUBJECT ? (o.config.evaluation.gate_test as GateTest) : 'strict';
+    const m = o.config.model;
+    this.gateTrials = (m.target_temperature ?? m.temperature) === 0 ? 0 : o.config.evaluation.gate_trials;
+    this.racing = o.config.evaluation.racing && this.subject === SKILL_SUBJECT;
+  }
+
+  /** The gate score of a validation of `skill` (the metric, plus the optional semantic-density bonus). */
+  gateScore(skill: string, v: Pick<ValidationScore, 'hard' | 'soft'>): number {
+    const ev = this.cfg.evaluation;
+    return gateScore(v, { metric: ev.gate_metric, mixedWeight: ev.gate_mixed_weight, density: this.density(skill) });
+  }
+
+  density(skill: string): { weight: number; value: number } | undefined {
+    const ev = this.cfg.evaluation;
+    return ev.use_semantic_density ? { weight: ev.semantic_density_weight, value: semanticDensity(skill, ev.leading_words) } : undefined;
+  }
+
+  currentPassRate(): number | null {
+    return this.state.selection_cache[skillHash(this.current)]?.pass_rate ?? null;
+  }
+
+  targetReached(): boolean {
+    const rate = this.currentPassRate();
+    return this.o.target !== null && rate !== null && rate >= this.o.target;
+  }
+
+  targetReachedByBest(): boolean {
+    if (this.o.target === null) return false;
+    const rate = this.state.selection_cache[skillHash(this.best)]?.pass_rate;
+    return rate !== undefined && rate >= this.o.target;
+  }
+
+  /**
+   * Usage so far, written after every stage (not only at step end), so calls made in a step that is
+   * killed still count against the budget when the run resumes.
+   */
+  persistUsage(): void {
+    this.store.writeJson('usage.json', this.o.accounting.snapshot());
+  }
+
+  saveState(): void {
+    this.state.token_summary = this.o.accounting.snapshot();
+    this.state.scheduler_counter = this.scheduler.state();
+    this.store.writeState(this.state);
+    this.persistUsage();
+  }
+
+  saveSkills(step: number): void {
+    this.state.current_skill_path = this.store.writeSkill(step, this.current);
+    this.state.best_skill_path = this.store.writeText('best_skill.md', this.best);
+  }
+
+  /**
+   * Make `skill` (already the current skill, with its origin) the best when `score` beats the best so far
+   * (`ties`: or equals it — a candidate the paired gate accepted as not worse carries more of what was learned).
+   */
+  promoteIfBetter(skill: string, score: number, step: number, ties = false): boolean {
+    if (ties ? score < this.state.best_score : score <= this.state.best_score) return false;
+    this.best = skill;
+    this.state.best_score = score;
+    this.state.best_step = step;
+    this.state.best_origin = this.state.current_origin;
+    return true;
+  }
+
+  warn(step: number, line: string): void {
+    this.o.llm.warnings.push(line);
+    this.log(`  warning (step ${step}): ${line}`);
+  }
+
+  epochSteps(epoch: number): number[] {
+    return Array.from({ length: this.stepsPerEpoch }, (_, i) => (epoch - 1) * this.stepsPerEpoch + i + 1);
+  }
+
+  /** The meta skill of earlier epochs as a prompt section (null before epoch 2 or without one). */
+  metaSection(epoch: number): string | null {
+    if (!this.cfg.optimizer.use_meta_skill || epoch < 2) return null;
+    const prev = this.store.readJson<{ meta_skill_content?: string }>(metaResultRel(epoch - 1));
+    if (!prev?.meta_skill_content) return null;
+    return tag('meta_skill', `Optimizer memory from earlier epochs (not part of the skill; use it to judge which edits help):\n${prev.meta_skill_content}`);
+  }
+}
+
+/** Run a stage once per step: its output file is reused when the step is resumed. */
+export async function cachedStage<T>(store: RunStore, rel: string, fn: () => Promise<T>): Promise<T> {
+  const saved = store.readJson<T>(rel);
+  if (saved !== null) return saved;
+  const value = await fn();
+  store.writeJson(rel, value);
+  return value;
+}

@@ -1,0 +1,152 @@
+/**
+ * ⑥ The gate stage: validate a candidate against the current skill — raced over the val items when
+ * `evaluation.racing` is on (racing.ts) — and decide (gate.ts: `strict` or `paired`). `adopt` is where an
+ * accepted candidate becomes the current skill.
+ */
+import { skillHash } from '../skill/hash.ts';
+import { TOTAL_KEY } from '../model/index.ts';
+import { acceptAction, alphaPlan, gateDecision, metricValue, type GateAction, type ValidationScore } from './gate.ts';
+import type { RunContext } from './context.ts';
+import { race, raceOrder, type LookRecord } from './racing.ts';
+import { evaluateItems, gateReference, partialScore, setGateReference, validate } from './validation.ts';
+import type { ValSample } from './val-ledger.ts';
+
+/** Looks of a race: the val split in three chunks (two chances to stop early, then the whole split). */
+export const RACE_LOOKS = 3;
+
+export const ACCEPTED: readonly GateAction[] = ['accept_new_best', 'accept', 'force_accept'];
+
+export function isAccepted(action: string): boolean {
+  return (ACCEPTED as readonly string[]).includes(action);
+}
+
+/** What racing and the paired gate did for one candidate (in the step record). */
+export interface RaceReport {
+  test: 'paired' | 'strict';
+  /** Val items the candidate was evaluated on, of the split's. */
+  items: number;
+  of: number;
+  looks: LookRecord[];
+  /** Val calls not sent because the race stopped early. */
+  saved_calls: number;
+  /** Calls of the extra samples of uncertain items (paired). */
+  trial_calls: number;
+  resampled: string[];
+}
+
+export interface GateOutcome {
+  action: GateAction;
+  /** The candidate's validation: complete, or (racing stopped early) on the items evaluated. */
+  v: ValidationScore;
+  complete: boolean;
+  /** The gate score of `v`. */
+  score: number;
+  cached: boolean;
+  /** Why, in a few words. */
+  rule: string;
+  race: RaceReport | null;
+}
+
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Validate `candidate` on the val split (its rollouts in `dir`) and decide whether it replaces the current skill. */
+export async function judge(ctx: RunContext, candidate: string, dir: string, label: string): Promise<GateOutcome> {
+  const ev = ctx.cfg.evaluation;
+  const stats = (ctx.state.gate_stats ??= { candidates: 0, early_rejects: 0, saved_calls: 0, trial_calls: 0 });
+  stats.candidates++;
+  const full = async (decide: (score: number) => GateAction, rule: (score: number) => string): Promise<GateOutcome> => {
+    const { v, cached } = await validate(ctx, candidate, dir, label);
+    const score = ctx.gateScore(candidate, v);
+    return { action: decide(score), v, complete: true, score, cached, rule: rule(score), race: null };
+  };
+  if (!ev.use_gate) return full(() => 'force_accept', () => 'evaluation.use_gate=false');
+  const strict = ctx.gateTest === 'strict';
+  const strictDecide = (score: number) => gateDecision(score, ctx.state.current_score, ctx.state.best_score, true);
+  const strictRule = (score: number) => `gate score ${score.toFixed(3)} ${score > ctx.state.current_score ? '>' : '≤'} current ${ctx.state.current_score.toFixed(3)}`;
+  const hash = skillHash(candidate);
+  const hit = ctx.state.selection_cache[hash];
+  // strict: a candidate validated before is decided on its cached score; without racing, on its full score
+  if (strict && ((hit && hit.errored <= ev.max_errored) || !ctx.racing)) return full(strictDecide, strictRule);
+
+  const k = ctx.cfg.env.trials;
+  const metric = (s: ValSample) => metricValue(s, ev.gate_metric, ev.gate_mixed_weight);
+  const ref = strict ? null : gateReference(ctx);
+  const order = raceOrder(ctx.valIds, ctx.cfg.train.seed);
+  const looks = ctx.racing ? RACE_LOOKS : 1;
+  const density = (skill: string) => {
+    const d = ctx.density(skill);
+    return d ? d.weight * d.value : 0;
+  };
+  const attempts = () => ctx.o.accounting.snapshot()[TOTAL_KEY]?.attempts ?? 0;
+  let trialCalls = 0;
+  const extra = Array.from({ length: ctx.gateTrials }, (_, i) => k + i);
+  const result = await race({
+    test: ctx.gateTest,
+    order,
+    looks,
+    alpha: alphaPlan(ev.gate_confidence, looks),
+    minGain: ev.min_gain,
+    bonus: ref ? density(candidate) - density(ref.text) : 0,
+    strict: { current: ctx.state.current_score, densityTerm: density(candidate) },
+    gateTrials: ctx.gateTrials,
+    evaluate: async (ids) => {
+      await evaluateItems(ctx, candidate, ids, dir, label);
+      // the reference normally has every item already (it was validated completely)
+      if (ref) await evaluateItems(ctx, ref.text, ids, `${dir}_reference`, `${label} (reference)`);
+    },
+    resample: async (ids) => {
+      const before = attempts();
+      await evaluateItems(ctx, candidate, ids, `${dir}_trials/candidate`, `${label} (extra samples)`, extra);
+      await evaluateItems(ctx, ref!.text, ids, `${dir}_trials/reference`, `${label} (extra samples, reference)`, extra);
+      trialCalls += attempts() - before;
+    },
+    cand: (id) => {
+      const s = ctx.ledger.standard(hash, id, k);
+      return s.length ? s.map(metric) : undefined;
+    },
+    cur: (id) => {
+      const s = ref ? ctx.ledger.standard(ref.hash, id, k) : [];
+      return s.length ? mean(s.map(metric)) : undefined;
+    },
+    pair: (id) => {
+      const m = ref ? ctx.ledger.matched(hash, ref.hash, id) : [];
+      return m.length ? { cand: m.map(([a]) => metric(a)), cur: m.map(([, b]) => metric(b)) } : undefined;
+    },
+  });
+  const n = order.length;
+  const report: RaceReport = {
+    test: ctx.gateTest,
+    items: result.evaluated,
+    of: n,
+    looks: result.looks,
+    saved_calls: (n - result.evaluated) * k,
+    trial_calls: trialCalls,
+    resampled: result.resampled,
+  };
+  stats.saved_calls += report.saved_calls;
+  stats.trial_calls += trialCalls;
+  if (result.evaluated < n) {
+    stats.early_rejects++;
+    const v = partialScore(ctx, candidate, order.slice(0, result.evaluated));
+    ctx.log(`  racing: stopped after ${result.evaluated} of ${n} val items (${result.rule}); ${report.saved_calls} calls saved`);
+    return { action: 'reject', v, complete: false, score: ctx.gateScore(candidate, v), cached: false, rule: result.rule, race: report };
+  }
+  const { v, cached } = await validate(ctx, candidate, dir, label);
+  const score = ctx.gateScore(candidate, v);
+  if (strict) return { action: strictDecide(score), v, complete: true, score, cached, rule: strictRule(score), race: report };
+  const action = result.verdict === 'accept' ? acceptAction(score, ctx.state.best_score) : 'reject';
+  return { action, v, complete: true, score, cached, rule: result.rule, race: report };
+}
+
+/**
+ * Make an accepted candidate the current skill (and the best when its score beats the best so far).
+ * `ungated` logs a change made without the gate (`evaluation.use_gate: false`).
+ */
+export function adopt(ctx: RunContext, candidate: string, score: number, step: number, o: { origin: string; ungated?: { epoch: number; detail: string }; action?: string }): void {
+  ctx.current = candidate;
+  ctx.state.current_score = score;
+  ctx.state.current_origin = o.origin;
+  setGateReference(ctx, candidate);
+  if (o.ungated) ctx.state.ungated_changes.push({ step, epoch: o.ungated.epoch, kind: 'use_gate_false', detail: o.ungated.detail });
+  ctx.promoteIfBetter(candidate, score, step, o.action === 'accept_new_best');
+}

@@ -1,0 +1,97 @@
+/**
+ * ① rollout and ② reflect: the parent skill on each accumulation batch of the step's train items, then
+ * the analysts on the scored trajectories (failure patches, success patches, execution notes).
+ */
+import type { planTrainEpoch } from '../suite/splits.ts';
+import type { CaseRecord } from '../types.ts';
+import type { RunContext } from './context.ts';
+import type { Patch } from './patch.ts';
+import { reflect } from './reflect.ts';
+import type { FailurePattern } from './step-buffer.ts';
+
+export interface Reflection {
+  failure: Patch[];
+  success: Patch[];
+  /** Skill-aware reflection's execution notes. */
+  notes: string[];
+  patterns: FailurePattern[];
+  /** One row per accumulation batch (the step record's `accumulation_batches`). */
+  batchRows: Record<string, unknown>[];
+  records: CaseRecord[];
+  /** Seconds in rollouts and in reflection. */
+  rollout_s: number;
+  reflect_s: number;
+}
+
+export async function rolloutAndReflect(
+  ctx: RunContext,
+  o: {
+    parent: string;
+    step: number;
+    stepInEpoch: number;
+    dir: string;
+    batches: ReturnType<typeof planTrainEpoch<string>>;
+    /** Prompt sections beside the skill: the step buffer and the meta skill. */
+    stepBuffer: string | null;
+    meta: string | null;
+  },
+): Promise<Reflection> {
+  const opt = ctx.cfg.optimizer;
+  const grad = ctx.cfg.gradient;
+  const accum = ctx.cfg.train.accumulation;
+  const out: Reflection = { failure: [], success: [], notes: [], patterns: [], batchRows: [], records: [], rollout_s: 0, reflect_s: 0 };
+  let tRoll = 0;
+  let tReflect = 0;
+  // what the stages see and edit: the whole skill, or (description optimization) one field of it
+  const view = ctx.subject.view(o.parent);
+  const stages = ctx.subject.stages ? { stages: ctx.subject.stages } : {};
+  for (let a = 0; a < accum; a++) {
+    const batch = o.batches[o.stepInEpoch * accum + a]!;
+    const bdir = accum === 1 ? o.dir : `${o.dir}/batch_${a}`;
+    let t = performance.now();
+    const rollout = await ctx.o.rollouts.run(o.parent, batch.items, `${bdir}/rollout`, `step ${o.step} train batch`);
+    ctx.persistUsage();
+    tRoll += performance.now() - t;
+    out.records.push(...rollout.records);
+    t = performance.now();
+    const r = await reflect({
+      records: ctx.subject.reflectable(rollout.records),
+      skill: view,
+      llm: ctx.o.llm,
+      patchesDir: `${bdir}/patches`,
+      seed: batch.seed,
+      maxEdits: opt.learning_rate,
+      minibatchSize: grad.minibatch_size,
+      workers: grad.analyst_workers,
+      failureOnly: grad.failure_only,
+      mode: ctx.mode,
+      context: [...ctx.subject.context(), o.stepBuffer, o.meta],
+      tokenBudget: grad.trajectory_token_budget,
+      ...stages,
+      skillAware: {
+        enabled: opt.use_skill_aware_reflection && ctx.subject.epochStages,
+        source: opt.skill_aware_appendix_source,
+        suffix: `\n${ctx.o.prompts.get('skill_aware').text}`,
+      },
+    });
+    tReflect += performance.now() - t;
+    out.failure.push(...r.failure);
+    out.success.push(...r.success);
+    out.notes.push(...r.appendixNotes);
+    out.patterns.push(...r.failurePatterns);
+    out.batchRows.push({
+      batch_idx: batch.index,
+      batch_seed: batch.seed,
+      n_envs: rollout.records.length,
+      hard: rollout.summary.mean_hard,
+      soft: rollout.summary.mean_soft,
+      n_failure_patches: r.failure.length,
+      n_success_patches: r.success.length,
+      reused_cases: rollout.reused,
+      reused_patches: r.reused,
+    });
+  }
+  out.rollout_s = Math.round(tRoll / 10) / 100;
+  out.reflect_s = Math.round(tReflect / 10) / 100;
+  return out;
+}

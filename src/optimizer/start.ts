@@ -1,0 +1,76 @@
+/**
+ * The start of a run: a fresh state and the baseline validation of the initial skill, or the state of
+ * an earlier run of the same folder (resume), continued when it stopped for a reason a rerun fixes.
+ */
+import type { TokenSummary } from '../types.ts';
+import { ensureAppendix } from '../skill/regions.ts';
+import type { RunContext } from './context.ts';
+import { setGateReference, validate } from './validation.ts';
+
+export async function start(ctx: RunContext): Promise<void> {
+  const { store, o } = ctx;
+  const resumed = store.readState();
+  if (resumed) {
+    ctx.state = resumed;
+    ctx.current = store.readText(resumed.current_skill_path);
+    ctx.best = store.readText(resumed.best_skill_path);
+    ctx.scheduler.restore(resumed.scheduler_counter);
+    // usage.json is written after every stage; runtime_state's copy only at step end.
+    o.accounting.merge(store.readJson<TokenSummary>('usage.json') ?? resumed.token_summary);
+    ctx.log(`resuming after step ${resumed.last_completed_step} (current ${resumed.current_score.toFixed(3)}, best ${resumed.best_score.toFixed(3)})`);
+    // A budget or infrastructure stop is what a rerun is for (raised budget, endpoint back): go on.
+    // The budget counts the earlier runs' calls too (the accounting was merged above).
+    if (resumed.stopped && (resumed.stopped.reason === 'budget' || resumed.stopped.reason === 'infrastructure')) {
+      ctx.log(`the previous run stopped (${resumed.stopped.reason}: ${resumed.stopped.detail}); continuing`);
+      ctx.state.stopped = null;
+    }
+    // A run that stopped at its target goes on when asked for a higher one.
+    if (resumed.stopped?.reason === 'target_reached' && o.target !== null && !ctx.targetReached()) {
+      ctx.log(`the previous run stopped at its target; continuing towards ${o.target}`);
+      ctx.state.stopped = null;
+    }
+    store.writeSkill(0, o.initialSkill.text);
+    // A run stopped during its baseline validation (endpoint down) has no baseline yet.
+    if (resumed.baseline === null) await validateBaseline(ctx);
+    return;
+  }
+  ctx.current = o.initialSkill.text;
+  if (ctx.cfg.optimizer.use_skill_aware_reflection && ctx.subject.epochStages) ctx.current = ensureAppendix(ctx.current);
+  ctx.best = ctx.current;
+  ctx.state = {
+    last_completed_step: 0,
+    current_skill_path: store.writeSkill(0, o.initialSkill.text),
+    current_score: -1,
+    current_origin: 'initial_skill',
+    best_skill_path: '',
+    best_score: -1,
+    best_step: 0,
+    best_origin: 'initial_skill',
+    baseline: null,
+    selection_cache: {},
+    scheduler_counter: 0,
+    steps_since_accept: 0,
+    epoch_end_done: [],
+    ungated_changes: [],
+    stopped: null,
+    token_summary: {},
+  };
+  ctx.state.best_skill_path = store.writeText('best_skill.md', ctx.best);
+  await validateBaseline(ctx);
+}
+
+async function validateBaseline(ctx: RunContext): Promise<void> {
+  ctx.log(`baseline: validating the initial skill on ${ctx.valIds.length} val tasks`);
+  const { v } = await validate(ctx, ctx.current, ctx.store.path('selection_eval_baseline'), 'baseline validation');
+  const score = ctx.gateScore(ctx.current, v);
+  ctx.state.baseline = v;
+  ctx.state.current_score = score;
+  ctx.state.best_score = score;
+  setGateReference(ctx, ctx.current);
+  ctx.saveState();
+  ctx.log(
+    ctx.subject.kind === 'description'
+      ? `baseline: val trigger F1 of '${ctx.subject.skillName}' ${v.pass_rate.toFixed(3)}`
+      : `baseline: val pass rate ${v.pass_rate.toFixed(3)} (hard ${v.hard.toFixed(3)}, soft ${v.soft.toFixed(3)})`,
+  );
+}
