@@ -8,10 +8,7 @@ import pc from 'picocolors';
 import { SkillOptError, oneLine } from '../util/errors.ts';
 import { redactText } from '../util/redact.ts';
 
-export interface Command {
-  usage: string;
-  run(argv: string[]): Promise<number>;
-}
+import type { Command } from './command.ts';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
   test: {

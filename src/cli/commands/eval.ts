@@ -20,7 +20,7 @@ import { SkillOptError } from '../../util/errors.ts';
 import { single, takeFlags } from '../args.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag } from '../common.ts';
-import type { Command } from '../main.ts';
+import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';

@@ -16,7 +16,7 @@ import { SkillOptError } from '../../util/errors.ts';
 import { numberFlag, single, takeFlags } from '../args.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { configFromArgs, CONFIG_FLAGS, skillFromFlag } from '../common.ts';
-import type { Command } from '../main.ts';
+import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
@@ -51,7 +51,7 @@ export const command: Command = {
       switches: ['optimize', 'fail-on-regression'],
     });
     if (args.switches.has('optimize')) {
-      const { runOptimize } = await import('../../optimizer/cli-run.ts');
+      const { runOptimize } = await import('../optimize.ts');
       return runOptimize(args, { stopAtTarget: true, target: numberFlag(args, 'target') });
     }
     const { filters, options } = parseVitestArgs(args.rest);
