@@ -7,7 +7,6 @@ import { inspect } from 'node:util';
 import pc from 'picocolors';
 import { SkillOptError, oneLine } from '../util/errors.ts';
 import { redactText } from '../util/redact.ts';
-
 import type { Command } from './command.ts';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {

@@ -3,7 +3,7 @@
  * Every file a run writes goes through here, so text is redacted here (util/redact.ts: URL credentials and
  * registered secrets are masked); binary data is written as given.
  */
-import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 import { redactText } from './redact.ts';
 
@@ -13,6 +13,31 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${++counter}.tmp`);
   writeFileSync(tmp, typeof data === 'string' ? redactText(data) : data);
+  renameSync(tmp, path);
+}
+
+/**
+ * Write lines (each ended with a newline) atomically without holding the whole text: a 10,000-row
+ * results.jsonl is written in chunks of about 1 MB. A secret never spans lines, so redacting by chunk masks
+ * what redacting the whole text would.
+ */
+export function writeLinesAtomic(path: string, lines: Iterable<string>): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${++counter}.tmp`);
+  const fd = openSync(tmp, 'w');
+  try {
+    let chunk = '';
+    for (const line of lines) {
+      chunk += `${line}\n`;
+      if (chunk.length >= 1 << 20) {
+        writeSync(fd, redactText(chunk));
+        chunk = '';
+      }
+    }
+    if (chunk) writeSync(fd, redactText(chunk));
+  } finally {
+    closeSync(fd);
+  }
   renameSync(tmp, path);
 }
 

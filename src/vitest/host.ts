@@ -10,10 +10,12 @@ import type { SkillOptConfig } from '../config/schema.ts';
 import { openModelGateway, type ModelGateway } from '../model/gateway/server.ts';
 import { openModelCache, runLabel, type ModelCache } from '../model/cache/cache.ts';
 import type { RoleConfig } from '../model/types.ts';
-import { startSimServerThread, type SimServerThread } from '../sim/thread.ts';
+import type { SimServerThread } from '../sim/thread.ts';
+import { knobsFromConfig } from '../sim/knobs.ts';
 import type { RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import type { LoadError, RunVerdict } from '../suite/verdict.ts';
+import { discardPrestarted } from './prestart.ts';
 import { HOST_ENV_FLAG, type GateVerdict, type ProvidedSession, type SuiteManifest, type SuiteSelection } from './session.ts';
 
 /** Everything one Vitest run produced, as the reporter saw it. */
@@ -85,15 +87,12 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
   let simServer: SimServerThread | null = null;
   if (simulatedRoles.length > 0) {
     const sim = opts.config.model.simulated;
+    const { startSimServerThread } = await import('../sim/thread.ts');
     simServer = await startSimServerThread({
       host: '127.0.0.1',
       port: 0,
       models: [...new Set(simulatedRoles.map((r) => r.model))],
-      seed: sim.seed,
-      noise: sim.noise,
-      maxRules: sim.max_rules,
-      analystErrorRate: sim.analyst_error_rate,
-      routingNoise: sim.routing_noise,
+      ...knobsFromConfig(sim),
       latencyMs: sim.latency_ms,
       log: opts.log ?? (() => {}),
       logRequests: false,
@@ -129,6 +128,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
         delete process.env[HOST_ENV_FLAG];
       }
       gateway.close();
+      discardPrestarted();
       cache?.recordRun(runLabel());
       await simServer?.close();
     },

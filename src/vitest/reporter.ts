@@ -10,7 +10,7 @@ import type { Reporter, TestCase, TestModule, TestRunEndReason, TestSpecificatio
 import { oneLineClip } from '../model/errors.ts';
 import { runSummary, type RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
-import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
+import { writeJsonAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { oneLine } from '../util/errors.ts';
 import { score3 } from '../util/format.ts';
 import { displayPath } from '../util/paths.ts';
@@ -18,7 +18,6 @@ import { redactText } from '../util/redact.ts';
 import { currentHost, type RunResult } from './host.ts';
 import { withShardBlob, type GateVerdict, type SuiteManifest, type SuiteSelection } from './session.ts';
 import { caseOutcomes, scoreStats, type ScoreStats } from '../suite/summary.ts';
-import { writeRunReport } from '../report/index.ts';
 import { decideVerdict, evaluateGate, selectionNote, type LoadError } from '../suite/verdict.ts';
 import { renderSkillLoaded, renderTriggerTable } from '../suite/trigger-metrics.ts';
 
@@ -33,12 +32,35 @@ const USAGE_ERRORS = new Set(['SkillOptError', 'ConfigError', 'DatasetError', 'S
 const isSkillFile = (moduleId: string) => /\.skill\.test\.[cm]?[jt]s$/.test(moduleId);
 
 /**
+ * One copy of each long message text. A worker's records share their skill text (every case's system
+ * message), but each record crosses to this thread as a copy of its own: 10,000 cases of a 10 kB skill
+ * would hold 100 MB of the same text.
+ */
+class TextPool {
+  private readonly texts = new Map<string, string>();
+
+  intern(text: string): string {
+    if (text.length < 200) return text;
+    const pooled = this.texts.get(text);
+    if (pooled !== undefined) return pooled;
+    this.texts.set(text, text);
+    return text;
+  }
+
+  /** Make a record's message texts the pooled copies (the same strings: nothing a reader sees changes). */
+  internMessages(record: CaseRecord): void {
+    for (const m of record.messages) if (typeof m.content === 'string') m.content = this.intern(m.content);
+  }
+}
+
+/**
  * What a run's skill tests told the reporter, gathered case by case as results arrive. A merged blob
  * report replays every shard's cases through here, although its final module list keeps one shard per
  * file, so the run is built from these events: one record per (suite, task id), none lost, none twice.
  */
 export class RunCollector {
   private readonly records = new Map<string, CaseRecord>();
+  private readonly texts = new TextPool();
   private readonly order = new Map<string, number[]>();
   private readonly gates = new Map<string, GateVerdict>();
   private readonly selections = new Map<string, SuiteSelection>();
@@ -54,6 +76,7 @@ export class RunCollector {
     if (selection && selKey) this.selections.set(selKey, selection);
     for (const row of rowsOf(meta)) {
       const key = `${row.suite}\u0000${row.id}\u0000${row.trial ?? 0}`;
+      if (this.records.get(key) !== row) this.texts.internMessages(row);
       this.records.set(key, row);
       // definition order (Vitest ids are `<file>_<i>_<j>`), then trial, so files and reports do not follow arrival order
       this.order.set(key, [selection?.shard?.index ?? 0, ...test.id.split('_').slice(1).map(Number), row.trial ?? 0]);
@@ -271,10 +294,18 @@ export function summarize(result: RunResult): RunSummary {
   return runSummary(result.records, { wallTimeS: result.wallTimeS, gates: result.gates, selections: result.selections, verdict: result.verdict });
 }
 
-/** Write results.jsonl and summary.json into `outDir`; returns the summary. */
-export function writeRunFiles(outDir: string, result: RunResult): RunSummary {
+function* jsonLines(records: readonly CaseRecord[]): Generator<string> {
+  for (const r of records) yield JSON.stringify(r);
+}
+
+/** The HTML report's modules: loaded once the first case is back, not before the first model call. */
+const reportModule = () => import('../report/index.ts');
+
+/** Write results.jsonl, summary.json and report.html into `outDir`; returns the summary. */
+export async function writeRunFiles(outDir: string, result: RunResult): Promise<RunSummary> {
+  const { writeRunReport } = await reportModule();
   const summary = summarize(result);
-  writeFileAtomic(join(outDir, 'results.jsonl'), result.records.map((r) => JSON.stringify(r)).join('\n') + (result.records.length ? '\n' : ''));
+  writeLinesAtomic(join(outDir, 'results.jsonl'), jsonLines(result.records));
   writeJsonAtomic(join(outDir, 'summary.json'), { ...summary, errors: result.errors });
   writeRunReport(outDir, { kind: 'test', records: result.records, summary });
   return summary;
@@ -312,6 +343,7 @@ export class SkillReporter implements Reporter {
   }
 
   onTestCaseResult(test: TestCase): void {
+    if (this.done === 0) void reportModule().catch(() => {}); // a failure surfaces where the report is written
     this.collector.add(test);
     const rows = rowsOf(test.meta());
     if (rows.length === 0) return;
@@ -332,11 +364,14 @@ export class SkillReporter implements Reporter {
     }
   }
 
-  onTestRunEnd(
+  async onTestRunEnd(
     modules: ReadonlyArray<TestModule>,
     unhandled: ReadonlyArray<SerializedError>,
     reason: TestRunEndReason,
-  ): void {
+  ): Promise<void> {
+    // Loaded (it started loading with the run) before the run is handed on: from here on nothing waits for I/O,
+    // so the listeners' own output (the watch report) still follows the table.
+    await reportModule();
     const host = currentHost();
     // A merged blob report replays in milliseconds: then the cases' own time span is the better figure.
     const wall = Math.max((performance.now() - this.started) / 1000, casesSpanS(modules));
@@ -348,7 +383,7 @@ export class SkillReporter implements Reporter {
     process.exitCode = result.verdict.exit_code;
     if (result.records.length === 0 && result.gates.length === 0) return;
     const outDir = host ? host.outDir : join('outputs', 'vitest-skills');
-    const summary = outDir ? writeRunFiles(outDir, result) : summarize(result);
+    const summary = outDir ? await writeRunFiles(outDir, result) : summarize(result);
     result.summary = summary;
     this.log(`\n${renderTable(summary, result.records)}`);
     if (outDir) this.log(pc.dim(`  results: ${displayPath(join(outDir, 'results.jsonl'))}, summary.json, report.html`));

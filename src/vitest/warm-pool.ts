@@ -16,6 +16,7 @@ import type { Writable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import type { PoolOptions, PoolRunnerInitializer, PoolWorker, Vitest, WorkerRequest } from 'vitest/node';
 import { compiledSibling } from '../util/paths.ts';
+import { takePrestarted, threadKey } from './prestart.ts';
 
 export const WARM_POOL_NAME = 'skillopt-threads';
 const MAX_RUNS = 25;
@@ -81,7 +82,7 @@ class WarmThreadWorker implements PoolWorker {
   private settleStop: (() => void) | undefined;
 
   constructor(private readonly options: PoolOptions) {
-    this.key = JSON.stringify([options.distPath, options.execArgv]);
+    this.key = threadKey(options.distPath, options.execArgv);
     this.park = parkOf(options.project.vitest);
     this.stdout = options.project.vitest.logger.outputStream as Writable;
     this.stderr = options.project.vitest.logger.errorStream as Writable;
@@ -162,6 +163,8 @@ class WarmThreadWorker implements PoolWorker {
     if (p) {
       this.thread = p.thread;
       this.runs = p.runs;
+      this.thread.ref();
+    } else if ((this.thread = takePrestarted(this.key))) {
       this.thread.ref();
     } else {
       this.thread = new Worker(compiledSibling(import.meta.url, 'warm-worker'), {

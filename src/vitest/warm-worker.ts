@@ -18,7 +18,7 @@ interface VitestWorkerModule {
 
 if (!parentPort) throw new Error('skillopt warm pool: this module runs in a worker thread');
 const port = parentPort;
-const { distPath } = workerData as { distPath: string };
+const { distPath, preload = [] } = workerData as { distPath: string; preload?: string[] };
 const vitestWorker = (await import(pathToFileURL(join(distPath, 'worker.js')).href)) as VitestWorkerModule;
 
 /** Make `process.env` exactly `env` (this thread's copy; the process's is untouched). */
@@ -57,3 +57,7 @@ vitestWorker.init({
   collectTests: (state: unknown, traces: unknown) => vitestWorker.runBaseTests('collect', state, traces),
   setup: vitestWorker.setupEnvironment,
 });
+
+// A prestarted thread (prestart.ts) loads what the suites will import while the main thread is still busy;
+// a failure here is left to the suite's own import to report.
+for (const file of preload) void import(pathToFileURL(file).href).catch(() => {});

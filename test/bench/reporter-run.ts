@@ -46,7 +46,7 @@ export function fakeRun(n: number): { cases: TestCase[]; mod: TestModule } {
 }
 
 /** Install a host writing into `outDir`, then feed the reporter one whole run. Returns what it delivered. */
-export function reportRun(run: { cases: TestCase[]; mod: TestModule }, outDir: string): RunResult | undefined {
+export async function reportRun(run: { cases: TestCase[]; mod: TestModule }, outDir: string): Promise<RunResult | undefined> {
   let delivered: RunResult | undefined;
   installHost({ outDir, quiet: false, sink: (r: RunResult) => (delivered = r), caseSink: null } as unknown as SessionHost);
   const r = new SkillReporter();
@@ -54,7 +54,10 @@ export function reportRun(run: { cases: TestCase[]; mod: TestModule }, outDir: s
   r.onTestRunStart();
   r.onTestModuleCollected(run.mod);
   for (const c of run.cases) r.onTestCaseResult(c);
-  r.onTestRunEnd([run.mod], [], 'passed');
-  installHost(undefined);
+  try {
+    await r.onTestRunEnd([run.mod], [], 'passed');
+  } finally {
+    installHost(undefined);
+  }
   return delivered;
 }

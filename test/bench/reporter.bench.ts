@@ -14,5 +14,5 @@ const run = fakeRun(N);
 const outDir = mkdtempSync(join(tmpdir(), 'skillopt-bench-'));
 
 describe('reporter', () => {
-  bench(`handle a run of ${N} cases (per case = mean / ${N})`, () => void reportRun(run, outDir), { time: 2000 });
+  bench(`handle a run of ${N} cases (per case = mean / ${N})`, async () => void (await reportRun(run, outDir)), { time: 2000 });
 });

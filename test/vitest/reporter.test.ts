@@ -1,5 +1,5 @@
 /** The reporter on a synthetic run (the same one its benchmark times): files, summary, delivery. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
@@ -8,8 +8,8 @@ import { fakeRun, reportRun } from '../bench/reporter-run.ts';
 const outDir = mkdtempSync(join(tmpdir(), 'skillopt-reporter-'));
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
-test('a run of 40 cases: results.jsonl, summary.json, and the run handed to the sink', () => {
-  const delivered = reportRun(fakeRun(40), outDir);
+test('a run of 40 cases: results.jsonl, summary.json, and the run handed to the sink', async () => {
+  const delivered = await reportRun(fakeRun(40), outDir);
   expect(delivered?.records).toHaveLength(40);
   const rows = readFileSync(join(outDir, 'results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   expect(rows).toHaveLength(40);
@@ -23,4 +23,21 @@ test('a run of 40 cases: results.jsonl, summary.json, and the run handed to the 
   // the cases' own span (39 ms start offset + 40 ms) is the floor of the wall time
   expect(summary.wall_time_s).toBeGreaterThanOrEqual(0.079);
   expect(summary.simulated).toBe(true);
+});
+
+test('a results.jsonl of several megabytes is written in chunks: every row whole, in definition order, no temp file left', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'skillopt-reporter-large-'));
+  try {
+    const run = fakeRun(1500);
+    const delivered = await reportRun(run, dir);
+    expect(delivered?.records).toHaveLength(1500);
+    const text = readFileSync(join(dir, 'results.jsonl'), 'utf8');
+    expect(text.length).toBeGreaterThan(3 * (1 << 20));
+    const rows = text.trimEnd().split('\n').map((l) => JSON.parse(l));
+    expect(rows.map((r) => r.id)).toEqual(Array.from({ length: 1500 }, (_, i) => `case-${i}`));
+    expect(rows.every((r, i) => JSON.stringify(r) === JSON.stringify(run.cases[i]!.meta().skillopt))).toBe(true);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

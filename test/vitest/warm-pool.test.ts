@@ -22,9 +22,9 @@ interface Case {
 async function rerun(
   pool = 'default',
   runs = 3,
-  bail = false,
-): Promise<{ hostPid: number; requests: number; runs: Case[][]; loads: Array<Array<{ thread: number; evaluation: number }>> }> {
-  const res = await run(process.execPath, ['rerun.mjs', pool, String(runs), ...(bail ? ['bail'] : [])], { cwd: FIXTURE });
+  mode: 'bail' | 'prestart' | null = null,
+): Promise<{ hostPid: number; requests: number; runs: Case[][]; loads: Array<Array<{ thread: number; evaluation: number }>>; prestarted: number | null }> {
+  const res = await run(process.execPath, ['rerun.mjs', pool, String(runs), ...(mode ? [mode] : [])], { cwd: FIXTURE });
   expect(res.code, res.all).toBe(0);
   expect(res.stderr).not.toMatch(/warning/i);
   return JSON.parse(res.stdout.trim().split('\n').pop()!);
@@ -51,7 +51,7 @@ describe('reruns of one Vitest instance', () => {
   });
 
   it('a run Vitest cancelled (--bail) does not hand its thread to the next run', async () => {
-    const { runs, loads } = await rerun('default', 3, true);
+    const { runs, loads } = await rerun('default', 3, 'bail');
     expect(runs).toHaveLength(3);
     // Which of a cancelled run's cases get reported depends on when the cancel lands (possibly none), so
     // the threads are read from the suite module's own log: each run evaluated it once, in a new thread.
@@ -61,6 +61,17 @@ describe('reruns of one Vitest instance', () => {
     runs.forEach((cases, i) => {
       for (const c of cases) expect(c).toMatchObject({ pass: false, evaluation: 1, thread: loads[i]![0]!.thread });
     });
+  });
+
+  it('a thread started before Vitest loads (as skillopt test starts it) runs the first run, gets the run\'s process.env, and is kept for the next', async () => {
+    const { runs, loads, prestarted } = await rerun('default', 2, 'prestart');
+    expect(prestarted).toBeGreaterThan(0);
+    // the suite logs each evaluation to a file named by a variable set after the thread started
+    expect(loads.map((l) => l.map((e) => e.thread))).toEqual([[prestarted], [prestarted]]);
+    const cases = runs.flat();
+    expect(cases.every((c) => c.pass && c.error === null && c.leaked === null)).toBe(true);
+    expect(runs.map((r) => r[0]!.thread)).toEqual([prestarted, prestarted]);
+    expect(runs.map((r) => r[0]!.evaluation)).toEqual([1, 2]);
   });
 
   it("Vitest's threads pool starts a fresh thread per run", async () => {

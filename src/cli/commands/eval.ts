@@ -8,7 +8,7 @@ import { caseOutcomes, runSummary } from '../../suite/summary.ts';
 import type { CaseRecord } from '../../types.ts';
 import { decideVerdict, selectionNote } from '../../suite/verdict.ts';
 import type { SuiteSelection } from '../../vitest/session.ts';
-import { Accounting } from '../../model/index.ts';
+import { Accounting } from '../../model/accounting.ts';
 import { Budget } from '../../optimizer/budget.ts';
 import { Rollouts } from '../../optimizer/rollout.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
@@ -28,7 +28,6 @@ import { printEndReport } from '../report.ts';
 import { claimRunDir } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../rundir/lock.ts';
 import { cacheMetric } from '../../model/cache/report.ts';
-import { writeRunReport } from '../../report/index.ts';
 
 const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [--trials K] [--cfg-options k=v ...]
 
@@ -125,7 +124,7 @@ export const command: Command = {
         model: { target: config.model.target, backend: host.roles.target.backend },
       };
       writeJsonAtomic(join(outDir, 'eval_summary.json'), evalSummary);
-      writeRunReport(outDir, { kind: 'eval' });
+      (await import('../../report/index.ts')).writeRunReport(outDir, { kind: 'eval' });
       console.log(redactText(renderTable(summary, records)));
       const ok = verdict.verdict === 'pass';
       const note = selectionNote([selection]);

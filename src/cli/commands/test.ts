@@ -20,14 +20,9 @@ import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
-import { printEndReport } from '../report.ts';
-import { appendStepSummary } from '../github.ts';
-import { runMarkdown } from '../run-markdown.ts';
-import { judgeAgainstBaseline, loadBaseline } from '../baseline.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../rundir/lock.ts';
 import { cacheMetric } from '../../model/cache/report.ts';
-import { runTestWatch } from '../test-watch.ts';
 
 const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] [--skill S] [--split train|val|test|all]
                      [--optimize [--target 0.9]]
@@ -70,8 +65,10 @@ export const command: Command = {
       throw new SkillOptError('--fail-on-regression and --max-regression need --baseline <results.jsonl | run folder>');
     }
     // loaded before the run, so a wrong path fails at once
-    const baseline = baselinePath
-      ? loadBaseline(baselinePath, {
+    // --baseline and --watch load their modules only when given: the first request waits for every import
+    const baselineModule = baselinePath ? await import('../baseline.ts') : null;
+    const baseline = baselinePath && baselineModule
+      ? baselineModule.loadBaseline(baselinePath, {
           failOnRegression: args.switches.has('fail-on-regression'),
           maxRegression: numberFlag(args, 'max-regression') ?? config.evaluation.max_regression,
           maxErrored: config.evaluation.max_errored,
@@ -94,7 +91,7 @@ export const command: Command = {
     };
     try {
       claimRunDir(outDir, { kind: 'test', config, roles: host.roles, skill: skill ?? null, split, selection: runSelection });
-      if (options.watch) return await runTestWatch({ host, filters: filters.length ? filters : defaultFilters(config.env.name), options, skillPath: skill?.path });
+      if (options.watch) return await (await import('../test-watch.ts')).runTestWatch({ host, filters: filters.length ? filters : defaultFilters(config.env.name), options, skillPath: skill?.path });
       const vitest = await startVitest('test', filters.length ? filters : defaultFilters(config.env.name), {
         ...options,
         watch: false,
@@ -108,12 +105,14 @@ export const command: Command = {
     const vitestExit = Number(process.exitCode ?? 0) || 0;
     const ran = result?.skillRun ? result : undefined;
     const verdict = ran?.verdict;
-    const judged = baseline && ran && verdict && ran.records.length ? judgeAgainstBaseline(baseline, outDir, ran, verdict) : null;
+    const judged = baselineModule && baseline && ran && verdict && ran.records.length ? baselineModule.judgeAgainstBaseline(baseline, outDir, ran, verdict) : null;
     const exitCode = judged ? judged.exitCode : verdict ? verdict.exit_code : vitestExit || EXIT_CODES.fail;
     const summary = ran && (ran.summary ?? summarize(ran));
     const o = summary?.overall;
     const note = ran ? selectionNote(ran.selections) : null;
     const u = o?.usage;
+    // the end report's modules load after the run: the first request waits for nothing it does not need
+    const [{ printEndReport }, { appendStepSummary }, { runMarkdown }] = await Promise.all([import('../report.ts'), import('../github.ts'), import('../run-markdown.ts')]);
     printEndReport({
       title: 'skillopt test',
       ok: exitCode === 0,

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Accounting } from '../accounting.ts';
 import type { ModelCache } from '../cache/cache.ts';
 import { JudgeSchema } from '../../protocol/schemas.ts';
-import { createModelClient, type ModelClient } from '../client.ts';
+import type { ModelClient } from '../client.ts';
 import { encodeError, GatewayPoster, received, type GatewayAddress, type GatewayCall } from './protocol.ts';
 
 export interface ModelGateway {
@@ -36,9 +36,15 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
   const channel = new BroadcastChannel(address.channel);
   channel.unref();
 
-  const clientFor = ({ role, roleKey: key }: GatewayCall): ModelClient => {
+  // The model layer (and the openai SDK) loads while Vitest starts, not before it: the first call awaits it.
+  const clientModule = import('../client.ts');
+  clientModule.catch(() => {}); // a failure is each call's error
+  const clientFor = async ({ role, roleKey: key }: GatewayCall): Promise<ModelClient> => {
     let client = clients.get(key);
     if (!client) {
+      const { createModelClient } = await clientModule;
+      client = clients.get(key);
+      if (client) return client;
       client = createModelClient(role, {
         accounting,
         ...(opts.log ? { log: opts.log } : {}),
@@ -56,7 +62,7 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
     const ctl = new AbortController();
     calls.set(call.id, ctl);
     try {
-      const client = clientFor(call);
+      const client = await clientFor(call);
       const o = { stage: call.stage, signal: ctl.signal, ...(call.seed !== undefined ? { seed: call.seed } : {}), ...(call.tools ? { tools: call.tools } : {}) };
       const value =
         call.op === 'judge' ? await client.structured('judge', JudgeSchema, call.messages, o) : await client.chat(call.messages, o);
