@@ -14,22 +14,17 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PLAIN_SIM_KNOBS } from '../../src/sim/knobs.ts';
-import { startSimServer, type SimServer } from '../../src/sim/server.ts';
-import { assertBuilt, history, readJson, readJsonl, tempDirs, train, type StepRecord } from './optimize-helpers.ts';
+import { assertBuilt, history, readJson, readJsonl, simServers, tempDirs, train, type StepRecord } from './optimize-helpers.ts';
 
 const tmp = tempDirs('gate');
-const servers: SimServer[] = [];
+const sims = simServers({ ...PLAIN_SIM_KNOBS, analystErrorRate: 1 });
 beforeAll(assertBuilt);
 afterAll(async () => {
-  for (const s of servers) await s.close();
+  await sims.closeAll();
   tmp.cleanup();
 });
 
-async function server(): Promise<SimServer> {
-  const s = await startSimServer({ ...PLAIN_SIM_KNOBS, analystErrorRate: 1, host: '127.0.0.1', port: 0, logRequests: false });
-  servers.push(s);
-  return s;
-}
+const server = () => sims.start();
 
 const COMMON = ['env.data_path=benchmarks/opt/unknowns.json', 'optimizer.use_slow_update=false', 'optimizer.use_meta_skill=false', 'train.num_epochs=3', 'train.batch_size=8'];
 type Race = { items: number; of: number; saved_calls: number; trial_calls: number; resampled: string[]; looks: Array<{ items: number; verdict: string }> };

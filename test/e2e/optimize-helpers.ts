@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { startSimServer, type SimServer, type SimServerOptions } from '../../src/sim/server.ts';
 import { assertBuilt, BIN, childEnv, MINI, readJson, readJsonl, REPO, reportLine, tempDirs } from './helpers.ts';
 
 export { REPO, BIN, MINI, assertBuilt, tempDirs, readJson, readJsonl, reportLine };
@@ -87,4 +88,19 @@ export function history(out: string): StepRecord[] {
 export function stepDirs(out: string): string[] {
   const dir = join(out, 'steps');
   return existsSync(dir) ? readdirSync(dir).sort() : [];
+}
+
+/** In-process simulated servers on 127.0.0.1 that a test file starts with `start()` and closes in afterAll. */
+export function simServers(knobs: SimServerOptions = {}): { start(): Promise<SimServer>; closeAll(): Promise<void> } {
+  const started: SimServer[] = [];
+  return {
+    async start() {
+      const s = await startSimServer({ ...knobs, host: '127.0.0.1', port: 0, logRequests: false });
+      started.push(s);
+      return s;
+    },
+    async closeAll() {
+      for (const s of started.splice(0)) await s.close();
+    },
+  };
 }

@@ -13,22 +13,18 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startSimServer, type SimServer } from '../../src/sim/server.ts';
-import { assertBuilt, history, readJson, readText, reportLine, tempDirs, train } from './optimize-helpers.ts';
+import type { SimServer } from '../../src/sim/server.ts';
+import { assertBuilt, history, readJson, readText, reportLine, simServers, tempDirs, train } from './optimize-helpers.ts';
 
 const tmp = tempDirs('resume');
-const servers: SimServer[] = [];
+const sims = simServers();
 beforeAll(assertBuilt);
 afterAll(async () => {
-  for (const s of servers) await s.close();
+  await sims.closeAll();
   tmp.cleanup();
 });
 
-async function server(): Promise<SimServer> {
-  const s = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
-  servers.push(s);
-  return s;
-}
+const server = () => sims.start();
 
 const external = (s: SimServer) => ({ config: 'configs/opt/external.yaml', url: `model.base_url=${s.url}` });
 const attempts = (out: string): number => readJson(join(out, 'summary.json')).token_summary._total.attempts;
