@@ -37,19 +37,20 @@ import { detectKnobs, FULL, planCells, QUICK, TARGET } from './quality/plan.mjs'
 import { goalChecks, renderAblation, renderGoals, renderMatrix, renderTransfer } from './quality/report.mjs';
 import { configOf, executeRuns, planRuns } from './quality/runs.mjs';
 
-const USAGE = `node scripts/opt-quality.mjs [--quick] [--only matrix,ablation,transfer] [--jobs N] [--json FILE] [--work DIR]
+const USAGE = `node scripts/opt-quality.mjs [--quick] [--only matrix,ablation,transfer] [--jobs N] [--json FILE] [--work DIR] [--set key=value …]
 
   --quick        1 seed, dotnetdebug only, noise {0, 0.2}
   --only LIST    sections to run (comma-separated): matrix, ablation, transfer (transfer includes the target run)
   --jobs N       optimize runs in parallel (default 2)
   --json FILE    also write every figure as JSON
+  --set K=V      a config override added to every run (repeatable), e.g. --set evaluation.gate_confidence=0.95
   --work DIR     keep run folders and noise-free scores in DIR; a rerun reuses the runs of the same resolved
                  config (after changing the code, use a new folder)`;
 
 const SECTIONS = ['matrix', 'ablation', 'transfer'];
 
 function parseArgs(argv) {
-  const o = { quick: false, only: SECTIONS, jobs: 2, json: null, work: null };
+  const o = { quick: false, only: SECTIONS, jobs: 2, json: null, work: null, set: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -61,6 +62,11 @@ function parseArgs(argv) {
     else if (a === '--jobs') o.jobs = Number(value());
     else if (a === '--json') o.json = resolve(value());
     else if (a === '--work') o.work = resolve(value());
+    else if (a === '--set') {
+      const kv = value();
+      if (!/^[\w.]+=/.test(kv)) throw new Error(`--set ${kv}: expected key=value`);
+      o.set.push(kv);
+    }
     else if (a === '--help' || a === '-h') o.help = true;
     else throw new Error(`unknown argument '${a}'`);
   }
@@ -111,11 +117,13 @@ async function main() {
     // 1. this build's knobs, from each benchmark's resolved default config
     const knobsByBench = {};
     for (const bench of scale.benchmarks) {
-      const r = await resolveConfig(configOf(bench), []);
+      const r = await resolveConfig(configOf(bench), opts.set);
       if (r.error) throw new Error(`${configOf(bench)} does not load: ${r.error}`);
       knobsByBench[bench] = detectKnobs(r.config);
     }
     const cells = planCells({ sections: opts.only, scale, knobsByBench });
+    // --set overrides come first, so a cell's own knob (its gate, its noise level) still decides where they meet
+    for (const c of cells) c.overrides = [...opts.set, ...c.overrides];
 
     // 2. the optimize runs (cells with identical resolved configs share theirs)
     const runs = await planRuns(cells, { work, jobs: opts.jobs, log });
@@ -156,6 +164,7 @@ async function main() {
       `# skillopt optimizer quality — simulated model (commit ${build.commit}${build.stale ? ', dist/ older than src/' : ''})`,
       `${runList.length} runs (${failed.length} failed), ${opts.jobs} jobs: ${wall.toFixed(0)} s wall (runs ${runsWall.toFixed(0)} s, noise-free scoring ${nfWall.toFixed(0)} s: ${nf.evaluated} skills scored, ${nf.reused} reused)`,
       `gates: strict = ${knobs.gates.strict.join(' ') || "the default (candidate > current)"}, paired = ${knobs.gates.paired.join(' ')}, off = ${knobs.gates.off.join(' ')}; noise-free = model.simulated.noise=0`,
+      ...(opts.set.length ? [`every run also: ${opts.set.join(' ')}`] : []),
       '',
     ];
     if (of('matrix').length) out.push(renderMatrix(of('matrix'), scale));
