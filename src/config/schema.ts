@@ -389,6 +389,11 @@ const EvaluationSchema = z.strictObject({
   min_gain: prob(0),
   /** paired: extra samples per side of the items the two skills disagree on, when the first samples do not decide (0 = none). */
   gate_trials: nonNegInt(1),
+  /**
+   * paired, the last look (every item, after the extra samples): `mean_gain` accepts when the mean gain reaches
+   * min_gain; `no_harm` (with min_gain 0) accepts unless the exact test shows the candidate worse at α.
+   */
+  paired_decision: aliasEnum(['mean_gain', 'no_harm'], {}).default('mean_gain'),
   /** Validate candidates in chunks of a fixed shuffled val order and stop once the candidate has lost. */
   racing: bool(true),
   sel_env_num: nonNegInt(0),

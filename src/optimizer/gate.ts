@@ -126,7 +126,11 @@ export interface PairedLookInput {
    */
   stage: 'race' | 'final' | 'last';
   alpha: AlphaPlan;
+  /** The last look's rule (`evaluation.paired_decision`); default `mean_gain`. */
+  decision?: PairedDecision;
 }
+
+export type PairedDecision = 'mean_gain' | 'no_harm';
 
 /** Tolerance of the comparisons of p-values and gains (1 − 0.9 is 0.09999999999999998 in floating point). */
 const EPS = 1e-9;
@@ -145,7 +149,8 @@ function enough(gain: number, minGain: number): boolean {
  *   included when min_gain is 0), or on a clear win (exact p for "better" ≤ α); a candidate that broke
  *   items without being surely worse or surely better is sampled again (`resample`);
  * - `last` (after the extra samples, or when there are none): accept when the mean gain over all samples
- *   is enough — the items it broke broke less often than the ones it fixed were fixed.
+ *   is enough — the items it broke broke less often than the ones it fixed were fixed — or, with
+ *   `decision: 'no_harm'` and min_gain 0, unless the exact p for "worse" over every sample is ≤ α.
  */
 export function pairedLook(o: PairedLookInput): PairedLook {
   const t = o.test;
@@ -163,6 +168,9 @@ export function pairedLook(o: PairedLookInput): PairedLook {
     if (t.broken > 0) return { verdict: 'resample', rule: `uncertain: gain ${fmt(gain)}, ${counts}` };
   }
   if (enough(gain, o.minGain)) return { verdict: 'accept', rule: `${Math.abs(gain) <= EPS ? 'a tie' : 'better'}: gain ${fmt(gain)}, ${counts}` };
+  if (o.decision === 'no_harm' && o.minGain <= EPS && t.p_worse > o.alpha.win + EPS) {
+    return { verdict: 'accept', rule: `not surely worse: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_worse)} > ${fmt(o.alpha.win)})` };
+  }
   return { verdict: 'reject', rule: `gain ${fmt(gain)} below the minimum ${fmt(o.minGain)}, ${counts}` };
 }
 

@@ -15,7 +15,7 @@
  * `cur` and `pair`, so it is tested without a model.
  */
 import { PyRandom } from '../util/rng.ts';
-import { pairedLook, strictCannotWin, type AlphaPlan, type GateTest, type PairedVerdict } from './gate.ts';
+import { pairedLook, strictCannotWin, type AlphaPlan, type GateTest, type PairedDecision, type PairedVerdict } from './gate.ts';
 import { pairedTest, type PairedItem, type PairedTest } from './paired-test.ts';
 
 /** The val items in the fixed order every candidate of the run is raced in (seeded; a resumed run gets the same). */
@@ -44,6 +44,8 @@ export interface RaceOptions {
   looks: number;
   alpha: AlphaPlan;
   minGain: number;
+  /** paired: the last look's rule (`evaluation.paired_decision`). */
+  decision?: PairedDecision;
   /** paired: candidate − current density bonus in gate-score units. */
   bonus: number;
   /** strict: the score to beat and the candidate's density bonus. */
@@ -102,7 +104,7 @@ function look(o: RaceOptions, seen: readonly string[], stage: 'race' | 'final' |
   const test = pairedTest(items);
   const bestCompared = items.length ? items.reduce((a, i) => a + Math.max(0, mean(i.cand) - mean(i.cur)), 0) / items.length : 0;
   const remaining = o.order.slice(seen.length).map((id) => o.cur(id) ?? 0);
-  const decision = pairedLook({ test, bestCompared, n: o.order.length, remaining, bonus: o.bonus, minGain: o.minGain, stage, alpha: o.alpha });
+  const decision = pairedLook({ test, bestCompared, n: o.order.length, remaining, bonus: o.bonus, minGain: o.minGain, stage, alpha: o.alpha, ...(o.decision ? { decision: o.decision } : {}) });
   const record: LookRecord = { items: seen.length, verdict: decision.verdict, rule: decision.rule, fixed: test.fixed, broken: test.broken, delta: test.delta, p_better: test.p_better, p_worse: test.p_worse };
   return { test, items, decision, record };
 }

@@ -86,6 +86,7 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
     looks,
     alpha: alphaPlan(ev.gate_confidence, looks),
     minGain: ev.min_gain,
+    decision: ev.paired_decision,
     bonus: ref ? density(candidate) - density(ref.text) : 0,
     strict: { current: ctx.state.current_score, densityTerm: density(candidate) },
     gateTrials: ctx.gateTrials,

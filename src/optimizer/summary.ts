@@ -87,6 +87,7 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
       confidence: ctx.gateTest === 'paired' ? ev.gate_confidence : null,
       min_gain: ctx.gateTest === 'paired' ? ev.min_gain : null,
       gate_trials: ctx.gateTest === 'paired' ? ctx.gateTrials : null,
+      paired_decision: ctx.gateTest === 'paired' ? ev.paired_decision : null,
       racing: ctx.racing,
       ...stats,
     },

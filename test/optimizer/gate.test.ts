@@ -130,6 +130,17 @@ describe('pairedLook', () => {
     expect(lookAt(items(2, 1, 26, 3), { stage: 'last', minGain: 0.05 }).rule).toBe('gain 0.034 below the minimum 0.05, 2 fixed vs 1 broken');
   });
 
+  test("paired_decision no_harm: the last look accepts a small mean loss unless the exact test says worse", () => {
+    // 1 fixed vs 2 broken, 3 samples each: mean gain −1/29, but the exact test's p for "worse" is 0.189 > α
+    expect(lookAt(items(1, 2, 26, 3), { stage: 'last', decision: 'no_harm' })).toEqual({ verdict: 'accept', rule: 'not surely worse: gain -0.034, 1 fixed vs 2 broken (p 0.189 > 0.1)' });
+    // 0 fixed vs 6 broken: p = 1/64 ≤ 0.1, rejected as under mean_gain
+    expect(lookAt(items(0, 6, 23, 3), { stage: 'last', decision: 'no_harm' }).verdict).toBe('reject');
+    // a minimum gain asks for a gain: no_harm does not lower it
+    expect(lookAt(items(1, 2, 26, 3), { stage: 'last', decision: 'no_harm', minGain: 0.05 }).verdict).toBe('reject');
+    // mean_gain (the default) is unchanged
+    expect(lookAt(items(1, 2, 26, 3), { stage: 'last', decision: 'mean_gain' }).verdict).toBe('reject');
+  });
+
   test('a flip that does not reproduce counts for what it is: 1 of 3 against 0 of 3 is a third of an item', () => {
     const list: PairedItem[] = [{ id: 'a', cand: [1, 0, 0], cur: [0, 0, 0] }, { id: 'b', cand: [0, 0, 0], cur: [1, 1, 1] }, ...items(0, 0, 27)];
     expect(lookAt(list, { stage: 'last' }).verdict).toBe('reject'); // (1/3 − 1)/29 < 0
