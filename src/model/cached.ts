@@ -8,7 +8,7 @@ import type { ChatMessage, TokenUsage, ToolCall } from '../types.ts';
 import type { ModelCache } from './cache/cache.ts';
 import type { ChatOptions, ChatResult, StructuredMode, StructuredOptions, StructuredResult } from './client-types.ts';
 import { buildBody, num, readToolCalls, type Completion } from './request.ts';
-import { MODES, parseReply, type Negotiator } from './structured.ts';
+import { firstSendOptions, MODES, parseReply, type Negotiator } from './structured.ts';
 import type { Transport } from './transport.ts';
 import type { RoleConfig } from './types.ts';
 
@@ -51,9 +51,7 @@ export async function cachedStructured<T extends z.ZodType>(
   const stage = o.stage ?? name;
   transport.refuseClosed(stage, o.signal);
   // The logical request: what the negotiator sends first, minus the response_format it negotiates.
-  const first: ChatOptions = { stage };
-  if (o.maxTokens !== undefined) first.maxTokens = o.maxTokens;
-  if (o.temperature !== undefined) first.temperature = o.temperature;
+  const first = firstSendOptions(stage, o, false);
   const key = c.key(role, 'structured', {
     body: buildBody(role, messages, first),
     schema: name,

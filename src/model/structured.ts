@@ -13,6 +13,18 @@ import type { RoleConfig } from './types.ts';
 
 export const MODES: readonly StructuredMode[] = ['json_schema', 'json_object', 'text'];
 
+/**
+ * The chat options of a structured request's first send. The model-call cache keys on the same options
+ * (without the abort signal), so a cached reply stands for exactly that request.
+ */
+export function firstSendOptions(stage: string, o: StructuredOptions, withSignal: boolean): ChatOptions {
+  const first: ChatOptions = { stage };
+  if (withSignal && o.signal) first.signal = o.signal;
+  if (o.maxTokens !== undefined) first.maxTokens = o.maxTokens;
+  if (o.temperature !== undefined) first.temperature = o.temperature;
+  return first;
+}
+
 /** Compact zod issue summary: "path: message; …". */
 export function summarizeZodError(err: z.ZodError, maxIssues = 8): string {
   const parts = err.issues.slice(0, maxIssues).map((i) => {
@@ -84,10 +96,7 @@ export function createNegotiator(role: RoleConfig, send: Send, log: (line: strin
     o: StructuredOptions = {},
   ): Promise<StructuredResult<z.output<T>>> {
     const stage = o.stage ?? name;
-    const base: ChatOptions = { stage };
-    if (o.signal) base.signal = o.signal;
-    if (o.maxTokens !== undefined) base.maxTokens = o.maxTokens;
-    if (o.temperature !== undefined) base.temperature = o.temperature;
+    const base = firstSendOptions(stage, o, true);
     let attempts = 0;
     const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0 };
     const addUsage = (u: TokenUsage): void => {
