@@ -149,8 +149,9 @@ function enough(gain: number, minGain: number): boolean {
  *   included when min_gain is 0), or on a clear win (exact p for "better" ≤ α); a candidate that broke
  *   items without being surely worse or surely better is sampled again (`resample`);
  * - `last` (after the extra samples, or when there are none): accept when the mean gain over all samples
- *   is enough — the items it broke broke less often than the ones it fixed were fixed — or, with
- *   `decision: 'no_harm'` and min_gain 0, unless the exact p for "worse" over every sample is ≤ α.
+ *   is enough — the items it broke broke less often than the ones it fixed were fixed — except a tie
+ *   that broke items (a trade: as many fixed as broken), which is rejected; or, with `decision:
+ *   'no_harm'` and min_gain 0, accept unless the exact p for "worse" over every sample is ≤ α.
  */
 export function pairedLook(o: PairedLookInput): PairedLook {
   const t = o.test;
@@ -167,7 +168,11 @@ export function pairedLook(o: PairedLookInput): PairedLook {
     if (t.fixed > t.broken && t.p_better <= o.alpha.win + EPS && enough(gain, o.minGain)) return { verdict: 'accept', rule: `better: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_better)} ≤ ${fmt(o.alpha.win)})` };
     if (t.broken > 0) return { verdict: 'resample', rule: `uncertain: gain ${fmt(gain)}, ${counts}` };
   }
-  if (enough(gain, o.minGain)) return { verdict: 'accept', rule: `${Math.abs(gain) <= EPS ? 'a tie' : 'better'}: gain ${fmt(gain)}, ${counts}` };
+  const tie = Math.abs(gain) <= EPS;
+  // A tie that broke items traded them for as many fixes: the candidate changed behaviour without a gain,
+  // and the items it broke are evidence of a harmful edit (measured: such trades scored lower on test).
+  if (tie && t.broken > 0 && o.decision !== 'no_harm') return { verdict: 'reject', rule: `a trade, not a gain: ${counts}` };
+  if (enough(gain, o.minGain)) return { verdict: 'accept', rule: `${tie ? 'a tie' : 'better'}: gain ${fmt(gain)}, ${counts}` };
   if (o.decision === 'no_harm' && o.minGain <= EPS && t.p_worse > o.alpha.win + EPS) {
     return { verdict: 'accept', rule: `not surely worse: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_worse)} > ${fmt(o.alpha.win)})` };
   }

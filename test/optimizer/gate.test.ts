@@ -125,7 +125,9 @@ describe('pairedLook', () => {
   test('last look: decided on the mean gain over every sample', () => {
     // 2 items fixed 3 of 3 against 0 of 3, 1 broken 0 of 3 against 3 of 3: gain 1/29
     expect(lookAt(items(2, 1, 26, 3), { stage: 'last' })).toEqual({ verdict: 'accept', rule: 'better: gain 0.034, 2 fixed vs 1 broken' });
-    expect(lookAt(items(1, 1, 27, 3), { stage: 'last' })).toEqual({ verdict: 'accept', rule: 'a tie: gain 0, 1 fixed vs 1 broken' });
+    // a tie that broke an item is a trade, not a gain (the broken item points at a harmful edit)
+    expect(lookAt(items(1, 1, 27, 3), { stage: 'last' })).toEqual({ verdict: 'reject', rule: 'a trade, not a gain: 1 fixed vs 1 broken' });
+    expect(lookAt(items(0, 0, 29), { stage: 'last' })).toEqual({ verdict: 'accept', rule: 'a tie: gain 0, 0 fixed vs 0 broken' });
     expect(lookAt(items(1, 2, 26, 3), { stage: 'last' })).toEqual({ verdict: 'reject', rule: 'gain -0.034 below the minimum 0, 1 fixed vs 2 broken' });
     expect(lookAt(items(2, 1, 26, 3), { stage: 'last', minGain: 0.05 }).rule).toBe('gain 0.034 below the minimum 0.05, 2 fixed vs 1 broken');
   });
