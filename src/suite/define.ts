@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, inject, test } from 'vitest';
+import { describe, inject, test, type TaskMeta } from 'vitest';
 import { skillHash } from '../skill/hash.ts';
 import type { CaseErrorKind, CaseRecord, ChatMessage, SkillTask, SplitName } from '../types.ts';
 import { oneLine, SkillOptError } from '../util/errors.ts';
@@ -181,7 +181,8 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const thresholds = gateThresholds(session, opts);
   const gated = session.mode === 'test' && gateActive(thresholds);
   const maxErrored = session.config.evaluation.max_errored;
-  const records: CaseRecord[] = [];
+  // What the suite gate needs of each row; the full records travel in task meta and are kept there only.
+  const gateRows: GateRow[] = [];
   const timeout = caseTimeoutMs(session.roles);
   const selection: SuiteSelection = {
     suite: options.name,
@@ -269,36 +270,41 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   }
 
   const concurrentTest = test.concurrent;
-  describe(options.name, { meta: { skilloptSuite: selection } }, () => {
-    for (const task of selected) {
-      concurrentTest(
-        task.id,
-        async (ctx) => {
-          // k trials of a task run concurrently; the host's gateway keeps them within model.concurrency.
-          const rows = samples
-            ? await Promise.all(samples.map((t) => runTrial(task, t, ctx.signal)))
-            : trials === 1
-              ? [await runTrial(task, undefined, ctx.signal)]
-              : await Promise.all(Array.from({ length: trials }, (_, t) => runTrial(task, t, ctx.signal)));
-          ctx.task.meta.skillopt = rows[0]!;
-          if (rows.length > 1) ctx.task.meta.skilloptTrials = rows;
-          records.push(...rows);
-          const outcome = caseOutcomes(rows)[0]!;
-          if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${rows[0]!.error}`, site);
-          if (outcome.flaky) await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
-          if (session.mode === 'test' && (!outcome.passed || (failOnFlaky && outcome.flaky))) {
-            const miss = rows.find((r) => r.error_kind === null && !r.pass)!;
-            await ctx.annotate(`miss: ${miss.feedback}`, 'skillopt:miss');
-            if (!gated) throw caseError(trials > 1 ? `${missMessage(miss)} (${outcome.passes} of ${outcome.scored} trials passed)` : missMessage(miss), site);
-          }
-        },
-        timeout,
-      );
-    }
+  // Vitest copies a describe block's meta into every case defined in it (each copy then crosses to the main
+  // thread and into blob reports): the selection goes on the suite once its cases are defined.
+  const suiteMeta: TaskMeta = {};
+  describe(options.name, { meta: suiteMeta }, () => {
+    withoutCaseStacks(() => {
+      for (const task of selected) {
+        concurrentTest(
+          task.id,
+          async (ctx) => {
+            // k trials of a task run concurrently; the host's gateway keeps them within model.concurrency.
+            const rows = samples
+              ? await Promise.all(samples.map((t) => runTrial(task, t, ctx.signal)))
+              : trials === 1
+                ? [await runTrial(task, undefined, ctx.signal)]
+                : await Promise.all(Array.from({ length: trials }, (_, t) => runTrial(task, t, ctx.signal)));
+            ctx.task.meta.skillopt = rows[0]!;
+            if (rows.length > 1) ctx.task.meta.skilloptTrials = rows;
+            if (gated) for (const r of rows) gateRows.push(gateRow(r));
+            const outcome = caseOutcomes(rows)[0]!;
+            if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${rows[0]!.error}`, site);
+            if (outcome.flaky) await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
+            if (session.mode === 'test' && (!outcome.passed || (failOnFlaky && outcome.flaky))) {
+              const miss = rows.find((r) => r.error_kind === null && !r.pass)!;
+              await ctx.annotate(`miss: ${miss.feedback}`, 'skillopt:miss');
+              if (!gated) throw caseError(trials > 1 ? `${missMessage(miss)} (${outcome.passes} of ${outcome.scored} trials passed)` : missMessage(miss), site);
+            }
+          },
+          timeout,
+        );
+      }
+    });
 
     if (gated && selected.length > 0) {
       test('suite gate', (ctx) => {
-        const stats = scoreStats(records);
+        const stats = scoreStats(gateRows);
         const verdict = evaluateGate(options.name, stats, thresholds);
         ctx.task.meta.skilloptGate = verdict;
         const of = filters.length ? ` on ${selected.length} of ${tasks.length} tasks (${filters.join(', ')})` : '';
@@ -312,9 +318,49 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
         if (!verdict.ok) throw caseError(`suite gate failed for '${options.name}': ${verdict.reasons.join('; ')}${of}`, site);
       });
     }
+    suiteMeta.skilloptSuite = selection;
   });
 
   return { name: options.name, options };
+}
+
+type GateRow = Pick<CaseRecord, 'suite' | 'id' | 'trial' | 'hard' | 'soft' | 'pass' | 'error_kind'>;
+
+function gateRow(r: CaseRecord): GateRow {
+  return { suite: r.suite, id: r.id, ...(r.trial !== undefined ? { trial: r.trial } : {}), hard: r.hard, soft: r.soft, pass: r.pass, error_kind: r.error_kind };
+}
+
+/** Whether Vitest reads each case's definition stack (`includeTaskLocation`); a runner we cannot read counts as yes. */
+function taskLocationWanted(): boolean {
+  const config = (globalThis as { __vitest_worker__?: { config?: { includeTaskLocation?: boolean } } }).__vitest_worker__?.config;
+  return !config || Boolean(config.includeTaskLocation);
+}
+
+/**
+ * Define cases without the stack Vitest captures for each (an Error kept with its call sites, about 1 kB a
+ * case: 10 MB of a 10,000-case suite). It serves only a case's `location`, and our cases are defined by
+ * the library during collection, where no frame of the suite file is on the stack, so it never finds one.
+ * V8 captures no stack while `Error.stackTraceLimit` is an accessor; Vitest's own set-and-restore of the
+ * limit goes through it. Left alone when Vitest wants locations (it would read the missing stack).
+ */
+/** @internal Exported for its unit test. */
+export function withoutCaseStacks(define: () => void): void {
+  const own = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit');
+  if (!own || !('value' in own) || !own.configurable || taskLocationWanted()) return define();
+  let limit: unknown = own.value;
+  Object.defineProperty(Error, 'stackTraceLimit', {
+    configurable: true,
+    enumerable: own.enumerable ?? true,
+    get: () => limit,
+    set: (v: unknown) => {
+      limit = v;
+    },
+  });
+  try {
+    define();
+  } finally {
+    Object.defineProperty(Error, 'stackTraceLimit', { ...own, value: limit });
+  }
 }
 
 const clip = (v: unknown, max = 200) => oneLineClip(JSON.stringify(v) ?? String(v), max);

@@ -45,12 +45,15 @@ export interface TrialStats {
   errored_trials: number;
 }
 
+/** What folding rows into cases reads of each row. */
+export type OutcomeRow = Pick<CaseRecord, 'suite' | 'id' | 'trial' | 'hard' | 'soft' | 'pass' | 'error_kind'>;
+
 /** One task of one suite, its trials folded together. */
-export interface CaseOutcome {
+export interface CaseOutcome<R extends OutcomeRow = CaseRecord> {
   suite: string;
   id: string;
   /** The task's rows (one per trial), in trial order. */
-  rows: CaseRecord[];
+  rows: R[];
   /** Trials with a score. */
   scored: number;
   passes: number;
@@ -66,15 +69,16 @@ export interface CaseOutcome {
 }
 
 /** Fold rows into cases by (suite, id), in the order the cases first appear. */
-export function caseOutcomes(records: readonly CaseRecord[]): CaseOutcome[] {
-  const groups = groupBy(records, (r) => `${r.suite}\u0000${r.id}`);
-  const out: CaseOutcome[] = [];
-  for (const rows of groups.values()) {
+export function caseOutcomes<R extends OutcomeRow = CaseRecord>(records: readonly R[]): CaseOutcome<R>[] {
+  // one row (a case as it finishes, on both threads): no grouping to build
+  const groups = records.length === 1 ? [[records[0]!]] : groupBy(records, (r) => `${r.suite}\u0000${r.id}`).values();
+  const out: CaseOutcome<R>[] = [];
+  for (const rows of groups) {
     if (rows.length > 1) rows.sort((a, b) => (a.trial ?? 0) - (b.trial ?? 0));
     const scored = rows.filter((r) => r.error_kind === null);
     const passes = scored.filter((r) => r.pass).length;
     const n = scored.length;
-    const mean = (f: (r: CaseRecord) => number) => (n === 0 ? null : scored.reduce((a, r) => a + f(r), 0) / n);
+    const mean = (f: (r: R) => number) => (n === 0 ? null : scored.reduce((a, r) => a + f(r), 0) / n);
     const soft = mean((r) => r.soft);
     const fraction = n === 0 ? null : passes / n;
     out.push({
@@ -143,10 +147,10 @@ export function cacheCounts(usage: UsageByRole): CacheCounts {
 
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
-export function scoreStats(records: CaseRecord[], outcomes = caseOutcomes(records)): ScoreStats {
+export function scoreStats<R extends OutcomeRow>(records: readonly R[], outcomes: CaseOutcome<R>[] = caseOutcomes(records)): ScoreStats {
   const scored = outcomes.filter((c) => !c.errored);
   const passed = scored.filter((c) => c.passed).length;
-  const mean = (f: (c: CaseOutcome) => number) =>
+  const mean = (f: (c: CaseOutcome<R>) => number) =>
     scored.length === 0 ? null : round(scored.reduce((s, c) => s + f(c), 0) / scored.length);
   const k = outcomes.reduce((m, c) => Math.max(m, c.rows.length), 1);
   const fractions = scored.map((c) => c.fraction!);

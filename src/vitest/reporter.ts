@@ -9,7 +9,7 @@ import pc from 'picocolors';
 import type { Reporter, TestCase, TestModule, TestRunEndReason, TestSpecification, Vitest } from 'vitest/node';
 import { oneLineClip } from '../model/errors.ts';
 import { runSummary, type RunSummary } from '../suite/summary.ts';
-import type { CaseRecord } from '../types.ts';
+import type { CaseRecord, SplitName } from '../types.ts';
 import { writeJsonAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { oneLine } from '../util/errors.ts';
 import { score3 } from '../util/format.ts';
@@ -47,11 +47,35 @@ class TextPool {
     return text;
   }
 
-  /** Make a record's message texts the pooled copies (the same strings: nothing a reader sees changes). */
-  internMessages(record: CaseRecord): void {
-    for (const m of record.messages) if (typeof m.content === 'string') m.content = this.intern(m.content);
+  /** A short text most records repeat (a role, the suite, a split, the skill hash, a label). */
+  private word(text: string): string {
+    const pooled = this.words.get(text);
+    if (pooled !== undefined) return pooled;
+    if (this.words.size < MAX_WORDS) this.words.set(text, text);
+    return text;
+  }
+
+  private readonly words = new Map<string, string>();
+
+  /**
+   * Make a record's long message texts and its repeated short fields the pooled copies (the same strings:
+   * nothing a reader sees changes). Each record crosses from the worker with copies of its own.
+   */
+  internRecord(record: CaseRecord): void {
+    for (const m of record.messages) {
+      m.role = this.word(m.role) as typeof m.role;
+      if (typeof m.content === 'string') m.content = this.intern(m.content);
+    }
+    record.suite = this.word(record.suite);
+    record.skill_hash = this.word(record.skill_hash);
+    if (record.split !== null) record.split = this.word(record.split) as SplitName;
+    if (record.task_type !== null) record.task_type = this.word(record.task_type);
+    if (typeof record.expected === 'string' && record.expected.length <= 80) record.expected = this.word(record.expected);
   }
 }
+
+/** Distinct short texts pooled per run at most (labels and splits are few; past this they are not pooled). */
+const MAX_WORDS = 10_000;
 
 /**
  * What a run's skill tests told the reporter, gathered case by case as results arrive. A merged blob
@@ -61,7 +85,8 @@ class TextPool {
 export class RunCollector {
   private readonly records = new Map<string, CaseRecord>();
   private readonly texts = new TextPool();
-  private readonly order = new Map<string, number[]>();
+  /** Each record's Vitest test id and shard, which give its definition order when the run is written. */
+  private readonly origin = new Map<string, { testId: string; shard: number }>();
   private readonly gates = new Map<string, GateVerdict>();
   private readonly selections = new Map<string, SuiteSelection>();
   /** Task cases a Vitest filter (`-t` under plain Vitest, `.skip`) left out, per selection key. */
@@ -76,10 +101,10 @@ export class RunCollector {
     if (selection && selKey) this.selections.set(selKey, selection);
     for (const row of rowsOf(meta)) {
       const key = `${row.suite}\u0000${row.id}\u0000${row.trial ?? 0}`;
-      if (this.records.get(key) !== row) this.texts.internMessages(row);
+      if (this.records.get(key) === row) continue;
+      this.texts.internRecord(row);
       this.records.set(key, row);
-      // definition order (Vitest ids are `<file>_<i>_<j>`), then trial, so files and reports do not follow arrival order
-      this.order.set(key, [selection?.shard?.index ?? 0, ...test.id.split('_').slice(1).map(Number), row.trial ?? 0]);
+      this.origin.set(key, { testId: test.id, shard: selection?.shard?.index ?? 0 });
     }
     if (meta.skilloptGate) this.gates.set(meta.skilloptGate.suite, meta.skilloptGate);
     if (meta.skilloptManifest) this.manifests.set(meta.skilloptManifest.suite, meta.skilloptManifest);
@@ -93,7 +118,12 @@ export class RunCollector {
 
   /** Records by suite, then shard, then where the suite defined them. */
   private orderedRecords(): CaseRecord[] {
-    const position = (key: string) => this.order.get(key) ?? [];
+    // definition order (Vitest ids are `<file>_<i>_<j>`), then trial, so files and reports do not follow arrival order
+    const order = new Map<string, number[]>();
+    for (const [key, { testId, shard }] of this.origin) {
+      order.set(key, [shard, ...testId.split('_').slice(1).map(Number), this.records.get(key)!.trial ?? 0]);
+    }
+    const position = (key: string) => order.get(key) ?? [];
     const keys = [...this.records.keys()].sort((a, b) => {
       const sa = this.records.get(a)!.suite;
       const sb = this.records.get(b)!.suite;
