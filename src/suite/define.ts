@@ -22,6 +22,7 @@ import { selectTasks, splitView } from './selection.ts';
 import { recordSuiteFiles } from './watched-files.ts';
 import { caseOutcomes, scoreStats } from './summary.ts';
 import { callerSite, inSuiteFile } from './site.ts';
+import { headStart, vitestWave } from './head-start.ts';
 import { evaluateGate, gateActive, isComplete } from './verdict.ts';
 import type { SuiteSelection } from '../vitest/session.ts';
 import { agentKind, type CaseRun, type Presentation, type SuiteKind } from './agent.ts';
@@ -269,6 +270,17 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     };
   }
 
+  /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
+  const runCase = (task: SkillTask<E>, signal: AbortSignal): Promise<CaseRecord[]> =>
+    samples
+      ? Promise.all(samples.map((t) => runTrial(task, t, signal)))
+      : trials === 1
+        ? runTrial(task, undefined, signal).then((r) => [r])
+        : Promise.all(Array.from({ length: trials }, (_, t) => runTrial(task, t, signal)));
+  // the cases Vitest starts first start now, before it finishes collecting (suite/head-start.ts)
+  const firstWave = new Map(selected.slice(0, vitestWave()).map((t) => [t.id, t]));
+  const early = headStart([...firstWave.keys()], firstWave.size, (id, signal) => runCase(firstWave.get(id)!, signal));
+
   const concurrentTest = test.concurrent;
   // Vitest copies a describe block's meta into every case defined in it (each copy then crosses to the main
   // thread and into blob reports): the selection goes on the suite once its cases are defined.
@@ -279,12 +291,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
         concurrentTest(
           task.id,
           async (ctx) => {
-            // k trials of a task run concurrently; the host's gateway keeps them within model.concurrency.
-            const rows = samples
-              ? await Promise.all(samples.map((t) => runTrial(task, t, ctx.signal)))
-              : trials === 1
-                ? [await runTrial(task, undefined, ctx.signal)]
-                : await Promise.all(Array.from({ length: trials }, (_, t) => runTrial(task, t, ctx.signal)));
+            const rows = await (early.take(task.id, ctx.signal) ?? runCase(task, ctx.signal));
             ctx.task.meta.skillopt = rows[0]!;
             if (rows.length > 1) ctx.task.meta.skilloptTrials = rows;
             if (gated) for (const r of rows) gateRows.push(gateRow(r));

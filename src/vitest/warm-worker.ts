@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ENV_MESSAGE } from './warm-pool.ts';
+import { WORKER_REQUEST } from '../suite/head-start.ts';
 
 type Listener = (message: unknown) => void;
 interface VitestWorkerModule {
@@ -20,6 +21,11 @@ if (!parentPort) throw new Error('skillopt warm pool: this module runs in a work
 const port = parentPort;
 const { distPath, preload = [] } = workerData as { distPath: string; preload?: string[] };
 const vitestWorker = (await import(pathToFileURL(join(distPath, 'worker.js')).href)) as VitestWorkerModule;
+
+/** Whether this thread's current request runs the tests or only collects them (`vitest list`): the suites' head start (suite/head-start.ts) reads it. */
+function markRequest(method: 'run' | 'collect'): void {
+  (globalThis as Record<symbol, unknown>)[WORKER_REQUEST] = method;
+}
 
 /** Make `process.env` exactly `env` (this thread's copy; the process's is untouched). */
 function resetEnv(env: Record<string, string | undefined>): void {
@@ -53,8 +59,14 @@ vitestWorker.init({
     for (const listener of runListeners) port.off('message', listener);
     runListeners.clear();
   },
-  runTests: (state: unknown, traces: unknown) => vitestWorker.runBaseTests('run', state, traces),
-  collectTests: (state: unknown, traces: unknown) => vitestWorker.runBaseTests('collect', state, traces),
+  runTests: (state: unknown, traces: unknown) => {
+    markRequest('run');
+    return vitestWorker.runBaseTests('run', state, traces);
+  },
+  collectTests: (state: unknown, traces: unknown) => {
+    markRequest('collect');
+    return vitestWorker.runBaseTests('collect', state, traces);
+  },
   setup: vitestWorker.setupEnvironment,
 });
 
