@@ -185,6 +185,8 @@ const SimulatedSchema = z.strictObject({
   analyst_context_recall: prob(0.9),
   /** Fraction by which meta-skill or slow-update notes in the analyst's prompt cut analyst_error_rate. */
   analyst_notes_effect: prob(0.5),
+  /** Successes of one answer a success analyst needs to generalize a rule to another identifier they share (0 = never). */
+  analyst_generalize: nonNegInt(2),
   /** Probability that each ranking pick is the best supported item left (otherwise another one). */
   ranker_accuracy: prob(0.8),
   /** Agent presentation: probability that the simulated target's choice of skill to load is replaced by another. */

@@ -262,21 +262,69 @@ export function analystError(text: string, mode: Mode, k: AnalystKnobs) {
   };
 }
 
-export function analystSuccess(text: string, mode: Mode) {
+/**
+ * What the successes of a minibatch teach: for each trajectory a rule answered right, the best other
+ * identifier of its input (a type-like token: a feature, setting or API name) that no rule maps yet and
+ * that at least `minSuccesses` successes of that answer in the minibatch name, and no success of another
+ * answer (`analyst_generalize`). A real analyst generalizes a rule that worked the same way ("`SAMLResponse` → auth p1, and this ticket also names `IdPMetadata`"). Such a rule fixes
+ * no failure seen, so it carries support 0: the ranker takes it only when failures leave budget over
+ * (a saturated train split). Exported for tests.
+ */
+export function generalizeSuccesses(skill: string, trajectories: readonly Trajectory[], minSuccesses: number, o: ProposeOptions = {}): Proposal[] {
+  if (minSuccesses < 1) return [];
+  const rules = parseRules(skill);
+  const mapped = new Set(rules.flatMap((r) => r.triggers.map((t) => t.toLowerCase())));
+  const successes = trajectories.filter((t) => !isFailure(t)).map((t) => ({ t, answer: answerText(t.expected), haystack: t.input.toLowerCase() }));
+  // only a success a rule explains is generalized; every success counts as evidence for or against a token
+  const explained = successes.filter((s) => isSpanSafe(s.answer) && matchingRules(rules, s.t.input).some((m) => m.rule.answer === s.answer));
+  const proposals: Proposal[] = [];
+  const seen = new Set<string>();
+  for (const s of explained) {
+    const candidates: Scored[] = [];
+    for (const token of tokenize(s.t.input)) {
+      if (!token.typeLike || mapped.has(token.key) || o.warned?.(token.key)) continue;
+      let pos = 0;
+      let neg = 0;
+      for (const g of successes) {
+        if (!g.haystack.includes(token.key)) continue;
+        if (g.answer === s.answer) pos++;
+        else neg++;
+      }
+      if (neg === 0 && pos >= minSuccesses) candidates.push({ token, pos, neg });
+    }
+    candidates.sort(compareCandidates);
+    const best = candidates[0];
+    if (!best || o.rejected?.(best.token.key, s.answer)) continue;
+    const key = `${best.token.key}\u0000${s.answer}`;
+    if (seen.has(key)) continue;
+    const p = addProposal(rules, best.token.text, s.answer, 0);
+    if (!p) continue;
+    seen.add(key);
+    proposals.push(p);
+  }
+  return proposals;
+}
+
+export function analystSuccess(text: string, mode: Mode, k: AnalystKnobs & { analystGeneralize: number }) {
+  const skill = currentSkill(text);
   const trajectories = readTrajectories(text);
+  const limit = Math.max(0, readBudget(text) ?? 4);
+  const heed = heeding(readContext(text, skill), draws(skill, trajectories, k), k.analystContextRecall);
   const groups = new Map<string, number>();
   for (const t of trajectories) {
     const a = answerText(t.expected);
     groups.set(a, (groups.get(a) ?? 0) + 1);
   }
   const success_patterns = [...groups].map(([a, n]) => `${n} trajectory(ies) answered "${a}" correctly`);
+  const proposals = generalizeSuccesses(skill, trajectories, k.analystGeneralize, heed).slice(0, limit);
+  const reasoning =
+    proposals.length === 0
+      ? 'simulated analyst: the successes name no identifier a rule does not already cover; nothing to add.'
+      : `simulated analyst: generalized ${proposals.length} rule(s) that worked to ${proposals.map((p) => JSON.stringify(p.token)).join(', ')}.`;
   return {
     batch_size: trajectories.length,
     success_patterns,
-    patch: {
-      reasoning: 'simulated analyst: successes are already covered by the skill; nothing to add.',
-      ...payload('', [], mode, 'success'),
-    },
+    patch: { reasoning, ...payload(skill, proposals, mode, 'success') },
   };
 }
 

@@ -28,6 +28,8 @@ export interface SimKnobs {
   analystContextRecall: number;
   /** Analysts: fraction by which meta-skill or slow-update notes in the prompt cut `analystErrorRate`. */
   analystNotesEffect: number;
+  /** Success analysts: successes of one answer needed to generalize a rule to another identifier they share; 0 = never. */
+  analystGeneralize: number;
   /** Ranking: probability that each pick is the best supported item left (otherwise a seeded other one). */
   rankerAccuracy: number;
   /** Agent presentation: probability that a `load_skill` decision is replaced. */
@@ -47,6 +49,7 @@ export const DEFAULT_SIM_KNOBS: Readonly<SimKnobs> = Object.freeze({
   analystMisreadRate: 0.5,
   analystContextRecall: 0.9,
   analystNotesEffect: 0.5,
+  analystGeneralize: 2,
   rankerAccuracy: 0.8,
   routingNoise: 0,
 });
@@ -61,6 +64,7 @@ export const PLAIN_SIM_KNOBS: Readonly<SimKnobs> = Object.freeze({
   analystMisreadRate: 0,
   analystContextRecall: 1,
   analystNotesEffect: 0,
+  analystGeneralize: 0,
   rankerAccuracy: 1,
 });
 
@@ -74,7 +78,7 @@ const FRACTIONS = [
   'rankerAccuracy',
   'routingNoise',
 ] as const;
-const COUNTS = ['maxRules', 'dilutionRules', 'dilutionChars'] as const;
+const COUNTS = ['maxRules', 'dilutionRules', 'dilutionChars', 'analystGeneralize'] as const;
 
 /** Fill in defaults and validate (throws a one-line SkillOptError naming the bad knob). */
 export function resolveKnobs(opts: Partial<SimKnobs>): SimKnobs {
@@ -108,6 +112,7 @@ export interface SimulatedConfigBlock {
   analyst_misread_rate: number;
   analyst_context_recall: number;
   analyst_notes_effect: number;
+  analyst_generalize: number;
   ranker_accuracy: number;
   routing_noise: number;
 }
@@ -125,6 +130,7 @@ export function knobsFromConfig(sim: SimulatedConfigBlock): SimKnobs {
     analystMisreadRate: sim.analyst_misread_rate,
     analystContextRecall: sim.analyst_context_recall,
     analystNotesEffect: sim.analyst_notes_effect,
+    analystGeneralize: sim.analyst_generalize,
     rankerAccuracy: sim.ranker_accuracy,
     routingNoise: sim.routing_noise,
   };

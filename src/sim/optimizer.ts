@@ -23,7 +23,7 @@ import { currentSkill, modeOf, readJson, readValue, withTrailingNewline } from '
 export { SLOW_UPDATE_TEXT, META_SKILL_TEXT } from './notes.ts';
 
 /** What the stages' seeded decisions depend on besides the prompt: the seed, the model and the optimizer's knobs. */
-export interface OptimizerContext extends Pick<SimKnobs, 'seed' | 'analystErrorRate' | 'analystMisreadRate' | 'analystContextRecall' | 'analystNotesEffect' | 'rankerAccuracy'> {
+export interface OptimizerContext extends Pick<SimKnobs, 'seed' | 'analystErrorRate' | 'analystMisreadRate' | 'analystContextRecall' | 'analystNotesEffect' | 'analystGeneralize' | 'rankerAccuracy'> {
   model: string;
 }
 
@@ -64,7 +64,7 @@ export function simulateStage(stage: StageName, text: string, ctx: OptimizerCont
   let reply: unknown;
   if (stage.startsWith('description_')) reply = simulateDescriptionStage(stage, text);
   else if (stage.startsWith('analyst_error')) reply = analystError(text, modeOf(stage), ctx);
-  else if (stage.startsWith('analyst_success')) reply = analystSuccess(text, modeOf(stage));
+  else if (stage.startsWith('analyst_success')) reply = analystSuccess(text, modeOf(stage), ctx);
   else if (stage.startsWith('merge_')) reply = merge(stage, text);
   else if (stage === 'ranking' || stage === 'ranking_rewrite') reply = ranking(text, ctx);
   else if (stage === 'lr_autonomous') reply = lrAutonomous(text);

@@ -228,3 +228,31 @@ describe('ranking with finite accuracy', async () => {
     expect(STAGE_SCHEMAS.ranking.parse(await callStage(client, 'ranking', user)).selected_indices).toEqual(first);
   });
 });
+
+describe('the success analyst generalizes a rule that worked (analyst_generalize)', () => {
+  const SSO = '- When the input mentions `SAMLResponse`, answer `auth-p1`.';
+  const ok = (id: string, input: string, expected: string) => ({ ...traj(id, input, expected, expected), score: { hard: 1, soft: 1 }, feedback: '' });
+  const successes = [
+    ok('s1', 'Login fails: the SAMLResponse from IdPMetadata is rejected for everyone.', 'auth-p1'),
+    ok('s2', 'Since the IdPMetadata rotation every SAMLResponse is refused.', 'auth-p1'),
+    ok('s3', 'The checkout page is slow but works.', 'payments-p2'),
+  ];
+
+  it('proposes the identifier two successes of the answer share, with support 0 (ranked after every failure rule)', async () => {
+    const { generalizeSuccesses } = await import('../../src/sim/analyst.ts');
+    const p = generalizeSuccesses(`${SKILL}${SSO}\n`, successes, 2);
+    expect(p.map((x) => [x.token, x.answer, x.support])).toEqual([['IdPMetadata', 'auth-p1', 0]]);
+    expect(p[0]!.content).toBe('- When the input mentions `IdPMetadata`, answer `auth-p1`.');
+  });
+
+  it('needs the evidence: one success is not enough at 2, a token another answer shares is never proposed, 0 turns it off', async () => {
+    const { generalizeSuccesses } = await import('../../src/sim/analyst.ts');
+    expect(generalizeSuccesses(`${SKILL}${SSO}\n`, successes.slice(0, 1), 2)).toEqual([]);
+    expect(generalizeSuccesses(`${SKILL}${SSO}\n`, successes.slice(0, 1), 1).map((x) => x.token)).toEqual(['IdPMetadata']);
+    const shared = [...successes, ok('s4', 'IdPMetadata export for the payments-p2 audit.', 'payments-p2')];
+    expect(generalizeSuccesses(`${SKILL}${SSO}\n`, shared, 2)).toEqual([]);
+    expect(generalizeSuccesses(`${SKILL}${SSO}\n`, successes, 0)).toEqual([]);
+    // a success no rule explains (answered right by chance) teaches nothing
+    expect(generalizeSuccesses(SKILL, successes, 1)).toEqual([]);
+  });
+});

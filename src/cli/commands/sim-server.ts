@@ -8,7 +8,7 @@ const USAGE =
   'skillopt sim-server [--host 127.0.0.1] [--port 8000] [--model mitko] [--seed N] [--noise P] ' +
   '[--max-rules N] [--analyst-error-rate P] [--routing-noise P] [--latency-ms N] ' +
   '[--interference P] [--dilution X] [--dilution-rules N] [--dilution-chars N] [--analyst-misread-rate P] ' +
-  '[--analyst-context-recall P] [--analyst-notes-effect P] [--ranker-accuracy P]';
+  '[--analyst-context-recall P] [--analyst-notes-effect P] [--analyst-generalize N] [--ranker-accuracy P]';
 
 /** The world's other knobs (src/sim/knobs.ts): flag → option. Unset ones keep the default world. */
 const WORLD_FLAGS = {
@@ -19,6 +19,7 @@ const WORLD_FLAGS = {
   'analyst-misread-rate': 'analystMisreadRate',
   'analyst-context-recall': 'analystContextRecall',
   'analyst-notes-effect': 'analystNotesEffect',
+  'analyst-generalize': 'analystGeneralize',
   'ranker-accuracy': 'rankerAccuracy',
 } as const;
 
