@@ -80,6 +80,18 @@ function compareCandidates(a: Scored, b: Scored): number {
   );
 }
 
+/** Trajectories naming the token with this answer (`pos`) and with another (`neg`). */
+function evidence(trajectories: ReadonlyArray<{ haystack: string; answer: string }>, key: string, answer: string): { pos: number; neg: number } {
+  let pos = 0;
+  let neg = 0;
+  for (const g of trajectories) {
+    if (!g.haystack.includes(key)) continue;
+    if (g.answer === answer) pos++;
+    else neg++;
+  }
+  return { pos, neg };
+}
+
 function addProposal(rules: readonly Rule[], token: string, answer: string, support: number): Proposal | null {
   const placed = placeRule(rules, token, answer);
   const rule = ruleLine(token, answer);
@@ -146,14 +158,7 @@ export function proposeRules(skill: string, trajectories: readonly Trajectory[],
     for (const token of tokenize(f.t.input)) {
       if (rules.some((r) => r.answer === f.answer && r.triggers.some((tr) => tr.toLowerCase() === token.key))) continue;
       if (o.warned?.(token.key)) continue;
-      let pos = 0;
-      let neg = 0;
-      for (const g of failures) {
-        if (!g.haystack.includes(token.key)) continue;
-        if (g.answer === f.answer) pos++;
-        else neg++;
-      }
-      candidates.push({ token, pos, neg });
+      candidates.push({ token, ...evidence(failures, token.key, f.answer) });
     }
     candidates.sort(compareCandidates);
     const best = candidates[0];
@@ -283,13 +288,7 @@ export function generalizeSuccesses(skill: string, trajectories: readonly Trajec
     const candidates: Scored[] = [];
     for (const token of tokenize(s.t.input)) {
       if (!token.typeLike || mapped.has(token.key) || o.warned?.(token.key)) continue;
-      let pos = 0;
-      let neg = 0;
-      for (const g of successes) {
-        if (!g.haystack.includes(token.key)) continue;
-        if (g.answer === s.answer) pos++;
-        else neg++;
-      }
+      const { pos, neg } = evidence(successes, token.key, s.answer);
       if (neg === 0 && pos >= minSuccesses) candidates.push({ token, pos, neg });
     }
     candidates.sort(compareCandidates);
