@@ -11,7 +11,7 @@
  *     (`test --optimize --target 0.8`) with its median optimization_calls;
  *   - PASS/FAIL lines for the issue's goals.
  *
- *   npm run quality -- [--quick] [--only matrix,ablation,transfer] [--jobs 2] [--json out.json] [--work DIR]
+ *   npm run quality -- [--quick] [--only matrix,ablation,transfer] [--seeds 42,43,44] [--jobs 2] [--json out.json] [--work DIR]
  *   (builds first; `node scripts/opt-quality.mjs …` measures dist/ as it is)
  *
  * Every run is a `node bin/skillopt.js train` (or `test --optimize`) process with the model cache off, in
@@ -37,10 +37,11 @@ import { detectKnobs, FULL, planCells, QUICK, TARGET } from './quality/plan.mjs'
 import { goalChecks, renderAblation, renderGoals, renderMatrix, renderTransfer } from './quality/report.mjs';
 import { configOf, executeRuns, planRuns } from './quality/runs.mjs';
 
-const USAGE = `node scripts/opt-quality.mjs [--quick] [--only matrix,ablation,transfer] [--jobs N] [--json FILE] [--work DIR] [--set key=value …]
+const USAGE = `node scripts/opt-quality.mjs [--quick] [--only matrix,ablation,transfer] [--seeds 42,43,44] [--jobs N] [--json FILE] [--work DIR] [--set key=value …]
 
   --quick        1 seed, dotnetdebug only, noise {0, 0.2}
   --only LIST    sections to run (comma-separated): matrix, ablation, transfer (transfer includes the target run)
+  --seeds LIST   train seeds of every cell (comma-separated; default 42,43,44): more seeds, narrower cell means
   --jobs N       optimize runs in parallel (default 2)
   --json FILE    also write every figure as JSON
   --set K=V      a config override added to every run (repeatable), e.g. --set evaluation.gate_confidence=0.95
@@ -50,7 +51,7 @@ const USAGE = `node scripts/opt-quality.mjs [--quick] [--only matrix,ablation,tr
 const SECTIONS = ['matrix', 'ablation', 'transfer'];
 
 function parseArgs(argv) {
-  const o = { quick: false, only: SECTIONS, jobs: 2, json: null, work: null, set: [] };
+  const o = { quick: false, only: SECTIONS, seeds: null, jobs: 2, json: null, work: null, set: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -60,6 +61,11 @@ function parseArgs(argv) {
     if (a === '--quick') o.quick = true;
     else if (a === '--only') o.only = value().split(',').map((s) => s.trim());
     else if (a === '--jobs') o.jobs = Number(value());
+    else if (a === '--seeds') {
+      const list = value();
+      o.seeds = list.split(',').map((x) => Number(x.trim()));
+      if (o.seeds.some((x) => !Number.isInteger(x) || x < 0)) throw new Error(`--seeds ${list}: expected non-negative integers separated by commas`);
+    }
     else if (a === '--json') o.json = resolve(value());
     else if (a === '--work') o.work = resolve(value());
     else if (a === '--set') {
@@ -108,7 +114,7 @@ async function main() {
   const started = performance.now();
   const build = buildInfo();
   if (build.stale) log('warning: src/ has changes newer than dist/ (npm run build to measure them)');
-  const scale = opts.quick ? QUICK : FULL;
+  const scale = { ...(opts.quick ? QUICK : FULL), ...(opts.seeds ? { seeds: opts.seeds } : {}) };
   const work = opts.work ?? mkdtempSync(join(tmpdir(), 'skillopt-quality-'));
   mkdirSync(join(work, 'runs'), { recursive: true });
   mkdirSync(join(work, 'logs'), { recursive: true });
