@@ -38,6 +38,7 @@ export interface AnalystKnobs {
   analystMisreadRate: number;
   analystContextRecall: number;
   analystNotesEffect: number;
+  analystGeneralize: number;
 }
 
 /** One change the analyst proposes. */
@@ -304,7 +305,7 @@ export function generalizeSuccesses(skill: string, trajectories: readonly Trajec
   return proposals;
 }
 
-export function analystSuccess(text: string, mode: Mode, k: AnalystKnobs & { analystGeneralize: number }) {
+export function analystSuccess(text: string, mode: Mode, k: AnalystKnobs) {
   const skill = currentSkill(text);
   const trajectories = readTrajectories(text);
   const limit = Math.max(0, readBudget(text) ?? 4);

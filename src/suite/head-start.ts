@@ -8,6 +8,8 @@
  * A case started early runs with its own abort signal; the test that takes it links its own signal
  * (timeout, cancel) to it. A case no test takes (a cancelled run) is dropped without an unhandled rejection.
  */
+import { WORKER_REQUEST } from '../vitest/session.ts';
+
 export interface HeadStart<T> {
   /** The case's early run, once (undefined: not started early, or already taken). */
   take(id: string, signal: AbortSignal): Promise<T> | undefined;
@@ -35,9 +37,6 @@ export function headStart<T>(ids: readonly string[], count: number, run: (id: st
     pending: () => [...early.keys()],
   };
 }
-
-/** Set by the warm pool's thread (vitest/warm-worker.ts) to the request it is serving: `run` or `collect`. */
-export const WORKER_REQUEST = Symbol.for('skillopt.worker-request');
 
 interface WorkerState {
   config?: { maxConcurrency?: number; testNamePattern?: unknown; tagsFilter?: unknown };

@@ -144,3 +144,6 @@ export function caseTimeoutMs(roles: ProvidedSession['roles']): number {
   const perRole = (r: RoleConfig) => (r.retries + 1) * (r.timeoutMs + r.retryMaxDelayMs);
   return perRole(roles.target) + perRole(roles.judge) + 30_000;
 }
+
+/** Set by the warm pool's thread (warm-worker.ts) to the request it is serving, `run` or `collect`; the suites' head start reads it. */
+export const WORKER_REQUEST = Symbol.for('skillopt.worker-request');
