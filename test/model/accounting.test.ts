@@ -89,7 +89,7 @@ describe('Limiter', () => {
     const r2 = await after;
     expect(l.active).toBe(1);
     r2();
-    await expect(l.acquire(AbortSignal.abort())).rejects.toBeDefined();
+    await expect(l.acquire(AbortSignal.abort())).rejects.toMatchObject({ name: 'AbortError' });
   });
 
   it('run() holds a slot for the duration of fn', async () => {

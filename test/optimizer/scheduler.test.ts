@@ -110,9 +110,10 @@ describe('EditBudgetScheduler', () => {
 
   it('validates its configuration with one-line errors', () => {
     expect(() => new EditBudgetScheduler({ kind: 'bogus' as SchedulerKind, totalSteps: 4, max: 4, min: 2 })).toThrow(SkillOptError);
+    expect(() => new EditBudgetScheduler({ kind: 'bogus' as SchedulerKind, totalSteps: 4, max: 4, min: 2 })).toThrow('unknown lr scheduler "bogus"');
     expect(() => new EditBudgetScheduler({ kind: 'linear', totalSteps: 4, max: 2, min: 4 })).toThrow(/must not exceed/);
-    expect(() => new EditBudgetScheduler({ kind: 'linear', totalSteps: -1, max: 4, min: 2 })).toThrow(SkillOptError);
+    expect(() => new EditBudgetScheduler({ kind: 'linear', totalSteps: -1, max: 4, min: 2 })).toThrow('scheduler totalSteps must be a non-negative integer, got -1');
     const s = new EditBudgetScheduler({ kind: 'constant', totalSteps: 4, max: 4, min: 2 });
-    expect(() => s.restore(-1)).toThrow();
+    expect(() => s.restore(-1)).toThrow('scheduler counter must be a non-negative integer, got -1');
   });
 });

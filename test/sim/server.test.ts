@@ -194,6 +194,6 @@ describe('simulated server: options and CLI', () => {
     expect(await done).toBe(0);
     expect(lines[0]).toMatch(/^\[simulated\] skillopt simulated model server listening on http:\/\/127\.0\.0\.1:\d+\/v1 \(model mitko, seed 0\)$/);
     expect(lines.at(-1)).toContain('simulated');
-    await expect(fetch(`${url}/models`)).rejects.toThrow();
+    await expect(fetch(`${url}/models`)).rejects.toThrow('fetch failed');
   });
 });

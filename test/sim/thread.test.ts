@@ -17,7 +17,7 @@ describe('simulated model server thread', () => {
     await sim.close();
     expect(lines.some((l) => l.includes('simulated'))).toBe(true);
     expect(lines.at(-1)).toContain('stopped');
-    await expect(ask(client, rule, 'FooError')).rejects.toThrow();
+    await expect(ask(client, rule, 'FooError')).rejects.toThrow('Connection error.');
   });
 
   it('a port in use is a one-line error, and the thread ends', async () => {

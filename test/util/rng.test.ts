@@ -70,14 +70,14 @@ describe('PyRandom matches CPython 3.11 random.Random(seed)', () => {
 
   it('rejects bad arguments', () => {
     const r = new PyRandom(1);
-    expect(() => r.randbelow(0)).toThrow();
-    expect(() => r.randrange(0)).toThrow();
-    expect(() => r.randrange(5, 5)).toThrow();
-    expect(() => r.randrange(0, 10, 0)).toThrow();
-    expect(() => r.choice([])).toThrow();
-    expect(() => r.sample([1, 2], 3)).toThrow();
-    expect(() => r.getrandbits(54)).toThrow();
-    expect(() => new PyRandom(1.5)).toThrow();
+    expect(() => r.randbelow(0)).toThrow('randbelow(n) needs a positive safe integer, got 0');
+    expect(() => r.randrange(0)).toThrow('empty range for randrange()');
+    expect(() => r.randrange(5, 5)).toThrow('empty range for randrange() (5, 5, 0)');
+    expect(() => r.randrange(0, 10, 0)).toThrow('zero step for randrange()');
+    expect(() => r.choice([])).toThrow('Cannot choose from an empty sequence');
+    expect(() => r.sample([1, 2], 3)).toThrow('Sample larger than population or is negative');
+    expect(() => r.getrandbits(54)).toThrow('getrandbits(k) with k > 53 needs getrandbitsBig(k)');
+    expect(() => new PyRandom(1.5)).toThrow('PyRandom seed must be a safe integer, got 1.5');
   });
 
   it('shuffles in place and returns the same array', () => {
