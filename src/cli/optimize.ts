@@ -139,7 +139,7 @@ export function diffNames(initialSkillPath: string, cwd = process.cwd()): { oldN
 function usageLine(tokens: TokenSummary): string {
   return Object.entries(tokens)
     .filter(([k]) => k !== TOTAL_KEY)
-    .map(([k, s]) => `${k} ${s.attempts}/${s.prompt_tokens + s.completion_tokens}`)
+    .map(([k, s]) => `${k} ${s.calls}/${s.prompt_tokens + s.completion_tokens}`)
     .join(' · ');
 }
 
@@ -180,7 +180,7 @@ function report(
             ['test', `pass rate ${score3(s.baseline_test_pass_rate as number | null)} → ${score3(s.test_pass_rate as number | null)} (baseline → best)`],
           ] as Array<[string, string]>)),
       ['steps', `${s.completed_steps}/${s.total_steps} · ${s.total_accepts} accepted · ${s.total_rejects} rejected · ${s.total_skips} skipped` + (stopped ? ` · stopped: ${stopped.reason}` : '')],
-      ['calls', `${total.attempts} model calls, ${total.prompt_tokens + total.completion_tokens} tokens (${usageLine(tokens)})`],
+      ['calls', `${total.calls} model calls, ${total.prompt_tokens + total.completion_tokens} tokens (${usageLine(tokens)}); ${total.attempts} HTTP attempts, ${total.retries} retries`],
       ...(s.cache ? cacheMetric((s.cache as CacheSummary).mode, s.cache as CacheSummary) : []),
       ['wall', `${process.uptime().toFixed(1)} s whole process (optimize run ${(s.total_wall_time_s as number).toFixed(1)} s)`],
     ],

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Accounting } from '../model/index.ts';
 import { skillHash } from '../skill/hash.ts';
 import { suiteSummary, type SuiteSummary } from '../suite/summary.ts';
-import type { CaseRecord } from '../types.ts';
+import type { CallUsage, CaseRecord, StageStats } from '../types.ts';
 import { appendLine, writeJsonAtomic } from '../util/atomic.ts';
 import { parseJsonLines } from '../util/jsonl.ts';
 import { SkillOptError } from '../util/errors.ts';
@@ -149,8 +149,13 @@ export class Rollouts {
     for (const r of result.records) {
       into.set(r.id, [...(into.get(r.id) ?? []), r]);
       if (r.simulated) this.sawSimulated = true;
-      this.accounting.add('rollout', { calls: r.usage.calls, attempts: r.usage.attempts, prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, latency_ms: r.latency_ms, errors: r.error_kind === 'infra' ? 1 : 0 });
-      if (r.judge_usage) this.accounting.add('judge', { ...r.judge_usage });
+      this.accounting.add('rollout', { ...stageCost(r.usage), latency_ms: r.latency_ms, errors: r.error_kind === 'infra' && r.usage.attempts > 0 ? 1 : 0 });
+      if (r.judge_usage) this.accounting.add('judge', stageCost(r.judge_usage));
     }
   }
+}
+
+/** A case's use of a role as accounting counters: every attempt beyond a call's first is a retry. */
+function stageCost(u: CallUsage): Partial<StageStats> {
+  return { calls: u.calls, attempts: u.attempts, retries: Math.max(0, u.attempts - u.calls), prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens };
 }

@@ -45,8 +45,10 @@ export interface RuntimeState {
   gate_reference?: { hash: string; path: string };
   /** What racing and the gate's extra samples did over the run (absent in older runs). */
   gate_stats?: GateStats;
-  /** Requests the end-of-run test evaluations sent (summary.json's optimization_calls is every other request). */
+  /** Calls the end-of-run test evaluations made (summary.json's optimization_calls is every other call). */
   test_eval_calls?: number;
+  /** HTTP attempts of those calls (summary.json's optimization_attempts is every other attempt). */
+  test_eval_attempts?: number;
 }
 
 export interface GateStats {

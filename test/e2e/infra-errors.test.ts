@@ -50,6 +50,10 @@ describe('infrastructure errors', () => {
       expect(server.chatRequests.length).toBeLessThanOrEqual((BREAKER_THRESHOLD + WORKERS - 1) * attempts);
       expect(server.chatRequests.length).toBe(called.length * attempts);
       expect(server.chatRequests.every((q) => q.hasAuthorization && q.body.model === 'fault-model')).toBe(true);
+      // the attempts of calls that finally failed are counted: the rows add up to what the server received
+      for (const row of called) expect(row.usage).toMatchObject({ calls: 1, attempts, prompt_tokens: 0, completion_tokens: 0 });
+      for (const row of skipped) expect(row.usage).toMatchObject({ calls: 0, attempts: 0 });
+      expect(rows.reduce((n, row) => n + row.usage.attempts, 0)).toBe(server.chatRequests.length);
 
       expect(reportLine(r.stdout, 'cases')).toBe('30 ran of 30 selected: 0 pass, 0 fail, 30 errored');
       // inconclusive, blaming the endpoint (the first errored request), not the skill or the gate
