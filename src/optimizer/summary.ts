@@ -102,6 +102,8 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
     },
     total_wall_time_s: Math.round((performance.now() - ctx.started) / 10) / 100,
     token_summary: tokens,
+    // calls an interrupted run sent whose results it did not keep (not in token_summary; resumed runs only)
+    lost_in_flight: ctx.kept.lost(),
     ...derived,
     ...(subject.kind === 'description'
       ? {

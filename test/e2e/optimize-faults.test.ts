@@ -7,11 +7,15 @@
  * retry and re-ask can succeed. The run must end with a byte-identical best_skill.md, the same history
  * and the same scores, and count what the proxy counted: attempts = the HTTP requests it received,
  * retries = the requests it failed, calls = attempts - retries, and one more call per re-ask.
+ *
+ * Kill -9 and resume: a run killed while a chosen request is held at the proxy (a deterministic point:
+ * the run cannot get past it) and rerun reports the same calls and tokens, stage by stage and step by
+ * step, as the uninterrupted run: the results the killed run kept bring their cost with them.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFaultProxy, type FaultProxy, type ProxyFault, type ProxyRequest } from '../helpers/fault-server.ts';
-import { assertBuilt, history, readJson, readText, reportLine, simServers, tempDirs, train } from './optimize-helpers.ts';
+import { assertBuilt, history, readJson, readText, reportLine, simServers, tempDirs, train, type CliRun } from './optimize-helpers.ts';
 
 const tmp = tempDirs('faults');
 const sims = simServers();
@@ -114,5 +118,64 @@ describe('optimize through a fault-injecting proxy', () => {
     // the end report shows both, with the same definitions as _total
     expect(reportLine(b.stdout, 'calls')).toMatch(new RegExp(`^${tB._total.calls} model calls, \\d+ tokens \\(.*\\); ${tB._total.attempts} HTTP attempts, ${tB._total.retries} retries$`));
     expect(reportLine(a.stdout, 'calls')).toMatch(new RegExp(`^${tA._total.calls} model calls, \\d+ tokens \\(.*\\); ${tA._total.attempts} HTTP attempts, 0 retries$`));
+  });
+});
+
+const STAGE_COUNTS = ['calls', 'attempts', 'retries', 'errors', 'prompt_tokens', 'completion_tokens'] as const;
+/** A token summary without its timings (wall time differs between runs). */
+const counts = (t: Record<string, Record<string, number>>) =>
+  Object.fromEntries(Object.entries(t).map(([stage, s]) => [stage, Object.fromEntries(STAGE_COUNTS.map((k) => [k, s[k]]))]));
+const schemaName = (body: any): string => String(body?.response_format?.json_schema?.name ?? '');
+
+describe('kill -9 and resume: the same calls and tokens as the uninterrupted run', () => {
+  test('killed right after a step\'s first analyst patch is written (its second analyst request held at the proxy), then rerun', async () => {
+    // one analyst at a time: a step's analyst requests come in a fixed order
+    const options = (url: string) => [`model.base_url=${url}`, 'cache.mode=off', 'gradient.analyst_workers=1'];
+    const direct = await sims.start();
+    const outA = tmp.make('whole');
+    const whole = await train(outA, options(direct.url), { config: CONFIG });
+    expect(whole.code).toBe(0);
+    const stepsA = history(outA);
+    const analystCalls = (s: (typeof stepsA)[number]) => (s.tokens as Record<string, { calls: number }>).analyst?.calls ?? 0;
+    const step = stepsA.findIndex((s, i) => i > 0 && analystCalls(s) >= 2);
+    expect(step, 'a step after the first with two analyst calls').toBeGreaterThan(0);
+    const before = stepsA.slice(0, step).reduce((n, s) => n + analystCalls(s), 0);
+
+    const behind = await sims.start();
+    const proxy = await startFaultProxy(behind.url, () => ({ pass: true }));
+    proxies.push(proxy);
+    let analysts = 0;
+    // the step's second analyst request: its first analyst's patch is on disk, nothing else is in flight
+    const held = proxy.holdWhen((r) => schemaName(r.body).startsWith('analyst_') && ++analysts === before + 2);
+    const outB = tmp.make('killed-at-analyst');
+    const killed: Promise<CliRun> = train(outB, options(proxy.baseURL), { config: CONFIG, killOn: held });
+    const k = await killed;
+    expect(k.killed).toBe(true);
+    expect(k.signal).toBe('SIGKILL');
+    const patches = join(outB, 'steps', `step_${String(step + 1).padStart(4, '0')}`, 'patches');
+    expect(readJson(join(outB, 'runtime_state.json')).last_completed_step).toBe(step);
+    expect(readText(join(patches, 'minibatch_fail_000.json')).length).toBeGreaterThan(0);
+
+    const resumed = await train(outB, options(proxy.baseURL), { config: CONFIG });
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toMatch(new RegExp(`resuming after step ${step} `));
+    expect(readText(join(outB, 'best_skill.md'))).toBe(readText(join(outA, 'best_skill.md')));
+
+    const sumA = readJson(join(outA, 'summary.json'));
+    const sumB = readJson(join(outB, 'summary.json'));
+    expect(counts(sumB.token_summary)).toEqual(counts(sumA.token_summary));
+    expect(sumB.optimization_calls).toBe(sumA.optimization_calls);
+    expect(sumB.optimization_attempts).toBe(sumA.optimization_attempts);
+    // step by step too: the rerun step's record counts what it reused
+    const stepCounts = (out: string) => history(out).map((s) => counts(s.tokens as Record<string, Record<string, number>>));
+    expect(stepCounts(outB)).toEqual(stepCounts(outA));
+    expect(reportLine(resumed.stdout, 'calls')).toBe(reportLine(whole.stdout, 'calls'));
+    // the held request was lost in flight: the proxy saw it, the totals do not have it, and nothing the
+    // resumed run knows of was lost (every answered call's result was kept)
+    expect(proxy.requests).toBe(sumB.token_summary._total.attempts + 1);
+    expect(behind.stats().requests).toBe(sumB.token_summary._total.attempts);
+    expect(sumB.lost_in_flight._total.calls).toBe(0);
+    expect(reportLine(resumed.stdout, 'lost')).toBeUndefined();
   });
 });
