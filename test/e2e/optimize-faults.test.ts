@@ -127,39 +127,61 @@ const counts = (t: Record<string, Record<string, number>>) =>
   Object.fromEntries(Object.entries(t).map(([stage, s]) => [stage, Object.fromEntries(STAGE_COUNTS.map((k) => [k, s[k]]))]));
 const schemaName = (body: any): string => String(body?.response_format?.json_schema?.name ?? '');
 
-describe('kill -9 and resume: the same calls and tokens as the uninterrupted run', () => {
-  test('killed right after a step\'s first analyst patch is written (its second analyst request held at the proxy), then rerun', async () => {
-    // one analyst at a time: a step's analyst requests come in a fixed order
-    const options = (url: string) => [`model.base_url=${url}`, 'cache.mode=off', 'gradient.analyst_workers=1'];
+/** One run of the fixture straight to a simulated server, never interrupted (shared by the kill tests). */
+let wholeRun: Promise<{ out: string; run: CliRun }> | null = null;
+const killOptions = (url: string) => [`model.base_url=${url}`, 'cache.mode=off', 'gradient.analyst_workers=1'];
+function uninterrupted(): Promise<{ out: string; run: CliRun }> {
+  wholeRun ??= (async () => {
     const direct = await sims.start();
-    const outA = tmp.make('whole');
-    const whole = await train(outA, options(direct.url), { config: CONFIG });
+    const out = tmp.make('whole');
+    return { out, run: await train(out, killOptions(direct.url), { config: CONFIG }) };
+  })();
+  return wholeRun;
+}
+
+type StepRow = ReturnType<typeof history>[number];
+const analystCalls = (s: StepRow) => (s.tokens as Record<string, { calls: number }>).analyst?.calls ?? 0;
+
+/** Where the run is killed: the request held at the proxy, chosen from the uninterrupted run's history. */
+const KILL_POINTS: Array<[string, (steps: StepRow[]) => { match: (r: ProxyRequest) => boolean; after: number }]> = [
+  [
+    "right after a step's first analyst patch is written (its second analyst request held)",
+    (steps) => {
+      const step = steps.findIndex((s, i) => i > 0 && analystCalls(s) >= 2);
+      expect(step, 'a step after the first with two analyst calls').toBeGreaterThan(0);
+      let n = 0;
+      const before = steps.slice(0, step).reduce((k, s) => k + analystCalls(s), 0);
+      return { match: (r) => schemaName(r.body).startsWith('analyst_') && ++n === before + 2, after: step };
+    },
+  ],
+  [
+    "in the epoch end, its comparison rollouts kept (the slow update's request held)",
+    (steps) => ({ match: (r) => schemaName(r.body) === 'slow_update', after: steps.length }),
+  ],
+];
+
+describe('kill -9 and resume: the same calls and tokens as the uninterrupted run', () => {
+  test.each(KILL_POINTS)('killed %s, then rerun', async (_point, choose) => {
+    // one analyst at a time: a step's analyst requests come in a fixed order
+    const { out: outA, run: whole } = await uninterrupted();
     expect(whole.code).toBe(0);
-    const stepsA = history(outA);
-    const analystCalls = (s: (typeof stepsA)[number]) => (s.tokens as Record<string, { calls: number }>).analyst?.calls ?? 0;
-    const step = stepsA.findIndex((s, i) => i > 0 && analystCalls(s) >= 2);
-    expect(step, 'a step after the first with two analyst calls').toBeGreaterThan(0);
-    const before = stepsA.slice(0, step).reduce((n, s) => n + analystCalls(s), 0);
+    const point = choose(history(outA));
 
     const behind = await sims.start();
     const proxy = await startFaultProxy(behind.url, () => ({ pass: true }));
     proxies.push(proxy);
-    let analysts = 0;
-    // the step's second analyst request: its first analyst's patch is on disk, nothing else is in flight
-    const held = proxy.holdWhen((r) => schemaName(r.body).startsWith('analyst_') && ++analysts === before + 2);
-    const outB = tmp.make('killed-at-analyst');
-    const killed: Promise<CliRun> = train(outB, options(proxy.baseURL), { config: CONFIG, killOn: held });
-    const k = await killed;
+    // the run cannot get past the held request: nothing else of it is in flight when it is killed
+    const held = proxy.holdWhen(point.match);
+    const outB = tmp.make('killed');
+    const k = await train(outB, killOptions(proxy.baseURL), { config: CONFIG, killOn: held });
     expect(k.killed).toBe(true);
     expect(k.signal).toBe('SIGKILL');
-    const patches = join(outB, 'steps', `step_${String(step + 1).padStart(4, '0')}`, 'patches');
-    expect(readJson(join(outB, 'runtime_state.json')).last_completed_step).toBe(step);
-    expect(readText(join(patches, 'minibatch_fail_000.json')).length).toBeGreaterThan(0);
+    expect(readJson(join(outB, 'runtime_state.json')).last_completed_step).toBe(point.after);
 
-    const resumed = await train(outB, options(proxy.baseURL), { config: CONFIG });
+    const resumed = await train(outB, killOptions(proxy.baseURL), { config: CONFIG });
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
-    expect(resumed.stdout).toMatch(new RegExp(`resuming after step ${step} `));
+    expect(resumed.stdout).toMatch(new RegExp(`resuming after step ${point.after} `));
     expect(readText(join(outB, 'best_skill.md'))).toBe(readText(join(outA, 'best_skill.md')));
 
     const sumA = readJson(join(outA, 'summary.json'));
@@ -167,7 +189,7 @@ describe('kill -9 and resume: the same calls and tokens as the uninterrupted run
     expect(counts(sumB.token_summary)).toEqual(counts(sumA.token_summary));
     expect(sumB.optimization_calls).toBe(sumA.optimization_calls);
     expect(sumB.optimization_attempts).toBe(sumA.optimization_attempts);
-    // step by step too: the rerun step's record counts what it reused
+    // step by step too: a rerun step's record counts what it reused
     const stepCounts = (out: string) => history(out).map((s) => counts(s.tokens as Record<string, Record<string, number>>));
     expect(stepCounts(outB)).toEqual(stepCounts(outA));
     expect(reportLine(resumed.stdout, 'calls')).toBe(reportLine(whole.stdout, 'calls'));
