@@ -152,8 +152,9 @@ export class Rollouts {
     this.host.caseSink = (rec) => {
       if (rec.skill_hash !== hash || !wanted.has(rec.id)) return;
       if (rec.error_kind !== null) return;
+      // an optimizer run stamps its rows with the commits before them (kept-cost.ts); eval rows stay as they are
       this.kept?.wroteRow(rowKey(file, rec));
-      appendLine(file, JSON.stringify({ ...rec, after_commit: this.kept?.stamp() ?? 0 }));
+      appendLine(file, JSON.stringify(this.kept ? { ...rec, after_commit: this.kept.stamp() } : rec));
     };
     let result;
     try {
