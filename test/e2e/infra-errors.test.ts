@@ -7,8 +7,9 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startFaultServer } from '../helpers/fault-server.ts';
-import { assertBuilt, endpointConfig, readJson, readJsonl, reportLine, skillopt, tempDirs } from './helpers.ts';
+import { startFaultProxy, startFaultServer } from '../helpers/fault-server.ts';
+import { startSimServer } from '../../src/sim/server.ts';
+import { assertBuilt, endpointConfig, readJson, readJsonl, REPO, reportLine, skillopt, tempDirs } from './helpers.ts';
 
 const tmp = tempDirs('infra');
 beforeAll(assertBuilt);
@@ -101,6 +102,31 @@ describe('infrastructure errors', () => {
       expect(readJson(join(out, 'summary.json')).overall).toMatchObject({ n: 1, passed: 1, errored: 0, pass_rate: 1 });
     } finally {
       await server.close();
+    }
+  });
+
+  test('an agent case whose second turn fails for good: its record counts both calls and every attempt the endpoint received', async () => {
+    // the simulated model answers the first turn (load_skill); the proxy fails every turn after a tool result
+    const sim = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
+    const hasToolResult = (body: any) => (body?.messages ?? []).some((m: { role: string }) => m.role === 'tool');
+    const proxy = await startFaultProxy(sim.url, (r) => (hasToolResult(r.body) ? { status: 503 } : { pass: true }));
+    try {
+      const out = tmp.make('agent-503');
+      const r = await skillopt(
+        ['test', '--config', 'configs/dotnetdebug/agent.yaml', '--split', 'val', '-t', 'dnd-0', '--cfg-options', `env.out_root=${out}`, 'cache.mode=off', 'model.backend=openai_compat', `model.base_url=${proxy.baseURL}`, `model.retries=${RETRIES}`, 'model.retry_base_delay_s=0.001', 'model.retry_max_delay_s=0.002'],
+        { cwd: REPO, env: KEY_ENV },
+      );
+      expect(r.code).toBe(3);
+      const rows = readJsonl(join(out, 'results.jsonl'));
+      const failed = rows.filter((row) => row.error_kind === 'infra');
+      expect(failed.length).toBeGreaterThan(0);
+      // the first turn's call, then a call that failed after RETRIES + 1 attempts
+      for (const row of failed) expect(row.usage).toMatchObject({ calls: 2, attempts: 1 + RETRIES + 1 });
+      expect(rows.reduce((n, row) => n + row.usage.attempts, 0)).toBe(proxy.requests);
+      expect(proxy.faults.status_503).toBe(failed.length * (RETRIES + 1));
+    } finally {
+      await proxy.close();
+      await sim.close();
     }
   });
 });
