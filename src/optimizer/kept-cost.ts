@@ -114,10 +114,10 @@ export class KeptCosts {
   reusedRow(key: string, row: CaseRecord & { after_commit?: number }): void {
     if (this.seen.has(key)) return;
     this.seen.add(key);
-    if ((row.after_commit ?? 0) >= this.resumedAt) this.inject(rowCost(row) as TokenSummary);
+    if ((row.after_commit ?? 0) >= this.resumedAt) this.inject(rowCost(row));
   }
 
-  private inject(cost: TokenSummary): void {
+  private inject(cost: Record<string, Partial<StageStats>>): void {
     this.accounting.merge(cost);
     this.injected.merge(cost);
   }

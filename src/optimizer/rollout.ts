@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Accounting } from '../model/index.ts';
 import { skillHash } from '../skill/hash.ts';
 import { suiteSummary, type SuiteSummary } from '../suite/summary.ts';
-import type { CaseRecord, TokenSummary } from '../types.ts';
+import type { CaseRecord } from '../types.ts';
 import { rowCost, type KeptCosts } from './kept-cost.ts';
 import { appendLine, writeJsonAtomic } from '../util/atomic.ts';
 import { parseJsonLines } from '../util/jsonl.ts';
@@ -172,7 +172,7 @@ export class Rollouts {
     for (const r of result.records) {
       into.set(r.id, [...(into.get(r.id) ?? []), r]);
       if (r.simulated) this.sawSimulated = true;
-      this.accounting.merge(rowCost(r) as TokenSummary);
+      this.accounting.merge(rowCost(r));
       this.accounting.add('rollout', { latency_ms: r.latency_ms });
     }
   }
