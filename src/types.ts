@@ -82,11 +82,13 @@ export interface CallUsage extends TokenUsage {
 
 /** Per-stage (or per-role) counters kept by the model layer. */
 export interface StageStats extends TokenUsage {
-  /** Successful requests (responses received and accepted). */
+  /** Logical requests, answered or failed (a failed one counts in `errors` too). */
   calls: number;
-  /** HTTP attempts, including retried ones: what the server saw. */
+  /** HTTP requests, retried ones and those of failed calls included: what the server saw. */
   attempts: number;
+  /** `attempts - calls`: the attempts beyond the first of each call. */
   retries: number;
+  /** Calls that failed for good. */
   errors: number;
   latency_ms: number;
 }

@@ -80,7 +80,7 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     const llm = new OptimizerLLM(optimizer, prompts, budget, log);
     const store = new RunStore(outDir);
     const rollouts = new Rollouts(runner, host, accounting, budget, log);
-    const engine = new Engine({ config, manifest, initialSkill, store, rollouts, llm, prompts, accounting, target: mode.stopAtTarget ? target : config.train.target_pass_rate, log, ...(subject ? { subject } : {}) });
+    const engine = new Engine({ config, manifest, initialSkill, store, rollouts, llm, prompts, accounting, budget, target: mode.stopAtTarget ? target : config.train.target_pass_rate, log, ...(subject ? { subject } : {}) });
     writeResolvedConfig(store.path('config.json'), config, {
       derived: { ...engine.derived, config_files: files, suite: manifest.suite, dataset: manifest.dataset, initial_skill: initialSkill.path, simulated: host.session.simulated },
       roles: host.roles,
@@ -139,7 +139,7 @@ export function diffNames(initialSkillPath: string, cwd = process.cwd()): { oldN
 function usageLine(tokens: TokenSummary): string {
   return Object.entries(tokens)
     .filter(([k]) => k !== TOTAL_KEY)
-    .map(([k, s]) => `${k} ${s.attempts}/${s.prompt_tokens + s.completion_tokens}`)
+    .map(([k, s]) => `${k} ${s.calls}/${s.prompt_tokens + s.completion_tokens}`)
     .join(' · ');
 }
 
@@ -180,7 +180,8 @@ function report(
             ['test', `pass rate ${score3(s.baseline_test_pass_rate as number | null)} → ${score3(s.test_pass_rate as number | null)} (baseline → best)`],
           ] as Array<[string, string]>)),
       ['steps', `${s.completed_steps}/${s.total_steps} · ${s.total_accepts} accepted · ${s.total_rejects} rejected · ${s.total_skips} skipped` + (stopped ? ` · stopped: ${stopped.reason}` : '')],
-      ['calls', `${total.attempts} model calls, ${total.prompt_tokens + total.completion_tokens} tokens (${usageLine(tokens)})`],
+      ['calls', `${total.calls} model calls, ${total.prompt_tokens + total.completion_tokens} tokens (${usageLine(tokens)}); ${total.attempts} HTTP attempts, ${total.retries} retries`],
+      ...lostMetric(s.lost_in_flight as TokenSummary | undefined),
       ...(s.cache ? cacheMetric((s.cache as CacheSummary).mode, s.cache as CacheSummary) : []),
       ['wall', `${process.uptime().toFixed(1)} s whole process (optimize run ${(s.total_wall_time_s as number).toFixed(1)} s)`],
     ],
@@ -188,6 +189,13 @@ function report(
     next,
     simulated: o.simulated,
   });
+}
+
+/** Calls an interrupted run sent and kept nothing of: known to the resumed run, not in the counts above. */
+function lostMetric(lost: TokenSummary | undefined): Array<[string, string]> {
+  const t = lost?.[TOTAL_KEY];
+  if (!t || t.calls + t.attempts === 0) return [];
+  return [['lost', `${t.calls} calls (${t.attempts} HTTP attempts, ${t.prompt_tokens + t.completion_tokens} tokens) of an interrupted run whose results it did not keep: not in the calls above`]];
 }
 
 /** The end report's lines of a description optimization: the optimized skill's trigger F1 on val and held-out test. */

@@ -2,10 +2,11 @@
  * Per-stage call and token accounting.
  *
  * Counters (see `StageStats` in src/types.ts):
- * - `calls`: logical calls that returned a response (one per `chat`, a re-ask is another call);
- * - `attempts`: HTTP requests sent, including retried ones (what the server saw);
- * - `retries`: attempts beyond the first of a logical call;
- * - `errors`: logical calls that ended in an error (after their retries);
+ * - `calls`: logical requests, answered or failed (one per `chat`; a re-ask is another call);
+ * - `attempts`: HTTP requests sent, retried ones and those of calls that finally failed included (what the
+ *   server saw);
+ * - `retries`: attempts beyond the first of a logical call, so `retries = attempts - calls`;
+ * - `errors`: logical calls that ended in an error (after their retries), counted in `calls` too;
  * - `prompt_tokens` / `completion_tokens`: from the responses' `usage`;
  * - `latency_ms`: wall time of logical calls (successful and failed, retries and backoff included).
  *
@@ -62,9 +63,10 @@ export class Accounting {
     s.latency_ms += num(latencyMs);
   }
 
-  /** A logical call failed for good. */
+  /** A logical call failed for good (after every attempt it was allowed). */
   recordError(stage: string, latencyMs = 0): void {
     const s = this.stats(stage);
+    s.calls += 1;
     s.errors += 1;
     s.latency_ms += num(latencyMs);
   }

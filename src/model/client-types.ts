@@ -41,6 +41,8 @@ export interface ChatOptions {
   tools?: ToolSpec[];
   /** `tool_choice`, sent only with `tools`. */
   toolChoice?: 'auto' | 'none' | 'required';
+  /** A second accounting that records this call's attempts and outcome too (what one call cost). */
+  tap?: Accounting;
 }
 
 export interface ChatResult {

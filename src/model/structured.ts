@@ -15,11 +15,12 @@ export const MODES: readonly StructuredMode[] = ['json_schema', 'json_object', '
 
 /**
  * The chat options of a structured request's first send. The model-call cache keys on the same options
- * (without the abort signal), so a cached reply stands for exactly that request.
+ * (without the abort signal and the tap), so a cached reply stands for exactly that request.
  */
 export function firstSendOptions(stage: string, o: StructuredOptions, withSignal: boolean): ChatOptions {
   const first: ChatOptions = { stage };
   if (withSignal && o.signal) first.signal = o.signal;
+  if (withSignal && o.tap) first.tap = o.tap;
   if (o.maxTokens !== undefined) first.maxTokens = o.maxTokens;
   if (o.temperature !== undefined) first.temperature = o.temperature;
   return first;

@@ -5,6 +5,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { ChatMessage } from '../types.ts';
+import type { Accounting } from './accounting.ts';
 import type { ChatResult, ModelClientOptions } from './client-types.ts';
 import { ModelInfraError, endpointOf, requestContext } from './errors.ts';
 import { Limiter } from './limiter.ts';
@@ -23,8 +24,16 @@ export interface Transport {
   close(): void;
 }
 
+/** The recording calls of two accountings at once (a client's, and a caller's tap on one call). */
+function teeAccounting(a: Accounting, b: Accounting): Pick<Accounting, 'recordAttempt' | 'recordSuccess' | 'recordError'> {
+  return {
+    recordAttempt: (stage, retry) => (a.recordAttempt(stage, retry), b.recordAttempt(stage, retry)),
+    recordSuccess: (stage, usage, ms) => (a.recordSuccess(stage, usage, ms), b.recordSuccess(stage, usage, ms)),
+    recordError: (stage, ms) => (a.recordError(stage, ms), b.recordError(stage, ms)),
+  };
+}
+
 export function createTransport(role: RoleConfig, opts: ModelClientOptions): Transport {
-  const accounting = opts.accounting;
   const sleep = opts.sleep ?? defaultSleep;
   const random = opts.random ?? Math.random;
   const log = opts.log ?? (() => {});
@@ -70,6 +79,7 @@ export function createTransport(role: RoleConfig, opts: ModelClientOptions): Tra
 
   async function retryLoop(messages: ChatMessage[], o: RequestOptions): Promise<ChatResult> {
     const stage = o.stage;
+    const accounting = o.tap ? teeAccounting(opts.accounting, o.tap) : opts.accounting;
     const userSignal = o.signal;
     const started = performance.now();
     const body = buildBody(role, messages, o);

@@ -4,6 +4,7 @@
  * with a one-line reason and its outputs intact.
  */
 import { Accounting, TOTAL_KEY } from '../model/index.ts';
+import type { TokenSummary } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 
 export class BudgetExhausted extends SkillOptError {
@@ -13,11 +14,20 @@ export class BudgetExhausted extends SkillOptError {
 }
 
 export class Budget {
+  private usage: () => TokenSummary;
+
   constructor(
-    private readonly accounting: Accounting,
+    accounting: Accounting,
     readonly maxCalls: number,
     readonly maxTokens: number,
-  ) {}
+  ) {
+    this.usage = () => accounting.snapshot();
+  }
+
+  /** Count what `usage` says was sent (a resumed run: its kept calls and those an interrupted run lost). */
+  countFrom(usage: () => TokenSummary): void {
+    this.usage = usage;
+  }
 
   get limited(): boolean {
     return this.maxCalls > 0 || this.maxTokens > 0;
@@ -33,7 +43,7 @@ export class Budget {
 
   /** Requests and tokens so far, from one snapshot of the accounting. */
   private spent(): { calls: number; tokens: number } {
-    const t = this.accounting.snapshot()[TOTAL_KEY]!;
+    const t = this.usage()[TOTAL_KEY] ?? { attempts: 0, prompt_tokens: 0, completion_tokens: 0 };
     return { calls: t.attempts, tokens: t.prompt_tokens + t.completion_tokens };
   }
 

@@ -144,7 +144,7 @@ function scoresOf(ctx: RunContext, skill: string): Record<string, number> {
 export async function adoptParetoParent(ctx: RunContext, step: number, rel: (p: string) => string): Promise<string> {
   const pool = poolOf(ctx);
   if (pool.candidates.length === 0) pool.admit(ctx.current, scoresOf(ctx, ctx.current), ctx.state.current_score, [], 0, ctx.state.current_origin);
-  const { id } = await cachedStage(ctx.store, rel('parent.json'), async () => ({ id: pool.parent(step)!.id }));
+  const { id } = await cachedStage(ctx, rel('parent.json'), async () => ({ id: pool.parent(step)!.id }));
   const parent = pool.byId(id)!;
   const text = withRunRegions(parent.skill, ctx.current);
   ctx.current = text;
@@ -182,6 +182,7 @@ export async function tryMerge(ctx: RunContext, step: number, dir: string, rel: 
   const pool = poolOf(ctx);
   const saved = ctx.store.readJson<MergeReport>(rel('merge.json'));
   if (saved) {
+    ctx.kept.reused(rel('merge.json'));
     if (isAccepted(saved.action)) acceptMerge(ctx, ctx.store.readText(ctx.store.path(rel('merge_candidate.md'))), saved, step);
     return saved;
   }
@@ -195,12 +196,14 @@ export async function tryMerge(ctx: RunContext, step: number, dir: string, rel: 
   setGateReference(ctx, plan.a.skill);
   ctx.store.writeText(rel('merge_candidate.md'), text);
   ctx.log(`  merge: validating ${plan.a.id} + ${plan.b.id} (changes since ${plan.base.id}, ${conflicts} conflict(s))`);
+  const spent = ctx.o.accounting.snapshot();
   const g = await judge(ctx, text, `${dir}/merge_eval`, `step ${step} merge validation`);
   const report: MergeReport = { parents: [plan.a.id, plan.b.id], base: plan.base.id, conflicts, action: g.action, score: g.score, rule: g.rule };
   ctx.current = before.current;
   ctx.state.current_score = before.score;
   ctx.state.current_origin = before.origin;
   ctx.state.gate_reference = before.reference;
+  ctx.kept.record(rel('merge.json'), ctx.o.accounting.diff(spent));
   ctx.store.writeJson(rel('merge.json'), report);
   pool.markTried(plan);
   if (isAccepted(g.action)) acceptMerge(ctx, text, report, step);

@@ -17,6 +17,8 @@ import type { UpdateMode } from './patch.ts';
 import type { PromptLibrary } from './prompts.ts';
 import { tag } from '../protocol/prompt.ts';
 import type { Rollouts } from './rollout.ts';
+import type { Budget } from './budget.ts';
+import type { KeptCosts } from './kept-cost.ts';
 import type { RunStore, RuntimeState } from './run-store.ts';
 import { EditBudgetScheduler } from './scheduler.ts';
 import { SKILL_SUBJECT, type OptimizationSubject } from './subject.ts';
@@ -36,6 +38,8 @@ export interface EngineOptions {
   log: (line: string) => void;
   /** What is edited and how it is scored (default: the whole skill, by pass rate). */
   subject?: OptimizationSubject;
+  /** The run's budget: it counts what was sent, kept or not (start.ts). */
+  budget?: Budget;
 }
 
 /** `meta_skill/epoch_EE/meta_skill_result.json`, relative to the run directory. */
@@ -76,6 +80,8 @@ export class RunContext {
   readonly racing: boolean;
   readonly started = performance.now();
   state!: RuntimeState;
+  /** The cost of kept results (set by start.ts, which knows whether the run resumes). */
+  kept!: KeptCosts;
   current = '';
   best = '';
 
@@ -139,14 +145,17 @@ export class RunContext {
   }
 
   /**
-   * Usage so far, written after every stage (not only at step end), so calls made in a step that is
-   * killed still count against the budget when the run resumes.
+   * What was sent so far, written after every stage (not only at step end), so calls made in a step
+   * that is killed still count against the budget when the run resumes, and those it kept nothing of
+   * are known to it (kept-cost.ts).
    */
   persistUsage(): void {
-    this.store.writeJson('usage.json', this.o.accounting.snapshot());
+    this.store.writeJson('usage.json', this.kept.sent());
   }
 
+  /** A commit: the state, with the usage of everything kept so far. */
   saveState(): void {
+    this.state.commits = (this.state.commits ?? 0) + 1;
     this.state.token_summary = this.o.accounting.snapshot();
     this.state.scheduler_counter = this.scheduler.state();
     this.store.writeState(this.state);
@@ -189,11 +198,16 @@ export class RunContext {
   }
 }
 
-/** Run a stage once per step: its output file is reused when the step is resumed. */
-export async function cachedStage<T>(store: RunStore, rel: string, fn: () => Promise<T>): Promise<T> {
-  const saved = store.readJson<T>(rel);
-  if (saved !== null) return saved;
+/** Run a stage once per step: its output file is reused when the step is resumed, with what it cost. */
+export async function cachedStage<T>(ctx: RunContext, rel: string, fn: () => Promise<T>): Promise<T> {
+  const saved = ctx.store.readJson<T>(rel);
+  if (saved !== null) {
+    ctx.kept.reused(rel);
+    return saved;
+  }
+  const before = ctx.o.accounting.snapshot();
   const value = await fn();
-  store.writeJson(rel, value);
+  ctx.kept.record(rel, ctx.o.accounting.diff(before));
+  ctx.store.writeJson(rel, value);
   return value;
 }

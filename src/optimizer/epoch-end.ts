@@ -40,7 +40,8 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
     const rel = `slow_update/epoch_${e2}`;
     const done = ctx.store.readJson<SlowResult>(`${rel}/slow_result.json`);
     if (done) {
-      // resumed after the result was written: replay the same state change
+      // resumed after the result was written: replay the same state change (and count what it cost)
+      ctx.kept.reused(`${rel}/slow_result.json`);
       applySlowResult(ctx, done, epoch, lastStep);
     } else if (epoch === 1) {
       const result: SlowResult = { epoch, action: 'inject_placeholder', slow_update_content: '' };
@@ -48,6 +49,8 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
       applySlowResult(ctx, result, epoch, lastStep);
       ctx.log(`epoch ${epoch} end: slow-update placeholder injected (ungated)`);
     } else {
+      const before = ctx.o.accounting.snapshot();
+      const keep = () => ctx.kept.record(`${rel}/slow_result.json`, ctx.o.accounting.diff(before));
       const prevSkill = prevStepSkill();
       pairs = await compare(ctx, epoch, prevSkill, rel);
       const user = OptimizerLLM.user('slow_update', [
@@ -60,6 +63,7 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
       const content = reply?.slow_update_content?.trim();
       if (!content) {
         // the epoch-end stage's warnings go on its own record (not on the next step's)
+        keep();
         ctx.store.writeJson(`${rel}/slow_result.json`, { epoch, action: 'no_content', counts: countByCategory(pairs), warnings: ctx.o.llm.drainWarnings() });
       } else {
         const candidate = replaceSlowUpdate(ctx.current, content);
@@ -73,6 +77,7 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
           result.gate_rule = g.rule;
         }
         // the result first, then the state change: a run killed in between replays it on resume
+        keep();
         ctx.store.writeJson(`${rel}/slow_result.json`, result);
         applySlowResult(ctx, result, epoch, lastStep);
         ctx.log(`epoch ${epoch} end: slow update ${result.action}`);
@@ -81,7 +86,10 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
   }
 
   if (opt.use_meta_skill && epoch >= 2) {
-    if (!ctx.store.readJson(metaResultRel(epoch))) {
+    if (ctx.store.readJson(metaResultRel(epoch))) {
+      ctx.kept.reused(metaResultRel(epoch));
+    } else {
+      const before = ctx.o.accounting.snapshot();
       const prevSkill = prevStepSkill();
       if (!pairs) {
         const saved = ctx.store.readJson<ComparisonPair[]>(`slow_update/epoch_${e2}/comparison_pairs.json`);
@@ -95,6 +103,7 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
         renderComparison(pairs),
       ]);
       const reply = await ctx.o.llm.call('meta_skill', user, { account: 'meta_skill' });
+      ctx.kept.record(metaResultRel(epoch), ctx.o.accounting.diff(before));
       ctx.store.writeJson(metaResultRel(epoch), { epoch, action: reply ? 'update' : 'no_content', meta_skill_content: reply?.meta_skill_content ?? '', reasoning: reply?.reasoning ?? '', warnings: ctx.o.llm.drainWarnings() });
     }
   } else if (opt.use_meta_skill && epoch === 1) {

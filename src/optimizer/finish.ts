@@ -34,10 +34,12 @@ export const NO_TESTS: FinishResult = { baseline: null, best: null, final: null,
 
 async function testEval(ctx: RunContext, skill: string, dirRel: string, label: string): Promise<TestEval | null> {
   if (ctx.testIds.length === 0) return null;
-  const attempts = () => ctx.o.accounting.snapshot()[TOTAL_KEY]?.attempts ?? 0;
-  const before = attempts();
+  const total = () => ctx.o.accounting.snapshot()[TOTAL_KEY] ?? { calls: 0, attempts: 0 };
+  const before = total();
   const out = await ctx.o.rollouts.run(skill, ctx.testIds, ctx.store.path(dirRel), label, { writeSummary: false, maxErrored: ctx.cfg.evaluation.max_errored });
-  ctx.state.test_eval_calls = (ctx.state.test_eval_calls ?? 0) + attempts() - before;
+  const after = total();
+  ctx.state.test_eval_calls = (ctx.state.test_eval_calls ?? 0) + after.calls - before.calls;
+  ctx.state.test_eval_attempts = (ctx.state.test_eval_attempts ?? 0) + after.attempts - before.attempts;
   ctx.saveState();
   const s = out.summary;
   const bucket = (b: ScoreStats) => ({ total: b.n, hard_acc: b.mean_hard, soft: b.mean_soft, pass_rate: b.pass_rate });

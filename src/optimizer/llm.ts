@@ -4,7 +4,7 @@
  * every call. Bad output that stays bad becomes `null` plus a warning — the stage then falls back and
  * the run goes on; infrastructure errors stop the run (it resumes where it stopped).
  */
-import { isOutputError, type ModelClient } from '../model/index.ts';
+import { isOutputError, type Accounting, type ModelClient } from '../model/index.ts';
 import { stageSchema, type StageName, type StageOutput } from '../protocol/schemas.ts';
 import type { Budget } from './budget.ts';
 import type { PromptLibrary } from './prompts.ts';
@@ -17,6 +17,8 @@ export interface StageCall {
   /** Extra text appended to the system prompt (e.g. the skill-aware block). */
   systemSuffix?: string;
   maxTokens?: number;
+  /** Records this call's cost too (a stage that keeps the reply keeps what it cost). */
+  tap?: Accounting;
 }
 
 export class OptimizerLLM {
@@ -45,7 +47,7 @@ export class OptimizerLLM {
           { role: 'system', content: system },
           { role: 'user', content: user },
         ],
-        { stage: opts.account ?? stage, maxTokens: opts.maxTokens },
+        { stage: opts.account ?? stage, maxTokens: opts.maxTokens, ...(opts.tap ? { tap: opts.tap } : {}) },
       );
       return res.value;
     } catch (e) {

@@ -10,6 +10,8 @@ import type { CaseRecord } from '../types.ts';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { mapPool } from '../util/pool.ts';
 import { PyRandom } from '../util/rng.ts';
+import { Accounting } from '../model/accounting.ts';
+import type { KeptCosts } from './kept-cost.ts';
 import { OptimizerLLM } from './llm.ts';
 import { budgetSection, skillSection, trajectoriesSection, type Trajectory } from '../protocol/prompt.ts';
 import { payloadKey, stageSuffix, type Item, type Patch, type SourceType, type UpdateMode } from './patch.ts';
@@ -89,6 +91,8 @@ export interface ReflectOptions {
   skillAware: { enabled: boolean; source: 'both' | 'failure_only'; suffix: string };
   /** The analysts' stage names (src/optimizer/subject.ts); default the update mode's. */
   stages?: (base: StepStage, mode: UpdateMode) => StageName;
+  /** Where a kept patch's cost is recorded, and counted again when a resumed run reuses it. */
+  kept?: KeptCosts;
 }
 
 export interface ReflectResult {
@@ -147,6 +151,7 @@ export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
     const file = join(o.patchesDir, `${job.tag}.json`);
     if (existsSync(file)) {
       reused++;
+      o.kept?.reused(file);
       return JSON.parse(readFileSync(file, 'utf8')) as MinibatchFile;
     }
     const stage = o.stages
@@ -159,9 +164,11 @@ export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
       trajectoriesSection(trimTrajectories(job.items.map(toTrajectory), o.tokenBudget)),
     ]);
     const wantsNotes = o.skillAware.enabled && (job.source === 'failure' || o.skillAware.source === 'both');
+    const tap = new Accounting();
     const reply = (await o.llm.call(stage, user, {
       account: 'analyst',
       systemSuffix: wantsNotes ? o.skillAware.suffix : undefined,
+      tap,
     })) as Record<string, unknown> | null;
     const result: MinibatchFile = {
       tag: job.tag,
@@ -174,6 +181,7 @@ export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
         ? (reply.failure_summary as Array<{ failure_type: string; count: number; description: string }>).map((f) => ({ pattern: f.failure_type, description: f.description, count: f.count }))
         : [],
     };
+    o.kept?.record(file, tap.snapshot());
     writeJsonAtomic(file, result);
     return result;
   });

@@ -9,6 +9,7 @@ import type { Accounting } from '../model/index.ts';
 import { skillHash } from '../skill/hash.ts';
 import { suiteSummary, type SuiteSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
+import { rowCost, type KeptCosts } from './kept-cost.ts';
 import { appendLine, writeJsonAtomic } from '../util/atomic.ts';
 import { parseJsonLines } from '../util/jsonl.ts';
 import { SkillOptError } from '../util/errors.ts';
@@ -50,6 +51,8 @@ export function readResults(path: string): CaseRecord[] {
 export class Rollouts {
   /** Whether any case was answered by the simulated model (in-process or a standalone sim-server). */
   sawSimulated = false;
+  /** Counts the calls of rows an interrupted run kept, when they are reused (set by the run's start). */
+  kept: KeptCosts | null = null;
 
   constructor(
     private readonly runner: SuiteRunner,
@@ -90,6 +93,7 @@ export class Rollouts {
     }
     const done = new Map<string, CaseRecord[]>();
     for (const [id, rows] of finished) if (rows.size === k) done.set(id, [...rows.values()].sort((a, b) => (a.trial ?? 0) - (b.trial ?? 0)));
+    for (const rows of done.values()) for (const r of rows) this.kept?.reusedRow(rowKey(file, r), r);
     const reused = done.size;
     const fresh = new Map<string, CaseRecord[]>();
     const erroredIds = () => ids.filter((id) => fresh.get(id)?.some((r) => r.error_kind !== null));
@@ -125,13 +129,32 @@ export class Rollouts {
     return { records, summary, reused };
   }
 
+  /**
+   * Rows of `skill` kept in `dir` for `ids` that are used without a rollout (the val ledger holds their
+   * scores): their calls count when an interrupted run kept them.
+   */
+  claimKept(skill: string, ids: readonly string[], dir: string, samples?: readonly number[]): void {
+    if (!this.kept || ids.length === 0) return;
+    const file = join(dir, 'results.jsonl');
+    const hash = skillHash(skill);
+    const wanted = new Set(ids);
+    for (const r of readResults(file)) {
+      if (r.skill_hash !== hash || r.error_kind !== null || !wanted.has(r.id)) continue;
+      if (samples && (r.trial === undefined || !samples.includes(r.trial))) continue;
+      this.kept.reusedRow(rowKey(file, r), r);
+    }
+  }
+
   /** Run `ids` through the suites; each scored case is appended to `file` as it arrives and lands in `into`. */
   private async runCases(skill: string, hash: string, label: string, ids: string[], dir: string, file: string, into: Map<string, CaseRecord[]>, samples: number[] | null): Promise<void> {
     const wanted = new Set(ids);
     mkdirSync(dir, { recursive: true });
     this.host.caseSink = (rec) => {
       if (rec.skill_hash !== hash || !wanted.has(rec.id)) return;
-      if (rec.error_kind === null) appendLine(file, JSON.stringify(rec));
+      if (rec.error_kind !== null) return;
+      // an optimizer run stamps its rows with the commits before them (kept-cost.ts); eval rows stay as they are
+      this.kept?.wroteRow(rowKey(file, rec));
+      appendLine(file, JSON.stringify(this.kept ? { ...rec, after_commit: this.kept.stamp() } : rec));
     };
     let result;
     try {
@@ -149,8 +172,13 @@ export class Rollouts {
     for (const r of result.records) {
       into.set(r.id, [...(into.get(r.id) ?? []), r]);
       if (r.simulated) this.sawSimulated = true;
-      this.accounting.add('rollout', { calls: r.usage.calls, attempts: r.usage.attempts, prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, latency_ms: r.latency_ms, errors: r.error_kind === 'infra' ? 1 : 0 });
-      if (r.judge_usage) this.accounting.add('judge', { ...r.judge_usage });
+      this.accounting.merge(rowCost(r));
+      this.accounting.add('rollout', { latency_ms: r.latency_ms });
     }
   }
+}
+
+/** A row's identity among the kept rows of a run: its file, case, trial and skill. */
+function rowKey(file: string, r: Pick<CaseRecord, 'id' | 'trial' | 'skill_hash'>): string {
+  return `${file}\u0000${r.id}\u0000${r.trial ?? ''}\u0000${r.skill_hash}`;
 }

@@ -35,8 +35,10 @@ export interface RuntimeState {
   ungated_changes: UngatedChange[];
   /** Set when the run stopped early (target reached, patience, budget, infrastructure). */
   stopped: { reason: string; detail: string; step: number } | null;
-  /** Usage of the run so far (so budgets continue across a resume). */
+  /** Usage of everything kept so far (a resumed run counts on from it, kept-cost.ts). */
   token_summary: TokenSummary;
+  /** How many times the state was saved: kept results are stamped with it (absent in older runs: 0). */
+  commits?: number;
   /**
    * The paired gate's reference: the last validated current skill (its val samples are in
    * val_ledger.json; its text at `path`). An ungated change (slow update, appendix notes) is not
@@ -45,8 +47,10 @@ export interface RuntimeState {
   gate_reference?: { hash: string; path: string };
   /** What racing and the gate's extra samples did over the run (absent in older runs). */
   gate_stats?: GateStats;
-  /** Requests the end-of-run test evaluations sent (summary.json's optimization_calls is every other request). */
+  /** Calls the end-of-run test evaluations made (summary.json's optimization_calls is every other call). */
   test_eval_calls?: number;
+  /** HTTP attempts of those calls (summary.json's optimization_attempts is every other attempt). */
+  test_eval_attempts?: number;
 }
 
 export interface GateStats {

@@ -77,7 +77,7 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
     const d = ctx.density(skill);
     return d ? d.weight * d.value : 0;
   };
-  const attempts = () => ctx.o.accounting.snapshot()[TOTAL_KEY]?.attempts ?? 0;
+  const calls = () => ctx.o.accounting.snapshot()[TOTAL_KEY]?.calls ?? 0;
   let trialCalls = 0;
   const extra = Array.from({ length: ctx.gateTrials }, (_, i) => k + i);
   const result = await race({
@@ -96,10 +96,10 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
       if (ref) await evaluateItems(ctx, ref.text, ids, `${dir}_reference`, `${label} (reference)`);
     },
     resample: async (ids) => {
-      const before = attempts();
+      const before = calls();
       await evaluateItems(ctx, candidate, ids, `${dir}_trials/candidate`, `${label} (extra samples)`, extra);
       await evaluateItems(ctx, ref!.text, ids, `${dir}_trials/reference`, `${label} (extra samples, reference)`, extra);
-      trialCalls += attempts() - before;
+      trialCalls += calls() - before;
     },
     cand: (id) => {
       const s = ctx.ledger.standard(hash, id, k);

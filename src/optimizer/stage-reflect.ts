@@ -68,6 +68,7 @@ export async function rolloutAndReflect(
       context: [...ctx.subject.context(), o.stepBuffer, o.meta],
       tokenBudget: grad.trajectory_token_budget,
       ...stages,
+      kept: ctx.kept,
       skillAware: {
         enabled: opt.use_skill_aware_reflection && ctx.subject.epochStages,
         source: opt.skill_aware_appendix_source,

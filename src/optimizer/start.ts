@@ -5,21 +5,33 @@
 import type { TokenSummary } from '../types.ts';
 import { ensureAppendix } from '../skill/regions.ts';
 import type { RunContext } from './context.ts';
+import { KeptCosts } from './kept-cost.ts';
 import { setGateReference, validate } from './validation.ts';
 
 export async function start(ctx: RunContext): Promise<void> {
   const { store, o } = ctx;
   const resumed = store.readState();
+  // what earlier processes of this folder recorded as sent (older runs: their whole usage)
+  const sent = store.readJson<TokenSummary>('usage.json') ?? resumed?.token_summary ?? {};
+  const commits = () => ctx.state?.commits ?? 0;
+  // A state from before commits were counted: its results carry no stamp, so none is counted again and
+  // the run goes on from everything it recorded, as it did then.
+  const legacy = resumed !== null && resumed.commits === undefined;
+  const committed = legacy ? sent : (resumed?.token_summary ?? {});
+  ctx.kept = new KeptCosts(store, o.accounting, legacy ? Number.POSITIVE_INFINITY : (resumed?.commits ?? 0), commits, { sent, committed });
+  o.rollouts.kept = ctx.kept;
+  o.budget?.countFrom(() => ctx.kept.sent());
   if (resumed) {
     ctx.state = resumed;
     ctx.current = store.readText(resumed.current_skill_path);
     ctx.best = store.readText(resumed.best_skill_path);
     ctx.scheduler.restore(resumed.scheduler_counter);
-    // usage.json is written after every stage; runtime_state's copy only at step end.
-    o.accounting.merge(store.readJson<TokenSummary>('usage.json') ?? resumed.token_summary);
+    // The usage of what the state kept; what the interrupted process kept after its last commit is
+    // counted as the stages reuse it (kept-cost.ts).
+    o.accounting.merge(committed);
     ctx.log(`resuming after step ${resumed.last_completed_step} (current ${resumed.current_score.toFixed(3)}, best ${resumed.best_score.toFixed(3)})`);
     // A budget or infrastructure stop is what a rerun is for (raised budget, endpoint back): go on.
-    // The budget counts the earlier runs' calls too (the accounting was merged above).
+    // The budget counts the earlier runs' calls too (what they sent, kept or not).
     if (resumed.stopped && (resumed.stopped.reason === 'budget' || resumed.stopped.reason === 'infrastructure')) {
       ctx.log(`the previous run stopped (${resumed.stopped.reason}: ${resumed.stopped.detail}); continuing`);
       ctx.state.stopped = null;

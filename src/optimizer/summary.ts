@@ -31,7 +31,7 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
   }
   const bestSel = state.selection_cache[skillHash(ctx.best)] ?? null;
   const tokens: TokenSummary = ctx.o.accounting.snapshot();
-  const total = tokens[TOTAL_KEY]?.attempts ?? 0;
+  const total = tokens[TOTAL_KEY];
   const ev = cfg.evaluation;
   const stats = state.gate_stats ?? { candidates: 0, early_rejects: 0, saved_calls: 0, trial_calls: 0 };
   return {
@@ -79,8 +79,9 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
     target_reached: ctx.targetReachedByBest(),
     stopped: state.stopped,
     ungated_changes: state.ungated_changes,
-    // requests sent before the end-of-run test evaluations
-    optimization_calls: total - (state.test_eval_calls ?? 0),
+    // calls (and their HTTP attempts) made before the end-of-run test evaluations
+    optimization_calls: (total?.calls ?? 0) - (state.test_eval_calls ?? 0),
+    optimization_attempts: (total?.attempts ?? 0) - (state.test_eval_attempts ?? state.test_eval_calls ?? 0),
     gate: {
       test: ctx.gateTest,
       use_gate: ev.use_gate,
@@ -101,6 +102,8 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
     },
     total_wall_time_s: Math.round((performance.now() - ctx.started) / 10) / 100,
     token_summary: tokens,
+    // calls an interrupted run sent whose results it did not keep (not in token_summary; resumed runs only)
+    lost_in_flight: ctx.kept.lost(),
     ...derived,
     ...(subject.kind === 'description'
       ? {

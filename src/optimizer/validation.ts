@@ -37,6 +37,8 @@ export async function evaluateItems(ctx: RunContext, skill: string, ids: string[
     return samples ? samples.every((t) => got.some((s) => s.t === t)) : ctx.ledger.standard(hash, id, k).length >= k;
   };
   const missing = ids.filter((id) => !has(id));
+  // items the ledger had: rows an interrupted run kept in this folder bring their calls
+  ctx.o.rollouts.claimKept(skill, ids.filter(has), dir, samples);
   if (missing.length === 0) return [];
   // what this folder already holds (a resumed step) is reused by the rollout; the complete validation writes summary.json
   const out = await ctx.o.rollouts.run(skill, missing, dir, label, { maxErrored: ctx.cfg.evaluation.max_errored, writeSummary: false, ...(samples ? { samples } : {}) });

@@ -361,7 +361,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       merged: num(h.n_edits_merged),
       selected: num(h.n_edits_ranked),
       applied: applySummary ? num(applySummary.applied) : null,
-      calls: stageNames.map((s) => tokens[s]?.attempts ?? tokens[s]?.calls ?? 0),
+      calls: stageNames.map((s) => tokens[s]?.calls ?? 0),
       tokens: stageNames.map((s) => (tokens[s] ? tokens[s].prompt_tokens + tokens[s].completion_tokens : 0)),
       wall_s: num(h.wall_time_s),
       why,
@@ -434,7 +434,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
     ['validation', `${f3(baselineVal)} → ${f3(bestVal)}`, `pass rate, baseline → best (step ${bestStep ?? '—'})${target !== null ? ` · target ${target}${summary?.target_reached ? ' reached' : ''}` : ''}`],
     ['test', `${f3(num(summary?.baseline_test_pass_rate))} → ${f3(num(summary?.test_pass_rate))}`, 'pass rate, initial → best skill on the held-out split'],
     ['steps', `${steps.length} / ${totalSteps}`, `${accepted} accepted · ${rejected} rejected · ${skipped} skipped${stopped ? ` · stopped: ${stopped.reason}` : ''}`],
-    ['model calls', total ? String(total.attempts) : '—', total ? `${kTok(total.prompt_tokens + total.completion_tokens)} tokens` : ''],
+    ['model calls', total ? String(total.calls) : '—', total ? `${total.attempts} HTTP attempts (${total.retries} retries) · ${kTok(total.prompt_tokens + total.completion_tokens)} tokens` : ''],
     ['time', summary?.total_wall_time_s !== undefined ? `${Number(summary.total_wall_time_s).toFixed(1)} s` : '—', summary ? 'whole run' : 'run not finished (no summary.json yet)'],
   ];
   const facts: Array<[string, string]> = [];

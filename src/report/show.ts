@@ -137,7 +137,7 @@ function optimizeLines(d: OptimizeReportData, width: number): string[] {
   const out: string[] = [...cardLines(d.cards)];
   if (d.stopped) out.push(line('stopped', `${d.stopped.reason} at step ${d.stopped.step}: ${d.stopped.detail}`));
   const total = d.stages.reduce((a, s) => a + s[3] + s[4], 0);
-  out.push(line('stages', d.stages.map(([s, , attempts, p, c]) => `${s} ${attempts}/${p + c}`).join(' · ') + pc.dim(`  (calls/tokens; ${total} tokens in all)`)));
+  out.push(line('stages', d.stages.map(([s, calls, , p, c]) => `${s} ${calls}/${p + c}`).join(' · ') + pc.dim(`  (calls/tokens; ${total} tokens in all)`)));
   out.push(...stepCurve(d, width));
   if (d.ungated.length) out.push(line('ungated', `${d.ungated.length} change(s) without the gate: ${d.ungated.map((u) => `${u.kind} (step ${u.step})`).join(', ')}`));
   if (d.eval) {

@@ -28,7 +28,7 @@ export interface OptimizerContext extends Pick<SimKnobs, 'seed' | 'analystErrorR
 }
 
 /** The stage a request names, or null for a target request. Unknown names → HTTP 400. */
-export function resolveStage(responseFormat: unknown, lastUserMessage: string): StageName | null {
+export function resolveStage(responseFormat: unknown, stageInput: string): StageName | null {
   if (responseFormat && typeof responseFormat === 'object') {
     const rf = responseFormat as { type?: unknown; json_schema?: { name?: unknown } };
     if (rf.type === 'json_schema') {
@@ -48,7 +48,7 @@ export function resolveStage(responseFormat: unknown, lastUserMessage: string): 
       return name;
     }
   }
-  const name = readStageHeader(lastUserMessage);
+  const name = readStageHeader(stageInput);
   if (name === null) return null;
   if (!isStageName(name)) {
     throw new SimHttpError(400, `simulated model: unknown SkillOpt stage '${name}' in the stage header`, {

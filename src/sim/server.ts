@@ -13,7 +13,7 @@ import { DEFAULT_SIM_KNOBS, resolveKnobs, type SimKnobs } from './knobs.ts';
 import { resolveStage, simulateStage } from './optimizer.ts';
 import { simulateTarget, type SimMessage } from './target.ts';
 import { LOAD_SKILL_TOOL_NAME, simulateRouting } from './routing.ts';
-import { lastUserMessage } from '../util/messages.ts';
+import { firstUserMessage, lastUserMessage } from '../util/messages.ts';
 import { SIMULATED_FINGERPRINT, contentText } from '../model/wire.ts';
 
 export interface SimServerOptions extends Partial<SimKnobs> {
@@ -133,7 +133,10 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
     return { role: (m as { role: string }).role, content: contentText((m as { content?: unknown }).content) };
   });
   const lastUser = lastUserMessage(messages);
-  const stage = resolveStage(req.response_format, lastUser);
+  // A stage's input is the prompt its conversation was opened with: a re-ask sends the whole conversation
+  // (the first reply and the correction request after it), and is answered as the first request was.
+  const stageInput = firstUserMessage(messages);
+  const stage = resolveStage(req.response_format, stageInput);
   let content: string;
   let loadSkill: string | null = null;
   if (stage === null) {
@@ -148,7 +151,7 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
       content = simulateTarget(messages, model, sample === undefined ? cfg : { ...cfg, sample }).content;
     }
   } else {
-    const reply = simulateStage(stage, lastUser, { ...cfg, model });
+    const reply = simulateStage(stage, stageInput, { ...cfg, model });
     content = JSON.stringify(reply);
   }
   const promptChars = messages.reduce((n, m) => n + m.content.length, 0);

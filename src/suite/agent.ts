@@ -22,7 +22,7 @@ import { displayPath } from '../util/paths.ts';
 import type { ProvidedSession, SuiteManifest } from '../vitest/session.ts';
 import type { TaskSource } from './dataset.ts';
 import type { SuiteRuntime } from './runtime.ts';
-import { addUsage, emptyUsage } from './usage.ts';
+import { addUsage, emptyUsage, noteSpentBefore } from './usage.ts';
 
 export type Presentation = 'system' | 'agent';
 export const PRESENTATIONS: readonly Presentation[] = ['system', 'agent'];
@@ -155,7 +155,13 @@ export async function runAgent(
   const loaded: string[] = [];
   let simulated = false;
   for (let turn = 1; ; turn++) {
-    const res = await runtime.callTarget(transcript, opts.signal, opts.trial, [tool]);
+    let res;
+    try {
+      res = await runtime.callTarget(transcript, opts.signal, opts.trial, [tool]);
+    } catch (e) {
+      noteSpentBefore(e, usage); // the earlier turns' calls reached the endpoint too
+      throw e;
+    }
     addUsage(usage, res.usage);
     simulated ||= res.simulated;
     const calls = res.toolCalls ?? [];

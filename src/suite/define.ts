@@ -15,7 +15,7 @@ import { oneLineClip } from '../model/errors.ts';
 import { caseTimeoutMs, HOST_ENV_FLAG, type GateThresholds, type ProvidedSession } from '../vitest/session.ts';
 import { describeSource, loadTasks, type TaskSource } from './dataset.ts';
 import { EndpointUnavailableError, isInfraError, suiteRuntime } from './runtime.ts';
-import { emptyUsage, servedFromCache } from './usage.ts';
+import { addUsage, emptyUsage, failedCallUsage, servedFromCache, spentBeforeFailure } from './usage.ts';
 import { isCacheMiss } from '../model/cache/cache.ts';
 import { toScorer, type ScorerLike } from './scorers/types.ts';
 import { selectTasks, splitView } from './selection.ts';
@@ -233,6 +233,9 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
         if (!isInfraError(e) && !(e instanceof EndpointUnavailableError)) throw e;
         errorKind = 'infra';
         error = oneLine(e);
+        // the attempts of a call that finally failed reached the endpoint too, as did the case's earlier calls
+        addUsage(usage, spentBeforeFailure(e));
+        if (isInfraError(e)) addUsage(usage, failedCallUsage(e));
       }
     }
     if (errorKind === null) {

@@ -13,7 +13,7 @@ import type { JudgeVerdict } from '../protocol/schemas.ts';
 import type { CallUsage, ChatMessage, ToolCall, ToolSpec } from '../types.ts';
 import { oneLine } from '../util/errors.ts';
 import { JUDGE_STAGE, buildJudgeMessages } from './scorers/judge.ts';
-import { addUsage, callUsage } from './usage.ts';
+import { addUsage, callUsage, failedCallUsage } from './usage.ts';
 import type { JudgeRequest } from './scorers/types.ts';
 
 /** Infrastructure failures with no success before them after which the breaker opens. */
@@ -127,10 +127,16 @@ export class SuiteRuntime {
   /** A judge bound to one case: its usage accumulates into `usage`. */
   judgeFor(usage: CallUsage, signal?: AbortSignal): (req: JudgeRequest) => Promise<JudgeVerdict> {
     return async (req) => {
-      const res = await this.port.judge(this.roles.judge, buildJudgeMessages(req), {
-        stage: JUDGE_STAGE,
-        ...(signal ? { signal } : {}),
-      });
+      let res;
+      try {
+        res = await this.port.judge(this.roles.judge, buildJudgeMessages(req), {
+          stage: JUDGE_STAGE,
+          ...(signal ? { signal } : {}),
+        });
+      } catch (e) {
+        if (isInfraError(e)) addUsage(usage, failedCallUsage(e));
+        throw e;
+      }
       addUsage(usage, callUsage(res));
       return res.value;
     };

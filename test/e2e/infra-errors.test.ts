@@ -7,8 +7,9 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startFaultServer } from '../helpers/fault-server.ts';
-import { assertBuilt, endpointConfig, readJson, readJsonl, reportLine, skillopt, tempDirs } from './helpers.ts';
+import { startFaultProxy, startFaultServer } from '../helpers/fault-server.ts';
+import { startSimServer } from '../../src/sim/server.ts';
+import { assertBuilt, endpointConfig, readJson, readJsonl, REPO, reportLine, skillopt, tempDirs } from './helpers.ts';
 
 const tmp = tempDirs('infra');
 beforeAll(assertBuilt);
@@ -50,6 +51,10 @@ describe('infrastructure errors', () => {
       expect(server.chatRequests.length).toBeLessThanOrEqual((BREAKER_THRESHOLD + WORKERS - 1) * attempts);
       expect(server.chatRequests.length).toBe(called.length * attempts);
       expect(server.chatRequests.every((q) => q.hasAuthorization && q.body.model === 'fault-model')).toBe(true);
+      // the attempts of calls that finally failed are counted: the rows add up to what the server received
+      for (const row of called) expect(row.usage).toMatchObject({ calls: 1, attempts, prompt_tokens: 0, completion_tokens: 0 });
+      for (const row of skipped) expect(row.usage).toMatchObject({ calls: 0, attempts: 0 });
+      expect(rows.reduce((n, row) => n + row.usage.attempts, 0)).toBe(server.chatRequests.length);
 
       expect(reportLine(r.stdout, 'cases')).toBe('30 ran of 30 selected: 0 pass, 0 fail, 30 errored');
       // inconclusive, blaming the endpoint (the first errored request), not the skill or the gate
@@ -97,6 +102,31 @@ describe('infrastructure errors', () => {
       expect(readJson(join(out, 'summary.json')).overall).toMatchObject({ n: 1, passed: 1, errored: 0, pass_rate: 1 });
     } finally {
       await server.close();
+    }
+  });
+
+  test('an agent case whose second turn fails for good: its record counts both calls and every attempt the endpoint received', async () => {
+    // the simulated model answers the first turn (load_skill); the proxy fails every turn after a tool result
+    const sim = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
+    const hasToolResult = (body: any) => (body?.messages ?? []).some((m: { role: string }) => m.role === 'tool');
+    const proxy = await startFaultProxy(sim.url, (r) => (hasToolResult(r.body) ? { status: 503 } : { pass: true }));
+    try {
+      const out = tmp.make('agent-503');
+      const r = await skillopt(
+        ['test', '--config', 'configs/dotnetdebug/agent.yaml', '--split', 'val', '-t', 'dnd-0', '--cfg-options', `env.out_root=${out}`, 'cache.mode=off', 'model.backend=openai_compat', `model.base_url=${proxy.baseURL}`, `model.retries=${RETRIES}`, 'model.retry_base_delay_s=0.001', 'model.retry_max_delay_s=0.002'],
+        { cwd: REPO, env: KEY_ENV },
+      );
+      expect(r.code).toBe(3);
+      const rows = readJsonl(join(out, 'results.jsonl'));
+      const failed = rows.filter((row) => row.error_kind === 'infra');
+      expect(failed.length).toBeGreaterThan(0);
+      // the first turn's call, then a call that failed after RETRIES + 1 attempts
+      for (const row of failed) expect(row.usage).toMatchObject({ calls: 2, attempts: 1 + RETRIES + 1 });
+      expect(rows.reduce((n, row) => n + row.usage.attempts, 0)).toBe(proxy.requests);
+      expect(proxy.faults.status_503).toBe(failed.length * (RETRIES + 1));
+    } finally {
+      await proxy.close();
+      await sim.close();
     }
   });
 });

@@ -27,9 +27,10 @@ export interface CliRun {
 
 /**
  * `skillopt <args>` in `cwd` (default: the opt fixture). With `killWhen`, the whole process group gets
- * SIGKILL as soon as stdout matches it (the kill of an operator, or of the machine, mid-run).
+ * SIGKILL as soon as stdout matches it (the kill of an operator, or of the machine, mid-run); with
+ * `killOn`, as soon as that promise resolves.
  */
-export function skillopt(args: string[], opts: { cwd?: string; killWhen?: RegExp; env?: Record<string, string> } = {}): Promise<CliRun> {
+export function skillopt(args: string[], opts: { cwd?: string; killWhen?: RegExp; killOn?: Promise<unknown>; env?: Record<string, string> } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd ?? OPT,
@@ -48,6 +49,12 @@ export function skillopt(args: string[], opts: { cwd?: string; killWhen?: RegExp
       }
     });
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    // a kill at a point the test decides (e.g. a request held at a proxy), not at a moment in time
+    void opts.killOn?.then(() => {
+      if (killed || child.exitCode !== null || child.signalCode !== null) return;
+      killed = true;
+      process.kill(-child.pid!, 'SIGKILL');
+    });
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, killed }));
   });
@@ -57,7 +64,7 @@ export function skillopt(args: string[], opts: { cwd?: string; killWhen?: RegExp
 export function train(
   out: string,
   options: string[] = [],
-  opts: { killWhen?: RegExp; config?: string; skill?: string; env?: Record<string, string> } = {},
+  opts: { killWhen?: RegExp; killOn?: Promise<unknown>; config?: string; skill?: string; env?: Record<string, string> } = {},
 ): Promise<CliRun> {
   const skill = opts.skill ? ['--skill', opts.skill] : [];
   return skillopt(['train', '--config', opts.config ?? OPT_CONFIG, ...skill, '--cfg-options', `env.out_root=${out}`, ...options], opts);

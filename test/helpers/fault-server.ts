@@ -9,7 +9,7 @@
  * "ok" reply) or a function of the request. Every request is recorded (Authorization redacted to its
  * presence) and the maximum number of requests in flight is tracked. `close()` destroys hanging sockets.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface UsageShape {
@@ -289,6 +289,183 @@ export async function startFaultServer(script: Script = [], options: FaultServer
     close: () =>
       new Promise<void>((resolve) => {
         closed = true;
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** What a fault proxy does with one chat request. */
+export type ProxyFault =
+  /** Forward it and return the reply as it came. */
+  | { pass: true }
+  /** Answer this status without forwarding (429 with `retry-after-ms` when `retryAfterMs` is set). */
+  | { status: number; retryAfterMs?: number }
+  /** Destroy the socket without forwarding or answering (a connection reset). */
+  | { reset: true }
+  /** Forward it, then hold the reply this long before sending it (a slow reply). */
+  | { slowMs: number }
+  /** Forward it, then cut the reply's message content in half (valid HTTP and JSON, truncated model text). */
+  | { truncateContent: true };
+
+export interface ProxyRequest {
+  /** The parsed request body. */
+  body: any;
+  /** How many chat requests with this exact body the proxy received before this one (0: the first). */
+  seen: number;
+  /** A stable hash of the raw body: the same request always gets the same one, whatever the order. */
+  hash: number;
+}
+
+export interface FaultProxy {
+  /** `http://127.0.0.1:<port>/v1` */
+  readonly baseURL: string;
+  /** Chat-completion requests received (the HTTP attempts the client sent). */
+  readonly requests: number;
+  /** Chat requests passed on to the upstream server. */
+  readonly forwarded: number;
+  /** Requests that got each kind of fault: `status_429`, `status_503`, `reset`, `slow`, `truncated`. */
+  readonly faults: Readonly<Record<string, number>>;
+  /** Hold the next chat request for which `match` is true (it is never answered): resolves when it arrives. */
+  holdWhen(match: (r: ProxyRequest) => boolean): Promise<ProxyRequest>;
+  close(): Promise<void>;
+}
+
+/** FNV-1a over the body's bytes: a cheap, stable choice of which requests get a fault. */
+function bodyHash(raw: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < raw.length; i++) {
+    h ^= raw.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+/**
+ * A counting, fault-injecting proxy on 127.0.0.1 in front of an OpenAI-compatible server (the simulated
+ * one): `plan` decides per chat request, as a function of the request alone (body, hash, how often the
+ * same body came before), so the faults a run meets do not depend on the order its requests arrive in.
+ * Other paths are forwarded untouched. `holdWhen` parks one matching request forever: a test can kill
+ * the client at that exact point, with that request in flight.
+ */
+export async function startFaultProxy(upstreamBaseURL: string, plan: (r: ProxyRequest) => ProxyFault): Promise<FaultProxy> {
+  const upstream = new URL(upstreamBaseURL);
+  const sockets = new Set<Socket>();
+  const seenBodies = new Map<string, number>();
+  const faults: Record<string, number> = {};
+  const holds: Array<{ match: (r: ProxyRequest) => boolean; resolve: (r: ProxyRequest) => void }> = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let requests = 0;
+  let forwarded = 0;
+  const count = (kind: string) => (faults[kind] = (faults[kind] ?? 0) + 1);
+
+  const forward = (req: IncomingMessage, raw: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== 'host' && k !== 'connection') headers[k] = String(v);
+      headers['content-length'] = String(raw.length);
+      const path = upstream.pathname.replace(/\/v1\/?$/, '') + (req.url ?? '/');
+      const up = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const out: Record<string, string> = {};
+          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') out[k] = String(v);
+          resolve({ status: res.statusCode ?? 502, headers: out, body: Buffer.concat(chunks) });
+        });
+        res.on('error', reject);
+      });
+      up.on('error', reject);
+      up.end(raw);
+    });
+
+  const send = (res: ServerResponse, r: { status: number; headers: Record<string, string>; body: Buffer }) => {
+    res.writeHead(r.status, { ...r.headers, 'content-length': String(r.body.length) });
+    res.end(r.body);
+  };
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const raw = Buffer.concat(chunks);
+      const path = (req.url ?? '/').split('?')[0]!;
+      if (req.method !== 'POST' || !path.endsWith('/chat/completions')) return send(res, await forward(req, raw));
+      requests++;
+      const text = raw.toString('utf8');
+      const seen = seenBodies.get(text) ?? 0;
+      seenBodies.set(text, seen + 1);
+      let body: any;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      const info: ProxyRequest = { body, seen, hash: bodyHash(text) };
+      const held = holds.findIndex((h) => h.match(info));
+      if (held >= 0) {
+        holds.splice(held, 1)[0]!.resolve(info);
+        return; // never answered; close() destroys the socket
+      }
+      const f = plan(info);
+      if ('status' in f) {
+        count(`status_${f.status}`);
+        const errBody = Buffer.from(JSON.stringify({ error: { message: `injected HTTP ${f.status}`, type: f.status >= 500 ? 'server_error' : 'rate_limit_error' } }));
+        return send(res, { status: f.status, headers: { 'content-type': 'application/json', ...(f.retryAfterMs !== undefined ? { 'retry-after-ms': String(f.retryAfterMs) } : {}) }, body: errBody });
+      }
+      if ('reset' in f) {
+        count('reset');
+        req.socket.destroy();
+        return;
+      }
+      forwarded++;
+      const reply = await forward(req, raw);
+      if ('slowMs' in f) {
+        count('slow');
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(() => (timers.delete(t), resolve()), f.slowMs);
+          timers.add(t);
+        });
+      }
+      if ('truncateContent' in f && reply.status === 200) {
+        const completion = JSON.parse(reply.body.toString('utf8'));
+        const message = completion.choices?.[0]?.message;
+        if (typeof message?.content === 'string') {
+          count('truncated');
+          message.content = message.content.slice(0, Math.floor(message.content.length / 2));
+          reply.body = Buffer.from(JSON.stringify(completion));
+        }
+      }
+      send(res, reply);
+    })().catch((err: unknown) => {
+      if (!res.headersSent && !res.destroyed) sendJson(res, 502, { error: { message: `fault proxy: ${String(err)}`, type: 'proxy_error' } });
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    get requests() {
+      return requests;
+    },
+    get forwarded() {
+      return forwarded;
+    },
+    get faults() {
+      return { ...faults };
+    },
+    holdWhen: (match) => new Promise((resolve) => holds.push({ match, resolve })),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
         server.close(() => resolve());
         for (const s of sockets) s.destroy();
         server.closeAllConnections();

@@ -112,7 +112,8 @@ describe('chat: retries', () => {
     );
     expect(e.message).not.toContain('\n');
     expect(h.server.chatRequests).toHaveLength(4);
-    expect(h.accounting.snapshot()['rollout']).toMatchObject({ calls: 0, attempts: 4, retries: 3, errors: 1 });
+    // a call that finally failed is still one call, and its attempts all count: retries = attempts - calls
+    expect(h.accounting.snapshot()['rollout']).toMatchObject({ calls: 1, attempts: 4, retries: 3, errors: 1 });
   });
 
   it('honours Retry-After (seconds and HTTP date) and retry-after-ms over the computed backoff', async () => {
@@ -154,7 +155,7 @@ describe('chat: retries', () => {
     expect(e.message).toContain('failed after 1 attempt:');
     expect(h.server.chatRequests).toHaveLength(1);
     expect(h.delays).toEqual([]);
-    expect(h.accounting.snapshot()['analyst']).toMatchObject({ attempts: 1, retries: 0, errors: 1, calls: 0 });
+    expect(h.accounting.snapshot()['analyst']).toMatchObject({ attempts: 1, retries: 0, errors: 1, calls: 1 });
   });
 
   it('a hanging server with a short timeout surfaces as kind timeout after retries', async () => {

@@ -41,8 +41,8 @@ describe('structured output', () => {
     expect(r2.attempts).toBe(1);
     expect(h.server.chatRequests).toHaveLength(4);
     expect(h.logs.filter((l) => l.includes('falling back'))).toHaveLength(2);
-    // the rejected requests are accounted as attempts and errors
-    expect(h.accounting.snapshot()['ranking']).toMatchObject({ calls: 2, attempts: 4, errors: 2 });
+    // each rejected request was a call that failed (an error), with its one attempt: no retries
+    expect(h.accounting.snapshot()['ranking']).toMatchObject({ calls: 4, attempts: 4, retries: 0, errors: 2 });
   });
 
   it('stops at json_object when only json_schema is rejected', async () => {

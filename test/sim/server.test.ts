@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { budgetSection, skillSection, stageHeader, trajectoriesSection } from '../../src/protocol/prompt.ts';
 import { startSimServer } from '../../src/sim/server.ts';
+import { reaskMessage } from '../../src/model/structured.ts';
 import { SkillOptError } from '../../src/util/errors.ts';
 import { parseSimServerArgs, serveSimulated, command } from '../../src/cli/commands/sim-server.ts';
 import { ask, PLAIN, simServer } from './helpers.ts';
@@ -113,6 +114,41 @@ describe('simulated server: HTTP surface', async () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe('simulated server: a re-ask is answered from the conversation', async () => {
+  const { server, client } = await simServer({ models: ['mitko'] });
+  const stagePrompt = [
+    stageHeader('analyst_error'),
+    skillSection(SKILL),
+    budgetSection(4),
+    trajectoriesSection([{ id: 'a', input: 'QuxException in Startup.Configure', output: 'unknown', expected: 'qux', score: { hard: 0, soft: 0 }, feedback: '' }]),
+  ].join('\n\n');
+  const opening = [
+    { role: 'system' as const, content: 'You are the analyst.' },
+    { role: 'user' as const, content: stagePrompt },
+  ];
+  const reask = (first: string) => [
+    ...opening,
+    { role: 'assistant' as const, content: first.slice(0, Math.floor(first.length / 2)) },
+    { role: 'user' as const, content: reaskMessage('(root): Invalid input: expected object') },
+  ];
+  const schema = { type: 'json_schema' as const, json_schema: { name: 'analyst_error', schema: { type: 'object' } } };
+
+  it.each([
+    ['json_schema', { response_format: schema }],
+    ['text (the stage header)', {}],
+  ])('%s: the reply to the re-ask is the full reply of the first request, under the same stage', async (_mode, extra) => {
+    server.resetStats();
+    const first = await client.chat.completions.create({ model: 'mitko', messages: opening, ...extra });
+    const content = first.choices[0]!.message.content!;
+    expect(JSON.parse(content)).toHaveProperty('patch');
+    const second = await client.chat.completions.create({ model: 'mitko', messages: reask(content), ...extra });
+    expect(second.choices[0]!.message.content).toBe(content);
+    expect(server.stats().byStage).toEqual({ analyst_error: 2 });
+    // the whole conversation was read: it is longer, so it costs more prompt tokens
+    expect(second.usage!.prompt_tokens).toBeGreaterThan(first.usage!.prompt_tokens);
   });
 });
 
