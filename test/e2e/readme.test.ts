@@ -27,7 +27,7 @@ import { takeFlags } from '../../src/cli/args.ts';
 import { CONFIG_FLAGS } from '../../src/cli/common.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { assertBuilt, BIN, childEnv, freePort, REPO, run, tempDirs, waitForOutput } from './helpers.ts';
-import { readmeCommands, shellWords, type ReadmeBlock, type ReadmeCommand } from './readme-commands.ts';
+import { readmeCommands, sampleComparison, shellWords, type ReadmeBlock, type ReadmeCommand } from './readme-commands.ts';
 
 const README = join(REPO, 'README.md');
 /** `NODE_OPTIONS` of every process started for a README command: loopback only. */
@@ -116,6 +116,24 @@ describe('README command extraction', () => {
     expect(skipped.problems).toEqual([]);
   });
 
+  test('an output marker ties a sample block to the last command before it', () => {
+    const { blocks: bs, problems: ps } = readmeCommands(['```bash', 'npx skillopt a', 'npx skillopt b', '```', '<!-- readme-test: output -->', '```', 'b done', '```', '<!-- readme-test: output -->', '```', 'x', '```'].join('\n'));
+    expect(ps).toEqual([]);
+    expect(bs[1]!.output).toMatchObject({ of: { line: 3, args: ['b'] }, text: 'b done' });
+    expect(readmeCommands(['<!-- readme-test: output -->', '```', 'x', '```'].join('\n')).problems).toEqual(['README.md:1: an output sample with no command before it']);
+  });
+
+  test('a sample matches its run but for durations, the output folder, added arguments and …; a changed number is a diff', () => {
+    const sample = ['done OK', '  command:  npx skillopt t --c x.yaml', '  output:   outputs/run_1', '  best:     outputs/run_1/best.md', '  calls:    361 calls', '  wall:     3.4 s', '  next:     review …/d.diff, then …'].join('\n');
+    const run = ['progress…', '\x1b[1mdone OK\x1b[22m', '  command:  npx skillopt t --c x.yaml --cfg-options env.out_root=/tmp/r/o', '  output:   /tmp/r/o', '  best:     /tmp/r/o/best.md', '  calls:    361 calls', '  wall:     12.0 s', '  next:     review /tmp/r/o/d.diff, then npx skillopt eval --skill /tmp/r/o/best.md', 'server stopped'].join('\n');
+    const same = sampleComparison(sample, run, { outDir: '/tmp/r/o', added: ['--cfg-options', 'env.out_root=/tmp/r/o'] });
+    expect(same.actual).toBe(same.expected);
+    const drifted = sampleComparison(sample, run.replace('361 calls', '362 calls'), { outDir: '/tmp/r/o', added: ['--cfg-options', 'env.out_root=/tmp/r/o'] });
+    expect(drifted.actual).not.toBe(drifted.expected);
+    expect(drifted.actual.split('\n')[4]).toBe('  calls:    362 calls');
+    expect(drifted.expected.split('\n')[4]).toBe('  calls:    361 calls');
+  });
+
   test('shell words: quotes, escapes, a trailing &, and the syntax it refuses', () => {
     expect(shellWords(`a 'b c' "d \\"e\\"" f\\ g &`)).toEqual({ words: ['a', 'b c', 'd "e"', 'f g'], background: true });
     expect(shellWords('a # b')).toEqual({ words: ['a'], background: false });
@@ -129,6 +147,8 @@ const { blocks, problems } = readmeCommands(readFileSync(README, 'utf8'));
 const tmp = tempDirs('readme');
 let root = '';
 const usages = new Map<string, string>();
+/** What each README command (by its line) printed when it ran, for the output samples after it. */
+const outputs = new Map<number, { output: string; outDir: string | undefined; added: string[] }>();
 const running = new Set<ChildProcess>();
 
 beforeAll(() => {
@@ -247,11 +267,12 @@ class Rewriter {
   /**
    * The command's environment: its own assignments (rewritten), and the model-call cache in the temp dir
    * (a fresh one for this README run, shared by its commands in order, as one checkout's would be), so
-   * that nothing is read from or written to the repository's `.skillopt/cache`.
+   * that nothing is read from or written to the repository's `.skillopt/cache`; in the default mode `rw`,
+   * as a user's shell has it (the other e2e tests turn the cache off), so the samples show its counts.
    */
   env(env: Record<string, string>): Record<string, string> {
     const own = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, k === 'SKILLOPT_OUT_ROOT' || k === 'SKILLOPT_CACHE_DIR' ? this.moved(v) : this.path(this.port(v))]));
-    return { SKILLOPT_CACHE_DIR: join(root, '.skillopt', 'cache'), ...own };
+    return { SKILLOPT_CACHE: 'rw', SKILLOPT_CACHE_DIR: join(root, '.skillopt', 'cache'), ...own };
   }
 
   /** A URL on a documented port, moved to its server's real port (or null). */
@@ -344,12 +365,15 @@ async function runBlock(block: ReadmeBlock, rw: Rewriter): Promise<void> {
       const args = cmd.args.map((w) => rw.word(w));
       const env = rw.env(cmd.env);
       const help = await usage(args[0]!);
+      const written = args.length;
       if (help.includes('--config')) args.push(...withCfgOptions(serverOverrides(args, childEnv(env), rw)));
       if (help.includes('--cfg-options') && !args.some((w) => /^(env\.)?out_root=/.test(w)) && !env['SKILLOPT_OUT_ROOT']) {
         args.push('--cfg-options', `env.out_root=${join(root, 'outputs', `readme-line-${cmd.line}`)}`);
       }
       const before = repoOutputs();
       const r = await runCli(args, env);
+      const outDir = [...args].reverse().find((w) => /^(env\.)?out_root=/.test(w))?.replace(/^(env\.)?out_root=/, '') ?? env['SKILLOPT_OUT_ROOT'];
+      outputs.set(cmd.line, { output: r.output, outDir, added: args.slice(written) });
       const report = [
         `${where}: \`${cmd.text}\``,
         `run as: skillopt ${args.join(' ')}`,
@@ -407,5 +431,19 @@ describe('README.md commands, run offline from the repository root', () => {
     }
     const foreground = block.commands.filter((c) => !c.background).length;
     test(name, { timeout: COMMAND_GUARD_MS * Math.max(1, foreground) + 60_000 }, () => runBlock(block, rw));
+  }
+
+  for (const block of blocks.filter((b) => b.output !== null)) {
+    const { of, text } = block.output!;
+    test(`README.md:${block.line} is what README.md:${of.line} prints`, () => {
+      const ran = outputs.get(of.line);
+      expect(ran, `README.md:${of.line} did not run (see its own test)`).toBeDefined();
+      const { expected, actual } = sampleComparison(text, ran!.output, ran!);
+      expect(
+        actual,
+        `README.md:${block.line}: the sample output of \`${of.text}\` differs from a real run (+ the run, - the README; ` +
+          'durations, the output folder and the arguments the test adds are not compared, … matches anything): update the sample',
+      ).toBe(expected);
+    });
   }
 });
