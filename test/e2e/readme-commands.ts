@@ -15,6 +15,9 @@
  *   fail says so with `<!-- readme-test: exit N -->` (default: every command exits 0).
  * - A sample of what a command prints is marked `<!-- readme-test: output -->`: the block is compared with
  *   the output of the last command of the block before it that has commands (see sampleComparison).
+ * - A section about the user's own project: `<!-- readme-test: file PATH -->` says a block is the content of
+ *   PATH in that project, and a shell block marked `<!-- readme-test: in-project -->` runs there, in a temp
+ *   project holding every `file` block before it, rather than from the repository root.
  */
 
 export interface ReadmeCommand {
@@ -40,6 +43,10 @@ export interface ReadmeBlock {
   exit: number;
   /** The block is a sample of the output of the last command before it (an `output` marker). */
   output: { of: ReadmeCommand; text: string } | null;
+  /** The block is this file of the user's project (a `file PATH` marker): its path and content. */
+  file: { path: string; text: string } | null;
+  /** Its commands run in the user's project (an `in-project` marker), not from the repository root. */
+  inProject: boolean;
   commands: ReadmeCommand[];
 }
 
@@ -129,7 +136,7 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
   const problems: string[] = [];
   const at = (n: number) => `${file}:${n}`;
   // The marker waiting for the next fence: its directives and the line it was on.
-  let pending: { line: number; skip: string | null; exit: number | null; output: boolean } | null = null;
+  let pending: { line: number; skip: string | null; exit: number | null; output: boolean; file: string | null; inProject: boolean } | null = null;
   let lastCommand: ReadmeCommand | null = null;
 
   for (let i = 0; i < lines.length; i++) {
@@ -137,14 +144,16 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
     const marker = MARKER.exec(text);
     if (marker) {
       if (pending) problems.push(`${at(pending.line)}: a readme-test marker that no code block follows`);
-      pending = { line: i + 1, skip: null, exit: null, output: false };
+      pending = { line: i + 1, skip: null, exit: null, output: false, file: null, inProject: false };
       for (const directive of marker[1]!.split(/\s*;\s*/).filter(Boolean)) {
         const skip = /^skip\s*\((.*\S.*)\)$/.exec(directive);
         const exit = /^exit\s+(\d+)$/.exec(directive);
         if (skip) pending.skip = skip[1]!.trim();
         else if (exit) pending.exit = Number(exit[1]);
         else if (directive === 'output') pending.output = true;
-        else problems.push(`${at(i + 1)}: unknown readme-test marker '${directive}' (expected 'skip (reason)', 'exit N' or 'output')`);
+        else if (directive === 'in-project') pending.inProject = true;
+        else if (/^file\s+[\w.][\w./-]*$/.test(directive) && !directive.includes('..')) pending.file = directive.replace(/^file\s+/, '');
+        else problems.push(`${at(i + 1)}: unknown readme-test marker '${directive}' (expected 'skip (reason)', 'exit N', 'output', 'file PATH' or 'in-project')`);
       }
       continue;
     }
@@ -167,6 +176,8 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
       skip: pending?.skip ?? null,
       exit: pending?.exit ?? 0,
       output: null,
+      file: pending?.file ? { path: pending.file, text: `${body.join('\n')}\n` } : null,
+      inProject: pending?.inProject ?? false,
       commands: [],
     };
     if (pending?.output) {
@@ -220,6 +231,7 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
       }
       block.commands.push({ line: first, text: oneLine(stripped), env, args, background: parsed.background });
     }
+    if (block.inProject && !shell) problems.push(`${at(block.line)}: an in-project block must be a shell block`);
     if (block.skip === null && block.commands.some((c) => !c.background)) lastCommand = block.commands.filter((c) => !c.background).at(-1)!;
     blocks.push(block);
     i = end;

@@ -14,14 +14,18 @@
  *   the block's later commands talk to it there (a config's `model.*base_url` on that documented port is
  *   overridden with `--cfg-options`), and it is stopped when the block ends;
  * - the model-call cache lives in the temp directory too (SKILLOPT_CACHE_DIR), fresh for each run of this file;
+ * - a block marked `in-project` runs in a temp project instead, holding the README's `file` blocks before it,
+ *   with skillopt installed from `npm pack` (its dependencies linked from this repository, no registry), as
+ *   written and in the default cache mode; what it creates at the top level must be in its `.gitignore` block;
+ * - a block marked `output` is compared, numbers included, with what the command before it printed;
  * - every process runs with ./readme-offline.mjs preloaded: a connection to anything but loopback fails
  *   at once, naming what to do (nothing reaches a real endpoint; a block that needs one is marked skip).
  *   The CLI's model calls are made by its main process (the model gateway), which the preload covers.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { takeFlags } from '../../src/cli/args.ts';
 import { CONFIG_FLAGS } from '../../src/cli/common.ts';
@@ -123,6 +127,14 @@ describe('README command extraction', () => {
     expect(readmeCommands(['<!-- readme-test: output -->', '```', 'x', '```'].join('\n')).problems).toEqual(['README.md:1: an output sample with no command before it']);
   });
 
+  test('file and in-project markers: the blocks of a user project, and the shell block that runs there', () => {
+    const { blocks: bs, problems: ps } = readmeCommands(['<!-- readme-test: file skills/a/t.json -->', '```json', '[]', '```', '<!-- readme-test: in-project -->', '```bash', 'npx skillopt test', '```'].join('\n'));
+    expect(ps).toEqual([]);
+    expect(bs.map((b) => [b.file, b.inProject])).toEqual([[{ path: 'skills/a/t.json', text: '[]\n' }, false], [null, true]]);
+    const bad = readmeCommands(['<!-- readme-test: file ../x -->', '```', 'a', '```', '<!-- readme-test: in-project -->', '```yaml', 'a: 1', '```'].join('\n')).problems;
+    expect(bad.map((p) => p.split(':').slice(0, 2).join(':'))).toEqual(['README.md:1', 'README.md:6']);
+  });
+
   test('a sample matches its run but for durations, the output folder, added arguments and …; a changed number is a diff', () => {
     const sample = ['done OK', '  command:  npx skillopt t --c x.yaml', '  output:   outputs/run_1', '  best:     outputs/run_1/best.md', '  calls:    361 calls', '  wall:     3.4 s', '  next:     review …/d.diff, then …'].join('\n');
     const run = ['progress…', '\x1b[1mdone OK\x1b[22m', '  command:  npx skillopt t --c x.yaml --cfg-options env.out_root=/tmp/r/o', '  output:   /tmp/r/o', '  best:     /tmp/r/o/best.md', '  calls:    361 calls', '  wall:     12.0 s', '  next:     review /tmp/r/o/d.diff, then npx skillopt eval --skill /tmp/r/o/best.md', 'server stopped'].join('\n');
@@ -167,10 +179,10 @@ interface Ran {
   hung: boolean;
 }
 
-/** `skillopt <args>` from the repository root, killed (and reported as hung) after COMMAND_GUARD_MS. */
-function runCli(args: string[], env: Record<string, string>): Promise<Ran> {
+/** `skillopt <args>` (from the repository root by default), killed (and reported as hung) after COMMAND_GUARD_MS. */
+function runCli(args: string[], env: Record<string, string>, { cwd = REPO, bin = BIN } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, env: childEnv({ ...env, ...OFFLINE }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env: childEnv({ ...env, ...OFFLINE }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let output = '';
     let hung = false;
     child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -352,7 +364,38 @@ async function startServer(cmd: ReadmeCommand, rw: Rewriter, where: string): Pro
   return child;
 }
 
+/**
+ * An `in-project` block: a temp project holding the README's `file` blocks before it, with skillopt
+ * installed from `npm pack` of this repository and its dependencies linked from this repository's
+ * node_modules (no registry), where the block's commands run as written, through the installed bin, in the
+ * default cache mode. Whatever they create at the project's top level must be in its `.gitignore` block.
+ */
+async function runInProject(block: ReadmeBlock): Promise<void> {
+  const dir = tmp.make('project');
+  const files = blocks.filter((b) => b.file !== null && b.line < block.line).map((b) => b.file!);
+  expect(files.length, `README.md:${block.line}: an in-project block with no \`readme-test: file\` block before it`).toBeGreaterThan(0);
+  for (const f of files) {
+    mkdirSync(dirname(join(dir, f.path)), { recursive: true });
+    writeFileSync(join(dir, f.path), f.text);
+  }
+  // plain JavaScript without declarations (the benchmarks' helper): imported by a computed path
+  const { installPacked } = await import(pathToFileURL(join(REPO, 'scripts', 'bench-project.mjs')).href);
+  installPacked(dir);
+  const before = new Set(readdirSync(dir));
+  for (const cmd of block.commands) {
+    const where = `README.md:${cmd.line}`;
+    expect(cmd.background, `${where}: a background command in an in-project block is not supported`).toBe(false);
+    const r = await runCli(cmd.args, { ...cmd.env, SKILLOPT_CACHE: 'rw' }, { cwd: dir, bin: join(dir, 'node_modules', '.bin', 'skillopt') });
+    const report = [`${where}: \`${cmd.text}\` in a project with ${files.map((f) => f.path).join(', ')}`, r.hung ? '(killed: hung)' : `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}`, tail(r.output)].join('\n');
+    expect(r.code, report).toBe(block.exit);
+  }
+  const ignore = files.filter((f) => f.path === '.gitignore').flatMap((f) => f.text.split('\n').map((l) => l.trim().replace(/^\/|\/$/g, '')));
+  const created = readdirSync(dir).filter((name) => !before.has(name));
+  expect(created.filter((name) => !ignore.includes(name)), `README.md:${block.line}: the commands created these, which the README's .gitignore block does not name`).toEqual([]);
+}
+
 async function runBlock(block: ReadmeBlock, rw: Rewriter): Promise<void> {
+  if (block.inProject) return runInProject(block);
   const servers: ChildProcess[] = [];
   try {
     for (const cmd of block.commands) {
