@@ -22,7 +22,8 @@ export default defineConfig({
         },
       },
       {
-        // The skill benchmarks: run them with `npx skillopt test` (or `npx vitest --project skills`).
+        // The skill benchmarks: run them with `npx skillopt test` (or `npx vitest --project skills`), after
+        // `npm run build`: a change to src/ reaches them through dist/.
         // Benchmarks import the library as a user would (`from 'skillopt'`), externalized (not transformed).
         extends: true,
         plugins: [skillopt()],
