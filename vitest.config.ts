@@ -2,11 +2,12 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { skillopt } from 'skillopt/vitest';
 
-const librarySource = fileURLToPath(new URL('./src/index.ts', import.meta.url));
+// The compiled library (`npm run build`), as an installed package is: the suites' worker thread imports it
+// as is. Aliased to src/ instead, Vite transforms every library module a suite reaches (about 60, with their
+// source maps), which cost 70 MiB of peak RSS per `skillopt test` (docs/memory.md).
+const library = fileURLToPath(new URL('./dist/index.js', import.meta.url));
 
 export default defineConfig({
-  // Benchmarks import the library as a user would (`from 'skillopt'`); inside this repo that is the source.
-  resolve: { alias: { skillopt: librarySource } },
   test: {
     projects: [
       {
@@ -21,10 +22,13 @@ export default defineConfig({
         },
       },
       {
-        // The skill benchmarks: run them with `npx skillopt test` (or `npx vitest --project skills`).
+        // The skill benchmarks: run them with `npx skillopt test` (or `npx vitest --project skills`), after
+        // `npm run build`: a change to src/ reaches them through dist/.
+        // Benchmarks import the library as a user would (`from 'skillopt'`), externalized (not transformed).
         extends: true,
         plugins: [skillopt()],
-        test: { name: 'skills', include: ['benchmarks/**/*.skill.test.ts'] },
+        resolve: { alias: { skillopt: library } },
+        test: { name: 'skills', include: ['benchmarks/**/*.skill.test.ts'], server: { deps: { external: [/\/dist\//] } } },
       },
     ],
   },

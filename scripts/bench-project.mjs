@@ -4,9 +4,10 @@
  *
  * - writeBenchProject: a vitest.config.ts that loads skillopt from the repo's dist/ as an installed package
  *   would be (externalized, not transformed), for benchmarks that drive skillopt's modules in-process.
- * - writeInstalledProject: a project that installs the packed package (`npm pack` of this repo, unpacked
- *   into node_modules/skillopt with its bin linked, as `npm install` does; its dependencies are this repo's
- *   node_modules, linked), for benchmarks that run `node node_modules/.bin/skillopt` as a user does.
+ * - writeInstalledProject: a project that installs the packed package (installPacked: `npm pack` of this
+ *   repo, unpacked into node_modules/skillopt with its bin linked, as `npm install` does; its dependencies
+ *   are this repo's node_modules, linked), for benchmarks that run `node node_modules/.bin/skillopt` as a
+ *   user does (and for the README test's own-project section).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -51,6 +52,15 @@ export default defineConfig({
   test: { projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['suite/*.skill.test.ts'] } }] },
 });
 `);
+  installPacked(dir);
+}
+
+/**
+ * Install skillopt into the project `dir` as `npm i -D <tarball>` would, with no registry: the packed
+ * package (build dist/ first) unpacked into node_modules/skillopt with its bin linked, and every package of
+ * this repository's node_modules (its dependencies, Vitest among them) linked beside it.
+ */
+export function installPacked(dir) {
   const modules = join(dir, 'node_modules');
   mkdirSync(join(modules, '.bin'), { recursive: true });
   // --ignore-scripts: pack the dist/ that is there (`prepare` would rebuild it)

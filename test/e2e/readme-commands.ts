@@ -13,6 +13,11 @@
  * - The one way to opt a block out is a marker on the line before its fence (blank lines may separate
  *   them): `<!-- readme-test: skip (why it cannot run offline) -->`. A block whose commands are meant to
  *   fail says so with `<!-- readme-test: exit N -->` (default: every command exits 0).
+ * - A sample of what a command prints is marked `<!-- readme-test: output -->`: the block is compared with
+ *   the output of the last command of the block before it that has commands (see sampleComparison).
+ * - A section about the user's own project: `<!-- readme-test: file PATH -->` says a block is the content of
+ *   PATH in that project, and a shell block marked `<!-- readme-test: in-project -->` runs there, in a temp
+ *   project holding every `file` block before it, rather than from the repository root.
  */
 
 export interface ReadmeCommand {
@@ -36,6 +41,12 @@ export interface ReadmeBlock {
   skip: string | null;
   /** The exit code every foreground command of the block must end with. */
   exit: number;
+  /** The block is a sample of the output of the last command before it (an `output` marker). */
+  output: { of: ReadmeCommand; text: string } | null;
+  /** The block is this file of the user's project (a `file PATH` marker): its path and content. */
+  file: { path: string; text: string } | null;
+  /** Its commands run in the user's project (an `in-project` marker), not from the repository root. */
+  inProject: boolean;
   commands: ReadmeCommand[];
 }
 
@@ -125,20 +136,24 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
   const problems: string[] = [];
   const at = (n: number) => `${file}:${n}`;
   // The marker waiting for the next fence: its directives and the line it was on.
-  let pending: { line: number; skip: string | null; exit: number | null } | null = null;
+  let pending: { line: number; skip: string | null; exit: number | null; output: boolean; file: string | null; inProject: boolean } | null = null;
+  let lastCommand: ReadmeCommand | null = null;
 
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i]!;
     const marker = MARKER.exec(text);
     if (marker) {
       if (pending) problems.push(`${at(pending.line)}: a readme-test marker that no code block follows`);
-      pending = { line: i + 1, skip: null, exit: null };
+      pending = { line: i + 1, skip: null, exit: null, output: false, file: null, inProject: false };
       for (const directive of marker[1]!.split(/\s*;\s*/).filter(Boolean)) {
         const skip = /^skip\s*\((.*\S.*)\)$/.exec(directive);
         const exit = /^exit\s+(\d+)$/.exec(directive);
         if (skip) pending.skip = skip[1]!.trim();
         else if (exit) pending.exit = Number(exit[1]);
-        else problems.push(`${at(i + 1)}: unknown readme-test marker '${directive}' (expected 'skip (reason)' or 'exit N')`);
+        else if (directive === 'output') pending.output = true;
+        else if (directive === 'in-project') pending.inProject = true;
+        else if (/^file\s+[\w.][\w./-]*$/.test(directive) && !directive.includes('..')) pending.file = directive.replace(/^file\s+/, '');
+        else problems.push(`${at(i + 1)}: unknown readme-test marker '${directive}' (expected 'skip (reason)', 'exit N', 'output', 'file PATH' or 'in-project')`);
       }
       continue;
     }
@@ -160,8 +175,15 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
       lang: fence[3]!.toLowerCase(),
       skip: pending?.skip ?? null,
       exit: pending?.exit ?? 0,
+      output: null,
+      file: pending?.file ? { path: pending.file, text: `${body.join('\n')}\n` } : null,
+      inProject: pending?.inProject ?? false,
       commands: [],
     };
+    if (pending?.output) {
+      if (lastCommand === null) problems.push(`${at(pending.line)}: an output sample with no command before it`);
+      else block.output = { of: lastCommand, text: body.join('\n') };
+    }
     pending = null;
     const shell = SHELL_LANGS.has(block.lang);
     for (let j = 0; j < body.length; j++) {
@@ -209,6 +231,8 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
       }
       block.commands.push({ line: first, text: oneLine(stripped), env, args, background: parsed.background });
     }
+    if (block.inProject && !shell) problems.push(`${at(block.line)}: an in-project block must be a shell block`);
+    if (block.skip === null && block.commands.some((c) => !c.background)) lastCommand = block.commands.filter((c) => !c.background).at(-1)!;
     blocks.push(block);
     i = end;
   }
@@ -218,4 +242,36 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
 
 function oneLine(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
+}
+
+/** What differs between runs of the same command, and is not compared: it is masked in both texts. */
+function masked(line: string): string {
+  // durations ("3.4 s", "2.7 s"): wall time depends on the machine
+  return line.replace(/\b\d+(?:\.\d+)? s\b/g, '# s');
+}
+
+/**
+ * A README sample of a command's output against the output of a real run, as two texts for a diff:
+ * `expected` is the sample, `actual` the run's lines from the one that matches the sample's first line on.
+ * Not compared: durations (`N s`), the run's output folder (the sample's `output:` path stands for the real
+ * one) and the arguments the test added to the command (`added`, dropped from the run's echo of it); `…`
+ * in a sample line matches any text. Every other character, numbers included, must agree.
+ */
+export function sampleComparison(sample: string, run: string, { outDir, added }: { outDir?: string; added: string[] }): { expected: string; actual: string } {
+  const sampleLines = sample.replace(/\n+$/, '').split('\n');
+  let text = run.replace(/\x1b\[[0-9;]*m/g, '');
+  if (added.length > 0) text = text.split(` ${added.join(' ')}`).join('');
+  const sampleOut = /^\s*output:\s+(\S+)/m.exec(sample)?.[1];
+  if (outDir && sampleOut) text = text.split(outDir).join(sampleOut);
+  const runLines = text.replace(/\n+$/, '').split('\n');
+  const wildcard = (line: string) => new RegExp(`^${masked(line).split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const matches = (sampleLine: string) => (l: string) => wildcard(sampleLine).test(masked(l));
+  // the run's lines from the one that matches the sample's first line to the one that matches its last
+  let start = runLines.findIndex(matches(sampleLines[0]!));
+  if (start < 0) start = Math.max(0, runLines.length - sampleLines.length);
+  const last = runLines.slice(start).findIndex(matches(sampleLines.at(-1)!));
+  const actual = runLines.slice(start, last >= 0 ? start + last + 1 : start + sampleLines.length).map(masked);
+  // a sample line with `…` is shown as the run's line it matches, so the diff shows real differences only
+  const expected = sampleLines.map((l) => (l.includes('…') ? actual.find(matches(l)) : undefined) ?? masked(l));
+  return { expected: expected.join('\n'), actual: actual.join('\n') };
 }

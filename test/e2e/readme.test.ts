@@ -14,20 +14,24 @@
  *   the block's later commands talk to it there (a config's `model.*base_url` on that documented port is
  *   overridden with `--cfg-options`), and it is stopped when the block ends;
  * - the model-call cache lives in the temp directory too (SKILLOPT_CACHE_DIR), fresh for each run of this file;
+ * - a block marked `in-project` runs in a temp project instead, holding the README's `file` blocks before it,
+ *   with skillopt installed from `npm pack` (its dependencies linked from this repository, no registry), as
+ *   written and in the default cache mode; what it creates at the top level must be in its `.gitignore` block;
+ * - a block marked `output` is compared, numbers included, with what the command before it printed;
  * - every process runs with ./readme-offline.mjs preloaded: a connection to anything but loopback fails
  *   at once, naming what to do (nothing reaches a real endpoint; a block that needs one is marked skip).
  *   The CLI's model calls are made by its main process (the model gateway), which the preload covers.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { takeFlags } from '../../src/cli/args.ts';
 import { CONFIG_FLAGS } from '../../src/cli/common.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { assertBuilt, BIN, childEnv, freePort, REPO, run, tempDirs, waitForOutput } from './helpers.ts';
-import { readmeCommands, shellWords, type ReadmeBlock, type ReadmeCommand } from './readme-commands.ts';
+import { readmeCommands, sampleComparison, shellWords, type ReadmeBlock, type ReadmeCommand } from './readme-commands.ts';
 
 const README = join(REPO, 'README.md');
 /** `NODE_OPTIONS` of every process started for a README command: loopback only. */
@@ -116,6 +120,32 @@ describe('README command extraction', () => {
     expect(skipped.problems).toEqual([]);
   });
 
+  test('an output marker ties a sample block to the last command before it', () => {
+    const { blocks: bs, problems: ps } = readmeCommands(['```bash', 'npx skillopt a', 'npx skillopt b', '```', '<!-- readme-test: output -->', '```', 'b done', '```', '<!-- readme-test: output -->', '```', 'x', '```'].join('\n'));
+    expect(ps).toEqual([]);
+    expect(bs[1]!.output).toMatchObject({ of: { line: 3, args: ['b'] }, text: 'b done' });
+    expect(readmeCommands(['<!-- readme-test: output -->', '```', 'x', '```'].join('\n')).problems).toEqual(['README.md:1: an output sample with no command before it']);
+  });
+
+  test('file and in-project markers: the blocks of a user project, and the shell block that runs there', () => {
+    const { blocks: bs, problems: ps } = readmeCommands(['<!-- readme-test: file skills/a/t.json -->', '```json', '[]', '```', '<!-- readme-test: in-project -->', '```bash', 'npx skillopt test', '```'].join('\n'));
+    expect(ps).toEqual([]);
+    expect(bs.map((b) => [b.file, b.inProject])).toEqual([[{ path: 'skills/a/t.json', text: '[]\n' }, false], [null, true]]);
+    const bad = readmeCommands(['<!-- readme-test: file ../x -->', '```', 'a', '```', '<!-- readme-test: in-project -->', '```yaml', 'a: 1', '```'].join('\n')).problems;
+    expect(bad.map((p) => p.split(':').slice(0, 2).join(':'))).toEqual(['README.md:1', 'README.md:6']);
+  });
+
+  test('a sample matches its run but for durations, the output folder, added arguments and …; a changed number is a diff', () => {
+    const sample = ['done OK', '  command:  npx skillopt t --c x.yaml', '  output:   outputs/run_1', '  best:     outputs/run_1/best.md', '  calls:    361 calls', '  wall:     3.4 s', '  next:     review …/d.diff, then …'].join('\n');
+    const run = ['progress…', '\x1b[1mdone OK\x1b[22m', '  command:  npx skillopt t --c x.yaml --cfg-options env.out_root=/tmp/r/o', '  output:   /tmp/r/o', '  best:     /tmp/r/o/best.md', '  calls:    361 calls', '  wall:     12.0 s', '  next:     review /tmp/r/o/d.diff, then npx skillopt eval --skill /tmp/r/o/best.md', 'server stopped'].join('\n');
+    const same = sampleComparison(sample, run, { outDir: '/tmp/r/o', added: ['--cfg-options', 'env.out_root=/tmp/r/o'] });
+    expect(same.actual).toBe(same.expected);
+    const drifted = sampleComparison(sample, run.replace('361 calls', '362 calls'), { outDir: '/tmp/r/o', added: ['--cfg-options', 'env.out_root=/tmp/r/o'] });
+    expect(drifted.actual).not.toBe(drifted.expected);
+    expect(drifted.actual.split('\n')[4]).toBe('  calls:    362 calls');
+    expect(drifted.expected.split('\n')[4]).toBe('  calls:    361 calls');
+  });
+
   test('shell words: quotes, escapes, a trailing &, and the syntax it refuses', () => {
     expect(shellWords(`a 'b c' "d \\"e\\"" f\\ g &`)).toEqual({ words: ['a', 'b c', 'd "e"', 'f g'], background: true });
     expect(shellWords('a # b')).toEqual({ words: ['a'], background: false });
@@ -129,6 +159,8 @@ const { blocks, problems } = readmeCommands(readFileSync(README, 'utf8'));
 const tmp = tempDirs('readme');
 let root = '';
 const usages = new Map<string, string>();
+/** What each README command (by its line) printed when it ran, for the output samples after it. */
+const outputs = new Map<number, { output: string; outDir: string | undefined; added: string[] }>();
 const running = new Set<ChildProcess>();
 
 beforeAll(() => {
@@ -147,10 +179,10 @@ interface Ran {
   hung: boolean;
 }
 
-/** `skillopt <args>` from the repository root, killed (and reported as hung) after COMMAND_GUARD_MS. */
-function runCli(args: string[], env: Record<string, string>): Promise<Ran> {
+/** `skillopt <args>` (from the repository root by default), killed (and reported as hung) after COMMAND_GUARD_MS. */
+function runCli(args: string[], env: Record<string, string>, { cwd = REPO, bin = BIN } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, env: childEnv({ ...env, ...OFFLINE }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env: childEnv({ ...env, ...OFFLINE }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let output = '';
     let hung = false;
     child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -247,11 +279,12 @@ class Rewriter {
   /**
    * The command's environment: its own assignments (rewritten), and the model-call cache in the temp dir
    * (a fresh one for this README run, shared by its commands in order, as one checkout's would be), so
-   * that nothing is read from or written to the repository's `.skillopt/cache`.
+   * that nothing is read from or written to the repository's `.skillopt/cache`; in the default mode `rw`,
+   * as a user's shell has it (the other e2e tests turn the cache off), so the samples show its counts.
    */
   env(env: Record<string, string>): Record<string, string> {
     const own = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, k === 'SKILLOPT_OUT_ROOT' || k === 'SKILLOPT_CACHE_DIR' ? this.moved(v) : this.path(this.port(v))]));
-    return { SKILLOPT_CACHE_DIR: join(root, '.skillopt', 'cache'), ...own };
+    return { SKILLOPT_CACHE: 'rw', SKILLOPT_CACHE_DIR: join(root, '.skillopt', 'cache'), ...own };
   }
 
   /** A URL on a documented port, moved to its server's real port (or null). */
@@ -331,7 +364,38 @@ async function startServer(cmd: ReadmeCommand, rw: Rewriter, where: string): Pro
   return child;
 }
 
+/**
+ * An `in-project` block: a temp project holding the README's `file` blocks before it, with skillopt
+ * installed from `npm pack` of this repository and its dependencies linked from this repository's
+ * node_modules (no registry), where the block's commands run as written, through the installed bin, in the
+ * default cache mode. Whatever they create at the project's top level must be in its `.gitignore` block.
+ */
+async function runInProject(block: ReadmeBlock): Promise<void> {
+  const dir = tmp.make('project');
+  const files = blocks.filter((b) => b.file !== null && b.line < block.line).map((b) => b.file!);
+  expect(files.length, `README.md:${block.line}: an in-project block with no \`readme-test: file\` block before it`).toBeGreaterThan(0);
+  for (const f of files) {
+    mkdirSync(dirname(join(dir, f.path)), { recursive: true });
+    writeFileSync(join(dir, f.path), f.text);
+  }
+  // plain JavaScript without declarations (the benchmarks' helper): imported by a computed path
+  const { installPacked } = await import(pathToFileURL(join(REPO, 'scripts', 'bench-project.mjs')).href);
+  installPacked(dir);
+  const before = new Set(readdirSync(dir));
+  for (const cmd of block.commands) {
+    const where = `README.md:${cmd.line}`;
+    expect(cmd.background, `${where}: a background command in an in-project block is not supported`).toBe(false);
+    const r = await runCli(cmd.args, { ...cmd.env, SKILLOPT_CACHE: 'rw' }, { cwd: dir, bin: join(dir, 'node_modules', '.bin', 'skillopt') });
+    const report = [`${where}: \`${cmd.text}\` in a project with ${files.map((f) => f.path).join(', ')}`, r.hung ? '(killed: hung)' : `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}`, tail(r.output)].join('\n');
+    expect(r.code, report).toBe(block.exit);
+  }
+  const ignore = files.filter((f) => f.path === '.gitignore').flatMap((f) => f.text.split('\n').map((l) => l.trim().replace(/^\/|\/$/g, '')));
+  const created = readdirSync(dir).filter((name) => !before.has(name));
+  expect(created.filter((name) => !ignore.includes(name)), `README.md:${block.line}: the commands created these, which the README's .gitignore block does not name`).toEqual([]);
+}
+
 async function runBlock(block: ReadmeBlock, rw: Rewriter): Promise<void> {
+  if (block.inProject) return runInProject(block);
   const servers: ChildProcess[] = [];
   try {
     for (const cmd of block.commands) {
@@ -344,12 +408,15 @@ async function runBlock(block: ReadmeBlock, rw: Rewriter): Promise<void> {
       const args = cmd.args.map((w) => rw.word(w));
       const env = rw.env(cmd.env);
       const help = await usage(args[0]!);
+      const written = args.length;
       if (help.includes('--config')) args.push(...withCfgOptions(serverOverrides(args, childEnv(env), rw)));
       if (help.includes('--cfg-options') && !args.some((w) => /^(env\.)?out_root=/.test(w)) && !env['SKILLOPT_OUT_ROOT']) {
         args.push('--cfg-options', `env.out_root=${join(root, 'outputs', `readme-line-${cmd.line}`)}`);
       }
       const before = repoOutputs();
       const r = await runCli(args, env);
+      const outDir = [...args].reverse().find((w) => /^(env\.)?out_root=/.test(w))?.replace(/^(env\.)?out_root=/, '') ?? env['SKILLOPT_OUT_ROOT'];
+      outputs.set(cmd.line, { output: r.output, outDir, added: args.slice(written) });
       const report = [
         `${where}: \`${cmd.text}\``,
         `run as: skillopt ${args.join(' ')}`,
@@ -407,5 +474,19 @@ describe('README.md commands, run offline from the repository root', () => {
     }
     const foreground = block.commands.filter((c) => !c.background).length;
     test(name, { timeout: COMMAND_GUARD_MS * Math.max(1, foreground) + 60_000 }, () => runBlock(block, rw));
+  }
+
+  for (const block of blocks.filter((b) => b.output !== null)) {
+    const { of, text } = block.output!;
+    test(`README.md:${block.line} is what README.md:${of.line} prints`, () => {
+      const ran = outputs.get(of.line);
+      expect(ran, `README.md:${of.line} did not run (see its own test)`).toBeDefined();
+      const { expected, actual } = sampleComparison(text, ran!.output, ran!);
+      expect(
+        actual,
+        `README.md:${block.line}: the sample output of \`${of.text}\` differs from a real run (+ the run, - the README; ` +
+          'durations, the output folder and the arguments the test adds are not compared, … matches anything): update the sample',
+      ).toBe(expected);
+    });
   }
 });
