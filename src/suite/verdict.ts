@@ -174,20 +174,22 @@ export function isComplete(stats: Pick<ScoreStats, 'errored'>, maxErrored: numbe
  * The verdict of a paired comparison of two runs (DESIGN §11; reference/statistics.md "Regression gate",
  * rule *fail only on evidence*, the PR default). Δ = candidate − baseline pass rate over the paired
  * cases, with one-sided bounds and p-values at the comparison's confidence (95%: α = 0.05):
- * - `inconclusive`: errored cases beyond `evaluation.max_errored` on either side, or no paired case;
+ * - `inconclusive`: errored cases beyond `evaluation.max_errored` on either side, a side short of the
+ *   cases its run recorded it selected (a truncated results.jsonl), or no paired case;
  * - `regressed`: the upper bound of Δ is below 0, the one-sided p for "got worse" is below α, AND
  *   Δ̂ < −m, m = `evaluation.max_regression`;
  * - `improved`: the lower bound of Δ is above 0 and the p for "got better" is below α;
  * - otherwise `no significant change` (a significant drop no larger than m included: rule `drop_within_margin`).
  * The p-value is asked too because Newcombe's interval (single-trial runs) is slightly liberal when
  * discordant pairs are few: alone it would flag 3 regressed of 3 discordant cases (exact p = 0.125). With
- * the bootstrap (trials) the two agree by construction. Exit codes, with `--fail-on-regression`:
+ * trials the p-value is the exact sign-flip test's and the bounds the bootstrap's; the bootstrap alone
+ * flags a single flaky trial of one case. Exit codes, with `--fail-on-regression`:
  * 1 regressed, 3 inconclusive, else 0; without it always 0.
  */
 export type ComparisonVerdict = 'regressed' | 'improved' | 'no significant change' | 'inconclusive';
 
 /** Which rule decided a comparison. */
-export type ComparisonRule = 'errored' | 'no_paired_cases' | 'evidence_of_regression' | 'evidence_of_improvement' | 'drop_within_margin' | 'no_evidence';
+export type ComparisonRule = 'errored' | 'missing_cases' | 'no_paired_cases' | 'evidence_of_regression' | 'evidence_of_improvement' | 'drop_within_margin' | 'no_evidence';
 
 /** What a comparison's verdict is decided on (a Comparison of src/compare/ carries all of it). */
 export interface ComparisonEvidence {
@@ -201,6 +203,8 @@ export interface ComparisonEvidence {
   confidence: number;
   /** Cases whose trials all errored, per side. */
   errored: { baseline: number; candidate: number };
+  /** Selected cases a side's results lack (absent in older callers: none). */
+  missing?: { baseline: { count: number; cases: Array<{ suite: string; id: string }> }; candidate: { count: number; cases: Array<{ suite: string; id: string }> } };
 }
 
 export interface ComparisonDecision {
@@ -239,6 +243,19 @@ export function decideComparison(
       `${plural(baseline, 'baseline case')} and ${plural(candidate, 'candidate case')} errored (evaluation.max_errored ${opts.maxErrored}): errored cases are not scored, so the comparison proves nothing`,
     );
   }
+  for (const side of ['candidate', 'baseline'] as const) {
+    const m = e.missing?.[side];
+    if (!m || m.count === 0) continue;
+    const named = m.cases.slice(0, 5).map((x) => x.id);
+    const more = m.count - named.length;
+    return decided(
+      'inconclusive',
+      'missing_cases',
+      `the ${side} is missing ${m.count} of the cases its run selected` +
+        (named.length ? ` (${named.join(', ')}${more > 0 ? `, and ${more} more` : ''})` : '') +
+        ': a truncated or partial results.jsonl is not a whole run, so the comparison proves nothing',
+    );
+  }
   if (e.n_paired === 0 || e.delta === null || e.bounds === null) {
     return decided('inconclusive', 'no_paired_cases', 'no case was scored in both runs: nothing to compare');
   }
@@ -265,4 +282,20 @@ export function decideComparison(
     'no_evidence',
     `no evidence of a change either way: the one-sided ${pct} bounds of Δ are ${signed(lower)} and ${signed(upper)}, p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}`,
   );
+}
+
+/**
+ * What a case whose pass flag flipped is called. It `regressed` (or `improved`) only on evidence: its own
+ * trials are significant at α (`p_value`, with trials), or it is a single-trial flip inside a verdict
+ * that found the same direction. Otherwise it only `changed`: under noise most single flips are chance.
+ */
+export function caseChangeLabel(
+  change: { p_value: number | null },
+  direction: 'worse' | 'better',
+  verdict: ComparisonVerdict,
+  alpha: number,
+): 'regressed' | 'improved' | 'changed' {
+  const label = direction === 'worse' ? 'regressed' : 'improved';
+  if (change.p_value !== null) return change.p_value < alpha ? label : 'changed';
+  return verdict === label ? label : 'changed';
 }

@@ -103,6 +103,7 @@ export const command: Command = {
       allowDifferentTasks: args.switches.has(ALLOW_DIFFERENT_FLAG.slice(2)),
       resamples,
       seed,
+      confidence: 1 - config.evaluation.alpha,
     });
 
     const outDir = resolve(single(args, 'out') ?? run.candidate.folder);
