@@ -138,11 +138,26 @@ export function sideWarnings(i: CompareReportInput): string[] {
   return out;
 }
 
-/** How a flipped case is called in a heading: `pass → fail` for all of them, the evidence per case. */
-function flippedTitle(list: CaseChange[], labels: string[], worse: boolean): string {
-  const strong = labels.filter((l) => l !== 'changed').length;
-  const arrow = worse ? 'pass → fail' : 'fail → pass';
-  return `${arrow} (${list.length}${strong ? `; ${strong} ${worse ? 'regressed' : 'improved'} on evidence` : ''})`;
+/**
+ * The flipped cases in two lists each way: those with evidence (`regressed` / `fixed`: suite/verdict.ts
+ * caseChangeLabel) and those that only changed, which under noise are mostly chance.
+ */
+function flippedLists(i: CompareReportInput): Array<{ title: string; list: CaseChange[]; always: boolean; worse: boolean }> {
+  const c = i.comparison;
+  const split = (list: CaseChange[], direction: 'worse' | 'better') => {
+    const strong: CaseChange[] = [];
+    const changed: CaseChange[] = [];
+    for (const x of list) (labelOf(i, x, direction) === 'changed' ? changed : strong).push(x);
+    return { strong, changed };
+  };
+  const worse = split(c.regressed, 'worse');
+  const better = split(c.fixed, 'better');
+  return [
+    { title: 'regressed', list: worse.strong, always: true, worse: true },
+    { title: 'changed pass → fail', list: worse.changed, always: false, worse: true },
+    { title: 'fixed', list: better.strong, always: true, worse: false },
+    { title: 'changed fail → pass', list: better.changed, always: false, worse: false },
+  ];
 }
 
 function multiSuite(c: Comparison): boolean {
@@ -197,22 +212,22 @@ export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
   );
   lines.push('');
   lines.push(`_Could miss:_ ${mdeLine(c)}.`);
-  for (const [worse, list] of [[true, c.regressed], [false, c.fixed]] as const) {
-    lines.push('');
-    const labels = list.map((x) => labelOf(i, x, worse ? 'worse' : 'better'));
+  for (const { title, list, always } of flippedLists(i)) {
+    const Title = title[0]!.toUpperCase() + title.slice(1);
     if (list.length === 0) {
-      lines.push(`**${worse ? 'pass → fail' : 'fail → pass'}:** none`);
+      if (always) lines.push('', `**${Title}:** none`);
       continue;
     }
-    lines.push(`**${flippedTitle(list, labels, worse)}**`);
     lines.push('');
-    lines.push('| case | | expected | baseline | candidate |');
-    lines.push('|---|---|---|---|---|');
-    list.slice(0, maxListed).forEach((x, j) => {
+    lines.push(`**${Title} (${list.length})**`);
+    lines.push('');
+    lines.push('| case | expected | baseline | candidate |');
+    lines.push('|---|---|---|---|');
+    for (const x of list.slice(0, maxListed)) {
       const ans = (v: CaseChange['baseline']) => `${fraction(v)}: ${mdCode(oneLineClip(v.output, 60))}`;
-      lines.push(`| ${mdCode(caseName(x, multi))} | ${labels[j]} | ${mdCell(mdCode(oneLineClip(typeof x.expected === 'string' ? x.expected : JSON.stringify(x.expected) ?? '', 40)))} | ${mdCell(ans(x.baseline))} | ${mdCell(ans(x.candidate))} |`);
-    });
-    if (list.length > maxListed) lines.push(`| … ${list.length - maxListed} more in compare.json | | | | |`);
+      lines.push(`| ${mdCode(caseName(x, multi))} | ${mdCell(mdCode(oneLineClip(typeof x.expected === 'string' ? x.expected : JSON.stringify(x.expected) ?? '', 40)))} | ${mdCell(ans(x.baseline))} | ${mdCell(ans(x.candidate))} |`);
+    }
+    if (list.length > maxListed) lines.push(`| … ${list.length - maxListed} more in compare.json | | | |`);
   }
   lines.push('');
   lines.push(`<sub>baseline: ${mdCell(sidesDescription(i.baseline))} · candidate: ${mdCell(sidesDescription(i.candidate))}</sub>`);
@@ -245,14 +260,13 @@ export function compareTerminal(i: CompareReportInput, opts: { written: string[]
   const names = [...c.regressed, ...c.fixed].slice(0, 2 * max).map((x) => caseName(x, multi));
   const idW = Math.min(28, Math.max(4, ...names.map((n) => n.length)));
   const ansW = Math.max(16, Math.floor((width - idW - 10 - 16) / 2));
-  const changes = (worse: boolean, list: CaseChange[], color: (s: string) => string) => {
-    const labels = list.map((x) => labelOf(i, x, worse ? 'worse' : 'better'));
-    out.push(color(flippedTitle(list, labels, worse)));
-    if (list.length) out.push(pc.dim(`  ${'case'.padEnd(idW)}  ${'label'.padEnd(9)}  ${'baseline'.padEnd(ansW)}  candidate`));
-    list.slice(0, max).forEach((x, j) => {
+  const changes = (title: string, list: CaseChange[], color: (s: string) => string) => {
+    out.push(color(`${title} (${list.length})`));
+    if (list.length) out.push(pc.dim(`  ${'case'.padEnd(idW)}  ${'baseline'.padEnd(ansW)}  candidate`));
+    for (const x of list.slice(0, max)) {
       const ans = (v: CaseChange['baseline']) => oneLineClip(`${fraction(v)}: ${v.output}`, ansW);
-      out.push(`  ${oneLineClip(caseName(x, multi), idW).padEnd(idW)}  ${labels[j]!.padEnd(9)}  ${ans(x.baseline).padEnd(ansW)}  ${ans(x.candidate)}`);
-    });
+      out.push(`  ${oneLineClip(caseName(x, multi), idW).padEnd(idW)}  ${ans(x.baseline).padEnd(ansW)}  ${ans(x.candidate)}`);
+    }
     if (list.length > max) out.push(pc.dim(`  … ${list.length - max} more in compare.json`));
   };
   out.push('');
@@ -262,8 +276,11 @@ export function compareTerminal(i: CompareReportInput, opts: { written: string[]
   if (i.differentTasks) out.push(pc.yellow(`  warning:    ${i.differentTasks} (compared anyway: --allow-different-tasks)`));
   out.push('');
   for (const w of sideWarnings(i)) out.push(pc.yellow(`warning: ${w}`));
-  changes(true, c.regressed, (s) => pc.red(pc.bold(s)));
-  changes(false, c.fixed, (s) => pc.green(pc.bold(s)));
+  for (const { title, list, always, worse } of flippedLists(i)) {
+    if (!always && list.length === 0) continue;
+    const strong = title === 'regressed' || title === 'fixed';
+    changes(title, list, (s) => (!strong ? pc.yellow(s) : worse ? pc.red(pc.bold(s)) : pc.green(pc.bold(s))));
+  }
   if (c.flaky.length) out.push(`${pc.yellow('flaky')} (${c.flaky.length}): ${idList(c.flaky, multi)}`);
   if (c.only_baseline.length) out.push(`${pc.dim('only in baseline')} (${c.only_baseline.length}, not compared): ${idList(c.only_baseline, multi)}`);
   if (c.only_candidate.length) out.push(`${pc.dim('only in candidate')} (${c.only_candidate.length}, not compared): ${idList(c.only_candidate, multi)}`);
