@@ -11,9 +11,10 @@
  * - single-trial binary runs (one scored trial per case on both sides): the exact McNemar test on the
  *   discordant pairs (b = regressed, c = fixed; one-sided p = P(X ≥ b), X ~ Binomial(b + c, ½)) and
  *   Newcombe's paired hybrid-Wilson interval (exact and closed-form: no resampling);
- * - trials (or any case with several or missing trials): the p-value of the exact sign-flip test over
- *   cases (stats/sign-flip.ts; McNemar is its k = 1 case), and for the interval only a paired bootstrap
- *   over cases with a fixed seed (B = 2,000, percentile interval).
+ * - trials (or any case with several or missing trials): the p-value of the exact stratified permutation
+ *   test over cases (stats/sign-flip.ts casesTest: each case's trials are its sign flip; McNemar is its
+ *   k = 1 case), and for the interval only a paired bootstrap over cases with a fixed seed (B = 2,000,
+ *   percentile interval).
  * Each side's pass rate over the paired cases carries the interval its summary.json gives it
  * (stats/interval.ts passRateInterval), labelled by its method. "Could miss" is the true drop caught
  * with 80% power (stats/power.ts). A side whose run recorded how many cases it selected is checked
@@ -27,7 +28,7 @@ import { mcnemarExact } from '../stats/binomial.ts';
 import { newcombePaired, type PairedTable } from '../stats/newcombe.ts';
 import { DEFAULT_RESAMPLES, pairedBootstrap } from '../stats/bootstrap.ts';
 import { zOneSided, zTwoSided } from '../stats/normal.ts';
-import { pairedTest, signFlipTest } from '../stats/sign-flip.ts';
+import { casesTest, pairedTest } from '../stats/sign-flip.ts';
 import { minimumDetectableDrop } from '../stats/power.ts';
 import { caseOutcomes, type CaseOutcome } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
@@ -45,9 +46,9 @@ export interface CompareOptions {
   selected?: { baseline: number | null; candidate: number | null };
 }
 
-export type CompareMethod = 'mcnemar_newcombe' | 'sign_flip_bootstrap';
-/** The test the p-value comes from: exact McNemar, the exact sign-flip test, or its normal approximation (over 200 differing cases). */
-export type TestMethod = 'mcnemar_exact' | 'sign_flip_exact' | 'sign_flip_normal';
+export type CompareMethod = 'mcnemar_newcombe' | 'permutation_bootstrap';
+/** The test the p-value comes from: exact McNemar, the exact stratified permutation test over cases, or its normal approximation (over 200 moving cases). */
+export type TestMethod = 'mcnemar_exact' | 'permutation_exact' | 'permutation_normal';
 export type DeltaIntervalMethod = 'newcombe' | 'bootstrap_percentile';
 
 export interface CaseRef {
@@ -112,8 +113,9 @@ export interface MinimumDetectable {
   power: number;
   /** Connor's formula (single trials) or the normal approximation on the per-case differences (trials): stats/power.ts. */
   method: 'connor' | 'normal_paired_differences';
-  /** Mean square of the per-case differences seen (the discordant share at k = 1). */
-  noise_m2: number;
+  /** The spread it was computed from: the mean null variance of a case's difference (the discordant share at k = 1) and the variance of the differences seen. */
+  null_variance: number;
+  variance: number;
 }
 
 export interface Comparison {
@@ -233,15 +235,18 @@ function sideStats(all: Map<string, CaseOutcome>, paired: CaseOutcome[], selecte
   };
 }
 
-/** The true drop caught 80% of the time, from the per-case differences seen (stats/power.ts). */
-function powerMde(d: Float64Array, alpha: number, maxRegression: number, binary: boolean): MinimumDetectable | null {
+/** The true drop caught 80% of the time, from the spread seen (stats/power.ts); v0 = the mean null variance of a case. */
+function powerMde(d: Float64Array, k: number, v0: number, alpha: number, maxRegression: number, binary: boolean): MinimumDetectable | null {
   const n = d.length;
-  let m2 = 0;
-  for (let i = 0; i < n; i++) m2 += d[i]! * d[i]!;
-  m2 /= n;
-  const drop = minimumDetectableDrop(n, m2, alpha);
+  let mean = 0;
+  for (let i = 0; i < n; i++) mean += d[i]!;
+  mean /= n;
+  let ss = 0;
+  for (let i = 0; i < n; i++) ss += (d[i]! - mean) ** 2;
+  const v1 = n > 1 ? ss / (n - 1) : 0;
+  const drop = minimumDetectableDrop({ n, k, v0, v1 }, alpha);
   if (drop === null) return null;
-  return { drop: Math.min(1, Math.max(drop, maxRegression)), power: 0.8, method: binary ? 'connor' : 'normal_paired_differences', noise_m2: m2 };
+  return { drop: Math.min(1, Math.max(drop, maxRegression)), power: 0.8, method: binary ? 'connor' : 'normal_paired_differences', null_variance: v0, variance: v1 };
 }
 
 /**
@@ -326,8 +331,8 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
   const zTwo = zTwoSided(confidence);
   const zOne = zOneSided(confidence);
   const alpha = 1 - confidence;
-  let method: CompareMethod = binary ? 'mcnemar_newcombe' : 'sign_flip_bootstrap';
-  let test: TestMethod = binary ? 'mcnemar_exact' : 'sign_flip_exact';
+  let method: CompareMethod = binary ? 'mcnemar_newcombe' : 'permutation_bootstrap';
+  let test: TestMethod = binary ? 'mcnemar_exact' : 'permutation_exact';
   let delta: number | null = null;
   let interval: [number, number] | null = null;
   let bounds: Comparison['bounds'] = null;
@@ -346,10 +351,10 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     bounds = { lower: one.lo, upper: one.hi };
     pWorse = test.p_worse;
     pBetter = test.p_better;
-    mde = powerMde(d, alpha, maxRegression, true);
+    mde = powerMde(d, 1, (table.b + table.c) / n, alpha, maxRegression, true);
   } else if (n > 0) {
     // the p-value (and so the verdict) from the exact sign-flip test; the bootstrap gives the interval only
-    const flip = signFlipTest(d);
+    const flip = casesTest(pairs.map(([b, c]) => ({ cand_passes: c.passes, cand_trials: c.scored, base_passes: b.passes, base_trials: b.scored })));
     const boot = pairedBootstrap(d, { resamples, seed });
     const ci = boot.interval(confidence);
     delta = boot.mean;
@@ -357,8 +362,9 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     bounds = boot.bounds(confidence);
     pWorse = flip.p_worse;
     pBetter = flip.p_better;
-    test = flip.method === 'exact' ? 'sign_flip_exact' : 'sign_flip_normal';
-    mde = powerMde(d, alpha, maxRegression, false);
+    test = flip.method === 'exact' ? 'permutation_exact' : 'permutation_normal';
+    const k = Math.max(...pairs.map(([b, c]) => Math.max(b.scored, c.scored)));
+    mde = powerMde(d, k, flip.null_variance, alpha, maxRegression, false);
   } else {
     method = 'mcnemar_newcombe';
   }
@@ -366,7 +372,7 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
   const method_detail =
     method === 'mcnemar_newcombe'
       ? `single-trial pairs: exact McNemar test (one-sided), Newcombe's paired hybrid-Wilson ${pct}% interval`
-      : `trials: ${test === 'sign_flip_exact' ? 'exact sign-flip test over cases' : 'sign-flip test over cases (normal approximation: over 200 cases differ)'} (one-sided), paired bootstrap ${pct}% percentile interval (B = ${resamples}, seed ${seed})`;
+      : `trials: ${test === 'permutation_exact' ? 'exact' : 'normal approximation of the'} stratified permutation test over cases (one-sided${test === 'permutation_normal' ? '; over 200 cases can move' : ''}), paired bootstrap ${pct}% percentile interval (B = ${resamples}, seed ${seed})`;
 
   const baseStats = sideStats(base, pairedBase, opts.selected?.baseline ?? null);
   const candStats = sideStats(cand, pairedCand, opts.selected?.candidate ?? null);
@@ -381,8 +387,8 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     interval_method: method === 'mcnemar_newcombe' ? 'newcombe' : 'bootstrap_percentile',
     method_detail,
     confidence,
-    resamples: method === 'sign_flip_bootstrap' ? resamples : null,
-    seed: method === 'sign_flip_bootstrap' ? seed : null,
+    resamples: method === 'permutation_bootstrap' ? resamples : null,
+    seed: method === 'permutation_bootstrap' ? seed : null,
     n_paired: n,
     baseline: baseStats,
     candidate: candStats,

@@ -102,7 +102,7 @@ export function compareJson(i: CompareReportInput) {
     errored: c.errored,
     missing: c.missing,
     mde_80: c.mde ? r6(c.mde.drop) : null,
-    mde: c.mde ? { ...c.mde, drop: r6(c.mde.drop), noise_m2: r6(c.mde.noise_m2) } : null,
+    mde: c.mde ? { ...c.mde, drop: r6(c.mde.drop), null_variance: r6(c.mde.null_variance), variance: r6(c.mde.variance) } : null,
     different_tasks: i.differentTasks,
     simulated: c.simulated,
   };
@@ -197,7 +197,7 @@ export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
   const lines: string[] = [];
   lines.push(`### ${VERDICT_EMOJI[d.verdict]} skillopt compare: **${d.verdict}**${c.simulated ? ' (simulated model)' : ''}`);
   lines.push('');
-  lines.push(`${mdCell(d.reason)} — ${c.n_paired} paired cases, ${c.method === 'mcnemar_newcombe' ? 'exact McNemar + Newcombe interval' : `${c.test === 'sign_flip_exact' ? 'exact sign-flip test' : 'sign-flip test (normal approximation)'} + paired bootstrap interval (B = ${c.resamples})`}.`);
+  lines.push(`${mdCell(d.reason)} — ${c.n_paired} paired cases, ${c.method === 'mcnemar_newcombe' ? 'exact McNemar + Newcombe interval' : `${c.test === 'permutation_exact' ? 'exact stratified permutation test' : 'stratified permutation test (normal approximation)'} + paired bootstrap interval (B = ${c.resamples})`}.`);
   for (const w of sideWarnings(i)) lines.push('', `> ⚠️ ${mdCell(w)}`);
   lines.push('');
   lines.push(`| | pass rate | ${pct}% interval | scored | errored |`);

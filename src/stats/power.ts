@@ -1,43 +1,66 @@
 /**
- * The power of the one-sided paired test over cases (docs/statistics.md "Power"), for the "could miss"
- * line: the true drop in pass rate that would be caught with 80% power at the run's n, k and spread.
+ * The power of the one-sided paired test over cases (stats/sign-flip.ts casesTest; docs/statistics.md
+ * "Could miss"): the true drop in pass rate caught with 80% power at the run's n, k and spread.
  *
- * With per-case differences d_i (candidate − baseline pass fraction), the sign-flip test rejects when
- * Σd_i ≤ −z_α·√(Σd_i²). For a true drop δ with E[d²] = m₂ under it, Σd_i has mean −nδ and variance
- * n(m₂ − δ²), so
- *   power(δ) = Φ((√n·δ − z_α·√m₂) / √(m₂ − δ²)).
- * At k = 1, m₂ is the discordant share ψ and this is Connor's (1987) formula for McNemar's test. m₂ is
- * taken as what the comparison showed (the noise: mean d² over its cases) plus δ: the drop made of
- * whole cases going from pass to fail, each adding a discordant case. A drop spread thinly over many
- * cases adds less spread and is caught more often, so the figure is on the safe side.
+ * The test rejects when Σd_i ≤ −z_α·√(n·v₀), d_i = f_cand − f_base and v₀ the mean null variance of a
+ * case's d (what its pooled trials allow). For a true drop δ, Σd_i has mean −nδ and variance n·v₁, so
+ *   power(δ) = Φ((√n·δ − z_α·√v₀) / √v₁).
+ * v₀ and v₁ are what the comparison saw (its noise), with the drop added as whole cases going from all
+ * trials passing to none: each adds 1/(2k − 1) of null variance, so v₀ = v₀(seen) + δ/(2k − 1) and
+ * v₁ = max(v₁(seen), v₀ − δ²). At k = 1, v₀(seen) is the discordant share ψ and this is Connor's (1987)
+ * formula for McNemar's test with ψ + δ discordant under the drop.
  */
 import { normalCdf, zOneSided } from './normal.ts';
 
-/** The smallest p the exact sign-flip test can reach with n differing cases is 2^−n. */
-function canReject(n: number, alpha: number): boolean {
-  return n > 0 && 2 ** -n < alpha;
+export interface Spread {
+  /** Cases compared. */
+  n: number;
+  /** Trials per case (the most either side had). */
+  k: number;
+  /** Mean null variance of a case's difference (casesTest null_variance). */
+  v0: number;
+  /** Variance of the per-case differences seen. */
+  v1: number;
 }
 
-/** Power to catch a true drop δ (> 0) over n cases whose differences showed mean square `m2Noise`. */
-export function pairedPower(delta: number, n: number, m2Noise: number, alpha: number): number {
-  if (!canReject(n, alpha)) return 0;
-  const m2 = Math.min(1, m2Noise + delta);
-  const z = zOneSided(1 - alpha);
-  const shift = Math.sqrt(n) * delta - z * Math.sqrt(m2);
-  const v = m2 - delta * delta;
-  if (v <= 1e-15) return shift >= 0 ? 1 : 0;
-  return normalCdf(shift / Math.sqrt(v));
+/**
+ * The fewest cases that, all going from every trial passing to none, reach p < α: each contributes at
+ * best 1/C(2k, k) to the exact test's p (1/2 at k = 1: 5 cases at α = 0.05).
+ */
+function fewestCases(k: number, alpha: number): number {
+  let log = 0;
+  for (let i = 1; i <= k; i++) log += Math.log((k + i) / i);
+  return Math.floor(Math.log(1 / alpha) / log + 1e-9) + 1;
 }
 
-/** The true drop caught with probability `power` (default 0.8); null when even a drop of 1 would not be. */
-export function minimumDetectableDrop(n: number, m2Noise: number, alpha: number, power = 0.8): number | null {
-  if (pairedPower(1, n, m2Noise, alpha) < power) return null;
+function canReject(s: Spread, alpha: number): boolean {
+  return s.n >= fewestCases(s.k, alpha);
+}
+
+/** Power to catch a true drop δ (> 0). */
+export function pairedPower(delta: number, s: Spread, alpha: number): number {
+  if (!canReject(s, alpha)) return 0;
+  const v0 = s.v0 + delta / (2 * s.k - 1);
+  const v1 = Math.max(s.v1, v0 - delta * delta);
+  const shift = Math.sqrt(s.n) * delta - zOneSided(1 - alpha) * Math.sqrt(v0);
+  if (v1 <= 1e-15) return shift >= 0 ? 1 : 0;
+  return normalCdf(shift / Math.sqrt(v1));
+}
+
+/**
+ * The true drop caught with probability `power` (default 0.8), and never less than the fewest whole
+ * cases that could reach significance (where the normal approximation is too kind); null when even a
+ * drop of 1 would not be caught.
+ */
+export function minimumDetectableDrop(s: Spread, alpha: number, power = 0.8): number | null {
+  if (pairedPower(1, s, alpha) < power) return null;
+  const floor = fewestCases(s.k, alpha) / s.n;
   let lo = 0;
   let hi = 1;
   for (let i = 0; i < 60; i++) {
     const mid = (lo + hi) / 2;
-    if (pairedPower(mid, n, m2Noise, alpha) >= power) hi = mid;
+    if (pairedPower(mid, s, alpha) >= power) hi = mid;
     else lo = mid;
   }
-  return hi;
+  return Math.min(1, Math.max(hi, floor));
 }

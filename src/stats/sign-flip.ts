@@ -1,98 +1,126 @@
 /**
  * Exact paired tests over cases (docs/statistics.md), for runs scored with trials.
  *
- * - `signFlipTest`: what `compare` decides on. The case is the unit: d_i = candidate − baseline pass
- *   fraction of case i. Under "no change" each case's two runs are exchangeable, so each d_i is +|d_i|
- *   or −|d_i| with probability ½, independently. The statistic is Σ d_i; the d_i are multiples of 1/k
- *   (k the trials), so its null distribution is built exactly by dynamic programming over the cases that
- *   differ. At k = 1 it is exact McNemar. Beyond EXACT_LIMIT differing cases a normal approximation
- *   (with continuity correction) takes over; the switch depends on the differing cases only.
- * - `pairedTest`: the optimizer's paired gate, a permutation test stratified by val item over the pooled
- *   samples of both skills (described below).
+ * - `casesTest`: what `compare` decides on. The case is the unit and its trials estimate its pass
+ *   probability. Under "no change" a case's trials of both runs are exchangeable, so the candidate's
+ *   passes are a hypergeometric draw from the case's pooled passes, independently across cases; the
+ *   statistic is Σ (f_cand − f_base) over cases. At one trial per side a case that differs is +1 or −1
+ *   with probability ½ (a sign flip) and the test is exact McNemar. The values are multiples of 1/k, so
+ *   the null distribution is built exactly by dynamic programming over the cases that can move (pooled
+ *   trials not all alike); beyond EXACT_LIMIT of them a normal approximation (with continuity
+ *   correction) takes over. The switch depends on those cases only, never on the total.
+ * - `pairedTest`: the optimizer's paired gate, the same permutation test over soft or hard samples of
+ *   val items (described below).
  */
 import { normalCdf } from './normal.ts';
 
-export interface SignFlipResult {
-  /** Cases compared. */
+/** One case of a paired comparison: passes out of scored trials on each side. */
+export interface CaseCounts {
+  cand_passes: number;
+  cand_trials: number;
+  base_passes: number;
+  base_trials: number;
+}
+
+export interface CasesTest {
+  /** Cases compared (scored on both sides). */
   cases: number;
-  /** Cases whose difference is not 0: the only ones that move under the null. */
-  differing: number;
-  /** Mean of the per-case differences. */
-  delta: number;
+  /** Cases whose pooled trials are not all alike: the only ones that move under the null. */
+  moving: number;
   /** One-sided p for "got worse" (P(T ≤ observed)) and "got better" (P(T ≥ observed)). */
   p_worse: number;
   p_better: number;
   method: 'exact' | 'normal_approximation';
-  /** The grid the differences were put on (1/grid steps: the trials, or their lcm). */
-  grid: number;
+  /** Mean over cases of the null variance of f_cand − f_base (what the power of the test depends on). */
+  null_variance: number;
 }
 
-/** Up to this many differing cases the null distribution is computed exactly. */
+/** Up to this many moving cases the null distribution is computed exactly. */
 export const EXACT_LIMIT = 200;
-/** Finest grid tried for the differences (lcm of 3, 4, 5, 8, …); beyond it values are rounded to 1/MAX_GRID. */
-const MAX_GRID = 840;
+/** Work bound of the exact convolution (array cells × support); past it the approximation is used. */
+const EXACT_WORK = 5e7;
 
-/** The smallest q ≤ MAX_GRID putting every value on the integer grid (within 1e-9), else MAX_GRID. */
-function gridOf(values: readonly number[]): number {
-  for (let q = 1; q <= MAX_GRID; q++) {
-    if (values.every((v) => Math.abs(v * q - Math.round(v * q)) < 1e-9 * q)) return q;
-  }
-  return MAX_GRID;
+function choose(n: number, k: number): number {
+  if (k < 0 || k > n) return 0;
+  let c = 1;
+  for (let i = 1; i <= Math.min(k, n - k); i++) c = (c * (n - i + 1)) / i;
+  return c;
 }
 
-/**
- * The exact one-sided sign-flip test of the per-case differences `d` (values in [−1, 1]).
- * `exactLimit` is for tests of the switch-over only.
- */
-export function signFlipTest(d: ArrayLike<number>, opts: { exactLimit?: number } = {}): SignFlipResult {
-  const all = Array.from(d);
-  const n = all.length;
-  const delta = n ? all.reduce((a, b) => a + b, 0) / n : 0;
-  const nonzero = all.filter((v) => Math.abs(v) > 1e-12);
-  const grid = gridOf(nonzero);
-  // a_i = |d_i|·grid, integers; U = the sum of a_i over cases that came out positive
-  const a = nonzero.map((v) => Math.abs(Math.round(v * grid))).filter((x) => x > 0);
-  const positive = nonzero.filter((v) => Math.round(v * grid) > 0).reduce((s, v) => s + Math.round(v * grid), 0);
-  const base = { cases: n, differing: a.length, delta, grid };
-  if (a.length === 0) return { ...base, p_worse: 1, p_better: 1, method: 'exact' };
-  const total = a.reduce((s, x) => s + x, 0);
-  if (a.length <= (opts.exactLimit ?? EXACT_LIMIT)) {
-    // dist[u] = P(U = u) under the null: each case adds a_i with probability ½
-    let dist = new Float64Array(total + 1);
+const lcm = (a: number, b: number) => (a / gcd(a, b)) * b;
+
+/** The exact (or, past EXACT_LIMIT moving cases, normal) stratified permutation test of paired cases. */
+export function casesTest(cases: readonly CaseCounts[], opts: { exactLimit?: number } = {}): CasesTest {
+  for (const c of cases) {
+    const ok = [c.cand_passes, c.cand_trials, c.base_passes, c.base_trials].every((x) => Number.isInteger(x) && x >= 0);
+    if (!ok || c.cand_trials === 0 || c.base_trials === 0 || c.cand_passes > c.cand_trials || c.base_passes > c.base_trials) {
+      throw new RangeError(`casesTest needs passes ≤ trials, trials ≥ 1, got ${JSON.stringify(c)}`);
+    }
+  }
+  const moving = cases.filter((c) => {
+    const t = c.cand_passes + c.base_passes;
+    return t > 0 && t < c.cand_trials + c.base_trials;
+  });
+  // every statistic X/a − (T − X)/b is a multiple of 1/G
+  let G = 1;
+  for (const c of moving) G = lcm(G, lcm(c.cand_trials, c.base_trials));
+  let variance = 0; // of the sum, in grid units²
+  let observed = 0;
+  let step = 0;
+  const supports: Array<{ lo: number; values: number[]; probs: number[] }> = [];
+  for (const c of moving) {
+    const a = c.cand_trials;
+    const b = c.base_trials;
+    const N = a + b;
+    const T = c.cand_passes + c.base_passes;
+    const unit = G / a + G / b; // grid units per extra candidate pass
+    const at = (x: number) => x * unit - (G * T) / b;
+    observed += at(c.cand_passes);
+    variance += unit * unit * ((a * b * T * (N - T)) / (N * N * (N - 1)));
+    step = gcd(step, unit);
+    const xs: number[] = [];
+    for (let x = Math.max(0, T - b); x <= Math.min(a, T); x++) xs.push(x);
+    const all = choose(N, a);
+    supports.push({ lo: at(xs[0]!), values: xs.map(at), probs: xs.map((x) => (choose(T, x) * choose(N - T, a - x)) / all) });
+  }
+  const base = { cases: cases.length, moving: moving.length, null_variance: cases.length ? variance / (G * G) / cases.length : 0 };
+  if (moving.length === 0) return { ...base, p_worse: 1, p_better: 1, method: 'exact' };
+  const range = supports.reduce((r, s) => r + (s.values.at(-1)! - s.lo), 0);
+  const work = (range + 1) * supports.reduce((w, s) => w + s.values.length, 0);
+  if (moving.length <= (opts.exactLimit ?? EXACT_LIMIT) && work <= EXACT_WORK) {
+    // dist[u] = P(Σ (stat_i − lo_i) = u)
+    let dist = new Float64Array(range + 1);
     dist[0] = 1;
     let reach = 0;
-    for (const x of a) {
-      const next = new Float64Array(total + 1);
+    for (const s of supports) {
+      const next = new Float64Array(range + 1);
       for (let u = 0; u <= reach; u++) {
-        const p = dist[u]! / 2;
+        const p = dist[u]!;
         if (p === 0) continue;
-        next[u] = next[u]! + p;
-        next[u + x] = next[u + x]! + p;
+        for (let j = 0; j < s.values.length; j++) {
+          const v = u + s.values[j]! - s.lo;
+          next[v] = next[v]! + p * s.probs[j]!;
+        }
       }
-      reach += x;
+      reach += s.values.at(-1)! - s.lo;
       dist = next;
     }
+    const shift = supports.reduce((x, s) => x + s.lo, 0);
+    const obs = Math.round(observed - shift);
     let le = 0;
     let ge = 0;
-    for (let u = 0; u <= total; u++) {
-      if (u <= positive) le += dist[u]!;
-      if (u >= positive) ge += dist[u]!;
+    for (let u = 0; u <= range; u++) {
+      if (u <= obs) le += dist[u]!;
+      if (u >= obs) ge += dist[u]!;
     }
     return { ...base, p_worse: Math.min(1, le), p_better: Math.min(1, ge), method: 'exact' };
   }
-  // U has mean total/2, variance Σa²/4, and lives on a lattice of step gcd(a): half a step of continuity correction
-  let g = 0;
-  let sq = 0;
-  for (const x of a) {
-    g = gcd(g, x);
-    sq += x * x;
-  }
-  const sd = Math.sqrt(sq) / 2;
-  const mid = total / 2;
+  // the sum has mean 0 and lives on a lattice of `step` grid units: half a step of continuity correction
+  const sd = Math.sqrt(variance);
   return {
     ...base,
-    p_worse: Math.min(1, normalCdf((positive + g / 2 - mid) / sd)),
-    p_better: Math.min(1, normalCdf((mid - positive + g / 2) / sd)),
+    p_worse: Math.min(1, normalCdf((observed + step / 2) / sd)),
+    p_better: Math.min(1, normalCdf((-observed + step / 2) / sd)),
     method: 'normal_approximation',
   };
 }

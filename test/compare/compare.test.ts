@@ -48,13 +48,13 @@ describe('compareRecords: single-trial pairs', () => {
   test("could miss, 59 all-pass cases: Connor's 80%-power drop (0.10114), not the critical value 5/59", () => {
     const c = compareRecords(all(59, () => true), all(59, () => true));
     // √59·δ − 1.645·√δ = 0.8416·√(δ − δ²) (ψ = 0 seen, plus the drop's own discordance): δ = 0.101139
-    expect(c.mde).toEqual({ drop: expect.closeTo(0.101139, 5), power: 0.8, method: 'connor', noise_m2: 0 });
+    expect(c.mde).toEqual({ drop: expect.closeTo(0.101139, 5), power: 0.8, method: 'connor', null_variance: 0, variance: 0 });
   });
 
   test('could miss grows with the discordance seen, and respects the margin', () => {
     // 16 of 59 discordant (ψ = 0.271, the noise of 0.2 on a good skill): δ = 0.223730
     const c = compareRecords(all(59, (i) => i >= 8), all(59, (i) => i < 8 || i >= 16));
-    expect(c.mde!.noise_m2).toBeCloseTo(16 / 59, 12);
+    expect(c.mde!.null_variance).toBeCloseTo(16 / 59, 12);
     expect(c.mde!.drop).toBeCloseTo(0.22373, 5);
     const wide = compareRecords(all(59, () => true), all(59, () => true), { maxRegression: 0.2 });
     expect(wide.mde!.drop).toBe(0.2);
@@ -112,8 +112,8 @@ describe('compareRecords: trials', () => {
     // candidate: a 2/4 scored (one trial errored) → passes at 0.5; b 2/5 → regressed; c 2/2 → fixed (was 1/2 = 0.5: passed) …
     const cand = [...trials('a', 2, 4), errored('a', { trial: 4 }), ...trials('b', 2, 5), ...trials('c', 0, 2), ...trials('d', 3, 3)];
     const c = compareRecords(base, cand);
-    expect(c.method).toBe('sign_flip_bootstrap');
-    expect(c.test).toBe('sign_flip_exact');
+    expect(c.method).toBe('permutation_bootstrap');
+    expect(c.test).toBe('permutation_exact');
     expect(c.interval_method).toBe('bootstrap_percentile');
     expect(c.resamples).toBe(2000);
     expect(c.seed).toBe(0);
@@ -128,7 +128,7 @@ describe('compareRecords: trials', () => {
     expect(c.baseline.trials).toBe(5);
     // Δ = mean of f_cand − f_base = ((0.5 − 1) + (0.4 − 0.6) + (0 − 0.5) + (1 − 0)) / 4
     expect(c.delta).toBeCloseTo((-0.5 - 0.2 - 0.5 + 1) / 4, 12);
-    expect(c.mde).toBeNull(); // 4 cases: the smallest p of the exact test is 1/16
+    expect(c.mde!.method).toBe('normal_paired_differences'); // 4 cases of 5 trials: one case alone can reach p = 1/252
     // reproducible: the same rows give the same interval
     expect(compareRecords(base, cand).interval).toEqual(c.interval);
   });
@@ -140,11 +140,11 @@ describe('compareRecords: trials', () => {
     expect(c.n_paired).toBe(1);
   });
 
-  test('single-trial on one side, trials on the other: the sign-flip test; with no spread could miss is the 80%-power drop (0.50138 at n = 10)', () => {
+  test('single-trial on one side, trials on the other: the permutation test; with no spread, could miss is the fewest whole cases that reach p < α (2 of 10 at k = 3: 1/20 is not below 0.05)', () => {
     const c = compareRecords(all(10, () => true), ids(10).flatMap((id) => trials(id, 3, 3)));
-    expect(c.method).toBe('sign_flip_bootstrap');
+    expect(c.method).toBe('permutation_bootstrap');
     expect(c.delta).toBe(0);
-    expect(c.mde).toEqual({ drop: expect.closeTo(0.501379, 5), power: 0.8, method: 'normal_paired_differences', noise_m2: 0 });
+    expect(c.mde).toEqual({ drop: 0.2, power: 0.8, method: 'normal_paired_differences', null_variance: 0, variance: 0 });
   });
 });
 
@@ -338,7 +338,7 @@ describe('trials: the verdict comes from the exact sign-flip test, not the boots
 
   test('one case, 5/5 → 4/5: p = 1/2, no significant change, exit 0 (the bootstrap said p = 0.0005)', () => {
     const { c, d } = decide(trials('a', 5, 5), trials('a', 4, 5));
-    expect(c.test).toBe('sign_flip_exact');
+    expect(c.test).toBe('permutation_exact');
     expect(c.p_value).toBeCloseTo(0.5, 12);
     expect(d).toMatchObject({ verdict: 'no significant change', exit_code: 0 });
   });
@@ -352,11 +352,11 @@ describe('trials: the verdict comes from the exact sign-flip test, not the boots
     expect(d).toMatchObject({ verdict: 'no significant change', exit_code: 0 });
   });
 
-  test('a real regression still fails: 59 cases at 5/5, 10 drop to 1/5 → p = 2^-10, regressed, exit 1', () => {
+  test('a real regression still fails: 59 cases at 5/5, 10 drop to 1/5 → p = (6/252)^10, regressed, exit 1', () => {
     const base = ids(59).flatMap((id) => trials(id, 5, 5));
     const cand = ids(59).flatMap((id, i) => trials(id, i < 10 ? 1 : 5, 5));
     const { c, d } = decide(base, cand);
-    expect(c.p_value).toBeCloseTo(2 ** -10, 15);
+    expect(c.p_value! / (6 / 252) ** 10).toBeCloseTo(1, 9);
     expect(d).toMatchObject({ verdict: 'regressed', exit_code: 1 });
     // each of the 10 is significant on its own trials: Fisher's P(X ≤ 1 | 6 passes of 10, 5 drawn) = 6/252
     expect(c.regressed[0]!.p_value).toBeCloseTo(6 / 252, 12);

@@ -122,7 +122,7 @@ describe('skillopt compare: verdicts and exit codes', () => {
     const twice = await skillopt(['compare', base, cand, '--json', '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(once.code).toBe(1);
     const j = JSON.parse(once.stdout);
-    expect(j).toMatchObject({ verdict: 'regressed', method: 'sign_flip_bootstrap', test: 'sign_flip_exact', interval_method: 'bootstrap_percentile', resamples: 2000, seed: 0, n_paired: 40 });
+    expect(j).toMatchObject({ verdict: 'regressed', method: 'permutation_bootstrap', test: 'permutation_exact', interval_method: 'bootstrap_percentile', resamples: 2000, seed: 0, n_paired: 40 });
     expect(j.p_value).toBeCloseTo(2 ** -16, 5); // 16 cases differ, all down
     expect(j.regressed).toHaveLength(12);
     expect(j.flaky).toHaveLength(16);
@@ -242,7 +242,7 @@ describe('skillopt compare: trials and truncated runs', () => {
     const r = await skillopt(['compare', trialRun('one-base', () => 5, 1), trialRun('one-cand', () => 4, 1), ...gate], { cwd: tmp.make('cwd') });
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout);
-    expect(j).toMatchObject({ verdict: 'no significant change', test: 'sign_flip_exact', p_value: 0.5, mde_80: null });
+    expect(j).toMatchObject({ verdict: 'no significant change', test: 'permutation_exact', p_value: 0.5, mde_80: null });
     expect(j.baseline.interval).toBeNull(); // one case: no interval rather than [1, 1]
   });
 
