@@ -134,8 +134,10 @@ export interface Comparison {
   delta: number | null;
   /** Two-sided interval of Δ at `confidence`. */
   interval: [number, number] | null;
-  /** One-sided bounds of Δ at `confidence`: what the verdict is decided on. */
+  /** One-sided bounds of Δ at `confidence` (single trials: the verdict needs them to agree with the test). */
   bounds: { lower: number; upper: number } | null;
+  /** `test`: with trials the exact test decides alone; `test_and_bounds`: single trials (McNemar and Newcombe's bounds). */
+  decided_by: 'test' | 'test_and_bounds';
   /** One-sided p for "got worse" (and for "got better"). */
   p_value: number | null;
   p_value_better: number | null;
@@ -385,6 +387,7 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     method,
     test,
     interval_method: method === 'mcnemar_newcombe' ? 'newcombe' : 'bootstrap_percentile',
+    decided_by: method === 'mcnemar_newcombe' ? 'test_and_bounds' : 'test',
     method_detail,
     confidence,
     resamples: method === 'permutation_bootstrap' ? resamples : null,

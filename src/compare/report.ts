@@ -78,6 +78,7 @@ export function compareJson(i: CompareReportInput) {
     method: c.method,
     test: c.test,
     interval_method: c.interval_method,
+    decided_by: c.decided_by,
     method_detail: c.method_detail,
     confidence: c.confidence,
     resamples: c.resamples,

@@ -182,8 +182,10 @@ export function isComplete(stats: Pick<ScoreStats, 'errored'>, maxErrored: numbe
  * - otherwise `no significant change` (a significant drop no larger than m included: rule `drop_within_margin`).
  * The p-value is asked too because Newcombe's interval (single-trial runs) is slightly liberal when
  * discordant pairs are few: alone it would flag 3 regressed of 3 discordant cases (exact p = 0.125). With
- * trials the p-value is the exact sign-flip test's and the bounds the bootstrap's; the bootstrap alone
- * flags a single flaky trial of one case. Exit codes, with `--fail-on-regression`:
+ * trials (`decided_by: 'test'`) the exact permutation test over cases decides alone: p < α and Δ̂ beyond
+ * the margin. The bootstrap's interval is reported, never decided on: as a test it flags a single flaky
+ * trial of one case, and its bound would cost a third of the power at 59 cases (docs/statistics.md).
+ * Exit codes, with `--fail-on-regression`:
  * 1 regressed, 3 inconclusive, else 0; without it always 0.
  */
 export type ComparisonVerdict = 'regressed' | 'improved' | 'no significant change' | 'inconclusive';
@@ -203,6 +205,8 @@ export interface ComparisonEvidence {
   confidence: number;
   /** Cases whose trials all errored, per side. */
   errored: { baseline: number; candidate: number };
+  /** `test`: the exact test decides alone (trials); otherwise the bounds and the test must agree. */
+  decided_by?: 'test' | 'test_and_bounds';
   /** Selected cases a side's results lack (absent in older callers: none). */
   missing?: { baseline: { count: number; cases: Array<{ suite: string; id: string }> }; candidate: { count: number; cases: Array<{ suite: string; id: string }> } };
 }
@@ -261,8 +265,23 @@ export function decideComparison(
   }
   const alpha = 1 - e.confidence;
   const pct = `${Math.round(e.confidence * 100)}%`;
-  const { lower, upper } = e.bounds;
   const m = opts.maxRegression;
+  if (e.decided_by === 'test') {
+    const worse = e.p_value !== null && e.p_value < alpha && e.delta < 0;
+    if (worse && e.delta < -m) {
+      return decided(
+        'regressed',
+        'evidence_of_regression',
+        `the exact one-sided test over cases gives p = ${pShown(e.p_value)} < ${alpha.toFixed(2)}, and the drop of ${Math.abs(e.delta).toFixed(3)} is beyond evaluation.max_regression ${m}`,
+      );
+    }
+    if (e.p_value_better !== null && e.p_value_better < alpha && e.delta > 0) {
+      return decided('improved', 'evidence_of_improvement', `the exact one-sided test over cases gives p(better) = ${pShown(e.p_value_better)} < ${alpha.toFixed(2)}`);
+    }
+    if (worse) return decided('no significant change', 'drop_within_margin', `Δ = ${signed(e.delta)} is a real drop (p = ${pShown(e.p_value)}) but within evaluation.max_regression ${m}`);
+    return decided('no significant change', 'no_evidence', `no evidence of a change either way: the exact one-sided test over cases gives p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}`);
+  }
+  const { lower, upper } = e.bounds;
   const drop = { delta: e.delta, upper, p_value: e.p_value };
   if (flagsRegression(drop, alpha, m)) {
     return decided(

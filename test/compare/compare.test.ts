@@ -170,6 +170,14 @@ describe('decideComparison (the verdict rule)', () => {
     expect(decideComparison(ev({}), { ...opts, maxRegression: 0.1 })).toMatchObject({ verdict: 'no significant change', rule: 'drop_within_margin', exit_code: 0 });
     expect(decideComparison(ev({}), { ...opts, maxRegression: 0.099 })).toMatchObject({ verdict: 'regressed' });
   });
+  test('with trials the exact test decides alone: the bootstrap bound neither blocks nor makes a verdict', () => {
+    const t = (x: Partial<ComparisonEvidence>) => decideComparison(ev({ decided_by: 'test', ...x }), opts);
+    expect(t({ bounds: { lower: -0.2, upper: 0.01 }, p_value: 0.01 })).toMatchObject({ verdict: 'regressed', rule: 'evidence_of_regression', exit_code: 1 });
+    expect(t({ p_value: 0.06 })).toMatchObject({ verdict: 'no significant change', rule: 'no_evidence', exit_code: 0 });
+    expect(t({ p_value: 0.01, delta: -0.05 })).toMatchObject({ verdict: 'regressed' });
+    expect(decideComparison(ev({ decided_by: 'test', p_value: 0.01 }), { ...opts, maxRegression: 0.1 })).toMatchObject({ rule: 'drop_within_margin' });
+    expect(t({ delta: 0.1, bounds: { lower: -0.01, upper: 0.2 }, p_value: 0.99, p_value_better: 0.01 })).toMatchObject({ verdict: 'improved' });
+  });
   test('upper bound < 0 without the exact test agreeing: no evidence', () => {
     expect(decideComparison(ev({ p_value: 0.0625 }), opts)).toMatchObject({ verdict: 'no significant change', rule: 'no_evidence', exit_code: 0 });
   });
