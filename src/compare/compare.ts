@@ -28,7 +28,7 @@ import { mcnemarExact } from '../stats/binomial.ts';
 import { newcombePaired, type PairedTable } from '../stats/newcombe.ts';
 import { DEFAULT_RESAMPLES, pairedBootstrap } from '../stats/bootstrap.ts';
 import { zOneSided, zTwoSided } from '../stats/normal.ts';
-import { casesTest, pairedTest } from '../stats/sign-flip.ts';
+import { casesTest } from '../stats/sign-flip.ts';
 import { minimumDetectableDrop } from '../stats/power.ts';
 import { caseOutcomes, type CaseOutcome } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
@@ -252,13 +252,12 @@ function powerMde(d: Float64Array, k: number, v0: number, alpha: number, maxRegr
 }
 
 /**
- * A flipped case's own evidence with trials: the exact one-sided test of its trials (the stratified
- * permutation test on one item is Fisher's exact test), in the direction it moved.
+ * A flipped case's own evidence with trials: the exact one-sided test of its trials (the permutation
+ * test on one case is Fisher's exact test), in the direction it moved.
  */
 function ownTrialsP(b: CaseOutcome, c: CaseOutcome, worse: boolean): number | null {
   if (b.rows.length === 1 && c.rows.length === 1) return null;
-  const samples = (o: CaseOutcome) => o.rows.filter((r) => r.error_kind === null).map((r) => (r.pass ? 1 : 0));
-  const t = pairedTest([{ id: b.id, cand: samples(c), cur: samples(b) }]);
+  const t = casesTest([{ cand_passes: c.passes, cand_trials: c.scored, base_passes: b.passes, base_trials: b.scored }]);
   return worse ? t.p_worse : t.p_better;
 }
 
