@@ -1,5 +1,5 @@
 /**
- * The paired comparison of two runs of the same tasks (DESIGN §11, reference/statistics.md "Comparing
+ * The paired comparison of two runs of the same tasks (docs/statistics.md "Comparing
  * two runs"): cases are paired by (suite, task id); unpaired cases are listed, not compared.
  *
  * Per case, its trials are folded (suite/summary.ts `caseOutcomes`): pass fraction f = passes / scored

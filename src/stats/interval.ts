@@ -1,5 +1,5 @@
 /**
- * Confidence intervals for a pass rate (reference/statistics.md). Cases are the unit: a single-trial
+ * Confidence intervals for a pass rate (docs/statistics.md). Cases are the unit: a single-trial
  * pass rate gets Wilson's score interval (good at small n and near 0 or 1, where Wald collapses); a mean
  * of per-case pass fractions (several trials per case) gets a t-interval over the cases.
  */

@@ -1,5 +1,5 @@
 /**
- * pass@k and pass^k of one case from n samples of which c passed (reference/statistics.md).
+ * pass@k and pass^k of one case from n samples of which c passed (docs/statistics.md).
  * pass@k — at least one of k passes — with the unbiased estimator of Chen et al. (2021);
  * pass^k — all k pass — as in τ-bench (Yao et al. 2024): the reliability a user of a skill feels.
  */

@@ -33,7 +33,7 @@ export interface ScoreStats extends Partial<TrialStats> {
   mean_soft: number | null;
 }
 
-/** What k samples per task add (reference/statistics.md); present only with env.trials > 1. */
+/** What k samples per task add (docs/statistics.md); present only with env.trials > 1. */
 export interface TrialStats {
   /** Samples per task (the most any case had): the k of pass@k and pass^k. */
   trials: number;

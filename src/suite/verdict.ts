@@ -171,7 +171,7 @@ export function isComplete(stats: Pick<ScoreStats, 'errored'>, maxErrored: numbe
 // ── comparisons: `skillopt compare` (and `skillopt test --baseline`) ─────────────────────────────────
 
 /**
- * The verdict of a paired comparison of two runs (DESIGN §11; reference/statistics.md "Regression gate",
+ * The verdict of a paired comparison of two runs (docs/statistics.md "Comparing two runs",
  * rule *fail only on evidence*, the PR default). Δ = candidate − baseline pass rate over the paired
  * cases, with one-sided bounds and p-values at the comparison's confidence (95%: α = 0.05):
  * - `inconclusive`: errored cases beyond `evaluation.max_errored` on either side, a side short of the
