@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { compareMarkdown, compareSides, compareTerminal, compareJson, loadSide, type ComparisonRun, type Side } from '../compare/index.ts';
 import type { CaseChange } from '../compare/index.ts';
-import { EXIT_CODES, type RunVerdict } from '../suite/verdict.ts';
+import { caseChangeLabel, EXIT_CODES, type RunVerdict } from '../suite/verdict.ts';
 import type { RunResult } from '../vitest/host.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { redactText } from '../util/redact.ts';
@@ -21,6 +21,8 @@ export interface BaselineOptions {
   failOnRegression: boolean;
   maxRegression: number;
   maxErrored: number;
+  /** evaluation.alpha: the level of the comparison's one-sided tests. */
+  alpha?: number;
 }
 
 export function loadBaseline(path: string, o: Omit<BaselineOptions, 'side'>): BaselineOptions {
@@ -49,7 +51,12 @@ export function worstRegressed(list: readonly CaseChange[], n = 5): CaseChange[]
  */
 export function judgeAgainstBaseline(b: BaselineOptions, outDir: string, ran: RunResult, runVerdict: RunVerdict): BaselineJudgement {
   const candidate = loadSide(outDir);
-  const comparison = compareSides(b.side, candidate, { maxRegression: b.maxRegression, maxErrored: b.maxErrored, failOnRegression: b.failOnRegression });
+  const comparison = compareSides(b.side, candidate, {
+    maxRegression: b.maxRegression,
+    maxErrored: b.maxErrored,
+    failOnRegression: b.failOnRegression,
+    confidence: 1 - (b.alpha ?? 0.05),
+  });
   const written = [join(outDir, 'compare.json'), join(outDir, 'compare.md')];
   const markdown = compareMarkdown(comparison);
   const json = compareJson(comparison);
@@ -62,12 +69,17 @@ export function judgeAgainstBaseline(b: BaselineOptions, outDir: string, ran: Ru
   const sites = new Map(ran.selections.map((s) => [s.suite, s.site ?? null]));
   const answer = (x: CaseChange['baseline']) => JSON.stringify(oneLineClip(x.output, 80));
   printAnnotations(
-    comparison.comparison.regressed.map((c): Annotation => ({
-      level: comparison.decision.verdict === 'regressed' ? 'error' : 'warning',
-      site: sites.get(c.suite) ?? null,
-      title: `skillopt: ${c.id} regressed`,
-      message: `${c.suite} › ${c.id} passed on the baseline (${answer(c.baseline)}) and fails now (${answer(c.candidate)})`,
-    })),
+    comparison.comparison.regressed.map((c): Annotation => {
+      // error level only for a case that regressed on evidence; a flip that may be chance is a warning
+      const label = caseChangeLabel(c, 'worse', comparison.decision.verdict, 1 - comparison.comparison.confidence);
+      const fractions = c.baseline.trials > 1 || c.candidate.trials > 1 ? ` (trials ${c.baseline.passes}/${c.baseline.scored_trials} → ${c.candidate.passes}/${c.candidate.scored_trials})` : '';
+      return {
+        level: label === 'regressed' ? 'error' : 'warning',
+        site: sites.get(c.suite) ?? null,
+        title: `skillopt: ${c.id} ${label === 'regressed' ? 'regressed' : 'changed pass → fail'}`,
+        message: `${c.suite} › ${c.id} passed on the baseline (${answer(c.baseline)}) and fails now (${answer(c.candidate)})${fractions}`,
+      };
+    }),
   );
   const d = comparison.decision;
   if (!b.failOnRegression) return { comparison, markdown, exitCode: runVerdict.exit_code, failure: runVerdict.reason };

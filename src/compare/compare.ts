@@ -1,5 +1,5 @@
 /**
- * The paired comparison of two runs of the same tasks (DESIGN §11, reference/statistics.md "Comparing
+ * The paired comparison of two runs of the same tasks (docs/statistics.md "Comparing
  * two runs"): cases are paired by (suite, task id); unpaired cases are listed, not compared.
  *
  * Per case, its trials are folded (suite/summary.ts `caseOutcomes`): pass fraction f = passes / scored
@@ -11,22 +11,26 @@
  * - single-trial binary runs (one scored trial per case on both sides): the exact McNemar test on the
  *   discordant pairs (b = regressed, c = fixed; one-sided p = P(X ≥ b), X ~ Binomial(b + c, ½)) and
  *   Newcombe's paired hybrid-Wilson interval (exact and closed-form: no resampling);
- * - trials (or any case with several or missing trials): a paired bootstrap over cases with a fixed seed
- *   (B = 2,000, percentile interval; one-sided p = share of resampled means ≥ 0). It stays a bootstrap at
- *   every n: 10,000 cases × 2,000 resamples take about 0.25 s, so no large-n t-interval is needed.
- * Each side's pass rate over the paired cases carries the interval its summary.json gives it: 95% Wilson
- * for single trials, a t-interval over the cases' pass fractions with trials (reference/statistics.md).
+ * - trials (or any case with several or missing trials): the p-value of the exact stratified permutation
+ *   test over cases (stats/sign-flip.ts casesTest: each case's trials are its sign flip; McNemar is its
+ *   k = 1 case), and for the interval only a paired bootstrap over cases with a fixed seed (B = 2,000,
+ *   percentile interval).
+ * Each side's pass rate over the paired cases carries the interval its summary.json gives it
+ * (stats/interval.ts passRateInterval), labelled by its method. "Could miss" is the true drop caught
+ * with 80% power (stats/power.ts). A side whose run recorded how many cases it selected is checked
+ * against that count: the cases it lacks are listed (docs/statistics.md).
  *
  * The decision (regressed / improved / no significant change / inconclusive) is not made here: it is
  * `decideComparison` in suite/verdict.ts, and the minimum detectable drop below asks that module's rule.
  */
-import { meanInterval, wilsonInterval } from '../stats/interval.ts';
-import { binomialUpperTail, mcnemarExact } from '../stats/binomial.ts';
+import { passRateInterval, type IntervalMethod } from '../stats/interval.ts';
+import { mcnemarExact } from '../stats/binomial.ts';
 import { newcombePaired, type PairedTable } from '../stats/newcombe.ts';
 import { DEFAULT_RESAMPLES, pairedBootstrap } from '../stats/bootstrap.ts';
 import { zOneSided, zTwoSided } from '../stats/normal.ts';
+import { casesTest } from '../stats/sign-flip.ts';
+import { minimumDetectableDrop } from '../stats/power.ts';
 import { caseOutcomes, type CaseOutcome } from '../suite/summary.ts';
-import { flagsRegression } from '../suite/verdict.ts';
 import type { CaseRecord } from '../types.ts';
 import { caseKey } from './same-tasks.ts';
 
@@ -36,11 +40,16 @@ export interface CompareOptions {
   /** Bootstrap resamples (default 2,000) and seed (default 0). */
   resamples?: number;
   seed?: number;
-  /** evaluation.max_regression: the minimum detectable drop is the smallest one the rule would flag. */
+  /** evaluation.max_regression: a drop within it is never flagged, so "could miss" is at least this. */
   maxRegression?: number;
+  /** Cases each side's run recorded it selected (summary.json / eval_summary.json); null when unknown. */
+  selected?: { baseline: number | null; candidate: number | null };
 }
 
-export type CompareMethod = 'mcnemar_newcombe' | 'paired_bootstrap';
+export type CompareMethod = 'mcnemar_newcombe' | 'permutation_bootstrap';
+/** The test the p-value comes from: exact McNemar, the exact stratified permutation test over cases, or its normal approximation (over 200 moving cases). */
+export type TestMethod = 'mcnemar_exact' | 'permutation_exact' | 'permutation_normal';
+export type DeltaIntervalMethod = 'newcombe' | 'bootstrap_percentile';
 
 export interface CaseRef {
   suite: string;
@@ -64,6 +73,8 @@ export interface CaseChange extends CaseRef {
   expected: unknown;
   baseline: CaseSide;
   candidate: CaseSide;
+  /** With trials: the one-sided exact p of this case's own trials (Fisher's test, in the direction it moved); null for single trials. */
+  p_value: number | null;
 }
 
 export interface ErroredCase extends CaseRef {
@@ -84,21 +95,33 @@ export interface SideStats {
   trials: number;
   /** Mean pass fraction over the paired cases (single trial: passed / paired); null without paired cases. */
   pass_rate: number | null;
-  /** 95% interval of pass_rate (Wilson for single trials, a t-interval over cases with trials). */
+  /** 95% interval of pass_rate, by `interval_method` (stats/interval.ts passRateInterval). */
   interval: [number, number] | null;
+  interval_method: IntervalMethod;
+  /** What pass_rate is over: the paired cases, or (when nothing paired) the side's own scored cases. */
+  rate_over: 'paired' | 'scored';
+  /** Cases scored on fewer trials than the side's most (some trials errored). */
+  cases_with_errored_trials: number;
+  /** Cases its run recorded it selected (null when the run folder does not say). */
+  selected: number | null;
   simulated: boolean;
 }
 
 export interface MinimumDetectable {
-  /** The smallest drop in pass rate (a positive fraction) the decision rule would have flagged. */
+  /** The true drop in pass rate (a positive fraction) caught with `power`: mde_80 in compare.json. */
   drop: number;
-  /** Single-trial: regressed cases that drop takes, with the fixed cases seen here (null for the bootstrap). */
-  regressed_cases: number | null;
-  method: 'exact' | 'normal_approximation';
+  power: number;
+  /** Connor's formula (single trials) or the normal approximation on the per-case differences (trials): stats/power.ts. */
+  method: 'connor' | 'normal_paired_differences';
+  /** The spread it was computed from: the mean null variance of a case's difference (the discordant share at k = 1) and the variance of the differences seen. */
+  null_variance: number;
+  variance: number;
 }
 
 export interface Comparison {
   method: CompareMethod;
+  test: TestMethod;
+  interval_method: DeltaIntervalMethod;
   /** Human wording of the method. */
   method_detail: string;
   confidence: number;
@@ -111,8 +134,10 @@ export interface Comparison {
   delta: number | null;
   /** Two-sided interval of Δ at `confidence`. */
   interval: [number, number] | null;
-  /** One-sided bounds of Δ at `confidence`: what the verdict is decided on. */
+  /** One-sided bounds of Δ at `confidence` (single trials: the verdict needs them to agree with the test). */
   bounds: { lower: number; upper: number } | null;
+  /** `test`: with trials the exact test decides alone; `test_and_bounds`: single trials (McNemar and Newcombe's bounds). */
+  decided_by: 'test' | 'test_and_bounds';
   /** One-sided p for "got worse" (and for "got better"). */
   p_value: number | null;
   p_value_better: number | null;
@@ -134,7 +159,12 @@ export interface Comparison {
   only_baseline: CaseRef[];
   only_candidate: CaseRef[];
   errored: { baseline: number; candidate: number; cases: ErroredCase[] };
-  /** How large a drop this comparison could have missed; null without paired cases or when no drop could be flagged. */
+  /**
+   * Selected cases a side's results lack (its run recorded how many it selected): `count` of them, and
+   * those that can be named (in the other side's results). A side that is short is never compared as whole.
+   */
+  missing: { baseline: { count: number; cases: CaseRef[] }; candidate: { count: number; cases: CaseRef[] } };
+  /** How large a drop this comparison could miss; null without paired cases or when no drop could be flagged. */
   mde: MinimumDetectable | null;
   simulated: boolean;
 }
@@ -170,7 +200,7 @@ function caseSide(o: CaseOutcome): CaseSide {
   };
 }
 
-function sideStats(all: Map<string, CaseOutcome>, paired: CaseOutcome[]): SideStats {
+function sideStats(all: Map<string, CaseOutcome>, paired: CaseOutcome[], selected: number | null): SideStats {
   let scored = 0;
   let erroredTrials = 0;
   let trials = 1;
@@ -183,62 +213,52 @@ function sideStats(all: Map<string, CaseOutcome>, paired: CaseOutcome[]): SideSt
       if (r.simulated) simulated = true;
     }
   }
-  const n = paired.length;
-  let sum = 0;
-  for (const o of paired) sum += o.fraction!;
-  // The same interval as the run's summary.json: Wilson for single trials, a t-interval over cases with trials.
-  const ci = trials > 1 ? meanInterval(paired.map((o) => o.fraction!)) : n > 0 ? wilsonInterval(sum, n) : null;
+  let shortened = 0;
+  for (const o of all.values()) if (!o.errored && o.scored < trials) shortened++;
+  // over the paired cases; when none paired (the other side errored or is empty), over its own scored cases
+  const over = paired.length > 0 ? paired : [...all.values()].filter((o) => !o.errored);
+  const fractions = over.map((o) => o.fraction!);
+  const n = fractions.length;
+  // the same interval as the run's summary.json
+  const ci = passRateInterval(fractions, trials);
   return {
     cases: all.size,
     scored,
     errored: all.size - scored,
     errored_trials: erroredTrials,
     trials,
-    pass_rate: n > 0 ? sum / n : null,
-    interval: ci,
+    pass_rate: n > 0 ? fractions.reduce((a, b) => a + b, 0) / n : null,
+    interval: n > 0 ? ci.interval : null,
+    interval_method: ci.method,
+    rate_over: paired.length > 0 ? 'paired' : 'scored',
+    cases_with_errored_trials: shortened,
+    selected,
     simulated,
   };
 }
 
-/**
- * The smallest drop the rule would flag with single-trial pairs: with the fixed cases seen here held,
- * move both-pass cases to regressed (the exact rule of suite/verdict.ts: Newcombe's one-sided upper
- * bound, exact McNemar and the margin). Every part of the rule only gets stronger as regressions are
- * added, so the threshold is found by bisection.
- */
-function exactMde(t: PairedTable, zOne: number, alpha: number, maxRegression: number): MinimumDetectable | null {
-  const pool = t.both + t.b; // cases that pass in the baseline: the ones that can regress
-  const flagged = (b: number) => {
-    const { delta, hi } = newcombePaired({ both: pool - b, b, c: t.c, neither: t.neither }, zOne);
-    return flagsRegression({ delta, upper: hi, p_value: binomialUpperTail(b, b + t.c) }, alpha, maxRegression);
-  };
-  if (!flagged(pool)) return null;
-  let lo = -1; // not flagged (or none tried)
-  let hi = pool; // flagged
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (flagged(mid)) hi = mid;
-    else lo = mid;
-  }
-  const n = t.both + t.b + t.c + t.neither;
-  return { drop: (hi - t.c) / n, regressed_cases: hi, method: 'exact' };
-}
-
-/**
- * With trials: a normal approximation of the bootstrap's rule. A drop δ is flagged when it is larger than
- * z·√(v/n), v the variance of the per-case differences: the observed s², but at least what the drop itself
- * brings when it is made of whole cases flipping (about δ) — so δ = max(z·s/√n, z²/n), and at least the margin.
- */
-function approximateMde(d: Float64Array, zOne: number, maxRegression: number): MinimumDetectable {
+/** The true drop caught 80% of the time, from the spread seen (stats/power.ts); v0 = the mean null variance of a case. */
+function powerMde(d: Float64Array, k: number, v0: number, alpha: number, maxRegression: number, binary: boolean): MinimumDetectable | null {
   const n = d.length;
   let mean = 0;
   for (let i = 0; i < n; i++) mean += d[i]!;
   mean /= n;
   let ss = 0;
   for (let i = 0; i < n; i++) ss += (d[i]! - mean) ** 2;
-  const s = n > 1 ? Math.sqrt(ss / (n - 1)) : 0;
-  const drop = Math.max((zOne * s) / Math.sqrt(n), (zOne * zOne) / n);
-  return { drop: Math.min(1, Math.max(drop, maxRegression)), regressed_cases: null, method: 'normal_approximation' };
+  const v1 = n > 1 ? ss / (n - 1) : 0;
+  const drop = minimumDetectableDrop({ n, k, v0, v1 }, alpha);
+  if (drop === null) return null;
+  return { drop: Math.min(1, Math.max(drop, maxRegression)), power: 0.8, method: binary ? 'connor' : 'normal_paired_differences', null_variance: v0, variance: v1 };
+}
+
+/**
+ * A flipped case's own evidence with trials: the exact one-sided test of its trials (the permutation
+ * test on one case is Fisher's exact test), in the direction it moved.
+ */
+function ownTrialsP(b: CaseOutcome, c: CaseOutcome, worse: boolean): number | null {
+  if (b.rows.length === 1 && c.rows.length === 1) return null;
+  const t = casesTest([{ cand_passes: c.passes, cand_trials: c.scored, base_passes: b.passes, base_trials: b.scored }]);
+  return worse ? t.p_worse : t.p_better;
 }
 
 /** Compare the rows of two runs (each a results.jsonl's CaseRecords, trials allowed). Pure. */
@@ -301,9 +321,9 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     const c = pairedCand[i]!;
     d[i] = c.fraction! - b.fraction!;
     if (b.rows.length !== 1 || c.rows.length !== 1) binary = false;
-    const change = (): CaseChange => ({ ...ref(b), expected: b.rows[0]!.expected, baseline: caseSide(b), candidate: caseSide(c) });
-    if (b.passed && !c.passed) regressed.push(change());
-    else if (!b.passed && c.passed) fixed.push(change());
+    const change = (worse: boolean): CaseChange => ({ ...ref(b), expected: b.rows[0]!.expected, baseline: caseSide(b), candidate: caseSide(c), p_value: ownTrialsP(b, c, worse) });
+    if (b.passed && !c.passed) regressed.push(change(true));
+    else if (!b.passed && c.passed) fixed.push(change(false));
     else if (b.passed) stillPassing++;
     else stillFailing.push(ref(b));
     if (b.flaky || c.flaky) flaky.push({ ...ref(b), baseline: b.fraction, candidate: c.fraction });
@@ -311,7 +331,9 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
 
   const zTwo = zTwoSided(confidence);
   const zOne = zOneSided(confidence);
-  let method: CompareMethod = binary ? 'mcnemar_newcombe' : 'paired_bootstrap';
+  const alpha = 1 - confidence;
+  let method: CompareMethod = binary ? 'mcnemar_newcombe' : 'permutation_bootstrap';
+  let test: TestMethod = binary ? 'mcnemar_exact' : 'permutation_exact';
   let delta: number | null = null;
   let interval: [number, number] | null = null;
   let bounds: Comparison['bounds'] = null;
@@ -330,16 +352,20 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     bounds = { lower: one.lo, upper: one.hi };
     pWorse = test.p_worse;
     pBetter = test.p_better;
-    mde = exactMde(table, zOne, 1 - confidence, maxRegression);
+    mde = powerMde(d, 1, (table.b + table.c) / n, alpha, maxRegression, true);
   } else if (n > 0) {
+    // the p-value (and so the verdict) from the exact sign-flip test; the bootstrap gives the interval only
+    const flip = casesTest(pairs.map(([b, c]) => ({ cand_passes: c.passes, cand_trials: c.scored, base_passes: b.passes, base_trials: b.scored })));
     const boot = pairedBootstrap(d, { resamples, seed });
     const ci = boot.interval(confidence);
     delta = boot.mean;
     interval = [ci.lo, ci.hi];
     bounds = boot.bounds(confidence);
-    pWorse = boot.pWorse;
-    pBetter = boot.pBetter;
-    mde = approximateMde(d, zOne, maxRegression);
+    pWorse = flip.p_worse;
+    pBetter = flip.p_better;
+    test = flip.method === 'exact' ? 'permutation_exact' : 'permutation_normal';
+    const k = Math.max(...pairs.map(([b, c]) => Math.max(b.scored, c.scored)));
+    mde = powerMde(d, k, flip.null_variance, alpha, maxRegression, false);
   } else {
     method = 'mcnemar_newcombe';
   }
@@ -347,16 +373,24 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
   const method_detail =
     method === 'mcnemar_newcombe'
       ? `single-trial pairs: exact McNemar test (one-sided), Newcombe's paired hybrid-Wilson ${pct}% interval`
-      : `paired bootstrap over cases (B = ${resamples}, seed ${seed}, percentile ${pct}% interval; one-sided p = share of resampled Δ ≥ 0)`;
+      : `trials: ${test === 'permutation_exact' ? 'exact' : 'normal approximation of the'} stratified permutation test over cases (one-sided${test === 'permutation_normal' ? '; over 200 cases can move' : ''}), paired bootstrap ${pct}% percentile interval (B = ${resamples}, seed ${seed})`;
 
-  const baseStats = sideStats(base, pairedBase);
-  const candStats = sideStats(cand, pairedCand);
+  const baseStats = sideStats(base, pairedBase, opts.selected?.baseline ?? null);
+  const candStats = sideStats(cand, pairedCand, opts.selected?.candidate ?? null);
+  // a side that recorded more selected cases than its results hold is short: name what the other side has
+  const missingOf = (side: SideStats, others: CaseRef[]) => {
+    const count = side.selected === null ? 0 : Math.max(0, side.selected - side.cases);
+    return { count, cases: count > 0 ? others.slice(0, count) : [] };
+  };
   return {
     method,
+    test,
+    interval_method: method === 'mcnemar_newcombe' ? 'newcombe' : 'bootstrap_percentile',
+    decided_by: method === 'mcnemar_newcombe' ? 'test_and_bounds' : 'test',
     method_detail,
     confidence,
-    resamples: method === 'paired_bootstrap' ? resamples : null,
-    seed: method === 'paired_bootstrap' ? seed : null,
+    resamples: method === 'permutation_bootstrap' ? resamples : null,
+    seed: method === 'permutation_bootstrap' ? seed : null,
     n_paired: n,
     baseline: baseStats,
     candidate: candStats,
@@ -382,6 +416,7 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     only_baseline: onlyBaseline,
     only_candidate: onlyCandidate,
     errored: { baseline: baseStats.errored, candidate: candStats.errored, cases: erroredCases },
+    missing: { baseline: missingOf(baseStats, onlyCandidate), candidate: missingOf(candStats, onlyBaseline) },
     mde,
     simulated: baseStats.simulated || candStats.simulated,
   };

@@ -41,6 +41,7 @@ export function compareSides(baseline: Side, candidate: Side, opts: RunCompariso
     resamples: opts.resamples,
     seed: opts.seed,
     maxRegression: opts.maxRegression,
+    selected: { baseline: baseline.selected ?? null, candidate: candidate.selected ?? null },
   });
   const decision = decideComparison(comparison, opts);
   return {

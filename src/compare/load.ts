@@ -10,9 +10,10 @@
  *
  * The run's fingerprint (`run.json`, rundir/fingerprint.ts) comes from the results' folder, or for an
  * optimize run's `test_eval*` / `selection_eval*` folder from the run directory above it. Reading never
- * writes (a torn last line is skipped, not cut from the file).
+ * writes (a torn last line is skipped, not cut from the file, and the report says so). The summaries
+ * beside the results say how many cases the run selected: a side with fewer is not a whole run.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { readRunRecord, RUN_FILE, type RunRecord } from '../rundir/fingerprint.ts';
 import type { CaseRecord } from '../types.ts';
@@ -47,8 +48,10 @@ export interface Side {
   note: string | null;
   run: SideRun | null;
   rows: CaseRecord[];
-  /** A torn last line (a killed run) that was skipped. */
+  /** A torn last line (a killed run) that was skipped: reported, never silent. */
   skipped_lines: number;
+  /** Cases the run recorded it selected (summary.json `overall.selected`, else eval_summary.json `n_items`); null when unknown. */
+  selected?: number | null;
 }
 
 const OPTIMIZE_MARKERS = ['history.json', 'best_skill.md', 'runtime_state.json'];
@@ -237,10 +240,30 @@ function rowProblem(row: unknown): string | null {
   return null;
 }
 
+/**
+ * How many cases the run that wrote `results` selected, from the summaries written beside it: the
+ * denominator a truncated results.jsonl is measured against. Unreadable or absent summaries: unknown.
+ */
+export function selectedCases(results: string): number | null {
+  const dir = dirname(results);
+  const read = (name: string): unknown => {
+    try {
+      return JSON.parse(readFileSync(join(dir, name), 'utf8'));
+    } catch {
+      return null;
+    }
+  };
+  const count = (v: unknown) => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null);
+  const summary = read('summary.json') as { overall?: { selected?: unknown } } | null;
+  const fromSummary = count(summary?.overall?.selected);
+  if (fromSummary !== null) return fromSummary;
+  return count((read('eval_summary.json') as { n_items?: unknown } | null)?.n_items);
+}
+
 /** Load one side of a comparison. */
 export function loadSide(arg: string): Side {
   const { file, folder, kind, note } = resolveSide(arg);
   const { rows, skipped } = readResultRows(file);
   for (const r of rows) r.error_kind ??= null; // a row without the field was scored
-  return { arg, file, folder, kind, note, run: runOf(dirname(file), file), rows, skipped_lines: skipped };
+  return { arg, file, folder, kind, note, run: runOf(dirname(file), file), rows, skipped_lines: skipped, selected: selectedCases(file) };
 }

@@ -4,7 +4,7 @@
  * All three render the same Comparison and decision.
  */
 import pc from 'picocolors';
-import type { ComparisonDecision } from '../suite/verdict.ts';
+import { caseChangeLabel, type ComparisonDecision } from '../suite/verdict.ts';
 import { oneLineClip } from '../model/errors.ts';
 import { displayPath } from '../util/paths.ts';
 import { VERSION } from '../version.ts';
@@ -31,19 +31,26 @@ function sideJson(side: Side, c: Comparison['baseline']) {
     errored: c.errored,
     errored_trials: c.errored_trials,
     trials: c.trials,
+    selected: c.selected,
     pass_rate: r6n(c.pass_rate),
+    pass_rate_over: c.rate_over,
     interval: pair6(c.interval),
-    interval_method: 'wilson',
+    interval_method: c.interval_method,
+    cases_with_errored_trials: c.cases_with_errored_trials,
+    torn_last_line: side.skipped_lines > 0,
     simulated: c.simulated,
   };
 }
 
 const OUTPUT_CLIP = 500;
 
-function changeJson(x: CaseChange) {
+function changeJson(x: CaseChange, label: string) {
   const s = (v: CaseChange['baseline']) => ({ ...v, pass_fraction: r6n(v.pass_fraction), output: oneLineClip(v.output, OUTPUT_CLIP) });
-  return { suite: x.suite, id: x.id, expected: x.expected, baseline: s(x.baseline), candidate: s(x.candidate) };
+  return { suite: x.suite, id: x.id, label, p_value: r6n(x.p_value), expected: x.expected, baseline: s(x.baseline), candidate: s(x.candidate) };
 }
+
+/** `regressed` / `improved` only on evidence, else `changed` (suite/verdict.ts caseChangeLabel). */
+const labelOf = (i: CompareReportInput, x: CaseChange, direction: 'worse' | 'better') => caseChangeLabel(x, direction, i.decision.verdict, 1 - i.comparison.confidence);
 
 export interface CompareReportInput {
   baseline: Side;
@@ -69,6 +76,9 @@ export function compareJson(i: CompareReportInput) {
     exit_code: i.decision.exit_code,
     fail_on_regression: i.failOnRegression,
     method: c.method,
+    test: c.test,
+    interval_method: c.interval_method,
+    decided_by: c.decided_by,
     method_detail: c.method_detail,
     confidence: c.confidence,
     resamples: c.resamples,
@@ -84,14 +94,16 @@ export function compareJson(i: CompareReportInput) {
     max_regression: i.maxRegression,
     max_errored: i.maxErrored,
     counts: c.counts,
-    regressed: c.regressed.map(changeJson),
-    fixed: c.fixed.map(changeJson),
+    regressed: c.regressed.map((x) => changeJson(x, labelOf(i, x, 'worse'))),
+    fixed: c.fixed.map((x) => changeJson(x, labelOf(i, x, 'better'))),
     still_failing: c.still_failing,
     flaky: c.flaky.map((f) => ({ ...f, baseline: r6n(f.baseline), candidate: r6n(f.candidate) })),
     only_baseline: c.only_baseline,
     only_candidate: c.only_candidate,
     errored: c.errored,
-    mde: c.mde ? { ...c.mde, drop: r6(c.mde.drop) } : null,
+    missing: c.missing,
+    mde_80: c.mde ? r6(c.mde.drop) : null,
+    mde: c.mde ? { ...c.mde, drop: r6(c.mde.drop), null_variance: r6(c.mde.null_variance), variance: r6(c.mde.variance) } : null,
     different_tasks: i.differentTasks,
     simulated: c.simulated,
   };
@@ -108,24 +120,59 @@ const pValue = (p: number | null) => (p === null ? '—' : p < 0.0001 ? p.toExpo
 const caseName = (x: CaseRef, multiSuite: boolean) => (multiSuite ? `${x.suite}/${x.id}` : x.id);
 const fraction = (v: CaseChange['baseline']) => (v.trials > 1 ? `${v.passes}/${v.scored_trials}` : v.pass_fraction === 1 ? 'pass' : 'fail');
 
+const trialsOf = (c: Comparison) => Math.max(c.baseline.trials, c.candidate.trials);
+
+/** `0.847 [0.73, 0.92] t` — with, when nothing paired, what the rate is over. */
+const methodOf = (s: Comparison['baseline']) => (s.interval_method === 't' ? 't-interval' : 'Wilson');
+
+/** The warnings both renderings show: a torn last line skipped, cases a side's run selected but lacks. */
+export function sideWarnings(i: CompareReportInput): string[] {
+  const out: string[] = [];
+  for (const [name, side] of [['baseline', i.baseline], ['candidate', i.candidate]] as const) {
+    if (side.skipped_lines > 0) out.push(`the ${name}'s last line (${displayPath(side.file)}) is cut off — a killed or still-running run — and was not read`);
+    const m = i.comparison.missing[name];
+    if (m.count > 0) {
+      const named = m.cases.slice(0, 8).map((x) => x.id);
+      out.push(`the ${name} has ${i.comparison[name].cases} of the ${i.comparison[name].selected} cases its run selected; missing ${m.count}${named.length ? `: ${named.join(', ')}${m.count > named.length ? `, … ${m.count - named.length} more` : ''}` : ''}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * The flipped cases in two lists each way: those with evidence (`regressed` / `fixed`: suite/verdict.ts
+ * caseChangeLabel) and those that only changed, which under noise are mostly chance.
+ */
+function flippedLists(i: CompareReportInput): Array<{ title: string; list: CaseChange[]; always: boolean; worse: boolean }> {
+  const c = i.comparison;
+  const split = (list: CaseChange[], direction: 'worse' | 'better') => {
+    const strong: CaseChange[] = [];
+    const changed: CaseChange[] = [];
+    for (const x of list) (labelOf(i, x, direction) === 'changed' ? changed : strong).push(x);
+    return { strong, changed };
+  };
+  const worse = split(c.regressed, 'worse');
+  const better = split(c.fixed, 'better');
+  return [
+    { title: 'regressed', list: worse.strong, always: true, worse: true },
+    { title: 'changed pass → fail', list: worse.changed, always: false, worse: true },
+    { title: 'fixed', list: better.strong, always: true, worse: false },
+    { title: 'changed fail → pass', list: better.changed, always: false, worse: false },
+  ];
+}
+
 function multiSuite(c: Comparison): boolean {
   const suites = new Set<string>();
   for (const list of [c.regressed, c.fixed, c.still_failing, c.only_baseline, c.only_candidate]) for (const x of list) suites.add(x.suite);
   return suites.size > 1;
 }
 
-/** `a drop of 0.068 or more would have been flagged (4 regressed cases with the 0 fixed seen here)`. */
+/** `a true drop of 0.210 would be caught 80% of the time; smaller ones may not be (…)`: the power, not the critical value. */
 export function mdeLine(c: Comparison): string {
   if (c.n_paired === 0) return 'nothing was paired: no drop could be seen';
-  if (!c.mde) {
-    const passing = c.counts.still_passing + c.counts.regressed;
-    return `no drop could have been flagged: ${passing} of ${c.n_paired} paired cases pass in the baseline${c.counts.fixed ? ` and ${c.counts.fixed} were fixed` : ''}`;
-  }
-  const base = `a drop of ${c.mde.drop.toFixed(3)} or more would have been flagged`;
-  if (c.mde.regressed_cases !== null) {
-    return `${base} (${c.mde.regressed_cases} of ${c.n_paired} cases regressed, with the ${c.counts.fixed} fixed seen here); a smaller one could go unseen`;
-  }
-  return `${base} (≈, from the spread of per-case differences over ${c.n_paired} cases); a smaller one could go unseen`;
+  if (!c.mde) return `no drop could be caught: ${c.n_paired} paired case${c.n_paired === 1 ? '' : 's'} cannot reach p < ${r6(1 - c.confidence)}, whatever changed`;
+  const how = c.mde.method === 'connor' ? "Connor's formula" : 'normal approximation';
+  return `a true drop of ${c.mde.drop.toFixed(3)} would be caught ${Math.round(c.mde.power * 100)}% of the time; smaller ones may not be (${how}, ${c.n_paired} cases${trialsOf(c) > 1 ? ` × ${trialsOf(c)} trials` : ''}, the spread seen here)`;
 }
 
 function sidesDescription(side: Side): string {
@@ -151,26 +198,29 @@ export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
   const lines: string[] = [];
   lines.push(`### ${VERDICT_EMOJI[d.verdict]} skillopt compare: **${d.verdict}**${c.simulated ? ' (simulated model)' : ''}`);
   lines.push('');
-  lines.push(`${mdCell(d.reason)} — ${c.n_paired} paired cases, ${c.method === 'mcnemar_newcombe' ? 'exact McNemar + Newcombe interval' : `paired bootstrap (B = ${c.resamples})`}.`);
+  lines.push(`${mdCell(d.reason)} — ${c.n_paired} paired cases, ${c.method === 'mcnemar_newcombe' ? 'exact McNemar + Newcombe interval' : `${c.test === 'permutation_exact' ? 'exact stratified permutation test' : 'stratified permutation test (normal approximation)'} + paired bootstrap interval (B = ${c.resamples})`}.`);
+  for (const w of sideWarnings(i)) lines.push('', `> ⚠️ ${mdCell(w)}`);
   lines.push('');
   lines.push(`| | pass rate | ${pct}% interval | scored | errored |`);
   lines.push('|---|---:|---|---:|---:|');
-  lines.push(`| baseline | ${f3(c.baseline.pass_rate)} | ${ci(c.baseline.interval)} | ${c.baseline.scored} | ${c.baseline.errored} |`);
-  lines.push(`| candidate | ${f3(c.candidate.pass_rate)} | ${ci(c.candidate.interval)} | ${c.candidate.scored} | ${c.candidate.errored} |`);
+  const mdRate = (s: Comparison['baseline']) => `${f3(s.pass_rate)}${s.rate_over === 'scored' && s.pass_rate !== null ? ' (own scored cases)' : ''} | ${ci(s.interval)}${s.interval ? ` ${methodOf(s)}` : ''}`;
+  lines.push(`| baseline | ${mdRate(c.baseline)} | ${c.baseline.scored} | ${c.baseline.errored} |`);
+  lines.push(`| candidate | ${mdRate(c.candidate)} | ${c.candidate.scored} | ${c.candidate.errored} |`);
   lines.push(`| **change** | **${signed(c.delta)}** | ${ci(c.interval, (v) => signed(v))} | p(worse) = ${pValue(c.p_value)} | |`);
   lines.push('');
   lines.push(
-    `Regressed ${c.counts.regressed} · fixed ${c.counts.fixed} · still failing ${c.counts.still_failing} · flaky ${c.counts.flaky} · only in baseline ${c.counts.only_baseline} · only in candidate ${c.counts.only_candidate} · errored ${c.counts.errored}`,
+    `Pass → fail ${c.counts.regressed} · fail → pass ${c.counts.fixed} · still passing ${c.counts.still_passing} · still failing ${c.counts.still_failing} · flaky ${c.counts.flaky} · only in baseline ${c.counts.only_baseline} · only in candidate ${c.counts.only_candidate} · errored ${c.counts.errored}`,
   );
   lines.push('');
   lines.push(`_Could miss:_ ${mdeLine(c)}.`);
-  for (const [title, list] of [['Regressed', c.regressed], ['Fixed', c.fixed]] as const) {
-    lines.push('');
+  for (const { title, list, always } of flippedLists(i)) {
+    const Title = title[0]!.toUpperCase() + title.slice(1);
     if (list.length === 0) {
-      lines.push(`**${title}:** none`);
+      if (always) lines.push('', `**${Title}:** none`);
       continue;
     }
-    lines.push(`**${title} (${list.length})**`);
+    lines.push('');
+    lines.push(`**${Title} (${list.length})**`);
     lines.push('');
     lines.push('| case | expected | baseline | candidate |');
     lines.push('|---|---|---|---|');
@@ -226,8 +276,12 @@ export function compareTerminal(i: CompareReportInput, opts: { written: string[]
   out.push(`  candidate:  ${sidesDescription(i.candidate)}`);
   if (i.differentTasks) out.push(pc.yellow(`  warning:    ${i.differentTasks} (compared anyway: --allow-different-tasks)`));
   out.push('');
-  changes('regressed', c.regressed, (s) => pc.red(pc.bold(s)));
-  changes('fixed', c.fixed, (s) => pc.green(pc.bold(s)));
+  for (const w of sideWarnings(i)) out.push(pc.yellow(`warning: ${w}`));
+  for (const { title, list, always, worse } of flippedLists(i)) {
+    if (!always && list.length === 0) continue;
+    const strong = title === 'regressed' || title === 'fixed';
+    changes(title, list, (s) => (!strong ? pc.yellow(s) : worse ? pc.red(pc.bold(s)) : pc.green(pc.bold(s))));
+  }
   if (c.flaky.length) out.push(`${pc.yellow('flaky')} (${c.flaky.length}): ${idList(c.flaky, multi)}`);
   if (c.only_baseline.length) out.push(`${pc.dim('only in baseline')} (${c.only_baseline.length}, not compared): ${idList(c.only_baseline, multi)}`);
   if (c.only_candidate.length) out.push(`${pc.dim('only in candidate')} (${c.only_candidate.length}, not compared): ${idList(c.only_candidate, multi)}`);
@@ -241,11 +295,11 @@ export function compareTerminal(i: CompareReportInput, opts: { written: string[]
   out.push('');
   const row = (k: string, v: string) => out.push(`  ${k.padEnd(11)} ${v}`);
   const rate = (s: Comparison['baseline']) =>
-    `${f3(s.pass_rate)} ${pc.dim(ci(s.interval))}  ${pc.dim(`${s.scored} scored, ${s.errored} errored${s.trials > 1 ? `, ${s.trials} trials` : ''}`)}`;
+    `${f3(s.pass_rate)} ${pc.dim(s.interval ? `${ci(s.interval)} ${methodOf(s)}` : ci(s.interval))}  ${pc.dim(`${s.scored} scored, ${s.errored} errored${s.trials > 1 ? `, ${s.trials} trials` : ''}${s.rate_over === 'scored' && s.pass_rate !== null ? ' (rate over its own scored cases: none paired)' : ''}`)}`;
   row('baseline', rate(c.baseline));
   row('candidate', rate(c.candidate));
   row('change', `${pc.bold(signed(c.delta))} ${pc.dim(`${pct}% interval ${ci(c.interval, (v) => signed(v))}`)} · one-sided p(worse) ${pValue(c.p_value)} · over ${c.n_paired} paired cases`);
-  row('cases', `${c.counts.regressed} regressed · ${c.counts.fixed} fixed · ${c.counts.still_failing} still failing · ${c.counts.still_passing} still passing · ${c.counts.flaky} flaky`);
+  row('cases', `${c.counts.regressed} pass → fail · ${c.counts.fixed} fail → pass · ${c.counts.still_failing} still failing · ${c.counts.still_passing} still passing · ${c.counts.flaky} flaky`);
   row('method', c.method_detail);
   row('could miss', mdeLine(c));
   row('verdict', `${(VERDICT_COLOR[d.verdict] ?? ((s: string) => s))(d.verdict.toUpperCase())} — ${d.reason} ${pc.dim(`(rule: ${d.rule})`)}`);

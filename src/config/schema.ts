@@ -434,6 +434,11 @@ const EvaluationSchema = z.strictObject({
    * a drop fails only when it is both significant and larger than this.
    */
   max_regression: prob(0),
+  /**
+   * `skillopt compare` (and `test --baseline`): the level of its one-sided tests for "regressed" and
+   * "improved" (docs/statistics.md): the verdict's bounds are one-sided at 1 − α, the interval shown two-sided at 1 − α.
+   */
+  alpha: z.number().gt(0).lt(0.5).default(0.05),
   /** With env.trials > 1: a flaky case (its trials disagree) fails its test like a miss. Default: information only. */
   fail_on_flaky: bool(false),
 });

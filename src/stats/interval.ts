@@ -1,5 +1,5 @@
 /**
- * Confidence intervals for a pass rate (reference/statistics.md). Cases are the unit: a single-trial
+ * Confidence intervals for a pass rate (docs/statistics.md). Cases are the unit: a single-trial
  * pass rate gets Wilson's score interval (good at small n and near 0 or 1, where Wald collapses); a mean
  * of per-case pass fractions (several trials per case) gets a t-interval over the cases.
  */
@@ -33,13 +33,29 @@ export function t975(df: number): number {
   return z + g1 / df + g2 / df ** 2 + g3 / df ** 3;
 }
 
-/** 95% t-interval for the mean of `values` (clamped to [0, 1], as the values are pass fractions); null when empty. */
+/** 95% t-interval for the mean of `values` (clamped to [0, 1], as the values are pass fractions); null with fewer than two values. */
 export function meanInterval(values: readonly number[]): [number, number] | null {
   const n = values.length;
-  if (n === 0) return null;
+  if (n < 2) return null;
   const mean = values.reduce((a, b) => a + b, 0) / n;
-  if (n === 1) return [mean, mean];
   const variance = values.reduce((a, v) => a + (v - mean) ** 2, 0) / (n - 1);
   const half = t975(n - 1) * Math.sqrt(variance / n);
   return [Math.max(0, mean - half), Math.min(1, mean + half)];
+}
+
+/** How a pass rate's interval was computed: Wilson on the cases, or a t-interval over the cases' pass fractions. */
+export type IntervalMethod = 'wilson' | 't';
+
+/**
+ * The 95% interval of a pass rate from its cases' pass fractions: Wilson for single trials; with trials a
+ * t-interval over the cases, null for one case (no spread to estimate), and Wilson on the case count
+ * (Σ fractions of n) when every case has the same fraction, where the t-interval would have zero width.
+ */
+export function passRateInterval(fractions: readonly number[], trials: number): { interval: [number, number] | null; method: IntervalMethod } {
+  const n = fractions.length;
+  const sum = fractions.reduce((a, b) => a + b, 0);
+  if (trials <= 1) return { interval: wilsonInterval(sum, n), method: 'wilson' };
+  if (n < 2) return { interval: null, method: 't' };
+  if (fractions.every((f) => f === fractions[0])) return { interval: wilsonInterval(sum, n), method: 'wilson' };
+  return { interval: meanInterval(fractions), method: 't' };
 }

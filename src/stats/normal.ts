@@ -37,3 +37,19 @@ export function zTwoSided(confidence: number): number {
 export function zOneSided(confidence: number): number {
   return normalQuantile(confidence);
 }
+
+/**
+ * Φ(x), the standard normal CDF, from erfc's Chebyshev fit (Numerical Recipes' erfcc: fractional error
+ * below 1.2e-7 everywhere), so a far tail stays accurate relative to its size.
+ */
+export function normalCdf(x: number): number {
+  const z = Math.abs(x) / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * z);
+  const erfc =
+    t *
+    Math.exp(
+      -z * z - 1.26551223 +
+        t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
+  return x >= 0 ? 1 - erfc / 2 : erfc / 2;
+}

@@ -9,7 +9,7 @@ import type { RunVerdict } from './verdict.ts';
 import { groupBy } from '../util/group.ts';
 import { skillLoadedCounts, triggerSummary, type SkillLoadedCounts, type TriggerSummary } from './trigger-metrics.ts';
 import { addUsage, emptyUsage } from './usage.ts';
-import { meanInterval, wilsonInterval } from '../stats/interval.ts';
+import { passRateInterval, type IntervalMethod } from '../stats/interval.ts';
 import { passAtK, passHatK } from '../stats/pass-at-k.ts';
 
 /** Trial fields (TrialStats) are present only with env.trials > 1. */
@@ -25,20 +25,24 @@ export interface ScoreStats extends Partial<TrialStats> {
   errored: number;
   /** Mean pass fraction over the scored cases (single trial: passed / scored); null when nothing was scored. */
   pass_rate: number | null;
-  /** 95% interval of the pass rate: Wilson for single trials, a t-interval over cases with trials. */
+  /** 95% interval of the pass rate (stats/interval.ts passRateInterval); null for one case with trials. */
   pass_rate_ci: [number, number] | null;
+  /** How pass_rate_ci was computed: `wilson` or `t` (a t-interval over the cases' pass fractions). */
+  pass_rate_ci_method: IntervalMethod;
   mean_hard: number | null;
   mean_soft: number | null;
 }
 
-/** What k samples per task add (reference/statistics.md); present only with env.trials > 1. */
+/** What k samples per task add (docs/statistics.md); present only with env.trials > 1. */
 export interface TrialStats {
-  /** Samples per task (the most any case had). */
+  /** Samples per task (the most any case had): the k of pass@k and pass^k. */
   trials: number;
-  /** Mean over cases of pass@k: at least one of the k trials passed. */
+  /** Mean of pass@k (at least one of the k trials passed) over the cases scored on all k trials. */
   pass_at_k: number | null;
-  /** Mean over cases of pass^k: all k trials passed. */
+  /** Mean of pass^k (all k trials passed) over the cases scored on all k trials. */
   pass_all_k: number | null;
+  /** Scored cases with fewer than k scored trials (some errored): left out of pass@k and pass^k, never mixed in. */
+  cases_with_errored_trials: number;
   /** Cases whose trials disagree (0 < pass fraction < 1). */
   flaky: number;
   /** Trial rows that errored (a case with some errored trials is scored on the others). */
@@ -154,7 +158,7 @@ export function scoreStats<R extends OutcomeRow>(records: readonly R[], outcomes
     scored.length === 0 ? null : round(scored.reduce((s, c) => s + f(c), 0) / scored.length);
   const k = outcomes.reduce((m, c) => Math.max(m, c.rows.length), 1);
   const fractions = scored.map((c) => c.fraction!);
-  const ci = k > 1 ? meanInterval(fractions) : wilsonInterval(passed, scored.length);
+  const { interval: ci, method: ciMethod } = passRateInterval(fractions, k);
   const stats: ScoreStats = {
     n: outcomes.length,
     scored: scored.length,
@@ -163,14 +167,18 @@ export function scoreStats<R extends OutcomeRow>(records: readonly R[], outcomes
     errored: outcomes.length - scored.length,
     pass_rate: mean((c) => c.fraction!),
     pass_rate_ci: ci && [round(ci[0]), round(ci[1])],
+    pass_rate_ci_method: ciMethod,
     mean_hard: mean((c) => c.hard!),
     mean_soft: mean((c) => c.soft!),
   };
   if (k > 1) {
+    const full = scored.filter((c) => c.scored === k);
+    const meanFull = (f: (c: CaseOutcome<R>) => number | null) => (full.length === 0 ? null : round(full.reduce((s, c) => s + f(c)!, 0) / full.length));
     Object.assign(stats, {
       trials: k,
-      pass_at_k: mean((c) => passAtK(c.scored, c.passes, c.scored)),
-      pass_all_k: mean((c) => passHatK(c.scored, c.passes, c.scored)),
+      pass_at_k: meanFull((c) => passAtK(c.scored, c.passes, k)),
+      pass_all_k: meanFull((c) => passHatK(c.scored, c.passes, k)),
+      cases_with_errored_trials: scored.length - full.length,
       flaky: scored.filter((c) => c.flaky).length,
       errored_trials: records.filter((r) => r.error_kind !== null).length,
     } satisfies TrialStats);

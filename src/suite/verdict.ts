@@ -171,23 +171,27 @@ export function isComplete(stats: Pick<ScoreStats, 'errored'>, maxErrored: numbe
 // ── comparisons: `skillopt compare` (and `skillopt test --baseline`) ─────────────────────────────────
 
 /**
- * The verdict of a paired comparison of two runs (DESIGN §11; reference/statistics.md "Regression gate",
+ * The verdict of a paired comparison of two runs (docs/statistics.md "Comparing two runs",
  * rule *fail only on evidence*, the PR default). Δ = candidate − baseline pass rate over the paired
  * cases, with one-sided bounds and p-values at the comparison's confidence (95%: α = 0.05):
- * - `inconclusive`: errored cases beyond `evaluation.max_errored` on either side, or no paired case;
+ * - `inconclusive`: errored cases beyond `evaluation.max_errored` on either side, a side short of the
+ *   cases its run recorded it selected (a truncated results.jsonl), or no paired case;
  * - `regressed`: the upper bound of Δ is below 0, the one-sided p for "got worse" is below α, AND
  *   Δ̂ < −m, m = `evaluation.max_regression`;
  * - `improved`: the lower bound of Δ is above 0 and the p for "got better" is below α;
  * - otherwise `no significant change` (a significant drop no larger than m included: rule `drop_within_margin`).
  * The p-value is asked too because Newcombe's interval (single-trial runs) is slightly liberal when
  * discordant pairs are few: alone it would flag 3 regressed of 3 discordant cases (exact p = 0.125). With
- * the bootstrap (trials) the two agree by construction. Exit codes, with `--fail-on-regression`:
+ * trials (`decided_by: 'test'`) the exact permutation test over cases decides alone: p < α and Δ̂ beyond
+ * the margin. The bootstrap's interval is reported, never decided on: as a test it flags a single flaky
+ * trial of one case, and its bound would cost a third of the power at 59 cases (docs/statistics.md).
+ * Exit codes, with `--fail-on-regression`:
  * 1 regressed, 3 inconclusive, else 0; without it always 0.
  */
 export type ComparisonVerdict = 'regressed' | 'improved' | 'no significant change' | 'inconclusive';
 
 /** Which rule decided a comparison. */
-export type ComparisonRule = 'errored' | 'no_paired_cases' | 'evidence_of_regression' | 'evidence_of_improvement' | 'drop_within_margin' | 'no_evidence';
+export type ComparisonRule = 'errored' | 'missing_cases' | 'no_paired_cases' | 'evidence_of_regression' | 'evidence_of_improvement' | 'drop_within_margin' | 'no_evidence';
 
 /** What a comparison's verdict is decided on (a Comparison of src/compare/ carries all of it). */
 export interface ComparisonEvidence {
@@ -201,6 +205,10 @@ export interface ComparisonEvidence {
   confidence: number;
   /** Cases whose trials all errored, per side. */
   errored: { baseline: number; candidate: number };
+  /** `test`: the exact test decides alone (trials); otherwise the bounds and the test must agree. */
+  decided_by?: 'test' | 'test_and_bounds';
+  /** Selected cases a side's results lack (absent in older callers: none). */
+  missing?: { baseline: { count: number; cases: Array<{ suite: string; id: string }> }; candidate: { count: number; cases: Array<{ suite: string; id: string }> } };
 }
 
 export interface ComparisonDecision {
@@ -239,13 +247,41 @@ export function decideComparison(
       `${plural(baseline, 'baseline case')} and ${plural(candidate, 'candidate case')} errored (evaluation.max_errored ${opts.maxErrored}): errored cases are not scored, so the comparison proves nothing`,
     );
   }
+  for (const side of ['candidate', 'baseline'] as const) {
+    const m = e.missing?.[side];
+    if (!m || m.count === 0) continue;
+    const named = m.cases.slice(0, 5).map((x) => x.id);
+    const more = m.count - named.length;
+    return decided(
+      'inconclusive',
+      'missing_cases',
+      `the ${side} is missing ${m.count} of the cases its run selected` +
+        (named.length ? ` (${named.join(', ')}${more > 0 ? `, and ${more} more` : ''})` : '') +
+        ': a truncated or partial results.jsonl is not a whole run, so the comparison proves nothing',
+    );
+  }
   if (e.n_paired === 0 || e.delta === null || e.bounds === null) {
     return decided('inconclusive', 'no_paired_cases', 'no case was scored in both runs: nothing to compare');
   }
   const alpha = 1 - e.confidence;
   const pct = `${Math.round(e.confidence * 100)}%`;
-  const { lower, upper } = e.bounds;
   const m = opts.maxRegression;
+  if (e.decided_by === 'test') {
+    const worse = e.p_value !== null && e.p_value < alpha && e.delta < 0;
+    if (worse && e.delta < -m) {
+      return decided(
+        'regressed',
+        'evidence_of_regression',
+        `the exact one-sided test over cases gives p = ${pShown(e.p_value)} < ${alpha.toFixed(2)}, and the drop of ${Math.abs(e.delta).toFixed(3)} is beyond evaluation.max_regression ${m}`,
+      );
+    }
+    if (e.p_value_better !== null && e.p_value_better < alpha && e.delta > 0) {
+      return decided('improved', 'evidence_of_improvement', `the exact one-sided test over cases gives p(better) = ${pShown(e.p_value_better)} < ${alpha.toFixed(2)}`);
+    }
+    if (worse) return decided('no significant change', 'drop_within_margin', `Δ = ${signed(e.delta)} is a real drop (p = ${pShown(e.p_value)}) but within evaluation.max_regression ${m}`);
+    return decided('no significant change', 'no_evidence', `no evidence of a change either way: the exact one-sided test over cases gives p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}`);
+  }
+  const { lower, upper } = e.bounds;
   const drop = { delta: e.delta, upper, p_value: e.p_value };
   if (flagsRegression(drop, alpha, m)) {
     return decided(
@@ -265,4 +301,20 @@ export function decideComparison(
     'no_evidence',
     `no evidence of a change either way: the one-sided ${pct} bounds of Δ are ${signed(lower)} and ${signed(upper)}, p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}`,
   );
+}
+
+/**
+ * What a case whose pass flag flipped is called. It `regressed` (or `improved`) only on evidence: its own
+ * trials are significant at α (`p_value`, with trials), or it is a single-trial flip inside a verdict
+ * that found the same direction. Otherwise it only `changed`: under noise most single flips are chance.
+ */
+export function caseChangeLabel(
+  change: { p_value: number | null },
+  direction: 'worse' | 'better',
+  verdict: ComparisonVerdict,
+  alpha: number,
+): 'regressed' | 'improved' | 'changed' {
+  const label = direction === 'worse' ? 'regressed' : 'improved';
+  if (change.p_value !== null) return change.p_value < alpha ? label : 'changed';
+  return verdict === label ? label : 'changed';
 }

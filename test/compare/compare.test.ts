@@ -12,7 +12,7 @@ import { compareSides, runComparison } from '../../src/compare/index.ts';
 import { loadSide, readResultRows, resolveSide } from '../../src/compare/load.ts';
 import { differentTasks } from '../../src/compare/same-tasks.ts';
 import { splitPositionals } from '../../src/cli/commands/compare.ts';
-import { decideComparison, type ComparisonEvidence } from '../../src/suite/verdict.ts';
+import { caseChangeLabel, decideComparison, type ComparisonEvidence } from '../../src/suite/verdict.ts';
 import { errored, ids, row, trials, writeResults } from './rows.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'skillopt-compare-unit-'));
@@ -45,30 +45,23 @@ describe('compareRecords: single-trial pairs', () => {
     expect(c.resamples).toBeNull();
   });
 
-  test('minimum detectable drop, 59 all-pass cases: 5 regressed (exact p 1/32; Newcombe alone would flag 4)', () => {
+  test("could miss, 59 all-pass cases: Connor's 80%-power drop (0.10114), not the critical value 5/59", () => {
     const c = compareRecords(all(59, () => true), all(59, () => true));
-    expect(c.mde).toEqual({ drop: 5 / 59, regressed_cases: 5, method: 'exact' });
-    // and the rule agrees at the threshold: 4 regressions are not flagged, 5 are
-    const dec = (k: number) => decideComparison(compareRecords(all(59, () => true), all(59, (i) => i >= k)), { maxRegression: 0, maxErrored: 0, failOnRegression: true });
-    expect(dec(4).verdict).toBe('no significant change');
-    expect(dec(5).verdict).toBe('regressed');
+    // √59·δ − 1.645·√δ = 0.8416·√(δ − δ²) (ψ = 0 seen, plus the drop's own discordance): δ = 0.101139
+    expect(c.mde).toEqual({ drop: expect.closeTo(0.101139, 5), power: 0.8, method: 'connor', null_variance: 0, variance: 0 });
   });
 
-  test('the minimum detectable drop holds the fixed cases seen and respects the margin', () => {
-    const base = all(100, (i) => i < 80);
-    const cand = all(100, (i) => i < 80 || i >= 97); // 3 fixed
-    const c = compareRecords(base, cand);
-    expect(c.counts.fixed).toBe(3);
-    expect(c.mde!.method).toBe('exact');
-    const b = c.mde!.regressed_cases!;
-    expect(c.mde!.drop).toBeCloseTo((b - 3) / 100, 12);
-    // b − 1 regressions would not be flagged, b would
-    const decide = (k: number) =>
-      decideComparison(compareRecords(base, all(100, (i) => (i < 80 && i >= k) || i >= 97)), { maxRegression: 0, maxErrored: 0, failOnRegression: false }).verdict;
-    expect(decide(b)).toBe('regressed');
-    expect(decide(b - 1)).not.toBe('regressed');
-    const wide = compareRecords(base, cand, { maxRegression: 0.2 });
-    expect(wide.mde!.drop).toBeGreaterThan(0.2);
+  test('could miss grows with the discordance seen, and respects the margin', () => {
+    // 16 of 59 discordant (ψ = 0.271, the noise of 0.2 on a good skill): δ = 0.223730
+    const c = compareRecords(all(59, (i) => i >= 8), all(59, (i) => i < 8 || i >= 16));
+    expect(c.mde!.null_variance).toBeCloseTo(16 / 59, 12);
+    expect(c.mde!.drop).toBeCloseTo(0.22373, 5);
+    const wide = compareRecords(all(59, () => true), all(59, () => true), { maxRegression: 0.2 });
+    expect(wide.mde!.drop).toBe(0.2);
+  });
+
+  test('too few cases to reach p < α: no drop could be caught (one case: the smallest p is 1/2)', () => {
+    expect(compareRecords([row('a', true)], [row('a', false)]).mde).toBeNull();
   });
 
   test('unpaired cases are listed, not compared; errored cases are counted per side and left out', () => {
@@ -119,7 +112,9 @@ describe('compareRecords: trials', () => {
     // candidate: a 2/4 scored (one trial errored) → passes at 0.5; b 2/5 → regressed; c 2/2 → fixed (was 1/2 = 0.5: passed) …
     const cand = [...trials('a', 2, 4), errored('a', { trial: 4 }), ...trials('b', 2, 5), ...trials('c', 0, 2), ...trials('d', 3, 3)];
     const c = compareRecords(base, cand);
-    expect(c.method).toBe('paired_bootstrap');
+    expect(c.method).toBe('permutation_bootstrap');
+    expect(c.test).toBe('permutation_exact');
+    expect(c.interval_method).toBe('bootstrap_percentile');
     expect(c.resamples).toBe(2000);
     expect(c.seed).toBe(0);
     expect(c.regressed.map((x) => x.id)).toEqual(['b', 'c']);
@@ -133,7 +128,7 @@ describe('compareRecords: trials', () => {
     expect(c.baseline.trials).toBe(5);
     // Δ = mean of f_cand − f_base = ((0.5 − 1) + (0.4 − 0.6) + (0 − 0.5) + (1 − 0)) / 4
     expect(c.delta).toBeCloseTo((-0.5 - 0.2 - 0.5 + 1) / 4, 12);
-    expect(c.mde!.method).toBe('normal_approximation');
+    expect(c.mde!.method).toBe('normal_paired_differences'); // 4 cases of 5 trials: one case alone can reach p = 1/252
     // reproducible: the same rows give the same interval
     expect(compareRecords(base, cand).interval).toEqual(c.interval);
   });
@@ -145,11 +140,11 @@ describe('compareRecords: trials', () => {
     expect(c.n_paired).toBe(1);
   });
 
-  test('single-trial on one side, trials on the other: the bootstrap; with no spread the detectable drop is z²/n', () => {
+  test('single-trial on one side, trials on the other: the permutation test; with no spread, could miss is the fewest whole cases that reach p < α (2 of 10 at k = 3: 1/20 is not below 0.05)', () => {
     const c = compareRecords(all(10, () => true), ids(10).flatMap((id) => trials(id, 3, 3)));
-    expect(c.method).toBe('paired_bootstrap');
+    expect(c.method).toBe('permutation_bootstrap');
     expect(c.delta).toBe(0);
-    expect(c.mde).toEqual({ drop: expect.closeTo(1.6448536 ** 2 / 10, 6), regressed_cases: null, method: 'normal_approximation' });
+    expect(c.mde).toEqual({ drop: 0.2, power: 0.8, method: 'normal_paired_differences', null_variance: 0, variance: 0 });
   });
 });
 
@@ -174,6 +169,14 @@ describe('decideComparison (the verdict rule)', () => {
   test('a significant drop within evaluation.max_regression: no significant change, rule drop_within_margin, exit 0', () => {
     expect(decideComparison(ev({}), { ...opts, maxRegression: 0.1 })).toMatchObject({ verdict: 'no significant change', rule: 'drop_within_margin', exit_code: 0 });
     expect(decideComparison(ev({}), { ...opts, maxRegression: 0.099 })).toMatchObject({ verdict: 'regressed' });
+  });
+  test('with trials the exact test decides alone: the bootstrap bound neither blocks nor makes a verdict', () => {
+    const t = (x: Partial<ComparisonEvidence>) => decideComparison(ev({ decided_by: 'test', ...x }), opts);
+    expect(t({ bounds: { lower: -0.2, upper: 0.01 }, p_value: 0.01 })).toMatchObject({ verdict: 'regressed', rule: 'evidence_of_regression', exit_code: 1 });
+    expect(t({ p_value: 0.06 })).toMatchObject({ verdict: 'no significant change', rule: 'no_evidence', exit_code: 0 });
+    expect(t({ p_value: 0.01, delta: -0.05 })).toMatchObject({ verdict: 'regressed' });
+    expect(decideComparison(ev({ decided_by: 'test', p_value: 0.01 }), { ...opts, maxRegression: 0.1 })).toMatchObject({ rule: 'drop_within_margin' });
+    expect(t({ delta: 0.1, bounds: { lower: -0.01, upper: 0.2 }, p_value: 0.99, p_value_better: 0.01 })).toMatchObject({ verdict: 'improved' });
   });
   test('upper bound < 0 without the exact test agreeing: no evidence', () => {
     expect(decideComparison(ev({ p_value: 0.0625 }), opts)).toMatchObject({ verdict: 'no significant change', rule: 'no_evidence', exit_code: 0 });
@@ -233,7 +236,7 @@ describe('differentTasks (the refusal)', () => {
     expect(differentTasks({ run: null, rows: [] }, { run: null, rows })).toBeNull();
   });
   test('compareSides refuses (exit 2, one line) unless allowed', () => {
-    const side = (r: typeof rows, arg: string) => ({ arg, file: arg, folder: tmp, kind: 'results' as const, note: null, run: null, rows: r, skipped_lines: 0 });
+    const side = (r: typeof rows, arg: string) => ({ arg, file: arg, folder: tmp, kind: 'results' as const, note: null, run: null, rows: r, skipped_lines: 0, selected: null });
     const other = rows.map((r) => ({ ...r, id: `x-${r.id}` }));
     const opts = { maxRegression: 0, maxErrored: 0, failOnRegression: true };
     expect(() => compareSides(side(rows, 'a.jsonl'), side(other, 'b.jsonl'), opts)).toThrow(
@@ -331,5 +334,73 @@ describe('compare command arguments', () => {
       positionals: ['base', 'cand'],
       flags: ['--out', 'dir', '--max-regression', '0.1', '--config', 'c.yaml'],
     });
+  });
+});
+
+describe('trials: the verdict comes from the exact sign-flip test, not the bootstrap', () => {
+  const gate = { maxRegression: 0, maxErrored: 0, failOnRegression: true };
+  const decide = (base: ReturnType<typeof trials>, cand: ReturnType<typeof trials>) => {
+    const c = compareRecords(base, cand);
+    return { c, d: decideComparison(c, gate) };
+  };
+
+  test('one case, 5/5 → 4/5: p = 1/2, no significant change, exit 0 (the bootstrap said p = 0.0005)', () => {
+    const { c, d } = decide(trials('a', 5, 5), trials('a', 4, 5));
+    expect(c.test).toBe('permutation_exact');
+    expect(c.p_value).toBeCloseTo(0.5, 12);
+    expect(d).toMatchObject({ verdict: 'no significant change', exit_code: 0 });
+  });
+
+  test('59 cases at 5/5, three lose one trial: p = 1/8, exit 0 (no case changed pass/fail)', () => {
+    const base = ids(59).flatMap((id) => trials(id, 5, 5));
+    const cand = ids(59).flatMap((id, i) => trials(id, i < 3 ? 4 : 5, 5));
+    const { c, d } = decide(base, cand);
+    expect(c.counts.regressed).toBe(0);
+    expect(c.p_value).toBeCloseTo(0.125, 12);
+    expect(d).toMatchObject({ verdict: 'no significant change', exit_code: 0 });
+  });
+
+  test('a real regression still fails: 59 cases at 5/5, 10 drop to 1/5 → p = (6/252)^10, regressed, exit 1', () => {
+    const base = ids(59).flatMap((id) => trials(id, 5, 5));
+    const cand = ids(59).flatMap((id, i) => trials(id, i < 10 ? 1 : 5, 5));
+    const { c, d } = decide(base, cand);
+    expect(c.p_value! / (6 / 252) ** 10).toBeCloseTo(1, 9);
+    expect(d).toMatchObject({ verdict: 'regressed', exit_code: 1 });
+    // each of the 10 is significant on its own trials: Fisher's P(X ≤ 1 | 6 passes of 10, 5 drawn) = 6/252
+    expect(c.regressed[0]!.p_value).toBeCloseTo(6 / 252, 12);
+  });
+});
+
+describe('per-case wording: a flip is "changed" unless there is evidence', () => {
+  test('single trial: regressed only inside a regressed verdict; with trials: only on its own significant trials', () => {
+    const ch = (p: number | null) => ({ p_value: p });
+    expect(caseChangeLabel(ch(null), 'worse', 'no significant change', 0.05)).toBe('changed');
+    expect(caseChangeLabel(ch(null), 'worse', 'regressed', 0.05)).toBe('regressed');
+    expect(caseChangeLabel(ch(0.4), 'worse', 'regressed', 0.05)).toBe('changed');
+    expect(caseChangeLabel(ch(1 / 252), 'worse', 'no significant change', 0.05)).toBe('regressed');
+    expect(caseChangeLabel(ch(null), 'better', 'improved', 0.05)).toBe('improved');
+  });
+  test('5/5 → 2/5 is a flip but not significant on 5 trials (p = 21/252)', () => {
+    const c = compareRecords(trials('a', 5, 5), trials('a', 2, 5));
+    expect(c.regressed[0]!.p_value).toBeCloseTo(21 / 252, 12);
+  });
+});
+
+describe('a side short of the cases its run selected (a truncated results.jsonl)', () => {
+  test('the denominator is the run\'s own record: missing cases make the comparison inconclusive, named', () => {
+    const base = all(59, () => true);
+    const c = compareRecords(base, base.slice(0, 2), { selected: { baseline: 59, candidate: 59 } });
+    expect(c.missing.candidate.count).toBe(57);
+    expect(c.missing.candidate.cases.slice(0, 2).map((x) => x.id)).toEqual(['t-03', 't-04']);
+    expect(c.missing.baseline.count).toBe(0);
+    const d = decideComparison(c, { maxRegression: 0, maxErrored: 0, failOnRegression: true });
+    expect(d).toMatchObject({ verdict: 'inconclusive', rule: 'missing_cases', exit_code: 3 });
+    expect(d.reason).toMatch(/^the candidate is missing 57 of the cases its run selected \(t-03, t-04, t-05, t-06, t-07, and 52 more\)/);
+  });
+  test('a side without a record of its selection is compared as before', () => {
+    const base = all(59, () => true);
+    const c = compareRecords(base, base.slice(0, 2));
+    expect(c.missing.candidate.count).toBe(0);
+    expect(decideComparison(c, { maxRegression: 0, maxErrored: 0, failOnRegression: true }).verdict).toBe('no significant change');
   });
 });

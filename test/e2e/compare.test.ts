@@ -3,7 +3,7 @@
  * folders: the verdicts and their exit codes, the refusal of different tasks, --json / --markdown, the
  * files it writes, GITHUB_STEP_SUMMARY, the margin from flags and config, usage errors.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { assertBuilt, readJson, skillopt, tempDirs, writeConfig } from './helpers.ts';
@@ -55,7 +55,7 @@ describe('skillopt compare: verdicts and exit codes', () => {
     expect(r.stdout.indexOf('regressed (10)')).toBeLessThan(r.stdout.indexOf('verdict'));
     expect(r.stdout).toMatch(/change\s+−0\.169 95% interval \[−0\.285, −0\.073\] · one-sided p\(worse\) 0\.0010 · over 59 paired cases/);
     expect(r.stdout).toMatch(/baseline\s+1\.000 \[0\.939, 1\.000\]/);
-    expect(r.stdout).toMatch(/could miss\s+a drop of 0\.085 or more would have been flagged \(5 of 59 cases regressed/);
+    expect(r.stdout).toMatch(/could miss\s+a true drop of 0\.191 would be caught 80% of the time; smaller ones may not be \(Connor's formula, 59 cases/);
     // written next to the candidate's results by default
     expect(readJson(join(tenRegressions, 'compare.json'))).toMatchObject({ verdict: 'regressed', exit_code: 1 });
     expect(readFileSync(join(tenRegressions, 'compare.md'), 'utf8')).toContain('**regressed**');
@@ -78,14 +78,16 @@ describe('skillopt compare: verdicts and exit codes', () => {
     const r = await skillopt(['compare', allPass, outRoot('same', run59()), '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(r.code).toBe(0);
     expect(verdictLine(r.stdout)).toMatch(/^NO SIGNIFICANT CHANGE — no evidence of a change either way.*\(rule: no_evidence\)$/);
-    expect(r.stdout).toMatch(/could miss\s+a drop of 0\.085 or more would have been flagged/);
+    expect(r.stdout).toMatch(/could miss\s+a true drop of 0\.101 would be caught 80% of the time; smaller ones may not be/);
   });
 
   test('2 flips of 59: no significant change, exit 0 with --fail-on-regression', async () => {
     const r = await skillopt(['compare', allPass, outRoot('two-flips', run59((i) => i === 3 || i === 40)), '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(r.code).toBe(0);
     expect(verdictLine(r.stdout)).toMatch(/^NO SIGNIFICANT CHANGE/);
-    expect(r.stdout).toMatch(/^regressed \(2\)$/m);
+    // two flips under no significant change are not called regressed: they changed
+    expect(r.stdout).toMatch(/^regressed \(0\)$/m);
+    expect(r.stdout).toMatch(/^changed pass → fail \(2\)$/m);
     expect(r.stdout).toMatch(/one-sided p\(worse\) 0\.250/);
   });
 
@@ -120,13 +122,17 @@ describe('skillopt compare: verdicts and exit codes', () => {
     const twice = await skillopt(['compare', base, cand, '--json', '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(once.code).toBe(1);
     const j = JSON.parse(once.stdout);
-    expect(j).toMatchObject({ verdict: 'regressed', method: 'paired_bootstrap', resamples: 2000, seed: 0, n_paired: 40 });
+    expect(j).toMatchObject({ verdict: 'regressed', method: 'permutation_bootstrap', test: 'permutation_exact', interval_method: 'bootstrap_percentile', resamples: 2000, seed: 0, n_paired: 40 });
+    expect(j.p_value).toBeLessThan(1e-6); // 16 cases down, 12 of them from 5/5 to 1/5 (6/252 each)
     expect(j.regressed).toHaveLength(12);
     expect(j.flaky).toHaveLength(16);
     expect(j.regressed[0].candidate).toMatchObject({ passes: 1, scored_trials: 5, trials: 5, pass_fraction: 0.2 });
     expect(j.baseline.trials).toBe(5);
     expect(JSON.parse(twice.stdout).interval).toEqual(j.interval);
-    expect(j.mde.method).toBe('normal_approximation');
+    expect(j.mde.method).toBe('normal_paired_differences');
+    expect(j.mde_80).toBe(j.mde.drop);
+    expect(j.baseline).toMatchObject({ interval_method: 'wilson', cases_with_errored_trials: 0 }); // every case 5/5: Wilson, not [1, 1]
+    expect(j.candidate.interval_method).toBe('t');
   });
 });
 
@@ -194,11 +200,12 @@ describe('skillopt compare: outputs', () => {
     const md = r.stdout;
     expect(md).toMatch(/^### 🔴 skillopt compare: \*\*regressed\*\*\n/);
     expect(md).toContain('| | pass rate | 95% interval | scored | errored |');
-    expect(md).toMatch(/\| baseline \| 0\.983 \| \[0\.\d{3}, 0\.\d{3}\] \| 60 \| 0 \|/);
+    expect(md).toMatch(/\| baseline \| 0\.983 \| \[0\.\d{3}, 0\.\d{3}\] Wilson \| 60 \| 0 \|/);
+    expect(md).toMatch(/· still passing 50 ·/);
     expect(md).toMatch(/\| \*\*change\*\* \| \*\*−0\.119\*\* \| \[−0\.\d{3}, −0\.\d{3}\] \| p\(worse\) = 0\.020 \| \|/);
     expect(md).toContain('**Regressed (8)**');
     expect(md).toContain('| `t-01` | `right answer for t-01` | pass: `right answer for t-01` | fail: `wrong answer for t-01` |');
-    expect(md).toContain('**Fixed (1)**');
+    expect(md).toContain('**Changed fail → pass (1)**'); // one fix inside a regressed verdict: no evidence it is one
   });
 
   test('GITHUB_STEP_SUMMARY gets the markdown appended; --out writes compare.json and compare.md there', async () => {
@@ -224,5 +231,64 @@ describe('skillopt compare: outputs', () => {
     expectOneLineError(await skillopt(['compare', base, join(cwd, 'nope')], { cwd }), 'no such file or folder');
     expectOneLineError(await skillopt(['compare', base, cand, '--json', '--markdown'], { cwd }), 'pick one');
     expectOneLineError(await skillopt(['compare', base, cand, '--frobnicate'], { cwd }), "unknown flag '--frobnicate'");
+  });
+});
+
+describe('skillopt compare: trials and truncated runs', () => {
+  const gate = ['--fail-on-regression', '--json'];
+  const trialRun = (name: string, k: (i: number) => number, n = 59) => outRoot(name, ids(n).flatMap((id, i) => trials(id, k(i), 5)));
+
+  test('one case, 5/5 → 4/5: exit 0 (p = 0.5 from the exact test)', async () => {
+    const r = await skillopt(['compare', trialRun('one-base', () => 5, 1), trialRun('one-cand', () => 4, 1), ...gate], { cwd: tmp.make('cwd') });
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout);
+    // one case of 5 trials can show a drop (5/5 → 0/5: p = 1/252), so could miss is the whole case
+    expect(j).toMatchObject({ verdict: 'no significant change', test: 'permutation_exact', decided_by: 'test', p_value: 0.5, mde_80: 1 });
+    expect(j.baseline.interval).toBeNull(); // one case: no interval rather than [1, 1]
+  });
+
+  test('59 cases at 5/5, three lose one trial: exit 0 (p = 0.125)', async () => {
+    const r = await skillopt(['compare', trialRun('three-base', () => 5), trialRun('three-cand', (i) => (i < 3 ? 4 : 5)), ...gate], { cwd: tmp.make('cwd') });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'no significant change', p_value: 0.125 });
+  });
+
+  test('a real regression still exits 1: 59 cases at 5/5, 10 drop to 1/5; the terminal names the test and the 80%-power drop', async () => {
+    const base = trialRun('real-base', () => 5);
+    const cand = trialRun('real-cand', (i) => (i < 10 ? 1 : 5));
+    expect((await skillopt(['compare', base, cand, ...gate], { cwd: tmp.make('cwd') })).code).toBe(1);
+    const r = await skillopt(['compare', base, cand], { cwd: tmp.make('cwd') });
+    expect(r.stdout).toMatch(/method\s+trials: exact stratified permutation test over cases \(one-sided\), paired bootstrap 95% percentile interval/);
+    expect(r.stdout).toMatch(/could miss\s+a true drop of 0\.\d{3} would be caught 80% of the time; smaller ones may not be \(normal approximation, 59 cases × 5 trials/);
+    expect(r.stdout).toMatch(/^regressed \(10\)$/m);
+  });
+
+  test('a truncated candidate (2 rows of 59 and half a line) is inconclusive, exit 3, naming the missing cases and the torn line', async () => {
+    const base = outRoot('trunc-base', run59());
+    const dir = tmp.make('trunc-cand');
+    const rows = run59();
+    writeFileSync(join(dir, 'results.jsonl'), `${JSON.stringify(rows[0])}\n${JSON.stringify(rows[1])}\n${JSON.stringify(rows[2]).slice(0, 40)}`);
+    // what the run recorded it selected
+    writeFileSync(join(dir, 'summary.json'), JSON.stringify({ overall: { selected: 59, n: 59 } }));
+    writeFileSync(join(dir, 'eval_summary.json'), JSON.stringify({ n_items: 59 }));
+    const r = await skillopt(['compare', base, dir, '--fail-on-regression'], { cwd: tmp.make('cwd') });
+    expect(r.code).toBe(3);
+    expect(verdictLine(r.stdout)).toMatch(/^INCONCLUSIVE — the candidate is missing 57 of the cases its run selected \(t-03, t-04, t-05, t-06, t-07, and 52 more\).*\(rule: missing_cases\)$/);
+    expect(r.stdout).toMatch(/warning: the candidate's last line \(.*results\.jsonl\) is cut off — a killed or still-running run — and was not read/);
+    expect(r.stdout).toMatch(/warning: the candidate has 2 of the 59 cases its run selected; missing 57: t-03, t-04/);
+    const j = readJson(join(dir, 'compare.json'));
+    expect(j.candidate).toMatchObject({ selected: 59, torn_last_line: true });
+    expect(j.missing.candidate.count).toBe(57);
+    // the same folder with only eval_summary.json still knows its denominator
+    rmSync(join(dir, 'summary.json'));
+    expect((await skillopt(['compare', base, dir, '--fail-on-regression'], { cwd: tmp.make('cwd') })).code).toBe(3);
+  });
+
+  test('nothing paired (the candidate all errored): the baseline still shows its own rate, not "— —"', async () => {
+    const base = outRoot('own-base', run59((i) => i < 9));
+    const cand = outRoot('own-cand', ids(59).map((id) => errored(id)));
+    const r = await skillopt(['compare', base, cand, '--fail-on-regression'], { cwd: tmp.make('cwd') });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/baseline\s+0\.847 \[0\.\d{3}, 0\.\d{3}\] Wilson\s+59 scored, 0 errored \(rate over its own scored cases: none paired\)/);
   });
 });

@@ -39,8 +39,10 @@ describe('cases under trials', () => {
     const s = scoreStats(rows);
     expect(s).toMatchObject({ n: 4, scored: 3, passed: 2, failed: 1, errored: 1, trials: 2, flaky: 1, errored_trials: 3 });
     expect(s.pass_rate).toBeCloseTo(0.5, 6); // (1 + 0.5 + 0) / 3
-    expect(s.pass_at_k).toBeCloseTo(2 / 3, 6); // a and b had a passing trial
-    expect(s.pass_all_k).toBeCloseTo(1 / 3, 6); // only a passed every trial
+    // at k = 2, over the cases scored on both trials (a, b); c (one trial errored) is counted apart
+    expect(s.pass_at_k).toBeCloseTo(1, 6); // a and b had a passing trial
+    expect(s.pass_all_k).toBeCloseTo(1 / 2, 6); // only a passed every trial
+    expect(s.cases_with_errored_trials).toBe(1);
     const ci = meanInterval([1, 0.5, 0])!;
     expect(s.pass_rate_ci).toEqual([Math.round(ci[0] * 1e6) / 1e6, Math.round(ci[1] * 1e6) / 1e6]);
   });

@@ -21,17 +21,19 @@ const USAGE = `skillopt compare <baseline> <candidate> [--fail-on-regression] [-
                  [--out DIR] [${ALLOW_DIFFERENT_FLAG}] [--config C] [--cfg-options k=v ...] [--resamples N] [--seed N]
 
   Pairs the cases of two runs by (suite, task id) and reports regressed, fixed, still failing, flaky,
-  unpaired and errored cases, each side's pass rate with a 95% Wilson interval, and the change in pass
-  rate with a 95% paired interval and a one-sided p-value for "got worse" (single-trial runs: exact
-  McNemar + Newcombe's interval; with trials: a seeded paired bootstrap over cases).
+  unpaired and errored cases, each side's pass rate with a 95% interval, and the change in pass rate
+  with a 95% paired interval and a one-sided p-value for "got worse" (single-trial runs: exact McNemar +
+  Newcombe's interval; with trials: the exact permutation test over cases decides, a seeded paired
+  bootstrap over cases gives the interval). docs/statistics.md has the methods.
 
   <baseline>, <candidate>  a results.jsonl, an eval or test out_root (a folder with results.jsonl), or an
                            optimize run directory (its best skill's test evaluation, test_eval/results.jsonl)
 
-  Verdict ("fail only on evidence"): regressed when the one-sided 95% upper bound of the change is below 0
-  and the change is below −evaluation.max_regression; improved when the lower bound is above 0;
-  inconclusive when either side has more errored cases than evaluation.max_errored, or nothing pairs;
-  otherwise no significant change (the report says how large a drop it could have missed).
+  Verdict ("fail only on evidence", one-sided at evaluation.alpha, 0.05): regressed when the test finds
+  the change below 0 (single trials: and the upper bound of the change is below 0) and the change is
+  below −evaluation.max_regression; improved in the mirror case; inconclusive when either side has more
+  errored cases than evaluation.max_errored, has fewer cases than its run selected, or nothing pairs;
+  otherwise no significant change (the report says which true drop it would catch 80% of the time).
 
   --fail-on-regression     exit 1 when regressed, 3 when inconclusive (without it: exit 0 whatever the verdict)
   --max-regression X       the tolerated drop, a fraction in [0, 1] (default evaluation.max_regression, 0)
@@ -103,6 +105,7 @@ export const command: Command = {
       allowDifferentTasks: args.switches.has(ALLOW_DIFFERENT_FLAG.slice(2)),
       resamples,
       seed,
+      confidence: 1 - config.evaluation.alpha,
     });
 
     const outDir = resolve(single(args, 'out') ?? run.candidate.folder);

@@ -108,7 +108,7 @@ export const command: Command = {
         soft: o.mean_soft,
         pass_rate: o.pass_rate,
         pass_rate_ci: o.pass_rate_ci,
-        ...(o.trials ? { trials: o.trials, pass_at_k: o.pass_at_k, pass_all_k: o.pass_all_k, flaky: o.flaky, errored_trials: o.errored_trials } : {}),
+        ...(o.trials ? { trials: o.trials, pass_at_k: o.pass_at_k, pass_all_k: o.pass_all_k, flaky: o.flaky, errored_trials: o.errored_trials, cases_with_errored_trials: o.cases_with_errored_trials } : {}),
         errored: o.errored,
         tokens: {
           prompt_tokens: u.target.prompt_tokens + u.judge.prompt_tokens,
