@@ -27,6 +27,7 @@ import { evaluateGate, gateActive, isComplete } from './verdict.ts';
 import type { SuiteSelection } from '../vitest/session.ts';
 import { agentKind, type CaseRun, type Presentation, type SuiteKind } from './agent.ts';
 import { checkSkillFile } from '../skill/frontmatter.ts';
+import { findConfigPath, PROJECT_CONFIG } from '../config/find.ts';
 
 export interface SkillSuiteOptions<E = unknown> {
   /** Suite name; configs select it with `env.name`. */
@@ -67,7 +68,7 @@ export function defaultMessages(skill: string, task: SkillTask<unknown>): ChatMe
 
 function readSession(): ProvidedSession {
   const session = inject('skillopt');
-  if (!session && (process.env[HOST_ENV_FLAG] || process.env.SKILLOPT_CONFIG)) {
+  if (!session && (process.env[HOST_ENV_FLAG] || findConfigPath())) {
     // A session exists (or a config was named), but nothing provided it: the plugin is missing.
     throw new SkillOptError(
       "the skillopt() plugin is not in this project's Vitest config: add `plugins: [skillopt()]` (import { skillopt } from 'skillopt/vitest') to the project that includes the *.skill.test.ts files",
@@ -75,7 +76,7 @@ function readSession(): ProvidedSession {
   }
   if (!session) {
     throw new SkillOptError(
-      'no skillopt config: run the suites with `npx skillopt test --config <file.yaml>`, or set SKILLOPT_CONFIG=<file.yaml> (with the skillopt() plugin in your vitest config)',
+      `no skillopt config: add ${PROJECT_CONFIG} to the project root (it names the model endpoint), set SKILLOPT_CONFIG=<file.yaml>, or run the suites with \`npx skillopt test --config <file.yaml>\` (with the skillopt() plugin in your vitest config)`,
     );
   }
   return session;

@@ -8,11 +8,13 @@
  * It sets defaults fit for model calls (skill test files only, long timeouts, one file at a time with
  * `env.workers` cases in flight), provides the session to the suites and registers the reporter once.
  * Under `npx skillopt` the CLI has already opened the session; run directly under Vitest, the plugin
- * opens it from `options.config` or `SKILLOPT_CONFIG` (and `SKILLOPT_CFG_OPTIONS`, space-separated).
+ * opens it from the config `skillopt test` would read (`options.config`, else `SKILLOPT_CONFIG`, else
+ * `skillopt.yaml` in the folder Vitest runs in), with `SKILLOPT_CFG_OPTIONS` (space-separated).
  */
 import type { Plugin } from 'vite';
 import type { ViteUserConfig } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
+import { findConfigPath } from '../config/find.ts';
 import { loadConfig } from '../config/load.ts';
 import { outRoot } from '../config/out-root.ts';
 import { redactText } from '../util/redact.ts';
@@ -25,7 +27,7 @@ import { warmThreadsPool } from './warm-pool.ts';
 import { SkillWatch } from './watch.ts';
 
 export interface SkillOptPluginOptions {
-  /** Config file used when Vitest is run directly (default: $SKILLOPT_CONFIG, else built-in defaults). */
+  /** Config file used when Vitest is run directly (default: $SKILLOPT_CONFIG, else ./skillopt.yaml). */
   config?: string;
   cfgOptions?: string[];
 }
@@ -34,14 +36,14 @@ const withReporter = new WeakSet<object>();
 const watches = new WeakMap<object, SkillWatch>();
 
 /**
- * The session host: the CLI's when it runs us, else one opened from `options.config` /
- * `SKILLOPT_CONFIG`. With neither, null: the suites then fail at collection with a one-line hint
- * (rather than silently calling the defaults' real endpoint).
+ * The session host: the CLI's when it runs us, else one opened from the config findConfigPath finds.
+ * Without one, null: the suites then fail at collection with a one-line hint (rather than silently
+ * calling the defaults' real endpoint).
  */
 async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionHost | null; owned: boolean }> {
   const existing = currentHost();
   if (existing) return { host: existing, owned: false };
-  const path = options.config ?? process.env.SKILLOPT_CONFIG;
+  const path = findConfigPath(options.config);
   if (!path) return { host: null, owned: false };
   const cfgOptions = options.cfgOptions ?? (process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? []);
   const { config } = loadConfig({ path, cfgOptions });
