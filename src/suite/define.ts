@@ -18,7 +18,7 @@ import { EndpointUnavailableError, isInfraError, suiteRuntime } from './runtime.
 import { emptyUsage, servedFromCache } from './usage.ts';
 import { isCacheMiss } from '../model/cache/cache.ts';
 import { toScorer, type ScorerLike } from './scorers/types.ts';
-import { selectTasks, splitView } from './selection.ts';
+import { selectTasks, splitView, tasksOfSplit } from './selection.ts';
 import { recordSuiteFiles } from './watched-files.ts';
 import { caseOutcomes, scoreStats } from './summary.ts';
 import { callerSite, inSuiteFile } from './site.ts';
@@ -171,7 +171,14 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     return { name: options.name, options };
   }
 
-  const { selected, splitOf, filters } = selectTasks(tasks, session, options.name);
+  const { selected, splitOf, filters, unmatched } = selectTasks(tasks, session, options.name);
+  if (unmatched !== null && session.namePattern) {
+    // no case to define: a marker, so that the run can say the pattern matched nothing (another suite of the run may match)
+    const first = tasksOfSplit(splitView(tasks, session.config), session.split)[0];
+    const marker = { suite: options.name, pattern: session.namePattern, tasks: unmatched, filters: filters.filter((f) => !f.startsWith('-t ')), example: first ? `${options.name} ${first.id}` : null };
+    test.skip(`${options.name} (-t ${session.namePattern} matched none of its ${unmatched} tasks)`, { meta: { skilloptUnmatched: marker } }, () => {});
+    return { name: options.name, options };
+  }
   const skill = skillUnderTest(session, opts);
   // the agent presentation (and trigger suites) run a case as an agent: skills listed, load_skill offered
   const presentation = session.config.env.presentation || options.presentation || 'system';

@@ -23,7 +23,7 @@ import { SkillConsoleReporter } from './console-reporter.ts';
 import { SkillReporter } from './reporter.ts';
 import { caseTimeoutMs } from './session.ts';
 import { discardPrestarted } from './prestart.ts';
-import { warmThreadsPool } from './warm-pool.ts';
+import { WARM_POOL_NAME, warmThreadsPool } from './warm-pool.ts';
 import { SkillWatch } from './watch.ts';
 
 export interface SkillOptPluginOptions {
@@ -64,6 +64,14 @@ export function casesInFlight(session: Pick<SessionHost['session'], 'config' | '
   return target.concurrency <= workers && judge.concurrency <= workers ? workers + Math.ceil(workers / 4) : workers;
 }
 
+/** Pools whose workers are threads of this process (they reach the host's model gateway). */
+const THREAD_POOLS = new Set([WARM_POOL_NAME, 'threads', 'vmThreads']);
+
+function reachesGateway(pool: unknown): boolean {
+  const name = typeof pool === 'string' ? pool : (pool as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' && THREAD_POOLS.has(name);
+}
+
 export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
   let opened: Promise<{ host: SessionHost | null; owned: boolean }> | undefined;
   const open = () => (opened ??= hostFor(options));
@@ -91,6 +99,9 @@ export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
     async configureVitest({ vitest, project }: { vitest: Vitest; project: TestProject }) {
       const { host, owned } = await open();
       if (!host) return;
+      // Worker threads call the model through the host's gateway, which starts a simulated server on the first
+      // call; workers of another pool (forks) call it themselves and need its address in the session.
+      if (!reachesGateway(project.config.pool)) await host.startModelServer();
       project.provide('skillopt', host.session);
       // Keyed by the resolved config: a config-file restart under `vitest watch` resolves a new one (and
       // new reporters) on the same Vitest instance.

@@ -190,17 +190,20 @@ export async function startSimServerChild(): Promise<SimServerChild> {
 
 /**
  * A copy of the mini fixture in `dir`: its suite, skill, dataset and config (configs/mini/sim.yaml); a
- * vitest.config.ts that loads the plugin from dist/ and the library from src/ (as the fixture's does, with
- * absolute paths); node_modules holding a link to this repo's vitest.
+ * vitest.config.ts that loads the plugin from dist/ and the library from src/ (as the fixture's does); a
+ * package.json of an ES module project; node_modules holding links to this repo's vitest and to the repo.
  */
 export function miniProject(dir: string): string {
   for (const sub of ['benchmarks', 'skills', 'configs']) cpSync(join(MINI, sub), join(dir, sub), { recursive: true });
   mkdirSync(join(dir, 'node_modules'));
   symlinkSync(join(REPO, 'node_modules', 'vitest'), join(dir, 'node_modules', 'vitest'), 'dir');
+  // the package itself, as installed: Vite's config loader leaves it unbundled (an absolute path it would bundle)
+  symlinkSync(REPO, join(dir, 'node_modules', 'skillopt'), 'dir');
+  writeFile(join(dir, 'package.json'), '{ "private": true, "type": "module" }\n'); // an ESM vitest.config.ts, as the repository's
   writeFile(
     join(dir, 'vitest.config.ts'),
     `import { defineConfig } from 'vitest/config';
-import { skillopt } from ${JSON.stringify(join(REPO, 'dist', 'vitest', 'index.js'))};
+import { skillopt } from 'skillopt/vitest';
 export default defineConfig({
   resolve: { alias: { skillopt: ${JSON.stringify(join(REPO, 'src', 'index.ts'))} } },
   test: { projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['benchmarks/**/*.skill.test.ts'] } }] },

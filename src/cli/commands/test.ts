@@ -23,6 +23,7 @@ import { redactText } from '../../util/redact.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../rundir/lock.ts';
 import { cacheMetric } from '../../model/cache/report.ts';
+import { HeldOutput } from '../held-output.ts';
 
 const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] [--skill S] [--split train|val|test|all]
                      [--optimize [--target 0.9]]
@@ -84,11 +85,16 @@ export const command: Command = {
       outDir,
       session: { mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, ...selection },
       log: (l) => console.log(redactText(l)),
+      // no model server before the suites have loaded: one whose dataset is wrong starts none
+      modelServer: options.watch ? 'eager' : 'on-demand',
     });
     let result: RunResult | undefined;
     host.sink = (r) => {
       result = r;
     };
+    // Vitest's output waits until a suite loads: a run that stops at the user's input says why in one line
+    const held = options.watch ? null : new HeldOutput();
+    if (held) host.suiteLoaded = () => held.release();
     try {
       claimRunDir(outDir, { kind: 'test', config, roles: host.roles, skill: skill ?? null, split, selection: runSelection });
       if (options.watch) return await (await import('../test-watch.ts')).runTestWatch({ host, filters: filters.length ? filters : defaultFilters(config.env.name), options, skillPath: skill?.path });
@@ -96,11 +102,17 @@ export const command: Command = {
         ...options,
         watch: false,
         run: true,
-      });
+      }, undefined, held ? { stdout: held.stdout, stderr: held.stderr } : undefined);
       await vitest.close();
     } finally {
       await host.close();
       lock.release();
+      if (loadFailure(result) === null) held?.release();
+    }
+    const inputError = held && !held.released ? loadFailure(result) : null;
+    if (inputError !== null) {
+      held!.discard();
+      throw new SkillOptError(inputError);
     }
     const vitestExit = Number(process.exitCode ?? 0) || 0;
     const ran = result?.skillRun ? result : undefined;
@@ -137,6 +149,15 @@ export const command: Command = {
     return exitCode;
   },
 };
+
+/**
+ * The user's input error that stopped every suite before its first case (a dataset, seed skill, scorer
+ * option or `-t` pattern that is wrong), or null when the run is to be reported as it went.
+ */
+function loadFailure(result: RunResult | undefined): string | null {
+  if (!result?.skillRun || result.records.length > 0 || result.loadErrors.length === 0) return null;
+  return result.verdict.exit_code === EXIT_CODES.usage && result.loadErrors.every((e) => e.usage) ? result.loadErrors[0]!.message : null;
+}
 
 /**
  * `-t` and `--shard` are decided by the suites, not by Vitest: `-t` so the suite gate still runs on the
