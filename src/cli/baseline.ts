@@ -5,7 +5,7 @@
  * noise passes and a real drop fails; without it the run's own verdict decides and the comparison informs.
  */
 import { join } from 'node:path';
-import { compareMarkdown, compareSides, compareTerminal, compareJson, loadSide, type ComparisonRun, type Side } from '../compare/index.ts';
+import { compareMarkdown, compareSides, compareTerminal, compareJson, differentTasks, loadSide, type ComparisonRun, type Side } from '../compare/index.ts';
 import type { CaseChange } from '../compare/index.ts';
 import { EXIT_CODES, type RunVerdict } from '../suite/verdict.ts';
 import type { RunResult } from '../vitest/host.ts';
@@ -14,6 +14,7 @@ import { redactText } from '../util/redact.ts';
 import { oneLineClip } from '../model/errors.ts';
 import { writeCompareReport } from '../report/index.ts';
 import { printAnnotations, type Annotation } from './github.ts';
+import { SkillOptError } from '../util/errors.ts';
 
 export interface BaselineOptions {
   /** The baseline side, loaded before the run so a wrong path fails at once. */
@@ -23,8 +24,25 @@ export interface BaselineOptions {
   maxErrored: number;
 }
 
-export function loadBaseline(path: string, o: Omit<BaselineOptions, 'side'>): BaselineOptions {
-  return { side: loadSide(path), ...o };
+/** What this run will be, as far as it is known before it starts: the suite env.name picks and the split. */
+export interface PlannedRun {
+  suite: string | null;
+  split: string;
+}
+
+/**
+ * Load the baseline and check, before any request, that this run can be compared with it: a baseline that
+ * ran another suite or split would only be refused once every case had run.
+ */
+export function loadBaseline(path: string, o: Omit<BaselineOptions, 'side'>, planned: PlannedRun): BaselineOptions {
+  const side = loadSide(path);
+  const run = { kind: 'test' as const, file: '', suite: planned.suite, dataset: null, dataset_label: null, split: planned.split };
+  const different = differentTasks(side, { run, rows: [] });
+  if (different) {
+    const fix = side.run?.split && side.run.split !== planned.split ? ` (run it with --split ${side.run.split}, or give a baseline of split ${planned.split})` : '';
+    throw new SkillOptError(`--baseline ${path}: this run cannot be compared with it: ${different.replace(/the candidate/g, 'this run')}${fix}`);
+  }
+  return { side, ...o };
 }
 
 export interface BaselineJudgement {

@@ -3,7 +3,7 @@
  * scores its pass fraction, flaky cases are counted and marked, and the suite's pass rate carries an
  * interval. Also `--skill none`, the bare model, for a skill's lift. Mini fixture, simulated model.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { assertBuilt, MINI_ORACLE_SKILL, readJson, readJsonl, skillopt, tempDirs, writeFile } from './helpers.ts';
@@ -130,6 +130,24 @@ describe.concurrent('skillopt test --baseline: run and compare in one step', () 
     const same = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${join(dir, 'same')}`]);
     expect(same.code, same.all).toBe(0);
     expect(readJson(join(dir, 'same', 'compare.json'))).toMatchObject({ verdict: 'no significant change' });
+  });
+
+  test('a baseline of another split is refused before any request (exit 2, one line); the same split runs', async () => {
+    const dir = tmp.make('other-split');
+    const main = join(dir, 'main');
+    const base = await skillopt(['test', '--config', CONFIG, '--split', 'test', '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${main}`]);
+    expect(base.code, base.all).toBe(0);
+    const pr = join(dir, 'pr');
+    const r = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${pr}`]);
+    expect(r.code, r.all).toBe(2);
+    expect(r.stdout).toBe(''); // no model server, no Vitest run
+    expect(r.stderr.trim()).toBe(
+      `skillopt: error: --baseline ${main}: this run cannot be compared with it: different splits: the baseline ran split test, this run split all (run.json fingerprints) (run it with --split test, or give a baseline of split all)`,
+    );
+    expect(existsSync(join(pr, 'results.jsonl'))).toBe(false);
+    const same = await skillopt(['test', '--config', CONFIG, '--split', 'test', '--baseline', main, '--fail-on-regression', '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${pr}`]);
+    expect(same.code, same.all).toBe(0);
+    expect(readJson(join(pr, 'compare.json'))).toMatchObject({ verdict: 'no significant change', n_paired: 12 });
   });
 
   test('a baseline that does not exist is a usage error before any request', async () => {

@@ -73,7 +73,7 @@ export const command: Command = {
           failOnRegression: args.switches.has('fail-on-regression'),
           maxRegression: numberFlag(args, 'max-regression') ?? config.evaluation.max_regression,
           maxErrored: config.evaluation.max_errored,
-        })
+        }, { suite: config.env.name || null, split })
       : null;
     const runSelection = vitestSelection(filters, options); // before takeSelection takes -t / --shard out
     const selection = takeSelection(options);
