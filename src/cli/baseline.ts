@@ -52,6 +52,21 @@ export interface BaselineJudgement {
   exitCode: number;
   /** The verdict line when the comparison fails the run (it names the worst regressed cases). */
   failure: string | null;
+  /**
+   * For the headline: which of the two verdicts (the run's own, the comparison's) decided the exit code,
+   * and the one that did not with its outcome, e.g. `by the baseline comparison (no significant change),
+   * not by the run's own verdict (FAILED: suite gate failed for 'mini': …)`. Exit codes stay as documented.
+   */
+  decidedBy: string;
+}
+
+const STATUS: Record<number, string> = { 0: 'OK', 1: 'FAILED', 2: 'FAILED', 3: 'INCONCLUSIVE' };
+
+/** The headline's words for the verdict that decided the exit code and the one that did not, with its outcome. */
+function decidedByLine(comparisonDecided: boolean, d: ComparisonRun['decision'], run: RunVerdict, failOnRegression: boolean): string {
+  const own = `the run's own verdict`;
+  if (comparisonDecided) return `by the baseline comparison (${d.verdict}), not by ${own} (${STATUS[run.exit_code] ?? 'FAILED'}${run.reason ? `: ${oneLineClip(run.reason, 120)}` : ''})`;
+  return `by ${own}, not by the baseline comparison (${d.verdict}${failOnRegression ? '' : '; --fail-on-regression lets it decide'})`;
 }
 
 /** The largest drops first: the cases a reviewer should look at. */
@@ -88,12 +103,11 @@ export function judgeAgainstBaseline(b: BaselineOptions, outDir: string, ran: Ru
     })),
   );
   const d = comparison.decision;
-  if (!b.failOnRegression) return { comparison, markdown, exitCode: runVerdict.exit_code, failure: runVerdict.reason };
+  const own = (): BaselineJudgement => ({ comparison, markdown, exitCode: runVerdict.exit_code, failure: runVerdict.reason, decidedBy: decidedByLine(false, d, runVerdict, b.failOnRegression) });
+  if (!b.failOnRegression) return own();
   // A run that could not be judged (errored cases, our input) keeps its own code; otherwise the comparison decides.
-  if (runVerdict.verdict === 'inconclusive' || runVerdict.exit_code === EXIT_CODES.usage) {
-    return { comparison, markdown, exitCode: runVerdict.exit_code, failure: runVerdict.reason };
-  }
+  if (runVerdict.verdict === 'inconclusive' || runVerdict.exit_code === EXIT_CODES.usage) return own();
   const worst = worstRegressed(comparison.comparison.regressed).map((c) => c.id);
   const failure = d.exit_code === EXIT_CODES.pass ? null : `${d.verdict} against the baseline: ${d.reason}${worst.length ? `; worst regressed: ${worst.join(', ')}` : ''}`;
-  return { comparison, markdown, exitCode: d.exit_code, failure };
+  return { comparison, markdown, exitCode: d.exit_code, failure, decidedBy: decidedByLine(true, d, runVerdict, true) };
 }

@@ -108,7 +108,8 @@ describe.concurrent('skillopt test --baseline: run and compare in one step', () 
     expect(annotations).toHaveLength(27);
     expect(annotations[0]).toMatch(/^::error file=benchmarks\/mini\/mini\.skill\.test\.ts,line=3,col=1,title=skillopt%3A mini-\d{3} regressed::mini › mini-\d{3} passed on the baseline/);
     const md = readFileSync(stepSummary, 'utf8');
-    expect(md).toContain('### ❌ skillopt test: FAILED (simulated model)');
+    expect(md).toMatch(/^### ❌ skillopt test: FAILED by the baseline comparison \(regressed\), not by the run's own verdict \(FAILED: 27 of 30 cases failed; first: .*\) \(simulated model\)$/m);
+    expect(r.stdout).toMatch(/^skillopt test FAILED by the baseline comparison \(regressed\), not by the run's own verdict \(FAILED: 27 of 30 cases failed; first: .*\) — simulated model$/m);
     expect(md).toMatch(/skillopt compare: \*\*regressed\*\*/);
     expect(md.indexOf('skillopt test: FAILED')).toBeLessThan(md.indexOf('skillopt compare'));
 
@@ -130,6 +131,30 @@ describe.concurrent('skillopt test --baseline: run and compare in one step', () 
     const same = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${join(dir, 'same')}`]);
     expect(same.code, same.all).toBe(0);
     expect(readJson(join(dir, 'same', 'compare.json'))).toMatchObject({ verdict: 'no significant change' });
+  });
+
+  test('--fail-on-regression beside a failing suite gate: the headline says the comparison decided, not the gate', async () => {
+    const dir = tmp.make('gate-and-baseline');
+    const gate = 'evaluation.min_pass_rate=0.9';
+    const main = join(dir, 'main');
+    const base = await skillopt(['test', '--config', CONFIG, '--cfg-options', gate, `env.out_root=${main}`]);
+    expect(base.code).toBe(1); // the seed skill solves 3 of 30: the gate fails, the run is still a baseline
+    const stepSummary = join(dir, 'step-summary.md');
+    const r = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', gate, `env.out_root=${join(dir, 'pr')}`], {
+      env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: stepSummary },
+    });
+    expect(r.code, r.all).toBe(0); // as documented: with --fail-on-regression the comparison decides
+    const gateReason = "suite gate failed for 'mini': pass rate 0.100 < 0.9 on 30 scored cases";
+    expect(r.stdout).toContain(`skillopt test OK by the baseline comparison (no significant change), not by the run's own verdict (FAILED: ${gateReason}) — simulated model`);
+    expect(r.stdout).not.toMatch(/skillopt test OK( — simulated model)?$/m);
+    const md = readFileSync(stepSummary, 'utf8');
+    expect(md).toContain(`### ✅ skillopt test: OK by the baseline comparison (no significant change), not by the run's own verdict (FAILED: ${gateReason}) (simulated model)`);
+    expect(md).toContain(`The run's own verdict: ${gateReason}`);
+
+    // without --fail-on-regression the run's own verdict decides, and the headline says so
+    const info = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--cfg-options', gate, `env.out_root=${join(dir, 'info')}`]);
+    expect(info.code).toBe(1);
+    expect(info.stdout).toContain("skillopt test FAILED by the run's own verdict, not by the baseline comparison (no significant change; --fail-on-regression lets it decide) — simulated model");
   });
 
   test('a baseline of another split is refused before any request (exit 2, one line); the same split runs', async () => {

@@ -142,10 +142,11 @@ export const command: Command = {
           ]
         : [],
       failure: judged ? judged.failure : (verdict?.reason ?? (exitCode !== 0 ? 'Vitest did not run any skill suite (see its output above)' : null)),
+      decidedBy: judged?.decidedBy ?? null,
       next: verdict?.next ?? nextAction(exitCode, Boolean(ran?.gates.some((g) => !g.ok)), single(args, 'config') ?? '<config>', outDir),
       simulated: summary?.simulated ?? host.session.simulated,
     });
-    if (summary) appendStepSummary(runMarkdown('skillopt test', summary, exitCode) + (judged ? `\n${judged.markdown}` : ''));
+    if (summary) appendStepSummary(runMarkdown('skillopt test', summary, exitCode, judged?.decidedBy ?? null) + (judged ? `\n${judged.markdown}` : ''));
     return exitCode;
   },
 };
