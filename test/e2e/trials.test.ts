@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, MINI_ORACLE_SKILL, readJson, readJsonl, skillopt, tempDirs, writeFile } from './helpers.ts';
+import { assertBuilt, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, tempDirs, writeFile } from './helpers.ts';
 
 const tmp = tempDirs('trials');
 beforeAll(assertBuilt);
@@ -75,6 +75,25 @@ describe.concurrent('trials', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('reused 6 finished case(s)');
     expect(readJsonl(join(out, 'results.jsonl'))).toHaveLength(24);
+  });
+
+  test('the next: line of a noisy trials run repeats --trials and the noise (not out_root)', async () => {
+    const out = tmp.make('noisy-next');
+    const r = await skillopt(['test', '--config', CONFIG, '-t', 'mini-00', '--trials', '3', '--cfg-options', 'model.simulated.noise=0.2', 'evaluation.min_pass_rate=0.05', `env.out_root=${out}`]);
+    expect(r.code, r.all).toBe(0);
+    expect(reportLine(r.stdout, 'next')).toBe(`inspect ${out}/results.jsonl, or optimize: npx skillopt test --optimize --config ${CONFIG} --trials 3 --cfg-options model.simulated.noise=0.2 evaluation.min_pass_rate=0.05`);
+  });
+
+  test('skillopt test --skill none: the next: line suggests the skill\'s run and a compare, not optimizing', async () => {
+    const out = tmp.make('none-test');
+    const r = await skillopt(['test', '--config', CONFIG, '--skill', 'none', '--split', 'val', '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${out}`]);
+    expect(r.code).toBe(1); // the bare model solves none: the gate fails
+    const next = reportLine(r.stdout, 'next');
+    expect(next).not.toMatch(/optimize/);
+    expect(next).toBe(
+      `the bare model's cases are in ${out}/results.jsonl; for the skill's lift, run the suite's skill the same way and compare: ` +
+        `npx skillopt test --config ${CONFIG} --split val --cfg-options evaluation.min_pass_rate=0.05 env.out_root=${out}-skill, then npx skillopt compare ${out} ${out}-skill`,
+    );
   });
 
   test('--skill none: the bare model, no system message, eval_summary says skill: null', async () => {

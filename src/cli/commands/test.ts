@@ -15,7 +15,7 @@ import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { numberFlag, single, takeFlags } from '../args.ts';
 import { outRoot } from '../../config/out-root.ts';
-import { configFromArgs, CONFIG_FLAGS, skillFromFlag } from '../common.ts';
+import { configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag } from '../common.ts';
 import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
@@ -124,7 +124,14 @@ export const command: Command = {
     const note = ran ? selectionNote(ran.selections) : null;
     const u = o?.usage;
     // the end report's modules load after the run: the first request waits for nothing it does not need
-    const [{ printEndReport }, { appendStepSummary }, { runMarkdown }] = await Promise.all([import('../report.ts'), import('../github.ts'), import('../run-markdown.ts')]);
+    const [{ printEndReport }, { appendStepSummary }, { runMarkdown }, { evalCfgOptions, shellQuote }] = await Promise.all([
+      import('../report.ts'),
+      import('../github.ts'),
+      import('../run-markdown.ts'),
+      import('../../optimizer/coverage.ts'),
+    ]);
+    // what a suggested command must repeat to run the same tasks the same way (--trials, noise, data_path; not out_root)
+    const repeated = { trials: single(args, 'trials'), cfgOptions: evalCfgOptions(args.flags.get('cfg-options') ?? []).map(shellQuote) };
     printEndReport({
       title: 'skillopt test',
       ok: exitCode === 0,
@@ -143,7 +150,15 @@ export const command: Command = {
         : [],
       failure: judged ? judged.failure : (verdict?.reason ?? (exitCode !== 0 ? 'Vitest did not run any skill suite (see its output above)' : null)),
       decidedBy: judged?.decidedBy ?? null,
-      next: verdict?.next ?? nextAction(exitCode, Boolean(ran?.gates.some((g) => !g.ok)), single(args, 'config') ?? '<config>', outDir),
+      next: verdict?.next ?? nextAction({
+        exitCode,
+        gateFailed: Boolean(ran?.gates.some((g) => !g.ok)),
+        configPath: single(args, 'config') ?? '<config>',
+        outDir,
+        bareModel: skill?.path === NO_SKILL.path,
+        repeated,
+        split: single(args, 'split'),
+      }),
       simulated: summary?.simulated ?? host.session.simulated,
     });
     if (summary) appendStepSummary(runMarkdown('skillopt test', summary, exitCode, judged?.decidedBy ?? null) + (judged ? `\n${judged.markdown}` : ''));
@@ -182,8 +197,31 @@ function takeSelection(options: Record<string, unknown>): { namePattern: string 
   return { namePattern: pattern === undefined || pattern === '' ? null : String(pattern), shard };
 }
 
-function nextAction(exitCode: number, gateFailed: boolean, configPath: string, outDir: string): string {
-  if (exitCode === 0) return `inspect ${displayPath(outDir)}/results.jsonl, or optimize: npx skillopt test --optimize --config ${configPath}`;
-  if (gateFailed) return `improve the skill from its failures: npx skillopt test --optimize --config ${configPath}`;
-  return `read the worst cases above and ${displayPath(outDir)}/results.jsonl`;
+interface NextInput {
+  exitCode: number;
+  gateFailed: boolean;
+  configPath: string;
+  outDir: string;
+  /** `--skill none`: there is no skill to optimize; the step after is the skill's run, to compare with. */
+  bareModel: boolean;
+  /** What a suggested command repeats: `--trials 3`, `--cfg-options model.simulated.noise=0.2` (shell-quoted items). */
+  repeated: { trials: string | undefined; cfgOptions: string[] };
+  split: string | undefined;
+}
+
+function nextAction(o: NextInput): string {
+  const results = `${displayPath(o.outDir)}/results.jsonl`;
+  const flags = (extraCfg: string[] = []) => {
+    const items = [...o.repeated.cfgOptions, ...extraCfg];
+    return (o.repeated.trials !== undefined ? ` --trials ${o.repeated.trials}` : '') + (items.length ? ` --cfg-options ${items.join(' ')}` : '');
+  };
+  if (o.bareModel) {
+    const withSkill = `${displayPath(o.outDir)}-skill`;
+    return `the bare model's cases are in ${results}; for the skill's lift, run the suite's skill the same way and compare: ` +
+      `npx skillopt test --config ${o.configPath}${o.split ? ` --split ${o.split}` : ''}${flags([`env.out_root=${withSkill}`])}, then npx skillopt compare ${displayPath(o.outDir)} ${withSkill}`;
+  }
+  const optimize = `npx skillopt test --optimize --config ${o.configPath}${flags()}`;
+  if (o.exitCode === 0) return `inspect ${results}, or optimize: ${optimize}`;
+  if (o.gateFailed) return `improve the skill from its failures: ${optimize}`;
+  return `read the worst cases above and ${results}`;
 }
