@@ -15,6 +15,7 @@ import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { numberFlag, single, takeFlags } from '../args.ts';
 import { outRoot } from '../../config/out-root.ts';
+import { findConfigPath } from '../../config/find.ts';
 import { configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag } from '../common.ts';
 import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
@@ -153,7 +154,7 @@ export const command: Command = {
       next: verdict?.next ?? nextAction({
         exitCode,
         gateFailed: Boolean(ran?.gates.some((g) => !g.ok)),
-        configPath: single(args, 'config') ?? '<config>',
+        configPath: findConfigPath(single(args, 'config')) ?? '<config>',
         outDir,
         bareModel: skill?.path === NO_SKILL.path,
         repeated,
