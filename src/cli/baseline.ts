@@ -5,7 +5,7 @@
  * noise passes and a real drop fails; without it the run's own verdict decides and the comparison informs.
  */
 import { join } from 'node:path';
-import { compareMarkdown, compareSides, compareTerminal, compareJson, loadSide, type ComparisonRun, type Side } from '../compare/index.ts';
+import { compareMarkdown, compareSides, compareTerminal, compareJson, differentTasks, loadSide, type ComparisonRun, type Side } from '../compare/index.ts';
 import type { CaseChange } from '../compare/index.ts';
 import { caseChangeLabel, EXIT_CODES, type RunVerdict } from '../suite/verdict.ts';
 import type { RunResult } from '../vitest/host.ts';
@@ -14,6 +14,7 @@ import { redactText } from '../util/redact.ts';
 import { oneLineClip } from '../model/errors.ts';
 import { writeCompareReport } from '../report/index.ts';
 import { printAnnotations, type Annotation } from './github.ts';
+import { SkillOptError } from '../util/errors.ts';
 
 export interface BaselineOptions {
   /** The baseline side, loaded before the run so a wrong path fails at once. */
@@ -25,8 +26,25 @@ export interface BaselineOptions {
   alpha?: number;
 }
 
-export function loadBaseline(path: string, o: Omit<BaselineOptions, 'side'>): BaselineOptions {
-  return { side: loadSide(path), ...o };
+/** What this run will be, as far as it is known before it starts: the suite env.name picks and the split. */
+export interface PlannedRun {
+  suite: string | null;
+  split: string;
+}
+
+/**
+ * Load the baseline and check, before any request, that this run can be compared with it: a baseline that
+ * ran another suite or split would only be refused once every case had run.
+ */
+export function loadBaseline(path: string, o: Omit<BaselineOptions, 'side'>, planned: PlannedRun): BaselineOptions {
+  const side = loadSide(path);
+  const run = { kind: 'test' as const, file: '', suite: planned.suite, dataset: null, dataset_label: null, split: planned.split };
+  const different = differentTasks(side, { run, rows: [] });
+  if (different) {
+    const fix = side.run?.split && side.run.split !== planned.split ? ` (run it with --split ${side.run.split}, or give a baseline of split ${planned.split})` : '';
+    throw new SkillOptError(`--baseline ${path}: this run cannot be compared with it: ${different.replace(/the candidate/g, 'this run')}${fix}`);
+  }
+  return { side, ...o };
 }
 
 export interface BaselineJudgement {
@@ -36,6 +54,21 @@ export interface BaselineJudgement {
   exitCode: number;
   /** The verdict line when the comparison fails the run (it names the worst regressed cases). */
   failure: string | null;
+  /**
+   * For the headline: which of the two verdicts (the run's own, the comparison's) decided the exit code,
+   * and the one that did not with its outcome, e.g. `by the baseline comparison (no significant change),
+   * not by the run's own verdict (FAILED: suite gate failed for 'mini': …)`. Exit codes stay as documented.
+   */
+  decidedBy: string;
+}
+
+const STATUS: Record<number, string> = { 0: 'OK', 1: 'FAILED', 2: 'FAILED', 3: 'INCONCLUSIVE' };
+
+/** The headline's words for the verdict that decided the exit code and the one that did not, with its outcome. */
+function decidedByLine(comparisonDecided: boolean, d: ComparisonRun['decision'], run: RunVerdict, failOnRegression: boolean): string {
+  const own = `the run's own verdict`;
+  if (comparisonDecided) return `by the baseline comparison (${d.verdict}), not by ${own} (${STATUS[run.exit_code] ?? 'FAILED'}${run.reason ? `: ${oneLineClip(run.reason, 120)}` : ''})`;
+  return `by ${own}, not by the baseline comparison (${d.verdict}${failOnRegression ? '' : '; --fail-on-regression lets it decide'})`;
 }
 
 /** The largest drops first: the cases a reviewer should look at. */
@@ -82,12 +115,11 @@ export function judgeAgainstBaseline(b: BaselineOptions, outDir: string, ran: Ru
     }),
   );
   const d = comparison.decision;
-  if (!b.failOnRegression) return { comparison, markdown, exitCode: runVerdict.exit_code, failure: runVerdict.reason };
+  const own = (): BaselineJudgement => ({ comparison, markdown, exitCode: runVerdict.exit_code, failure: runVerdict.reason, decidedBy: decidedByLine(false, d, runVerdict, b.failOnRegression) });
+  if (!b.failOnRegression) return own();
   // A run that could not be judged (errored cases, our input) keeps its own code; otherwise the comparison decides.
-  if (runVerdict.verdict === 'inconclusive' || runVerdict.exit_code === EXIT_CODES.usage) {
-    return { comparison, markdown, exitCode: runVerdict.exit_code, failure: runVerdict.reason };
-  }
+  if (runVerdict.verdict === 'inconclusive' || runVerdict.exit_code === EXIT_CODES.usage) return own();
   const worst = worstRegressed(comparison.comparison.regressed).map((c) => c.id);
   const failure = d.exit_code === EXIT_CODES.pass ? null : `${d.verdict} against the baseline: ${d.reason}${worst.length ? `; worst regressed: ${worst.join(', ')}` : ''}`;
-  return { comparison, markdown, exitCode: d.exit_code, failure };
+  return { comparison, markdown, exitCode: d.exit_code, failure, decidedBy: decidedByLine(true, d, runVerdict, true) };
 }

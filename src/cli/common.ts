@@ -1,6 +1,7 @@
 /** Pieces the run commands share: config from flags, the skill file, default output folders. */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { findConfigPath, PROJECT_CONFIG } from '../config/find.ts';
 import { loadConfig } from '../config/load.ts';
 import { CACHE_MODE_ALIASES, CACHE_MODES, normaliseAlias, type SkillOptConfig } from '../config/schema.ts';
 import { SkillOptError } from '../util/errors.ts';
@@ -10,15 +11,12 @@ import { single, type SplitArgs } from './args.ts';
 /** Flags every run command understands. `--model-cache M` is `cache.mode` (not `--cache`: Vitest owns that one). */
 export const CONFIG_FLAGS = { valued: ['config', 'model-cache'], multi: ['cfg-options'] };
 
-/** The project's default config, used when neither --config nor SKILLOPT_CONFIG names one. */
-export const PROJECT_CONFIG = 'skillopt.yaml';
-
 /**
  * The config: `--config`, else `SKILLOPT_CONFIG`, else `skillopt.yaml` in the current folder. A run that
  * calls a model needs one (it names the endpoint), so without any it stops before the first request.
  */
 export function configFromArgs(args: SplitArgs, opts: { required: boolean }): { config: SkillOptConfig; files: string[] } {
-  const path = single(args, 'config') ?? process.env.SKILLOPT_CONFIG ?? (existsSync(resolve(PROJECT_CONFIG)) ? PROJECT_CONFIG : undefined);
+  const path = findConfigPath(single(args, 'config'));
   if (!path && opts.required) {
     throw new SkillOptError(
       `no config: pass --config <file.yaml>, set SKILLOPT_CONFIG, or add ${PROJECT_CONFIG} to the project (it names the model endpoint; e.g. --config configs/dotnetdebug/sim.yaml runs offline on the simulated model)`,

@@ -15,6 +15,8 @@ export interface EndReport {
   next: string;
   /** The first concrete failure point, one line. */
   failure?: string | null;
+  /** After the status, when two verdicts were reached: which one decided it and which did not (`skillopt test --baseline`). */
+  decidedBy?: string | null;
   simulated: boolean;
 }
 
@@ -23,7 +25,7 @@ export function renderEndReport(r: EndReport): string {
   const status = r.ok ? pc.green('OK') : r.inconclusive ? pc.magenta('INCONCLUSIVE') : pc.red('FAILED');
   const lines = [
     '',
-    `${pc.bold(r.title)} ${status}${r.simulated ? pc.yellow(' — simulated model') : ''}`,
+    `${pc.bold(r.title)} ${status}${r.decidedBy ? ` ${r.decidedBy}` : ''}${r.simulated ? pc.yellow(' — simulated model') : ''}`,
     `  command:  ${exactCommand()}`,
   ];
   if (r.outDir) lines.push(`  output:   ${displayPath(r.outDir)}`);

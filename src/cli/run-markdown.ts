@@ -6,13 +6,16 @@ import { score3 } from '../util/format.ts';
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const ci = (s: ScoreStats) => (s.pass_rate_ci ? `${score3(s.pass_rate_ci[0])}–${score3(s.pass_rate_ci[1])}` : '—');
 
-/** `exitCode` gives the headline (a run gated on a baseline comparison can pass with misses of its own). */
-export function runMarkdown(title: string, summary: RunSummary, exitCode: number): string {
+/**
+ * `exitCode` gives the headline (a run gated on a baseline comparison can pass with misses of its own);
+ * `decidedBy` then says which verdict set it and which did not, and the run's own reason is labelled as its.
+ */
+export function runMarkdown(title: string, summary: RunSummary, exitCode: number, decidedBy: string | null = null): string {
   const v = summary.verdict;
   const status = exitCode === 0 ? '✅' : exitCode === 3 ? '⚠️' : '❌';
   const word = exitCode === 0 ? 'OK' : exitCode === 3 ? 'INCONCLUSIVE' : 'FAILED';
-  const lines = [`### ${status} ${title}: ${word}${summary.simulated ? ' (simulated model)' : ''}`, ''];
-  if (v?.reason) lines.push(cell(v.reason), '');
+  const lines = [`### ${status} ${title}: ${word}${decidedBy ? ` ${cell(decidedBy)}` : ''}${summary.simulated ? ' (simulated model)' : ''}`, ''];
+  if (v?.reason) lines.push(decidedBy ? `The run's own verdict: ${cell(v.reason)}` : cell(v.reason), '');
   const trials = Object.values(summary.suites).some((s) => s.trials);
   lines.push(`| suite | pass rate | 95% interval | scored | errored |${trials ? ' flaky |' : ''} gate |`);
   lines.push(`|---|---:|---|---:|---:|${trials ? '---:|' : ''}---|`);

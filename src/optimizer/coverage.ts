@@ -24,13 +24,24 @@ export function valCoverageWarning(labels: Record<string, string | null> | undef
   const inTrain = new Set(trainIds.map((id) => labels[id]).filter((v): v is string => typeof v === 'string'));
   const missing = [...all].filter((l) => !inVal.has(l)).sort();
   if (missing.length === 0) return null;
-  const shown = missing.length > 8 ? `${missing.slice(0, 8).join(', ')}, … ${missing.length - 8} more` : missing.join(', ');
-  const learnable = missing.filter((l) => inTrain.has(l)).length;
+  const n = missing.length;
+  const taught = missing.filter((l) => inTrain.has(l));
+  const them = taught.length === 1 ? 'it' : 'them';
+  const teaches =
+    taught.length === 0
+      ? `the train split teaches ${n === 1 ? 'it' : 'none of them'} either, and the gate cannot see ${n === 1 ? 'it' : 'them'}`
+      : `${taught.length === n ? (n === 1 ? 'the train split teaches it' : `the train split teaches all ${n}`) : `the train split teaches ${taught.length} of the ${n} (${listed(taught)})`}: ` +
+        `an edit for ${them} cannot raise the val score, so the gate rejects it`;
   return (
     `the validation split cannot cover the labels: ${values.length} tasks with ${all.size} labels, ${valIds.length} val tasks showing ${inVal.size} of them ` +
-    `(missing: ${shown}); ${learnable ? `edits for the ${learnable} missing label(s) the train split teaches cannot raise the val score, so the gate rejects them` : 'the gate cannot see them'} — ` +
+    `(${n} missing: ${listed(missing)}); ${teaches} — ` +
     `give val a larger share (env.split_ratio, e.g. 4:4:2) or ship a split field with every label in val`
   );
+}
+
+/** At most 8 labels, then how many more. */
+function listed(labels: readonly string[]): string {
+  return labels.length > 8 ? `${labels.slice(0, 8).join(', ')}, … ${labels.length - 8} more` : labels.join(', ');
 }
 
 /** Config keys an eval never reads (the optimizer's sections) or that do not change what it scores (out_root, workers, timeouts…). */

@@ -18,7 +18,7 @@ import { EndpointUnavailableError, isInfraError, suiteRuntime } from './runtime.
 import { addUsage, emptyUsage, failedCallUsage, servedFromCache, spentBeforeFailure } from './usage.ts';
 import { isCacheMiss } from '../model/cache/cache.ts';
 import { toScorer, type ScorerLike } from './scorers/types.ts';
-import { selectTasks, splitView } from './selection.ts';
+import { selectTasks, splitView, tasksOfSplit } from './selection.ts';
 import { recordSuiteFiles } from './watched-files.ts';
 import { caseOutcomes, scoreStats } from './summary.ts';
 import { callerSite, inSuiteFile } from './site.ts';
@@ -27,6 +27,7 @@ import { evaluateGate, gateActive, isComplete } from './verdict.ts';
 import type { SuiteSelection } from '../vitest/session.ts';
 import { agentKind, type CaseRun, type Presentation, type SuiteKind } from './agent.ts';
 import { checkSkillFile } from '../skill/frontmatter.ts';
+import { findConfigPath, PROJECT_CONFIG } from '../config/find.ts';
 
 export interface SkillSuiteOptions<E = unknown> {
   /** Suite name; configs select it with `env.name`. */
@@ -67,7 +68,7 @@ export function defaultMessages(skill: string, task: SkillTask<unknown>): ChatMe
 
 function readSession(): ProvidedSession {
   const session = inject('skillopt');
-  if (!session && (process.env[HOST_ENV_FLAG] || process.env.SKILLOPT_CONFIG)) {
+  if (!session && (process.env[HOST_ENV_FLAG] || findConfigPath())) {
     // A session exists (or a config was named), but nothing provided it: the plugin is missing.
     throw new SkillOptError(
       "the skillopt() plugin is not in this project's Vitest config: add `plugins: [skillopt()]` (import { skillopt } from 'skillopt/vitest') to the project that includes the *.skill.test.ts files",
@@ -75,7 +76,7 @@ function readSession(): ProvidedSession {
   }
   if (!session) {
     throw new SkillOptError(
-      'no skillopt config: run the suites with `npx skillopt test --config <file.yaml>`, or set SKILLOPT_CONFIG=<file.yaml> (with the skillopt() plugin in your vitest config)',
+      `no skillopt config: add ${PROJECT_CONFIG} to the project root (it names the model endpoint), set SKILLOPT_CONFIG=<file.yaml>, or run the suites with \`npx skillopt test --config <file.yaml>\` (with the skillopt() plugin in your vitest config)`,
     );
   }
   return session;
@@ -170,7 +171,14 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     return { name: options.name, options };
   }
 
-  const { selected, splitOf, filters } = selectTasks(tasks, session, options.name);
+  const { selected, splitOf, filters, unmatched } = selectTasks(tasks, session, options.name);
+  if (unmatched !== null && session.namePattern) {
+    // no case to define: a marker, so that the run can say the pattern matched nothing (another suite of the run may match)
+    const first = tasksOfSplit(splitView(tasks, session.config), session.split)[0];
+    const marker = { suite: options.name, pattern: session.namePattern, tasks: unmatched, filters: filters.filter((f) => !f.startsWith('-t ')), example: first ? `${options.name} ${first.id}` : null };
+    test.skip(`${options.name} (-t ${session.namePattern} matched none of its ${unmatched} tasks)`, { meta: { skilloptUnmatched: marker } }, () => {});
+    return { name: options.name, options };
+  }
   const skill = skillUnderTest(session, opts);
   // the agent presentation (and trigger suites) run a case as an agent: skills listed, load_skill offered
   const presentation = session.config.env.presentation || options.presentation || 'system';

@@ -39,6 +39,8 @@ export interface TaskSelection<E> {
   splitOf: Map<string, SplitName>;
   /** How the dataset was narrowed (for reports): `split test`, `env.limit 20`, `-t dnd-01`, `shard 1/2`. */
   filters: string[];
+  /** `-t` given and matching none of the tasks of the split: how many it was tried on (else null). */
+  unmatched: number | null;
 }
 
 /** How a split and `env.limit` narrow a dataset, for reports: `split test`, `env.limit 20`. */
@@ -60,20 +62,23 @@ export function selectTasks<E>(
       return task;
     });
     // an explicit id list (a rollout) was chosen by the run: only the split it was drawn from is named
-    return { selected, splitOf: view.splitOf, filters: splitFilters(session.split, 0) };
+    return { selected, splitOf: view.splitOf, filters: splitFilters(session.split, 0), unmatched: null };
   }
   let selected = tasksOfSplit(view, session.split);
   const filters = splitFilters(session.split, session.config.env.limit);
+  let unmatched: number | null = null;
   if (session.namePattern) {
     const re = namePatternRegExp(session.namePattern);
+    const tried = selected.length;
     selected = selected.filter((t) => re.test(`${suite} ${t.id}`));
+    if (selected.length === 0) unmatched = tried;
     filters.push(`-t ${session.namePattern}`);
   }
   if (session.shard) {
     selected = shardOf(selected, session.shard);
     filters.push(`shard ${session.shard.index}/${session.shard.count}`);
   }
-  return { selected, splitOf: view.splitOf, filters };
+  return { selected, splitOf: view.splitOf, filters, unmatched };
 }
 
 /** Vitest's `-t` semantics: the pattern is a regular expression matched anywhere in the test's full name. */

@@ -43,8 +43,13 @@ export interface RunResult {
 export interface SessionHost {
   session: ProvidedSession;
   roles: { optimizer: RoleConfig; target: RoleConfig; judge: RoleConfig };
-  /** The simulated model server (on a thread of its own) when a role is `simulated`. */
+  /** The simulated model server (on a thread of its own) once a `simulated` role's server has started. */
   simServer: SimServerThread | null;
+  /**
+   * Start the simulated model server now if a role needs it and it has not started (a no-op otherwise):
+   * for clients that are not the gateway's, which need its address before their first call.
+   */
+  startModelServer(): Promise<void>;
   /** Makes the suites' model calls for worker threads of this process. */
   gateway: ModelGateway;
   /** The model-call cache of this session (`cache.mode`; null when off), shared by the gateway and the optimizer. */
@@ -57,6 +62,8 @@ export interface SessionHost {
   sink: ((result: RunResult) => void) | null;
   /** Receives each case as soon as it finishes (the optimizer persists them for resume). */
   caseSink: ((record: CaseRecord) => void) | null;
+  /** Told when a skill suite file has been collected without an error in the user's input (`skillopt test` then shows Vitest's output). */
+  suiteLoaded: (() => void) | null;
   close(): Promise<void>;
 }
 
@@ -78,29 +85,48 @@ export interface OpenHostOptions {
   quiet?: boolean;
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  /**
+   * `on-demand`: a simulated role's server starts with the first model call the gateway makes, so a run
+   * whose suites fail to load starts none (`skillopt test`). Default `eager`: started before openHost
+   * returns, for callers that make calls of their own (the optimizer) or hand out the address at once.
+   */
+  modelServer?: 'eager' | 'on-demand';
 }
 
-/** Resolve roles, start the simulated model if a role needs it, and install the host. */
+/** Resolve roles, start the simulated model if a role needs it (or arrange it for the first call), and install the host. */
 export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
   const roles = resolveRoles(opts.config, opts.env ?? process.env);
   const simulatedRoles = Object.values(roles).filter((r) => r.backend === 'simulated');
   let simServer: SimServerThread | null = null;
-  if (simulatedRoles.length > 0) {
-    const sim = opts.config.model.simulated;
-    const { startSimServerThread } = await import('../sim/thread.ts');
-    simServer = await startSimServerThread({
-      host: '127.0.0.1',
-      port: 0,
-      models: [...new Set(simulatedRoles.map((r) => r.model))],
-      ...knobsFromConfig(sim),
-      latencyMs: sim.latency_ms,
-      log: opts.log ?? (() => {}),
-      logRequests: false,
-    });
-    for (const r of simulatedRoles) r.baseURL = simServer.url;
-  }
+  let starting: Promise<string> | null = null;
+  let closed = false;
+  /** The simulated server's URL, starting it once; every simulated role gets it. */
+  const serverUrl = (): Promise<string> =>
+    (starting ??= (async () => {
+      if (closed) throw new Error('the session is closed: the simulated model server is not started');
+      const sim = opts.config.model.simulated;
+      const { startSimServerThread } = await import('../sim/thread.ts');
+      simServer = await startSimServerThread({
+        host: '127.0.0.1',
+        port: 0,
+        models: [...new Set(simulatedRoles.map((r) => r.model))],
+        ...knobsFromConfig(sim),
+        latencyMs: sim.latency_ms,
+        log: opts.log ?? (() => {}),
+        logRequests: false,
+      });
+      for (const r of simulatedRoles) r.baseURL = simServer.url;
+      return simServer.url;
+    })());
+  if (simulatedRoles.length > 0 && opts.modelServer !== 'on-demand') await serverUrl();
   const cache = openModelCache(opts.config, { log: opts.log ?? ((l) => console.warn(l)) });
-  const gateway = openModelGateway({ ...(opts.log ? { log: opts.log } : {}), ...(opts.env ? { env: opts.env } : {}), cache });
+  const gateway = openModelGateway({
+    ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.env ? { env: opts.env } : {}),
+    cache,
+    // a worker's copy of a simulated role may predate the server: it gets the server's address here
+    resolveRole: (role) => (role.backend === 'simulated' && !role.baseURL ? serverUrl().then((baseURL) => ({ ...role, baseURL })) : role),
+  });
   const host: SessionHost = {
     session: {
       mode: 'test',
@@ -115,22 +141,30 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       gateway: gateway.address,
     },
     roles,
-    simServer,
+    get simServer() {
+      return simServer;
+    },
+    async startModelServer() {
+      if (simulatedRoles.length > 0) await serverUrl();
+    },
     gateway,
     cache,
     outDir: opts.outDir,
     quiet: opts.quiet ?? false,
     sink: null,
     caseSink: null,
+    suiteLoaded: null,
     async close() {
       if (currentHost() === host) {
         installHost(undefined);
         delete process.env[HOST_ENV_FLAG];
       }
+      closed = true;
       gateway.close();
       discardPrestarted();
       cache?.recordRun(runLabel());
-      await simServer?.close();
+      // a server still starting is closed once it is up
+      if (starting) await starting.then(() => simServer?.close(), () => {});
     },
   };
   installHost(host);

@@ -8,11 +8,13 @@
  * It sets defaults fit for model calls (skill test files only, long timeouts, one file at a time with
  * `env.workers` cases in flight), provides the session to the suites and registers the reporter once.
  * Under `npx skillopt` the CLI has already opened the session; run directly under Vitest, the plugin
- * opens it from `options.config` or `SKILLOPT_CONFIG` (and `SKILLOPT_CFG_OPTIONS`, space-separated).
+ * opens it from the config `skillopt test` would read (`options.config`, else `SKILLOPT_CONFIG`, else
+ * `skillopt.yaml` in the folder Vitest runs in), with `SKILLOPT_CFG_OPTIONS` (space-separated).
  */
 import type { Plugin } from 'vite';
 import type { ViteUserConfig } from 'vitest/config';
 import type { TestProject, Vitest } from 'vitest/node';
+import { findConfigPath } from '../config/find.ts';
 import { loadConfig } from '../config/load.ts';
 import { outRoot } from '../config/out-root.ts';
 import { redactText } from '../util/redact.ts';
@@ -21,11 +23,11 @@ import { SkillConsoleReporter } from './console-reporter.ts';
 import { SkillReporter } from './reporter.ts';
 import { caseTimeoutMs } from './session.ts';
 import { discardPrestarted } from './prestart.ts';
-import { warmThreadsPool } from './warm-pool.ts';
+import { WARM_POOL_NAME, warmThreadsPool } from './warm-pool.ts';
 import { SkillWatch } from './watch.ts';
 
 export interface SkillOptPluginOptions {
-  /** Config file used when Vitest is run directly (default: $SKILLOPT_CONFIG, else built-in defaults). */
+  /** Config file used when Vitest is run directly (default: $SKILLOPT_CONFIG, else ./skillopt.yaml). */
   config?: string;
   cfgOptions?: string[];
 }
@@ -34,14 +36,14 @@ const withReporter = new WeakSet<object>();
 const watches = new WeakMap<object, SkillWatch>();
 
 /**
- * The session host: the CLI's when it runs us, else one opened from `options.config` /
- * `SKILLOPT_CONFIG`. With neither, null: the suites then fail at collection with a one-line hint
- * (rather than silently calling the defaults' real endpoint).
+ * The session host: the CLI's when it runs us, else one opened from the config findConfigPath finds.
+ * Without one, null: the suites then fail at collection with a one-line hint (rather than silently
+ * calling the defaults' real endpoint).
  */
 async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionHost | null; owned: boolean }> {
   const existing = currentHost();
   if (existing) return { host: existing, owned: false };
-  const path = options.config ?? process.env.SKILLOPT_CONFIG;
+  const path = findConfigPath(options.config);
   if (!path) return { host: null, owned: false };
   const cfgOptions = options.cfgOptions ?? (process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? []);
   const { config } = loadConfig({ path, cfgOptions });
@@ -60,6 +62,14 @@ export function casesInFlight(session: Pick<SessionHost['session'], 'config' | '
   const workers = Math.max(1, session.config.env.workers);
   const { target, judge } = session.roles;
   return target.concurrency <= workers && judge.concurrency <= workers ? workers + Math.ceil(workers / 4) : workers;
+}
+
+/** Pools whose workers are threads of this process (they reach the host's model gateway). */
+const THREAD_POOLS = new Set([WARM_POOL_NAME, 'threads', 'vmThreads']);
+
+function reachesGateway(pool: unknown): boolean {
+  const name = typeof pool === 'string' ? pool : (pool as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' && THREAD_POOLS.has(name);
 }
 
 export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
@@ -89,6 +99,9 @@ export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
     async configureVitest({ vitest, project }: { vitest: Vitest; project: TestProject }) {
       const { host, owned } = await open();
       if (!host) return;
+      // Worker threads call the model through the host's gateway, which starts a simulated server on the first
+      // call; workers of another pool (forks) call it themselves and need its address in the session.
+      if (!reachesGateway(project.config.pool)) await host.startModelServer();
       project.provide('skillopt', host.session);
       // Keyed by the resolved config: a config-file restart under `vitest watch` resolves a new one (and
       // new reporters) on the same Vitest instance.

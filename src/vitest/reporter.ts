@@ -16,7 +16,7 @@ import { score3 } from '../util/format.ts';
 import { displayPath } from '../util/paths.ts';
 import { redactText } from '../util/redact.ts';
 import { currentHost, type RunResult } from './host.ts';
-import { withShardBlob, type GateVerdict, type SuiteManifest, type SuiteSelection } from './session.ts';
+import { withShardBlob, type GateVerdict, type SuiteManifest, type SuiteSelection, type UnmatchedPattern } from './session.ts';
 import { caseOutcomes, scoreStats, type ScoreStats } from '../suite/summary.ts';
 import { decideVerdict, evaluateGate, selectionNote, type LoadError } from '../suite/verdict.ts';
 import { renderSkillLoaded, renderTriggerTable } from '../suite/trigger-metrics.ts';
@@ -93,6 +93,7 @@ export class RunCollector {
   private readonly skipped = new Map<string, Set<string>>();
   private readonly manifests = new Map<string, SuiteManifest>();
   private readonly otherSuites = new Set<string>();
+  private readonly unmatched = new Map<string, UnmatchedPattern>();
 
   add(test: TestCase): void {
     const meta = test.meta();
@@ -109,6 +110,7 @@ export class RunCollector {
     if (meta.skilloptGate) this.gates.set(meta.skilloptGate.suite, meta.skilloptGate);
     if (meta.skilloptManifest) this.manifests.set(meta.skilloptManifest.suite, meta.skilloptManifest);
     if (meta.skilloptOtherSuite) this.otherSuites.add(meta.skilloptOtherSuite);
+    if (meta.skilloptUnmatched) this.unmatched.set(meta.skilloptUnmatched.suite, meta.skilloptUnmatched);
     if (selKey && !meta.skillopt && test.name !== GATE_TEST_NAME && (test.options.mode === 'skip' || test.options.mode === 'todo')) {
       let set = this.skipped.get(selKey);
       if (!set) this.skipped.set(selKey, (set = new Set()));
@@ -191,7 +193,10 @@ export class RunCollector {
       .filter((s) => s.gate !== null)
       .map((s) => evaluateGate(s.suite, scoreStats(records.filter((r) => r.suite === s.suite)), s.gate!));
     for (const g of this.gates.values()) if (!gates.some((x) => x.suite === g.suite)) gates.push(g);
-    const skillRun = records.length > 0 || selections.length > 0 || this.manifests.size > 0 || this.otherSuites.size > 0;
+    const skillRun = records.length > 0 || selections.length > 0 || this.manifests.size > 0 || this.otherSuites.size > 0 || this.unmatched.size > 0;
+    if (this.unmatched.size > 0 && selections.length === 0 && records.length === 0 && loadErrors.length === 0) {
+      loadErrors.push({ message: unmatchedLine([...this.unmatched.values()]), usage: true });
+    }
     if (skillRun && selections.length === 0 && records.length === 0 && this.manifests.size === 0 && loadErrors.length === 0) {
       const wanted = currentHost()?.session.config.env.name;
       loadErrors.push({
@@ -227,6 +232,33 @@ export class RunCollector {
 /** A case's rows: one per trial (trial 0 alone is `skillopt`). */
 function rowsOf(meta: ReturnType<TestCase['meta']>): CaseRecord[] {
   return meta.skilloptTrials ?? (meta.skillopt ? [meta.skillopt] : []);
+}
+
+/**
+ * Whether a collected skill file has cases to run, or failed for a reason other than the user's input
+ * (a bug, shown in full): not when its only tests are markers of a suite with nothing selected.
+ */
+function suiteLoaded(mod: TestModule): boolean {
+  const errors = mod.errors();
+  if (errors.length > 0) return !errors.some((e) => USAGE_ERRORS.has(e.name ?? ''));
+  for (const t of mod.children.allTests()) {
+    const meta = t.meta();
+    if (!meta.skilloptUnmatched && !meta.skilloptOtherSuite) return true;
+  }
+  return false;
+}
+
+/** `-t x: the pattern matched none of the 30 tasks of suite 'mini' (…)`: one line for every suite it missed. */
+function unmatchedLine(missed: UnmatchedPattern[]): string {
+  const tasks = missed.reduce((n, m) => n + m.tasks, 0);
+  const suites = missed.map((m) => `'${m.suite}'`).sort().join(', ');
+  const within = [...new Set(missed.flatMap((m) => m.filters))];
+  const example = missed.find((m) => m.example)?.example;
+  return (
+    `-t ${missed[0]!.pattern}: the pattern matched none of the ${tasks} task${tasks === 1 ? '' : 's'} of suite${missed.length === 1 ? '' : 's'} ${suites}` +
+    (within.length ? ` (${within.join(', ')})` : '') +
+    ` — it is a regular expression matched against '<suite> <task id>'${example ? `, e.g. '${example}'` : ''}`
+  );
 }
 
 function loadError(where: string, err: SerializedError): LoadError {
@@ -366,6 +398,7 @@ export class SkillReporter implements Reporter {
   }
 
   onTestModuleCollected(mod: TestModule): void {
+    if (isSkillFile(mod.moduleId) && suiteLoaded(mod)) currentHost()?.suiteLoaded?.();
     // Cases that will run: not the suite gate (it records no case), not those `-t` or `.skip` left out.
     for (const t of mod.children.allTests()) {
       if (t.name !== GATE_TEST_NAME && t.options.mode !== 'skip' && t.options.mode !== 'todo') this.expected++;

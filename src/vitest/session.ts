@@ -99,7 +99,21 @@ declare module 'vitest' {
     skilloptSuite?: SuiteSelection;
     /** On the skipped marker of a suite that env.name did not select. */
     skilloptOtherSuite?: string;
+    /** On the skipped marker of a suite whose tasks `skillopt test -t` matched none of. */
+    skilloptUnmatched?: UnmatchedPattern;
   }
+}
+
+/** A `-t` pattern that selected no task of a suite: what it was tried on, for the run's one-line error. */
+export interface UnmatchedPattern {
+  suite: string;
+  pattern: string;
+  /** Tasks of the split (after env.limit) the pattern was matched against. */
+  tasks: number;
+  /** The split and limit it was tried within (`split test`, `env.limit 20`). */
+  filters: string[];
+  /** A name that would match a task, to show the form names take (`mini mini-001`); null for an empty split. */
+  example: string | null;
 }
 
 export interface GateThresholds {

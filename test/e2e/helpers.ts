@@ -7,7 +7,7 @@
  * The CLI runs from `dist/`: `npm test` builds first; when running these files alone, `npm run build`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -186,6 +186,33 @@ export async function startSimServerChild(): Promise<SimServerChild> {
       await exited;
     },
   };
+}
+
+/**
+ * A copy of the mini fixture in `dir`: its suite, skill, dataset and config (configs/mini/sim.yaml); a
+ * vitest.config.ts that loads the plugin from dist/ and the library from src/ (as the fixture's does); a
+ * package.json of an ES module project; node_modules holding links to this repo's vitest and to the repo.
+ */
+export function miniProject(dir: string): string {
+  for (const sub of ['benchmarks', 'skills', 'configs']) cpSync(join(MINI, sub), join(dir, sub), { recursive: true });
+  mkdirSync(join(dir, 'node_modules'));
+  symlinkSync(join(REPO, 'node_modules', 'vitest'), join(dir, 'node_modules', 'vitest'), 'dir');
+  // the package itself, as installed: Vite's config loader leaves it unbundled (an absolute path it would bundle)
+  symlinkSync(REPO, join(dir, 'node_modules', 'skillopt'), 'dir');
+  writeFile(join(dir, 'package.json'), '{ "private": true, "type": "module" }\n'); // an ESM vitest.config.ts, as the repository's
+  writeFile(
+    join(dir, 'vitest.config.ts'),
+    `import { defineConfig } from 'vitest/config';
+import { skillopt } from 'skillopt/vitest';
+export default defineConfig({
+  resolve: { alias: { skillopt: ${JSON.stringify(join(REPO, 'src', 'index.ts'))} } },
+  test: { projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['benchmarks/**/*.skill.test.ts'] } }] },
+});
+`,
+  );
+  const config = join('configs', 'mini', 'sim.yaml');
+  writeFileSync(join(dir, config), readFileSync(join(MINI, config), 'utf8').replace(/^_base_:.*$/m, `_base_: ${JSON.stringify(BASE_CONFIG)}`));
+  return dir;
 }
 
 /** A config file (in `dir`) inheriting the shipped defaults, with `body` (YAML) on top. */

@@ -4,9 +4,10 @@
  * SKILLOPT_CFG_OPTIONS), starts the simulated model, registers the reporter, which prints its table and
  * writes results.jsonl / summary.json.
  */
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, MINI, readJson, readJsonl, run, tempDirs } from './helpers.ts';
+import { assertBuilt, MINI, miniProject, readJson, readJsonl, reportLine, run, skillopt, tempDirs, VITEST_BIN } from './helpers.ts';
 
 const tmp = tempDirs('plain');
 beforeAll(assertBuilt);
@@ -33,5 +34,30 @@ describe('plain vitest with the skillopt plugin', () => {
     const summary = readJson(join(out, 'summary.json'));
     expect(summary.overall).toMatchObject({ n: 6, passed: 1, failed: 5, errored: 0 });
     expect(summary.simulated).toBe(true);
+  });
+
+  test('without SKILLOPT_CONFIG the plugin reads skillopt.yaml in the project, as skillopt test does', async () => {
+    const dir = miniProject(tmp.make('yaml'));
+    copyFileSync(join(dir, 'configs', 'mini', 'sim.yaml'), join(dir, 'skillopt.yaml'));
+    const limit = 'env.limit=2';
+    const gate = 'evaluation.min_pass_rate=0.1';
+    const plain = await run(process.execPath, [VITEST_BIN, 'run', '--project', 'skills'], { cwd: dir, env: { SKILLOPT_CFG_OPTIONS: `${limit} ${gate} env.out_root=${join(dir, 'plain')}` } });
+    expect(plain.code, plain.all).toBe(0);
+    expect(plain.all).toMatch(/Tests\s+7 passed \(7\)/); // 6 cases and the gate
+    const cli = await skillopt(['test', '--cfg-options', limit, gate, `env.out_root=${join(dir, 'cli')}`], { cwd: dir });
+    expect(cli.code, cli.all).toBe(0);
+    // a suggested command names the config the run found
+    expect(reportLine(cli.stdout, 'next')).toMatch(/or optimize: npx skillopt test --optimize --config skillopt\.yaml --cfg-options env\.limit=2 evaluation\.min_pass_rate=0\.1$/);
+    // the same config: the same six cases, the same answers
+    const answers = (out: string) => readJsonl(join(dir, out, 'results.jsonl')).map((row) => [row.id, row.output, row.pass]);
+    expect(answers('plain')).toEqual(answers('cli'));
+    expect(answers('plain')).toHaveLength(6);
+  });
+
+  test('with no config anywhere the suite names skillopt.yaml as well as SKILLOPT_CONFIG', async () => {
+    const dir = miniProject(tmp.make('none'));
+    const r = await run(process.execPath, [VITEST_BIN, 'run', '--project', 'skills'], { cwd: dir });
+    expect(r.code).not.toBe(0);
+    expect(r.all).toMatch(/no skillopt config: add skillopt\.yaml to the project root .*SKILLOPT_CONFIG/);
   });
 });

@@ -98,6 +98,8 @@ describe.concurrent('skillopt report and skillopt show', () => {
       ['train', '--config', 'configs/opt/sim.yaml', '--cfg-options', `env.out_root=${join(dir, 'out')}`, `env.data_path=${join(dir, 'tasks.json')}`, 'env.split_ratio=2:1:7', 'train.num_epochs=1', 'train.batch_size=8', 'evaluation.eval_test=false'],
       { cwd: OPT },
     );
-    expect(r.stdout).toMatch(/warning: the validation split cannot cover the labels: 40 tasks with 10 labels, 4 val tasks showing \d of them \(missing: label\d/);
+    expect(r.stdout).toMatch(/warning: the validation split cannot cover the labels: 40 tasks with 10 labels, 4 val tasks showing (\d) of them \((\d) missing: label\d/);
+    const [, shown, missing] = /showing (\d) of them \((\d) missing/.exec(r.stdout)!;
+    expect(Number(shown) + Number(missing)).toBe(10);
   });
 });

@@ -148,13 +148,14 @@ describe('the format of a SKILL.md is checked where a skill is read', () => {
   test('a seed skill (env.skill_init) with a 1,100-character description: the suite does not run, exit 2, the failure names file and rule', async () => {
     const [, r] = await runs;
     expect(r.code).toBe(2);
-    expect(reportLine(r.stdout, 'failure')).toBe(`benchmarks/dotnetdebug/dotnetdebug.skill.test.ts: ${longDesc}: frontmatter 'description' is 1100 characters; the limit is 1024`);
+    // a suite that cannot load: the command's one-line error, as for any bad input
+    expect(r.stderr.trim()).toBe(`skillopt: error: benchmarks/dotnetdebug/dotnetdebug.skill.test.ts: ${longDesc}: frontmatter 'description' is 1100 characters; the limit is 1024`);
   });
 
   test('a trigger suite refuses a skill under test that is not the skill it optimizes', async () => {
     const [, , r] = await runs;
     expect(r.code).toBe(2);
-    expect(reportLine(r.stdout, 'failure')).toMatch(/the skill under test is named 'other' \(.*\), but the suite optimizes 'dotnetdebug'$/);
+    expect(r.stderr.trim()).toMatch(/^skillopt: error: .*the skill under test is named 'other' \(.*\), but the suite optimizes 'dotnetdebug'$/);
   });
 });
 

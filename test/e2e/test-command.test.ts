@@ -63,6 +63,26 @@ describe.concurrent('skillopt test', () => {
     expect(readJson(join(out, 'summary.json')).overall.n).toBe(1);
   });
 
+  test('-t matching no task: exit 2, saying the pattern matched none of the 30 tasks', async () => {
+    const out = tmp.make('none');
+    const r = await skillopt(['test', '--config', CONFIG, '-t', 'no-such-task', '--cfg-options', `env.out_root=${out}`]);
+    expect(r.code, r.all).toBe(2);
+    // one line, as every input error: not Vitest's "No test found in suite" block and an end report
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim()).toMatch(/^skillopt: error: -t no-such-task: the pattern matched none of the 30 tasks of suite 'mini' — it is a regular expression matched against '<suite> <task id>', e\.g\. 'mini mini-\d{3}'$/);
+    const split = await skillopt(['test', '--config', CONFIG, '-t', 'no-such-task', '--split', 'val', '--cfg-options', `env.out_root=${out}`]);
+    expect(split.code).toBe(2);
+    expect(split.stderr).toContain("matched none of the 6 tasks of suite 'mini' (split val)");
+  });
+
+  test('--pool=forks: workers that call the simulated model themselves get its address (started before them)', async () => {
+    const out = tmp.make('forks');
+    const r = await skillopt(['test', '--config', CONFIG, '--pool=forks', '-t', 'mini-00', '--cfg-options', `env.out_root=${out}`]);
+    expect(r.code, r.all).toBe(1);
+    expect(reportLine(r.stdout, 'cases')).toBe('9 ran of 9 selected: 3 pass, 6 fail, 0 errored · 9 of 30 tasks selected (-t mini-00)');
+    expect(readJsonl(join(out, 'results.jsonl')).every((row) => row.error_kind === null)).toBe(true);
+  });
+
   test('a gate that holds (min_pass_rate 0.05): exit 0 and the misses no longer fail', async () => {
     const out = tmp.make('gate-ok');
     const r = await skillopt(['test', '--config', CONFIG, '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${out}`]);

@@ -3,10 +3,10 @@
  * scores its pass fraction, flaky cases are counted and marked, and the suite's pass rate carries an
  * interval. Also `--skill none`, the bare model, for a skill's lift. Mini fixture, simulated model.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, MINI_ORACLE_SKILL, readJson, readJsonl, skillopt, tempDirs, writeFile } from './helpers.ts';
+import { assertBuilt, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, tempDirs, writeFile } from './helpers.ts';
 
 const tmp = tempDirs('trials');
 beforeAll(assertBuilt);
@@ -77,6 +77,25 @@ describe.concurrent('trials', () => {
     expect(readJsonl(join(out, 'results.jsonl'))).toHaveLength(24);
   });
 
+  test('the next: line of a noisy trials run repeats --trials and the noise (not out_root)', async () => {
+    const out = tmp.make('noisy-next');
+    const r = await skillopt(['test', '--config', CONFIG, '-t', 'mini-00', '--trials', '3', '--cfg-options', 'model.simulated.noise=0.2', 'evaluation.min_pass_rate=0.05', `env.out_root=${out}`]);
+    expect(r.code, r.all).toBe(0);
+    expect(reportLine(r.stdout, 'next')).toBe(`inspect ${out}/results.jsonl, or optimize: npx skillopt test --optimize --config ${CONFIG} --trials 3 --cfg-options model.simulated.noise=0.2 evaluation.min_pass_rate=0.05`);
+  });
+
+  test('skillopt test --skill none: the next: line suggests the skill\'s run and a compare, not optimizing', async () => {
+    const out = tmp.make('none-test');
+    const r = await skillopt(['test', '--config', CONFIG, '--skill', 'none', '--split', 'val', '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${out}`]);
+    expect(r.code).toBe(1); // the bare model solves none: the gate fails
+    const next = reportLine(r.stdout, 'next');
+    expect(next).not.toMatch(/optimize/);
+    expect(next).toBe(
+      `the bare model's cases are in ${out}/results.jsonl; for the skill's lift, run the suite's skill the same way and compare: ` +
+        `npx skillopt test --config ${CONFIG} --split val --cfg-options evaluation.min_pass_rate=0.05 env.out_root=${out}-skill, then npx skillopt compare ${out} ${out}-skill`,
+    );
+  });
+
   test('--skill none: the bare model, no system message, eval_summary says skill: null', async () => {
     const out = tmp.make('none');
     const r = await skillopt(['eval', '--config', CONFIG, '--skill', 'none', '--split', 'test', '--cfg-options', `env.out_root=${out}`]);
@@ -108,7 +127,8 @@ describe.concurrent('skillopt test --baseline: run and compare in one step', () 
     expect(annotations).toHaveLength(27);
     expect(annotations[0]).toMatch(/^::error file=benchmarks\/mini\/mini\.skill\.test\.ts,line=3,col=1,title=skillopt%3A mini-\d{3} regressed::mini › mini-\d{3} passed on the baseline/);
     const md = readFileSync(stepSummary, 'utf8');
-    expect(md).toContain('### ❌ skillopt test: FAILED (simulated model)');
+    expect(md).toMatch(/^### ❌ skillopt test: FAILED by the baseline comparison \(regressed\), not by the run's own verdict \(FAILED: 27 of 30 cases failed; first: .*\) \(simulated model\)$/m);
+    expect(r.stdout).toMatch(/^skillopt test FAILED by the baseline comparison \(regressed\), not by the run's own verdict \(FAILED: 27 of 30 cases failed; first: .*\) — simulated model$/m);
     expect(md).toMatch(/skillopt compare: \*\*regressed\*\*/);
     expect(md.indexOf('skillopt test: FAILED')).toBeLessThan(md.indexOf('skillopt compare'));
 
@@ -130,6 +150,48 @@ describe.concurrent('skillopt test --baseline: run and compare in one step', () 
     const same = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${join(dir, 'same')}`]);
     expect(same.code, same.all).toBe(0);
     expect(readJson(join(dir, 'same', 'compare.json'))).toMatchObject({ verdict: 'no significant change' });
+  });
+
+  test('--fail-on-regression beside a failing suite gate: the headline says the comparison decided, not the gate', async () => {
+    const dir = tmp.make('gate-and-baseline');
+    const gate = 'evaluation.min_pass_rate=0.9';
+    const main = join(dir, 'main');
+    const base = await skillopt(['test', '--config', CONFIG, '--cfg-options', gate, `env.out_root=${main}`]);
+    expect(base.code).toBe(1); // the seed skill solves 3 of 30: the gate fails, the run is still a baseline
+    const stepSummary = join(dir, 'step-summary.md');
+    const r = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', gate, `env.out_root=${join(dir, 'pr')}`], {
+      env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: stepSummary },
+    });
+    expect(r.code, r.all).toBe(0); // as documented: with --fail-on-regression the comparison decides
+    const gateReason = "suite gate failed for 'mini': pass rate 0.100 < 0.9 on 30 scored cases";
+    expect(r.stdout).toContain(`skillopt test OK by the baseline comparison (no significant change), not by the run's own verdict (FAILED: ${gateReason}) — simulated model`);
+    expect(r.stdout).not.toMatch(/skillopt test OK( — simulated model)?$/m);
+    const md = readFileSync(stepSummary, 'utf8');
+    expect(md).toContain(`### ✅ skillopt test: OK by the baseline comparison (no significant change), not by the run's own verdict (FAILED: ${gateReason}) (simulated model)`);
+    expect(md).toContain(`The run's own verdict: ${gateReason}`);
+
+    // without --fail-on-regression the run's own verdict decides, and the headline says so
+    const info = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--cfg-options', gate, `env.out_root=${join(dir, 'info')}`]);
+    expect(info.code).toBe(1);
+    expect(info.stdout).toContain("skillopt test FAILED by the run's own verdict, not by the baseline comparison (no significant change; --fail-on-regression lets it decide) — simulated model");
+  });
+
+  test('a baseline of another split is refused before any request (exit 2, one line); the same split runs', async () => {
+    const dir = tmp.make('other-split');
+    const main = join(dir, 'main');
+    const base = await skillopt(['test', '--config', CONFIG, '--split', 'test', '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${main}`]);
+    expect(base.code, base.all).toBe(0);
+    const pr = join(dir, 'pr');
+    const r = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${pr}`]);
+    expect(r.code, r.all).toBe(2);
+    expect(r.stdout).toBe(''); // no model server, no Vitest run
+    expect(r.stderr.trim()).toBe(
+      `skillopt: error: --baseline ${main}: this run cannot be compared with it: different splits: the baseline ran split test, this run split all (run.json fingerprints) (run it with --split test, or give a baseline of split all)`,
+    );
+    expect(existsSync(join(pr, 'results.jsonl'))).toBe(false);
+    const same = await skillopt(['test', '--config', CONFIG, '--split', 'test', '--baseline', main, '--fail-on-regression', '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${pr}`]);
+    expect(same.code, same.all).toBe(0);
+    expect(readJson(join(pr, 'compare.json'))).toMatchObject({ verdict: 'no significant change', n_paired: 12 });
   });
 
   test('a baseline that does not exist is a usage error before any request', async () => {

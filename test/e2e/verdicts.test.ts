@@ -208,6 +208,7 @@ describe.concurrent('env.name selects a suite by its name, not its file name', (
   test('an env.name that names no suite is a usage error naming the suites found', async () => {
     const r = await skillopt(['test', '--config', NAMED_CONFIG, '--cfg-options', 'env.name=nope', `env.out_root=${tmp.make('named-none')}`], { cwd: NAMED });
     expect(r.code, r.all).toBe(2);
-    expect(reportLine(r.stdout, 'failure')).toBe("no skill suite ran: env.name 'nope' names none of the suites found (colors, incident-triage)");
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim()).toBe("skillopt: error: no skill suite ran: env.name 'nope' names none of the suites found (colors, incident-triage)");
   });
 });

@@ -8,10 +8,10 @@
  * is harmless: every run reports what is on disk). Each child is stopped with SIGTERM and awaited.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, BASE_CONFIG, BIN, childEnv, MINI, MINI_ORACLE_SKILL, REPO, tempDirs, VITEST_BIN, waitForOutput, writeFile } from './helpers.ts';
+import { assertBuilt, BIN, childEnv, MINI, MINI_ORACLE_SKILL, miniProject, tempDirs, VITEST_BIN, waitForOutput, writeFile } from './helpers.ts';
 
 const tmp = tempDirs('watch');
 const live = new Set<ChildProcess>();
@@ -31,30 +31,7 @@ const SKILL = 'skills/mini/initial.md';
 const DATASET = 'benchmarks/mini/tasks.json';
 const CONFIG = 'configs/mini/sim.yaml';
 
-/**
- * A copy of the mini fixture in a temp dir: its suite, skill, dataset and config; a vitest.config.ts that
- * loads the plugin from dist/ and the library from src/ (as the fixture's does, with absolute paths);
- * node_modules holding a link to this repo's vitest.
- */
-function makeProject(name: string): string {
-  const dir = tmp.make(name);
-  for (const sub of ['benchmarks', 'skills', 'configs']) cpSync(join(MINI, sub), join(dir, sub), { recursive: true });
-  mkdirSync(join(dir, 'node_modules'));
-  symlinkSync(join(REPO, 'node_modules', 'vitest'), join(dir, 'node_modules', 'vitest'), 'dir');
-  writeFile(
-    join(dir, 'vitest.config.ts'),
-    `import { defineConfig } from 'vitest/config';
-import { skillopt } from ${JSON.stringify(join(REPO, 'dist', 'vitest', 'index.js'))};
-export default defineConfig({
-  resolve: { alias: { skillopt: ${JSON.stringify(join(REPO, 'src', 'index.ts'))} } },
-  test: { projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['benchmarks/**/*.skill.test.ts'] } }] },
-});
-`,
-  );
-  const config = readFileSync(join(MINI, CONFIG), 'utf8').replace(/^_base_:.*$/m, `_base_: ${JSON.stringify(BASE_CONFIG)}`);
-  writeFileSync(join(dir, CONFIG), config);
-  return dir;
-}
+const makeProject = (name: string): string => miniProject(tmp.make(name));
 
 function start(args: string[], cwd: string, env: Record<string, string> = {}): ChildProcess {
   const child = spawn(process.execPath, args, { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });

@@ -10,8 +10,19 @@ describe('valCoverageWarning', () => {
   test('8 val tasks cannot show 10 labels: the counts and the missing labels are named', () => {
     const val = ids.filter((_, i) => i % 5 === 0); // 8 tasks, labels 0..9 at k=0 for even l, k=1 for odd…
     const w = valCoverageWarning(labels, val, ids.filter((id) => !val.includes(id)))!;
-    expect(w).toMatch(/^the validation split cannot cover the labels: 40 tasks with 10 labels, 8 val tasks showing \d of them \(missing: label-/);
+    expect(w).toMatch(/^the validation split cannot cover the labels: 40 tasks with 10 labels, 8 val tasks showing \d of them \(\d missing: label-/);
     expect(w).toContain('env.split_ratio');
+  });
+
+  test('the counts agree: 4 labels missing from val, 1 of them in train', () => {
+    // labels 0..5 in val; 6..9 missing from it; of those only label-9 is in train
+    const val = [0, 1, 2, 3, 4, 5].map((l) => `l${l}-0`);
+    const train = [...[0, 1, 2, 3, 4, 5].map((l) => `l${l}-1`), 'l9-1'];
+    const w = valCoverageWarning(labels, val, train)!;
+    expect(w).toContain('6 val tasks showing 6 of them (4 missing: label-6, label-7, label-8, label-9); the train split teaches 1 of the 4 (label-9): an edit for it cannot raise the val score, so the gate rejects it —');
+    expect(w).not.toMatch(/label\(s\)/);
+    expect(valCoverageWarning(labels, val, [...train, 'l6-1', 'l7-1', 'l8-1'])).toContain('(4 missing: label-6, label-7, label-8, label-9); the train split teaches all 4: an edit for them');
+    expect(valCoverageWarning(labels, val, val)).toContain('(4 missing: label-6, label-7, label-8, label-9); the train split teaches none of them either, and the gate cannot see them —');
   });
 
   test('no warning when val shows every label, for free-text answers, or without labels', () => {

@@ -15,7 +15,8 @@ import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { numberFlag, single, takeFlags } from '../args.ts';
 import { outRoot } from '../../config/out-root.ts';
-import { configFromArgs, CONFIG_FLAGS, skillFromFlag } from '../common.ts';
+import { findConfigPath } from '../../config/find.ts';
+import { configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag } from '../common.ts';
 import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
@@ -23,6 +24,7 @@ import { redactText } from '../../util/redact.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../rundir/lock.ts';
 import { cacheMetric } from '../../model/cache/report.ts';
+import { HeldOutput } from '../held-output.ts';
 
 const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] [--skill S] [--split train|val|test|all]
                      [--optimize [--target 0.9]]
@@ -73,7 +75,7 @@ export const command: Command = {
           maxRegression: numberFlag(args, 'max-regression') ?? config.evaluation.max_regression,
           maxErrored: config.evaluation.max_errored,
           alpha: config.evaluation.alpha,
-        })
+        }, { suite: config.env.name || null, split })
       : null;
     const runSelection = vitestSelection(filters, options); // before takeSelection takes -t / --shard out
     const selection = takeSelection(options);
@@ -85,11 +87,16 @@ export const command: Command = {
       outDir,
       session: { mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, ...selection },
       log: (l) => console.log(redactText(l)),
+      // no model server before the suites have loaded: one whose dataset is wrong starts none
+      modelServer: options.watch ? 'eager' : 'on-demand',
     });
     let result: RunResult | undefined;
     host.sink = (r) => {
       result = r;
     };
+    // Vitest's output waits until a suite loads: a run that stops at the user's input says why in one line
+    const held = options.watch ? null : new HeldOutput();
+    if (held) host.suiteLoaded = () => held.release();
     try {
       claimRunDir(outDir, { kind: 'test', config, roles: host.roles, skill: skill ?? null, split, selection: runSelection });
       if (options.watch) return await (await import('../test-watch.ts')).runTestWatch({ host, filters: filters.length ? filters : defaultFilters(config.env.name), options, skillPath: skill?.path });
@@ -97,11 +104,17 @@ export const command: Command = {
         ...options,
         watch: false,
         run: true,
-      });
+      }, undefined, held ? { stdout: held.stdout, stderr: held.stderr } : undefined);
       await vitest.close();
     } finally {
       await host.close();
       lock.release();
+      if (loadFailure(result) === null) held?.release();
+    }
+    const inputError = held && !held.released ? loadFailure(result) : null;
+    if (inputError !== null) {
+      held!.discard();
+      throw new SkillOptError(inputError);
     }
     const vitestExit = Number(process.exitCode ?? 0) || 0;
     const ran = result?.skillRun ? result : undefined;
@@ -113,7 +126,14 @@ export const command: Command = {
     const note = ran ? selectionNote(ran.selections) : null;
     const u = o?.usage;
     // the end report's modules load after the run: the first request waits for nothing it does not need
-    const [{ printEndReport }, { appendStepSummary }, { runMarkdown }] = await Promise.all([import('../report.ts'), import('../github.ts'), import('../run-markdown.ts')]);
+    const [{ printEndReport }, { appendStepSummary }, { runMarkdown }, { evalCfgOptions, shellQuote }] = await Promise.all([
+      import('../report.ts'),
+      import('../github.ts'),
+      import('../run-markdown.ts'),
+      import('../../optimizer/coverage.ts'),
+    ]);
+    // what a suggested command must repeat to run the same tasks the same way (--trials, noise, data_path; not out_root)
+    const repeated = { trials: single(args, 'trials'), cfgOptions: evalCfgOptions(args.flags.get('cfg-options') ?? []).map(shellQuote) };
     printEndReport({
       title: 'skillopt test',
       ok: exitCode === 0,
@@ -131,13 +151,31 @@ export const command: Command = {
           ]
         : [],
       failure: judged ? judged.failure : (verdict?.reason ?? (exitCode !== 0 ? 'Vitest did not run any skill suite (see its output above)' : null)),
-      next: verdict?.next ?? nextAction(exitCode, Boolean(ran?.gates.some((g) => !g.ok)), single(args, 'config') ?? '<config>', outDir),
+      decidedBy: judged?.decidedBy ?? null,
+      next: verdict?.next ?? nextAction({
+        exitCode,
+        gateFailed: Boolean(ran?.gates.some((g) => !g.ok)),
+        configPath: findConfigPath(single(args, 'config')) ?? '<config>',
+        outDir,
+        bareModel: skill?.path === NO_SKILL.path,
+        repeated,
+        split: single(args, 'split'),
+      }),
       simulated: summary?.simulated ?? host.session.simulated,
     });
-    if (summary) appendStepSummary(runMarkdown('skillopt test', summary, exitCode) + (judged ? `\n${judged.markdown}` : ''));
+    if (summary) appendStepSummary(runMarkdown('skillopt test', summary, exitCode, judged?.decidedBy ?? null) + (judged ? `\n${judged.markdown}` : ''));
     return exitCode;
   },
 };
+
+/**
+ * The user's input error that stopped every suite before its first case (a dataset, seed skill, scorer
+ * option or `-t` pattern that is wrong), or null when the run is to be reported as it went.
+ */
+function loadFailure(result: RunResult | undefined): string | null {
+  if (!result?.skillRun || result.records.length > 0 || result.loadErrors.length === 0) return null;
+  return result.verdict.exit_code === EXIT_CODES.usage && result.loadErrors.every((e) => e.usage) ? result.loadErrors[0]!.message : null;
+}
 
 /**
  * `-t` and `--shard` are decided by the suites, not by Vitest: `-t` so the suite gate still runs on the
@@ -161,8 +199,31 @@ function takeSelection(options: Record<string, unknown>): { namePattern: string 
   return { namePattern: pattern === undefined || pattern === '' ? null : String(pattern), shard };
 }
 
-function nextAction(exitCode: number, gateFailed: boolean, configPath: string, outDir: string): string {
-  if (exitCode === 0) return `inspect ${displayPath(outDir)}/results.jsonl, or optimize: npx skillopt test --optimize --config ${configPath}`;
-  if (gateFailed) return `improve the skill from its failures: npx skillopt test --optimize --config ${configPath}`;
-  return `read the worst cases above and ${displayPath(outDir)}/results.jsonl`;
+interface NextInput {
+  exitCode: number;
+  gateFailed: boolean;
+  configPath: string;
+  outDir: string;
+  /** `--skill none`: there is no skill to optimize; the step after is the skill's run, to compare with. */
+  bareModel: boolean;
+  /** What a suggested command repeats: `--trials 3`, `--cfg-options model.simulated.noise=0.2` (shell-quoted items). */
+  repeated: { trials: string | undefined; cfgOptions: string[] };
+  split: string | undefined;
+}
+
+function nextAction(o: NextInput): string {
+  const results = `${displayPath(o.outDir)}/results.jsonl`;
+  const flags = (extraCfg: string[] = []) => {
+    const items = [...o.repeated.cfgOptions, ...extraCfg];
+    return (o.repeated.trials !== undefined ? ` --trials ${o.repeated.trials}` : '') + (items.length ? ` --cfg-options ${items.join(' ')}` : '');
+  };
+  if (o.bareModel) {
+    const withSkill = `${displayPath(o.outDir)}-skill`;
+    return `the bare model's cases are in ${results}; for the skill's lift, run the suite's skill the same way and compare: ` +
+      `npx skillopt test --config ${o.configPath}${o.split ? ` --split ${o.split}` : ''}${flags([`env.out_root=${withSkill}`])}, then npx skillopt compare ${displayPath(o.outDir)} ${withSkill}`;
+  }
+  const optimize = `npx skillopt test --optimize --config ${o.configPath}${flags()}`;
+  if (o.exitCode === 0) return `inspect ${results}, or optimize: ${optimize}`;
+  if (o.gateFailed) return `improve the skill from its failures: ${optimize}`;
+  return `read the worst cases above and ${results}`;
 }

@@ -9,6 +9,7 @@ import { Accounting } from '../accounting.ts';
 import type { ModelCache } from '../cache/cache.ts';
 import { JudgeSchema } from '../../protocol/schemas.ts';
 import type { ModelClient } from '../client.ts';
+import type { RoleConfig } from '../types.ts';
 import { encodeError, GatewayPoster, received, type GatewayAddress, type GatewayCall } from './protocol.ts';
 
 export interface ModelGateway {
@@ -26,6 +27,11 @@ export interface ModelGatewayOptions {
   env?: NodeJS.ProcessEnv;
   /** The session's model-call cache (null/absent = off). */
   cache?: ModelCache | null;
+  /**
+   * The role a call's client is made for, from the role the worker sent: a simulated role's server is
+   * started on the first call (src/vitest/host.ts), so its address is filled in here. Called once per role.
+   */
+  resolveRole?: (role: RoleConfig) => RoleConfig | Promise<RoleConfig>;
 }
 
 export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
@@ -39,10 +45,10 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
   // The model layer (and the openai SDK) loads while Vitest starts, not before it: the first call awaits it.
   const clientModule = import('../client.ts');
   clientModule.catch(() => {}); // a failure is each call's error
-  const clientFor = async ({ role, roleKey: key }: GatewayCall): Promise<ModelClient> => {
+  const clientFor = async ({ role: sent, roleKey: key }: GatewayCall): Promise<ModelClient> => {
     let client = clients.get(key);
     if (!client) {
-      const { createModelClient } = await clientModule;
+      const [{ createModelClient }, role] = await Promise.all([clientModule, opts.resolveRole ? opts.resolveRole(sent) : sent]);
       client = clients.get(key);
       if (client) return client;
       client = createModelClient(role, {
