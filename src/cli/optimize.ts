@@ -27,6 +27,7 @@ import { EXIT_CODES } from '../suite/verdict.ts';
 import { RunStore } from '../optimizer/run-store.ts';
 import { claimRunDir } from '../rundir/fingerprint.ts';
 import { acquireRunLock } from '../rundir/lock.ts';
+import { escapeControls } from '../util/control-chars.ts';
 import { descriptionSubject } from '../optimizer/subject.ts';
 import { checkSkillFile, startsWithFrontmatter } from '../skill/frontmatter.ts';
 import { offSummary, type CacheSummary } from '../model/cache/cache.ts';
@@ -41,7 +42,7 @@ export interface OptimizeMode {
 }
 
 function log(line: string): void {
-  console.log(redactText(`[skillopt] ${line}`));
+  console.log(redactText(`[skillopt] ${escapeControls(line)}`));
 }
 
 export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<number> {

@@ -22,6 +22,7 @@ import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../rundir/lock.ts';
+import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/report.ts';
 
 const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] [--skill S] [--split train|val|test|all]
@@ -83,7 +84,7 @@ export const command: Command = {
       config,
       outDir,
       session: { mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, ...selection },
-      log: (l) => console.log(redactText(l)),
+      log: (l) => console.log(redactText(escapeControls(l))),
     });
     let result: RunResult | undefined;
     host.sink = (r) => {
