@@ -175,7 +175,7 @@ describe('one cache, several processes', () => {
     writeFileSync(victim, readFileSync(victim, 'utf8').slice(0, 40));
     const again = await testRun('corrupt', [], 'rw');
     expect(again.code, again.all).toBe(0);
-    expect(again.all).toMatch(/warning: model cache: .+\.json is unreadable \(not JSON .+\); treated as a miss and rewritten/);
+    expect(again.all).toMatch(/warning: model cache: .+\.json is corrupt \(not JSON .+\); treated as a miss and rewritten/);
     expect(readJson(join(dir, 'corrupt', 'summary.json')).cache).toMatchObject({ hits: mini.length - 1, misses: 1 });
     expect(validateEntries(cache)).toHaveLength(mini.length);
 
