@@ -130,6 +130,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       gateway.close();
       discardPrestarted();
       cache?.recordRun(runLabel());
+      cache?.close();
       await simServer?.close();
     },
   };

@@ -6,7 +6,8 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Accounting } from '../../src/model/accounting.ts';
 import { cacheStats, parseAge, parseSize, pruneCache } from '../../src/model/cache/admin.ts';
@@ -331,6 +332,7 @@ describe('stats and prune', () => {
     for (let i = 0; i < 10; i++) await c.chat(user(`q${i}`), { stage: 'rollout' });
     await c.chat(user('q0'), { stage: 'rollout' });
     cache.recordRun('eval');
+    cache.close(); // the run is over: prune may remove its entries
     const now = Date.now();
     const files = entryFiles(dir).sort();
     // entries 0–3 last used 40 days ago, 4–6 10 days ago, the rest now
@@ -371,6 +373,34 @@ describe('stats and prune', () => {
     await readAll(cacheIn(dir, 'rw')); // marks the 3 it finds, writes the 7 it misses
     expect([...left].every((f) => statSync(f).mtimeMs > now - 60_000)).toBe(true);
     expect(pruneCache(dir, { olderThanMs: 30 * 86_400_000, dryRun: true })).toMatchObject({ removed: 0, kept: 10 });
+  });
+});
+
+describe('prune and the runs using the cache', () => {
+  it('prune refuses while a run uses the cache, naming it; a dry run counts and names it; a closed or dead user does not count', async () => {
+    const srv = await server([], { fallback: { content: 'disk' } });
+    const dir = tempDir();
+    const cache = cacheIn(dir); // a live user: this very process
+    const { client: c } = client(roleConfig(srv.baseURL), cache);
+    for (let i = 0; i < 3; i++) await c.chat(user(`q${i}`), { stage: 'rollout' });
+    const users = readdirSync(join(dir, 'users'));
+    expect(users).toEqual([expect.stringMatching(/^\d+-[0-9a-f]{16}\.json$/)]);
+    expect(() => pruneCache(dir, { maxBytes: 0 })).toThrow(
+      new RegExp(`^skillopt cache prune: .+ is in use by a running skillopt run \\(pid ${process.pid} on .+, started .+: .+\\) — prune once it has finished \\(its entries are the replies it needs\\); if that run is gone, delete .+users/${users[0]}$`),
+    );
+    expect(entryFiles(dir)).toHaveLength(3);
+    const dry = pruneCache(dir, { maxBytes: 0, dryRun: true });
+    expect(dry).toMatchObject({ removed: 3, kept: 0, in_use: [expect.objectContaining({ pid: process.pid })] });
+    expect(entryFiles(dir)).toHaveLength(3);
+
+    // a user killed with -9 left its record: its pid is gone, so the record is stale, ignored and removed
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    const stale = join(dir, 'users', `${gone}-0000000000000000.json`);
+    writeFileSync(stale, JSON.stringify({ ...JSON.parse(readFileSync(join(dir, 'users', users[0]!), 'utf8')), pid: gone, token: `${gone}-0000000000000000`, proc_start: null }));
+    cache.close();
+    expect(readdirSync(join(dir, 'users'))).toEqual([basename(stale)]);
+    expect(pruneCache(dir, { maxBytes: 0 })).toMatchObject({ removed: 3, kept: 0, in_use: [] });
+    expect(readdirSync(join(dir, 'users'))).toEqual([]);
   });
 });
 

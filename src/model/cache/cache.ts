@@ -18,6 +18,8 @@ import { displayPath } from '../../util/paths.ts';
 import type { RoleConfig } from '../types.ts';
 import { cacheKey, endpointIdentity, endpointLabel, simKnobs, type EntryKind, type SimKnobs } from './key.ts';
 import { FileStore, type StoredEntry } from './store.ts';
+import { registerCacheUser } from './users.ts';
+import type { Held } from '../../rundir/lock.ts';
 
 /** Hits and misses of some lookups. */
 export interface CacheTally {
@@ -94,6 +96,8 @@ export class ModelCache {
   private readonly counters: Counters = new Map();
   private readonly warned = new Set<string>();
   private writeFailed = false;
+  /** This process's record among the cache's users (`cache prune` leaves a folder in use alone). */
+  private readonly user: Held;
 
   constructor(opts: ModelCacheOptions) {
     this.mode = opts.mode;
@@ -101,6 +105,12 @@ export class ModelCache {
     this.store = new FileStore(this.dir);
     this.sim = opts.sim;
     this.log = opts.log ?? ((line) => console.warn(line));
+    this.user = registerCacheUser(this.dir);
+  }
+
+  /** This process no longer uses the cache (also done at exit). Lookups after it still work. */
+  close(): void {
+    this.user.release();
   }
 
   /** The key of a request of `role` (see key.ts). */
