@@ -15,7 +15,7 @@ import { SkillOptError } from '../util/errors.ts';
 import type { SessionHost } from '../vitest/host.ts';
 import type { SuiteRunner } from '../vitest/runner.ts';
 import type { Budget } from './budget.ts';
-import { replayMissLine } from '../model/cache/cache.ts';
+import { ReplayStop, replayMissLine } from '../model/cache/cache.ts';
 
 /** An endpoint that stayed down: the run stops unfinished (resumable), its verdict inconclusive (exit 3). */
 export class InfrastructureStop extends SkillOptError {
@@ -129,9 +129,13 @@ export class Rollouts {
   private async runCases(skill: string, hash: string, label: string, ids: string[], dir: string, file: string, into: Map<string, CaseRecord[]>, samples: number[] | null): Promise<void> {
     const wanted = new Set(ids);
     mkdirSync(dir, { recursive: true });
+    // --model-cache replay: rows are held until every case had its reply (nothing is worth resuming there)
+    const held: string[] | null = this.host.cache?.mode === 'replay' ? [] : null;
     this.host.caseSink = (rec) => {
       if (rec.skill_hash !== hash || !wanted.has(rec.id)) return;
-      if (rec.error_kind === null) appendLine(file, JSON.stringify(rec));
+      if (rec.error_kind !== null) return;
+      if (held) held.push(JSON.stringify(rec));
+      else appendLine(file, JSON.stringify(rec));
     };
     let result;
     try {
@@ -143,8 +147,9 @@ export class Rollouts {
     // --model-cache replay: a case the cache cannot answer stops the run before anything is scored
     const replayMisses = result.records.filter((r) => r.error_kind === 'cache_miss');
     if (replayMisses.length > 0) {
-      throw new SkillOptError(replayMissLine(replayMisses[0]!, { misses: new Set(replayMisses.map((r) => r.id)).size, of: ids.length }, { next: true }), { exitCode: 2 });
+      throw new ReplayStop(replayMissLine(replayMisses[0]!, { misses: new Set(replayMisses.map((r) => r.id)).size, of: ids.length }, { next: true }));
     }
+    for (const line of held ?? []) appendLine(file, line);
     for (const id of ids) into.delete(id);
     for (const r of result.records) {
       into.set(r.id, [...(into.get(r.id) ?? []), r]);

@@ -27,6 +27,8 @@ import { redactText } from '../../util/redact.ts';
 import { printEndReport } from '../report.ts';
 import { claimRunDir } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../rundir/lock.ts';
+import { restoreFolder, snapshotFolder } from '../../rundir/snapshot.ts';
+import { isReplayStop } from '../../model/cache/cache.ts';
 import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/report.ts';
 
@@ -55,6 +57,8 @@ export const command: Command = {
     });
     const started = performance.now();
     let runner: SuiteRunner | undefined;
+    // a replay that stops on a miss leaves the folder as it found it (rundir/snapshot.ts)
+    const before = host.cache?.mode === 'replay' ? snapshotFolder(outDir) : null;
     try {
       runner = await SuiteRunner.open({ host });
       const manifests = await runner.manifests();
@@ -149,6 +153,9 @@ export const command: Command = {
         simulated: summary.simulated,
       });
       return verdict.exit_code;
+    } catch (e) {
+      if (before && isReplayStop(e)) restoreFolder(before);
+      throw e;
     } finally {
       await runner?.close();
       await host.close();

@@ -59,6 +59,19 @@ export function isCacheMiss(e: unknown): e is Error {
   return e instanceof Error && e.name === CACHE_MISS_ERROR;
 }
 
+/** A replay run stopping on the cases the cache could not answer (the rollouts' one line, exit 2). */
+export class ReplayStop extends SkillOptError {
+  constructor(message: string) {
+    super(message, { exitCode: 2 });
+    this.name = 'ReplayStop';
+  }
+}
+
+/** Whether `e` stops a replay run on a miss: a rollout's cases, or one call (an optimizer stage) with no cached reply. */
+export function isReplayStop(e: unknown): boolean {
+  return e instanceof ReplayStop || isCacheMiss(e);
+}
+
 /** The one line a replay miss of a case becomes (the verdict's reason, eval's and the optimizer's error). */
 export function replayMissLine(
   miss: { suite: string; id: string; error: string | null },
