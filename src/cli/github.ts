@@ -6,20 +6,23 @@
 import { appendFileSync } from 'node:fs';
 import { relative, sep } from 'node:path';
 import { redactText } from '../util/redact.ts';
+import { escapeControls } from '../util/control-chars.ts';
 
 /** Append markdown to the step summary when $GITHUB_STEP_SUMMARY names a file; a failure is a warning, never fatal. */
 export function appendStepSummary(markdown: string, env: NodeJS.ProcessEnv = process.env): void {
   const file = env.GITHUB_STEP_SUMMARY;
   if (!file) return;
   try {
-    appendFileSync(file, `${redactText(markdown.endsWith('\n') ? markdown : `${markdown}\n`)}\n`);
+    // model text in the tables and lines: its control characters shown, its newlines and tabs kept
+    const text = escapeControls(markdown);
+    appendFileSync(file, `${redactText(text.endsWith('\n') ? text : `${text}\n`)}\n`);
   } catch (e) {
     console.error(redactText(`[skillopt] warning: could not append to GITHUB_STEP_SUMMARY (${file}): ${(e as Error).message}`));
   }
 }
 
-/** Escape a workflow-command value (data: %, CR, LF; properties also : and ,). */
-const escapeData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+/** Escape a workflow-command value (data: %, CR, LF; properties also : and ,); other control characters are shown as `\x1b`. */
+const escapeData = (s: string) => escapeControls(s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A'));
 const escapeProperty = (s: string) => escapeData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
 
 export interface Annotation {

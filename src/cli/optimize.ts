@@ -27,9 +27,11 @@ import { EXIT_CODES } from '../suite/verdict.ts';
 import { RunStore } from '../optimizer/run-store.ts';
 import { claimRunDir } from '../rundir/fingerprint.ts';
 import { acquireRunLock } from '../rundir/lock.ts';
+import { restoreFolder, snapshotFolder } from '../rundir/snapshot.ts';
+import { escapeControls } from '../util/control-chars.ts';
 import { descriptionSubject } from '../optimizer/subject.ts';
 import { checkSkillFile, startsWithFrontmatter } from '../skill/frontmatter.ts';
-import { offSummary, type CacheSummary } from '../model/cache/cache.ts';
+import { isReplayStop, offSummary, type CacheSummary } from '../model/cache/cache.ts';
 import { cacheMetric } from '../model/cache/report.ts';
 import { writeRunReport } from '../report/index.ts';
 import { evalCfgOptions, shellQuote, valCoverageWarning } from '../optimizer/coverage.ts';
@@ -41,7 +43,7 @@ export interface OptimizeMode {
 }
 
 function log(line: string): void {
-  console.log(redactText(`[skillopt] ${line}`));
+  console.log(redactText(`[skillopt] ${escapeControls(line)}`));
 }
 
 export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<number> {
@@ -58,6 +60,8 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
   });
   const accounting = new Accounting();
   let runner: SuiteRunner | undefined;
+  // a replay that stops on a miss leaves the folder as it found it (rundir/snapshot.ts)
+  const before = host.cache?.mode === 'replay' ? snapshotFolder(outDir) : null;
   try {
     runner = await SuiteRunner.open({ host, filters, vitestOptions: options });
     const manifests = await runner.manifests();
@@ -117,6 +121,9 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     const evalOptions = evalCfgOptions([...(args.flags.get('cfg-options') ?? []), ...(single(args, 'trials') !== undefined ? [`env.trials=${single(args, 'trials')}`] : [])]);
     report(result, { ok, inconclusive, title: mode.stopAtTarget ? 'skillopt test --optimize' : 'skillopt train', outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: single(args, 'config') ?? '', evalOptions });
     return ok ? EXIT_CODES.pass : inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.fail;
+  } catch (e) {
+    if (before && isReplayStop(e)) restoreFolder(before);
+    throw e;
   } finally {
     await runner?.close();
     await host.close();

@@ -3,6 +3,7 @@ import { displayPath } from '../util/paths.ts';
 import pc from 'picocolors';
 import { exactCommand } from '../util/command-line.ts';
 import { redactText } from '../util/redact.ts';
+import { escapeControls } from '../util/control-chars.ts';
 
 export interface EndReport {
   title: string;
@@ -30,9 +31,9 @@ export function renderEndReport(r: EndReport): string {
   ];
   if (r.outDir) lines.push(`  output:   ${displayPath(r.outDir)}`);
   if (r.skill) lines.push(`  ${`${r.skill.label}:`.padEnd(9)} ${displayPath(r.skill.path)}`);
-  for (const [k, v] of r.metrics) lines.push(`  ${`${k}:`.padEnd(9)} ${v}`);
-  if (r.failure) lines.push(`  ${r.inconclusive ? pc.magenta('why:') + '     ' : pc.red('failure:') + ' '} ${r.failure}`);
-  lines.push(`  next:     ${r.next}`);
+  for (const [k, v] of r.metrics) lines.push(`  ${`${k}:`.padEnd(9)} ${escapeControls(v, { layout: false })}`);
+  if (r.failure) lines.push(`  ${r.inconclusive ? pc.magenta('why:') + '     ' : pc.red('failure:') + ' '} ${escapeControls(r.failure, { layout: false })}`);
+  lines.push(`  next:     ${escapeControls(r.next, { layout: false })}`);
   return redactText(lines.join('\n'));
 }
 

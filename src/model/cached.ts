@@ -28,7 +28,7 @@ export async function cachedChat(
   if ('value' in got) {
     return { ...got.value, usage: { ...NO_USAGE }, attempts: 0, latencyMs: Math.round(performance.now() - started), cache: 'hit' };
   }
-  if (c.mode === 'replay') throw c.missError(role, o.stage, got.corrupt);
+  if (c.mode === 'replay') throw c.missError(role, o.stage, key, got.corrupt);
   const r = await transport.send(messages, o);
   const stored: CachedChat = { text: r.text, usage: r.usage, model: r.model, finishReason: r.finishReason };
   if (r.reasoning !== undefined) stored.reasoning = r.reasoning;
@@ -60,7 +60,7 @@ export async function cachedStructured<T extends z.ZodType>(
   });
   const got = c.get(role, stage, 'structured', key, (v) => decodeStructured(schema, v));
   if ('value' in got) return { ...got.value, attempts: 0, usage: { ...NO_USAGE }, cache: 'hit' };
-  if (c.mode === 'replay') throw c.missError(role, stage, got.corrupt);
+  if (c.mode === 'replay') throw c.missError(role, stage, key, got.corrupt);
   const r = await negotiator.request(name, schema, messages, o);
   c.put(role, stage, 'structured', key, { raw: r.raw, mode: r.mode, reasked: r.reasked, usage: r.usage } satisfies CachedStructured);
   return { ...r, cache: 'miss' };

@@ -16,7 +16,7 @@ import { SkillOptError } from '../util/errors.ts';
 import type { SessionHost } from '../vitest/host.ts';
 import type { SuiteRunner } from '../vitest/runner.ts';
 import type { Budget } from './budget.ts';
-import { replayMissLine } from '../model/cache/cache.ts';
+import { ReplayStop, replayMissLine } from '../model/cache/cache.ts';
 
 /** An endpoint that stayed down: the run stops unfinished (resumable), its verdict inconclusive (exit 3). */
 export class InfrastructureStop extends SkillOptError {
@@ -149,12 +149,16 @@ export class Rollouts {
   private async runCases(skill: string, hash: string, label: string, ids: string[], dir: string, file: string, into: Map<string, CaseRecord[]>, samples: number[] | null): Promise<void> {
     const wanted = new Set(ids);
     mkdirSync(dir, { recursive: true });
+    // --model-cache replay: rows are held until every case had its reply (nothing is worth resuming there)
+    const held: string[] | null = this.host.cache?.mode === 'replay' ? [] : null;
     this.host.caseSink = (rec) => {
       if (rec.skill_hash !== hash || !wanted.has(rec.id)) return;
       if (rec.error_kind !== null) return;
       // an optimizer run stamps its rows with the commits before them (kept-cost.ts); eval rows stay as they are
       this.kept?.wroteRow(rowKey(file, rec));
-      appendLine(file, JSON.stringify(this.kept ? { ...rec, after_commit: this.kept.stamp() } : rec));
+      const line = JSON.stringify(this.kept ? { ...rec, after_commit: this.kept.stamp() } : rec);
+      if (held) held.push(line);
+      else appendLine(file, line);
     };
     let result;
     try {
@@ -166,8 +170,9 @@ export class Rollouts {
     // --model-cache replay: a case the cache cannot answer stops the run before anything is scored
     const replayMisses = result.records.filter((r) => r.error_kind === 'cache_miss');
     if (replayMisses.length > 0) {
-      throw new SkillOptError(replayMissLine(replayMisses[0]!, { misses: new Set(replayMisses.map((r) => r.id)).size, of: ids.length }, { next: true }), { exitCode: 2 });
+      throw new ReplayStop(replayMissLine(replayMisses[0]!, { misses: new Set(replayMisses.map((r) => r.id)).size, of: ids.length }, { next: true }));
     }
+    for (const line of held ?? []) appendLine(file, line);
     for (const id of ids) into.delete(id);
     for (const r of result.records) {
       into.set(r.id, [...(into.get(r.id) ?? []), r]);

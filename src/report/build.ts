@@ -13,6 +13,7 @@ import { caseOutcomes } from '../suite/summary.ts';
 import type { CaseRecord, StageStats } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
+import { score3 } from '../util/format.ts';
 import { parseJsonLines } from '../util/jsonl.ts';
 import { VERSION } from '../version.ts';
 import { caseTable, clip, expectedText, lastRows, type LocatedRecord } from './cases.ts';
@@ -108,11 +109,13 @@ function roleFacts(record: RunRecord | null, roles: string[]): Array<[string, st
   return out;
 }
 
-const r4 = (x: number | null | undefined) => (x === null || x === undefined ? null : Math.round(x * 1e4) / 1e4);
-const f3 = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(3));
+// Scores travel raw and are rounded once, where they are shown (a value rounded to 4 places and then to 3
+// can differ from the raw value rounded to 3: 0.15254 → 0.1525 → 0.152, against 0.153 elsewhere).
+const raw = (x: number | null | undefined): number | null => x ?? null;
+const f3 = score3;
 
 function statsRow(name: string, s: ScoreStats): StatsRow {
-  return [name, s.n, s.passed, s.failed, s.errored, r4(s.pass_rate), r4(s.pass_rate_ci?.[0]), r4(s.pass_rate_ci?.[1]), r4(s.mean_hard), r4(s.mean_soft), s.trials ? (s.flaky ?? 0) : null];
+  return [name, s.n, s.passed, s.failed, s.errored, raw(s.pass_rate), raw(s.pass_rate_ci?.[0]), raw(s.pass_rate_ci?.[1]), raw(s.mean_hard), raw(s.mean_soft), s.trials ? (s.flaky ?? 0) : null];
 }
 
 function gateText(s: SuiteSummary): SuiteScores['gate'] {
@@ -349,13 +352,13 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       epoch: num(h.epoch) ?? 0,
       action,
       outcome,
-      train: r4(num(h.rollout_hard)),
-      val: r4(num(h.selection_pass_rate)),
+      train: raw(num(h.rollout_hard)),
+      val: raw(num(h.selection_pass_rate)),
       val_cached: h.selection_cached === true,
-      gate: r4(gate),
-      before: r4(prev),
-      current: r4(num(h.current_score)),
-      best: r4(num(h.best_score)),
+      gate: raw(gate),
+      before: raw(prev),
+      current: raw(num(h.current_score)),
+      best: raw(num(h.best_score)),
       budget: num(h.edit_budget),
       patches: num(h.n_patches) ?? 0,
       merged: num(h.n_edits_merged),
@@ -465,8 +468,8 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       cards,
       target,
       gate_metric: str(evaluation.gate_metric) || 'hard',
-      baseline: { val: r4(baselineVal), test: r4(num(summary?.baseline_test_pass_rate)) },
-      best: { step: bestStep, val: r4(bestVal), test: r4(num(summary?.test_pass_rate)), origin: str(summary?.best_origin ?? state?.best_origin) || null },
+      baseline: { val: raw(baselineVal), test: raw(num(summary?.baseline_test_pass_rate)) },
+      best: { step: bestStep, val: raw(bestVal), test: raw(num(summary?.test_pass_rate)), origin: str(summary?.best_origin ?? state?.best_origin) || null },
       steps,
       total_steps: totalSteps,
       steps_per_epoch: num(derived.steps_per_epoch) ?? num(summary?.steps_per_epoch) ?? totalSteps,
@@ -565,8 +568,8 @@ function pairedCases(base: CaseRecord[], cand: CaseRecord[]): NonNullable<Compar
       first.id,
       status,
       clip(expectedText(first.expected), 200),
-      x ? r4(x.fraction) : null,
-      y ? r4(y.fraction) : null,
+      x ? raw(x.fraction) : null,
+      y ? raw(y.fraction) : null,
       sx ? clip(sx.output ?? '') : '',
       sy ? clip(sy.output ?? '') : '',
       fb(sx),

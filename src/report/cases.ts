@@ -89,8 +89,6 @@ export function expectedText(value: unknown): string {
   }
 }
 
-const r4 = (x: number | null) => (x === null ? null : Math.round(x * 1e4) / 1e4);
-
 /** Keep the last row of each (suite, id, trial): a results file that holds a case twice (a rerun) reports the latest. */
 export function lastRows(rows: LocatedRecord[]): LocatedRecord[] {
   const by = new Map<string, LocatedRecord>();
@@ -134,9 +132,9 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string } = 
       first.split,
       first.task_type,
       status,
-      r4(c.fraction),
-      r4(c.soft),
-      r4(c.hard),
+      c.fraction,
+      c.soft,
+      c.hard,
       clip(expectedText(first.expected)),
       clip(shown.output ?? ''),
       clip(feedback),
@@ -151,7 +149,7 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string } = 
         c.rows.map((r) => [
           r.trial ?? 0,
           r.error_kind !== null ? null : r.pass ? 1 : 0,
-          r4(r.soft) ?? 0,
+          r.soft ?? 0,
           clip(r.output ?? '', TRIAL_CLIP_CHARS),
           clip(r.error_kind !== null ? `${r.error_kind} error: ${r.error ?? ''}` : r.feedback ?? '', TRIAL_CLIP_CHARS),
           r.error_kind,

@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import pc from 'picocolors';
 import { oneLineClip } from '../model/errors.ts';
 import { displayPath } from '../util/paths.ts';
+import { score3 } from '../util/format.ts';
 import { buildCompareReport, buildEvalReport, buildOptimizeReport, buildTestReport, COMPARE_REPORT_FILE, detectRunFolder, REPORT_FILE } from './build.ts';
 import type { CaseTableData } from './cases.ts';
 import type { Card, CompareReportData, OptimizeReportData, ReportMeta, RunScores, StatsRow } from './model.ts';
 
-const f3 = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(3));
+const f3 = score3;
 const SPARK = '▁▂▃▄▅▆▇█';
 
 /** `▁▃▅█` for values in [0, 1] (null: a space). */

@@ -16,6 +16,9 @@
  * SIGINT/SIGTERM (then the signal's default action proceeds unless another handler, e.g. Vitest's, takes
  * care of it). A folder the lock had to create (or that `outRoot` created) is removed again when it is
  * still empty at release, so a run that failed before writing anything leaves nothing behind.
+ *
+ * The same holder record and release at exit serve other files a process holds for its life (the model
+ * cache's record of the runs using it: src/model/cache/users.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -54,7 +57,23 @@ export function markCreatedRunDir(dir: string): void {
   createdDirs.add(resolve(dir));
 }
 
-const held = new Set<RunLock>();
+/** Something a process holds until it releases it or exits. */
+export interface Held {
+  release(): void;
+}
+
+const held = new Set<Held>();
+
+/** Release `h` on process exit and on SIGINT/SIGTERM, unless released before (then call `forgetAtExit`). */
+export function releaseAtExit(h: Held): void {
+  held.add(h);
+  installHandlers();
+}
+
+export function forgetAtExit(h: Held): void {
+  held.delete(h);
+  if (held.size === 0) uninstallHandlers();
+}
 
 function releaseAll(): void {
   for (const lock of [...held]) lock.release();
@@ -114,9 +133,9 @@ export function holderAlive(info: LockInfo): boolean {
   return !(now !== null && now !== info.proc_start);
 }
 
-type ReadLock = LockInfo | 'missing' | 'unreadable';
+export type ReadLock = LockInfo | 'missing' | 'unreadable';
 
-function readLock(file: string): ReadLock {
+export function readLock(file: string): ReadLock {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -145,7 +164,7 @@ function tryUnlink(file: string): void {
   }
 }
 
-function describeHolder(h: LockInfo): string {
+export function describeHolder(h: LockInfo): string {
   return `pid ${h.pid} on ${h.host}, started ${h.started_at}: ${h.command}`;
 }
 
@@ -193,6 +212,18 @@ export interface AcquireOptions {
   attempts?: number;
 }
 
+/** This process as a holder: pid, host, start, command line (secrets redacted) and a fresh token. */
+export function holderInfo(command?: string): LockInfo {
+  return {
+    pid: process.pid,
+    host: hostname(),
+    started_at: new Date().toISOString(),
+    command: command ?? exactCommand(),
+    token: `${process.pid}-${randomBytes(8).toString('hex')}`,
+    proc_start: procStart(process.pid),
+  };
+}
+
 /**
  * Take `<dir>/run.lock` for this process (creating `dir` when needed), or throw a one-line RunLockError
  * (exit code 2) naming the live holder.
@@ -201,15 +232,8 @@ export function acquireRunLock(dir: string, opts: AcquireOptions = {}): RunLock 
   const root = resolve(dir);
   if (ensureDir(root)) markCreatedRunDir(root);
   const file = join(root, LOCK_FILE);
-  const token = `${process.pid}-${randomBytes(8).toString('hex')}`;
-  const info: LockInfo = {
-    pid: process.pid,
-    host: hostname(),
-    started_at: new Date().toISOString(),
-    command: opts.command ?? exactCommand(),
-    token,
-    proc_start: procStart(process.pid),
-  };
+  const info = holderInfo(opts.command);
+  const token = info.token;
   const tmp = join(root, `.${LOCK_FILE}.${token}.tmp`);
   writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`, { flag: 'wx' });
   const attempts = opts.attempts ?? 400;
@@ -266,8 +290,7 @@ function register(dir: string, file: string, info: LockInfo): RunLock {
     release() {
       if (released) return;
       released = true;
-      held.delete(lock);
-      if (held.size === 0) uninstallHandlers();
+      forgetAtExit(lock);
       try {
         const now = readLock(file);
         if (typeof now === 'object' && now.token === info.token) tryUnlink(file);
@@ -284,7 +307,6 @@ function register(dir: string, file: string, info: LockInfo): RunLock {
       }
     },
   };
-  held.add(lock);
-  installHandlers();
+  releaseAtExit(lock);
   return lock;
 }

@@ -28,6 +28,7 @@ import type { SuiteSelection } from '../vitest/session.ts';
 import { agentKind, type CaseRun, type Presentation, type SuiteKind } from './agent.ts';
 import { checkSkillFile } from '../skill/frontmatter.ts';
 import { findConfigPath, PROJECT_CONFIG } from '../config/find.ts';
+import { escapeControls } from '../util/control-chars.ts';
 
 export interface SkillSuiteOptions<E = unknown> {
   /** Suite name; configs select it with `env.name`. */
@@ -307,11 +308,12 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
             if (rows.length > 1) ctx.task.meta.skilloptTrials = rows;
             if (gated) for (const r of rows) gateRows.push(gateRow(r));
             const outcome = caseOutcomes(rows)[0]!;
-            if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${rows[0]!.error}`, site);
+            if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${escapeControls(rows[0]!.error ?? '', { layout: false })}`, site);
             if (outcome.flaky) await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
             if (session.mode === 'test' && (!outcome.passed || (failOnFlaky && outcome.flaky))) {
               const miss = rows.find((r) => r.error_kind === null && !r.pass)!;
-              await ctx.annotate(`miss: ${miss.feedback}`, 'skillopt:miss');
+              // Vitest prints annotations as they are: model text in them is escaped here
+              await ctx.annotate(`miss: ${escapeControls(miss.feedback, { layout: false })}`, 'skillopt:miss');
               if (!gated) throw caseError(trials > 1 ? `${missMessage(miss)} (${outcome.passes} of ${outcome.scored} trials passed)` : missMessage(miss), site);
             }
           },

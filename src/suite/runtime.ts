@@ -70,6 +70,7 @@ class LocalPort implements ModelPort {
 
   close(): void {
     for (const c of this.clients.values()) void c.then((client) => client.close());
+    void this.cache?.then((cache) => cache?.close());
   }
 }
 

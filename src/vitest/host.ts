@@ -163,6 +163,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       gateway.close();
       discardPrestarted();
       cache?.recordRun(runLabel());
+      cache?.close();
       // a server still starting is closed once it is up
       if (starting) await starting.then(() => simServer?.close(), () => {});
     },

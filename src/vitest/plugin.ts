@@ -18,6 +18,7 @@ import { findConfigPath } from '../config/find.ts';
 import { loadConfig } from '../config/load.ts';
 import { outRoot } from '../config/out-root.ts';
 import { redactText } from '../util/redact.ts';
+import { escapeControls } from '../util/control-chars.ts';
 import { currentHost, openHost, type SessionHost } from './host.ts';
 import { SkillConsoleReporter } from './console-reporter.ts';
 import { SkillReporter } from './reporter.ts';
@@ -47,7 +48,7 @@ async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionH
   if (!path) return { host: null, owned: false };
   const cfgOptions = options.cfgOptions ?? (process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? []);
   const { config } = loadConfig({ path, cfgOptions });
-  const host = await openHost({ config, outDir: outRoot(config, 'test'), log: (l) => console.log(redactText(l)) });
+  const host = await openHost({ config, outDir: outRoot(config, 'test'), log: (l) => console.log(redactText(escapeControls(l))) });
   return { host, owned: true };
 }
 

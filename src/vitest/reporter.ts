@@ -13,6 +13,7 @@ import type { CaseRecord, SplitName } from '../types.ts';
 import { writeJsonAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { oneLine } from '../util/errors.ts';
 import { score3 } from '../util/format.ts';
+import { escapeControls } from '../util/control-chars.ts';
 import { displayPath } from '../util/paths.ts';
 import { redactText } from '../util/redact.ts';
 import { currentHost, type RunResult } from './host.ts';
@@ -346,7 +347,7 @@ export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { 
       );
     }
   }
-  if (summary.verdict?.verdict === 'inconclusive') lines.push(pc.magenta(`  ${summary.verdict.reason}`));
+  if (summary.verdict?.verdict === 'inconclusive') lines.push(pc.magenta(`  ${escapeControls(summary.verdict.reason ?? '', { layout: false })}`));
   return lines.join('\n');
 }
 

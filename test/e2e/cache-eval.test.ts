@@ -9,7 +9,7 @@
  * - `skillopt cache stats` and `skillopt cache prune`.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { resolveSplits } from '../../src/suite/splits.ts';
@@ -83,7 +83,7 @@ describe('skillopt eval against skillopt sim-server', () => {
           `no cached reply for the target call \\(stage rollout, mitko at http://127\\.0\\.0\\.1:\\d+/v1\\) in .+; --model-cache replay sends no request — fill the cache first with --model-cache rw$`,
       ),
     );
-    expect(existsSync(join(dir, 'replay-empty', 'eval_summary.json'))).toBe(false);
+    expect(existsSync(join(dir, 'replay-empty')), 'no folder: no run.json, no results.jsonl').toBe(false);
 
     // the first rw run asks the server for every case
     const cold = await evalRun('cold', 'rw');
@@ -112,11 +112,34 @@ describe('skillopt eval against skillopt sim-server', () => {
     const outputs = (rows: any[]) => Object.fromEntries(rows.map((r) => [r.id, r.output]));
     expect(outputs(warmRows)).toEqual(outputs(coldRows));
 
-    // replay now serves every case, still without a request
+    // replay now serves every case, still without a request (before any entry is removed below)
     const replay = await evalRun('replay-full', 'replay');
     expect(replay.code).toBe(0);
     expect(await served()).toBe(afterCold);
     expect(scores(readJson(join(dir, 'replay-full', 'eval_summary.json')))).toEqual(scores(a));
+
+    // a replay that stops on a miss writes nothing: not into a new folder (none is left)…
+    const [lost1, lost2] = miniTest.slice(-2).map((id) => coldRows.find((r) => r.id === id)!);
+    const byKey = new Map(validateEntries(cache).map((e) => [e.key, e]));
+    expect(byKey.size).toBe(miniTest.length);
+    const victims = [...byKey.values()].filter((e) => [lost1, lost2].some((r) => r.output === e.value.text));
+    expect(victims.length).toBeGreaterThan(0);
+    for (const e of victims) rmSync(join(cache, 'v1', e.key.slice(0, 2), `${e.key}.json`));
+    const partial = await evalRun('replay-partial', 'replay');
+    expect(partial.code).toBe(2);
+    expect(partial.stderr).toMatch(/^skillopt: error: --model-cache replay: \d+ of \d+ cases have no cached reply/);
+    expect(existsSync(join(dir, 'replay-partial'))).toBe(false);
+    // …nor into the folder of an earlier run it resumes: its results.jsonl and run.json stay as they were
+    const resumeDir = join(dir, 'cold');
+    const keep = readFileSync(join(resumeDir, 'results.jsonl'), 'utf8').split('\n').slice(0, 3).join('\n') + '\n';
+    writeFileSync(join(resumeDir, 'results.jsonl'), keep);
+    const listing = readdirSync(resumeDir).sort();
+    const runJson = readFileSync(join(resumeDir, 'run.json'), 'utf8');
+    const resumed = await evalRun('cold', 'replay');
+    expect(resumed.code).toBe(2);
+    expect(readFileSync(join(resumeDir, 'results.jsonl'), 'utf8')).toBe(keep);
+    expect(readFileSync(join(resumeDir, 'run.json'), 'utf8')).toBe(runJson);
+    expect(readdirSync(resumeDir).sort()).toEqual(listing);
 
     // the in-process simulated model is another endpoint: the same prompts miss there
     const sim = await evalRun('sim', 'replay', 'configs/mini/sim.yaml');
@@ -175,7 +198,7 @@ describe('one cache, several processes', () => {
     writeFileSync(victim, readFileSync(victim, 'utf8').slice(0, 40));
     const again = await testRun('corrupt', [], 'rw');
     expect(again.code, again.all).toBe(0);
-    expect(again.all).toMatch(/warning: model cache: .+\.json is unreadable \(not JSON .+\); treated as a miss and rewritten/);
+    expect(again.all).toMatch(/warning: model cache: .+\.json is corrupt \(not JSON .+\); treated as a miss and rewritten/);
     expect(readJson(join(dir, 'corrupt', 'summary.json')).cache).toMatchObject({ hits: mini.length - 1, misses: 1 });
     expect(validateEntries(cache)).toHaveLength(mini.length);
 

@@ -5,7 +5,7 @@
  * request would have failed it) and on the shipped configs/dotnetdebug/sim.yaml. The simulated model's
  * knobs are part of its identity: another noise level or seed reuses nothing.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { assertBuilt, OPT_CONFIG, readJson, REPO, reportLine, skillopt, tempDirs } from './optimize-helpers.ts';
@@ -18,6 +18,9 @@ const optimize = (config: string, out: string, cache: string, mode: string, extr
   skillopt(['test', '--optimize', '--target', '0.8', '--config', config, '--model-cache', mode, '--cfg-options', `env.out_root=${out}`, `cache.dir=${cache}`, ...extra], cwd ? { cwd } : {});
 
 const bytes = (path: string) => readFileSync(path);
+
+/** Every entry file of a cache folder. */
+const entryFiles = (cache: string): string[] => readdirSync(join(cache, 'v1')).flatMap((shard) => readdirSync(join(cache, 'v1', shard)).map((n) => join(cache, 'v1', shard, n)));
 
 describe('optimize rerun from the cache', () => {
   test('opt fixture: the rerun in a new out_root replays every call (zero requests) and writes the same best_skill.md; other knobs miss', async () => {
@@ -48,7 +51,16 @@ describe('optimize rerun from the cache', () => {
       expect(c.code, knob).toBe(2);
       const [k, v] = knob.replace('model.simulated.', '').split('=');
       expect(c.stderr).toMatch(new RegExp(`^skillopt: error: --model-cache replay: \\d+ of \\d+ cases have no cached reply; first: case opt/\\S+: no cached reply for the target call \\(stage rollout, simulated mitko \\(.*${k} ${v}.*\\)\\)`, 'm'));
+      expect(existsSync(join(dir, `C-${knob}`)), 'a replay stopped on a miss leaves no folder').toBe(false);
     }
+
+    // without the optimizer's replies, the replay stops at its first optimizer call, after the baseline was
+    // scored: it still leaves nothing behind (no run.json, no results.jsonl, no skill)
+    for (const f of entryFiles(cache)) if (readJson(f).role === 'optimizer') rmSync(f);
+    const d = await optimize(OPT_CONFIG, join(dir, 'D'), cache, 'replay');
+    expect(d.code, d.stdout + d.stderr).toBe(2);
+    expect(d.stderr).toMatch(/^skillopt: error: no cached reply for the optimizer call \(stage \S+, simulated mitko .*\) in .+; --model-cache replay sends no request$/m);
+    expect(existsSync(join(dir, 'D'))).toBe(false);
   });
 
   test('configs/dotnetdebug/sim.yaml twice with one cache.dir: the second makes 0 calls and writes a byte-identical best_skill.md', async () => {

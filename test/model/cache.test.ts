@@ -4,8 +4,10 @@
  * loopback servers (test/helpers/fault-server.ts) and a real folder; nothing is mocked.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Accounting } from '../../src/model/accounting.ts';
 import { cacheStats, parseAge, parseSize, pruneCache } from '../../src/model/cache/admin.ts';
@@ -198,17 +200,58 @@ describe('chat through the cache', () => {
       const r = await fresh.chat(user('HeapExhausted'), { stage: 'rollout' });
       expect(r).toMatchObject({ text: 'memory', cache: 'miss' });
       expect(logs).toHaveLength(1);
-      expect(logs[0]).toMatch(/^warning: model cache: .+\.json is unreadable \(.+\); treated as a miss and rewritten$/);
+      expect(logs[0]).toMatch(/^warning: model cache: .+\.json is corrupt \(.+\); treated as a miss and rewritten$/);
       expect(JSON.parse(readFileSync(file!, 'utf8')).value.text).toBe('memory');
     }
-    // a value that does not decode (not a chat reply) is corrupt too
-    const entry = JSON.parse(readFileSync(file!, 'utf8'));
+    // a value that does not decode (not a chat reply) is corrupt too, even in an entry without a checksum
+    const { sum: _sum, ...entry } = JSON.parse(readFileSync(file!, 'utf8'));
     writeFileSync(file!, JSON.stringify({ ...entry, value: { text: 42 } }));
     const logs: string[] = [];
     const { client: replay } = client(roleConfig(srv.baseURL), cacheIn(dir, 'replay', logs));
     const err = await replay.chat(user('HeapExhausted'), { stage: 'rollout' }).catch((e: unknown) => e);
-    expect((err as Error).message).toContain('its entry is unreadable: its value does not decode');
+    expect((err as Error).message).toContain(`(its entry ${file} is corrupt: its value does not decode)`);
     expect(logs[0]).toContain('treated as a miss');
+  });
+
+  it('entries carry a checksum of their content: an edited entry is corrupt (a miss; an error in replay naming it); an entry without one is valid and gains it on a rw hit', async () => {
+    const srv = await server([], { fallback: { content: 'disk' } });
+    const dir = tempDir();
+    await client(roleConfig(srv.baseURL), cacheIn(dir)).client.chat(user('DiskFull'), { stage: 'rollout' });
+    const [file] = entryFiles(dir);
+    const written = readFileSync(file!, 'utf8');
+    const { sum, ...content } = JSON.parse(written);
+    expect(sum).toMatch(/^[0-9a-f]{64}$/);
+    expect(createHash('sha256').update(JSON.stringify(content)).digest('hex')).toBe(sum);
+    const ask = async (mode: 'rw' | 'ro' | 'replay', logs: string[] = []) => client(roleConfig(srv.baseURL), cacheIn(dir, mode, logs)).client.chat(user('DiskFull'), { stage: 'rollout' });
+
+    // edited to other valid JSON, checksum kept: replay refuses it, naming the entry; rw asks again and rewrites it
+    writeFileSync(file!, written.replace('"text":"disk"', '"text":"network"'));
+    const logs: string[] = [];
+    const err = await ask('replay', logs).catch((e: unknown) => e);
+    expect(isCacheMiss(err)).toBe(true);
+    expect((err as Error).message).toContain(`(its entry ${file} is corrupt: its checksum does not match its content: the entry was changed after it was written)`);
+    expect(logs).toEqual([expect.stringMatching(/^warning: model cache: .+\.json is corrupt \(its checksum does not match .+\); treated as a miss$/)]);
+    const served = srv.requests.length;
+    expect(await ask('rw')).toMatchObject({ text: 'disk', cache: 'miss' });
+    expect(srv.requests.length).toBe(served + 1);
+    const rewritten = JSON.parse(readFileSync(file!, 'utf8'));
+    expect(rewritten.value.text).toBe('disk');
+    const { sum: newSum, ...newContent } = rewritten;
+    expect(createHash('sha256').update(JSON.stringify(newContent)).digest('hex')).toBe(newSum);
+
+    // written before checksums (no `sum`): replay and ro serve it as it is; a rw hit writes it again with its checksum
+    const legacy = JSON.stringify({ ...content, value: { ...content.value, text: 'legacy disk' } });
+    writeFileSync(file!, legacy);
+    expect(await ask('replay')).toMatchObject({ text: 'legacy disk', cache: 'hit' });
+    expect(await ask('ro')).toMatchObject({ text: 'legacy disk', cache: 'hit' });
+    expect(readFileSync(file!, 'utf8')).toBe(legacy);
+    expect(await ask('rw')).toMatchObject({ text: 'legacy disk', cache: 'hit' });
+    const sealed = JSON.parse(readFileSync(file!, 'utf8'));
+    expect(sealed.sum).toMatch(/^[0-9a-f]{64}$/);
+    const { sum: _s, ...rest } = sealed;
+    expect(rest).toEqual(JSON.parse(legacy));
+    expect(await ask('replay')).toMatchObject({ text: 'legacy disk', cache: 'hit' });
+    expect(srv.requests.length).toBe(served + 1);
   });
 
   it('a folder it cannot write to is one warning, and the calls go on', async () => {
@@ -289,6 +332,7 @@ describe('stats and prune', () => {
     for (let i = 0; i < 10; i++) await c.chat(user(`q${i}`), { stage: 'rollout' });
     await c.chat(user('q0'), { stage: 'rollout' });
     cache.recordRun('eval');
+    cache.close(); // the run is over: prune may remove its entries
     const now = Date.now();
     const files = entryFiles(dir).sort();
     // entries 0–3 last used 40 days ago, 4–6 10 days ago, the rest now
@@ -329,6 +373,34 @@ describe('stats and prune', () => {
     await readAll(cacheIn(dir, 'rw')); // marks the 3 it finds, writes the 7 it misses
     expect([...left].every((f) => statSync(f).mtimeMs > now - 60_000)).toBe(true);
     expect(pruneCache(dir, { olderThanMs: 30 * 86_400_000, dryRun: true })).toMatchObject({ removed: 0, kept: 10 });
+  });
+});
+
+describe('prune and the runs using the cache', () => {
+  it('prune refuses while a run uses the cache, naming it; a dry run counts and names it; a closed or dead user does not count', async () => {
+    const srv = await server([], { fallback: { content: 'disk' } });
+    const dir = tempDir();
+    const cache = cacheIn(dir); // a live user: this very process
+    const { client: c } = client(roleConfig(srv.baseURL), cache);
+    for (let i = 0; i < 3; i++) await c.chat(user(`q${i}`), { stage: 'rollout' });
+    const users = readdirSync(join(dir, 'users'));
+    expect(users).toEqual([expect.stringMatching(/^\d+-[0-9a-f]{16}\.json$/)]);
+    expect(() => pruneCache(dir, { maxBytes: 0 })).toThrow(
+      new RegExp(`^skillopt cache prune: .+ is in use by a running skillopt run \\(pid ${process.pid} on .+, started .+: .+\\) — prune once it has finished \\(its entries are the replies it needs\\); if that run is gone, delete .+users/${users[0]}$`),
+    );
+    expect(entryFiles(dir)).toHaveLength(3);
+    const dry = pruneCache(dir, { maxBytes: 0, dryRun: true });
+    expect(dry).toMatchObject({ removed: 3, kept: 0, in_use: [expect.objectContaining({ pid: process.pid })] });
+    expect(entryFiles(dir)).toHaveLength(3);
+
+    // a user killed with -9 left its record: its pid is gone, so the record is stale, ignored and removed
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    const stale = join(dir, 'users', `${gone}-0000000000000000.json`);
+    writeFileSync(stale, JSON.stringify({ ...JSON.parse(readFileSync(join(dir, 'users', users[0]!), 'utf8')), pid: gone, token: `${gone}-0000000000000000`, proc_start: null }));
+    cache.close();
+    expect(readdirSync(join(dir, 'users'))).toEqual([basename(stale)]);
+    expect(pruneCache(dir, { maxBytes: 0 })).toMatchObject({ removed: 3, kept: 0, in_use: [] });
+    expect(readdirSync(join(dir, 'users'))).toEqual([]);
   });
 });
 

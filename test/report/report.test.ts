@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, describe, expect, test } from 'vitest';
 import { caseTable, CLIP_CHARS, MESSAGES_BUDGET_CHARS } from '../../src/report/cases.ts';
-import { buildTestReport, commandFromReport, detectRunFolder } from '../../src/report/build.ts';
+import { buildOptimizeReport, buildTestReport, commandFromReport, detectRunFolder } from '../../src/report/build.ts';
 import { renderReportHtml, scriptJson } from '../../src/report/html.ts';
 import { buildRunReport, commandLine, regenerateReports } from '../../src/report/index.ts';
 import { bar, sparkline, stepCurve, showRun } from '../../src/report/show.ts';
@@ -208,4 +208,20 @@ test('a run folder of an older kind (results.jsonl + summary.json, no run.json) 
   writeFileSync(join(dir, 'results.jsonl'), `${JSON.stringify(rec(1))}\n`);
   writeFileSync(join(dir, 'summary.json'), JSON.stringify(runSummary([rec(1)], { wallTimeS: 1 })));
   expect(detectRunFolder(dir).kind).toBe('test');
+});
+
+test('scores are rounded once, from the raw value: the caption, the cards and the case table agree', () => {
+  const dir = tmp();
+  // 0.15254 rounded to 4 places is 0.1525, which then rounds to 0.152: the raw value rounds to 0.153
+  const x = 0.15254;
+  writeFileSync(join(dir, 'run.json'), JSON.stringify({ version: 1, kind: 'optimize', fingerprint: {}, about: {} }));
+  writeFileSync(join(dir, 'summary.json'), JSON.stringify({ baseline_selection_pass_rate: x, best_selection_pass_rate: x, baseline_test_pass_rate: x, test_pass_rate: x, best_step: null }));
+  const { data } = buildOptimizeReport(dir);
+  // what the page's caption shows: Number(v).toFixed(3) of the values it is given
+  const shown = [data.baseline.val, data.baseline.test, data.best.val, data.best.test].map((v) => Number(v).toFixed(3));
+  expect(shown).toEqual(['0.153', '0.153', '0.153', '0.153']);
+  expect(data.cards.find((c) => c[0] === 'test')![1]).toBe('0.153 → 0.153');
+  const table = caseTable([{ record: rec(1, { soft: x, hard: x }), line: 1 }]);
+  const C = Object.fromEntries(table.columns.map((c, i) => [c, i])) as Record<string, number>;
+  expect([table.rows[0]![C.score!], table.rows[0]![C.hard!]]).toEqual([x, x]);
 });

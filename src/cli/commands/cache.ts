@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { cacheStats, formatBytes, parseAge, parseSize, pruneCache } from '../../model/cache/admin.ts';
+import { describeHolder } from '../../rundir/lock.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
@@ -17,7 +18,8 @@ const USAGE = `skillopt cache stats [--dir D] [--runs N] [--json]
 
   stats   entries, size on disk, and the hit rate of the last N runs (default 10) that used the cache
   prune   remove entries unused for longer than --older-than (30d, 12h, 2w), then the least recently used
-          until the cache takes at most --max-size on disk (500MB, 2GB; K/M/G are powers of 1024)
+          until the cache takes at most --max-size on disk (500MB, 2GB; K/M/G are powers of 1024);
+          refuses while a run uses the cache, naming it
   --dir D the cache folder (default: cache.dir of --config / SKILLOPT_CONFIG, SKILLOPT_CACHE_DIR, else .skillopt/cache)`;
 
 function cacheDir(args: SplitArgs): string {
@@ -82,7 +84,8 @@ export const command: Command = {
       `skillopt cache prune · ${displayPath(dir)}${dryRun ? ' (dry run: nothing removed)' : ''}\n` +
         `  ${dryRun ? 'would remove' : 'removed'}: ${r.removed} entries (${formatBytes(r.removed_disk)} on disk)` +
         (r.temps_removed ? ` and ${r.temps_removed} stale temp files` : '') +
-        `\n  kept:     ${r.kept} entries (${formatBytes(r.kept_disk)} on disk)`,
+        `\n  kept:     ${r.kept} entries (${formatBytes(r.kept_disk)} on disk)` +
+        (r.in_use.length ? `\n  in use:   by ${r.in_use.length} running run(s) (${describeHolder(r.in_use[0]!)}): prune refuses until they finish` : ''),
     );
     return 0;
   },

@@ -27,6 +27,9 @@ import { redactText } from '../../util/redact.ts';
 import { printEndReport } from '../report.ts';
 import { claimRunDir } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../rundir/lock.ts';
+import { restoreFolder, snapshotFolder } from '../../rundir/snapshot.ts';
+import { isReplayStop } from '../../model/cache/cache.ts';
+import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/report.ts';
 
 const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [--trials K] [--cfg-options k=v ...]
@@ -54,6 +57,8 @@ export const command: Command = {
     });
     const started = performance.now();
     let runner: SuiteRunner | undefined;
+    // a replay that stops on a miss leaves the folder as it found it (rundir/snapshot.ts)
+    const before = host.cache?.mode === 'replay' ? snapshotFolder(outDir) : null;
     try {
       runner = await SuiteRunner.open({ host });
       const manifests = await runner.manifests();
@@ -66,7 +71,7 @@ export const command: Command = {
       // Through the rollout store: each case lands in results.jsonl as it finishes, so a killed eval
       // rerun with the same env.out_root only runs the cases that are missing.
       const accounting = new Accounting();
-      const rollouts = new Rollouts(runner, host, accounting, new Budget(accounting, 0, 0), (l) => console.log(redactText(`[skillopt] ${l}`)));
+      const rollouts = new Rollouts(runner, host, accounting, new Budget(accounting, 0, 0), (l) => console.log(redactText(`[skillopt] ${escapeControls(l)}`)));
       const outcome = await rollouts.run(skill.text, ids, outDir, `eval of ${split}`, { allErroredIsFatal: false });
       if (outcome.reused > 0) console.log(`[skillopt] reused ${outcome.reused} finished case(s) from ${displayPath(join(outDir, 'results.jsonl'))}`);
       const records = outcome.records;
@@ -148,6 +153,9 @@ export const command: Command = {
         simulated: summary.simulated,
       });
       return verdict.exit_code;
+    } catch (e) {
+      if (before && isReplayStop(e)) restoreFolder(before);
+      throw e;
     } finally {
       await runner?.close();
       await host.close();

@@ -23,6 +23,7 @@ import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../rundir/lock.ts';
+import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/report.ts';
 import { HeldOutput } from '../held-output.ts';
 
@@ -86,7 +87,7 @@ export const command: Command = {
       config,
       outDir,
       session: { mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, ...selection },
-      log: (l) => console.log(redactText(l)),
+      log: (l) => console.log(redactText(escapeControls(l))),
       // no model server before the suites have loaded: one whose dataset is wrong starts none
       modelServer: options.watch ? 'eager' : 'on-demand',
     });

@@ -1,10 +1,13 @@
 /**
  * Keeping the cache bounded and visible: what `skillopt cache stats` and `skillopt cache prune` compute.
- * Both work on the folder alone (no config needed), and are safe while runs use the cache: a run that
- * finds an entry gone simply misses it.
+ * Both work on the folder alone (no config needed). Prune refuses while a run uses the cache (users.ts),
+ * naming it: its entries are its replies, and a replay of the same run needs every one of them.
  */
 import { SkillOptError } from '../../util/errors.ts';
 import { FileStore, type EntryFile } from './store.ts';
+import { describeHolder } from '../../rundir/lock.ts';
+import { displayPath } from '../../util/paths.ts';
+import { liveCacheUsers, type CacheUser } from './users.ts';
 
 /** A temp file this old belongs to a writer that was killed. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
@@ -110,19 +113,39 @@ export interface PruneResult {
   kept: number;
   kept_disk: number;
   temps_removed: number;
+  /** Runs using the cache (a dry run still counts; a real prune refuses). */
+  in_use: CacheUser[];
+}
+
+/** Prune's refusal while runs use the cache: one line naming the first, and what to do. */
+function inUseError(dir: string, users: CacheUser[], removed: number): SkillOptError {
+  const first = users[0]!;
+  const runs = users.length === 1 ? 'a running skillopt run' : `${users.length} running skillopt runs; first`;
+  return new SkillOptError(
+    `skillopt cache prune: ${displayPath(dir)} is in use by ${runs} (${describeHolder(first)})${removed ? `; stopped after removing ${removed} entries` : ''} — ` +
+      `prune once it has finished (its entries are the replies it needs); if that run is gone, delete ${displayPath(first.file)}`,
+    { exitCode: 2 },
+  );
 }
 
 /**
  * Remove entries unused for longer than `olderThanMs` (last use = mtime: written, or read by a `rw` run),
  * then the least recently used until the entries take at most `maxBytes` on disk; and the temp files of
- * killed writers. `dryRun` counts without removing.
+ * killed writers. `dryRun` counts without removing. Throws (exit 2) while a run uses the cache, naming it;
+ * a run that starts meanwhile stops the prune before its next removal.
  */
 export function pruneCache(dir: string, opts: { maxBytes?: number; olderThanMs?: number; dryRun?: boolean; now?: number }): PruneResult {
   const store = new FileStore(dir);
   const now = opts.now ?? Date.now();
   const kept: EntryFile[] = [];
-  const out: PruneResult = { removed: 0, removed_disk: 0, kept: 0, kept_disk: 0, temps_removed: 0 };
+  const users = liveCacheUsers(dir);
+  if (users.length && !opts.dryRun) throw inUseError(dir, users, 0);
+  const out: PruneResult = { removed: 0, removed_disk: 0, kept: 0, kept_disk: 0, temps_removed: 0, in_use: users };
   const drop = (f: EntryFile): void => {
+    if (!opts.dryRun) {
+      const live = liveCacheUsers(dir);
+      if (live.length) throw inUseError(dir, live, out.removed);
+    }
     if (opts.dryRun || store.remove(f.path)) {
       out.removed++;
       out.removed_disk += f.disk;

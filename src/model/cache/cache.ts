@@ -7,8 +7,9 @@
  * cache); `replay` looks up and never sends a request: a miss is a CacheMissError naming the role and stage
  * (the suite adds the case), exit 2; `off` opens no cache at all (the client then does no extra work).
  *
- * Errors are never stored (only a call that returned a usable reply is); a corrupt entry is a miss with a
- * warning, never a crash; a failing write (full disk, read-only folder) is a warning once, and the run goes on.
+ * Errors are never stored (only a call that returned a usable reply is); a corrupt entry (unreadable, or its
+ * checksum does not match its content: see store.ts) is a miss with a warning, never a crash, and in replay
+ * an error naming the entry; an entry without a checksum (an older version's) gains one on a `rw` hit; a failing write (full disk, read-only folder) is a warning once, and the run goes on.
  */
 import { resolve } from 'node:path';
 import type { CacheMode, SkillOptConfig } from '../../config/schema.ts';
@@ -16,7 +17,9 @@ import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
 import type { RoleConfig } from '../types.ts';
 import { cacheKey, endpointIdentity, endpointLabel, simKnobs, type EntryKind, type SimKnobs } from './key.ts';
-import { FileStore } from './store.ts';
+import { FileStore, type StoredEntry } from './store.ts';
+import { registerCacheUser } from './users.ts';
+import type { Held } from '../../rundir/lock.ts';
 
 /** Hits and misses of some lookups. */
 export interface CacheTally {
@@ -38,10 +41,10 @@ export class CacheMissError extends SkillOptError {
   readonly role: string;
   readonly stage: string;
 
-  constructor(init: { role: string; stage: string; endpoint: string; dir: string; corrupt?: string }) {
+  constructor(init: { role: string; stage: string; endpoint: string; dir: string; corrupt?: { entry: string; why: string } }) {
     super(
       `no cached reply for the ${init.role} call (stage ${init.stage}, ${init.endpoint}) in ${displayPath(init.dir)}` +
-        `${init.corrupt ? ` (its entry is unreadable: ${init.corrupt})` : ''}; --model-cache replay sends no request`,
+        `${init.corrupt ? ` (its entry ${displayPath(init.corrupt.entry)} is corrupt: ${init.corrupt.why})` : ''}; --model-cache replay sends no request`,
       { exitCode: 2 },
     );
     this.role = init.role;
@@ -54,6 +57,19 @@ export const CACHE_MISS_ERROR = 'CacheMissError';
 /** Whether `e` is a replay miss, also after crossing the model gateway (which keeps an error's name). */
 export function isCacheMiss(e: unknown): e is Error {
   return e instanceof Error && e.name === CACHE_MISS_ERROR;
+}
+
+/** A replay run stopping on the cases the cache could not answer (the rollouts' one line, exit 2). */
+export class ReplayStop extends SkillOptError {
+  constructor(message: string) {
+    super(message, { exitCode: 2 });
+    this.name = 'ReplayStop';
+  }
+}
+
+/** Whether `e` stops a replay run on a miss: a rollout's cases, or one call (an optimizer stage) with no cached reply. */
+export function isReplayStop(e: unknown): boolean {
+  return e instanceof ReplayStop || isCacheMiss(e);
 }
 
 /** The one line a replay miss of a case becomes (the verdict's reason, eval's and the optimizer's error). */
@@ -93,6 +109,8 @@ export class ModelCache {
   private readonly counters: Counters = new Map();
   private readonly warned = new Set<string>();
   private writeFailed = false;
+  /** This process's record among the cache's users (`cache prune` leaves a folder in use alone). */
+  private readonly user: Held;
 
   constructor(opts: ModelCacheOptions) {
     this.mode = opts.mode;
@@ -100,6 +118,12 @@ export class ModelCache {
     this.store = new FileStore(this.dir);
     this.sim = opts.sim;
     this.log = opts.log ?? ((line) => console.warn(line));
+    this.user = registerCacheUser(this.dir);
+  }
+
+  /** This process no longer uses the cache (also done at exit). Lookups after it still work. */
+  close(): void {
+    this.user.release();
   }
 
   /** The key of a request of `role` (see key.ts). */
@@ -120,13 +144,15 @@ export class ModelCache {
       const value = decode(read.entry.value);
       if (value !== undefined) {
         this.count(role.role, stage).hits++;
+        // written before checksums: the same entry again, now with its checksum (a failed write costs nothing)
+        if (read.legacy && this.mode === 'rw') this.tryWrite(read.entry);
         return { value };
       }
       corrupt = 'its value does not decode';
     } else if (read) {
       corrupt = read.corrupt;
     }
-    if (corrupt !== undefined) this.warnOnce(key, `warning: model cache: ${displayPath(this.store.pathOf(key))} is unreadable (${corrupt}); treated as a miss${this.mode === 'rw' ? ' and rewritten' : ''}`);
+    if (corrupt !== undefined) this.warnOnce(key, `warning: model cache: ${displayPath(this.store.pathOf(key))} is corrupt (${corrupt}); treated as a miss${this.mode === 'rw' ? ' and rewritten' : ''}`);
     this.count(role.role, stage).misses++;
     return corrupt !== undefined ? { miss: true, corrupt } : { miss: true };
   }
@@ -134,20 +160,31 @@ export class ModelCache {
   /** Store a successful reply (`rw` only). A write that fails is a warning (once), never an error of the call. */
   put(role: RoleConfig, stage: string, kind: EntryKind, key: string, value: unknown): void {
     if (this.mode !== 'rw') return;
+    if (this.tryWrite({ v: 1, key, kind, role: role.role, stage, created: new Date().toISOString(), value })) this.count(role.role, stage).writes++;
+  }
+
+  /** The error of a replay miss of `key`; `corrupt`: why its entry could not be used. */
+  missError(role: RoleConfig, stage: string, key: string, corrupt?: string): CacheMissError {
+    return new CacheMissError({
+      role: role.role,
+      stage,
+      endpoint: endpointLabel(role, this.sim),
+      dir: this.dir,
+      ...(corrupt ? { corrupt: { entry: this.store.pathOf(key), why: corrupt } } : {}),
+    });
+  }
+
+  private tryWrite(entry: StoredEntry): boolean {
     try {
-      this.store.write({ v: 1, key, kind, role: role.role, stage, created: new Date().toISOString(), value });
-      this.count(role.role, stage).writes++;
+      this.store.write(entry);
+      return true;
     } catch (e) {
       if (!this.writeFailed) {
         this.writeFailed = true;
         this.log(`warning: model cache: cannot write to ${displayPath(this.dir)} (${(e as Error).message}); this run's replies are not cached`);
       }
+      return false;
     }
-  }
-
-  /** The error of a replay miss. */
-  missError(role: RoleConfig, stage: string, corrupt?: string): CacheMissError {
-    return new CacheMissError({ role: role.role, stage, endpoint: endpointLabel(role, this.sim), dir: this.dir, ...(corrupt ? { corrupt } : {}) });
   }
 
   /** Hits and misses so far: overall, by role, by stage. */

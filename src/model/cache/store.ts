@@ -13,11 +13,15 @@
  * new one or none, never a torn one); one damaged file costs one entry, not the store; prune frees space at
  * once (LMDB's file never shrinks without a compacting copy); entries are plain JSON a person can read.
  *
+ * Each entry carries `sum`, the SHA-256 of its content (the entry's JSON without `sum`), checked on every read:
+ * an entry edited after it was written is corrupt (a miss; an error in replay). An entry written before
+ * checksums existed has none: it is read as valid, and a `rw` hit writes it again with its checksum.
+ *
  * An entry's mtime is its last use (written, or read in `rw` mode; marked at most once an hour, so a hit
  * costs no extra system call), which is what `prune` goes by.
  */
 import { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, appendFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { redactText } from '../../util/redact.ts';
@@ -42,9 +46,22 @@ export interface StoredEntry {
   stage: string;
   created: string;
   value: unknown;
+  /** SHA-256 (hex) of the entry's JSON without this field; absent in entries written before checksums. */
+  sum?: string;
 }
 
-export type ReadResult = { entry: StoredEntry } | { corrupt: string } | null;
+/** `legacy`: the entry has no checksum yet (written by an older version). */
+export type ReadResult = { entry: StoredEntry; legacy?: true } | { corrupt: string } | null;
+
+const checksum = (json: string): string => createHash('sha256').update(json).digest('hex');
+
+/** The file text of an entry: its redacted JSON, with `sum` the checksum of that JSON (without `sum`). */
+function sealed(entry: StoredEntry): string {
+  const { sum: _old, ...content } = entry;
+  // parsed back so the checksum is of exactly what a reader re-serializes
+  const json = JSON.stringify(JSON.parse(redactText(JSON.stringify(content))));
+  return `${json.slice(0, -1)},"sum":"${checksum(json)}"}`;
+}
 
 /** An entry file found by a walk. */
 export interface EntryFile {
@@ -114,10 +131,18 @@ export class FileStore {
     if (!entry || typeof entry !== 'object' || entry.v !== 1 || entry.key !== key || entry.kind !== kind || !entry.value || typeof entry.value !== 'object') {
       return { corrupt: 'not an entry of this key' };
     }
+    if (!('sum' in entry)) return { entry: entry as StoredEntry, legacy: true };
+    const { sum, ...content } = entry;
+    if (typeof sum !== 'string' || checksum(JSON.stringify(content)) !== sum) {
+      return { corrupt: 'its checksum does not match its content: the entry was changed after it was written' };
+    }
     return { entry: entry as StoredEntry };
   }
 
-  /** Write an entry atomically (temp file + rename); redacted like every file skillopt writes. */
+  /**
+   * Write an entry atomically (temp file + rename); redacted like every file skillopt writes, and its
+   * checksum computed over what is written (after redaction, so a read finds it whole).
+   */
   write(entry: StoredEntry): void {
     const shard = join(this.root, entry.key.slice(0, 2));
     if (!this.shards.has(shard)) {
@@ -127,7 +152,7 @@ export class FileStore {
     const path = join(shard, `${entry.key}.json`);
     const tmp = join(shard, `.${entry.key}.${tmpTag}.${++tmpCounter}.tmp`);
     try {
-      writeFileSync(tmp, redactText(JSON.stringify(entry)));
+      writeFileSync(tmp, sealed(entry));
       renameSync(tmp, path);
     } catch (e) {
       rmSync(tmp, { force: true });
