@@ -26,7 +26,6 @@ import { fileURLToPath } from 'node:url';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const { race, raceOrder } = await import(join(REPO, 'dist', 'optimizer', 'racing.js'));
-const { alphaPlan } = await import(join(REPO, 'dist', 'optimizer', 'gate.js'));
 const { PyRandom } = await import(join(REPO, 'dist', 'util', 'rng.js'));
 const { wilsonInterval } = await import(join(REPO, 'dist', 'stats', 'interval.js'));
 
@@ -79,7 +78,7 @@ async function draw(name, decision, seed) {
     test: 'paired',
     order,
     looks: LOOKS,
-    alpha: alphaPlan(CONFIDENCE, LOOKS),
+    confidence: CONFIDENCE,
     minGain: 0,
     decision,
     bonus: 0,
