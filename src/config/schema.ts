@@ -385,7 +385,7 @@ const EvaluationSchema = z.strictObject({
    * gate score strictly above the current one (ties rejected).
    */
   gate_test: aliasEnum(['paired', 'strict'], {}).default('paired'),
-  /** paired: confidence that an accepted gain is not noise (α = 1 − this, split over the chances to accept). */
+  /** paired: confidence needed to reject a candidate as worse (α = 1 − this, shared by every exact test for "worse" of a race; docs/gate.md). */
   gate_confidence: z.number().gt(0).lt(1).default(0.9),
   /** paired: the smallest mean gain per val item accepted (a fraction: 0.05 = 5 points); 0 = any gain above 0. */
   min_gain: prob(0),

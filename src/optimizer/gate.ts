@@ -7,12 +7,14 @@
  *   candidate early only when it cannot get above the current score even if every remaining item
  *   passes (the exact, free rule).
  * - `paired` (the default): candidate and current skill are compared item by item on the same val items
- *   (paired-test.ts). The candidate is rejected when it is worse — surely (the exact test, at a level
- *   the race's looks share) or on average once the items it changed were sampled again — and accepted
- *   otherwise, provided its mean gain reaches `evaluation.min_gain` (0: a tie passes; not worse is not a
- *   loss). The extra samples (`evaluation.gate_trials` per side) are drawn only when they can change the
- *   decision: when items broke and the first samples show neither harm nor a clear win. Measured on the
- *   simulated world against strict and no gate (README "The optimizer's gate").
+ *   (paired-test.ts). The candidate is rejected when it is worse — surely (the exact test for "worse";
+ *   `evaluation.gate_confidence` is the confidence it needs, spent over every test a race makes, so a
+ *   candidate that is not worse is rejected as surely worse at most α = 1 − confidence of the time) or,
+ *   with `paired_decision: mean_gain`, on average once the items it changed were sampled again — and
+ *   accepted otherwise, provided its mean gain reaches `evaluation.min_gain` (0: a tie passes; not worse
+ *   is not a loss). The extra samples (`evaluation.gate_trials` per side) are drawn only when they can
+ *   change the decision: when items broke and the first samples show neither harm nor a clear win.
+ *   Semantics and measured rates: docs/gate.md.
  * - `evaluation.use_gate: false` force-accepts but still records the validation score.
  */
 import { stripProtected } from '../skill/regions.ts';
@@ -86,18 +88,20 @@ export function strictCannotWin(o: { sum: number; scored: number; remaining: num
 }
 
 /**
- * The paired gate's levels, from α = 1 − confidence: `harm` is each look's level for "surely worse" (a
- * race stops there, before its end): the looks share α (Bonferroni), so racing rejects a candidate that
- * is not worse at most α of the time; `win` is the level of a clear win that needs no extra samples.
+ * The paired gate's levels, from α = 1 − confidence. `harm` is the level of each exact test for "surely
+ * worse": a race makes `tests` of them (one per look, one more after the extra samples) and they share α
+ * equally (Bonferroni), so a candidate that is not worse is rejected as worse at most α of the time over
+ * the whole race. `win` is the level of a clear win that needs no extra samples: it only skips them,
+ * it never rejects.
  */
 export interface AlphaPlan {
   harm: number;
   win: number;
 }
 
-export function alphaPlan(confidence: number, looks: number): AlphaPlan {
+export function alphaPlan(confidence: number, tests: number): AlphaPlan {
   const alpha = 1 - confidence;
-  return { harm: alpha / Math.max(1, looks), win: alpha };
+  return { harm: alpha / Math.max(1, tests), win: alpha };
 }
 
 export type PairedVerdict = 'accept' | 'reject' | 'continue' | 'resample';
@@ -151,7 +155,8 @@ function enough(gain: number, minGain: number): boolean {
  * - `last` (after the extra samples, or when there are none): accept when the mean gain over all samples
  *   is enough — the items it broke broke less often than the ones it fixed were fixed — except a tie
  *   that broke items (a trade: as many fixed as broken), which is rejected; or, with `decision:
- *   'no_harm'` and min_gain 0, accept unless the exact p for "worse" over every sample is ≤ α.
+ *   'no_harm'` and min_gain 0, accept unless the exact p for "worse" over every sample is ≤ the harm
+ *   level (the same share of α as every other look's).
  */
 export function pairedLook(o: PairedLookInput): PairedLook {
   const t = o.test;
@@ -173,8 +178,9 @@ export function pairedLook(o: PairedLookInput): PairedLook {
   // and the items it broke are evidence of a harmful edit (measured: such trades scored lower on test).
   if (tie && t.broken > 0 && o.decision !== 'no_harm') return { verdict: 'reject', rule: `a trade, not a gain: ${counts}` };
   if (enough(gain, o.minGain)) return { verdict: 'accept', rule: `${tie ? 'a tie' : 'better'}: gain ${fmt(gain)}, ${counts}` };
-  if (o.decision === 'no_harm' && o.minGain <= EPS && t.p_worse > o.alpha.win + EPS) {
-    return { verdict: 'accept', rule: `not surely worse: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_worse)} > ${fmt(o.alpha.win)})` };
+  if (o.decision === 'no_harm' && o.minGain <= EPS) {
+    if (t.p_worse > o.alpha.harm + EPS) return { verdict: 'accept', rule: `not surely worse: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_worse)} > ${fmt(o.alpha.harm)})` };
+    return { verdict: 'reject', rule: `worse: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_worse)} ≤ ${fmt(o.alpha.harm)})` };
   }
   return { verdict: 'reject', rule: `gain ${fmt(gain)} below the minimum ${fmt(o.minGain)}, ${counts}` };
 }

@@ -9,13 +9,14 @@
  * - paired: at each intermediate look, reject on evidence of harm or when the minimum gain is out of
  *   reach (gate.ts `pairedLook`); at the end, accept, reject, or sample the items the two skills disagree
  *   on again and decide once more. A race never accepts early: an accepted candidate becomes the current
- *   skill, whose full score the target and the next comparison need.
+ *   skill, whose full score the target and the next comparison need. Every look's exact test for "worse",
+ *   the one after the extra samples included, gets an equal share of α (`harmTests`, docs/gate.md).
  *
  * The race talks to the world through `evaluate` / `resample` and reads samples back through `cand`,
  * `cur` and `pair`, so it is tested without a model.
  */
 import { PyRandom } from '../util/rng.ts';
-import { pairedLook, strictCannotWin, type AlphaPlan, type GateTest, type PairedDecision, type PairedVerdict } from './gate.ts';
+import { alphaPlan, pairedLook, strictCannotWin, type AlphaPlan, type GateTest, type PairedDecision, type PairedVerdict } from './gate.ts';
 import { pairedTest, type PairedItem, type PairedTest } from './paired-test.ts';
 
 /** The val items in the fixed order every candidate of the run is raced in (seeded; a resumed run gets the same). */
@@ -36,13 +37,22 @@ export function lookSizes(n: number, looks: number): number[] {
   return sizes;
 }
 
+/**
+ * The exact tests for "worse" a paired race of `n` items can make: one at each look, and one more after
+ * the extra samples when there are any. α is divided among them.
+ */
+export function harmTests(n: number, looks: number, gateTrials: number): number {
+  return lookSizes(n, looks).length + (gateTrials > 0 ? 1 : 0);
+}
+
 export interface RaceOptions {
   test: GateTest;
   /** Every val item, in race order. */
   order: readonly string[];
   /** Chunks (1: no racing, the whole split at once). */
   looks: number;
-  alpha: AlphaPlan;
+  /** paired: `evaluation.gate_confidence` (α = 1 − this, shared by the race's tests for "worse"). */
+  confidence: number;
   minGain: number;
   /** paired: the last look's rule (`evaluation.paired_decision`). */
   decision?: PairedDecision;
@@ -99,18 +109,40 @@ function pairedItems(o: RaceOptions, ids: readonly string[]): PairedItem[] {
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-function look(o: RaceOptions, seen: readonly string[], stage: 'race' | 'final' | 'last') {
+/**
+ * The strata of the exact test after the extra samples. The standard samples chose the items sampled
+ * again, so under "no difference" an item's standard samples are exchangeable between the skills only as
+ * a block (swapping the two sides' blocks leaves the choice unchanged): the block enters as one pair of
+ * means. Each extra sample pair is fresh and enters as a stratum of its own. Testing the pooled samples
+ * instead would count the chosen items' disagreement as if it were chance.
+ */
+export function afterResampleStrata(items: readonly PairedItem[], standard: (id: string) => number): PairedItem[] {
+  return items.flatMap((i) => {
+    const pairs = Math.min(i.cand.length, i.cur.length);
+    const k = Math.max(1, Math.min(standard(i.id), pairs));
+    const strata: PairedItem[] = [{ id: i.id, cand: [mean(i.cand.slice(0, k))], cur: [mean(i.cur.slice(0, k))] }];
+    for (let t = k; t < pairs; t++) strata.push({ id: `${i.id}#${t}`, cand: [i.cand[t]!], cur: [i.cur[t]!] });
+    return strata;
+  });
+}
+
+function look(o: RaceOptions, alpha: AlphaPlan, seen: readonly string[], stage: 'race' | 'final' | 'last', resampled = false) {
   const items = pairedItems(o, seen);
-  const test = pairedTest(items);
+  let test = pairedTest(items);
+  if (resampled) {
+    const strata = pairedTest(afterResampleStrata(items, (id) => o.cand(id)?.length ?? 1));
+    test = { ...test, p_better: strata.p_better, p_worse: strata.p_worse };
+  }
   const bestCompared = items.length ? items.reduce((a, i) => a + Math.max(0, mean(i.cand) - mean(i.cur)), 0) / items.length : 0;
   const remaining = o.order.slice(seen.length).map((id) => o.cur(id) ?? 0);
-  const decision = pairedLook({ test, bestCompared, n: o.order.length, remaining, bonus: o.bonus, minGain: o.minGain, stage, alpha: o.alpha, ...(o.decision ? { decision: o.decision } : {}) });
+  const decision = pairedLook({ test, bestCompared, n: o.order.length, remaining, bonus: o.bonus, minGain: o.minGain, stage, alpha, ...(o.decision ? { decision: o.decision } : {}) });
   const record: LookRecord = { items: seen.length, verdict: decision.verdict, rule: decision.rule, fixed: test.fixed, broken: test.broken, delta: test.delta, p_better: test.p_better, p_worse: test.p_worse };
   return { test, items, decision, record };
 }
 
 export async function race(o: RaceOptions): Promise<RaceResult> {
   const sizes = lookSizes(o.order.length, o.looks);
+  const alpha = alphaPlan(o.confidence, harmTests(o.order.length, o.looks, o.gateTrials));
   const looks: LookRecord[] = [];
   for (let j = 0; j < sizes.length; j++) {
     const seen = o.order.slice(0, sizes[j]);
@@ -130,13 +162,13 @@ export async function race(o: RaceOptions): Promise<RaceResult> {
     }
     const trials = o.gateTrials > 0;
     const stage = !last ? 'race' : trials ? 'final' : 'last';
-    const l = look(o, seen, stage);
+    const l = look(o, alpha, seen, stage);
     looks.push(l.record);
     if (l.decision.verdict === 'continue') continue;
     if (l.decision.verdict !== 'resample') return { verdict: l.decision.verdict, rule: l.decision.rule, evaluated: seen.length, looks, test: l.test, resampled: [] };
     const discordant = l.items.filter((i) => mean(i.cand) !== mean(i.cur)).map((i) => i.id);
     await o.resample(discordant);
-    const again = look(o, seen, 'last');
+    const again = look(o, alpha, seen, 'last', true);
     looks.push(again.record);
     const verdict = again.decision.verdict === 'accept' ? 'accept' : 'reject';
     return { verdict, rule: `${again.decision.rule} after ${o.gateTrials} more sample(s) of ${discordant.length} item(s)`, evaluated: seen.length, looks, test: again.test, resampled: discordant };

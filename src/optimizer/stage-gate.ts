@@ -5,7 +5,7 @@
  */
 import { skillHash } from '../skill/hash.ts';
 import { TOTAL_KEY } from '../model/index.ts';
-import { acceptAction, alphaPlan, gateDecision, metricValue, type GateAction, type ValidationScore } from './gate.ts';
+import { acceptAction, gateDecision, metricValue, type GateAction, type ValidationScore } from './gate.ts';
 import type { RunContext } from './context.ts';
 import { race, raceOrder, type LookRecord } from './racing.ts';
 import { evaluateItems, gateReference, partialScore, setGateReference, validate } from './validation.ts';
@@ -84,7 +84,7 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
     test: ctx.gateTest,
     order,
     looks,
-    alpha: alphaPlan(ev.gate_confidence, looks),
+    confidence: ev.gate_confidence,
     minGain: ev.min_gain,
     decision: ev.paired_decision,
     bonus: ref ? density(candidate) - density(ref.text) : 0,

@@ -56,9 +56,9 @@ describe('strictCannotWin (the exact, free racing rule)', () => {
 });
 
 describe('alphaPlan', () => {
-  test('α = 1 − confidence: the looks that can stop a race share it; a clear win is tested at α', () => {
-    const p = alphaPlan(0.9, 3);
-    expect(p.harm).toBeCloseTo(0.1 / 3, 12);
+  test('α = 1 − confidence: every test for "worse" of a race gets an equal share; a clear win is tested at α', () => {
+    const p = alphaPlan(0.9, 4);
+    expect(p.harm).toBeCloseTo(0.1 / 4, 12);
     expect(p.win).toBeCloseTo(0.1, 12);
     expect(alphaPlan(0.8, 1).harm).toBeCloseTo(0.2, 12);
   });
@@ -134,11 +134,14 @@ describe('pairedLook', () => {
 
   test("paired_decision no_harm: the last look accepts a small mean loss unless the exact test says worse", () => {
     // 1 fixed vs 2 broken, 3 samples each: mean gain −1/29, but the exact test's p for "worse" is 0.189 > α
-    expect(lookAt(items(1, 2, 26, 3), { stage: 'last', decision: 'no_harm' })).toEqual({ verdict: 'accept', rule: 'not surely worse: gain -0.034, 1 fixed vs 2 broken (p 0.189 > 0.1)' });
-    // 0 fixed vs 6 broken: p = 1/64 ≤ 0.1, rejected as under mean_gain
+    expect(lookAt(items(1, 2, 26, 3), { stage: 'last', decision: 'no_harm' })).toEqual({ verdict: 'accept', rule: 'not surely worse: gain -0.034, 1 fixed vs 2 broken (p 0.189 > 0.05)' });
+    // 0 fixed vs 6 broken: p = 1/64 ≤ 0.05, rejected as under mean_gain
     expect(lookAt(items(0, 6, 23, 3), { stage: 'last', decision: 'no_harm' }).verdict).toBe('reject');
     // a minimum gain asks for a gain: no_harm does not lower it
     expect(lookAt(items(1, 2, 26, 3), { stage: 'last', decision: 'no_harm', minGain: 0.05 }).verdict).toBe('reject');
+    // the last look tests at the harm level, its share of α like every other look's, not at the full α:
+    // 0 fixed vs 4 broken, p 1/16 is above 0.05 (and below α = 0.1)
+    expect(lookAt(items(0, 4, 25), { stage: 'last', decision: 'no_harm' })).toEqual({ verdict: 'accept', rule: 'not surely worse: gain -0.138, 0 fixed vs 4 broken (p 0.063 > 0.05)' });
     // mean_gain (the default) is unchanged
     expect(lookAt(items(1, 2, 26, 3), { stage: 'last', decision: 'mean_gain' }).verdict).toBe('reject');
   });

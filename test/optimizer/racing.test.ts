@@ -4,8 +4,7 @@
  * on harm, accepts a clear win on the whole split, samples the discordant items again when unsure).
  */
 import { describe, expect, test } from 'vitest';
-import { alphaPlan } from '../../src/optimizer/gate.ts';
-import { lookSizes, race, raceOrder, type RaceOptions } from '../../src/optimizer/racing.ts';
+import { afterResampleStrata, harmTests, lookSizes, race, raceOrder, type RaceOptions } from '../../src/optimizer/racing.ts';
 
 describe('raceOrder and lookSizes', () => {
   test('a seeded permutation of the val ids: the same for every candidate of a run', () => {
@@ -38,7 +37,7 @@ function world(o: { cur: number[]; cand: number[]; extraCand?: (i: number) => nu
     test,
     order: ids,
     looks: 3,
-    alpha: alphaPlan(0.9, 3),
+    confidence: 0.9,
     minGain: 0,
     bonus: 0,
     strict: { current: o.cur.reduce((a, b) => a + b, 0) / o.cur.length, densityTerm: 0 },
@@ -87,13 +86,57 @@ describe('strict race', () => {
 });
 
 describe('paired race', () => {
-  test('harm: 5 of the first 10 items broken (p 1/32 ≤ α/2) → rejected after 10 items', async () => {
-    const cand = [0, 0, 0, 0, 0, ...fill(24, 1)];
+  test('harm: 6 of the first 10 items broken (p 1/64 ≤ α/4) → rejected after 10 items', async () => {
+    const cand = [0, 0, 0, 0, 0, 0, ...fill(23, 1)];
     const w = world({ cur: fill(29, 1), cand });
     const r = await race(w.options('paired'));
     expect(r.verdict).toBe('reject');
     expect(r.evaluated).toBe(10);
-    expect(r.rule).toMatch(/^worse: 5 broken vs 0 fixed/);
+    expect(r.rule).toBe('worse: 6 broken vs 0 fixed (p 0.016 ≤ 0.025)');
+  });
+
+  test('α is shared by every test for "worse", the one after the extra samples included', async () => {
+    // 3 looks and a look after the extra samples: 4 tests at α/4 = 0.025 each; without extra samples 3 at α/3
+    expect(harmTests(29, 3, 2)).toBe(4);
+    expect(harmTests(29, 3, 0)).toBe(3);
+    expect(harmTests(2, 3, 1)).toBe(3); // 2 items: two looks
+    expect(harmTests(29, 1, 1)).toBe(2);
+    // 5 of the first 10 broken: p 1/32 = 0.031 is evidence at α/3, not at α/4
+    const cand = [0, 0, 0, 0, 0, ...fill(24, 1)];
+    const withTrials = await race(world({ cur: fill(29, 1), cand }).options('paired'));
+    expect(withTrials.looks[0]).toMatchObject({ items: 10, verdict: 'continue' });
+    const without = await race(world({ cur: fill(29, 1), cand }).options('paired', { gateTrials: 0 }));
+    expect(without).toMatchObject({ verdict: 'reject', evaluated: 10, rule: 'worse: 5 broken vs 0 fixed (p 0.031 ≤ 0.033)' });
+  });
+
+  test('no_harm after the extra samples: 3 breaks that reproduce against 2 fixes that do not are not surely worse at α/4', async () => {
+    const cur = fill(29, 1);
+    const cand = fill(29, 1);
+    for (const i of [3, 12, 22]) cand[i] = 0;
+    for (const i of [7, 17]) cur[i] = 0;
+    const w = world({ cur, cand, extraCand: (i) => (i === 7 || i === 17 ? 0 : cand[i]!), extraCur: (i) => cur[i]! });
+    const r = await race(w.options('paired', { decision: 'no_harm' }));
+    expect(w.calls.resample).toEqual([['v3', 'v7', 'v12', 'v17', 'v22']]);
+    // pooling the chosen items' samples would give p 0.011; their first samples as a block give 0.033
+    expect(r.looks.at(-1)!.p_worse).toBeCloseTo(0.0327, 4);
+    expect(r.verdict).toBe('accept');
+    expect(r.rule).toBe('not surely worse: gain -0.08, 2 fixed vs 3 broken (p 0.033 > 0.025) after 2 more sample(s) of 5 item(s)');
+  });
+
+  test('the look after the extra samples tests the chosen items fairly: their first samples as one block, each extra pair alone', async () => {
+    // the standard samples chose the items; swapping the two sides' standard samples together keeps the choice
+    const strata = afterResampleStrata([{ id: 'a', cand: [0, 1, 1], cur: [1, 0, 1] }, { id: 'b', cand: [1], cur: [1] }], () => 1);
+    expect(strata).toEqual([
+      { id: 'a', cand: [0], cur: [1] },
+      { id: 'a#1', cand: [1], cur: [0] },
+      { id: 'a#2', cand: [1], cur: [1] },
+      { id: 'b', cand: [1], cur: [1] },
+    ]);
+    // with 2 standard trials the block is their mean
+    expect(afterResampleStrata([{ id: 'a', cand: [0, 1, 0], cur: [1, 1, 1] }], () => 2)).toEqual([
+      { id: 'a', cand: [0.5], cur: [1] },
+      { id: 'a#2', cand: [0], cur: [1] },
+    ]);
   });
 
   test('a clear win on the whole split (6 fixed, p 1/64) is accepted without extra samples', async () => {
@@ -150,7 +193,7 @@ describe('paired race', () => {
 
   test('without racing (one look) the whole split is evaluated at once', async () => {
     const w = world({ cur: fill(29, 1), cand: [0, 0, 0, 0, 0, ...fill(24, 1)] });
-    const r = await race(w.options('paired', { looks: 1, alpha: alphaPlan(0.9, 1) }));
+    const r = await race(w.options('paired', { looks: 1 }));
     expect(w.calls.evaluate).toEqual([29]);
     expect(r.verdict).toBe('reject');
   });
