@@ -4,7 +4,7 @@
  * counted apart and never enter the scores.
  */
 import type { CallUsage, CaseRecord, StageStats } from '../types.ts';
-import type { GateVerdict, SuiteSelection } from '../vitest/session.ts';
+import type { GateVerdict, SuiteSelection } from '../contract/session.ts';
 import type { RunVerdict } from './verdict.ts';
 import { groupBy } from '../util/group.ts';
 import { skillLoadedCounts, triggerSummary, type SkillLoadedCounts, type TriggerSummary } from './trigger-metrics.ts';

@@ -10,7 +10,7 @@
  *   miss — in that order, so the skill is blamed only when the skill is the cause.
  */
 import type { CaseRecord } from '../types.ts';
-import type { GateThresholds, GateVerdict, SuiteSelection } from '../vitest/session.ts';
+import type { GateThresholds, GateVerdict, SuiteSelection } from '../contract/session.ts';
 import { oneLineClip } from '../model/errors.ts';
 import { caseOutcomes, type ScoreStats } from './summary.ts';
 import { REPLAY_MISS_NEXT, replayMissLine } from '../model/cache/cache.ts';

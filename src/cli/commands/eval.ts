@@ -7,7 +7,7 @@ import { renderTable } from '../../vitest/reporter.ts';
 import { caseOutcomes, runSummary } from '../../suite/summary.ts';
 import type { CaseRecord } from '../../types.ts';
 import { decideVerdict, selectionNote } from '../../suite/verdict.ts';
-import type { SuiteSelection } from '../../vitest/session.ts';
+import type { SuiteSelection } from '../../contract/session.ts';
 import { Accounting } from '../../model/accounting.ts';
 import { Budget } from '../../optimizer/budget.ts';
 import { Rollouts } from '../../optimizer/rollout.ts';
