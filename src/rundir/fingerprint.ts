@@ -26,7 +26,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { isSecretKey } from '../config/redact.ts';
+import { isSecretKey } from '../util/redact.ts';
 import { defaultConfig, type SkillOptConfig } from '../config/schema.ts';
 import type { RoleConfig } from '../model/types.ts';
 import { writeJsonAtomic } from '../util/atomic.ts';
