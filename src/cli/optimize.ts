@@ -26,7 +26,7 @@ import { Rollouts } from '../optimizer/rollout.ts';
 import { EXIT_CODES } from '../suite/verdict.ts';
 import { RunStore } from '../optimizer/run-store.ts';
 import { claimRunDir } from '../rundir/fingerprint.ts';
-import { acquireRunLock } from '../rundir/lock.ts';
+import { acquireRunLock } from '../util/lock.ts';
 import { restoreFolder, snapshotFolder } from '../rundir/snapshot.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { descriptionSubject } from '../optimizer/subject.ts';

@@ -33,7 +33,7 @@ import { writeJsonAtomic } from '../util/atomic.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
 import { VERSION } from '../version.ts';
-import { LOCK_FILE } from './lock.ts';
+import { LOCK_FILE } from '../util/lock.ts';
 
 export const RUN_FILE = 'run.json';
 export const RUN_FILE_VERSION = 1;

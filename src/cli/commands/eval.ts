@@ -26,7 +26,7 @@ import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
 import { printEndReport } from '../report.ts';
 import { claimRunDir } from '../../rundir/fingerprint.ts';
-import { acquireRunLock } from '../../rundir/lock.ts';
+import { acquireRunLock } from '../../util/lock.ts';
 import { restoreFolder, snapshotFolder } from '../../rundir/snapshot.ts';
 import { isReplayStop } from '../../model/cache/cache.ts';
 import { escapeControls } from '../../util/control-chars.ts';

@@ -23,7 +23,7 @@ import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
-import { acquireRunLock } from '../../rundir/lock.ts';
+import { acquireRunLock } from '../../util/lock.ts';
 import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/report.ts';
 import { HeldOutput } from '../held-output.ts';

@@ -19,7 +19,7 @@ import type { RoleConfig } from '../types.ts';
 import { cacheKey, endpointIdentity, endpointLabel, simKnobs, type EntryKind, type SimKnobs } from './key.ts';
 import { FileStore, type StoredEntry } from './store.ts';
 import { registerCacheUser } from './users.ts';
-import type { Held } from '../../rundir/lock.ts';
+import type { Held } from '../../util/lock.ts';
 
 /** Hits and misses of some lookups. */
 export interface CacheTally {
