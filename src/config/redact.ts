@@ -9,7 +9,7 @@
  */
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { isSecretKey, maskUrlCredentials, redactValue } from '../util/redact.ts';
-import { isPlainObject } from './keys.ts';
+import { isPlainObject } from '../util/objects.ts';
 
 export { isSecretKey, maskUrlCredentials, redactText, redactValue, registerSecret } from '../util/redact.ts';
 

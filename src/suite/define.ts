@@ -11,7 +11,7 @@ import { describe, inject, test, type TaskMeta } from 'vitest';
 import { skillHash } from '../skill/hash.ts';
 import type { CaseErrorKind, CaseRecord, ChatMessage, SkillTask, SplitName } from '../types.ts';
 import { oneLine, SkillOptError } from '../util/errors.ts';
-import { oneLineClip } from '../model/errors.ts';
+import { oneLineClip } from '../util/clip.ts';
 import { HOST_ENV_FLAG, type GateThresholds, type ProvidedSession } from '../contract/session.ts';
 import { caseTimeoutMs } from './case-timeout.ts';
 import { describeSource, loadTasks, type TaskSource } from './dataset.ts';

@@ -11,7 +11,7 @@
  */
 import type { CaseRecord } from '../types.ts';
 import type { GateThresholds, GateVerdict, SuiteSelection } from '../contract/session.ts';
-import { oneLineClip } from '../model/errors.ts';
+import { oneLineClip } from '../util/clip.ts';
 import { caseOutcomes, type ScoreStats } from './summary.ts';
 import { REPLAY_MISS_NEXT, replayMissLine } from '../model/cache/cache.ts';
 

@@ -11,7 +11,7 @@ import { annotationLine, appendStepSummary } from '../../src/cli/github.ts';
 import { reportFatal } from '../../src/cli/main.ts';
 import { renderEndReport } from '../../src/cli/report.ts';
 import { runMarkdown } from '../../src/cli/run-markdown.ts';
-import { oneLineClip } from '../../src/model/errors.ts';
+import { oneLineClip } from '../../src/util/clip.ts';
 import { caseTable } from '../../src/report/cases.ts';
 import { worstCases } from '../../src/report/show.ts';
 import { runSummary } from '../../src/suite/summary.ts';
