@@ -8,7 +8,7 @@ import { single, type SplitArgs } from './args.ts';
 import { configFromArgs, readSkillFile } from './common.ts';
 import { outRoot } from '../config/out-root.ts';
 import { displayPath } from '../util/paths.ts';
-import { printEndReport } from './report.ts';
+import { printEndReport } from './end-report.ts';
 import { score3 } from '../util/format.ts';
 import { writeResolvedConfig } from '../config/redact.ts';
 import { redactText } from '../util/redact.ts';
@@ -32,7 +32,7 @@ import { escapeControls } from '../util/control-chars.ts';
 import { descriptionSubject } from '../optimizer/subject.ts';
 import { checkSkillFile, startsWithFrontmatter } from '../skill/frontmatter.ts';
 import { isReplayStop, offSummary, type CacheSummary } from '../model/cache/cache.ts';
-import { cacheMetric } from '../model/cache/report.ts';
+import { cacheMetric } from '../model/cache/metric.ts';
 import { writeRunReport } from '../report/index.ts';
 import { evalCfgOptions, shellQuote, valCoverageWarning } from '../optimizer/coverage.ts';
 

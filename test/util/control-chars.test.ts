@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, expect, test, vi } from 'vitest';
 import { annotationLine, appendStepSummary } from '../../src/cli/github.ts';
 import { reportFatal } from '../../src/cli/main.ts';
-import { renderEndReport } from '../../src/cli/report.ts';
+import { renderEndReport } from '../../src/cli/end-report.ts';
 import { runMarkdown } from '../../src/cli/run-markdown.ts';
 import { oneLineClip } from '../../src/util/clip.ts';
 import { caseTable } from '../../src/report/cases.ts';

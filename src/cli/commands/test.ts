@@ -25,7 +25,7 @@ import { redactText } from '../../util/redact.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
 import { acquireRunLock } from '../../util/lock.ts';
 import { escapeControls } from '../../util/control-chars.ts';
-import { cacheMetric } from '../../model/cache/report.ts';
+import { cacheMetric } from '../../model/cache/metric.ts';
 import { HeldOutput } from '../held-output.ts';
 
 const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] [--skill S] [--split train|val|test|all]
@@ -129,7 +129,7 @@ export const command: Command = {
     const u = o?.usage;
     // the end report's modules load after the run: the first request waits for nothing it does not need
     const [{ printEndReport }, { appendStepSummary }, { runMarkdown }, { evalCfgOptions, shellQuote }] = await Promise.all([
-      import('../report.ts'),
+      import('../end-report.ts'),
       import('../github.ts'),
       import('../run-markdown.ts'),
       import('../../optimizer/coverage.ts'),
