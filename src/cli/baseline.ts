@@ -11,7 +11,7 @@ import { caseChangeLabel, EXIT_CODES, type RunVerdict } from '../suite/verdict.t
 import type { RunResult } from '../vitest/host.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { redactText } from '../util/redact.ts';
-import { oneLineClip } from '../model/errors.ts';
+import { oneLineClip } from '../util/clip.ts';
 import { writeCompareReport } from '../report/index.ts';
 import { printAnnotations, type Annotation } from './github.ts';
 import { SkillOptError } from '../util/errors.ts';

@@ -7,13 +7,13 @@ import { decideComparison, type ComparisonDecision } from '../suite/verdict.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { compareRecords, type CompareOptions, type Comparison } from './compare.ts';
 import { loadSide, type Side } from './load.ts';
-import type { CompareReportInput } from './report.ts';
+import type { CompareReportInput } from './render.ts';
 import { differentTasks } from './same-tasks.ts';
 
 export { compareRecords, lastRowPerTrial, type Comparison, type CompareOptions, type CaseChange, type CaseRef } from './compare.ts';
 export { loadSide, resolveSide, readResultRows, type Side } from './load.ts';
 export { differentTasks, caseKey } from './same-tasks.ts';
-export { compareJson, compareMarkdown, compareTerminal, type CompareReport, type CompareReportInput } from './report.ts';
+export { compareJson, compareMarkdown, compareTerminal, type CompareReport, type CompareReportInput } from './render.ts';
 
 export interface RunComparisonOptions extends Omit<CompareOptions, 'maxRegression'> {
   maxRegression: number;

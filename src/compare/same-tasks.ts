@@ -8,7 +8,7 @@
  *   in two different splits, nor expect two different answers (the dataset was edited).
  */
 import type { CaseRecord } from '../types.ts';
-import { oneLineClip } from '../model/errors.ts';
+import { oneLineClip } from '../util/clip.ts';
 import type { Side } from './load.ts';
 
 export const caseKey = (r: { suite: string; id: string }): string => `${r.suite}\u0000${r.id}`;

@@ -4,6 +4,7 @@
  */
 import { SECTIONS, defaultConfig } from './schema.ts';
 import { closest } from '../util/closest.ts';
+import { isPlainObject } from '../util/objects.ts';
 
 /** One value set by one source (a `--cfg-options` item, an environment variable, …). */
 export interface Override {
@@ -13,9 +14,6 @@ export interface Override {
   source: string;
 }
 
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 let tree: Record<string, unknown> | undefined;
 /** The default configuration, used as the map of known keys and their types (do not mutate). */

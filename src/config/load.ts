@@ -24,12 +24,13 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from './errors.ts';
 import { envOverrides } from './env.ts';
-import { CODEX_ALIASES, type Override, getAt, isPlainObject, knownTree, routeFlatKey, RETIRED_KEYS, suggest } from './keys.ts';
+import { CODEX_ALIASES, type Override, getAt, knownTree, routeFlatKey, RETIRED_KEYS, suggest } from './keys.ts';
 import { parseCfgOptions } from './overrides.ts';
 import { secretWarnings } from './redact.ts';
 import { resolveRoleBackends } from './roles.ts';
 import { ConfigSchema, SECTIONS, type SkillOptConfig } from './schema.ts';
 import { displayPath } from '../util/paths.ts';
+import { isPlainObject } from '../util/objects.ts';
 
 export interface LoadConfigOptions {
   /** The config file (its `_base_` chain is followed). Omitted: defaults + environment + CLI only. */

@@ -1,7 +1,7 @@
 /** Where a run writes: `env.out_root`, or upstream's timestamped `outputs/<prefix>_<env>_…_<stamp>`. */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { markCreatedRunDir } from '../rundir/lock.ts';
+import { markCreatedRunDir } from '../util/lock.ts';
 import type { SkillOptConfig } from './schema.ts';
 
 function timestamp(date = new Date()): string {

@@ -1,32 +1,17 @@
 /**
  * Secret redaction for anything written to disk or printed (config.json of a run, `skillopt config`).
  *
- * A key is secret when its name (case-insensitive, `-`/`_` ignored) ends with `api_key`, `token`,
- * `secret` or `password`: `azure_openai_api_key`, `access_token`, `client_secret`. Counts such as
- * `max_tokens` end in "tokens" and are not secrets; keys ending in `_env` (`api_key_env`) hold variable
- * NAMES and stay. A secret non-empty string becomes `abcd...wxyz` (first 4 + last 4) when it has at least
- * 12 characters, else `***`. Credentials embedded in URLs (`https://user:pass@host`) are masked too.
+ * Every value under a secret key name (util/redact.ts's `isSecretKey`) is replaced by `redactValue`;
+ * credentials embedded in URLs (`https://user:pass@host`) are masked too.
  *
  * This is the structured pass (it knows key names); free text is masked by util/redact.ts's `redactText`,
  * which every write (util/atomic.ts) and the CLI's printing apply on top.
  */
 import { writeJsonAtomic } from '../util/atomic.ts';
-import { maskUrlCredentials } from '../util/redact.ts';
-import { isPlainObject } from './keys.ts';
+import { isSecretKey, maskUrlCredentials, redactValue } from '../util/redact.ts';
+import { isPlainObject } from '../util/objects.ts';
 
-export { maskUrlCredentials, redactText, registerSecret } from '../util/redact.ts';
-
-const SECRET_SUFFIXES = ['apikey', 'token', 'secret', 'password'];
-
-export function isSecretKey(name: string): boolean {
-  const n = name.toLowerCase().replace(/[-_]/g, '');
-  if (n.endsWith('env')) return false;
-  return SECRET_SUFFIXES.some((s) => n.endsWith(s));
-}
-
-export function redactValue(value: string): string {
-  return value.length >= 12 ? `${value.slice(0, 4)}...${value.slice(-4)}` : '***';
-}
+export { isSecretKey, maskUrlCredentials, redactText, redactValue, registerSecret } from '../util/redact.ts';
 
 function redactNode(value: unknown, key: string | undefined): unknown {
   if (Array.isArray(value)) return value.map((v) => redactNode(v, key));

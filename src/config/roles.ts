@@ -19,7 +19,7 @@
 import type { Role, RoleBackend, RoleConfig } from '../model/types.ts';
 import { ConfigError } from './errors.ts';
 import { roleApiKeyEnv } from './env.ts';
-import { isSecretKey } from './redact.ts';
+import { isSecretKey } from '../util/redact.ts';
 import { registerSecret, registerUrlSecrets } from '../util/redact.ts';
 import {
   type BackendName,

@@ -15,6 +15,7 @@
  *   configs load; `resolveRoles` refuses them with a one-line error when a role would actually use one.
  */
 import { z } from 'zod';
+import { CACHE_MODES, type CacheMode } from '../model/cache/settings.ts';
 
 export const SECTIONS = ['model', 'train', 'gradient', 'optimizer', 'evaluation', 'env', 'cache'] as const;
 export type SectionName = (typeof SECTIONS)[number];
@@ -479,9 +480,7 @@ const EnvSchema = z.strictObject({
   presentation: aliasEnum(['', 'system', 'agent'], {}).default(''),
 });
 
-/** Model-call cache modes (src/model/cache): read and write, read only, off, replay (no request leaves the process). */
-export const CACHE_MODES = ['rw', 'ro', 'off', 'replay'] as const;
-export type CacheMode = (typeof CACHE_MODES)[number];
+export { CACHE_MODES, type CacheMode };
 export const CACHE_MODE_ALIASES: Readonly<Record<string, CacheMode>> = {
   'read-write': 'rw',
   readwrite: 'rw',

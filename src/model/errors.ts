@@ -10,7 +10,7 @@
  * a URL: messages, `url` and `detail` pass util/redact.ts's `redactText`, so an error that travels into a
  * case record (`error`, `feedback`) or across the model gateway is already clean.
  */
-import { escapeControls } from '../util/control-chars.ts';
+import { oneLineClip } from '../util/clip.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { maskUrlCredentials, redactText } from '../util/redact.ts';
 import type { RoleConfig } from './types.ts';
@@ -164,8 +164,3 @@ export function isOutputError(e: unknown): e is ModelOutputError {
   return e instanceof ModelOutputError;
 }
 
-/** Collapse whitespace to single spaces, show control characters as `\x1b` (util/control-chars.ts) and clip to `max` characters (with an ellipsis). */
-export function oneLineClip(text: string, max: number): string {
-  const flat = escapeControls(text.replace(/\s+/g, ' ').trim(), { layout: false });
-  return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
-}

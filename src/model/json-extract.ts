@@ -14,15 +14,13 @@
  *
  * Only plain objects are returned. Every step is linear in the input length (a megabyte of `{` is fine).
  */
+import { isPlainObject } from '../util/objects.ts';
 
 export type ExtractMethod = 'fence' | 'whole' | 'greedy' | 'repair';
 export type ExtractResult = { value: Record<string, unknown>; method: ExtractMethod } | { error: string };
 
 export const NO_JSON = 'no JSON object found';
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function tryParse(s: string): Record<string, unknown> | undefined {
   try {

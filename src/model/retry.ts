@@ -12,7 +12,7 @@ import {
   APIUserAbortError,
 } from 'openai';
 import type { InfraErrorKind } from './errors.ts';
-import { oneLineClip } from './errors.ts';
+import { oneLineClip } from '../util/clip.ts';
 
 /** A 2xx response we cannot use (no choices, no message, not a completion object). Retryable. */
 export class BadResponseError extends Error {

@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import type { ChatMessage, TokenUsage } from '../types.ts';
 import type { ChatOptions, ChatResult, StructuredMode, StructuredOptions, StructuredResult } from './client-types.ts';
-import { ModelOutputError, endpointOf, isInfraError, oneLineClip } from './errors.ts';
+import { ModelOutputError, endpointOf, isInfraError } from './errors.ts';
+import { oneLineClip } from '../util/clip.ts';
 import { extractJson } from './json-extract.ts';
 import type { RequestOptions, ResponseFormat } from './request.ts';
 import type { RoleConfig } from './types.ts';

@@ -10,7 +10,7 @@ import { skillHash } from '../skill/hash.ts';
 import { evalPrefix, stepsPerEpoch } from '../suite/splits.ts';
 import type { SuiteSummary } from '../suite/summary.ts';
 import { SkillOptError } from '../util/errors.ts';
-import type { SuiteManifest } from '../vitest/session.ts';
+import type { SuiteManifest } from '../contract/session.ts';
 import { gateScore, semanticDensity, type GateTest, type ValidationScore } from './gate.ts';
 import type { OptimizerLLM } from './llm.ts';
 import type { UpdateMode } from './patch.ts';

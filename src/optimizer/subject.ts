@@ -17,7 +17,7 @@ import { triggerF1 } from '../suite/trigger-metrics.ts';
 import { DESCRIPTION_MAX, descriptionViolation, parseSkill, replaceDescription } from '../skill/frontmatter.ts';
 import type { CaseRecord } from '../types.ts';
 import { oneLine } from '../util/errors.ts';
-import type { TriggerManifest } from '../vitest/session.ts';
+import type { TriggerManifest } from '../contract/session.ts';
 import type { ValidationScore } from './gate.ts';
 import type { UpdateMode } from './patch.ts';
 import { jsonSection, tag } from '../protocol/prompt.ts';

@@ -13,7 +13,7 @@ import { caseOutcomes } from '../suite/summary.ts';
 import type { CaseRecord, StageStats } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
-import { score3 } from '../util/format.ts';
+import { kTok, score3 } from '../util/format.ts';
 import { parseJsonLines } from '../util/jsonl.ts';
 import { VERSION } from '../version.ts';
 import { caseTable, clip, expectedText, lastRows, type LocatedRecord } from './cases.ts';
@@ -135,10 +135,6 @@ function selectionText(s: SuiteSummary): string | null {
   const bits = [`${sel.selected} of ${sel.total} tasks selected`];
   if (sel.filters.length) bits.push(`(${sel.filters.join(', ')})`);
   return bits.join(' ');
-}
-
-function kTok(n: number): string {
-  return n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : n >= 1e4 ? `${(n / 1e3).toFixed(1)}k` : String(n);
 }
 
 /** Scores, cards and the case table of a test or eval run. */

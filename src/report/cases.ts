@@ -14,6 +14,7 @@
  */
 import { caseOutcomes } from '../suite/summary.ts';
 import type { CaseRecord, ChatMessage } from '../types.ts';
+import { clip as clipTo } from '../util/clip.ts';
 
 /** Answers, expected values, feedback and errors in the table: at most this many characters, one line. */
 export const CLIP_CHARS = 300;
@@ -70,13 +71,8 @@ export interface CaseTableData {
   clip_chars: number;
 }
 
-/** One line, at most `max` characters (an ellipsis marks a cut). */
-export function clip(text: string, max = CLIP_CHARS): string {
-  let flat = text;
-  if (/\s\s|[\n\r\t]/.test(flat)) flat = flat.replace(/\s+/g, ' ');
-  flat = flat.trim();
-  return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
-}
+/** One line, at most `max` characters (an ellipsis marks a cut), CLIP_CHARS unless told. */
+export const clip = (text: string, max = CLIP_CHARS): string => clipTo(text, max);
 
 /** `expected` as text: strings as-is, anything else as compact JSON. */
 export function expectedText(value: unknown): string {

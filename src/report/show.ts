@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import pc from 'picocolors';
-import { oneLineClip } from '../model/errors.ts';
+import { oneLineClip } from '../util/clip.ts';
 import { displayPath } from '../util/paths.ts';
 import { score3 } from '../util/format.ts';
 import { buildCompareReport, buildEvalReport, buildOptimizeReport, buildTestReport, COMPARE_REPORT_FILE, detectRunFolder, REPORT_FILE } from './build.ts';

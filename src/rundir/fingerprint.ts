@@ -26,14 +26,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { isSecretKey } from '../config/redact.ts';
+import { isSecretKey } from '../util/redact.ts';
 import { defaultConfig, type SkillOptConfig } from '../config/schema.ts';
 import type { RoleConfig } from '../model/types.ts';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
 import { VERSION } from '../version.ts';
-import { LOCK_FILE } from './lock.ts';
+import { LOCK_FILE } from '../util/lock.ts';
 
 export const RUN_FILE = 'run.json';
 export const RUN_FILE_VERSION = 1;

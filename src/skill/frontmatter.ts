@@ -22,6 +22,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
+import { clip } from '../util/clip.ts';
 
 export const NAME_MAX = 64;
 export const DESCRIPTION_MAX = 1024;
@@ -88,7 +89,6 @@ function fail(path: string, rule: string): never {
   throw new SkillFormatError(`${displayPath(path)}: ${rule}`);
 }
 
-const clip = (s: string, n = 60) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /** The rules of `name`; null when it is valid. */
 export function nameViolation(name: string): string | null {
@@ -96,7 +96,7 @@ export function nameViolation(name: string): string | null {
   if (name.length > NAME_MAX) return `frontmatter 'name' is ${name.length} characters; the limit is ${NAME_MAX}`;
   const bad = [...new Set(name.replace(/[a-z0-9-]/g, ''))];
   if (bad.length > 0) {
-    return `frontmatter 'name' '${clip(name)}' may contain only lowercase letters, digits and '-' (found ${bad.map((c) => `'${c}'`).join(', ')})`;
+    return `frontmatter 'name' '${clip(name, 60)}' may contain only lowercase letters, digits and '-' (found ${bad.map((c) => `'${c}'`).join(', ')})`;
   }
   if (name.startsWith('-') || name.endsWith('-')) return `frontmatter 'name' '${name}' must not start or end with '-'`;
   if (name.includes('--')) return `frontmatter 'name' '${name}' must not contain '--'`;

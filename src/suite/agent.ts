@@ -19,7 +19,7 @@ import type { CallUsage, CaseRecord, ChatMessage, Score, SkillTask, ToolCall, To
 import { parseSkill, SkillFormatError, type SkillFrontmatter } from '../skill/frontmatter.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
-import type { ProvidedSession, SuiteManifest } from '../vitest/session.ts';
+import type { ProvidedSession, SuiteManifest } from '../contract/session.ts';
 import type { TaskSource } from './dataset.ts';
 import type { SuiteRuntime } from './runtime.ts';
 import { addUsage, emptyUsage, noteSpentBefore } from './usage.ts';

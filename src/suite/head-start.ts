@@ -8,7 +8,7 @@
  * A case started early runs with its own abort signal; the test that takes it links its own signal
  * (timeout, cancel) to it. A case no test takes (a cancelled run) is dropped without an unhandled rejection.
  */
-import { WORKER_REQUEST } from '../vitest/session.ts';
+import { WORKER_REQUEST } from '../contract/session.ts';
 
 export interface HeadStart<T> {
   /** The case's early run, once (undefined: not started early, or already taken). */

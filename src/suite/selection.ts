@@ -1,7 +1,7 @@
 /** Which tasks of a dataset a run covers: a split (after `env.limit`) or an explicit list of ids. */
 import type { SkillOptConfig } from '../config/schema.ts';
 import type { SkillTask, SplitName, SplitSelector } from '../types.ts';
-import type { ProvidedSession, ShardSpec } from '../vitest/session.ts';
+import type { ProvidedSession, ShardSpec } from '../contract/session.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { SPLIT_NAMES, applyLimit, resolveSplits } from './splits.ts';
 

@@ -4,8 +4,8 @@
  * counted apart and never enter the scores.
  */
 import type { CallUsage, CaseRecord, StageStats } from '../types.ts';
-import type { GateVerdict, SuiteSelection } from '../vitest/session.ts';
-import type { RunVerdict } from './verdict.ts';
+import type { GateVerdict, SuiteSelection } from '../contract/session.ts';
+import type { RunVerdict } from './run-verdict.ts';
 import { groupBy } from '../util/group.ts';
 import { skillLoadedCounts, triggerSummary, type SkillLoadedCounts, type TriggerSummary } from './trigger-metrics.ts';
 import { addUsage, emptyUsage } from './usage.ts';

@@ -23,7 +23,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SkillTask, SplitName } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
-import type { GateThresholds } from '../vitest/session.ts';
+import type { GateThresholds } from '../contract/session.ts';
 import { agentSkill, agentSystemPrompt, checkDistinct, readAgentSkill, runAgent, type AgentSkill, type SuiteKind } from './agent.ts';
 import { DatasetError, describeSource, loadTasks, readTaskRows, type TaskSource } from './dataset.ts';
 import { defineSuiteOfKind, type SkillSuite } from './define.ts';

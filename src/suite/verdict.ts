@@ -10,24 +10,13 @@
  *   miss — in that order, so the skill is blamed only when the skill is the cause.
  */
 import type { CaseRecord } from '../types.ts';
-import type { GateThresholds, GateVerdict, SuiteSelection } from '../vitest/session.ts';
-import { oneLineClip } from '../model/errors.ts';
+import type { GateThresholds, GateVerdict, SuiteSelection } from '../contract/session.ts';
+import { oneLineClip } from '../util/clip.ts';
 import { caseOutcomes, type ScoreStats } from './summary.ts';
 import { REPLAY_MISS_NEXT, replayMissLine } from '../model/cache/cache.ts';
 
-export type Verdict = 'pass' | 'fail' | 'inconclusive';
-
-/** Exit codes of every command: 0 pass, 1 fail, 2 usage or configuration error, 3 inconclusive. */
-export const EXIT_CODES = { pass: 0, fail: 1, usage: 2, inconclusive: 3 } as const;
-
-export interface RunVerdict {
-  verdict: Verdict;
-  exit_code: number;
-  /** One line: why, naming the first concrete failure (null on a plain pass). */
-  reason: string | null;
-  /** The smallest next step for a person (null on pass: the command decides what to suggest). */
-  next: string | null;
-}
+import { EXIT_CODES, type RunVerdict } from './run-verdict.ts';
+export { EXIT_CODES, type RunVerdict, type Verdict } from './run-verdict.ts';
 
 /** An error that stopped a suite before its cases ran (a dataset or config mistake, a bug in a custom scorer). */
 export interface LoadError {

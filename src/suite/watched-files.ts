@@ -11,7 +11,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestRunner } from 'vitest';
-import type { ProvidedSession } from '../vitest/session.ts';
+import type { ProvidedSession } from '../contract/session.ts';
 
 /** One suite's files, absolute paths with forward slashes; null where it reads no file. */
 export interface SuiteFiles {

@@ -1,5 +1,5 @@
 /** The command line a run was started with, as a user would retype it (shown in reports and lock files). */
-import { isSecretKey, maskUrlCredentials, redactValue } from '../config/redact.ts';
+import { isSecretKey, maskUrlCredentials, redactValue } from './redact.ts';
 
 function quote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;

@@ -9,6 +9,9 @@
  * - every secret value this process registered (`registerSecret`: role resolution registers the API keys
  *   it read from the environment and the passwords of its endpoint URLs) → `***`.
  *
+ * It also says which config key names hold secrets (`isSecretKey`) and how such a value is shortened
+ * (`redactValue`), for config/redact.ts's structured pass and the command line a lock records.
+ *
  * The registry lives in this module's memory only; nothing about a secret is ever written anywhere.
  * Values shorter than MIN_SECRET_LENGTH are not registered (masking every "abc" in a report would be
  * noise); such credentials are still masked where they appear inside a URL.
@@ -18,6 +21,25 @@
  * not: masking too much is harmless, missing a credential is not), and its userinfo scan stops at the
  * first `/ ? # " \ < >`, backtick or whitespace — so it never runs into the next `://`.
  */
+
+const SECRET_SUFFIXES = ['apikey', 'token', 'secret', 'password'];
+
+/**
+ * A key is secret when its name (case-insensitive, `-`/`_` ignored) ends with `api_key`, `token`,
+ * `secret` or `password`: `azure_openai_api_key`, `access_token`, `client_secret`. Counts such as
+ * `max_tokens` end in "tokens" and are not secrets; keys ending in `_env` (`api_key_env`) hold variable
+ * NAMES and stay.
+ */
+export function isSecretKey(name: string): boolean {
+  const n = name.toLowerCase().replace(/[-_]/g, '');
+  if (n.endsWith('env')) return false;
+  return SECRET_SUFFIXES.some((s) => n.endsWith(s));
+}
+
+/** A secret non-empty string becomes `abcd...wxyz` (first 4 + last 4) when it has at least 12 characters, else `***`. */
+export function redactValue(value: string): string {
+  return value.length >= 12 ? `${value.slice(0, 4)}...${value.slice(-4)}` : '***';
+}
 
 /** Registered secrets shorter than this are ignored. */
 export const MIN_SECRET_LENGTH = 8;

@@ -16,7 +16,7 @@ import type { RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import type { LoadError, RunVerdict } from '../suite/verdict.ts';
 import { discardPrestarted } from './prestart.ts';
-import { HOST_ENV_FLAG, type GateVerdict, type ProvidedSession, type SuiteManifest, type SuiteSelection } from './session.ts';
+import { HOST_ENV_FLAG, type GateVerdict, type ProvidedSession, type SuiteManifest, type SuiteSelection } from '../contract/session.ts';
 
 /** Everything one Vitest run produced, as the reporter saw it. */
 export interface RunResult {

@@ -22,7 +22,7 @@ import { escapeControls } from '../util/control-chars.ts';
 import { currentHost, openHost, type SessionHost } from './host.ts';
 import { SkillConsoleReporter } from './console-reporter.ts';
 import { SkillReporter } from './reporter.ts';
-import { caseTimeoutMs } from './session.ts';
+import { caseTimeoutMs } from '../suite/case-timeout.ts';
 import { discardPrestarted } from './prestart.ts';
 import { WARM_POOL_NAME, warmThreadsPool } from './warm-pool.ts';
 import { SkillWatch } from './watch.ts';

@@ -7,17 +7,18 @@
 import { join } from 'node:path';
 import pc from 'picocolors';
 import type { Reporter, TestCase, TestModule, TestRunEndReason, TestSpecification, Vitest } from 'vitest/node';
-import { oneLineClip } from '../model/errors.ts';
+import { oneLineClip } from '../util/clip.ts';
 import { runSummary, type RunSummary } from '../suite/summary.ts';
 import type { CaseRecord, SplitName } from '../types.ts';
 import { writeJsonAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { oneLine } from '../util/errors.ts';
-import { score3 } from '../util/format.ts';
+import { kTok, score3 } from '../util/format.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { displayPath } from '../util/paths.ts';
 import { redactText } from '../util/redact.ts';
 import { currentHost, type RunResult } from './host.ts';
-import { withShardBlob, type GateVerdict, type SuiteManifest, type SuiteSelection, type UnmatchedPattern } from './session.ts';
+import type { GateVerdict, SuiteManifest, SuiteSelection, UnmatchedPattern } from '../contract/session.ts';
+import { withShardBlob } from './shard-blob.ts';
 import { caseOutcomes, scoreStats, type ScoreStats } from '../suite/summary.ts';
 import { decideVerdict, evaluateGate, selectionNote, type LoadError } from '../suite/verdict.ts';
 import { renderSkillLoaded, renderTriggerTable } from '../suite/trigger-metrics.ts';
@@ -292,10 +293,6 @@ export function casesSpanS(modules: ReadonlyArray<TestModule>): number {
   return total / 1000;
 }
 
-function kTokens(n: number): string {
-  return n >= 10_000 ? `${(n / 1000).toFixed(1)}k` : String(n);
-}
-
 /** The compact table printed after a run. */
 export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { worst?: number } = {}): string {
   const lines: string[] = [];
@@ -315,8 +312,8 @@ export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { 
     const u = s.usage;
     lines.push(
       pc.dim(
-        `  tokens: target ${kTokens(u.target.prompt_tokens)} in / ${kTokens(u.target.completion_tokens)} out over ${u.target.calls} calls` +
-          (u.judge.calls ? `; judge ${kTokens(u.judge.prompt_tokens)} in / ${kTokens(u.judge.completion_tokens)} out over ${u.judge.calls} calls` : '') +
+        `  tokens: target ${kTok(u.target.prompt_tokens)} in / ${kTok(u.target.completion_tokens)} out over ${u.target.calls} calls` +
+          (u.judge.calls ? `; judge ${kTok(u.judge.prompt_tokens)} in / ${kTok(u.judge.completion_tokens)} out over ${u.judge.calls} calls` : '') +
           (s.mean_latency_ms !== null ? `; mean latency ${s.mean_latency_ms} ms` : ''),
       ),
     );

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createVitest, parseCLI, type TestSpecification, type Vitest } from 'vitest/node';
 import { SkillOptError } from '../util/errors.ts';
 import type { RunResult, SessionHost } from './host.ts';
-import type { ProvidedSession, SuiteManifest } from './session.ts';
+import type { ProvidedSession, SuiteManifest } from '../contract/session.ts';
 
 export interface SuiteRunnerOptions {
   host: SessionHost;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ENV_MESSAGE } from './warm-pool.ts';
-import { WORKER_REQUEST } from './session.ts';
+import { WORKER_REQUEST } from '../contract/session.ts';
 
 type Listener = (message: unknown) => void;
 interface VitestWorkerModule {

@@ -19,7 +19,7 @@ import type { Reporter, TestModule, TestProject, Vitest } from 'vitest/node';
 import type { SuiteFiles } from '../suite/watched-files.ts';
 import { displayPath } from '../util/paths.ts';
 import type { SessionHost } from './host.ts';
-import type { SkillOverride } from './session.ts';
+import type { SkillOverride } from '../contract/session.ts';
 
 const norm = (p: string) => p.replace(/\\/g, '/');
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { renderEndReport } from '../../src/cli/report.ts';
+import { renderEndReport } from '../../src/cli/end-report.ts';
 import { reportFatal } from '../../src/cli/main.ts';
 import { loadConfig, parseConfig } from '../../src/config/load.ts';
 import { isSecretKey, redactConfig, redactValue, secretWarnings, writeResolvedConfig } from '../../src/config/redact.ts';

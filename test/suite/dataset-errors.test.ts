@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadTasks } from '../../src/suite/dataset.ts';
 import { defineSkillSuite, exactMatch } from '../../src/index.ts';
-import { HOST_ENV_FLAG } from '../../src/vitest/session.ts';
+import { HOST_ENV_FLAG } from '../../src/contract/session.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'skillopt-dataset-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import { agentKind, agentSkill, runAgent, LOAD_SKILL } from '../../src/suite/age
 import { descriptionSubject, SKILL_SUBJECT } from '../../src/optimizer/subject.ts';
 import { suiteSummary } from '../../src/suite/summary.ts';
 import { runSummary } from '../../src/suite/summary.ts';
-import type { ProvidedSession } from '../../src/vitest/session.ts';
+import type { ProvidedSession } from '../../src/contract/session.ts';
 
 const SKILLS = ['dotnetdebug', 'python-debugging', 'sql-tuning'];
 

@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { cacheStats, formatBytes, parseAge, parseSize, pruneCache } from '../../model/cache/admin.ts';
-import { describeHolder } from '../../rundir/lock.ts';
+import { describeHolder } from '../../util/lock.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';

@@ -7,7 +7,7 @@ import { renderTable } from '../../vitest/reporter.ts';
 import { caseOutcomes, runSummary } from '../../suite/summary.ts';
 import type { CaseRecord } from '../../types.ts';
 import { decideVerdict, selectionNote } from '../../suite/verdict.ts';
-import type { SuiteSelection } from '../../vitest/session.ts';
+import type { SuiteSelection } from '../../contract/session.ts';
 import { Accounting } from '../../model/accounting.ts';
 import { Budget } from '../../optimizer/budget.ts';
 import { Rollouts } from '../../optimizer/rollout.ts';
@@ -24,13 +24,13 @@ import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
-import { printEndReport } from '../report.ts';
+import { printEndReport } from '../end-report.ts';
 import { claimRunDir } from '../../rundir/fingerprint.ts';
-import { acquireRunLock } from '../../rundir/lock.ts';
+import { acquireRunLock } from '../../util/lock.ts';
 import { restoreFolder, snapshotFolder } from '../../rundir/snapshot.ts';
 import { isReplayStop } from '../../model/cache/cache.ts';
 import { escapeControls } from '../../util/control-chars.ts';
-import { cacheMetric } from '../../model/cache/report.ts';
+import { cacheMetric } from '../../model/cache/metric.ts';
 
 const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [--trials K] [--cfg-options k=v ...]
 

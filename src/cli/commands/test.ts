@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
 import { EXIT_CODES, selectionNote } from '../../suite/verdict.ts';
-import { withShardBlob, type ShardSpec } from '../../vitest/session.ts';
+import type { ShardSpec } from '../../contract/session.ts';
+import { withShardBlob } from '../../vitest/shard-blob.ts';
 import { summarize } from '../../vitest/reporter.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
 import { openHost, type RunResult } from '../../vitest/host.ts';
@@ -22,9 +23,9 @@ import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
-import { acquireRunLock } from '../../rundir/lock.ts';
+import { acquireRunLock } from '../../util/lock.ts';
 import { escapeControls } from '../../util/control-chars.ts';
-import { cacheMetric } from '../../model/cache/report.ts';
+import { cacheMetric } from '../../model/cache/metric.ts';
 import { HeldOutput } from '../held-output.ts';
 
 const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] [--skill S] [--split train|val|test|all]
@@ -128,7 +129,7 @@ export const command: Command = {
     const u = o?.usage;
     // the end report's modules load after the run: the first request waits for nothing it does not need
     const [{ printEndReport }, { appendStepSummary }, { runMarkdown }, { evalCfgOptions, shellQuote }] = await Promise.all([
-      import('../report.ts'),
+      import('../end-report.ts'),
       import('../github.ts'),
       import('../run-markdown.ts'),
       import('../../optimizer/coverage.ts'),

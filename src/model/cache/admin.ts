@@ -5,7 +5,7 @@
  */
 import { SkillOptError } from '../../util/errors.ts';
 import { FileStore, type EntryFile } from './store.ts';
-import { describeHolder } from '../../rundir/lock.ts';
+import { describeHolder } from '../../util/lock.ts';
 import { displayPath } from '../../util/paths.ts';
 import { liveCacheUsers, type CacheUser } from './users.ts';
 

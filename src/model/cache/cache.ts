@@ -12,14 +12,14 @@
  * an error naming the entry; an entry without a checksum (an older version's) gains one on a `rw` hit; a failing write (full disk, read-only folder) is a warning once, and the run goes on.
  */
 import { resolve } from 'node:path';
-import type { CacheMode, SkillOptConfig } from '../../config/schema.ts';
+import type { CacheMode, CacheSettings } from './settings.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
 import type { RoleConfig } from '../types.ts';
 import { cacheKey, endpointIdentity, endpointLabel, simKnobs, type EntryKind, type SimKnobs } from './key.ts';
 import { FileStore, type StoredEntry } from './store.ts';
 import { registerCacheUser } from './users.ts';
-import type { Held } from '../../rundir/lock.ts';
+import type { Held } from '../../util/lock.ts';
 
 /** Hits and misses of some lookups. */
 export interface CacheTally {
@@ -237,7 +237,7 @@ export class ModelCache {
 }
 
 /** The cache a config asks for (`cache.mode`, `cache.dir`), or null when it is off. */
-export function openModelCache(config: Pick<SkillOptConfig, 'cache' | 'model'>, opts: { log?: (line: string) => void } = {}): ModelCache | null {
+export function openModelCache(config: CacheSettings, opts: { log?: (line: string) => void } = {}): ModelCache | null {
   const mode = config.cache.mode;
   if (mode === 'off') return null;
   return new ModelCache({

@@ -3,14 +3,14 @@
  * has written or is about to read (a replay would then fail on replies it had a moment ago).
  *
  * A process that opens the cache records itself as `<dir>/users/<token>.json` (pid, host, start, command:
- * the run lock's holder record, src/rundir/lock.ts) and removes the file when it closes the cache or exits.
+ * the run lock's holder record, src/util/lock.ts) and removes the file when it closes the cache or exits.
  * A record whose process is gone (killed with -9) is stale: it is ignored and removed by whoever reads it.
  * Recording is best effort: a cache folder that cannot be written (a restored read-only artifact under
  * `ro`) has nothing a prune could remove either.
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { forgetAtExit, holderAlive, holderInfo, readLock, releaseAtExit, type Held, type LockInfo } from '../../rundir/lock.ts';
+import { forgetAtExit, holderAlive, holderInfo, readLock, releaseAtExit, type Held, type LockInfo } from '../../util/lock.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
 
 export const USERS_DIR = 'users';

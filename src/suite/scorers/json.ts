@@ -4,6 +4,7 @@ import type { SkillTask } from '../../types.ts';
 import { normalizeText, resolvePerTask, show, type PerTask } from './text.ts';
 import { ScorerError, type Scorer } from './types.ts';
 import { checkOptions, OPTION_SCHEMAS } from './options.ts';
+import { isPlainObject } from '../../util/objects.ts';
 
 export type JsonExtraction = { ok: true; value: unknown; source: string } | { ok: false; error: string };
 
@@ -90,9 +91,6 @@ export function formatIssues(issues: ReadonlyArray<{ path: ReadonlyArray<Propert
   return shown.join('; ');
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Deep equality of JSON values; strings compare after `normalizeText` when `normalizeStrings`. Keys holding `undefined` count as absent. */
 export function jsonEqual(a: unknown, b: unknown, normalizeStrings = true): boolean {

@@ -1,5 +1,5 @@
 /** How the commands show the model-call cache in their end report. */
-import type { CacheMode } from '../../config/schema.ts';
+import type { CacheMode } from './settings.ts';
 
 /** `cache: 30 hits, 0 misses (target 30/0 · judge 0/0) · mode rw` — one end-report metric, none when the cache is off. */
 export function cacheMetric(

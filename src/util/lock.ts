@@ -18,15 +18,15 @@
  * still empty at release, so a run that failed before writing anything leaves nothing behind.
  *
  * The same holder record and release at exit serve other files a process holds for its life (the model
- * cache's record of the runs using it: src/model/cache/users.ts).
+ * cache's record of the runs using it: src/model/cache/users.ts), which is why it sits below both.
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { exactCommand } from '../util/command-line.ts';
-import { SkillOptError } from '../util/errors.ts';
-import { displayPath } from '../util/paths.ts';
+import { exactCommand } from './command-line.ts';
+import { SkillOptError } from './errors.ts';
+import { displayPath } from './paths.ts';
 
 export const LOCK_FILE = 'run.lock';
 

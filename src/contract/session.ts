@@ -54,16 +54,6 @@ export interface ShardSpec {
   count: number;
 }
 
-/**
- * Vitest names a shard's blob `.vitest-reports/blob-<i>-<n>.json` after `--shard`, which skillopt takes
- * over (it shards by task): `outputFile` with that name added unless a blob file is named already.
- */
-export function withShardBlob(outputFile: unknown, shard: ShardSpec): Record<string, unknown> | string {
-  if (typeof outputFile === 'string') return outputFile;
-  const files = (outputFile ?? {}) as Record<string, unknown>;
-  return files.blob ? files : { ...files, blob: `.vitest-reports/blob-${shard.index}-${shard.count}.json` };
-}
-
 /** What a suite selected to run, recorded at collection so the reporter can judge a filtered run. */
 export interface SuiteSelection {
   suite: string;
@@ -152,12 +142,6 @@ export interface TriggerManifest {
 
 /** Set in the environment while a session host is open, so a suite that finds no session can blame the missing plugin. */
 export const HOST_ENV_FLAG = 'SKILLOPT_SESSION_HOST';
-
-/** Upper bound for one case: every attempt of the target and of the judge may hit its timeout, plus backoff. */
-export function caseTimeoutMs(roles: ProvidedSession['roles']): number {
-  const perRole = (r: RoleConfig) => (r.retries + 1) * (r.timeoutMs + r.retryMaxDelayMs);
-  return perRole(roles.target) + perRole(roles.judge) + 30_000;
-}
 
 /** Set by the warm pool's thread (warm-worker.ts) to the request it is serving, `run` or `collect`; the suites' head start reads it. */
 export const WORKER_REQUEST = Symbol.for('skillopt.worker-request');

@@ -1,5 +1,5 @@
 /**
- * The run directory's lock (src/rundir/lock.ts): exclusive, names its holder, takes over a stale lock
+ * The run directory's lock (src/util/lock.ts): exclusive, names its holder, takes over a stale lock
  * (dead pid, or a pid reused by a later process) exactly once even when several processes race for it,
  * never takes over another host's lock, and is released by release(), on exit and on SIGTERM.
  * The multi-process cases run the compiled module (dist/, `npm run build` first) in child processes.
@@ -9,10 +9,10 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { acquireRunLock, LOCK_FILE, RunLockError, type LockInfo } from '../../src/rundir/lock.ts';
+import { acquireRunLock, LOCK_FILE, RunLockError, type LockInfo } from '../../src/util/lock.ts';
 import { assertBuilt, REPO } from '../e2e/helpers.ts';
 
-const DIST_LOCK = join(REPO, 'dist', 'rundir', 'lock.js');
+const DIST_LOCK = join(REPO, 'dist', 'util', 'lock.js');
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 beforeAll(assertBuilt);

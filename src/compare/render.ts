@@ -5,7 +5,7 @@
  */
 import pc from 'picocolors';
 import { caseChangeLabel, type ComparisonDecision } from '../suite/verdict.ts';
-import { oneLineClip } from '../model/errors.ts';
+import { oneLineClip } from '../util/clip.ts';
 import { displayPath } from '../util/paths.ts';
 import { VERSION } from '../version.ts';
 import type { CaseChange, CaseRef, Comparison } from './compare.ts';
