@@ -494,7 +494,7 @@ export const CACHE_MODE_ALIASES: Readonly<Record<string, CacheMode>> = {
 };
 
 const CacheSchema = z.strictObject({
-  /** `rw` (default of every command: see the README), `ro`, `off`, `replay`; `--model-cache` and SKILLOPT_CACHE set it too. */
+  /** `rw` (default of every command: see docs/cache.md), `ro`, `off`, `replay`; `--model-cache` and SKILLOPT_CACHE set it too. */
   mode: aliasEnum(CACHE_MODES, CACHE_MODE_ALIASES).default('rw'),
   /** Where entries live (relative paths: from the working directory). */
   dir: z.string().min(1).default('.skillopt/cache'),
