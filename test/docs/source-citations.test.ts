@@ -2,7 +2,7 @@
  * Source comments cite `docs/…` pages of this repository or nothing: never an issue number, a section of a
  * design document or spec that is not in the repository, or a path outside it.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 
@@ -37,6 +37,13 @@ function files(dir: string): string[] {
   });
 }
 
+/** `file:line: docs/X.md` for every docs/ page `text` names that does not exist. */
+function missingPages(file: string, text: string): string[] {
+  return text.split('\n').flatMap((line, i) =>
+    [...line.matchAll(/\bdocs\/[\w./-]+\.md\b/g)].filter((m) => !existsSync(join(REPO, m[0]))).map((m) => `${file}:${i + 1}: ${m[0]} does not exist`),
+  );
+}
+
 describe('source comments cite docs/ or nothing', () => {
   test('the patterns catch what they are meant to, and not HTML entities', () => {
     const bad = [
@@ -54,5 +61,11 @@ describe('source comments cite docs/ or nothing', () => {
   test('no file under src/, scripts/ or configs/ cites an issue, DESIGN, a spec section or a path outside the repository', () => {
     const found = ROOTS.flatMap((root) => files(join(REPO, root))).flatMap((f) => foreignCitations(relative(REPO, f), readFileSync(f, 'utf8')));
     expect(found, found.join('\n')).toEqual([]);
+  });
+
+  test('every docs/ page a file under src/, scripts/ or configs/ cites exists', () => {
+    expect(missingPages('x.ts', '// see docs/ci.md and docs/no-such-page.md')).toEqual(['x.ts:1: docs/no-such-page.md does not exist']);
+    const missing = ROOTS.flatMap((root) => files(join(REPO, root))).flatMap((f) => missingPages(relative(REPO, f), readFileSync(f, 'utf8')));
+    expect(missing, missing.join('\n')).toEqual([]);
   });
 });
