@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Report benchmark (a script, not a timed test): what report.html costs (issue 12's targets).
+// Report benchmark (a script, not a timed test): what report.html costs (against its limits).
 //
 // 1. A 10,000-case report: size (≤ 10 MB) and the time it takes Chromium to open it (≤ 2 s), for cases
 //    like this repository's (dotnetdebug inputs, the skill as the system message, short answers) and with

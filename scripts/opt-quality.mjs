@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Optimizer quality on the simulated world (issue 11): runs optimize runs of the built CLI and prints
+ * Optimizer quality on the simulated world: runs optimize runs of the built CLI and prints
  *
  *   - the matrix: noise {0, 0.1, 0.2, 0.3} × analyst error {0, 0.3} × gate {strict, paired, off} × seeds
  *     42/43/44 on dotnetdebug and ticket-triage, per cell: noise-free test pass rate of the best and the

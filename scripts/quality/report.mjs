@@ -1,6 +1,6 @@
 /**
  * The tables the quality script prints (matrix, ablation, transfer, target run) and the goal checks of
- * issue 11's "Done when", from the cells with their runs' metrics (metrics.mjs). Pure: text in, text out.
+ * the optimizer's quality goals, from the cells with their runs' metrics (metrics.mjs). Pure: text in, text out.
  *
  * A cell: { section, bench, labels, skipped: reason | null, runs: [{ seed, metrics | null, error }] }.
  */
@@ -218,4 +218,4 @@ export function goalChecks(ctx) {
   return goals;
 }
 
-export const renderGoals = (goals) => ['## Goals (issue 11, "Done when")', ...goals.map((g) => `${g.ok ? 'PASS' : 'FAIL'}  ${g.text}`), ''].join('\n');
+export const renderGoals = (goals) => ['## Goals', ...goals.map((g) => `${g.ok ? 'PASS' : 'FAIL'}  ${g.text}`), ''].join('\n');

@@ -1,5 +1,5 @@
 /**
- * The facts of one finished optimize run, read from its run directory (README "Output files"):
+ * The facts of one finished optimize run, read from its run directory (docs/output-files.md):
  * summary.json, history.json, skills/skill_vNNNN.md (the current skill after each step, so version N-1
  * is what step N's candidate was compared with), steps/step_NNNN/candidate_skill.md and best_skill.md.
  * With `optimizer.candidate_selection: pareto` a step edits a parent drawn from the front instead

@@ -1,4 +1,4 @@
-/** The short report every command ends with (DESIGN §3). */
+/** The short report every command ends with. */
 import { displayPath } from '../util/paths.ts';
 import pc from 'picocolors';
 import { exactCommand } from '../util/command-line.ts';

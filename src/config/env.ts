@@ -1,5 +1,5 @@
 /**
- * The environment layer (reference spec §7.4), applied above the YAML files and below `--cfg-options`.
+ * The environment layer (docs/configuration.md), applied above the YAML files and below `--cfg-options`.
  *
  * Variables read (an empty value counts as unset):
  *

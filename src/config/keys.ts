@@ -38,7 +38,7 @@ export const CODEX_ALIASES: Readonly<Record<string, readonly string[]>> = {
   codex_exec_sandbox: ['sandbox', 'codex_sandbox'],
 };
 
-/** Upstream renames (spec §4.1) and aliases; every other section key whose name is unique maps to itself. */
+/** Upstream SkillOpt's renames and aliases; every other section key whose name is unique maps to itself. */
 const FLAT_RENAMES: Readonly<Record<string, string>> = {
   model_backend: 'model.backend',
   optimizer_model: 'model.optimizer',

@@ -1,7 +1,7 @@
 /**
  * Role resolution: `model.*` → one RoleConfig per role (optimizer, target, judge).
  *
- * Backend mapping (reference spec §7.2): a role left at `openai_chat` / "" (or `azure_openai`, the same
+ * Backend mapping (upstream SkillOpt's): a role left at `openai_chat` / "" (or `azure_openai`, the same
  * client) counts as unset and takes the `model.backend` label's mapping; an explicit other role backend
  * wins. Label mapping: openai_compat → both roles; simulated → both; claude_chat / codex_exec /
  * copilot_chat → both; claude_code_exec / cursor_exec / copilot_exec / qwen_chat / minimax_chat → target
@@ -60,7 +60,7 @@ function canonicalRoleBackend(b: string): BackendName {
   return (b === 'azure_openai' || b === '' ? 'openai_chat' : b) as BackendName;
 }
 
-/** §7.2: which backend each role runs on, without checking that skillopt supports it. */
+/** Which backend each role runs on, without checking that skillopt supports it. */
 export function resolveRoleBackends(model: Pick<ModelConfig, 'backend' | 'optimizer_backend' | 'target_backend' | 'judge_backend'>): RoleBackendResolution {
   const label = model.backend;
   const mapped: Record<'optimizer' | 'target', string> = BOTH_ROLES.has(label)

@@ -2,14 +2,14 @@
  * The one typed schema of a skillopt configuration.
  *
  * - Sections `model, train, gradient, optimizer, evaluation, env` (upstream's) and `cache` (skillopt's model-call cache); every object is strict (an unknown key
- *   is an error). Every key of upstream `configs/_base_/default.yaml` (reference spec §4.2) is here with its
+ *   is an error). Every key of upstream `configs/_base_/default.yaml` is here with its
  *   upstream default, plus skillopt's own keys. Defaults live ONLY here (`.default(...)`);
  *   `configs/_base_/default.yaml` mirrors them and a test keeps the two in agreement.
  * - Aliases are normalised INSIDE the schema with `z.preprocess` (trim + lower-case + alias table, then a
  *   strict `z.enum`), so a parsed config always holds canonical values: backends (`openai_compatible` →
  *   `openai_compat`, `azure` → `azure_openai`, …), `lr_scheduler`, `lr_control_mode`, `skill_update_mode`,
  *   `longitudinal_pair_policy`. Unlike upstream, an unknown `skill_update_mode` is an error, not `patch`.
- * - Knobs are validated (upstream bug §9.6): sizes > 0, `merge_batch_size` ≥ 2, probabilities in [0,1],
+ * - Knobs are validated (upstream accepts any value): sizes > 0, `merge_batch_size` ≥ 2, probabilities in [0,1],
  *   `min_learning_rate` ≤ `learning_rate`, `split_ratio` like "2:1:7" with a positive sum, …
  * - Upstream backends that skillopt does not implement (claude_chat, codex_exec, …) are accepted so upstream
  *   configs load; `resolveRoles` refuses them with a one-line error when a role would actually use one.
@@ -38,7 +38,7 @@ export const UPSTREAM_ONLY_BACKENDS = [
 export const BACKENDS = [...SUPPORTED_BACKENDS, ...UPSTREAM_ONLY_BACKENDS] as const;
 export type BackendName = (typeof BACKENDS)[number];
 
-/** Upstream alias table (spec §7.1) plus `openai_compatible` → our `openai_compat`. */
+/** Upstream SkillOpt's alias table plus `openai_compatible` → our `openai_compat`. */
 export const BACKEND_ALIASES: Readonly<Record<string, BackendName>> = {
   openai_compatible: 'openai_compat',
   'openai-compatible': 'openai_compat',
@@ -340,7 +340,7 @@ const TrainSchema = z.strictObject({
 
 const GradientSchema = z.strictObject({
   minibatch_size: posInt(8),
-  /** ≥ 2: a value of 1 made upstream's hierarchical merge loop forever (issue #194). */
+  /** ≥ 2: a value of 1 made upstream's hierarchical merge loop forever. */
   merge_batch_size: int().min(2).default(8),
   analyst_workers: posInt(16),
   failure_only: bool(false),
@@ -493,7 +493,7 @@ export const CACHE_MODE_ALIASES: Readonly<Record<string, CacheMode>> = {
 };
 
 const CacheSchema = z.strictObject({
-  /** `rw` (default of every command: see the README), `ro`, `off`, `replay`; `--model-cache` and SKILLOPT_CACHE set it too. */
+  /** `rw` (default of every command: see docs/cache.md), `ro`, `off`, `replay`; `--model-cache` and SKILLOPT_CACHE set it too. */
   mode: aliasEnum(CACHE_MODES, CACHE_MODE_ALIASES).default('rw'),
   /** Where entries live (relative paths: from the working directory). */
   dir: z.string().min(1).default('.skillopt/cache'),

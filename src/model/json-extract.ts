@@ -1,5 +1,5 @@
 /**
- * Tolerant extraction of one JSON object from a model reply (upstream spec §2.4, hardened):
+ * Tolerant extraction of one JSON object from a model reply (upstream SkillOpt's, hardened):
  *
  * 1. the first fenced block tagged `json` (any fence of 3+ backticks; an unterminated fence runs to the end;
  *    without a tagged fence, the first bare fence whose body starts with `{`) → JSON.parse;

@@ -1,5 +1,5 @@
 /**
- * Two things an optimize run says about its inputs before it spends anything (issue 12, item 4):
+ * Two things an optimize run says about its inputs before it spends anything:
  *
  * - `valCoverageWarning`: a validation split that cannot show every label of the dataset. The gate only
  *   sees the labels its val tasks expect, so an edit that teaches a label no val task has cannot raise

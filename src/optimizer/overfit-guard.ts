@@ -1,6 +1,6 @@
 /**
  * The overfitting guard: flags proposed edits that memorise training data instead of teaching a
- * pattern (GEPA #261's anti-copy check, `reference/anchors-optimizers.md` §4.4).
+ * pattern (like GEPA's anti-copy check; docs/optimizer.md).
  * - `copied_span`: the edit contains a run of at least `minSpan` consecutive words that occurs in one of
  *   the step's train items (input or expected answer), is not already in the skill, and occurs in no val
  *   input (a span val inputs also carry is a pattern of the task, not one item's text).

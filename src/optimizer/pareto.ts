@@ -1,5 +1,5 @@
 /**
- * The Pareto candidate pool (GEPA, `reference/statistics.md` "Candidate pools"): every accepted
+ * The Pareto candidate pool (as in GEPA; docs/optimizer.md): every accepted
  * candidate with its per-val-item scores. The front is the candidates that are best on at least one
  * val item, with dominated ones removed; a step's parent is drawn from the front with probability
  * proportional to the number of items on which it is best, which keeps specialists alive instead of

@@ -1,5 +1,5 @@
 /**
- * Racing (reference/statistics.md "The optimizer's gate"): a candidate is validated on the val items in a
+ * Racing (docs/gate.md, docs/statistics.md): a candidate is validated on the val items in a
  * fixed shuffled order, in `looks` chunks, and the evaluation stops as soon as the outcome is decided,
  * so a losing candidate costs a fraction of the val split.
  *

@@ -1,5 +1,5 @@
 /**
- * Edit-budget ("textual learning rate") schedulers, as upstream `optimizer/scheduler.py` (spec §1.7).
+ * Edit-budget ("textual learning rate") schedulers, as upstream `optimizer/scheduler.py`.
  *
  * The learning rate is an integer count of edits. With a 1-indexed step s and T total steps,
  * t = min(s, T) / T and
@@ -45,7 +45,7 @@ export function bankersRound(x: number, halfTolerance = 0): number {
 }
 
 /**
- * The edit budget for 1-indexed `step` of `totalSteps`, between `max` and `min` (spec §1.7).
+ * The edit budget for 1-indexed `step` of `totalSteps`, between `max` and `min`.
  * `autonomous` → 999; T ≤ 1 → max; steps beyond T are clamped to T (budget stays at min).
  */
 export function scheduledBudget(kind: SchedulerKind, step: number, totalSteps: number, max: number, min: number): number {

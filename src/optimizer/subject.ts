@@ -5,7 +5,7 @@
  * - `skill` (every defineSkillSuite suite): the stages see and edit the whole document; a candidate is
  *   scored by the suite's pass rate (hard / soft per `evaluation.gate_metric`). The engine's behaviour with
  *   this subject is exactly what it was before the seam existed.
- * - `description` (trigger suites, issue 14): the stages see and edit only the optimized skill's frontmatter
+ * - `description` (trigger suites): the stages see and edit only the optimized skill's frontmatter
  *   `description`; the candidate document is the seed SKILL.md with that one value replaced (every other
  *   byte unchanged, the format's length limit enforced); it is scored by the skill's trigger F1. Its stages
  *   have their own names (`description_*`, so their own prompts and schemas), the analysts see only the

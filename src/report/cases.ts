@@ -3,7 +3,7 @@
  * (suite/summary.ts `caseOutcomes`), columns as arrays (no repeated keys: a 10,000-case table stays small
  * and parses fast).
  *
- * What is embedded, and what stays in results.jsonl (the decision of issue 12):
+ * What is embedded, and what stays in results.jsonl:
  * - every case's summary fields, with `expected`, the answer, the feedback and an error clipped to
  *   CLIP_CHARS characters (one line);
  * - a case's full messages "on demand": message texts are interned (the skill, sent as the system

@@ -1,5 +1,5 @@
 /**
- * Writing reports (DESIGN §15, issue 12): every test, eval and optimize run writes `report.html` into its
+ * Writing reports (docs/output-files.md): every test, eval and optimize run writes `report.html` into its
  * folder, and `skillopt compare` writes `compare.html` next to compare.json (a comparison is usually
  * written into the candidate's own run folder, whose report.html stays the run's). `skillopt report <dir>`
  * regenerates them from the folder's files.

@@ -1,5 +1,5 @@
 /**
- * What a run directory holds (DESIGN §14): `<dir>/run.json` records a fingerprint of everything that
+ * What a run directory holds (docs/output-files.md): `<dir>/run.json` records a fingerprint of everything that
  * determines the run's results, and a later run into the same folder resumes (or, for `skillopt test`,
  * overwrites) only when its own fingerprint matches. Otherwise it stops before writing anything, with one
  * line naming the first difference:

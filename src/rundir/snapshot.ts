@@ -1,7 +1,7 @@
 /**
  * What a run folder held before a run wrote to it, so that a `--model-cache replay` run that stops on a
  * miss leaves the folder as it found it: the files and folders it created are removed and run.json is put
- * back as it was (none, or the earlier run's). README "Model-call cache": eval and the optimizer stop
+ * back as it was (none, or the earlier run's). docs/cache.md: eval and the optimizer stop
  * there, before any score is written.
  *
  * Files that existed before are not copied: the rollouts of a replay hold their rows until every case had

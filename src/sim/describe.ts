@@ -1,5 +1,5 @@
 /**
- * The simulated optimizer's description stages (`description_*`, issue 14): it proposes edits to one skill's
+ * The simulated optimizer's description stages (`description_*`): it proposes edits to one skill's
  * frontmatter description from trigger failures, reasoning with the same routing the simulated target uses
  * (routing.ts), so description optimization runs offline.
  *

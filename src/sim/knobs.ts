@@ -1,5 +1,5 @@
 /**
- * The simulated world's knobs (config `model.simulated.*`, README "The simulated model"): their defaults
+ * The simulated world's knobs (config `model.simulated.*`, docs/simulated-model.md): their defaults
  * — the realistic world, equal to the config schema's (a test checks) — validation, and the mapping from
  * the config's snake_case block.
  */

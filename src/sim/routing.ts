@@ -1,5 +1,5 @@
 /**
- * How the simulated target routes (DESIGN §16, issue 14): given the skills an agent's system prompt lists
+ * How the simulated target routes (docs/simulated-model.md): given the skills an agent's system prompt lists
  * (`<available_skills>`, by name and description) and a `load_skill` tool, it decides whether to load a
  * skill from the overlap between the prompt and each listed description, as a model reads descriptions:
  *

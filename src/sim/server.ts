@@ -1,5 +1,5 @@
 /**
- * The simulated OpenAI-compatible model server (DESIGN §7): a real HTTP server on node:http that answers
+ * The simulated OpenAI-compatible model server (docs/simulated-model.md): a real HTTP server on node:http that answers
  * `POST /v1/chat/completions` (target role or optimizer stages), `GET /v1/models`, `GET /v1/models/:id`
  * and `GET /v1/sim/stats`, in the OpenAI wire format. It is deterministic: the same options and the same
  * request give a byte-identical reply, whatever the order or concurrency of requests.

@@ -7,7 +7,7 @@
 import { applyEdit } from '../skill/edits.ts';
 import { parseRules, ruleLine, type Rule } from './rules.ts';
 
-/** Upstream `append` semantics (§2.2): before the earliest protected region, else at the end — the project's own edit. */
+/** Upstream SkillOpt's `append` semantics: before the earliest protected region, else at the end — the project's own edit. */
 export function appendBeforeProtected(skill: string, content: string): string {
   return applyEdit(skill, { op: 'append', content }).skill;
 }

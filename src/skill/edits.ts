@@ -1,5 +1,5 @@
 /**
- * Deterministic application of typed edits to a skill (spec §2.2), with the fixes of §9.12:
+ * Deterministic application of typed edits to a skill, hardened where upstream SkillOpt is lax:
  * misses are reported (never silently turned into appends), whitespace-normalised matching is used
  * only when it is unique, and protected regions are verified byte for byte after every edit.
  *

@@ -1,5 +1,5 @@
 /**
- * SKILL.md frontmatter (the Agent Skills format, ../shared/reference/agent-skills-format.md): a document
+ * SKILL.md frontmatter (the Agent Skills format, docs/authoring.md): a document
  * that starts with a `---` line, YAML fields, a closing `---` line, then the markdown body.
  *
  * Rules checked (every violation is one line naming the file and the rule):

@@ -1,5 +1,5 @@
 /**
- * Protected regions of a skill document (spec §1.5, §1.11, §2.3): machine-managed blocks that
+ * Protected regions of a skill document: machine-managed blocks that
  * step-level edits must not touch.
  *
  * - Frontmatter: a SKILL.md's leading `---` … `---` block (src/skill/frontmatter.ts). It sits at the head,
@@ -277,7 +277,7 @@ export function dedupeNotes(notes: readonly string[]): string[] {
 }
 
 /**
- * Merge notes into the appendix (never gated, spec §1.11): existing notes first, then new ones,
+ * Merge notes into the appendix (never gated): existing notes first, then new ones,
  * deduplicated by `noteKey`. Every appendix region and orphan marker is stripped and one fresh block
  * is appended at the end. Returns the skill unchanged when the result would render the same block
  * in a skill that already has exactly one well-formed appendix.

@@ -1,5 +1,5 @@
 /**
- * The agent presentation of a skill (DESIGN §16, issue 14): the target meets the skill as an agent does.
+ * The agent presentation of a skill (docs/authoring.md): the target meets the skill as an agent does.
  * Its system prompt lists the available skills (the skill under test and the suite's other skills or
  * distractors) by name and description, in the `<available_skills>` form of the Agent Skills integration
  * guide, and offers one function, `load_skill(name)`. When the model calls it, the skill's body (its

@@ -1,5 +1,5 @@
 /**
- * Data splits and batch plans (spec §1.2), reproducing upstream `skillopt/datasets/base.py` bit for
+ * Data splits and batch plans, reproducing upstream `skillopt/datasets/base.py` bit for
  * bit where upstream is deterministic (same seeds → same shuffles, via the Python-compatible
  * `PyRandom`), and failing loudly where upstream silently guesses.
  *

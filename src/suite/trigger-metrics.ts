@@ -1,5 +1,5 @@
 /**
- * The numbers of a trigger suite (issue 14), computed from case records that carry `trigger` (which skill a
+ * The numbers of a trigger suite, computed from case records that carry `trigger` (which skill a
  * prompt should load, which one the model loaded): per skill precision, recall and F1, the confusion table
  * across skills (expected → loaded, with `none`), accuracy per case kind (near-misses first of all).
  *

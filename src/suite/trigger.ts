@@ -1,5 +1,5 @@
 /**
- * Trigger suites (issue 14): does the right skill load for a prompt? `defineTriggerSuite` lists the
+ * Trigger suites: does the right skill load for a prompt? `defineTriggerSuite` lists the
  * suite's skills (SKILL.md files) to the target as an agent would (src/suite/agent.ts) and asks, for each
  * case, which skill the model loads first with `load_skill`, if any. Each case is a Vitest test named by its
  * id; it passes when the model loaded the expected skill (or none, when none is expected). Near-misses —

@@ -1,5 +1,5 @@
 /**
- * Verdicts (DESIGN §10): what a run tells a person or a machine to do — `pass`, `fail` or `inconclusive` —
+ * Verdicts (docs/ci.md): what a run tells a person or a machine to do — `pass`, `fail` or `inconclusive` —
  * decided here and nowhere else. The reporter, `skillopt test`, `skillopt eval`, JUnit's `suite gate` case
  * and the optimizer's evaluations all ask this module, so one run cannot get two different answers.
  *

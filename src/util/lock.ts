@@ -1,5 +1,5 @@
 /**
- * The run directory's lock (DESIGN §14): one process at a time writes into a run directory.
+ * The run directory's lock (docs/output-files.md): one process at a time writes into a run directory.
  *
  * `<dir>/run.lock` holds the holder's pid, host, start time and command. It is created exclusively and
  * complete: the holder's details are written to a private temp file first, which is then hard-linked to

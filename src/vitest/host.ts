@@ -29,7 +29,7 @@ export interface RunResult {
   loadErrors: LoadError[];
   /** What each suite selected out of its dataset (shards of one suite added up). */
   selections: SuiteSelection[];
-  /** The run's verdict (DESIGN §10), decided by src/suite/verdict.ts. */
+  /** The run's verdict, decided by src/suite/verdict.ts. */
   verdict: RunVerdict;
   /** Whether any skill suite took part (a project's other tests leave the exit code alone). */
   skillRun: boolean;

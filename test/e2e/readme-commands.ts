@@ -1,6 +1,6 @@
 /**
  * The `npx skillopt …` commands of a markdown document, for test/e2e/readme.test.ts, which runs the
- * README's commands so that the README cannot rot.
+ * commands of the README and of the docs/ pages so that they cannot rot.
  *
  * - Every fenced code block is read. In a shell block (```bash, sh, shell, zsh, console) a line whose
  *   first word is `npx skillopt` (or `skillopt`), after an optional `$ ` prompt and `NAME=value`
@@ -21,6 +21,8 @@
  */
 
 export interface ReadmeCommand {
+  /** The document it is in (README.md, docs/NAME.md). */
+  doc: string;
   /** 1-based line of the command's first line. */
   line: number;
   /** The command as written (continuation lines joined). */
@@ -34,6 +36,8 @@ export interface ReadmeCommand {
 }
 
 export interface ReadmeBlock {
+  /** The document it is in (README.md, docs/NAME.md). */
+  doc: string;
   /** 1-based line of the opening fence. */
   line: number;
   lang: string;
@@ -171,6 +175,7 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
     while (end < lines.length && !new RegExp(`^\\s*${open[0] === '`' ? '`' : '~'}{${open.length},}\\s*$`).test(lines[end]!)) end++;
     const body = lines.slice(i + 1, end);
     const block: ReadmeBlock = {
+      doc: file,
       line: i + 1,
       lang: fence[3]!.toLowerCase(),
       skip: pending?.skip ?? null,
@@ -229,7 +234,7 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
         problems.push(`${at(first)}: \`${oneLine(stripped)}\` names no skillopt command`);
         continue;
       }
-      block.commands.push({ line: first, text: oneLine(stripped), env, args, background: parsed.background });
+      block.commands.push({ doc: file, line: first, text: oneLine(stripped), env, args, background: parsed.background });
     }
     if (block.inProject && !shell) problems.push(`${at(block.line)}: an in-project block must be a shell block`);
     if (block.skip === null && block.commands.some((c) => !c.background)) lastCommand = block.commands.filter((c) => !c.background).at(-1)!;

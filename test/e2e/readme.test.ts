@@ -1,7 +1,8 @@
 /**
- * The README's commands, run: every `npx skillopt …` command in a fenced shell block of README.md goes
- * through the compiled CLI (bin/skillopt.js → dist/, so `npm run build` first) from the repository root,
- * offline, block by block in document order, and must exit 0 (or the code a `<!-- readme-test: exit N -->`
+ * The README's and the docs' commands, run: every `npx skillopt …` command in a fenced shell block of
+ * README.md, then of each docs/*.md page (by name, sharing the README's outputs, so a page may use a run the
+ * README made), goes through the compiled CLI (bin/skillopt.js → dist/, so `npm run build` first) from the
+ * repository root, offline, block by block in document order, and must exit 0 (or the code a `<!-- readme-test: exit N -->`
  * marker gives). How commands are found, and what counts as one the test cannot run, is in
  * ./readme-commands.ts; the only way to opt a block out is `<!-- readme-test: skip (reason) -->`.
  *
@@ -33,7 +34,8 @@ import { loadConfig } from '../../src/config/load.ts';
 import { assertBuilt, BIN, childEnv, freePort, REPO, run, tempDirs, waitForOutput } from './helpers.ts';
 import { readmeCommands, sampleComparison, shellWords, type ReadmeBlock, type ReadmeCommand } from './readme-commands.ts';
 
-const README = join(REPO, 'README.md');
+/** The documents whose commands are run, in this order: the README, then the docs/ pages by name. */
+const DOCUMENTS = ['README.md', ...readdirSync(join(REPO, 'docs')).filter((n) => n.endsWith('.md')).sort().map((n) => `docs/${n}`)];
 /** `NODE_OPTIONS` of every process started for a README command: loopback only. */
 const OFFLINE = { NODE_OPTIONS: `--import=${fileURLToPath(new URL('./readme-offline.mjs', import.meta.url))}` };
 /** A guard against a hung command (it is killed and the test fails saying so), not a time limit on the README. */
@@ -153,14 +155,16 @@ describe('README command extraction', () => {
   });
 });
 
-// ── running README.md ───────────────────────────────────────────────────────────────────────────────
+// ── running README.md and docs/*.md ───────────────────────────────────────────────────────────────
 
-const { blocks, problems } = readmeCommands(readFileSync(README, 'utf8'));
+const parsed = DOCUMENTS.map((doc) => readmeCommands(readFileSync(join(REPO, doc), 'utf8'), doc));
+const blocks = parsed.flatMap((p) => p.blocks);
+const problems = parsed.flatMap((p) => p.problems);
 const tmp = tempDirs('readme');
 let root = '';
 const usages = new Map<string, string>();
-/** What each README command (by its line) printed when it ran, for the output samples after it. */
-const outputs = new Map<number, { output: string; outDir: string | undefined; added: string[] }>();
+/** What each command (by `doc:line`) printed when it ran, for the output samples after it. */
+const outputs = new Map<string, { output: string; outDir: string | undefined; added: string[] }>();
 const running = new Set<ChildProcess>();
 
 beforeAll(() => {
@@ -372,8 +376,8 @@ async function startServer(cmd: ReadmeCommand, rw: Rewriter, where: string): Pro
  */
 async function runInProject(block: ReadmeBlock): Promise<void> {
   const dir = tmp.make('project');
-  const files = blocks.filter((b) => b.file !== null && b.line < block.line).map((b) => b.file!);
-  expect(files.length, `README.md:${block.line}: an in-project block with no \`readme-test: file\` block before it`).toBeGreaterThan(0);
+  const files = blocks.filter((b) => b.doc === block.doc && b.file !== null && b.line < block.line).map((b) => b.file!);
+  expect(files.length, `${block.doc}:${block.line}: an in-project block with no \`readme-test: file\` block before it`).toBeGreaterThan(0);
   for (const f of files) {
     mkdirSync(dirname(join(dir, f.path)), { recursive: true });
     writeFileSync(join(dir, f.path), f.text);
@@ -383,7 +387,7 @@ async function runInProject(block: ReadmeBlock): Promise<void> {
   installPacked(dir);
   const before = new Set(readdirSync(dir));
   for (const cmd of block.commands) {
-    const where = `README.md:${cmd.line}`;
+    const where = `${cmd.doc}:${cmd.line}`;
     expect(cmd.background, `${where}: a background command in an in-project block is not supported`).toBe(false);
     const r = await runCli(cmd.args, { ...cmd.env, SKILLOPT_CACHE: 'rw' }, { cwd: dir, bin: join(dir, 'node_modules', '.bin', 'skillopt') });
     const report = [`${where}: \`${cmd.text}\` in a project with ${files.map((f) => f.path).join(', ')}`, r.hung ? '(killed: hung)' : `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}`, tail(r.output)].join('\n');
@@ -391,7 +395,7 @@ async function runInProject(block: ReadmeBlock): Promise<void> {
   }
   const ignore = files.filter((f) => f.path === '.gitignore').flatMap((f) => f.text.split('\n').map((l) => l.trim().replace(/^\/|\/$/g, '')));
   const created = readdirSync(dir).filter((name) => !before.has(name));
-  expect(created.filter((name) => !ignore.includes(name)), `README.md:${block.line}: the commands created these, which the README's .gitignore block does not name`).toEqual([]);
+  expect(created.filter((name) => !ignore.includes(name)), `${block.doc}:${block.line}: the commands created these, which the README's .gitignore block does not name`).toEqual([]);
 }
 
 async function runBlock(block: ReadmeBlock, rw: Rewriter): Promise<void> {
@@ -399,7 +403,7 @@ async function runBlock(block: ReadmeBlock, rw: Rewriter): Promise<void> {
   const servers: ChildProcess[] = [];
   try {
     for (const cmd of block.commands) {
-      const where = `README.md:${cmd.line}`;
+      const where = `${cmd.doc}:${cmd.line}`;
       rw.learn(cmd);
       if (cmd.background) {
         servers.push(await startServer(cmd, rw, where));
@@ -416,7 +420,7 @@ async function runBlock(block: ReadmeBlock, rw: Rewriter): Promise<void> {
       const before = repoOutputs();
       const r = await runCli(args, env);
       const outDir = [...args].reverse().find((w) => /^(env\.)?out_root=/.test(w))?.replace(/^(env\.)?out_root=/, '') ?? env['SKILLOPT_OUT_ROOT'];
-      outputs.set(cmd.line, { output: r.output, outDir, added: args.slice(written) });
+      outputs.set(`${cmd.doc}:${cmd.line}`, { output: r.output, outDir, added: args.slice(written) });
       const report = [
         `${where}: \`${cmd.text}\``,
         `run as: skillopt ${args.join(' ')}`,
@@ -427,7 +431,7 @@ async function runBlock(block: ReadmeBlock, rw: Rewriter): Promise<void> {
       const wrote = [...repoOutputs()].filter((name) => !before.has(name) && r.output.includes(name));
       expect(wrote, `${report}\nwrote into the repository's outputs/`).toEqual([]);
     }
-    for (const s of servers) expect([s.exitCode, s.signalCode], `README.md:${block.line}: a background server of the block ended early`).toEqual([null, null]);
+    for (const s of servers) expect([s.exitCode, s.signalCode], `${block.doc}:${block.line}: a background server of the block ended early`).toEqual([null, null]);
   } finally {
     for (const s of servers) await stop(s);
     rw.ports.clear();
@@ -438,7 +442,7 @@ function withCfgOptions(items: string[]): string[] {
   return items.length > 0 ? ['--cfg-options', ...items] : [];
 }
 
-describe('README.md commands, run offline from the repository root', () => {
+describe('README.md and docs/*.md commands, run offline from the repository root', () => {
   const rw = new Rewriter();
 
   test('their processes reach loopback only: any other connection fails at once, naming the skip marker', async () => {
@@ -467,7 +471,7 @@ describe('README.md commands, run offline from the repository root', () => {
   });
 
   for (const block of blocks.filter((b) => b.commands.length > 0 || b.skip !== null)) {
-    const name = `README.md:${block.line} ${block.commands.map((c) => `skillopt ${c.args[0]}${c.background ? ' &' : ''}`).join(' → ') || `(\`\`\`${block.lang})`}`;
+    const name = `${block.doc}:${block.line} ${block.commands.map((c) => `skillopt ${c.args[0]}${c.background ? ' &' : ''}`).join(' → ') || `(\`\`\`${block.lang})`}`;
     if (block.skip !== null) {
       test.skip(`${name} — skipped: ${block.skip}`, () => {});
       continue;
@@ -478,13 +482,13 @@ describe('README.md commands, run offline from the repository root', () => {
 
   for (const block of blocks.filter((b) => b.output !== null)) {
     const { of, text } = block.output!;
-    test(`README.md:${block.line} is what README.md:${of.line} prints`, () => {
-      const ran = outputs.get(of.line);
-      expect(ran, `README.md:${of.line} did not run (see its own test)`).toBeDefined();
+    test(`${block.doc}:${block.line} is what ${of.doc}:${of.line} prints`, () => {
+      const ran = outputs.get(`${of.doc}:${of.line}`);
+      expect(ran, `${of.doc}:${of.line} did not run (see its own test)`).toBeDefined();
       const { expected, actual } = sampleComparison(text, ran!.output, ran!);
       expect(
         actual,
-        `README.md:${block.line}: the sample output of \`${of.text}\` differs from a real run (+ the run, - the README; ` +
+        `${block.doc}:${block.line}: the sample output of \`${of.text}\` differs from a real run (+ the run, - the README; ` +
           'durations, the output folder and the arguments the test adds are not compared, … matches anything): update the sample',
       ).toBe(expected);
     });

@@ -1,6 +1,6 @@
 /**
  * `skillopt compare <baseline> <candidate>`: the paired comparison of two runs of the same tasks
- * (DESIGN §11) — regressed / fixed / flaky cases, the change in pass rate with its interval and p-value,
+ * (docs/ci.md) — regressed / fixed / flaky cases, the change in pass rate with its interval and p-value,
  * and a verdict (regressed, improved, no significant change, inconclusive). With `--fail-on-regression`
  * it is the PR gate: exit 1 on a regression beyond evaluation.max_regression, 3 when inconclusive.
  * The statistics are in src/stats/, the pairing in src/compare/, the decision in suite/verdict.ts.

@@ -1,4 +1,4 @@
-/** `skillopt sim-server`: run the simulated OpenAI-compatible model server standalone (DESIGN §7). */
+/** `skillopt sim-server`: run the simulated OpenAI-compatible model server standalone (docs/simulated-model.md). */
 import type { Command } from '../command.ts';
 import { numberFlag, single, takeFlags } from '../args.ts';
 import { SkillOptError } from '../../util/errors.ts';

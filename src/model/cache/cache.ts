@@ -1,5 +1,5 @@
 /**
- * The model-call cache (DESIGN §12): one per process that makes model calls (the session host, which
+ * The model-call cache (docs/cache.md): one per process that makes model calls (the session host, which
  * serves every worker thread through the model gateway and the optimizer's own client; a worker of a
  * `forks` pool opens its own). The model client asks it before a request and fills it after a success.
  *

@@ -1,7 +1,7 @@
 /**
  * The cache's storage: one JSON file per entry in 256 sharded folders, `<dir>/v1/<2 hex>/<sha256>.json`.
  *
- * Chosen on measurement (scripts/bench-cache.mjs, README "Performance measurements"), against the two
+ * Chosen on measurement (scripts/bench-cache.mjs, docs/performance.md), against the two
  * embedded stores from npm that install on Node 20 without a compiler: `lmdb` (a native addon shipped
  * prebuilt in its package) and `cacache` (pure JS, npm's own cache). With 100,000 entries a bare read of a
  * file is ~10 µs with a warm page cache (90,000–100,000/s; 8,000–18,000/s cold), a full lookup with its key
