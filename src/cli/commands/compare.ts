@@ -17,6 +17,9 @@ import { redactText } from '../../util/redact.ts';
 import { appendStepSummary } from '../github.ts';
 import { writeCompareReport } from '../../report/index.ts';
 
+/** The flag compare/index.ts names in its messages (the type check keeps the two spellings one). */
+const ALLOW_DIFFERENT = 'allow-different-tasks' satisfies (typeof ALLOW_DIFFERENT_FLAG extends `--${infer N}` ? N : never);
+
 const SPEC = defineCommand({
   name: 'compare',
   operands: '<baseline> <candidate>',
@@ -26,7 +29,7 @@ const SPEC = defineCommand({
     json: { type: 'boolean', help: 'print the report as JSON instead of the table' },
     markdown: { type: 'boolean', help: 'print the report as markdown for a PR comment instead of the table' },
     out: { type: 'string', arg: 'DIR', help: "write compare.json and compare.md there (default: the candidate's folder)" },
-    'allow-different-tasks': { type: 'boolean', help: 'compare runs of different datasets or splits (refused otherwise, exit 2)' },
+    [ALLOW_DIFFERENT]: { type: 'boolean', help: 'compare runs of different datasets or splits (refused otherwise, exit 2)' },
     config: CONFIG_FLAGS.config,
     'cfg-options': CONFIG_FLAGS['cfg-options'],
     'model-cache': CONFIG_FLAGS['model-cache'],
@@ -84,7 +87,7 @@ export const command: Command = {
       maxRegression,
       maxErrored: config.evaluation.max_errored,
       failOnRegression,
-      allowDifferentTasks: args['allow-different-tasks'],
+      allowDifferentTasks: args[ALLOW_DIFFERENT],
       resamples,
       seed,
       confidence: 1 - config.evaluation.alpha,
