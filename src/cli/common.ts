@@ -6,34 +6,49 @@ import { loadConfig } from '../config/load.ts';
 import { CACHE_MODE_ALIASES, CACHE_MODES, normaliseAlias, type SkillOptConfig } from '../config/schema.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { checkSkillFile } from '../skill/frontmatter.ts';
-import { single, type SplitArgs } from './args.ts';
+import type { Flag } from './args.ts';
 
-/** Flags every run command understands. `--model-cache M` is `cache.mode` (not `--cache`: Vitest owns that one). */
-export const CONFIG_FLAGS = { valued: ['config', 'model-cache'], multi: ['cfg-options'] };
+/** The flags of every command that reads a config. `--model-cache M` is `cache.mode` (not `--cache`: Vitest owns that one). */
+export const CONFIG_FLAGS = {
+  config: { type: 'string', arg: 'C', help: 'YAML config (its _base_ chain is followed); default: SKILLOPT_CONFIG, else ./skillopt.yaml' },
+  'cfg-options': { type: 'list', arg: 'k=v', words: /=/, help: 'override config keys (dotted section.key, e.g. env.limit=20 evaluation.min_pass_rate=0.8)' },
+  'model-cache': { type: 'string', arg: CACHE_MODES.join('|'), help: 'the model-call cache for this run (sets cache.mode)' },
+} as const satisfies Record<string, Flag>;
+
+/** What `configFromArgs` reads: the config flags, and `--trials` where the command has it. */
+export interface ConfigFlagValues {
+  config: string | undefined;
+  'cfg-options': string[];
+  'model-cache': string | undefined;
+  trials?: number | undefined;
+}
+
+/** The `--cfg-options` the flags amount to: `--trials k` is `env.trials=k`, `--model-cache m` is `cache.mode=m`, applied last. */
+export function cfgOptionsFromFlags(values: ConfigFlagValues): string[] {
+  const { trials } = values;
+  const cache = values['model-cache'];
+  if (cache !== undefined && !(CACHE_MODES as readonly string[]).includes(String(normaliseAlias(cache, CACHE_MODE_ALIASES)))) {
+    throw new SkillOptError(`--model-cache ${cache}: expected one of ${CACHE_MODES.join(', ')}`);
+  }
+  return [
+    ...values['cfg-options'],
+    ...(trials !== undefined ? [`env.trials=${trials}`] : []),
+    ...(cache !== undefined ? [`cache.mode=${cache}`] : []),
+  ];
+}
 
 /**
  * The config: `--config`, else `SKILLOPT_CONFIG`, else `skillopt.yaml` in the current folder. A run that
  * calls a model needs one (it names the endpoint), so without any it stops before the first request.
  */
-export function configFromArgs(args: SplitArgs, opts: { required: boolean }): { config: SkillOptConfig; files: string[] } {
-  const path = findConfigPath(single(args, 'config'));
+export function configFromArgs(values: ConfigFlagValues, opts: { required: boolean }): { config: SkillOptConfig; files: string[] } {
+  const path = findConfigPath(values.config);
   if (!path && opts.required) {
     throw new SkillOptError(
       `no config: pass --config <file.yaml>, set SKILLOPT_CONFIG, or add ${PROJECT_CONFIG} to the project (it names the model endpoint; e.g. --config configs/dotnetdebug/sim.yaml runs offline on the simulated model)`,
     );
   }
-  // `--trials k` is `--cfg-options env.trials=k`, and `--model-cache m` is `cache.mode=m`, applied last.
-  const trials = single(args, 'trials');
-  const cache = single(args, 'model-cache');
-  if (cache !== undefined && !(CACHE_MODES as readonly string[]).includes(String(normaliseAlias(cache, CACHE_MODE_ALIASES)))) {
-    throw new SkillOptError(`--model-cache ${cache}: expected one of ${CACHE_MODES.join(', ')}`);
-  }
-  const cfgOptions = [
-    ...(args.flags.get('cfg-options') ?? []),
-    ...(trials !== undefined ? [`env.trials=${trials}`] : []),
-    ...(cache !== undefined ? [`cache.mode=${cache}`] : []),
-  ];
-  return loadConfig({ path, cfgOptions });
+  return loadConfig({ path, cfgOptions: cfgOptionsFromFlags(values) });
 }
 
 /** `--skill none`: the target gets the task alone (no system message), so `compare` shows the skill's lift. */

@@ -9,6 +9,7 @@ import { SkillOptError, oneLine } from '../util/errors.ts';
 import { redactText } from '../util/redact.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import type { Command } from './command.ts';
+import { USAGE_PREFIX } from './args.ts';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
   test: {
@@ -74,7 +75,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const { command } = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
-    console.log(`${entry.summary}\n\nUsage: ${command.usage}`);
+    console.log(`${entry.summary}\n\n${USAGE_PREFIX}${command.usage}`);
     return 0;
   }
   return command.run(rest);

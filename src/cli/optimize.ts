@@ -4,8 +4,7 @@
  * final artifacts (summary.json, best_skill.md, best_skill.diff) and print the end-of-run report.
  */
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { single, type SplitArgs } from './args.ts';
-import { configFromArgs, readSkillFile } from './common.ts';
+import { configFromArgs, readSkillFile, type ConfigFlagValues } from './common.ts';
 import { outRoot } from '../config/out-root.ts';
 import { displayPath } from '../util/paths.ts';
 import { printEndReport } from './end-report.ts';
@@ -46,12 +45,18 @@ function log(line: string): void {
   console.log(redactText(`[skillopt] ${escapeControls(line)}`));
 }
 
-export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<number> {
+/** The flags an optimize run reads: the config flags, `--skill`, and `--trials` for the suggested eval. */
+export interface OptimizeFlagValues extends ConfigFlagValues {
+  skill: string | undefined;
+}
+
+/** `vitestArgs`: what `skillopt test --optimize` hands on to Vitest (file filters, its flags); `train` hands on none. */
+export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[], mode: OptimizeMode): Promise<number> {
   const { config, files } = configFromArgs(args, { required: true });
   const target = mode.target ?? config.train.target_pass_rate ?? (mode.stopAtTarget ? 0.9 : null);
   if (target !== null && (target < 0 || target > 1)) throw new SkillOptError(`--target must be between 0 and 1, got ${target}`);
   const outDir = outRoot(config, 'skillopt', config.model.optimizer);
-  const { filters, options } = parseVitestArgs(args.rest);
+  const { filters, options } = parseVitestArgs(vitestArgs);
   // one run per folder: the lock first, and the folder's fingerprint checked before anything is written
   const lock = acquireRunLock(outDir, { log });
   const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout' }, log }).catch((e: unknown) => {
@@ -71,7 +76,7 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
       );
     }
     const manifest = manifests[0]!;
-    const skillFlag = single(args, 'skill');
+    const skillFlag = args.skill;
     // --skill, else the suite's seed skill (which is env.skill_init when the config sets one)
     const initialSkill = skillFlag ? readSkillFile(skillFlag) : manifest.seed_skill;
     // a trigger suite: only the optimized skill's description is edited, scored by its trigger F1
@@ -118,8 +123,8 @@ export async function runOptimize(args: SplitArgs, mode: OptimizeMode): Promise<
     // An endpoint that stayed down leaves the run unfinished, not failed: inconclusive, resumable.
     const inconclusive = result.stopped?.reason === 'infrastructure';
     const ok = !inconclusive && (mode.stopAtTarget ? result.targetReached : !result.stopped || result.stopped.reason !== 'budget');
-    const evalOptions = evalCfgOptions([...(args.flags.get('cfg-options') ?? []), ...(single(args, 'trials') !== undefined ? [`env.trials=${single(args, 'trials')}`] : [])]);
-    report(result, { ok, inconclusive, title: mode.stopAtTarget ? 'skillopt test --optimize' : 'skillopt train', outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: single(args, 'config') ?? '', evalOptions });
+    const evalOptions = evalCfgOptions([...args['cfg-options'], ...(args.trials !== undefined ? [`env.trials=${args.trials}`] : [])]);
+    report(result, { ok, inconclusive, title: mode.stopAtTarget ? 'skillopt test --optimize' : 'skillopt train', outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: args.config ?? '', evalOptions });
     return ok ? EXIT_CODES.pass : inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.fail;
   } catch (e) {
     if (before && isReplayStop(e)) restoreFolder(before);

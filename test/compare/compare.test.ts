@@ -11,7 +11,7 @@ import { compareRecords, lastRowPerTrial } from '../../src/compare/compare.ts';
 import { compareSides, runComparison } from '../../src/compare/index.ts';
 import { loadSide, readResultRows, resolveSide } from '../../src/compare/load.ts';
 import { differentTasks } from '../../src/compare/same-tasks.ts';
-import { splitPositionals } from '../../src/cli/commands/compare.ts';
+import { parseCompareArgs } from '../../src/cli/commands/compare.ts';
 import { caseChangeLabel, decideComparison, type ComparisonEvidence } from '../../src/suite/verdict.ts';
 import { errored, ids, row, trials, writeResults } from './rows.ts';
 
@@ -326,14 +326,12 @@ describe('loading a side', () => {
 
 describe('compare command arguments', () => {
   test('the two paths wherever they stand: a --cfg-options list ends at its first word without "="', () => {
-    expect(splitPositionals(['--cfg-options', 'evaluation.max_regression=0.02', 'base', 'cand', '--json'])).toEqual({
-      positionals: ['base', 'cand'],
-      flags: ['--cfg-options', 'evaluation.max_regression=0.02', '--json'],
-    });
-    expect(splitPositionals(['base', '--out', 'dir', 'cand', '--max-regression', '0.1', '--config', 'c.yaml'])).toEqual({
-      positionals: ['base', 'cand'],
-      flags: ['--out', 'dir', '--max-regression', '0.1', '--config', 'c.yaml'],
-    });
+    const a = parseCompareArgs(['--cfg-options', 'evaluation.max_regression=0.02', 'base', 'cand', '--json']);
+    expect(a.positionals).toEqual(['base', 'cand']);
+    expect(a.values).toMatchObject({ 'cfg-options': ['evaluation.max_regression=0.02'], json: true });
+    const b = parseCompareArgs(['base', '--out', 'dir', 'cand', '--max-regression', '0.1', '--config', 'c.yaml']);
+    expect(b.positionals).toEqual(['base', 'cand']);
+    expect(b.values).toMatchObject({ out: 'dir', 'max-regression': 0.1, config: 'c.yaml' });
   });
 });
 

@@ -28,6 +28,34 @@ describe.concurrent('skillopt CLI basics', () => {
     expect(e.stdout).toContain('valid_seen');
   });
 
+  test('a flag the command does not define exits 2 before any work, with the nearest flag it does', async () => {
+    const [trials, typo, vitestOnly, testTypo] = await Promise.all([
+      skillopt(['train', '--trials', '3']),
+      skillopt(['eval', '--config', 'c.yaml', '--skill', 's.md', '--cfg-option', 'env.limit=2']),
+      skillopt(['train', '--reporter=junit']),
+      skillopt(['test', '--trails', '3']),
+    ]);
+    const oneLine = (r: { code: number | null; stdout: string; stderr: string }) => {
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      return r.stderr.trim();
+    };
+    expect(oneLine(trials)).toContain("unknown flag '--trials' for skillopt train; see skillopt train --help");
+    expect(oneLine(typo)).toContain("unknown flag '--cfg-option' for skillopt eval (did you mean --cfg-options?)");
+    // Vitest's flags go on to Vitest from `skillopt test` only
+    expect(oneLine(vitestOnly)).toContain("unknown flag '--reporter' for skillopt train");
+    expect(oneLine(testTypo)).toContain("unknown flag '--trails' for skillopt test (did you mean --trials?)");
+  });
+
+  test('every command that reads a config lists --model-cache in its help', async () => {
+    const helps = await Promise.all(['test', 'train', 'eval', 'compare', 'cache', 'config'].map((c) => skillopt([c, '--help'])));
+    for (const h of helps) {
+      expect(h.code).toBe(0);
+      expect(h.stdout).toMatch(/^ {2}--model-cache rw\|ro\|off\|replay\b/m);
+    }
+  });
+
   test('an unknown command exits 2 naming it', async () => {
     const r = await skillopt(['frobnicate']);
     expect(r.code).toBe(2);

@@ -28,7 +28,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { takeFlags } from '../../src/cli/args.ts';
+import { parseFlags } from '../../src/cli/args.ts';
 import { CONFIG_FLAGS } from '../../src/cli/common.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { assertBuilt, BIN, childEnv, freePort, REPO, run, tempDirs, waitForOutput } from './helpers.ts';
@@ -312,12 +312,13 @@ class Rewriter {
  */
 function serverOverrides(args: string[], env: NodeJS.ProcessEnv, rw: Rewriter): string[] {
   if (rw.ports.size === 0) return [];
-  const { flags } = takeFlags(args.slice(1), CONFIG_FLAGS);
-  const given = flags.get('config')?.at(-1) ?? env['SKILLOPT_CONFIG'] ?? (existsSync(join(REPO, 'skillopt.yaml')) ? 'skillopt.yaml' : undefined);
+  // the config flags only: every other flag of the command passes by
+  const { values: flags } = parseFlags({ name: args[0]!, flags: CONFIG_FLAGS }, args.slice(1), { accepts: () => true, names: [] });
+  const given = flags.config ?? env['SKILLOPT_CONFIG'] ?? (existsSync(join(REPO, 'skillopt.yaml')) ? 'skillopt.yaml' : undefined);
   const path = given === undefined ? undefined : isAbsolute(given) ? given : join(REPO, given);
   let model: Record<string, unknown>;
   try {
-    model = loadConfig({ path, cfgOptions: flags.get('cfg-options') ?? [], env }).config.model as unknown as Record<string, unknown>;
+    model = loadConfig({ path, cfgOptions: flags['cfg-options'], env }).config.model as unknown as Record<string, unknown>;
   } catch {
     return []; // the command itself reports the config error (and makes no request)
   }

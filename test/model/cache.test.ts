@@ -18,7 +18,7 @@ import type { RoleConfig } from '../../src/model/types.ts';
 import { RankingSchema } from '../../src/protocol/schemas.ts';
 import { defaultConfig } from '../../src/config/schema.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { takeFlags } from '../../src/cli/args.ts';
+import { parseFlags } from '../../src/cli/args.ts';
 import { configFromArgs, CONFIG_FLAGS } from '../../src/cli/common.ts';
 import { startFaultServer, type FaultServer, type FaultServerOptions, type Script } from '../helpers/fault-server.ts';
 import { roleConfig, user } from './harness.ts';
@@ -70,7 +70,7 @@ describe('configuration', () => {
     expect(loadConfig({ env: { SKILLOPT_CACHE: 'replay', SKILLOPT_CACHE_DIR: '/tmp/x' } }).config.cache).toEqual({ mode: 'replay', dir: '/tmp/x' });
     expect(loadConfig({ env: { SKILLOPT_CACHE: 'replay' }, cfgOptions: ['cache.mode=ro'] }).config.cache.mode).toBe('ro');
     expect(loadConfig({ env: {}, cfgOptions: ['cache.mode=read-only'] }).config.cache.mode).toBe('ro');
-    const args = (argv: string[]) => takeFlags(argv, CONFIG_FLAGS);
+    const args = (argv: string[]) => parseFlags({ name: 'test', flags: CONFIG_FLAGS }, argv).values;
     expect(configFromArgs(args(['--model-cache', 'off', '--cfg-options', 'cache.mode=replay']), { required: false }).config.cache.mode).toBe('off');
     expect(() => configFromArgs(args(['--model-cache', 'maybe']), { required: false })).toThrow('--model-cache maybe: expected one of rw, ro, off, replay');
     expect(openModelCache({ ...defaultConfig(), cache: { mode: 'off', dir: 'x' } })).toBeNull();

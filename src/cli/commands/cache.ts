@@ -9,21 +9,33 @@ import { describeHolder } from '../../util/lock.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
-import { numberFlag, single, takeFlags, type SplitArgs } from '../args.ts';
+import { defineCommand, helpText, noOperands, parseFlags, type FlagValues } from '../args.ts';
 import { configFromArgs, CONFIG_FLAGS } from '../common.ts';
 import type { Command } from '../command.ts';
 
-const USAGE = `skillopt cache stats [--dir D] [--runs N] [--json]
-       skillopt cache prune [--max-size 500MB] [--older-than 30d] [--dry-run] [--dir D]
+const SPEC = defineCommand({
+  name: 'cache',
+  operands: 'stats|prune',
+  flags: {
+    dir: { type: 'string', arg: 'D', help: 'the cache folder (default: cache.dir of --config / SKILLOPT_CONFIG, SKILLOPT_CACHE_DIR, else .skillopt/cache)' },
+    runs: { type: 'number', arg: 'N', default: 10, help: 'stats: how many of the most recent runs that used the cache to show' },
+    json: { type: 'boolean', help: 'stats: print JSON' },
+    'max-size': { type: 'string', arg: '500MB', help: 'prune: then remove the least recently used until the cache takes at most this on disk (K/M/G are powers of 1024)' },
+    'older-than': { type: 'string', arg: '30d', help: 'prune: remove entries unused for longer than this (30d, 12h, 2w)' },
+    'dry-run': { type: 'boolean', help: 'prune: say what would be removed, remove nothing' },
+    config: CONFIG_FLAGS.config,
+    'cfg-options': CONFIG_FLAGS['cfg-options'],
+    'model-cache': CONFIG_FLAGS['model-cache'],
+  },
+  about: `  stats   entries, size on disk, and the hit rate of the last N runs that used the cache
+  prune   remove entries unused for longer than --older-than, then the least recently used until the cache
+          takes at most --max-size on disk; refuses while a run uses the cache, naming it`,
+});
 
-  stats   entries, size on disk, and the hit rate of the last N runs (default 10) that used the cache
-  prune   remove entries unused for longer than --older-than (30d, 12h, 2w), then the least recently used
-          until the cache takes at most --max-size on disk (500MB, 2GB; K/M/G are powers of 1024);
-          refuses while a run uses the cache, naming it
-  --dir D the cache folder (default: cache.dir of --config / SKILLOPT_CONFIG, SKILLOPT_CACHE_DIR, else .skillopt/cache)`;
+type CacheFlags = FlagValues<typeof SPEC.flags>;
 
-function cacheDir(args: SplitArgs): string {
-  const dir = single(args, 'dir');
+function cacheDir(args: CacheFlags): string {
+  const dir = args.dir;
   if (dir) return resolve(dir);
   return resolve(configFromArgs(args, { required: false }).config.cache.dir);
 }
@@ -33,22 +45,18 @@ function pct(x: number | null): string {
 }
 
 export const command: Command = {
-  usage: USAGE,
+  usage: helpText(SPEC),
   async run(argv) {
     const [sub, ...rest] = argv;
-    const args = takeFlags(rest, {
-      valued: [...CONFIG_FLAGS.valued, 'dir', 'runs', 'max-size', 'older-than'],
-      multi: CONFIG_FLAGS.multi,
-      switches: ['json', 'dry-run'],
-    });
-    if (sub !== 'stats' && sub !== 'prune') throw new SkillOptError(`skillopt cache: expected 'stats' or 'prune'${sub ? `, got '${sub}'` : ''} (usage: ${USAGE.split('\n')[0]})`);
-    if (args.rest.length) throw new SkillOptError(`skillopt cache ${sub}: unexpected argument '${args.rest[0]}'`);
+    if (sub !== 'stats' && sub !== 'prune') throw new SkillOptError(`skillopt cache: expected 'stats' or 'prune'${sub ? `, got '${sub}'` : ''} (see skillopt cache --help)`);
+    const { values: args, positionals } = parseFlags({ ...SPEC, name: `cache ${sub}` }, rest);
+    noOperands({ ...SPEC, name: `cache ${sub}` }, positionals);
     const dir = cacheDir(args);
     const out = (line: string) => console.log(redactText(line));
 
     if (sub === 'stats') {
-      const s = cacheStats(dir, { runs: numberFlag(args, 'runs') ?? 10 });
-      if (args.switches.has('json')) {
+      const s = cacheStats(dir, { runs: args.runs });
+      if (args.json) {
         out(JSON.stringify(s, null, 2));
         return 0;
       }
@@ -71,10 +79,10 @@ export const command: Command = {
       return 0;
     }
 
-    const maxSize = single(args, 'max-size');
-    const olderThan = single(args, 'older-than');
+    const maxSize = args['max-size'];
+    const olderThan = args['older-than'];
     if (maxSize === undefined && olderThan === undefined) throw new SkillOptError('skillopt cache prune: give --max-size (e.g. 500MB) and/or --older-than (e.g. 30d)');
-    const dryRun = args.switches.has('dry-run');
+    const dryRun = args['dry-run'];
     const r = pruneCache(dir, {
       ...(maxSize !== undefined ? { maxBytes: parseSize(maxSize) } : {}),
       ...(olderThan !== undefined ? { olderThanMs: parseAge(olderThan) } : {}),

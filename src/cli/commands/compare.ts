@@ -6,7 +6,7 @@
  * The statistics are in src/stats/, the pairing in src/compare/, the decision in suite/verdict.ts.
  */
 import { join, resolve } from 'node:path';
-import { numberFlag, single, takeFlags } from '../args.ts';
+import { defineCommand, helpText, parseFlags } from '../args.ts';
 import { configFromArgs, CONFIG_FLAGS } from '../common.ts';
 import type { Command } from '../command.ts';
 import { ALLOW_DIFFERENT_FLAG, compareJson, compareMarkdown, compareTerminal, runComparison } from '../../compare/index.ts';
@@ -17,10 +17,26 @@ import { redactText } from '../../util/redact.ts';
 import { appendStepSummary } from '../github.ts';
 import { writeCompareReport } from '../../report/index.ts';
 
-const USAGE = `skillopt compare <baseline> <candidate> [--fail-on-regression] [--max-regression X] [--json | --markdown]
-                 [--out DIR] [${ALLOW_DIFFERENT_FLAG}] [--config C] [--cfg-options k=v ...] [--resamples N] [--seed N]
+/** The flag compare/index.ts names in its messages (the type check keeps the two spellings one). */
+const ALLOW_DIFFERENT = 'allow-different-tasks' satisfies (typeof ALLOW_DIFFERENT_FLAG extends `--${infer N}` ? N : never);
 
-  Pairs the cases of two runs by (suite, task id) and reports regressed, fixed, still failing, flaky,
+const SPEC = defineCommand({
+  name: 'compare',
+  operands: '<baseline> <candidate>',
+  flags: {
+    'fail-on-regression': { type: 'boolean', help: 'exit 1 when regressed, 3 when inconclusive (without it: exit 0 whatever the verdict)' },
+    'max-regression': { type: 'number', arg: 'X', help: 'the tolerated drop, a fraction in [0, 1] (default evaluation.max_regression, 0)' },
+    json: { type: 'boolean', help: 'print the report as JSON instead of the table' },
+    markdown: { type: 'boolean', help: 'print the report as markdown for a PR comment instead of the table' },
+    out: { type: 'string', arg: 'DIR', help: "write compare.json and compare.md there (default: the candidate's folder)" },
+    [ALLOW_DIFFERENT]: { type: 'boolean', help: 'compare runs of different datasets or splits (refused otherwise, exit 2)' },
+    config: CONFIG_FLAGS.config,
+    'cfg-options': CONFIG_FLAGS['cfg-options'],
+    'model-cache': CONFIG_FLAGS['model-cache'],
+    resamples: { type: 'number', arg: 'N', default: DEFAULT_RESAMPLES, help: "the paired bootstrap's resamples" },
+    seed: { type: 'number', arg: 'N', default: 0, help: "the paired bootstrap's seed" },
+  },
+  about: `  Pairs the cases of two runs by (suite, task id) and reports regressed, fixed, still failing, flaky,
   unpaired and errored cases, each side's pass rate with a 95% interval, and the change in pass rate
   with a 95% paired interval and a one-sided p-value for "got worse" (single-trial runs: exact McNemar +
   Newcombe's interval; with trials: the exact permutation test over cases decides, a seeded paired
@@ -33,42 +49,13 @@ const USAGE = `skillopt compare <baseline> <candidate> [--fail-on-regression] [-
   the change below 0 (single trials: and the upper bound of the change is below 0) and the change is
   below −evaluation.max_regression; improved in the mirror case; inconclusive when either side has more
   errored cases than evaluation.max_errored, has fewer cases than its run selected, or nothing pairs;
-  otherwise no significant change (the report says which true drop it would catch 80% of the time).
+  otherwise no significant change (the report says which true drop it would catch 80% of the time).`,
+  notes: '  With GITHUB_STEP_SUMMARY set (GitHub Actions), the markdown report is appended to that file too.',
+});
 
-  --fail-on-regression     exit 1 when regressed, 3 when inconclusive (without it: exit 0 whatever the verdict)
-  --max-regression X       the tolerated drop, a fraction in [0, 1] (default evaluation.max_regression, 0)
-  --json / --markdown      print the report as JSON / as markdown for a PR comment instead of the table
-  --out DIR                write compare.json and compare.md there (default: the candidate's folder)
-  ${ALLOW_DIFFERENT_FLAG}  compare runs of different datasets or splits (refused otherwise, exit 2)
-  --resamples N, --seed N  the bootstrap's resamples (default ${DEFAULT_RESAMPLES}) and seed (default 0)
-
-  With GITHUB_STEP_SUMMARY set (GitHub Actions), the markdown report is appended to that file too.`;
-
-const VALUED = [...CONFIG_FLAGS.valued, 'out', 'max-regression', 'resamples', 'seed'];
-const SWITCHES = ['json', 'markdown', 'fail-on-regression', ALLOW_DIFFERENT_FLAG.slice(2)];
-
-/**
- * The two paths, wherever they stand: a `--cfg-options` list ends at its first word without `=`, so
- * `--cfg-options evaluation.max_regression=0.02 base cand` still reads base and cand as the paths.
- */
-export function splitPositionals(argv: string[]): { positionals: string[]; flags: string[] } {
-  const positionals: string[] = [];
-  const flags: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('-') || arg === '-') {
-      positionals.push(arg);
-      continue;
-    }
-    flags.push(arg);
-    const name = /^--([\w-]+)$/.exec(arg)?.[1];
-    if (!name) continue;
-    if (VALUED.includes(name) && i + 1 < argv.length) flags.push(argv[++i]!);
-    else if (CONFIG_FLAGS.multi.includes(name)) {
-      while (i + 1 < argv.length && !argv[i + 1]!.startsWith('-') && argv[i + 1]!.includes('=')) flags.push(argv[++i]!);
-    }
-  }
-  return { positionals, flags };
+/** The two paths wherever they stand among the flags (a `--cfg-options` list ends at its first word without `=`). */
+export function parseCompareArgs(argv: string[]) {
+  return parseFlags(SPEC, argv);
 }
 
 function fraction(raw: number, what: string): number {
@@ -77,11 +64,9 @@ function fraction(raw: number, what: string): number {
 }
 
 export const command: Command = {
-  usage: USAGE,
+  usage: helpText(SPEC),
   async run(argv) {
-    const { positionals, flags } = splitPositionals(argv);
-    const args = takeFlags(flags, { valued: VALUED, multi: CONFIG_FLAGS.multi, switches: SWITCHES });
-    if (args.rest.length) throw new SkillOptError(`unknown flag '${args.rest[0]}' (see skillopt compare --help)`);
+    const { values: args, positionals } = parseCompareArgs(argv);
     if (positionals.length !== 2) {
       throw new SkillOptError(
         positionals.length < 2
@@ -89,26 +74,26 @@ export const command: Command = {
           : `compare takes two runs, got ${positionals.length}: ${positionals.join(' ')}`,
       );
     }
-    if (args.switches.has('json') && args.switches.has('markdown')) throw new SkillOptError('--json and --markdown both print the report: pick one (compare.json and compare.md are written either way)');
+    if (args.json && args.markdown) throw new SkillOptError('--json and --markdown both print the report: pick one (compare.json and compare.md are written either way)');
     const { config } = configFromArgs(args, { required: false });
-    const maxRegression = fraction(numberFlag(args, 'max-regression') ?? config.evaluation.max_regression, '--max-regression');
-    const resamples = numberFlag(args, 'resamples') ?? DEFAULT_RESAMPLES;
+    const maxRegression = fraction(args['max-regression'] ?? config.evaluation.max_regression, '--max-regression');
+    const resamples = args.resamples;
     if (!Number.isInteger(resamples) || resamples < 100 || resamples > 1_000_000) throw new SkillOptError(`--resamples must be an integer from 100 to 1000000, got ${resamples}`);
-    const seed = numberFlag(args, 'seed') ?? 0;
+    const seed = args.seed;
     if (!Number.isSafeInteger(seed)) throw new SkillOptError(`--seed must be an integer, got ${seed}`);
-    const failOnRegression = args.switches.has('fail-on-regression');
+    const failOnRegression = args['fail-on-regression'];
 
     const run = runComparison(positionals[0]!, positionals[1]!, {
       maxRegression,
       maxErrored: config.evaluation.max_errored,
       failOnRegression,
-      allowDifferentTasks: args.switches.has(ALLOW_DIFFERENT_FLAG.slice(2)),
+      allowDifferentTasks: args[ALLOW_DIFFERENT],
       resamples,
       seed,
       confidence: 1 - config.evaluation.alpha,
     });
 
-    const outDir = resolve(single(args, 'out') ?? run.candidate.folder);
+    const outDir = resolve(args.out ?? run.candidate.folder);
     const json = compareJson(run);
     const markdown = compareMarkdown(run);
     let written = [join(outDir, 'compare.json'), join(outDir, 'compare.md')];
@@ -123,8 +108,8 @@ export const command: Command = {
     const html = writeCompareReport(outDir, { compare: json as unknown as Record<string, unknown>, baselineRows: run.baseline.rows, candidateRows: run.candidate.rows });
     if (html) written.push(html);
     appendStepSummary(markdown);
-    if (args.switches.has('json')) console.log(redactText(JSON.stringify(json, null, 2)));
-    else if (args.switches.has('markdown')) process.stdout.write(redactText(markdown));
+    if (args.json) console.log(redactText(JSON.stringify(json, null, 2)));
+    else if (args.markdown) process.stdout.write(redactText(markdown));
     else console.log(redactText(compareTerminal(run, { written, width: process.stdout.columns })));
     return run.decision.exit_code;
   },

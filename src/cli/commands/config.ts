@@ -10,31 +10,35 @@ import { redactConfig } from '../../config/redact.ts';
 import { resolveRoles } from '../../config/roles.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
-import { single, takeFlags } from '../args.ts';
-import { CONFIG_FLAGS } from '../common.ts';
+import { defineCommand, helpText, parseFlags } from '../args.ts';
+import { cfgOptionsFromFlags, CONFIG_FLAGS } from '../common.ts';
 import type { Command } from '../command.ts';
 
-const USAGE = `skillopt config [--config C] [--cfg-options k=v ...] [--json]
-
-  --config C          YAML config (its _base_ chain is followed); default: built-in defaults
-  --cfg-options k=v   override config keys (dotted section.key, or legacy flat keys like batch_size)
-  --json              print JSON instead of YAML
-Precedence: defaults < _base_ files < the config file < environment (OPENAI_COMPATIBLE_*, SKILLOPT_OUT_ROOT) < --cfg-options`;
+const SPEC = defineCommand({
+  name: 'config',
+  flags: {
+    config: { ...CONFIG_FLAGS.config, help: 'YAML config (its _base_ chain is followed); default: built-in defaults' },
+    'cfg-options': { ...CONFIG_FLAGS['cfg-options'], help: 'override config keys (dotted section.key, or legacy flat keys like batch_size)' },
+    'model-cache': CONFIG_FLAGS['model-cache'],
+    json: { type: 'boolean', help: 'print JSON instead of YAML' },
+  },
+  notes: 'Precedence: defaults < _base_ files < the config file < environment (OPENAI_COMPATIBLE_*, SKILLOPT_OUT_ROOT) < --cfg-options',
+});
 
 export const command: Command = {
-  usage: USAGE,
+  usage: helpText(SPEC),
   async run(argv) {
-    const args = takeFlags(argv, { ...CONFIG_FLAGS, switches: ['json'] });
-    if (args.rest.length > 0) {
-      console.error(redactText(`skillopt config: unexpected argument '${args.rest[0]}'\n\nUsage: ${USAGE}`));
+    const { values: args, positionals } = parseFlags(SPEC, argv);
+    if (positionals.length > 0) {
+      console.error(redactText(`skillopt config: unexpected argument '${positionals[0]}'\n\nUsage: ${helpText(SPEC)}`));
       return 2;
     }
     const env = process.env;
-    const loaded = loadConfig({ path: single(args, 'config'), cfgOptions: args.flags.get('cfg-options') ?? [], env });
+    const loaded = loadConfig({ path: args.config, cfgOptions: cfgOptionsFromFlags(args), env });
     const roles = resolveRoles(loaded.config, env, { sourceOf: loaded.sourceOf });
     for (const w of loaded.warnings) console.error(redactText(`${pc.yellow('skillopt: warning:')} ${w}`));
     const config = redactConfig(loaded.config);
-    if (args.switches.has('json')) {
+    if (args.json) {
       console.log(redactText(JSON.stringify(config, null, 2)));
       return 0;
     }

@@ -17,7 +17,7 @@ import { openHost } from '../../vitest/host.ts';
 import { SuiteRunner } from '../../vitest/runner.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
 import { SkillOptError } from '../../util/errors.ts';
-import { single, takeFlags } from '../args.ts';
+import { defineCommand, helpText, noOperands, parseFlags } from '../args.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag } from '../common.ts';
 import type { Command } from '../command.ts';
@@ -32,22 +32,30 @@ import { isReplayStop } from '../../model/cache/cache.ts';
 import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
 
-const USAGE = `skillopt eval --config C --skill S [--split train|val|test|all] [--trials K] [--cfg-options k=v ...]
-
-  Scores skill S on one split of the suite named by env.name and writes <env.out_root>/eval_summary.json
-  plus predictions/<id>.json. Split aliases: valid_seen = val, valid_unseen = test. Default: all.
-  --trials K runs every task K times (env.trials); a prediction then lists its trials.`;
+const SPEC = defineCommand({
+  name: 'eval',
+  flags: {
+    config: { ...CONFIG_FLAGS.config, required: true },
+    skill: { type: 'string', arg: 'S', required: true, help: 'the skill file to score; none = the bare model (no system message)' },
+    split: { type: 'string', arg: 'train|val|test|all', default: 'all', help: 'which tasks to score (aliases: valid_seen = val, valid_unseen = test)' },
+    trials: { type: 'number', arg: 'K', help: 'run every task K times (env.trials); a prediction then lists its trials' },
+    'cfg-options': CONFIG_FLAGS['cfg-options'],
+    'model-cache': CONFIG_FLAGS['model-cache'],
+  },
+  about: `  Scores skill S on one split of the suite named by env.name and writes <env.out_root>/eval_summary.json
+  plus predictions/<id>.json.`,
+});
 
 export const command: Command = {
-  usage: USAGE,
+  usage: helpText(SPEC),
   async run(argv) {
-    const args = takeFlags(argv, { valued: [...CONFIG_FLAGS.valued, 'skill', 'split', 'trials'], multi: CONFIG_FLAGS.multi });
-    if (args.rest.length) throw new SkillOptError(`unexpected argument '${args.rest[0]}' (see skillopt eval --help)`);
+    const { values: args, positionals } = parseFlags(SPEC, argv);
+    noOperands(SPEC, positionals);
     const { config } = configFromArgs(args, { required: true });
-    const skillArg = single(args, 'skill');
+    const skillArg = args.skill;
     if (!skillArg) throw new SkillOptError('--skill <file.md> is required (or --skill none for the bare model)');
     const skill = skillFromFlag(skillArg);
-    const split = normalizeSplit(single(args, 'split') ?? 'all');
+    const split = normalizeSplit(args.split);
     const outDir = outRoot(config, 'eval', config.model.target);
     // one run per folder: the lock first, and the folder's fingerprint checked before anything is written
     const lock = acquireRunLock(outDir, { log: (l) => console.log(`[skillopt] ${l}`) });

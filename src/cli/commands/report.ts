@@ -7,23 +7,23 @@
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
-import { takeFlags } from '../args.ts';
+import { defineCommand, helpText, parseFlags } from '../args.ts';
 import type { Command } from '../command.ts';
 
-const USAGE = `skillopt report <dir>
-
-  Writes <dir>/report.html for a test, eval or optimize run folder (and <dir>/compare.html when the
+const SPEC = defineCommand({
+  name: 'report',
+  operands: '<dir>',
+  flags: {},
+  about: `  Writes <dir>/report.html for a test, eval or optimize run folder (and <dir>/compare.html when the
   folder holds compare.json): one self-contained file (no server, no network) with the step curve,
   the per-case table with filters, the skill diff, regressions first for a comparison.
-  The terminal view of the same facts: skillopt show <dir>.`;
+  The terminal view of the same facts: skillopt show <dir>.`,
+});
 
 export const command: Command = {
-  usage: USAGE,
+  usage: helpText(SPEC),
   async run(argv) {
-    const args = takeFlags(argv, {});
-    const dirs = args.rest.filter((a) => !a.startsWith('-'));
-    const unknown = args.rest.find((a) => a.startsWith('-'));
-    if (unknown) throw new SkillOptError(`unknown flag '${unknown}' (see skillopt report --help)`);
+    const dirs = parseFlags(SPEC, argv).positionals;
     if (dirs.length !== 1) throw new SkillOptError(dirs.length === 0 ? 'report needs a run folder: skillopt report <dir>' : `report takes one folder, got ${dirs.length}: ${dirs.join(' ')}`);
     const { regenerateReports } = await import('../../report/index.ts');
     const started = performance.now();

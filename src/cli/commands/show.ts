@@ -5,22 +5,22 @@
  */
 import { SkillOptError } from '../../util/errors.ts';
 import { redactText } from '../../util/redact.ts';
-import { takeFlags } from '../args.ts';
+import { defineCommand, helpText, parseFlags } from '../args.ts';
 import type { Command } from '../command.ts';
 
-const USAGE = `skillopt show <dir>
-
-  Prints what a run folder holds: the command, config, skill, model (simulated or not), the headline
+const SPEC = defineCommand({
+  name: 'show',
+  operands: '<dir>',
+  flags: {},
+  about: `  Prints what a run folder holds: the command, config, skill, model (simulated or not), the headline
   figures, for an optimize run the validation pass rate per step as a text chart, the worst cases,
-  a comparison's regressed and fixed cases, and the files to open next (report.html first).`;
+  a comparison's regressed and fixed cases, and the files to open next (report.html first).`,
+});
 
 export const command: Command = {
-  usage: USAGE,
+  usage: helpText(SPEC),
   async run(argv) {
-    const args = takeFlags(argv, {});
-    const unknown = args.rest.find((a) => a.startsWith('-'));
-    if (unknown) throw new SkillOptError(`unknown flag '${unknown}' (see skillopt show --help)`);
-    const dirs = args.rest;
+    const dirs = parseFlags(SPEC, argv).positionals;
     if (dirs.length !== 1) throw new SkillOptError(dirs.length === 0 ? 'show needs a run folder: skillopt show <dir>' : `show takes one folder, got ${dirs.length}: ${dirs.join(' ')}`);
     const { showRun } = await import('../../report/show.ts');
     console.log(redactText(showRun(dirs[0]!, { width: process.stdout.columns })));

@@ -1,14 +1,10 @@
 /** `skillopt sim-server`: run the simulated OpenAI-compatible model server standalone (docs/simulated-model.md). */
 import type { Command } from '../command.ts';
-import { numberFlag, single, takeFlags } from '../args.ts';
-import { SkillOptError } from '../../util/errors.ts';
+import { defineCommand, helpText, noOperands, parseFlags } from '../args.ts';
+import { DEFAULT_SIM_KNOBS } from '../../sim/knobs.ts';
 import { startSimServer, type SimServer, type SimServerOptions } from '../../sim/server.ts';
 
-const USAGE =
-  'skillopt sim-server [--host 127.0.0.1] [--port 8000] [--model mitko] [--seed N] [--noise P] ' +
-  '[--max-rules N] [--analyst-error-rate P] [--routing-noise P] [--latency-ms N] ' +
-  '[--interference P] [--dilution X] [--dilution-rules N] [--dilution-chars N] [--analyst-misread-rate P] ' +
-  '[--analyst-context-recall P] [--analyst-notes-effect P] [--analyst-generalize N] [--ranker-accuracy P]';
+const D = DEFAULT_SIM_KNOBS;
 
 /** The world's other knobs (src/sim/knobs.ts): flag → option. Unset ones keep the default world. */
 const WORLD_FLAGS = {
@@ -23,36 +19,51 @@ const WORLD_FLAGS = {
   'ranker-accuracy': 'rankerAccuracy',
 } as const;
 
+const SPEC = defineCommand({
+  name: 'sim-server',
+  flags: {
+    host: { type: 'string', default: '127.0.0.1', help: 'the address to listen on' },
+    port: { type: 'number', default: 8000, help: 'the port to listen on (0 = any free port)' },
+    model: { type: 'list', arg: 'ID', help: 'the model ids it serves (repeat the flag or separate ids by commas; default mitko)' },
+    seed: { type: 'number', arg: 'N', help: `seed of every pseudo-random decision (default ${D.seed})` },
+    noise: { type: 'number', arg: 'P', help: `target: probability of a wrong answer (default ${D.noise})` },
+    'max-rules': { type: 'number', arg: 'N', help: `target: rules after the N-th are not seen; 0 = unlimited (default ${D.maxRules})` },
+    'analyst-error-rate': { type: 'number', arg: 'P', help: `analysts: probability of a rule keyed on a common word (default ${D.analystErrorRate})` },
+    'routing-noise': { type: 'number', arg: 'P', help: `agents: probability that a load_skill decision is replaced (default ${D.routingNoise})` },
+    'latency-ms': { type: 'number', arg: 'N', help: 'delay every reply by N ms (default 0)' },
+    interference: { type: 'number', arg: 'P', help: `target: probability of following a competing rule (default ${D.interference})` },
+    dilution: { type: 'number', arg: 'X', help: `target: miss probability per unit of overload past the attention budget (default ${D.dilution})` },
+    'dilution-rules': { type: 'number', arg: 'N', help: `target: attention budget in rules; 0 = none (default ${D.dilutionRules})` },
+    'dilution-chars': { type: 'number', arg: 'N', help: `target: attention budget in characters of system prompt; 0 = none (default ${D.dilutionChars})` },
+    'analyst-misread-rate': { type: 'number', arg: 'P', help: `analysts: probability of a wrong rule for a failure the skill already answers (default ${D.analystMisreadRate})` },
+    'analyst-context-recall': { type: 'number', arg: 'P', help: `analysts: probability of heeding one item of their context (default ${D.analystContextRecall})` },
+    'analyst-notes-effect': { type: 'number', arg: 'P', help: `analysts: fraction by which notes in the prompt cut the error rate (default ${D.analystNotesEffect})` },
+    'analyst-generalize': { type: 'number', arg: 'N', help: `analysts: successes needed to generalize a rule; 0 = never (default ${D.analystGeneralize})` },
+    'ranker-accuracy': { type: 'number', arg: 'P', help: `ranking: probability that each pick is the best supported item left (default ${D.rankerAccuracy})` },
+  },
+});
+
 /**
  * Parse the command's flags into server options (defaults: 127.0.0.1:8000, model mitko, seed 0).
  * `--model` may repeat or list several ids separated by commas.
  */
 export function parseSimServerArgs(argv: string[]): SimServerOptions {
-  const args = takeFlags(argv, {
-    valued: ['host', 'port', 'model', 'seed', 'noise', 'max-rules', 'analyst-error-rate', 'routing-noise', 'latency-ms', ...Object.keys(WORLD_FLAGS)],
-  });
-  if (args.rest.length > 0) {
-    throw new SkillOptError(`sim-server: unexpected argument '${args.rest[0]}' (usage: ${USAGE})`);
-  }
-  const models = (args.flags.get('model') ?? []).flatMap((m) => m.split(',')).map((m) => m.trim()).filter(Boolean);
+  const { values: args, positionals } = parseFlags(SPEC, argv);
+  noOperands(SPEC, positionals);
+  const models = args.model.flatMap((m) => m.split(',')).map((m) => m.trim()).filter(Boolean);
   const opts: SimServerOptions = {
-    host: single(args, 'host') ?? '127.0.0.1',
-    port: numberFlag(args, 'port') ?? 8000,
+    host: args.host,
+    port: args.port,
     models: models.length > 0 ? models : ['mitko'],
-    seed: numberFlag(args, 'seed') ?? 0,
+    seed: args.seed ?? 0,
   };
-  const noise = numberFlag(args, 'noise');
-  if (noise !== undefined) opts.noise = noise;
-  const maxRules = numberFlag(args, 'max-rules');
-  if (maxRules !== undefined) opts.maxRules = maxRules;
-  const rate = numberFlag(args, 'analyst-error-rate');
-  if (rate !== undefined) opts.analystErrorRate = rate;
-  const routing = numberFlag(args, 'routing-noise');
-  if (routing !== undefined) opts.routingNoise = routing;
-  const latency = numberFlag(args, 'latency-ms');
-  if (latency !== undefined) opts.latencyMs = latency;
+  if (args.noise !== undefined) opts.noise = args.noise;
+  if (args['max-rules'] !== undefined) opts.maxRules = args['max-rules'];
+  if (args['analyst-error-rate'] !== undefined) opts.analystErrorRate = args['analyst-error-rate'];
+  if (args['routing-noise'] !== undefined) opts.routingNoise = args['routing-noise'];
+  if (args['latency-ms'] !== undefined) opts.latencyMs = args['latency-ms'];
   for (const [flag, option] of Object.entries(WORLD_FLAGS) as [keyof typeof WORLD_FLAGS, (typeof WORLD_FLAGS)[keyof typeof WORLD_FLAGS]][]) {
-    const v = numberFlag(args, flag);
+    const v = args[flag];
     if (v !== undefined) opts[option] = v;
   }
   return opts;
@@ -92,7 +103,7 @@ export async function serveSimulated(options: SimServerOptions, serve: ServeOpti
 }
 
 export const command: Command = {
-  usage: USAGE,
+  usage: helpText(SPEC),
   run(argv: string[]): Promise<number> {
     return serveSimulated(parseSimServerArgs(argv));
   },

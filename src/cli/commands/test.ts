@@ -1,6 +1,6 @@
 /**
- * `skillopt test`: run the skill suites as Vitest tests with the skillopt reporter. Vitest flags pass
- * through unchanged (-t, --reporter, --outputFile.junit, --shard, --merge-reports, file filters).
+ * `skillopt test`: run the skill suites as Vitest tests with the skillopt reporter. The flags Vitest's CLI
+ * defines pass through unchanged (-t, --reporter, --outputFile.junit, --shard, --merge-reports, file filters).
  * With `--optimize` it runs the optimizer until the validation pass rate reaches `--target`.
  */
 import { existsSync } from 'node:fs';
@@ -14,7 +14,8 @@ import { normalizeSplit } from '../../suite/splits.ts';
 import { openHost, type RunResult } from '../../vitest/host.ts';
 import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
-import { numberFlag, single, takeFlags } from '../args.ts';
+import { defineCommand, helpText, parseFlags, type PassOn } from '../args.ts';
+import { isVitestFlag, vitestFlags } from '../../vitest/cli-flags.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { findConfigPath } from '../../config/find.ts';
 import { configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag } from '../common.ts';
@@ -28,32 +29,43 @@ import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
 import { HeldOutput } from '../held-output.ts';
 
-const USAGE = `skillopt test [vitest args] [--config C] [--cfg-options k=v ...] [--skill S] [--split train|val|test|all]
-                     [--optimize [--target 0.9]]
+const SPEC = defineCommand({
+  name: 'test',
+  operands: '[vitest args]',
+  flags: {
+    config: CONFIG_FLAGS.config,
+    'cfg-options': CONFIG_FLAGS['cfg-options'],
+    'model-cache': CONFIG_FLAGS['model-cache'],
+    skill: { type: 'string', arg: 'S', help: "skill file under test (default: the suite's seed skill); none = the bare model" },
+    split: { type: 'string', arg: 'train|val|test|all', help: 'which tasks to run (default all)' },
+    trials: { type: 'number', arg: 'K', help: 'run every task K times (env.trials): a case scores its pass fraction; flaky = trials disagree' },
+    optimize: { type: 'boolean', help: 'optimize the skill until the validation pass rate reaches --target' },
+    target: { type: 'number', arg: 'X', help: 'target validation pass rate for --optimize (default train.target_pass_rate, else 0.9)' },
+    baseline: { type: 'string', arg: 'B', help: "a results.jsonl or run folder to compare this run's cases with" },
+    'fail-on-regression': { type: 'boolean', help: 'with --baseline: exit 1 when the run regressed from it, 3 when inconclusive' },
+    'max-regression': { type: 'number', arg: 'X', help: 'with --baseline: the tolerated drop in pass rate (default evaluation.max_regression)' },
+  },
+  about: '  env.name in the config picks the suite; model.* picks the endpoints.',
+  notes: `  Vitest's own flags go to Vitest: -t <pattern>, --reporter=junit --outputFile.junit=out.xml, --shard=1/2,
+  --merge-reports <dir>, file filters, and --watch (rerun a suite when its skill, dataset or test file
+  changes; q or Ctrl-C quits). A flag neither skillopt nor Vitest defines is an error.`,
+});
 
-  --config C          YAML config (env.name picks the suite; model.* picks the endpoints)
-  --cfg-options k=v   override config keys (e.g. env.limit=20 evaluation.min_pass_rate=0.8)
-  --skill S           skill file under test (default: the suite's seed skill); none = the bare model
-  --split S           which tasks to run (default all)
-  --trials K          run every task K times (env.trials): a case scores its pass fraction; flaky = trials disagree
-  --watch             keep running: rerun a suite when its skill, dataset or test file changes (q or Ctrl-C quits)
-  --optimize          optimize the skill until the validation pass rate reaches --target
-  --target X          target validation pass rate for --optimize (default train.target_pass_rate, else 0.9)
-  Any other flag goes to Vitest: -t <pattern>, --reporter=junit --outputFile.junit=out.xml, --shard=1/2, --merge-reports`;
+/** What `skillopt test` hands on to Vitest: the flags Vitest's own CLI defines. */
+async function passToVitest(): Promise<PassOn> {
+  const flags = await vitestFlags();
+  return { accepts: (name) => isVitestFlag(flags, name), names: flags.long };
+}
 
 export const command: Command = {
-  usage: USAGE,
+  usage: helpText(SPEC),
   async run(argv) {
-    const args = takeFlags(argv, {
-      valued: [...CONFIG_FLAGS.valued, 'skill', 'split', 'target', 'trials', 'baseline', 'max-regression'],
-      multi: CONFIG_FLAGS.multi,
-      switches: ['optimize', 'fail-on-regression'],
-    });
-    if (args.switches.has('optimize')) {
+    const { values: args, passed } = parseFlags(SPEC, argv, await passToVitest());
+    if (args.optimize) {
       const { runOptimize } = await import('../optimize.ts');
-      return runOptimize(args, { stopAtTarget: true, target: numberFlag(args, 'target') });
+      return runOptimize(args, passed, { stopAtTarget: true, target: args.target });
     }
-    const { filters, options } = parseVitestArgs(args.rest);
+    const { filters, options } = parseVitestArgs(passed);
     const mergeDir = options.mergeReports;
     if (typeof mergeDir === 'string' && !existsSync(resolve(mergeDir))) {
       // Vitest would only print a serialized ENOENT; name the directory on one line instead.
@@ -61,11 +73,11 @@ export const command: Command = {
     }
     // Merging blobs calls no model; every other run needs a config to know which endpoint to call.
     const { config } = configFromArgs(args, { required: mergeDir === undefined });
-    const split = normalizeSplit(single(args, 'split') ?? 'all');
-    const skillPath = single(args, 'skill');
+    const split = normalizeSplit(args.split ?? 'all');
+    const skillPath = args.skill;
     const skill = skillPath ? skillFromFlag(skillPath) : undefined;
-    const baselinePath = single(args, 'baseline');
-    if (!baselinePath && (args.switches.has('fail-on-regression') || single(args, 'max-regression') !== undefined)) {
+    const baselinePath = args.baseline;
+    if (!baselinePath && (args['fail-on-regression'] || args['max-regression'] !== undefined)) {
       throw new SkillOptError('--fail-on-regression and --max-regression need --baseline <results.jsonl | run folder>');
     }
     // loaded before the run, so a wrong path fails at once
@@ -73,8 +85,8 @@ export const command: Command = {
     const baselineModule = baselinePath ? await import('../baseline.ts') : null;
     const baseline = baselinePath && baselineModule
       ? baselineModule.loadBaseline(baselinePath, {
-          failOnRegression: args.switches.has('fail-on-regression'),
-          maxRegression: numberFlag(args, 'max-regression') ?? config.evaluation.max_regression,
+          failOnRegression: args['fail-on-regression'],
+          maxRegression: args['max-regression'] ?? config.evaluation.max_regression,
           maxErrored: config.evaluation.max_errored,
           alpha: config.evaluation.alpha,
         }, { suite: config.env.name || null, split })
@@ -135,7 +147,7 @@ export const command: Command = {
       import('../../optimizer/coverage.ts'),
     ]);
     // what a suggested command must repeat to run the same tasks the same way (--trials, noise, data_path; not out_root)
-    const repeated = { trials: single(args, 'trials'), cfgOptions: evalCfgOptions(args.flags.get('cfg-options') ?? []).map(shellQuote) };
+    const repeated = { trials: args.trials === undefined ? undefined : String(args.trials), cfgOptions: evalCfgOptions(args['cfg-options']).map(shellQuote) };
     printEndReport({
       title: 'skillopt test',
       ok: exitCode === 0,
@@ -157,11 +169,11 @@ export const command: Command = {
       next: verdict?.next ?? nextAction({
         exitCode,
         gateFailed: Boolean(ran?.gates.some((g) => !g.ok)),
-        configPath: findConfigPath(single(args, 'config')) ?? '<config>',
+        configPath: findConfigPath(args.config) ?? '<config>',
         outDir,
         bareModel: skill?.path === NO_SKILL.path,
         repeated,
-        split: single(args, 'split'),
+        split: args.split,
       }),
       simulated: summary?.simulated ?? host.session.simulated,
     });

@@ -4,22 +4,30 @@
  * `skillopt test --optimize`. Rerun with the same `env.out_root` to resume.
  */
 import { runOptimize } from '../optimize.ts';
-import { takeFlags } from '../args.ts';
+import { defineCommand, helpText, noOperands, parseFlags } from '../args.ts';
 import { CONFIG_FLAGS } from '../common.ts';
 import type { Command } from '../command.ts';
 
-const USAGE = `skillopt train --config C [--cfg-options k=v ...] [--skill S]
-
-  Smoke run:  skillopt train --config configs/dotnetdebug/sim.yaml --cfg-options train.num_epochs=1 \\
+const SPEC = defineCommand({
+  name: 'train',
+  flags: {
+    config: { ...CONFIG_FLAGS.config, required: true },
+    'cfg-options': CONFIG_FLAGS['cfg-options'],
+    'model-cache': CONFIG_FLAGS['model-cache'],
+    skill: { type: 'string', arg: 'S', help: "the skill to start from (default: the suite's seed skill)" },
+  },
+  notes: `  Smoke run:  skillopt train --config configs/dotnetdebug/sim.yaml --cfg-options train.num_epochs=1 \\
                 train.batch_size=2 gradient.analyst_workers=1 gradient.minibatch_size=2 env.workers=1 \\
                 env.limit=2 optimizer.learning_rate=2 env.out_root=outputs/dotnetdebug_smoke
   Outputs:    <env.out_root>/{best_skill.md, best_skill.diff, summary.json, history.json, steps/…}
-  Resume:     rerun the same command with the same env.out_root.`;
+  Resume:     rerun the same command with the same env.out_root.`,
+});
 
 export const command: Command = {
-  usage: USAGE,
+  usage: helpText(SPEC),
   run(argv) {
-    const args = takeFlags(argv, { valued: [...CONFIG_FLAGS.valued, 'skill'], multi: CONFIG_FLAGS.multi });
-    return runOptimize(args, { stopAtTarget: false });
+    const { values, positionals } = parseFlags(SPEC, argv);
+    noOperands(SPEC, positionals);
+    return runOptimize({ ...values, trials: undefined }, [], { stopAtTarget: false });
   },
 };
