@@ -17,6 +17,8 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['**/*.skill.test.ts', '**/node_modules/**'],
           benchmark: { include: ['test/**/*.bench.ts'] },
+          // each file: a temp directory of its own that it must leave empty, and no network beyond loopback
+          setupFiles: ['./test/setup/guard.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

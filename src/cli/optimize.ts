@@ -15,7 +15,6 @@ import { Accounting, createModelClient, TOTAL_KEY } from '../model/index.ts';
 import { unifiedDiff } from '../skill/diff.ts';
 import type { TokenSummary } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
-import { openHost } from '../vitest/host.ts';
 import { SuiteRunner, parseVitestArgs } from '../vitest/runner.ts';
 import { Budget, cycleCost, preflightWarning } from '../optimizer/budget.ts';
 import { Engine, type EngineResult } from '../optimizer/engine.ts';
@@ -25,12 +24,11 @@ import { Rollouts } from '../optimizer/rollout.ts';
 import { EXIT_CODES } from '../suite/verdict.ts';
 import { RunStore } from '../optimizer/run-store.ts';
 import { claimRunDir } from '../rundir/fingerprint.ts';
-import { acquireRunLock } from '../util/lock.ts';
-import { restoreFolder, snapshotFolder } from '../rundir/snapshot.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { descriptionSubject } from '../optimizer/subject.ts';
 import { checkSkillFile, startsWithFrontmatter } from '../skill/frontmatter.ts';
-import { isReplayStop, offSummary, type CacheSummary } from '../model/cache/cache.ts';
+import { offSummary, type CacheSummary } from '../model/cache/cache.ts';
+import { withRunSession, type RunSessionOptions } from './run-session.ts';
 import { cacheMetric } from '../model/cache/metric.ts';
 import { writeRunReport } from '../report/index.ts';
 import { evalCfgOptions, shellQuote, valCoverageWarning } from '../optimizer/coverage.ts';
@@ -57,18 +55,10 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
   if (target !== null && (target < 0 || target > 1)) throw new SkillOptError(`--target must be between 0 and 1, got ${target}`);
   const outDir = outRoot(config, 'skillopt', config.model.optimizer);
   const { filters, options } = parseVitestArgs(vitestArgs);
-  // one run per folder: the lock first, and the folder's fingerprint checked before anything is written
-  const lock = acquireRunLock(outDir, { log });
-  const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout' }, log }).catch((e: unknown) => {
-    lock.release();
-    throw e;
-  });
-  const accounting = new Accounting();
-  let runner: SuiteRunner | undefined;
-  // a replay that stops on a miss leaves the folder as it found it (rundir/snapshot.ts)
-  const before = host.cache?.mode === 'replay' ? snapshotFolder(outDir) : null;
-  try {
-    runner = await SuiteRunner.open({ host, filters, vitestOptions: options });
+  const session: RunSessionOptions = { outDir, host: { config, outDir: null, quiet: true, session: { mode: 'rollout' }, log }, log, restoreOnReplayStop: true };
+  return withRunSession(session, async ({ host, closeAtEnd }) => {
+    const accounting = new Accounting();
+    const runner = closeAtEnd(await SuiteRunner.open({ host, filters, vitestOptions: options }));
     const manifests = await runner.manifests();
     if (manifests.length !== 1) {
       throw new SkillOptError(
@@ -126,14 +116,7 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
     const evalOptions = evalCfgOptions([...args['cfg-options'], ...(args.trials !== undefined ? [`env.trials=${args.trials}`] : [])]);
     report(result, { ok, inconclusive, title: mode.stopAtTarget ? 'skillopt test --optimize' : 'skillopt train', outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: args.config ?? '', evalOptions });
     return ok ? EXIT_CODES.pass : inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.fail;
-  } catch (e) {
-    if (before && isReplayStop(e)) restoreFolder(before);
-    throw e;
-  } finally {
-    await runner?.close();
-    await host.close();
-    lock.release();
-  }
+  });
 }
 
 /**

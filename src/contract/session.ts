@@ -1,7 +1,8 @@
 /**
  * The session: what the main process (CLI or plugin) hands to the skill suites running in Vitest workers,
- * through Vitest's provide/inject. Plain JSON, no secrets: API keys stay in the environment and are read
- * by name where the calls are made (the host's model gateway, or a forked worker).
+ * through Vitest's provide/inject. Plain JSON, no secrets: the config is redacted (config/redact.ts), and API
+ * keys stay in the environment, read by name where the calls are made (the host's model gateway, or a forked
+ * worker). A role's base URL is passed as configured, since a forked worker calls it.
  */
 import type { SkillOptConfig } from '../config/schema.ts';
 import type { GatewayAddress } from '../model/gateway/protocol.ts';

@@ -1,20 +1,15 @@
 /**
- * The simulated OpenAI-compatible model server (docs/simulated-model.md): a real HTTP server on node:http that answers
- * `POST /v1/chat/completions` (target role or optimizer stages), `GET /v1/models`, `GET /v1/models/:id`
- * and `GET /v1/sim/stats`, in the OpenAI wire format. It is deterministic: the same options and the same
- * request give a byte-identical reply, whatever the order or concurrency of requests.
+ * The simulated OpenAI-compatible model server (docs/simulated-model.md): a real HTTP server on
+ * node:http. This module carries the bytes (listening, bodies, latency, logging, closing); what each
+ * request is answered is sim/dispatch.ts's. It is deterministic: the same options and the same request
+ * give a byte-identical reply, whatever the order or concurrency of requests.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SkillOptError } from '../util/errors.ts';
 import { SimHttpError } from './errors.ts';
-import { digest } from './hash.ts';
-import { DEFAULT_SIM_KNOBS, resolveKnobs, type SimKnobs } from './knobs.ts';
-import { resolveStage, simulateStage } from './optimizer.ts';
-import { simulateTarget, type SimMessage } from './target.ts';
-import { LOAD_SKILL_TOOL_NAME, simulateRouting } from './routing.ts';
-import { firstUserMessage, lastUserMessage } from '../util/messages.ts';
-import { SIMULATED_FINGERPRINT, contentText } from '../model/wire.ts';
+import { DEFAULT_SIM_KNOBS, type SimKnobs } from './knobs.ts';
+import { dispatchRequest, resolveSimConfig, type SimStats } from './dispatch.ts';
 
 export interface SimServerOptions extends Partial<SimKnobs> {
   /** Interface to bind; default 127.0.0.1. */
@@ -31,14 +26,6 @@ export interface SimServerOptions extends Partial<SimKnobs> {
   logRequests?: boolean;
 }
 
-export interface SimStats {
-  /** Chat completion requests accepted (valid body, known model and stage). */
-  requests: number;
-  /** By optimizer stage, or `target`. */
-  byStage: Record<string, number>;
-  byModel: Record<string, number>;
-}
-
 export interface SimServer {
   /** Base URL ending in /v1, for the `openai` SDK's `baseURL`. */
   url: string;
@@ -51,144 +38,7 @@ export interface SimServer {
   resetStats(): void;
 }
 
-/** The resolved knobs of a simulated model (unset knobs: DEFAULT_SIM_KNOBS, the realistic world). */
-export interface SimConfig extends SimKnobs {
-  models: string[];
-}
-
-/** `created` of every completion: fixed, so replies are byte-identical. */
-export const SIM_CREATED = 1_700_000_000;
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
-
-export interface ChatCompletion {
-  id: string;
-  object: 'chat.completion';
-  created: number;
-  model: string;
-  system_fingerprint: string;
-  choices: {
-    index: number;
-    message: {
-      role: 'assistant';
-      content: string | null;
-      refusal: null;
-      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
-    };
-    logprobs: null;
-    finish_reason: 'stop' | 'tool_calls';
-  }[];
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-}
-
-export interface SimCompletionResult {
-  completion: ChatCompletion;
-  /** Optimizer stage, or `target`. */
-  stage: string;
-  model: string;
-}
-
-function approxTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}
-
-/**
- * Answer one chat completion request body (already JSON-parsed). Throws SimHttpError for a request the
- * server must refuse. Pure: no I/O, no clock, no state.
- */
-export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimCompletionResult {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) {
-    throw new SimHttpError(400, 'The request body must be a JSON object.', { code: 'invalid_request' });
-  }
-  const req = body as Record<string, unknown>;
-  if (typeof req.model !== 'string' || req.model.length === 0) {
-    throw new SimHttpError(400, "Missing required parameter: 'model'.", { param: 'model', code: 'missing_required_parameter' });
-  }
-  const model = req.model;
-  if (!Array.isArray(req.messages) || req.messages.length === 0) {
-    throw new SimHttpError(400, "Missing required parameter: 'messages' (a non-empty array).", {
-      param: 'messages',
-      code: 'missing_required_parameter',
-    });
-  }
-  if (req.stream === true) {
-    throw new SimHttpError(400, 'The simulated model server does not support stream: true.', {
-      param: 'stream',
-      code: 'unsupported_parameter',
-    });
-  }
-  if (cfg.models.length > 0 && !cfg.models.includes(model)) {
-    throw new SimHttpError(
-      404,
-      `The model '${model}' does not exist on this simulated model server (serves: ${cfg.models.join(', ')}).`,
-      { code: 'model_not_found', param: 'model' },
-    );
-  }
-  const messages: SimMessage[] = req.messages.map((m, i) => {
-    if (!m || typeof m !== 'object' || typeof (m as { role?: unknown }).role !== 'string') {
-      throw new SimHttpError(400, `messages[${i}] must be an object with a string 'role'.`, {
-        param: `messages[${i}]`,
-        code: 'invalid_value',
-      });
-    }
-    return { role: (m as { role: string }).role, content: contentText((m as { content?: unknown }).content) };
-  });
-  const lastUser = lastUserMessage(messages);
-  // A stage's input is the prompt its conversation was opened with: a re-ask sends the whole conversation
-  // (the first reply and the correction request after it), and is answered as the first request was.
-  const stageInput = firstUserMessage(messages);
-  const stage = resolveStage(req.response_format, stageInput);
-  let content: string;
-  let loadSkill: string | null = null;
-  if (stage === null) {
-    // A seeded request samples unless it asks for temperature 0 (then its answer is stable across seeds).
-    const sample = typeof req.seed === 'number' && req.temperature !== 0 ? req.seed : undefined;
-    // Agent presentation: a turn that offers `load_skill` first decides which listed skill to load.
-    const routed = simulateRouting({ messages, tools: req.tools }, lastUser, { seed: cfg.seed, model, routingNoise: cfg.routingNoise, ...(sample === undefined ? {} : { sample }) });
-    if (typeof routed === 'string') {
-      loadSkill = routed;
-      content = JSON.stringify({ name: routed });
-    } else {
-      content = simulateTarget(messages, model, sample === undefined ? cfg : { ...cfg, sample }).content;
-    }
-  } else {
-    const reply = simulateStage(stage, stageInput, { ...cfg, model });
-    content = JSON.stringify(reply);
-  }
-  const promptChars = messages.reduce((n, m) => n + m.content.length, 0);
-  const prompt_tokens = approxTokens(promptChars);
-  const completion_tokens = approxTokens(content.length);
-  const completion: ChatCompletion = {
-    id: `chatcmpl-sim-${digest([cfg.seed, model, stage, messages, content]).slice(0, 24)}`,
-    object: 'chat.completion',
-    created: SIM_CREATED,
-    model,
-    system_fingerprint: SIMULATED_FINGERPRINT,
-    choices: [
-      loadSkill === null
-        ? { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }
-        : {
-            index: 0,
-            message: {
-              role: 'assistant',
-              content: null,
-              refusal: null,
-              tool_calls: [{ id: `call_${digest([cfg.seed, model, messages, content]).slice(0, 16)}`, type: 'function', function: { name: LOAD_SKILL_TOOL_NAME, arguments: content } }],
-            },
-            logprobs: null,
-            finish_reason: 'tool_calls',
-          },
-    ],
-    usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens },
-  };
-  return { completion, stage: stage ?? 'target', model };
-}
-
-/** Resolve and validate options (throws SkillOptError naming the bad option). */
-export function resolveSimConfig(opts: SimServerOptions = {}): SimConfig {
-  const knobs: Partial<SimKnobs> = {};
-  for (const k of Object.keys(DEFAULT_SIM_KNOBS) as (keyof SimKnobs)[]) if (opts[k] !== undefined) knobs[k] = opts[k];
-  return { models: [...(opts.models ?? [])], ...resolveKnobs(knobs) };
-}
 
 function sendJson(res: ServerResponse, status: number, body: unknown, extraHeaders: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -259,60 +109,23 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     pending.add(entry);
   };
 
-  const modelIds = () => (cfg.models.length > 0 ? cfg.models : ['simulated']);
-  const modelObject = (id: string) => ({ id, object: 'model', created: SIM_CREATED, owned_by: SIMULATED_FINGERPRINT });
-
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
     const line = (status: number, detail: string) => {
       if (opts.logRequests !== false || status >= 400) log?.(`[simulated] ${method} ${path} ${status} ${detail}`.trimEnd());
     };
-    const fail = (err: SimHttpError, extra: Record<string, string> = {}) => {
-      line(err.status, `${err.code ?? err.type}: ${err.message}`);
-      sendJson(res, err.status, err.body(), extra);
-    };
-    try {
-      if (path === '/v1/chat/completions') {
-        if (method !== 'POST') return fail(new SimHttpError(405, `Method ${method} not allowed on ${path}; use POST.`, { code: 'method_not_allowed' }), { allow: 'POST' });
-        const raw = await readBody(req);
-        let body: unknown;
-        try {
-          body = JSON.parse(raw);
-        } catch {
-          return fail(new SimHttpError(400, 'The request body is not valid JSON.', { code: 'invalid_json' }));
-        }
-        const result = simulateChatCompletion(body, cfg);
-        count(result.stage, result.model);
-        later(res, () => {
-          line(200, `model=${result.model} role=${result.stage === 'target' ? 'target' : `optimizer stage=${result.stage}`} tokens=${result.completion.usage.total_tokens}`);
-          sendJson(res, 200, result.completion);
-        });
-        return;
-      }
-      if (path === '/v1/models' || path.startsWith('/v1/models/')) {
-        if (method !== 'GET') return fail(new SimHttpError(405, `Method ${method} not allowed on ${path}; use GET.`, { code: 'method_not_allowed' }), { allow: 'GET' });
-        if (path === '/v1/models') {
-          line(200, '');
-          return sendJson(res, 200, { object: 'list', data: modelIds().map(modelObject) });
-        }
-        const id = decodeURIComponent(path.slice('/v1/models/'.length));
-        if (cfg.models.length > 0 && !cfg.models.includes(id)) {
-          return fail(new SimHttpError(404, `The model '${id}' does not exist on this simulated model server.`, { code: 'model_not_found', param: 'model' }));
-        }
-        line(200, '');
-        return sendJson(res, 200, modelObject(id));
-      }
-      if (path === '/v1/sim/stats') {
-        if (method !== 'GET') return fail(new SimHttpError(405, `Method ${method} not allowed on ${path}; use GET.`, { code: 'method_not_allowed' }), { allow: 'GET' });
-        line(200, '');
-        return sendJson(res, 200, { simulated: true, ...snapshot() });
-      }
-      return fail(new SimHttpError(404, `Unknown path ${path} on the simulated model server.`, { code: 'not_found' }));
-    } catch (err) {
-      if (err instanceof SimHttpError) return fail(err);
-      return fail(new SimHttpError(500, `simulated model server error: ${err instanceof Error ? err.message : String(err)}`, { type: 'server_error' }));
+    const reply = await dispatchRequest({ method, path, body: () => readBody(req) }, cfg, snapshot);
+    if (reply.kind === 'reply') {
+      line(reply.status, reply.detail);
+      return sendJson(res, reply.status, reply.body, reply.headers);
     }
+    const { result } = reply;
+    count(result.stage, result.model);
+    later(res, () => {
+      line(200, `model=${result.model} role=${result.stage === 'target' ? 'target' : `optimizer stage=${result.stage}`} tokens=${result.completion.usage.total_tokens}`);
+      sendJson(res, 200, result.completion);
+    });
   };
 
   const snapshot = (): SimStats => ({

@@ -7,7 +7,8 @@
 import { Worker } from 'node:worker_threads';
 import { SkillOptError } from '../util/errors.ts';
 import { compiledSibling } from '../util/paths.ts';
-import type { SimServerOptions, SimStats } from './server.ts';
+import type { SimStats } from './dispatch.ts';
+import type { SimServerOptions } from './server.ts';
 
 export type SimThreadRequest = { t: 'stats'; id: number } | { t: 'close' };
 export type SimThreadReply =

@@ -1,35 +1,33 @@
 /**
  * The authoring API: `defineSkillSuite` turns a dataset into Vitest test cases, one per task, named by
- * the task id. Each case runs the target model with the skill under test, scores the answer and
- * records everything (messages, output, scores, feedback, usage, latency) in its task meta, where the
- * reporter and the optimizer read it.
+ * the task id. This module reads the session and the suite's options and decides what the suite registers:
+ * its manifest (suite/manifest.ts), or its selected cases, each run by suite/run-case.ts and registered
+ * with Vitest by suite/register.ts.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, inject, test, type TaskMeta } from 'vitest';
+import { inject, test } from 'vitest';
 import { skillHash } from '../skill/hash.ts';
-import type { CaseErrorKind, CaseRecord, ChatMessage, SkillTask, SplitName } from '../types.ts';
-import { oneLine, SkillOptError } from '../util/errors.ts';
-import { oneLineClip } from '../util/clip.ts';
+import type { ChatMessage, SkillTask } from '../types.ts';
+import { SkillOptError } from '../util/errors.ts';
 import { HOST_ENV_FLAG, type GateThresholds, type ProvidedSession } from '../contract/session.ts';
 import { caseTimeoutMs } from './case-timeout.ts';
-import { describeSource, loadTasks, type TaskSource } from './dataset.ts';
-import { EndpointUnavailableError, isInfraError, suiteRuntime } from './runtime.ts';
-import { addUsage, emptyUsage, failedCallUsage, servedFromCache, spentBeforeFailure } from './usage.ts';
-import { isCacheMiss } from '../model/cache/cache.ts';
+import { loadTasks, type TaskSource } from './dataset.ts';
+import { suiteRuntime } from './runtime.ts';
 import { toScorer, type ScorerLike } from './scorers/types.ts';
 import { selectTasks, splitView, tasksOfSplit } from './selection.ts';
 import { recordSuiteFiles } from './watched-files.ts';
-import { caseOutcomes, scoreStats } from './summary.ts';
 import { callerSite, inSuiteFile } from './site.ts';
 import { headStart, vitestWave } from './head-start.ts';
-import { evaluateGate, gateActive, isComplete } from './verdict.ts';
+import { gateActive } from './verdict.ts';
 import type { SuiteSelection } from '../contract/session.ts';
-import { agentKind, type CaseRun, type Presentation, type SuiteKind } from './agent.ts';
+import { agentKind, type Presentation, type SuiteKind } from './agent.ts';
 import { checkSkillFile } from '../skill/frontmatter.ts';
 import { findConfigPath, PROJECT_CONFIG } from '../config/find.ts';
-import { escapeControls } from '../util/control-chars.ts';
+import { registerManifest } from './manifest.ts';
+import { caseRunner } from './run-case.ts';
+import { registerCases } from './register.ts';
 
 export interface SkillSuiteOptions<E = unknown> {
   /** Suite name; configs select it with `env.name`. */
@@ -153,23 +151,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const tasks = kind?.loadTasks ? kind.loadTasks(source) : loadTasks(source, { suite: options.name, validate: scorer.validate?.bind(scorer) });
 
   if (session.mode === 'manifest') {
-    const { splits } = splitView(tasks, session.config);
-    const seed = readSeedSkill(session, opts);
-    test(`${options.name} manifest`, (ctx) => {
-      ctx.task.meta.skilloptManifest = {
-        suite: options.name,
-        dataset: describeSource(source, options.name),
-        seed_skill: seed,
-        splits: {
-          train: splits.train.map((t) => t.id),
-          val: splits.val.map((t) => t.id),
-          test: splits.test.map((t) => t.id),
-        },
-        task_types: Object.fromEntries(tasks.map((t) => [t.id, t.task_type ?? null])),
-        ...kind?.manifest?.(),
-        labels: Object.fromEntries(tasks.map((t) => [t.id, typeof t.expected === 'string' && t.expected.length <= 80 ? t.expected : null])),
-      };
-    });
+    registerManifest(options.name, session, tasks, source, readSeedSkill(session, opts), kind);
     return { name: options.name, options };
   }
 
@@ -192,8 +174,6 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const thresholds = gateThresholds(session, opts);
   const gated = session.mode === 'test' && gateActive(thresholds);
   const maxErrored = session.config.evaluation.max_errored;
-  // What the suite gate needs of each row; the full records travel in task meta and are kept there only.
-  const gateRows: GateRow[] = [];
   const timeout = caseTimeoutMs(session.roles);
   const selection: SuiteSelection = {
     suite: options.name,
@@ -211,188 +191,40 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const samples = session.mode === 'rollout' && session.samples?.length ? session.samples : null;
   const failOnFlaky = session.config.evaluation.fail_on_flaky;
 
-  /** One sample of a task: call the target (trial t is the request's seed when there are several), score it. */
-  async function runTrial(task: SkillTask<E>, trial: number | undefined, signal: AbortSignal): Promise<CaseRecord> {
-    const started = performance.now();
-    // `--skill none`: a builder that puts the (empty) skill in a system message sends no system message.
-    const built = buildMessages(skill.text, task);
-    const plain = skill.text ? built : built.filter((m) => m.role !== 'system' || m.content.trim() !== '');
-    const messages = runner ? runner.messages(plain, task) : plain;
-    let run: CaseRun | null = null;
-    let extra: Partial<CaseRecord> = {};
-    const usage = emptyUsage();
-    const judgeUsage = emptyUsage();
-    let output = '';
-    // A standalone `skillopt sim-server` behind an openai_compat config is still the simulated model.
-    let simulated = session.simulated;
-    let score = { hard: 0, soft: 0, feedback: '' };
-    let errorKind: CaseErrorKind | null = null;
-    let error: string | null = null;
-    try {
-      const res = runner ? (run = await runner.run(runtime, messages, signal, trial)) : await runtime.callTarget(messages, signal, trial);
-      output = res.text;
-      simulated ||= res.simulated;
-      Object.assign(usage, res.usage);
-    } catch (e) {
-      if (isCacheMiss(e)) {
-        // --model-cache replay: nothing was sent; the case is not scored as if it had run
-        errorKind = 'cache_miss';
-        error = oneLine(e);
-        usage.cache_misses = 1;
-      } else {
-        if (!isInfraError(e) && !(e instanceof EndpointUnavailableError)) throw e;
-        errorKind = 'infra';
-        error = oneLine(e);
-        // the attempts of a call that finally failed reached the endpoint too, as did the case's earlier calls
-        addUsage(usage, spentBeforeFailure(e));
-        if (isInfraError(e)) addUsage(usage, failedCallUsage(e));
-      }
-    }
-    if (errorKind === null) {
-      try {
-        score = await scorer.score({ task, output, messages, signal, judge: runtime.judgeFor(judgeUsage, signal) });
-      } catch (e) {
-        errorKind = isCacheMiss(e) ? 'cache_miss' : isInfraError(e) ? 'infra' : 'scorer';
-        error = `${errorKind === 'scorer' ? `scorer '${scorer.name}' failed: ` : ''}${oneLine(e)}`;
-        if (errorKind === 'cache_miss') judgeUsage.cache_misses = (judgeUsage.cache_misses ?? 0) + 1;
-      }
-    }
-    if (run && runner && errorKind === null) ({ score, extra } = runner.finish(score, run, task));
-    return {
-      suite: options.name,
-      id: task.id,
-      ...(trial !== undefined ? { trial } : {}),
-      split: splitOf.get(task.id) ?? null,
-      task_type: task.task_type ?? null,
-      skill_hash: hash,
-      messages: run?.transcript ?? messages,
-      output,
-      expected: task.expected,
-      hard: score.hard,
-      soft: score.soft,
-      pass: errorKind === null && score.hard >= passThreshold,
-      feedback: error ?? score.feedback,
-      usage,
-      ...(judgeUsage.calls > 0 || judgeUsage.cache_hits || judgeUsage.cache_misses ? { judge_usage: judgeUsage } : {}),
-      latency_ms: Math.round(performance.now() - started),
-      cached: servedFromCache(usage, judgeUsage),
-      error_kind: errorKind,
-      error,
-      simulated,
-      ...extra,
-    };
-  }
-
-  /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
-  const runCase = (task: SkillTask<E>, signal: AbortSignal): Promise<CaseRecord[]> =>
-    samples
-      ? Promise.all(samples.map((t) => runTrial(task, t, signal)))
-      : trials === 1
-        ? runTrial(task, undefined, signal).then((r) => [r])
-        : Promise.all(Array.from({ length: trials }, (_, t) => runTrial(task, t, signal)));
+  const runCase = caseRunner<E>({
+    suite: options.name,
+    skill,
+    hash,
+    buildMessages,
+    runner,
+    runtime,
+    scorer,
+    splitOf,
+    passThreshold,
+    simulated: session.simulated,
+    trials,
+    samples,
+  });
   // the cases Vitest starts first start now, before it finishes collecting (suite/head-start.ts)
   const firstWave = new Map(selected.slice(0, vitestWave()).map((t) => [t.id, t]));
   const early = headStart([...firstWave.keys()], firstWave.size, (id, signal) => runCase(firstWave.get(id)!, signal));
 
-  const concurrentTest = test.concurrent;
-  // Vitest copies a describe block's meta into every case defined in it (each copy then crosses to the main
-  // thread and into blob reports): the selection goes on the suite once its cases are defined.
-  const suiteMeta: TaskMeta = {};
-  describe(options.name, { meta: suiteMeta }, () => {
-    withoutCaseStacks(() => {
-      for (const task of selected) {
-        concurrentTest(
-          task.id,
-          async (ctx) => {
-            const rows = await (early.take(task.id, ctx.signal) ?? runCase(task, ctx.signal));
-            ctx.task.meta.skillopt = rows[0]!;
-            if (rows.length > 1) ctx.task.meta.skilloptTrials = rows;
-            if (gated) for (const r of rows) gateRows.push(gateRow(r));
-            const outcome = caseOutcomes(rows)[0]!;
-            if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${escapeControls(rows[0]!.error ?? '', { layout: false })}`, site);
-            if (outcome.flaky) await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
-            if (session.mode === 'test' && (!outcome.passed || (failOnFlaky && outcome.flaky))) {
-              const miss = rows.find((r) => r.error_kind === null && !r.pass)!;
-              // Vitest prints annotations as they are: model text in them is escaped here
-              await ctx.annotate(`miss: ${escapeControls(miss.feedback, { layout: false })}`, 'skillopt:miss');
-              if (!gated) throw caseError(trials > 1 ? `${missMessage(miss)} (${outcome.passes} of ${outcome.scored} trials passed)` : missMessage(miss), site);
-            }
-          },
-          timeout,
-        );
-      }
-    });
-
-    if (gated && selected.length > 0) {
-      test('suite gate', (ctx) => {
-        const stats = scoreStats(gateRows);
-        const verdict = evaluateGate(options.name, stats, thresholds);
-        ctx.task.meta.skilloptGate = verdict;
-        const of = filters.length ? ` on ${selected.length} of ${tasks.length} tasks (${filters.join(', ')})` : '';
-        if (!isComplete(stats, maxErrored) || stats.n < selected.length) {
-          throw caseError(
-            `suite gate of '${options.name}' is inconclusive: ${stats.errored} of ${selected.length} cases errored, ` +
-              `${selected.length - stats.n} did not run (evaluation.max_errored ${maxErrored})`,
-            site,
-          );
-        }
-        if (!verdict.ok) throw caseError(`suite gate failed for '${options.name}': ${verdict.reasons.join('; ')}${of}`, site);
-      });
-    }
-    suiteMeta.skilloptSuite = selection;
+  registerCases<E>({
+    suite: options.name,
+    mode: session.mode,
+    total: tasks.length,
+    selected,
+    selection,
+    filters,
+    early,
+    runCase,
+    gated,
+    thresholds,
+    maxErrored,
+    trials,
+    failOnFlaky,
+    timeout,
+    site,
   });
-
   return { name: options.name, options };
 }
-
-type GateRow = Pick<CaseRecord, 'suite' | 'id' | 'trial' | 'hard' | 'soft' | 'pass' | 'error_kind'>;
-
-function gateRow(r: CaseRecord): GateRow {
-  return { suite: r.suite, id: r.id, ...(r.trial !== undefined ? { trial: r.trial } : {}), hard: r.hard, soft: r.soft, pass: r.pass, error_kind: r.error_kind };
-}
-
-/** Whether Vitest reads each case's definition stack (`includeTaskLocation`); a runner we cannot read counts as yes. */
-function taskLocationWanted(): boolean {
-  const config = (globalThis as { __vitest_worker__?: { config?: { includeTaskLocation?: boolean } } }).__vitest_worker__?.config;
-  return !config || Boolean(config.includeTaskLocation);
-}
-
-/**
- * Define cases without the stack Vitest captures for each (an Error kept with its call sites, about 1 kB a
- * case: 10 MB of a 10,000-case suite). It serves only a case's `location`, and our cases are defined by
- * the library during collection, where no frame of the suite file is on the stack, so it never finds one.
- * V8 captures no stack while `Error.stackTraceLimit` is an accessor; Vitest's own set-and-restore of the
- * limit goes through it. Left alone when Vitest wants locations (it would read the missing stack).
- */
-/** @internal Exported for its unit test. */
-export function withoutCaseStacks(define: () => void): void {
-  const own = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit');
-  if (!own || !('value' in own) || !own.configurable || taskLocationWanted()) return define();
-  let limit: unknown = own.value;
-  Object.defineProperty(Error, 'stackTraceLimit', {
-    configurable: true,
-    enumerable: own.enumerable ?? true,
-    get: () => limit,
-    set: (v: unknown) => {
-      limit = v;
-    },
-  });
-  try {
-    define();
-  } finally {
-    Object.defineProperty(Error, 'stackTraceLimit', { ...own, value: limit });
-  }
-}
-
-const clip = (v: unknown, max = 200) => oneLineClip(JSON.stringify(v) ?? String(v), max);
-
-/** A miss in one line: the task, what was expected, what came back, and the scorer's feedback. */
-function missMessage(r: CaseRecord): string {
-  return `${r.id}: expected ${clip(r.expected)}, got ${clip(r.output)} (hard ${r.hard}, soft ${r.soft}): ${oneLineClip(r.feedback, 300)}`;
-}
-
-/** An assertion-style failure that points at the suite file (its defineSkillSuite call), with no library frames. */
-function caseError(message: string, site: string | null): Error {
-  return inSuiteFile(new Error(message), site);
-}
-

@@ -5,6 +5,7 @@
  * when Vitest is run directly. It is found through a process-global slot because the CLI (compiled) and
  * the plugin (loaded by Vitest's config loader) may be different copies of this module.
  */
+import { redactConfig } from '../config/redact.ts';
 import { resolveRoles } from '../config/roles.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
 import { openModelGateway, type ModelGateway } from '../model/gateway/server.ts';
@@ -135,7 +136,8 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       ids: null,
       skills: {},
       ...opts.session,
-      config: opts.config,
+      // Workers read no secret from the config: API keys come from the environment by name (model/sdk.ts).
+      config: redactConfig(opts.config),
       roles: { target: roles.target, judge: roles.judge },
       simulated: simulatedRoles.some((r) => r.role === 'target'),
       gateway: gateway.address,

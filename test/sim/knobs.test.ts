@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/schema.ts';
 import { DEFAULT_SIM_KNOBS, knobsFromConfig, PLAIN_SIM_KNOBS, resolveKnobs } from '../../src/sim/knobs.ts';
-import { resolveSimConfig, startSimServer } from '../../src/sim/server.ts';
+import { resolveSimConfig } from '../../src/sim/dispatch.ts';
+import { startSimServer } from '../../src/sim/server.ts';
 import { SkillOptError } from '../../src/util/errors.ts';
 
 describe('simulated world knobs', () => {

@@ -13,7 +13,6 @@ import { Budget } from '../../optimizer/budget.ts';
 import { Rollouts } from '../../optimizer/rollout.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
 import { splitFilters } from '../../suite/selection.ts';
-import { openHost } from '../../vitest/host.ts';
 import { SuiteRunner } from '../../vitest/runner.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
 import { SkillOptError } from '../../util/errors.ts';
@@ -26,11 +25,9 @@ import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
 import { printEndReport } from '../end-report.ts';
 import { claimRunDir } from '../../rundir/fingerprint.ts';
-import { acquireRunLock } from '../../util/lock.ts';
-import { restoreFolder, snapshotFolder } from '../../rundir/snapshot.ts';
-import { isReplayStop } from '../../model/cache/cache.ts';
 import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
+import { withRunSession, type RunSessionOptions } from '../run-session.ts';
 
 const SPEC = defineCommand({
   name: 'eval',
@@ -57,18 +54,10 @@ export const command: Command = {
     const skill = skillFromFlag(skillArg);
     const split = normalizeSplit(args.split);
     const outDir = outRoot(config, 'eval', config.model.target);
-    // one run per folder: the lock first, and the folder's fingerprint checked before anything is written
-    const lock = acquireRunLock(outDir, { log: (l) => console.log(`[skillopt] ${l}`) });
-    const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout', split } }).catch((e: unknown) => {
-      lock.release();
-      throw e;
-    });
-    const started = performance.now();
-    let runner: SuiteRunner | undefined;
-    // a replay that stops on a miss leaves the folder as it found it (rundir/snapshot.ts)
-    const before = host.cache?.mode === 'replay' ? snapshotFolder(outDir) : null;
-    try {
-      runner = await SuiteRunner.open({ host });
+    const session: RunSessionOptions = { outDir, host: { config, outDir: null, quiet: true, session: { mode: 'rollout', split } }, log: (l: string) => console.log(`[skillopt] ${l}`), restoreOnReplayStop: true };
+    return withRunSession(session, async ({ host, closeAtEnd }) => {
+      const started = performance.now();
+      const runner = closeAtEnd(await SuiteRunner.open({ host }));
       const manifests = await runner.manifests();
       if (manifests.length !== 1) {
         throw new SkillOptError(`eval scores one suite at a time: found ${manifests.map((m) => m.suite).join(', ')}; set env.name in the config`);
@@ -161,14 +150,7 @@ export const command: Command = {
         simulated: summary.simulated,
       });
       return verdict.exit_code;
-    } catch (e) {
-      if (before && isReplayStop(e)) restoreFolder(before);
-      throw e;
-    } finally {
-      await runner?.close();
-      await host.close();
-      lock.release();
-    }
+    });
   },
 };
 

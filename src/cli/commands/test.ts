@@ -11,7 +11,7 @@ import type { ShardSpec } from '../../contract/session.ts';
 import { withShardBlob } from '../../vitest/shard-blob.ts';
 import { summarize } from '../../vitest/reporter.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
-import { openHost, type RunResult } from '../../vitest/host.ts';
+import type { RunResult } from '../../vitest/host.ts';
 import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { defineCommand, helpText, parseFlags, type PassOn } from '../args.ts';
@@ -24,7 +24,7 @@ import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
-import { acquireRunLock } from '../../util/lock.ts';
+import { withRunSession, type RunSessionOptions } from '../run-session.ts';
 import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
 import { HeldOutput } from '../held-output.ts';
@@ -94,35 +94,45 @@ export const command: Command = {
     const runSelection = vitestSelection(filters, options); // before takeSelection takes -t / --shard out
     const selection = takeSelection(options);
     const outDir = outRoot(config, 'test');
-    // one run per folder: a rerun of the same test overwrites its results; another run's folder is refused
-    const lock = acquireRunLock(outDir, { log: (l) => console.log(`[skillopt] ${l}`) });
-    const host = await openHost({
-      config,
-      outDir,
-      session: { mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, ...selection },
-      log: (l) => console.log(redactText(escapeControls(l))),
-      // no model server before the suites have loaded: one whose dataset is wrong starts none
-      modelServer: options.watch ? 'eager' : 'on-demand',
-    });
     let result: RunResult | undefined;
-    host.sink = (r) => {
-      result = r;
+    let held = null as HeldOutput | null;
+    let simulated = false;
+    // one run per folder: a rerun of the same test overwrites its results; another run's folder is refused
+    const session: RunSessionOptions = {
+      outDir,
+      host: {
+        config,
+        outDir,
+        session: { mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, ...selection },
+        log: (l: string) => console.log(redactText(escapeControls(l))),
+        // no model server before the suites have loaded: one whose dataset is wrong starts none
+        modelServer: options.watch ? 'eager' : 'on-demand',
+      },
+      log: (l: string) => console.log(`[skillopt] ${l}`),
+      restoreOnReplayStop: false,
     };
-    // Vitest's output waits until a suite loads: a run that stops at the user's input says why in one line
-    const held = options.watch ? null : new HeldOutput();
-    if (held) host.suiteLoaded = () => held.release();
     try {
-      claimRunDir(outDir, { kind: 'test', config, roles: host.roles, skill: skill ?? null, split, selection: runSelection });
-      if (options.watch) return await (await import('../test-watch.ts')).runTestWatch({ host, filters: filters.length ? filters : defaultFilters(config.env.name), options, skillPath: skill?.path });
-      const vitest = await startVitest('test', filters.length ? filters : defaultFilters(config.env.name), {
-        ...options,
-        watch: false,
-        run: true,
-      }, undefined, held ? { stdout: held.stdout, stderr: held.stderr } : undefined);
-      await vitest.close();
+      const watchExit = await withRunSession(session, async ({ host }) => {
+        simulated = host.session.simulated;
+        host.sink = (r) => {
+          result = r;
+        };
+        // Vitest's output waits until a suite loads: a run that stops at the user's input says why in one line
+        const hold = options.watch ? null : new HeldOutput();
+        held = hold;
+        if (hold) host.suiteLoaded = () => hold.release();
+        claimRunDir(outDir, { kind: 'test', config, roles: host.roles, skill: skill ?? null, split, selection: runSelection });
+        if (options.watch) return await (await import('../test-watch.ts')).runTestWatch({ host, filters: filters.length ? filters : defaultFilters(config.env.name), options, skillPath: skill?.path });
+        const vitest = await startVitest('test', filters.length ? filters : defaultFilters(config.env.name), {
+          ...options,
+          watch: false,
+          run: true,
+        }, undefined, hold ? { stdout: hold.stdout, stderr: hold.stderr } : undefined);
+        await vitest.close();
+        return null;
+      });
+      if (watchExit !== null) return watchExit;
     } finally {
-      await host.close();
-      lock.release();
       if (loadFailure(result) === null) held?.release();
     }
     const inputError = held && !held.released ? loadFailure(result) : null;
@@ -175,7 +185,7 @@ export const command: Command = {
         repeated,
         split: args.split,
       }),
-      simulated: summary?.simulated ?? host.session.simulated,
+      simulated: summary?.simulated ?? simulated,
     });
     if (summary) appendStepSummary(runMarkdown('skillopt test', summary, exitCode, judged?.decidedBy ?? null) + (judged ? `\n${judged.markdown}` : ''));
     return exitCode;

@@ -1,26 +1,44 @@
+// @ts-check
 /* skillopt report: draws the page from the embedded JSON (no network, no dependencies). */
 (function () {
   'use strict';
+  /**
+   * The page's two embedded JSON blocks (report/html.ts writes them): META names the run, DATA holds what is
+   * drawn; `kind` picks the renderer. Their fields are the report builders' output (report/build.ts).
+   * @typedef {{ kind: 'optimize' | 'compare' | 'run' } & Record<string, any>} ReportData
+   */
+  /** @type {Record<string, any>} */
   var META = JSON.parse(document.getElementById('skillopt-meta').textContent);
+  /** @type {ReportData} */
   var DATA = JSON.parse(document.getElementById('skillopt-data').textContent);
   var app = document.getElementById('app');
 
   // ── helpers ──────────────────────────────────────────────────────────────────────────────────────
   var ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+  /** HTML-escape a value (null and undefined → '').
+   * @param {unknown} s @returns {string} */
   function esc(s) { return s === null || s === undefined ? '' : String(s).replace(/[&<>"']/g, function (c) { return ESC[c]; }); }
+  /** @param {number | null | undefined} x @returns {string} */
   function f3(x) { return x === null || x === undefined ? '—' : Number(x).toFixed(3); }
+  /** @param {number | null | undefined} n @returns {string} */
   function int(n) { return n === null || n === undefined ? '—' : Number(n).toLocaleString('en-US'); }
+  /** @param {number} n @returns {string} */
   function kTok(n) { return n >= 1e6 ? (n / 1e6).toFixed(2) + 'M' : n >= 1e4 ? (n / 1e3).toFixed(1) + 'k' : String(n); }
+  /** @param {number | null | undefined} x @returns {string} */
   function pct(x) { return x === null || x === undefined ? '—' : (x * 100).toFixed(1) + '%'; }
+  /** @param {number} x @returns {number} */
   function r1(x) { return Math.round(x * 10) / 10; }
   var PALETTE = ['#2463eb', '#1a7f37', '#b26a00', '#8a3ffc', '#c62828', '#0f766e', '#a21caf', '#64748b', '#ca8a04', '#0369a1'];
+  /** @param {string} id @param {string} title @param {string} inner HTML @returns {string} */
   function section(id, title, inner) { return '<section id="' + id + '"><h2>' + esc(title) + '</h2>' + inner + '</section>'; }
+  /** @param {string} s @returns {string} */
   function statusBadge(s) {
     var cls = s === 'pass' || s === 'accepted' || s === 'fixed' || s === 'still passing' ? 'b-pass'
       : s === 'fail' || s === 'rejected' || s === 'regressed' || s === 'still failing' ? 'b-fail'
       : s === 'errored' ? 'b-errored' : s === 'flaky' ? 'b-flaky' : '';
     return '<span class="st ' + cls + '">' + esc(s) + '</span>';
   }
+  /** @param {string[][]} pairs [label, HTML] each @returns {string} */
   function kv(pairs) {
     var h = '<dl class="kv">';
     for (var i = 0; i < pairs.length; i++) h += '<dt>' + esc(pairs[i][0]) + '</dt><dd>' + pairs[i][1] + '</dd>';
@@ -28,6 +46,8 @@
   }
 
   // ── charts (SVG strings) ─────────────────────────────────────────────────────────────────────────
+  /** About `n` round tick values from `min` to `max`.
+   * @param {number} min @param {number} max @param {number} n @returns {number[]} */
   function ticks(min, max, n) {
     var span = max - min || 1;
     var step = Math.pow(10, Math.floor(Math.log10(span / n)));
@@ -38,7 +58,14 @@
     return out;
   }
 
-  /** o: {width, height, x:[min,max], y:[min,max], xLabel, yLabel, series:[{cls, line, step, points:[{x,y,cls,title}]}], hlines:[{y,cls,label}], xInt} */
+  /**
+   * @typedef {{ x: number, y: number | null, cls?: string, title?: string, key?: string }} ChartPoint
+   * @typedef {{ cls: string, line?: boolean, step?: boolean, dots?: boolean, r?: number, points: ChartPoint[] }} ChartSeries
+   * @typedef {{ width?: number, height?: number, x: number[], y: number[], xLabel?: string, yLabel?: string, label?: string,
+   *   yFmt?: (y: number) => string,
+   *   series?: ChartSeries[], hlines?: Array<{ y: number, cls: string, label?: string }>, xInt?: boolean }} LineChartOptions
+   */
+  /** An SVG line chart. @param {LineChartOptions} o @returns {string} */
   function lineChart(o) {
     var W = o.width || 760, H = o.height || 280, L = 52, R = 18, T = 14, B = 40;
     var x0 = o.x[0], x1 = o.x[1], y0 = o.y[0], y1 = o.y[1];
@@ -76,6 +103,12 @@
   }
 
   /** Stacked bars: o = {categories:[label], stacks:[{name, values:[]}], yLabel} */
+  /**
+   * A stacked bar chart: one bar per category, one stack segment per series value.
+   * @param {{ width?: number, height?: number, categories: string[], stacks: Array<{ cls: string, name?: string, values: number[] }>,
+   *   yLabel?: string } & Record<string, any>} o
+   * @returns {string}
+   */
   function barChart(o) {
     var W = o.width || 760, H = o.height || 240, L = 60, R = 14, T = 12, B = 40;
     var n = o.categories.length;
@@ -106,13 +139,19 @@
     return s + '</svg>';
   }
 
+  /** @param {string[][]} items [label, colour, border colour?] each @returns {string} */
   function legend(items) {
     var h = '<div class="legend">';
     for (var i = 0; i < items.length; i++) h += '<span><i style="background:' + items[i][1] + (items[i][2] ? ';border:2px solid ' + items[i][2] : '') + '"></i>' + esc(items[i][0]) + '</span>';
     return h + '</div>';
   }
 
-  /** Rates with intervals, one row each: rows = [{label, value, lo, hi, cls, title}]; x range [min,max]. */
+  /**
+   * Rates with intervals, one row each.
+   * @param {Array<{ label: string, value: number, lo?: number, hi?: number, cls?: string, ciCls?: string, title?: string }>} rows
+   * @param {{ width?: number, x?: number[], vlines?: Array<{ x: number, cls: string }> } & Record<string, any>} [o]
+   * @returns {string}
+   */
   function dotPlot(rows, o) {
     o = o || {};
     var W = o.width || 560, row = 24, T = 10, B = 34, L = Math.min(200, 16 + 7 * Math.max.apply(null, rows.map(function (r) { return String(r.label).length; }).concat([4])));
@@ -135,9 +174,14 @@
 
   // ── table: filter, sort, paginate, open a row ────────────────────────────────────────────────────
   /**
-   * spec: {id, rows, columns:[{key, label, get(row), num, cls, render(row), sortable}], search:[get...],
-   * selects:[{key, label, get(row)}], sort:{key, dir}, pageSize, detail(row, index) → html, note}
+   * @typedef {any} Row a case row (an array, indexed by its columns) or a step record
+   * @typedef {{ key: string, label: string, get: (row: Row) => unknown, num?: boolean, cls?: string, title?: string,
+   *   render?: (row: Row) => string, sortGet?: (row: Row) => unknown, sortable?: boolean }} Column
+   * @typedef {{ id: string, rows: Row[], columns: Column[], search: Array<(row: Row) => unknown>,
+   *   searchLabel?: string, selects?: Array<{ key: string, label: string, get: (row: Row) => unknown, always?: boolean }>, sort?: { key: string, dir: number },
+   *   pageSize?: number, detail?: (row: Row, index: number) => string, rowClass?: (row: Row) => string, note?: string }} TableSpec
    */
+  /** @constructor @param {TableSpec} spec */
   function Table(spec) {
     this.spec = spec;
     this.sortKey = spec.sort ? spec.sort.key : null;
@@ -173,12 +217,12 @@
     this.el = document.getElementById(sp.id);
     this.tbody = this.el.querySelector('tbody');
     var timer = null;
-    var search = this.el.querySelector('[data-role=search]');
+    var search = /** @type {HTMLInputElement | null} */ (this.el.querySelector('[data-role=search]'));
     if (search) search.addEventListener('input', function () {
       clearTimeout(timer);
       timer = setTimeout(function () { self.query = search.value.trim().toLowerCase(); self.page = 0; self.refresh(); }, 80);
     });
-    this.el.querySelectorAll('select[data-filter]').forEach(function (sel) {
+    this.el.querySelectorAll('select[data-filter]').forEach(/** @param {HTMLSelectElement} sel */ function (sel) {
       sel.addEventListener('change', function () { self.filters[sel.getAttribute('data-filter')] = sel.value; self.page = 0; self.refresh(); });
     });
     this.el.querySelectorAll('th.sortable').forEach(function (th) {
@@ -192,7 +236,7 @@
     this.el.querySelector('[data-role=prev]').addEventListener('click', function () { if (self.page > 0) { self.page--; self.draw(); } });
     this.el.querySelector('[data-role=next]').addEventListener('click', function () { if ((self.page + 1) * self.size() < self.view.length) { self.page++; self.draw(); } });
     this.tbody.addEventListener('click', function (ev) {
-      var tr = ev.target.closest('tr.row');
+      var tr = /** @type {Element} */ (ev.target).closest('tr.row');
       if (!tr || !sp.detail) return;
       var next = tr.nextElementSibling;
       if (next && next.classList.contains('detail')) { next.remove(); tr.classList.remove('open'); return; }
@@ -261,8 +305,8 @@
     this.el.querySelector('[data-role=count]').textContent = n === 0 ? 'no rows match' + (total ? ' (of ' + int(total) + ')' : '')
       : 'rows ' + int(start + 1) + '–' + int(end) + ' of ' + int(n) + (n !== total ? ' (filtered from ' + int(total) + ')' : '');
     this.el.querySelector('[data-role=page]').textContent = n > size ? 'page ' + (this.page + 1) + ' of ' + Math.ceil(n / size) : '';
-    this.el.querySelector('[data-role=prev]').disabled = this.page === 0;
-    this.el.querySelector('[data-role=next]').disabled = end >= n;
+    /** @type {HTMLButtonElement} */ (this.el.querySelector('[data-role=prev]')).disabled = this.page === 0;
+    /** @type {HTMLButtonElement} */ (this.el.querySelector('[data-role=next]')).disabled = end >= n;
   };
 
   // ── header ───────────────────────────────────────────────────────────────────────────────────────
@@ -627,7 +671,7 @@
     else if (DATA.kind === 'compare') renderCompare(DATA);
     else renderRun(DATA);
     app.addEventListener('click', function (ev) {
-      var btn = ev.target.closest('button[data-copy]');
+      var btn = /** @type {Element} */ (ev.target).closest('button[data-copy]');
       if (!btn) return;
       var text = document.getElementById(btn.getAttribute('data-copy')).textContent;
       if (navigator.clipboard) navigator.clipboard.writeText(text).then(function () { btn.textContent = 'copied'; }, function () {});

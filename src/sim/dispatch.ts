@@ -1,0 +1,218 @@
+/**
+ * What the simulated model server answers, apart from HTTP (sim/server.ts carries the bytes): the route of a
+ * request (`POST /v1/chat/completions`, `GET /v1/models`, `GET /v1/models/:id`, `GET /v1/sim/stats`) and
+ * the reply, in the OpenAI wire format. Deterministic: the same knobs and the same request give the same
+ * reply, whatever the order or concurrency of requests.
+ */
+import { SimHttpError } from './errors.ts';
+import { digest } from './hash.ts';
+import { DEFAULT_SIM_KNOBS, resolveKnobs, type SimKnobs } from './knobs.ts';
+import { resolveStage, simulateStage } from './optimizer.ts';
+import { simulateTarget, type SimMessage } from './target.ts';
+import { LOAD_SKILL_TOOL_NAME, simulateRouting } from './routing.ts';
+import { firstUserMessage, lastUserMessage } from '../util/messages.ts';
+import { SIMULATED_FINGERPRINT, contentText } from '../model/wire.ts';
+
+export interface SimStats {
+  /** Chat completion requests accepted (valid body, known model and stage). */
+  requests: number;
+  /** By optimizer stage, or `target`. */
+  byStage: Record<string, number>;
+  byModel: Record<string, number>;
+}
+
+/** The resolved knobs of a simulated model (unset knobs: DEFAULT_SIM_KNOBS, the realistic world). */
+export interface SimConfig extends SimKnobs {
+  models: string[];
+}
+
+/** `created` of every completion: fixed, so replies are byte-identical. */
+export const SIM_CREATED = 1_700_000_000;
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  system_fingerprint: string;
+  choices: {
+    index: number;
+    message: {
+      role: 'assistant';
+      content: string | null;
+      refusal: null;
+      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+    };
+    logprobs: null;
+    finish_reason: 'stop' | 'tool_calls';
+  }[];
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
+
+export interface SimCompletionResult {
+  completion: ChatCompletion;
+  /** Optimizer stage, or `target`. */
+  stage: string;
+  model: string;
+}
+
+function approxTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
+/**
+ * Answer one chat completion request body (already JSON-parsed). Throws SimHttpError for a request the
+ * server must refuse. Pure: no I/O, no clock, no state.
+ */
+export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimCompletionResult {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new SimHttpError(400, 'The request body must be a JSON object.', { code: 'invalid_request' });
+  }
+  const req = body as Record<string, unknown>;
+  if (typeof req.model !== 'string' || req.model.length === 0) {
+    throw new SimHttpError(400, "Missing required parameter: 'model'.", { param: 'model', code: 'missing_required_parameter' });
+  }
+  const model = req.model;
+  if (!Array.isArray(req.messages) || req.messages.length === 0) {
+    throw new SimHttpError(400, "Missing required parameter: 'messages' (a non-empty array).", {
+      param: 'messages',
+      code: 'missing_required_parameter',
+    });
+  }
+  if (req.stream === true) {
+    throw new SimHttpError(400, 'The simulated model server does not support stream: true.', {
+      param: 'stream',
+      code: 'unsupported_parameter',
+    });
+  }
+  if (cfg.models.length > 0 && !cfg.models.includes(model)) {
+    throw new SimHttpError(
+      404,
+      `The model '${model}' does not exist on this simulated model server (serves: ${cfg.models.join(', ')}).`,
+      { code: 'model_not_found', param: 'model' },
+    );
+  }
+  const messages: SimMessage[] = req.messages.map((m, i) => {
+    if (!m || typeof m !== 'object' || typeof (m as { role?: unknown }).role !== 'string') {
+      throw new SimHttpError(400, `messages[${i}] must be an object with a string 'role'.`, {
+        param: `messages[${i}]`,
+        code: 'invalid_value',
+      });
+    }
+    return { role: (m as { role: string }).role, content: contentText((m as { content?: unknown }).content) };
+  });
+  const lastUser = lastUserMessage(messages);
+  // A stage's input is the prompt its conversation was opened with: a re-ask sends the whole conversation
+  // (the first reply and the correction request after it), and is answered as the first request was.
+  const stageInput = firstUserMessage(messages);
+  const stage = resolveStage(req.response_format, stageInput);
+  let content: string;
+  let loadSkill: string | null = null;
+  if (stage === null) {
+    // A seeded request samples unless it asks for temperature 0 (then its answer is stable across seeds).
+    const sample = typeof req.seed === 'number' && req.temperature !== 0 ? req.seed : undefined;
+    // Agent presentation: a turn that offers `load_skill` first decides which listed skill to load.
+    const routed = simulateRouting({ messages, tools: req.tools }, lastUser, { seed: cfg.seed, model, routingNoise: cfg.routingNoise, ...(sample === undefined ? {} : { sample }) });
+    if (typeof routed === 'string') {
+      loadSkill = routed;
+      content = JSON.stringify({ name: routed });
+    } else {
+      content = simulateTarget(messages, model, sample === undefined ? cfg : { ...cfg, sample }).content;
+    }
+  } else {
+    const reply = simulateStage(stage, stageInput, { ...cfg, model });
+    content = JSON.stringify(reply);
+  }
+  const promptChars = messages.reduce((n, m) => n + m.content.length, 0);
+  const prompt_tokens = approxTokens(promptChars);
+  const completion_tokens = approxTokens(content.length);
+  const completion: ChatCompletion = {
+    id: `chatcmpl-sim-${digest([cfg.seed, model, stage, messages, content]).slice(0, 24)}`,
+    object: 'chat.completion',
+    created: SIM_CREATED,
+    model,
+    system_fingerprint: SIMULATED_FINGERPRINT,
+    choices: [
+      loadSkill === null
+        ? { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }
+        : {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: null,
+              refusal: null,
+              tool_calls: [{ id: `call_${digest([cfg.seed, model, messages, content]).slice(0, 16)}`, type: 'function', function: { name: LOAD_SKILL_TOOL_NAME, arguments: content } }],
+            },
+            logprobs: null,
+            finish_reason: 'tool_calls',
+          },
+    ],
+    usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens },
+  };
+  return { completion, stage: stage ?? 'target', model };
+}
+
+/** Resolve and validate options (throws SkillOptError naming the bad option). */
+export function resolveSimConfig(opts: Partial<SimKnobs> & { models?: string[] } = {}): SimConfig {
+  const knobs: Partial<SimKnobs> = {};
+  for (const k of Object.keys(DEFAULT_SIM_KNOBS) as (keyof SimKnobs)[]) if (opts[k] !== undefined) knobs[k] = opts[k];
+  return { models: [...(opts.models ?? [])], ...resolveKnobs(knobs) };
+}
+
+/** One request as the route sees it; `body` reads the request body (only a completion reads it). */
+export interface SimRequest {
+  method: string;
+  /** Without query string or trailing slash. */
+  path: string;
+  body(): Promise<string>;
+}
+
+/** What to send back: a completion (sent after the server's latency, and counted), or any other reply. */
+export type SimReply =
+  | { kind: 'completion'; result: SimCompletionResult }
+  | { kind: 'reply'; status: number; body: unknown; headers?: Record<string, string>; detail: string };
+
+function refusal(err: SimHttpError, headers: Record<string, string> = {}): SimReply {
+  return { kind: 'reply', status: err.status, body: err.body(), headers, detail: `${err.code ?? err.type}: ${err.message}` };
+}
+
+function notAllowed(method: string, path: string, allow: string): SimReply {
+  return refusal(new SimHttpError(405, `Method ${method} not allowed on ${path}; use ${allow}.`, { code: 'method_not_allowed' }), { allow });
+}
+
+/** Route one request and answer it. Never throws: a refused or failed request gets its error reply. */
+export async function dispatchRequest(req: SimRequest, cfg: SimConfig, stats: () => SimStats): Promise<SimReply> {
+  const { method, path } = req;
+  const ok = (body: unknown): SimReply => ({ kind: 'reply', status: 200, body, detail: '' });
+  const modelObject = (id: string) => ({ id, object: 'model', created: SIM_CREATED, owned_by: SIMULATED_FINGERPRINT });
+  try {
+    if (path === '/v1/chat/completions') {
+      if (method !== 'POST') return notAllowed(method, path, 'POST');
+      const raw = await req.body();
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        return refusal(new SimHttpError(400, 'The request body is not valid JSON.', { code: 'invalid_json' }));
+      }
+      return { kind: 'completion', result: simulateChatCompletion(body, cfg) };
+    }
+    if (path === '/v1/models' || path.startsWith('/v1/models/')) {
+      if (method !== 'GET') return notAllowed(method, path, 'GET');
+      if (path === '/v1/models') return ok({ object: 'list', data: (cfg.models.length > 0 ? cfg.models : ['simulated']).map(modelObject) });
+      const id = decodeURIComponent(path.slice('/v1/models/'.length));
+      if (cfg.models.length > 0 && !cfg.models.includes(id)) {
+        return refusal(new SimHttpError(404, `The model '${id}' does not exist on this simulated model server.`, { code: 'model_not_found', param: 'model' }));
+      }
+      return ok(modelObject(id));
+    }
+    if (path === '/v1/sim/stats') {
+      if (method !== 'GET') return notAllowed(method, path, 'GET');
+      return ok({ simulated: true, ...stats() });
+    }
+    return refusal(new SimHttpError(404, `Unknown path ${path} on the simulated model server.`, { code: 'not_found' }));
+  } catch (err) {
+    if (err instanceof SimHttpError) return refusal(err);
+    return refusal(new SimHttpError(500, `simulated model server error: ${err instanceof Error ? err.message : String(err)}`, { type: 'server_error' }));
+  }
+}

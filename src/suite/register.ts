@@ -1,0 +1,140 @@
+/**
+ * Vitest registration of a suite's cases: a `describe` named after the suite with one concurrent test per
+ * selected task (named by its id, its records in the task meta where the reporter and the optimizer read
+ * them), and in `test` mode with an active gate, the `suite gate` test after them.
+ */
+import { describe, test, type TaskMeta } from 'vitest';
+import type { CaseRecord, SkillTask } from '../types.ts';
+import { oneLineClip } from '../util/clip.ts';
+import type { GateThresholds, ProvidedSession, SuiteSelection } from '../contract/session.ts';
+import { caseOutcomes, scoreStats } from './summary.ts';
+import { inSuiteFile } from './site.ts';
+import type { HeadStart } from './head-start.ts';
+import { evaluateGate, isComplete } from './verdict.ts';
+import { escapeControls } from '../util/control-chars.ts';
+
+export interface Registration<E> {
+  suite: string;
+  mode: ProvidedSession['mode'];
+  /** Tasks in the dataset. */
+  total: number;
+  selected: SkillTask<E>[];
+  selection: SuiteSelection;
+  filters: string[];
+  /** Cases started before collection ended (suite/head-start.ts), else null. */
+  early: HeadStart<CaseRecord[]>;
+  runCase: (task: SkillTask<E>, signal: AbortSignal) => Promise<CaseRecord[]>;
+  gated: boolean;
+  thresholds: GateThresholds;
+  maxErrored: number;
+  trials: number;
+  failOnFlaky: boolean;
+  timeout: number;
+  /** The defineSkillSuite call in the suite file, where failures point. */
+  site: string | null;
+}
+
+export function registerCases<E>(reg: Registration<E>): void {
+  const { suite, mode, total, selected, early, runCase, gated, thresholds, maxErrored, trials, failOnFlaky, timeout, site, filters, selection } = reg;
+  // What the suite gate needs of each row; the full records travel in task meta and are kept there only.
+  const gateRows: GateRow[] = [];
+  const concurrentTest = test.concurrent;
+  // Vitest copies a describe block's meta into every case defined in it (each copy then crosses to the main
+  // thread and into blob reports): the selection goes on the suite once its cases are defined.
+  const suiteMeta: TaskMeta = {};
+  describe(suite, { meta: suiteMeta }, () => {
+    withoutCaseStacks(() => {
+      for (const task of selected) {
+        concurrentTest(
+          task.id,
+          async (ctx) => {
+            const rows = await (early.take(task.id, ctx.signal) ?? runCase(task, ctx.signal));
+            ctx.task.meta.skillopt = rows[0]!;
+            if (rows.length > 1) ctx.task.meta.skilloptTrials = rows;
+            if (gated) for (const r of rows) gateRows.push(gateRow(r));
+            const outcome = caseOutcomes(rows)[0]!;
+            if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${escapeControls(rows[0]!.error ?? '', { layout: false })}`, site);
+            if (outcome.flaky) await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
+            if (mode === 'test' && (!outcome.passed || (failOnFlaky && outcome.flaky))) {
+              const miss = rows.find((r) => r.error_kind === null && !r.pass)!;
+              // Vitest prints annotations as they are: model text in them is escaped here
+              await ctx.annotate(`miss: ${escapeControls(miss.feedback, { layout: false })}`, 'skillopt:miss');
+              if (!gated) throw caseError(trials > 1 ? `${missMessage(miss)} (${outcome.passes} of ${outcome.scored} trials passed)` : missMessage(miss), site);
+            }
+          },
+          timeout,
+        );
+      }
+    });
+
+    if (gated && selected.length > 0) {
+      test('suite gate', (ctx) => {
+        const stats = scoreStats(gateRows);
+        const verdict = evaluateGate(suite, stats, thresholds);
+        ctx.task.meta.skilloptGate = verdict;
+        const of = filters.length ? ` on ${selected.length} of ${total} tasks (${filters.join(', ')})` : '';
+        if (!isComplete(stats, maxErrored) || stats.n < selected.length) {
+          throw caseError(
+            `suite gate of '${suite}' is inconclusive: ${stats.errored} of ${selected.length} cases errored, ` +
+              `${selected.length - stats.n} did not run (evaluation.max_errored ${maxErrored})`,
+            site,
+          );
+        }
+        if (!verdict.ok) throw caseError(`suite gate failed for '${suite}': ${verdict.reasons.join('; ')}${of}`, site);
+      });
+    }
+    suiteMeta.skilloptSuite = selection;
+  });
+}
+
+type GateRow = Pick<CaseRecord, 'suite' | 'id' | 'trial' | 'hard' | 'soft' | 'pass' | 'error_kind'>;
+
+function gateRow(r: CaseRecord): GateRow {
+  return { suite: r.suite, id: r.id, ...(r.trial !== undefined ? { trial: r.trial } : {}), hard: r.hard, soft: r.soft, pass: r.pass, error_kind: r.error_kind };
+}
+
+/** Whether Vitest reads each case's definition stack (`includeTaskLocation`); a runner we cannot read counts as yes. */
+function taskLocationWanted(): boolean {
+  const config = (globalThis as { __vitest_worker__?: { config?: { includeTaskLocation?: boolean } } }).__vitest_worker__?.config;
+  return !config || Boolean(config.includeTaskLocation);
+}
+
+/**
+ * Define cases without the stack Vitest captures for each (an Error kept with its call sites, about 1 kB a
+ * case: 10 MB of a 10,000-case suite). It serves only a case's `location`, and our cases are defined by
+ * the library during collection, where no frame of the suite file is on the stack, so it never finds one.
+ * V8 captures no stack while `Error.stackTraceLimit` is an accessor; Vitest's own set-and-restore of the
+ * limit goes through it. Left alone when Vitest wants locations (it would read the missing stack).
+ */
+/** @internal Exported for its unit test. */
+export function withoutCaseStacks(define: () => void): void {
+  const own = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit');
+  if (!own || !('value' in own) || !own.configurable || taskLocationWanted()) return define();
+  let limit: unknown = own.value;
+  Object.defineProperty(Error, 'stackTraceLimit', {
+    configurable: true,
+    enumerable: own.enumerable ?? true,
+    get: () => limit,
+    set: (v: unknown) => {
+      limit = v;
+    },
+  });
+  try {
+    define();
+  } finally {
+    Object.defineProperty(Error, 'stackTraceLimit', { ...own, value: limit });
+  }
+}
+
+const clip = (v: unknown, max = 200) => oneLineClip(JSON.stringify(v) ?? String(v), max);
+
+/** A miss in one line: the task, what was expected, what came back, and the scorer's feedback. */
+function missMessage(r: CaseRecord): string {
+  return `${r.id}: expected ${clip(r.expected)}, got ${clip(r.output)} (hard ${r.hard}, soft ${r.soft}): ${oneLineClip(r.feedback, 300)}`;
+}
+
+/** An assertion-style failure that points at the suite file (its defineSkillSuite call), with no library frames. */
+function caseError(message: string, site: string | null): Error {
+  return inSuiteFile(new Error(message), site);
+}
+

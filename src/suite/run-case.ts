@@ -1,0 +1,117 @@
+/**
+ * Running one case of a suite: each of its samples (its trials, or the rollout's samples) calls the target
+ * with the skill under test, scores the answer and becomes a CaseRecord (messages, output, scores, feedback,
+ * usage, latency). A model endpoint that fails, or a cache miss in replay, makes an errored record, not a
+ * thrown case; any other error is thrown.
+ */
+import type { CaseErrorKind, CaseRecord, ChatMessage, SkillTask } from '../types.ts';
+import { oneLine } from '../util/errors.ts';
+import { isCacheMiss } from '../model/cache/cache.ts';
+import { EndpointUnavailableError, isInfraError, type SuiteRuntime } from './runtime.ts';
+import { addUsage, emptyUsage, failedCallUsage, servedFromCache, spentBeforeFailure } from './usage.ts';
+import type { Scorer } from './scorers/types.ts';
+import type { CaseRun, CaseRunner } from './agent.ts';
+
+export interface CaseContext<E> {
+  suite: string;
+  skill: { text: string; path: string };
+  /** The skill text's hash, recorded in every row. */
+  hash: string;
+  buildMessages: (skill: string, task: SkillTask<E>) => ChatMessage[];
+  /** An agent-style run (skills listed, load_skill offered), or null for one target call. */
+  runner: CaseRunner<E> | null;
+  runtime: SuiteRuntime;
+  scorer: Scorer<E>;
+  splitOf: Map<string, CaseRecord['split']>;
+  passThreshold: number;
+  /** The target is the simulated model (a row also says so when its reply says it). */
+  simulated: boolean;
+  /** env.trials. */
+  trials: number;
+  /** Rollout mode: these trial indices instead of env.trials'. */
+  samples: number[] | null;
+}
+
+/** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
+export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: AbortSignal) => Promise<CaseRecord[]> {
+  const { skill, buildMessages, runner, runtime, scorer, splitOf, passThreshold, hash, samples, trials } = c;
+  /** One sample of a task: call the target (trial t is the request's seed when there are several), score it. */
+  async function runTrial(task: SkillTask<E>, trial: number | undefined, signal: AbortSignal): Promise<CaseRecord> {
+    const started = performance.now();
+    // `--skill none`: a builder that puts the (empty) skill in a system message sends no system message.
+    const built = buildMessages(skill.text, task);
+    const plain = skill.text ? built : built.filter((m) => m.role !== 'system' || m.content.trim() !== '');
+    const messages = runner ? runner.messages(plain, task) : plain;
+    let run: CaseRun | null = null;
+    let extra: Partial<CaseRecord> = {};
+    const usage = emptyUsage();
+    const judgeUsage = emptyUsage();
+    let output = '';
+    // A standalone `skillopt sim-server` behind an openai_compat config is still the simulated model.
+    let simulated = c.simulated;
+    let score = { hard: 0, soft: 0, feedback: '' };
+    let errorKind: CaseErrorKind | null = null;
+    let error: string | null = null;
+    try {
+      const res = runner ? (run = await runner.run(runtime, messages, signal, trial)) : await runtime.callTarget(messages, signal, trial);
+      output = res.text;
+      simulated ||= res.simulated;
+      Object.assign(usage, res.usage);
+    } catch (e) {
+      if (isCacheMiss(e)) {
+        // --model-cache replay: nothing was sent; the case is not scored as if it had run
+        errorKind = 'cache_miss';
+        error = oneLine(e);
+        usage.cache_misses = 1;
+      } else {
+        if (!isInfraError(e) && !(e instanceof EndpointUnavailableError)) throw e;
+        errorKind = 'infra';
+        error = oneLine(e);
+        // the attempts of a call that finally failed reached the endpoint too, as did the case's earlier calls
+        addUsage(usage, spentBeforeFailure(e));
+        if (isInfraError(e)) addUsage(usage, failedCallUsage(e));
+      }
+    }
+    if (errorKind === null) {
+      try {
+        score = await scorer.score({ task, output, messages, signal, judge: runtime.judgeFor(judgeUsage, signal) });
+      } catch (e) {
+        errorKind = isCacheMiss(e) ? 'cache_miss' : isInfraError(e) ? 'infra' : 'scorer';
+        error = `${errorKind === 'scorer' ? `scorer '${scorer.name}' failed: ` : ''}${oneLine(e)}`;
+        if (errorKind === 'cache_miss') judgeUsage.cache_misses = (judgeUsage.cache_misses ?? 0) + 1;
+      }
+    }
+    if (run && runner && errorKind === null) ({ score, extra } = runner.finish(score, run, task));
+    return {
+      suite: c.suite,
+      id: task.id,
+      ...(trial !== undefined ? { trial } : {}),
+      split: splitOf.get(task.id) ?? null,
+      task_type: task.task_type ?? null,
+      skill_hash: hash,
+      messages: run?.transcript ?? messages,
+      output,
+      expected: task.expected,
+      hard: score.hard,
+      soft: score.soft,
+      pass: errorKind === null && score.hard >= passThreshold,
+      feedback: error ?? score.feedback,
+      usage,
+      ...(judgeUsage.calls > 0 || judgeUsage.cache_hits || judgeUsage.cache_misses ? { judge_usage: judgeUsage } : {}),
+      latency_ms: Math.round(performance.now() - started),
+      cached: servedFromCache(usage, judgeUsage),
+      error_kind: errorKind,
+      error,
+      simulated,
+      ...extra,
+    };
+  }
+
+  /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
+  return (task: SkillTask<E>, signal: AbortSignal): Promise<CaseRecord[]> =>
+    samples
+      ? Promise.all(samples.map((t) => runTrial(task, t, signal)))
+      : trials === 1
+        ? runTrial(task, undefined, signal).then((r) => [r])
+        : Promise.all(Array.from({ length: trials }, (_, t) => runTrial(task, t, signal)));
+}
