@@ -81,7 +81,7 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
     const rollouts = new Rollouts(runner, host, accounting, budget, log);
     const engine = new Engine({ config, manifest, initialSkill, store, rollouts, llm, prompts, accounting, budget, target: mode.stopAtTarget ? target : config.train.target_pass_rate, log, ...(subject ? { subject } : {}) });
     writeResolvedConfig(store.path('config.json'), config, {
-      derived: { ...engine.derived, config_files: files, suite: manifest.suite, dataset: manifest.dataset, initial_skill: initialSkill.path, simulated: host.session.simulated },
+      derived: { ...engine.derived, planned_edit_budgets: engine.plannedEditBudgets, config_files: files, suite: manifest.suite, dataset: manifest.dataset, initial_skill: initialSkill.path, simulated: host.session.simulated },
       roles: host.roles,
     });
     store.writeJson('split_manifest.json', { suite: manifest.suite, dataset: manifest.dataset, ratio: config.env.split_ratio, seed: config.env.split_seed, ...manifest.splits });

@@ -47,6 +47,11 @@ export class Engine {
     };
   }
 
+  /** The edit budget planned for each step, recorded with the run for the report's schedule chart. */
+  get plannedEditBudgets(): number[] {
+    return this.ctx.scheduler.planned();
+  }
+
   async run(): Promise<EngineResult> {
     const ctx = this.ctx;
     try {

@@ -112,6 +112,11 @@ export class EditBudgetScheduler {
     return scheduledBudget(this.kind, Math.max(1, this.counter), this.totalSteps, this.max, this.min);
   }
 
+  /** The budget planned for every step 1…totalSteps (what the run's records carry for the report's chart). */
+  planned(): number[] {
+    return Array.from({ length: Math.min(this.totalSteps, 5000) }, (_, i) => scheduledBudget(this.kind, i + 1, this.totalSteps, this.max, this.min));
+  }
+
   /** The counter (number of `next()` calls so far), to persist for resume. */
   state(): number {
     return this.counter;

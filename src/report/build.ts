@@ -7,7 +7,6 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { readRunRecord, type RunRecord } from '../rundir/fingerprint.ts';
-import { scheduledBudget, type SchedulerKind } from '../optimizer/scheduler.ts';
 import type { RunSummary, ScoreStats, SuiteSummary } from '../suite/summary.ts';
 import { caseOutcomes } from '../suite/summary.ts';
 import type { CaseRecord, StageStats } from '../types.ts';
@@ -373,17 +372,12 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   });
 
   const totalSteps = num(summary?.total_steps) ?? num(derived.total_steps) ?? steps.length;
-  const kind = (str(opt.lr_scheduler) || 'constant') as SchedulerKind;
+  const kind = str(opt.lr_scheduler) || 'constant';
   const max = num(opt.learning_rate) ?? 0;
   const min = Math.min(num(opt.min_learning_rate) ?? max, max);
-  const planned: number[] = [];
-  for (let s = 1; s <= totalSteps && s <= 5000; s++) {
-    try {
-      planned.push(scheduledBudget(kind, s, totalSteps, max, min));
-    } catch {
-      break;
-    }
-  }
+  // the run records its planned budgets; a run written before it did shows the budget each step had
+  const recorded = derived.planned_edit_budgets;
+  const planned: number[] = Array.isArray(recorded) ? recorded.map(Number).filter(Number.isFinite) : steps.map((s) => s.budget ?? max);
 
   const epochEvents: OptimizeReportData['epoch_events'] = [];
   for (const [folder, stage, file] of [['slow_update', 'slow update', 'slow_result.json'], ['meta_skill', 'meta skill', 'meta_skill_result.json']] as const) {
