@@ -11,11 +11,14 @@
  * The run's fingerprint (`run.json`, rundir/fingerprint.ts) comes from the results' folder, or for an
  * optimize run's `test_eval*` / `selection_eval*` folder from the run directory above it. Reading never
  * writes (a torn last line is skipped, not cut from the file, and the report says so). The summaries
- * beside the results say how many cases the run selected: a side with fewer is not a whole run.
+ * beside the results say how many cases the run selected: a side with fewer is not a whole run. Every
+ * file is read through its schema (src/runfiles), so one from another version is a one-line error.
  */
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { readRunRecord, RUN_FILE, type RunRecord } from '../rundir/fingerprint.ts';
+import { z } from 'zod';
+import { EvalSummarySchema, parseRunFile, readRunFile, ResultRowSchema, runFileProblem, RunSummarySchema, summarySchemaOf } from '../runfiles/index.ts';
 import type { CaseRecord } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
@@ -231,13 +234,7 @@ function isBlank(buf: Buffer, start: number, end: number): boolean {
 
 function rowProblem(row: unknown): string | null {
   if (row === null || typeof row !== 'object' || Array.isArray(row)) return 'expected an object';
-  const r = row as Record<string, unknown>;
-  if (typeof r.suite !== 'string') return 'no string "suite"';
-  if (typeof r.id !== 'string' || r.id === '') return 'no string "id"';
-  if (typeof r.pass !== 'boolean') return 'no boolean "pass"';
-  if (r.error_kind !== undefined && r.error_kind !== null && typeof r.error_kind !== 'string') return '"error_kind" must be null or a string';
-  if (r.trial !== undefined && !(Number.isInteger(r.trial) && (r.trial as number) >= 0)) return '"trial" must be an integer ≥ 0';
-  return null;
+  return runFileProblem(ResultRowSchema, row);
 }
 
 /**
@@ -246,18 +243,18 @@ function rowProblem(row: unknown): string | null {
  */
 export function selectedCases(results: string): number | null {
   const dir = dirname(results);
-  const read = (name: string): unknown => {
-    try {
-      return JSON.parse(readFileSync(join(dir, name), 'utf8'));
-    } catch {
-      return null;
-    }
-  };
   const count = (v: unknown) => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null);
-  const summary = read('summary.json') as { overall?: { selected?: unknown } } | null;
-  const fromSummary = count(summary?.overall?.selected);
-  if (fromSummary !== null) return fromSummary;
-  return count((read('eval_summary.json') as { n_items?: unknown } | null)?.n_items);
+  const summaryFile = join(dir, 'summary.json');
+  const summary = readRunFile(z.unknown(), summaryFile, displayPath(summaryFile));
+  if (summary !== null) {
+    const schema = summarySchemaOf(summary);
+    if (schema === RunSummarySchema) {
+      const fromSummary = count(parseRunFile(RunSummarySchema, summary, displayPath(summaryFile)).overall.selected);
+      if (fromSummary !== null) return fromSummary;
+    } else parseRunFile(schema, summary, displayPath(summaryFile)); // an optimize run's evaluation: no selection count
+  }
+  const evalFile = join(dir, 'eval_summary.json');
+  return count(readRunFile(EvalSummarySchema, evalFile, displayPath(evalFile))?.n_items);
 }
 
 /** Load one side of a comparison. */

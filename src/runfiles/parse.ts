@@ -26,11 +26,20 @@ export function parseRunFile<S extends z.ZodType>(schema: S, value: unknown, fil
   if (version !== undefined && version !== SCHEMA_VERSION) {
     throw new SkillOptError(`${file}: schema_version ${JSON.stringify(version)} is not one this skillopt reads (it reads ${SCHEMA_VERSION}) — written by another skillopt version`);
   }
+  const problem = runFileProblem(schema, value);
+  if (problem) throw new SkillOptError(`${file}: ${problem} — not the format this skillopt reads (written by another skillopt version?)`);
+  return value as z.infer<S>;
+}
+
+/**
+ * Why `value` does not fit `schema` (`field a.b: expected number, received string`), or null when it fits.
+ * The value itself is what readers keep: the schemas only check it, so a field they do not name stays as written.
+ */
+export function runFileProblem(schema: z.ZodType, value: unknown): string | null {
   const got = schema.safeParse(value);
-  if (got.success) return got.data;
+  if (got.success) return null;
   const issue = got.error.issues[0]!;
-  const message = issue.message.replace(/^Invalid input: /, '');
-  throw new SkillOptError(`${file}: field ${fieldPath(issue.path)}: ${message} — not the format this skillopt reads (written by another skillopt version?)`);
+  return `field ${fieldPath(issue.path)}: ${issue.message.replace(/^Invalid input: /, '')}`;
 }
 
 /**

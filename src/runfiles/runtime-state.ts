@@ -1,7 +1,7 @@
 /** runtime_state.json: an optimize run's resume pointer, rewritten after every step. */
 import { z } from 'zod';
 import { schemaVersion } from './version.ts';
-import { StoppedSchema } from './optimize-summary.ts';
+import { StoppedSchema, TokenSummarySchema } from './optimize-summary.ts';
 
 export const RuntimeStateSchema = z.looseObject({
   schema_version: schemaVersion,
@@ -20,7 +20,7 @@ export const RuntimeStateSchema = z.looseObject({
   epoch_end_done: z.array(z.number()),
   ungated_changes: z.array(z.looseObject({})),
   stopped: StoppedSchema,
-  token_summary: z.record(z.string(), z.looseObject({})),
+  token_summary: TokenSummarySchema,
   commits: z.number().optional(),
 });
 export type RuntimeStateFile = z.infer<typeof RuntimeStateSchema>;
