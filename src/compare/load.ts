@@ -18,7 +18,16 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } fro
 import { basename, dirname, join, resolve } from 'node:path';
 import { readRunRecord, RUN_FILE, type RunRecord } from '../rundir/fingerprint.ts';
 import { z } from 'zod';
-import { EvalSummarySchema, parseRunFile, readRunFile, ResultRowSchema, runFileProblem, RunSummarySchema, summarySchemaOf } from '../runfiles/index.ts';
+import {
+  EvalSummarySelectionSchema,
+  parseRunFile,
+  readRunFile,
+  ResultRowSchema,
+  runFileProblem,
+  RunSummarySchema,
+  RunSummarySelectionSchema,
+  summarySchemaOf,
+} from '../runfiles/index.ts';
 import type { CaseRecord } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
@@ -239,22 +248,23 @@ function rowProblem(row: unknown): string | null {
 
 /**
  * How many cases the run that wrote `results` selected, from the summaries written beside it: the
- * denominator a truncated results.jsonl is measured against. Unreadable or absent summaries: unknown.
+ * denominator a truncated results.jsonl is measured against. Absent summaries: unknown; one that is not
+ * JSON or not of this version is a one-line error naming the file and field.
  */
 export function selectedCases(results: string): number | null {
   const dir = dirname(results);
-  const count = (v: unknown) => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null);
   const summaryFile = join(dir, 'summary.json');
   const summary = readRunFile(z.unknown(), summaryFile, displayPath(summaryFile));
   if (summary !== null) {
-    const schema = summarySchemaOf(summary);
-    if (schema === RunSummarySchema) {
-      const fromSummary = count(parseRunFile(RunSummarySchema, summary, displayPath(summaryFile)).overall.selected);
-      if (fromSummary !== null) return fromSummary;
-    } else parseRunFile(schema, summary, displayPath(summaryFile)); // an optimize run's evaluation: no selection count
+    if (summarySchemaOf(summary) !== RunSummarySchema) {
+      parseRunFile(summarySchemaOf(summary), summary, displayPath(summaryFile)); // an optimize run's evaluation: no selection count
+    } else {
+      const selected = parseRunFile(RunSummarySelectionSchema, summary, displayPath(summaryFile)).overall.selected;
+      if (selected !== undefined) return selected;
+    }
   }
   const evalFile = join(dir, 'eval_summary.json');
-  return count(readRunFile(EvalSummarySchema, evalFile, displayPath(evalFile))?.n_items);
+  return readRunFile(EvalSummarySelectionSchema, evalFile, displayPath(evalFile))?.n_items ?? null;
 }
 
 /** Load one side of a comparison. */

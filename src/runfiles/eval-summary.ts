@@ -16,3 +16,6 @@ export const EvalSummarySchema = z.looseObject({
   model: z.looseObject({ target: z.string(), backend: z.string() }).optional(),
 });
 export type EvalSummaryFile = z.infer<typeof EvalSummarySchema>;
+
+/** The part of eval_summary.json `compare` reads: how many items the run selected. */
+export const EvalSummarySelectionSchema = z.looseObject({ schema_version: schemaVersion, n_items: z.int().min(0) });

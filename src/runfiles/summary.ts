@@ -37,6 +37,12 @@ export const RunSummarySchema = z.looseObject({
 });
 export type RunSummaryFile = z.infer<typeof RunSummarySchema>;
 
+/** The part of a test or eval run's summary.json `compare` reads: how many cases the run selected. */
+export const RunSummarySelectionSchema = z.looseObject({
+  schema_version: schemaVersion,
+  overall: z.looseObject({ selected: z.int().min(0).optional() }),
+});
+
 /**
  * summary.json of one evaluation inside an optimize run (rollout/, selection_eval/, test_eval/, …): the
  * score statistics of one skill on one set of cases, with what it was and the skill's hash.
