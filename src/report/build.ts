@@ -11,6 +11,7 @@ import { scheduledBudget, type SchedulerKind } from '../optimizer/scheduler.ts';
 import type { RunSummary, ScoreStats, SuiteSummary } from '../suite/summary.ts';
 import { caseOutcomes } from '../suite/summary.ts';
 import {
+  type CompareFile,
   CompareFileSchema,
   EvalSummarySchema,
   HistorySchema,
@@ -522,7 +523,7 @@ interface CompareSideJson {
  */
 export function buildCompareReport(
   dir: string,
-  opts: { compare?: Record<string, unknown>; baselineRows?: CaseRecord[]; candidateRows?: CaseRecord[]; command?: string | null } = {},
+  opts: { compare?: CompareFile; baselineRows?: CaseRecord[]; candidateRows?: CaseRecord[]; command?: string | null } = {},
 ): { meta: ReportMeta; data: CompareReportData } {
   const compare = opts.compare ?? readChecked(CompareFileSchema, join(dir, 'compare.json'));
   if (!compare) throw new SkillOptError(`${displayPath(dir)}: compare.json is missing or unreadable`);

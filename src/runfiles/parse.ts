@@ -61,8 +61,8 @@ export function readRunFile<S extends z.ZodType>(schema: S, path: string, file: 
  * What a writer writes: `value` with `schema_version` first, checked against `schema` (a mismatch is a
  * bug in the writer, so it throws). The value's own key order is kept.
  */
-export function buildRunFile<S extends z.ZodType, T extends object>(schema: S, value: T, file: string): { schema_version: number } & T {
-  const out = { schema_version: SCHEMA_VERSION, ...value };
+export function buildRunFile<S extends z.ZodType, T extends object>(schema: S, value: T, file: string): { schema_version: typeof SCHEMA_VERSION } & T {
+  const out: { schema_version: typeof SCHEMA_VERSION } & T = { schema_version: SCHEMA_VERSION, ...value };
   const got = schema.safeParse(out);
   if (!got.success) {
     const issue = got.error.issues[0]!;
