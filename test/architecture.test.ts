@@ -22,6 +22,7 @@ const LAYERS = [
   'protocol', // the optimizer's wire contract: imports nothing
   'types.ts', // the record types every layer shares
   'version.ts',
+  'runfiles', // the schemas of the files a run writes (docs/schemas/)
   'stats',
   'skill', // the skill document: regions, edits, diffs
   'model', // model clients, the gateway, the model-call cache

@@ -96,7 +96,7 @@ export function judgeAgainstBaseline(b: BaselineOptions, outDir: string, ran: Ru
   writeJsonAtomic(written[0]!, json);
   writeFileAtomic(written[1]!, markdown);
   // the comparison's page, as `skillopt compare` writes it (the run's own report.html stays the run's)
-  const html = writeCompareReport(outDir, { compare: json as unknown as Record<string, unknown>, baselineRows: b.side.rows, candidateRows: candidate.rows });
+  const html = writeCompareReport(outDir, { compare: json, baselineRows: b.side.rows, candidateRows: candidate.rows });
   if (html) written.push(html);
   console.log(redactText(`\n${compareTerminal(comparison, { written, width: process.stdout.columns })}`));
   const sites = new Map(ran.selections.map((s) => [s.suite, s.site ?? null]));

@@ -24,6 +24,7 @@ import { Rollouts } from '../optimizer/rollout.ts';
 import { EXIT_CODES } from '../suite/verdict.ts';
 import { RunStore } from '../optimizer/run-store.ts';
 import { claimRunDir } from '../rundir/fingerprint.ts';
+import { buildRunFile, OptimizeSummarySchema } from '../runfiles/index.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { descriptionSubject } from '../optimizer/subject.ts';
 import { checkSkillFile, startsWithFrontmatter } from '../skill/frontmatter.ts';
@@ -103,7 +104,7 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
     // calls and tokens count requests sent; the model-call cache's hits and misses by role and stage are beside them
     result.summary.cache = host.cache?.summary() ?? offSummary();
     const summary = { ...result.summary, simulated, config_files: files };
-    store.writeJson('summary.json', summary);
+    store.writeJson('summary.json', buildRunFile(OptimizeSummarySchema, summary, 'summary.json'));
     store.writeText('best_skill.md', result.bestSkill);
     // a skill with frontmatter keeps it valid (the format's rules, without the folder-name match)
     if (startsWithFrontmatter(result.initialSkill)) checkSkillFile(store.path('best_skill.md'), result.bestSkill);

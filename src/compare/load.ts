@@ -11,11 +11,23 @@
  * The run's fingerprint (`run.json`, rundir/fingerprint.ts) comes from the results' folder, or for an
  * optimize run's `test_eval*` / `selection_eval*` folder from the run directory above it. Reading never
  * writes (a torn last line is skipped, not cut from the file, and the report says so). The summaries
- * beside the results say how many cases the run selected: a side with fewer is not a whole run.
+ * beside the results say how many cases the run selected: a side with fewer is not a whole run. Every
+ * file is read through its schema (src/runfiles), so one from another version is a one-line error.
  */
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { readRunRecord, RUN_FILE, type RunRecord } from '../rundir/fingerprint.ts';
+import { z } from 'zod';
+import {
+  EvalSummarySelectionSchema,
+  parseRunFile,
+  readRunFile,
+  ResultRowSchema,
+  runFileProblem,
+  RunSummarySchema,
+  RunSummarySelectionSchema,
+  summarySchemaOf,
+} from '../runfiles/index.ts';
 import type { CaseRecord } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
@@ -231,33 +243,28 @@ function isBlank(buf: Buffer, start: number, end: number): boolean {
 
 function rowProblem(row: unknown): string | null {
   if (row === null || typeof row !== 'object' || Array.isArray(row)) return 'expected an object';
-  const r = row as Record<string, unknown>;
-  if (typeof r.suite !== 'string') return 'no string "suite"';
-  if (typeof r.id !== 'string' || r.id === '') return 'no string "id"';
-  if (typeof r.pass !== 'boolean') return 'no boolean "pass"';
-  if (r.error_kind !== undefined && r.error_kind !== null && typeof r.error_kind !== 'string') return '"error_kind" must be null or a string';
-  if (r.trial !== undefined && !(Number.isInteger(r.trial) && (r.trial as number) >= 0)) return '"trial" must be an integer ≥ 0';
-  return null;
+  return runFileProblem(ResultRowSchema, row);
 }
 
 /**
  * How many cases the run that wrote `results` selected, from the summaries written beside it: the
- * denominator a truncated results.jsonl is measured against. Unreadable or absent summaries: unknown.
+ * denominator a truncated results.jsonl is measured against. Absent summaries: unknown; one that is not
+ * JSON or not of this version is a one-line error naming the file and field.
  */
 export function selectedCases(results: string): number | null {
   const dir = dirname(results);
-  const read = (name: string): unknown => {
-    try {
-      return JSON.parse(readFileSync(join(dir, name), 'utf8'));
-    } catch {
-      return null;
+  const summaryFile = join(dir, 'summary.json');
+  const summary = readRunFile(z.unknown(), summaryFile, displayPath(summaryFile));
+  if (summary !== null) {
+    if (summarySchemaOf(summary) !== RunSummarySchema) {
+      parseRunFile(summarySchemaOf(summary), summary, displayPath(summaryFile)); // an optimize run's evaluation: no selection count
+    } else {
+      const selected = parseRunFile(RunSummarySelectionSchema, summary, displayPath(summaryFile)).overall.selected;
+      if (selected !== undefined) return selected;
     }
-  };
-  const count = (v: unknown) => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null);
-  const summary = read('summary.json') as { overall?: { selected?: unknown } } | null;
-  const fromSummary = count(summary?.overall?.selected);
-  if (fromSummary !== null) return fromSummary;
-  return count((read('eval_summary.json') as { n_items?: unknown } | null)?.n_items);
+  }
+  const evalFile = join(dir, 'eval_summary.json');
+  return readRunFile(EvalSummarySelectionSchema, evalFile, displayPath(evalFile))?.n_items ?? null;
 }
 
 /** Load one side of a comparison. */

@@ -7,6 +7,7 @@ import pc from 'picocolors';
 import { caseChangeLabel, type ComparisonDecision } from '../suite/verdict.ts';
 import { oneLineClip } from '../util/clip.ts';
 import { displayPath } from '../util/paths.ts';
+import { buildRunFile, CompareFileSchema } from '../runfiles/index.ts';
 import { VERSION } from '../version.ts';
 import type { CaseChange, CaseRef, Comparison } from './compare.ts';
 import type { Side } from './load.ts';
@@ -67,7 +68,7 @@ export interface CompareReportInput {
 /** The report as compare.json and `--json` give it. Field names are stable. */
 export function compareJson(i: CompareReportInput) {
   const c = i.comparison;
-  return {
+  return buildRunFile(CompareFileSchema, {
     version: COMPARE_REPORT_VERSION,
     skillopt_version: VERSION,
     verdict: i.decision.verdict,
@@ -106,7 +107,7 @@ export function compareJson(i: CompareReportInput) {
     mde: c.mde ? { ...c.mde, drop: r6(c.mde.drop), null_variance: r6(c.mde.null_variance), variance: r6(c.mde.variance) } : null,
     different_tasks: i.differentTasks,
     simulated: c.simulated,
-  };
+  }, 'compare.json');
 }
 
 export type CompareReport = ReturnType<typeof compareJson>;

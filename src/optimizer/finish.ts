@@ -4,6 +4,7 @@
  * before them is `optimization_calls`).
  */
 import { TOTAL_KEY } from '../model/index.ts';
+import { buildRunFile, TestEvalSummarySchema } from '../runfiles/index.ts';
 import { skillHash } from '../skill/hash.ts';
 import type { ScoreStats } from '../suite/summary.ts';
 import { BudgetExhausted } from './budget.ts';
@@ -47,7 +48,7 @@ async function testEval(ctx: RunContext, skill: string, dirRel: string, label: s
   for (const [k, b] of Object.entries(s.by_task_type)) buckets[k] = bucket(b);
   const result: TestEval = { skill_hash: skillHash(skill), hard: s.mean_hard, soft: s.mean_soft, pass_rate: s.pass_rate, n: s.n, errored: s.errored, buckets };
   if (ctx.subject.kind === 'description') result.f1 = ctx.subject.score(s, out.records).pass_rate;
-  ctx.store.writeJson(`${dirRel}/summary.json`, { ...buckets, skill_hash: result.skill_hash, label, ...(result.f1 !== undefined ? { f1: result.f1 } : {}) });
+  ctx.store.writeJson(`${dirRel}/summary.json`, buildRunFile(TestEvalSummarySchema, { ...buckets, skill_hash: result.skill_hash, label, ...(result.f1 !== undefined ? { f1: result.f1 } : {}) }, 'summary.json'));
   return result;
 }
 
@@ -87,6 +88,6 @@ export async function finish(ctx: RunContext): Promise<FinishResult> {
   const best = await guarded('the best-skill test evaluation', () => testEval(ctx, ctx.best, 'test_eval', 'best test'));
   const final =
     ctx.current === ctx.best ? best : await guarded('the final-skill test evaluation', () => testEval(ctx, ctx.current, 'test_eval_final', 'final test'));
-  if (final && final === best) ctx.store.writeJson('test_eval_final/summary.json', { ...final.buckets, skill_hash: final.skill_hash, label: 'final test (same skill as best)' });
+  if (final && final === best) ctx.store.writeJson('test_eval_final/summary.json', buildRunFile(TestEvalSummarySchema, { ...final.buckets, skill_hash: final.skill_hash, label: 'final test (same skill as best)' }, 'summary.json'));
   return { baseline, best, final, finalSelection };
 }

@@ -11,6 +11,7 @@ import { suiteSummary, type SuiteSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import { rowCost, type KeptCosts } from './kept-cost.ts';
 import { appendLine, writeJsonAtomic } from '../util/atomic.ts';
+import { buildRunFile, EvaluationSummarySchema } from '../runfiles/index.ts';
 import { parseJsonLines } from '../util/jsonl.ts';
 import { SkillOptError } from '../util/errors.ts';
 import type { SessionHost } from '../vitest/host.ts';
@@ -125,7 +126,7 @@ export class Rollouts {
     }
     const records = ids.flatMap((id) => done.get(id) ?? fresh.get(id) ?? []);
     const summary = suiteSummary(records);
-    if (opts.writeSummary !== false) writeJsonAtomic(join(dir, 'summary.json'), { label, skill_hash: hash, ...summary });
+    if (opts.writeSummary !== false) writeJsonAtomic(join(dir, 'summary.json'), buildRunFile(EvaluationSummarySchema, { label, skill_hash: hash, ...summary }, 'summary.json'));
     return { records, summary, reused };
   }
 

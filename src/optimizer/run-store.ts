@@ -5,6 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TokenSummary } from '../types.ts';
+import type { z } from 'zod';
+import { buildRunFile, HistorySchema, readRunFile, RuntimeStateSchema } from '../runfiles/index.ts';
+import { displayPath } from '../util/paths.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import type { ValidationScore } from './gate.ts';
 
@@ -76,15 +79,15 @@ export class RunStore {
   }
 
   readState(): RuntimeState | null {
-    return this.readJson<RuntimeState>('runtime_state.json');
+    return this.readChecked(RuntimeStateSchema, 'runtime_state.json') as RuntimeState | null;
   }
 
   writeState(state: RuntimeState): void {
-    this.writeJson('runtime_state.json', state);
+    this.writeJson('runtime_state.json', buildRunFile(RuntimeStateSchema, state, 'runtime_state.json'));
   }
 
   readHistory(): Record<string, unknown>[] {
-    return this.readJson<Record<string, unknown>[]>('history.json') ?? [];
+    return this.readChecked(HistorySchema, 'history.json') ?? [];
   }
 
   appendHistory(record: Record<string, unknown>): void {
@@ -111,6 +114,12 @@ export class RunStore {
 
   writeJson(rel: string, value: unknown): void {
     writeJsonAtomic(this.path(rel), value);
+  }
+
+  /** A run file checked against its schema: one line naming the file and field when it is of another version. */
+  readChecked<S extends z.ZodType>(schema: S, rel: string): z.infer<S> | null {
+    const file = this.path(rel);
+    return readRunFile(schema, file, displayPath(file));
   }
 
   readJson<T>(rel: string): T | null {

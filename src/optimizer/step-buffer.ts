@@ -4,9 +4,10 @@
  * whose target text was not found — rendered for the analysts, the autonomous LR call and the rewrite.
  * Persisted per step (`trajectory_digest.json`), so a resumed epoch gets it back.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tag } from '../protocol/prompt.ts';
+import { readRunFile, StepDigestSchema } from '../runfiles/index.ts';
+import { displayPath } from '../util/paths.ts';
 
 export interface FailurePattern {
   pattern: string;
@@ -43,7 +44,8 @@ export function loadDigests(outRoot: string, steps: number[]): StepDigest[] {
   const out: StepDigest[] = [];
   for (const s of steps) {
     const file = join(stepDir(outRoot, s), 'trajectory_digest.json');
-    if (existsSync(file)) out.push(JSON.parse(readFileSync(file, 'utf8')) as StepDigest);
+    const digest = readRunFile(StepDigestSchema, file, displayPath(file));
+    if (digest) out.push(digest as StepDigest);
   }
   return out;
 }

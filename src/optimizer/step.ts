@@ -5,6 +5,7 @@
  * written is never run again; a step killed before that is rerun, reusing what its stages kept.
  */
 import { skillHash } from '../skill/hash.ts';
+import { buildRunFile, StepDigestSchema, StepRecordSchema } from '../runfiles/index.ts';
 import type { planTrainEpoch } from '../suite/splits.ts';
 import type { CaseRecord } from '../types.ts';
 import { score3 } from '../util/format.ts';
@@ -156,9 +157,10 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
     warnings: ctx.o.llm.drainWarnings(),
     wall_time_s: Math.round((performance.now() - t0) / 10) / 100,
   });
-  ctx.store.writeJson(rel('trajectory_digest.json'), digest);
-  ctx.store.writeJson(rel('step_record.json'), record);
-  ctx.store.appendHistory(record);
+  ctx.store.writeJson(rel('trajectory_digest.json'), buildRunFile(StepDigestSchema, digest, 'trajectory_digest.json'));
+  const stamped = buildRunFile(StepRecordSchema, record, 'step_record.json');
+  ctx.store.writeJson(rel('step_record.json'), stamped);
+  ctx.store.appendHistory(stamped);
   ctx.state.last_completed_step = step;
   ctx.saveSkills(step);
   ctx.saveState();

@@ -9,6 +9,17 @@ import { basename, join, relative, resolve } from 'node:path';
 import { readRunRecord, type RunRecord } from '../rundir/fingerprint.ts';
 import type { RunSummary, ScoreStats, SuiteSummary } from '../suite/summary.ts';
 import { caseOutcomes } from '../suite/summary.ts';
+import {
+  type CompareFile,
+  CompareFileSchema,
+  EvalSummarySchema,
+  HistorySchema,
+  OptimizeSummarySchema,
+  readRunFile,
+  RunSummarySchema,
+  RuntimeStateSchema,
+  StepDigestSchema,
+} from '../runfiles/index.ts';
 import type { CaseRecord, StageStats } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
@@ -66,6 +77,11 @@ export function detectRunFolder(dir: string): RunFolder {
     throw new SkillOptError(`${dir}: not a skillopt run folder (no run.json, results.jsonl, history.json or compare.json in it)`);
   }
   return { dir: abs, kind, record, compare };
+}
+
+/** A run file read through its schema: null when absent, one line naming the file and field when it does not fit. */
+function readChecked<S extends Parameters<typeof readRunFile>[0]>(schema: S, file: string) {
+  return readRunFile(schema, file, displayPath(file));
 }
 
 function readJson<T>(file: string): T | null {
@@ -171,7 +187,7 @@ function relFiles(dir: string, names: Array<[string, string]>): Array<[string, s
 
 /** Test run: from memory (the reporter) or from the folder. */
 export function buildTestReport(dir: string, opts: { records?: CaseRecord[]; summary?: RunSummary; command?: string | null } = {}) {
-  const summary = opts.summary ?? readJson<RunSummary>(join(dir, 'summary.json'));
+  const summary = opts.summary ?? (readChecked(RunSummarySchema, join(dir, 'summary.json')) as RunSummary | null);
   if (!summary) throw new SkillOptError(`${displayPath(dir)}: summary.json is missing or unreadable`);
   const located = opts.records ? opts.records.map((record, i) => ({ record, line: i + 1 })) : readLocatedResults(join(dir, 'results.jsonl'));
   const record = readRunRecord(dir);
@@ -192,18 +208,11 @@ export function buildTestReport(dir: string, opts: { records?: CaseRecord[]; sum
   return { meta, data: { kind: 'test' as const, scores: runScores(summary, located) } };
 }
 
-interface EvalSummaryFile {
-  skill: string | null;
-  split: string;
-  model?: { target: string; backend: string };
-  simulated: boolean;
-}
-
 /** Eval run: eval_summary.json, summary.json and results.jsonl of the folder. */
 export function buildEvalReport(dir: string, opts: { command?: string | null } = {}) {
-  const summary = readJson<RunSummary>(join(dir, 'summary.json'));
+  const summary = readChecked(RunSummarySchema, join(dir, 'summary.json')) as RunSummary | null;
   if (!summary) throw new SkillOptError(`${displayPath(dir)}: summary.json is missing or unreadable`);
-  const ev = readJson<EvalSummaryFile>(join(dir, 'eval_summary.json'));
+  const ev = readChecked(EvalSummarySchema, join(dir, 'eval_summary.json'));
   const record = readRunRecord(dir);
   const fp = record?.fingerprint ?? {};
   const facts: Array<[string, string]> = [];
@@ -300,9 +309,9 @@ function stepEdits(dir: string, h: Record<string, unknown>, outcome: StepRow['ou
 
 /** Optimize run folder: the step curve, schedule, costs, edits, skill diff and the best skill's test cases. */
 export function buildOptimizeReport(dir: string, opts: { command?: string | null } = {}): { meta: ReportMeta; data: OptimizeReportData } {
-  const summary = readJson<Record<string, unknown>>(join(dir, 'summary.json'));
-  const state = readJson<Record<string, unknown>>(join(dir, 'runtime_state.json'));
-  const history = (readJson<History>(join(dir, 'history.json')) ?? []).slice().sort((a, b) => (num(a.step) ?? 0) - (num(b.step) ?? 0));
+  const summary = readChecked(OptimizeSummarySchema, join(dir, 'summary.json'));
+  const state = readChecked(RuntimeStateSchema, join(dir, 'runtime_state.json'));
+  const history = (readChecked(HistorySchema, join(dir, 'history.json')) ?? []).slice().sort((a, b) => (num(a.step) ?? 0) - (num(b.step) ?? 0));
   const config = readJson<Record<string, Record<string, unknown>>>(join(dir, 'config.json'));
   const record = readRunRecord(dir);
   const derived = (config?.derived ?? {}) as Record<string, unknown>;
@@ -321,7 +330,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
     const step = num(h.step) ?? 0;
     const action = str(h.action);
     const outcome: StepRow['outcome'] = ACCEPTED.has(action) ? 'accepted' : action === 'reject' ? 'rejected' : 'skipped';
-    const digest = readJson<{ score_before?: number; score_after?: number; failure_patterns?: Array<{ pattern: string; description: string; count: number }> }>(join(dir, stepRel(step), 'trajectory_digest.json'));
+    const digest = readChecked(StepDigestSchema, join(dir, stepRel(step), 'trajectory_digest.json'));
     const gate = num(h.candidate_gate_score);
     const prev = num(digest?.score_before) ?? before;
     // the paired gate and racing say why in their own words (gate_rule); the strict gate is a comparison of scores
@@ -504,9 +513,9 @@ interface CompareSideJson {
  */
 export function buildCompareReport(
   dir: string,
-  opts: { compare?: Record<string, unknown>; baselineRows?: CaseRecord[]; candidateRows?: CaseRecord[]; command?: string | null } = {},
+  opts: { compare?: CompareFile; baselineRows?: CaseRecord[]; candidateRows?: CaseRecord[]; command?: string | null } = {},
 ): { meta: ReportMeta; data: CompareReportData } {
-  const compare = opts.compare ?? readJson<Record<string, unknown>>(join(dir, 'compare.json'));
+  const compare = opts.compare ?? readChecked(CompareFileSchema, join(dir, 'compare.json'));
   if (!compare) throw new SkillOptError(`${displayPath(dir)}: compare.json is missing or unreadable`);
   const b = (compare.baseline ?? {}) as CompareSideJson;
   const c = (compare.candidate ?? {}) as CompareSideJson;

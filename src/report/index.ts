@@ -8,6 +8,7 @@
  */
 import { basename, join } from 'node:path';
 import { exactCommand } from '../util/command-line.ts';
+import type { CompareFile } from '../runfiles/index.ts';
 import type { RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
@@ -75,7 +76,7 @@ export function writeRunReport(dir: string, input: RunReportInput = {}, log: (li
 /** `compare.html` next to compare.json; never throws. */
 export function writeCompareReport(
   dir: string,
-  input: { compare: Record<string, unknown>; baselineRows?: CaseRecord[]; candidateRows?: CaseRecord[]; command?: string | null },
+  input: { compare: CompareFile; baselineRows?: CaseRecord[]; candidateRows?: CaseRecord[]; command?: string | null },
   log: (line: string) => void = (l) => console.error(l),
 ): string | null {
   const file = join(dir, COMPARE_REPORT_FILE);

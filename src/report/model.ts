@@ -1,4 +1,5 @@
 /** What a report embeds: the meta block (small, read back by `skillopt show` and by regeneration) and each kind's data. */
+import type { CompareFile } from '../runfiles/index.ts';
 import type { CaseTableData } from './cases.ts';
 
 export type ReportKind = 'test' | 'eval' | 'optimize' | 'compare';
@@ -114,7 +115,7 @@ export interface OptimizeReportData {
 export interface CompareReportData {
   kind: 'compare';
   /** compare.json as written by `skillopt compare`. */
-  compare: Record<string, unknown>;
+  compare: CompareFile;
   /** Every paired case: [suite, id, status, expected, baseline pass, candidate pass, baseline answer, candidate answer, baseline feedback, candidate feedback]. */
   cases: { columns: string[]; rows: unknown[][]; note: string } | null;
 }

@@ -29,6 +29,7 @@ import { join, resolve } from 'node:path';
 import { isSecretKey } from '../util/redact.ts';
 import { defaultConfig, type SkillOptConfig } from '../config/schema.ts';
 import type { RoleConfig } from '../model/types.ts';
+import { buildRunFile, parseRunFile, RunRecordSchema } from '../runfiles/index.ts';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
@@ -255,10 +256,16 @@ export class RunDirMismatch extends SkillOptError {}
 export function readRunRecord(dir: string): RunRecord | null {
   const file = join(dir, RUN_FILE);
   if (!existsSync(file)) return null;
+  let value: unknown;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as RunRecord;
+    value = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
     throw new RunDirMismatch(`${displayPath(file)}: unreadable (${(e as Error).message}) — use a new env.out_root (or delete the folder) to start over`);
+  }
+  try {
+    return parseRunFile(RunRecordSchema, value, displayPath(file)) as RunRecord;
+  } catch (e) {
+    throw new RunDirMismatch(`${(e as Error).message} — use a new env.out_root (or delete the folder) to start over`);
   }
 }
 
@@ -298,7 +305,7 @@ export function writeRunRecord(dir: string, fp: Fingerprint, resumed: boolean): 
     about: fp.about,
     may_differ_on_resume: RESUMABLE_KEYS,
   };
-  writeJsonAtomic(join(dir, RUN_FILE), record);
+  writeJsonAtomic(join(dir, RUN_FILE), buildRunFile(RunRecordSchema, record, RUN_FILE));
 }
 
 /**

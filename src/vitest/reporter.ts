@@ -11,6 +11,7 @@ import { oneLineClip } from '../util/clip.ts';
 import { runSummary, type RunSummary } from '../suite/summary.ts';
 import type { CaseRecord, SplitName } from '../types.ts';
 import { writeJsonAtomic, writeLinesAtomic } from '../util/atomic.ts';
+import { buildRunFile, RunSummarySchema } from '../runfiles/index.ts';
 import { oneLine } from '../util/errors.ts';
 import { kTok, score3 } from '../util/format.ts';
 import { escapeControls } from '../util/control-chars.ts';
@@ -366,7 +367,7 @@ export async function writeRunFiles(outDir: string, result: RunResult): Promise<
   const { writeRunReport } = await reportModule();
   const summary = summarize(result);
   writeLinesAtomic(join(outDir, 'results.jsonl'), jsonLines(result.records));
-  writeJsonAtomic(join(outDir, 'summary.json'), { ...summary, errors: result.errors });
+  writeJsonAtomic(join(outDir, 'summary.json'), buildRunFile(RunSummarySchema, { ...summary, errors: result.errors }, 'summary.json'));
   writeRunReport(outDir, { kind: 'test', records: result.records, summary });
   return summary;
 }

@@ -287,7 +287,7 @@ describe('loading a side', () => {
     writeFileSync(file, `${JSON.stringify(row('a', true))}\nnot json\n${JSON.stringify(row('b', true))}\n`);
     expect(() => readResultRows(file)).toThrow(/bad\.jsonl:2: not JSON/);
     writeFileSync(file, `${JSON.stringify({ suite: 'syn', id: 'a' })}\n`);
-    expect(() => readResultRows(file)).toThrow(/bad\.jsonl:1: not a case record \(no boolean "pass"\)/);
+    expect(() => readResultRows(file)).toThrow(/bad\.jsonl:1: not a case record \(field pass: expected boolean, received undefined\)/);
   });
   test('folders: an out_root, an optimize run (test_eval), test_eval_baseline under it; fingerprints from run.json', () => {
     const evalDir = join(tmp, 'eval');

@@ -105,7 +105,7 @@ export const command: Command = {
       console.error(redactText(`[skillopt] warning: could not write compare.json / compare.md to ${outDir} (${(e as Error).message}); choose a folder with --out`));
       written = [];
     }
-    const html = writeCompareReport(outDir, { compare: json as unknown as Record<string, unknown>, baselineRows: run.baseline.rows, candidateRows: run.candidate.rows });
+    const html = writeCompareReport(outDir, { compare: json, baselineRows: run.baseline.rows, candidateRows: run.candidate.rows });
     if (html) written.push(html);
     appendStepSummary(markdown);
     if (args.json) console.log(redactText(JSON.stringify(json, null, 2)));

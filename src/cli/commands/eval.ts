@@ -25,6 +25,7 @@ import { displayPath } from '../../util/paths.ts';
 import { redactText } from '../../util/redact.ts';
 import { printEndReport } from '../end-report.ts';
 import { claimRunDir } from '../../rundir/fingerprint.ts';
+import { buildRunFile, EvalSummarySchema, RunSummarySchema } from '../../runfiles/index.ts';
 import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
 import { withRunSession, type RunSessionOptions } from '../run-session.ts';
@@ -85,7 +86,7 @@ export const command: Command = {
       // eval measures, test judges: no gate; pass when every selected case was scored, whatever the score.
       const verdict = decideVerdict({ records, selected: ids.length, maxErrored: config.evaluation.max_errored, gates: [], loadErrors: [], missesFail: false, filters: selection.filters });
       const summary = runSummary(records, { wallTimeS: (performance.now() - started) / 1000, selections: [selection], verdict });
-      writeJsonAtomic(join(outDir, 'summary.json'), summary);
+      writeJsonAtomic(join(outDir, 'summary.json'), buildRunFile(RunSummarySchema, summary, 'summary.json'));
       const answer = (r: CaseRecord) => ({ output: r.output, hard: r.hard, soft: r.soft, pass: r.pass, feedback: r.feedback, error_kind: r.error_kind });
       for (const c of caseOutcomes(records)) {
         const r = c.rows[0]!;
@@ -125,7 +126,7 @@ export const command: Command = {
         simulated: summary.simulated,
         model: { target: config.model.target, backend: host.roles.target.backend },
       };
-      writeJsonAtomic(join(outDir, 'eval_summary.json'), evalSummary);
+      writeJsonAtomic(join(outDir, 'eval_summary.json'), buildRunFile(EvalSummarySchema, evalSummary, 'eval_summary.json'));
       (await import('../../report/index.ts')).writeRunReport(outDir, { kind: 'eval' });
       console.log(redactText(renderTable(summary, records)));
       const ok = verdict.verdict === 'pass';

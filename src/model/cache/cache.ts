@@ -13,6 +13,7 @@
  */
 import { resolve } from 'node:path';
 import type { CacheMode, CacheSettings } from './settings.ts';
+import { SCHEMA_VERSION } from '../../runfiles/index.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
 import type { RoleConfig } from '../types.ts';
@@ -160,7 +161,7 @@ export class ModelCache {
   /** Store a successful reply (`rw` only). A write that fails is a warning (once), never an error of the call. */
   put(role: RoleConfig, stage: string, kind: EntryKind, key: string, value: unknown): void {
     if (this.mode !== 'rw') return;
-    if (this.tryWrite({ v: 1, key, kind, role: role.role, stage, created: new Date().toISOString(), value })) this.count(role.role, stage).writes++;
+    if (this.tryWrite({ schema_version: SCHEMA_VERSION, v: 1, key, kind, role: role.role, stage, created: new Date().toISOString(), value })) this.count(role.role, stage).writes++;
   }
 
   /** The error of a replay miss of `key`; `corrupt`: why its entry could not be used. */

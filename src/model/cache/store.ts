@@ -25,6 +25,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { redactText } from '../../util/redact.ts';
+import { CacheEntrySchema, runFileProblem, type SCHEMA_VERSION } from '../../runfiles/index.ts';
 import type { EntryKind } from './key.ts';
 import { parseJsonLines } from '../../util/jsonl.ts';
 
@@ -39,6 +40,8 @@ const USE_MARK_MS = 60 * 60 * 1000;
 
 /** One entry as stored. */
 export interface StoredEntry {
+  /** Absent in entries written before run files carried it (they read as 1). */
+  schema_version?: typeof SCHEMA_VERSION;
   v: 1;
   key: string;
   kind: EntryKind;
@@ -128,9 +131,9 @@ export class FileStore {
     } catch (e) {
       return { corrupt: `not JSON (${(e as Error).message})` };
     }
-    if (!entry || typeof entry !== 'object' || entry.v !== 1 || entry.key !== key || entry.kind !== kind || !entry.value || typeof entry.value !== 'object') {
-      return { corrupt: 'not an entry of this key' };
-    }
+    const problem = runFileProblem(CacheEntrySchema, entry);
+    if (problem) return { corrupt: `not a cache entry this skillopt reads (${problem})` };
+    if (entry.key !== key || entry.kind !== kind) return { corrupt: 'not an entry of this key' };
     if (!('sum' in entry)) return { entry: entry as StoredEntry, legacy: true };
     const { sum, ...content } = entry;
     if (typeof sum !== 'string' || checksum(JSON.stringify(content)) !== sum) {

@@ -1,0 +1,42 @@
+/**
+ * summary.json of an optimize run: baseline, best and final scores on the validation and test splits,
+ * the step counts, why the run stopped and what it cost. Written once, when the run ends; the report
+ * reads a partial one too, so every field is optional but typed.
+ */
+import { z } from 'zod';
+import { rate, schemaVersion } from './version.ts';
+
+/** Per-stage (or per-role) call counters, keyed by stage; `_total` sums them. */
+export const TokenSummarySchema = z.record(
+  z.string(),
+  z.looseObject({
+    calls: z.number(),
+    attempts: z.number(),
+    retries: z.number(),
+    errors: z.number(),
+    prompt_tokens: z.number(),
+    completion_tokens: z.number(),
+    latency_ms: z.number(),
+  }),
+);
+
+export const StoppedSchema = z.looseObject({ reason: z.string(), detail: z.string(), step: z.number() }).nullable();
+
+export const OptimizeSummarySchema = z.looseObject({
+  schema_version: schemaVersion,
+  simulated: z.boolean().optional(),
+  baseline_selection_pass_rate: rate.optional(),
+  best_selection_pass_rate: rate.optional(),
+  baseline_test_pass_rate: rate.optional(),
+  test_pass_rate: rate.optional(),
+  target_pass_rate: rate.optional(),
+  best_step: z.number().nullable().optional(),
+  best_origin: z.string().optional(),
+  completed_steps: z.number().optional(),
+  total_steps: z.number().optional(),
+  steps_per_epoch: z.number().optional(),
+  stopped: StoppedSchema.optional(),
+  total_wall_time_s: z.number().optional(),
+  token_summary: TokenSummarySchema.optional(),
+});
+export type OptimizeSummaryFile = z.infer<typeof OptimizeSummarySchema>;
