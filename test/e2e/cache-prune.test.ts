@@ -36,7 +36,8 @@ afterAll(async () => {
 
 function entryNames(cache: string): string[] {
   const root = join(cache, 'v1');
-  return existsSync(root) ? readdirSync(root).flatMap((shard) => readdirSync(join(root, shard))) : [];
+  // entries only: a reply being cached at that moment is a temp file (.<key>.….tmp) renamed over its entry
+  return existsSync(root) ? readdirSync(root).flatMap((shard) => readdirSync(join(root, shard)).filter((n) => n.endsWith('.json'))) : [];
 }
 const entries = (cache: string): number => entryNames(cache).length;
 /** Whether every entry of `names` is still in the cache (the run goes on meanwhile: entries only get added). */
