@@ -9,7 +9,7 @@ import pc from 'picocolors';
 import { oneLineClip } from '../util/clip.ts';
 import { displayPath } from '../util/paths.ts';
 import { score3 } from '../util/format.ts';
-import { buildCompareReport, buildEvalReport, buildOptimizeReport, buildTestReport, COMPARE_REPORT_FILE, detectRunFolder, REPORT_FILE } from './build.ts';
+import { buildCompareReport, buildEvalReport, buildOptimizeReport, buildTestReport, COMPARE_REPORT_FILE, detectRunFolder, REPORT_FILE } from './build-optimize.ts';
 import type { CaseTableData } from './cases.ts';
 import type { Card, CompareReportData, OptimizeReportData, ReportMeta, RunScores, StatsRow } from './model.ts';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, describe, expect, test } from 'vitest';
 import { caseTable, CLIP_CHARS, MESSAGES_BUDGET_CHARS } from '../../src/report/cases.ts';
-import { buildOptimizeReport, buildTestReport, commandFromReport, detectRunFolder } from '../../src/report/build.ts';
+import { buildOptimizeReport, buildTestReport, commandFromReport, detectRunFolder } from '../../src/report/build-optimize.ts';
 import { renderReportHtml, scriptJson } from '../../src/report/html.ts';
 import { buildRunReport, commandLine, regenerateReports } from '../../src/report/index.ts';
 import { bar, sparkline, stepCurve, showRun } from '../../src/report/show.ts';
