@@ -15,11 +15,14 @@ import { writeFileAtomic } from '../util/atomic.ts';
 import { oneLine } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
 import { redactText } from '../util/redact.ts';
-import { buildCompareReport, buildEvalReport, buildOptimizeReport, buildTestReport, COMPARE_REPORT_FILE, detectRunFolder, REPORT_FILE, type RunFolderKind } from './build.ts';
+import { buildCompareReport } from './build-compare.ts';
+import { buildOptimizeReport } from './build-optimize.ts';
+import { buildEvalReport, buildTestReport } from './build-test.ts';
 import { renderReportHtml } from './html.ts';
 import type { ReportData, ReportMeta } from './model.ts';
+import { COMPARE_REPORT_FILE, detectRunFolder, REPORT_FILE, type RunFolderKind } from './read-run.ts';
 
-export { REPORT_FILE, COMPARE_REPORT_FILE, detectRunFolder } from './build.ts';
+export { REPORT_FILE, COMPARE_REPORT_FILE, detectRunFolder } from './read-run.ts';
 
 /** The command line of this process as typed: `npx skillopt …`, or `npx vitest …` under plain Vitest. */
 export function commandLine(argv: string[] = process.argv): string {

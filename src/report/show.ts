@@ -9,9 +9,12 @@ import pc from 'picocolors';
 import { oneLineClip } from '../util/clip.ts';
 import { displayPath } from '../util/paths.ts';
 import { score3 } from '../util/format.ts';
-import { buildCompareReport, buildEvalReport, buildOptimizeReport, buildTestReport, COMPARE_REPORT_FILE, detectRunFolder, REPORT_FILE } from './build.ts';
+import { buildCompareReport } from './build-compare.ts';
+import { buildOptimizeReport } from './build-optimize.ts';
+import { buildEvalReport, buildTestReport } from './build-test.ts';
 import type { CaseTableData } from './cases.ts';
 import type { Card, CompareReportData, OptimizeReportData, ReportMeta, RunScores, StatsRow } from './model.ts';
+import { COMPARE_REPORT_FILE, detectRunFolder, REPORT_FILE } from './read-run.ts';
 
 const f3 = score3;
 const SPARK = '▁▂▃▄▅▆▇█';

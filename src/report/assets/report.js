@@ -4,7 +4,7 @@
   'use strict';
   /**
    * The page's two embedded JSON blocks (report/html.ts writes them): META names the run, DATA holds what is
-   * drawn; `kind` picks the renderer. Their fields are the report builders' output (report/build.ts).
+   * drawn; `kind` picks the renderer. Their fields are the report builders' output (report/build-*.ts).
    * @typedef {{ kind: 'optimize' | 'compare' | 'run' } & Record<string, any>} ReportData
    */
   /** @type {Record<string, any>} */
