@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, readJson, skillopt, tempDirs, writeConfig } from './helpers.ts';
+import { assertBuilt, expectOneLineError, readJson, skillopt, tempDirs, writeConfig } from './helpers.ts';
 import { errored, ids, row, trials, writeResults } from '../compare/rows.ts';
 import type { CaseRecord } from '../../src/types.ts';
 
@@ -25,13 +25,6 @@ function outRoot(name: string, rows: CaseRecord[], fingerprint?: Record<string, 
   return dir;
 }
 
-function expectOneLineError(r: { code: number | null; stderr: string }, ...mentions: string[]) {
-  expect(r.code).toBe(2);
-  const lines = r.stderr.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^skillopt: error: /);
-  for (const m of mentions) expect(lines[0]).toContain(m);
-}
 
 const verdictLine = (out: string) => /^\s+verdict\s+(.*)$/m.exec(out)?.[1] ?? '';
 

@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, MINI, readJson, readJsonl, reportLine, skillopt, tempDirs } from './helpers.ts';
+import { assertBuilt, expectOneLineError, MINI, readJson, readJsonl, reportLine, skillopt, tempDirs } from './helpers.ts';
 
 const tmp = tempDirs('eval');
 beforeAll(assertBuilt);
@@ -15,13 +15,6 @@ afterAll(() => tmp.cleanup());
 const CONFIG = 'configs/mini/sim.yaml';
 const SKILL = 'skills/mini/initial.md';
 
-function expectOneLineError(r: { code: number | null; stdout: string; stderr: string }, ...mentions: string[]) {
-  expect(r.code).toBe(2);
-  const lines = r.stderr.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^skillopt: error: /);
-  for (const m of mentions) expect(lines[0]).toContain(m);
-}
 
 describe('skillopt eval', () => {
   test('scores the test split with env.limit=3: eval_summary, predictions, results.jsonl, report', async () => {

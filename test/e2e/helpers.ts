@@ -7,6 +7,7 @@
  * The CLI runs from `dist/`: `npm test` builds first; when running these files alone, `npm run build`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { expect } from 'vitest';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -236,3 +237,13 @@ Read the log line and name the failing subsystem with one word.
 - When the input mentions \`MissingSetting\`, answer \`config\`.
 - When the input mentions \`YamlParseError\`, answer \`config\`.
 `;
+
+/** A command's usage/config error: exit 2 and one `skillopt: error: …` line naming `mentions`; returns the line. */
+export function expectOneLineError(r: { code: number | null; stderr: string }, ...mentions: string[]): string {
+  expect(r.code).toBe(2);
+  const lines = r.stderr.trim().split('\n');
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^skillopt: error: /);
+  for (const m of mentions) expect(lines[0]).toContain(m);
+  return lines[0]!;
+}

@@ -18,7 +18,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
-import { BIN, childEnv, MINI, readJson, readJsonl, skillopt, tempDirs, writeFile } from './helpers.ts';
+import { BIN, childEnv, expectOneLineError, MINI, readJson, readJsonl, skillopt, tempDirs, writeFile } from './helpers.ts';
 import { assertBuilt, train } from './optimize-helpers.ts';
 
 const tmp = tempDirs('rundir');
@@ -59,14 +59,6 @@ async function until(what: string, check: () => boolean, limitMs = 90_000): Prom
   }
 }
 
-function expectOneLineError(r: { code: number | null; stderr: string }, ...mentions: string[]): string {
-  expect(r.code).toBe(2);
-  const lines = r.stderr.trim().split('\n');
-  expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(/^skillopt: error: /);
-  for (const m of mentions) expect(lines[0]).toContain(m);
-  return lines[0]!;
-}
 
 /**
  * An OpenAI-compatible endpoint on 127.0.0.1 that holds every chat request until `release()` and then

@@ -7,7 +7,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, REPO, skillopt, tempDirs } from './helpers.ts';
+import { assertBuilt, expectOneLineError, REPO, skillopt, tempDirs } from './helpers.ts';
 
 const tmp = tempDirs('runfiles');
 beforeAll(assertBuilt);
@@ -22,13 +22,6 @@ function copyOf(name: string): string {
   return dir;
 }
 
-function expectOneLineError(r: { code: number | null; stderr: string }, ...mentions: string[]) {
-  expect(r.code).toBe(2);
-  const lines = r.stderr.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^skillopt: error: /);
-  for (const m of mentions) expect(lines[0]).toContain(m);
-}
 
 describe('run folders of the previous release', () => {
   test('an eval and an optimize run folder show and report', async () => {

@@ -9,7 +9,7 @@
  * "ok" reply) or a function of the request. Every request is recorded (Authorization redacted to its
  * presence) and the maximum number of requests in flight is tracked. `close()` destroys hanging sockets.
  */
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface UsageShape {
@@ -77,6 +77,19 @@ export interface FaultServerOptions {
   model?: string;
   /** When set, requests whose bearer token differs get HTTP 401. The key itself is never recorded. */
   expectApiKey?: string;
+}
+
+/** Listen on a free loopback port, tracking open sockets so close() can end them; resolves to the port. */
+async function listenOnLoopback(server: Server, sockets: Set<Socket>): Promise<number> {
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
 }
 
 export interface FaultServer {
@@ -265,15 +278,7 @@ export async function startFaultServer(script: Script = [], options: FaultServer
       if (!res.headersSent && !res.destroyed) sendJson(res, 500, { error: { message: `fault server bug: ${String(err)}` } });
     });
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOnLoopback(server, sockets);
 
   return {
     port,
@@ -442,15 +447,7 @@ export async function startFaultProxy(upstreamBaseURL: string, plan: (r: ProxyRe
       if (!res.headersSent && !res.destroyed) sendJson(res, 502, { error: { message: `fault proxy: ${String(err)}`, type: 'proxy_error' } });
     });
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOnLoopback(server, sockets);
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     get requests() {
