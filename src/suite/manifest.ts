@@ -1,5 +1,5 @@
 /**
- * A suite in `manifest` mode (vitest/session.ts): no cases, one `<suite> manifest` test that records the
+ * A suite in `manifest` mode (contract/session.ts): no cases, one `<suite> manifest` test that records the
  * suite's splits, seed skill and task types for the optimizer and `skillopt eval`.
  */
 import { test } from 'vitest';

@@ -7,7 +7,7 @@
  * - model-call cache entries (model/cache/store.ts): also a temp file and a rename, but the entry's checksum
  *   is computed over the redacted bytes it writes, and its temp names carry a tag that `prune` recognizes as a
  *   killed writer's leftover; its run log is appended to and cut back by the same module.
- * - the run lock (rundir/lock.ts): taken by hard-linking an exclusively created (`wx`) file, because a rename
+ * - the run lock (util/lock.ts): taken by hard-linking an exclusively created (`wx`) file, because a rename
  *   would silently replace another process's lock.
  * - appendLine below, and the GitHub step summary (cli/github.ts): appends, which a rename cannot do.
  */

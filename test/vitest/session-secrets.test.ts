@@ -1,4 +1,4 @@
-/** What the host hands its workers (vitest/session.ts): plain JSON with no secret of the config in it. */
+/** What the host hands its workers (contract/session.ts): plain JSON with no secret of the config in it. */
 import { expect, test } from 'vitest';
 import { parseConfig } from '../../src/config/load.ts';
 import { openHost } from '../../src/vitest/host.ts';
