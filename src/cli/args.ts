@@ -64,13 +64,8 @@ export function defineCommand<const T extends FlagTable>(spec: CommandSpec<T>): 
   return spec;
 }
 
-/**
- * Parse argv against the command's table. Without `passOn` a flag the table lacks is an error; with it,
- * a flag `passOn` accepts goes to `passed` with everything that follows it up to the next flag (its value,
- * file filters), and positionals go there too. A list flag takes every following word up to the next flag.
- */
-export function parseFlags<T extends FlagTable>(spec: CommandSpec<T>, argv: string[], passOn?: PassOn): ParsedArgs<T> {
-  const table: FlagTable = spec.flags;
+/** argv as parseArgs tokens, the table's flags declared (so a flag's value is not taken for a positional). */
+function flagTokens(table: FlagTable, argv: string[]) {
   const options = Object.fromEntries(
     Object.entries(table).map(([name, f]) => [
       name,
@@ -78,7 +73,22 @@ export function parseFlags<T extends FlagTable>(spec: CommandSpec<T>, argv: stri
       { type: f.type === 'boolean' || f.type === 'list' ? ('boolean' as const) : ('string' as const), ...(f.short ? { short: f.short } : {}) },
     ]),
   );
-  const { tokens } = parseArgs({ args: argv, options, strict: false, allowPositionals: true, tokens: true });
+  return parseArgs({ args: argv, options, strict: false, allowPositionals: true, tokens: true }).tokens;
+}
+
+/** Whether argv names a flag the command's table does not define (only then is a pass-on list needed). */
+export function hasForeignFlag(spec: CommandSpec<FlagTable>, argv: string[]): boolean {
+  return flagTokens(spec.flags, argv).some((t) => t.kind === 'option' && !spec.flags[t.name]);
+}
+
+/**
+ * Parse argv against the command's table. Without `passOn` a flag the table lacks is an error; with it,
+ * a flag `passOn` accepts goes to `passed` with everything that follows it up to the next flag (its value,
+ * file filters), and positionals go there too. A list flag takes every following word up to the next flag.
+ */
+export function parseFlags<T extends FlagTable>(spec: CommandSpec<T>, argv: string[], passOn?: PassOn): ParsedArgs<T> {
+  const table: FlagTable = spec.flags;
+  const tokens = flagTokens(table, argv);
   const raw = new Map<string, string[]>();
   const positionals: string[] = [];
   const passed: string[] = [];

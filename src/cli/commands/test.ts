@@ -14,7 +14,7 @@ import { normalizeSplit } from '../../suite/splits.ts';
 import type { RunResult } from '../../vitest/host.ts';
 import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
-import { defineCommand, helpText, parseFlags, type PassOn } from '../args.ts';
+import { defineCommand, hasForeignFlag, helpText, parseFlags, type PassOn } from '../args.ts';
 import { isVitestFlag, vitestFlags } from '../../vitest/cli-flags.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { findConfigPath } from '../../config/find.ts';
@@ -51,8 +51,12 @@ const SPEC = defineCommand({
   changes; q or Ctrl-C quits). A flag neither skillopt nor Vitest defines is an error.`,
 });
 
-/** What `skillopt test` hands on to Vitest: the flags Vitest's own CLI defines. */
-async function passToVitest(): Promise<PassOn> {
+/**
+ * What `skillopt test` hands on to Vitest: the flags Vitest's own CLI defines. Reading them costs about
+ * 10 ms before the first request, so only a command line with a flag of no skillopt table asks.
+ */
+async function passToVitest(argv: string[]): Promise<PassOn> {
+  if (!hasForeignFlag(SPEC, argv)) return { accepts: () => false, names: [] };
   const flags = await vitestFlags();
   return { accepts: (name) => isVitestFlag(flags, name), names: flags.long };
 }
@@ -60,7 +64,7 @@ async function passToVitest(): Promise<PassOn> {
 export const command: Command = {
   usage: helpText(SPEC),
   async run(argv) {
-    const { values: args, passed } = parseFlags(SPEC, argv, await passToVitest());
+    const { values: args, passed } = parseFlags(SPEC, argv, await passToVitest(argv));
     if (args.optimize) {
       const { runOptimize } = await import('../optimize.ts');
       return runOptimize(args, passed, { stopAtTarget: true, target: args.target });
