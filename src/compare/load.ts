@@ -22,7 +22,7 @@ import {
   EvalSummarySelectionSchema,
   parseRunFile,
   readRunFile,
-  ResultRowCheckSchema,
+  ResultRowSchema,
   runFileProblem,
   RunSummarySchema,
   RunSummarySelectionSchema,
@@ -243,7 +243,7 @@ function isBlank(buf: Buffer, start: number, end: number): boolean {
 
 function rowProblem(row: unknown): string | null {
   if (row === null || typeof row !== 'object' || Array.isArray(row)) return 'expected an object';
-  return runFileProblem(ResultRowCheckSchema, row);
+  return runFileProblem(ResultRowSchema, row);
 }
 
 /**
