@@ -100,7 +100,37 @@ export type TokenSummary = Record<string, StageStats>;
  * after retries: never counted as a wrong answer. `scorer` is a scorer that threw on this task. `cache_miss`:
  * under `--model-cache replay` the cache had no reply for one of the case's calls (nothing was sent).
  */
-export type CaseErrorKind = 'infra' | 'scorer' | 'bad_output' | 'cache_miss';
+export type CaseErrorKind = 'infra' | 'scorer' | 'bad_output' | 'cache_miss' | 'tool_handler';
+
+/** One function call of a trajectory step: `args` parsed from the model's JSON (the raw text when it was not JSON). */
+export interface TrajectoryCall {
+  id: string;
+  name: string;
+  args: unknown;
+}
+
+/** What a tool call returned, as the model saw it (content clipped to 4 kB in records, with a marker giving the full length). */
+export interface TrajectoryResult {
+  name: string;
+  /** false: the call was refused (unknown tool, invalid arguments), threw a ToolError or timed out. */
+  ok: boolean;
+  content: string;
+  ms: number;
+}
+
+/**
+ * One step of a case's trajectory (docs/agents.md): an assistant turn (its text and the calls it made), or
+ * the result of one call. `turn` is the 1-based model turn the step belongs to.
+ */
+export interface TrajectoryStep {
+  turn: number;
+  kind: 'assistant' | 'tool';
+  content?: string;
+  tool_calls?: TrajectoryCall[];
+  /** `tool` steps: the call this result answers. */
+  tool_call_id?: string;
+  result?: TrajectoryResult;
+}
 
 /** One scored case, as written by the test into its task meta and collected by the reporter. */
 export interface CaseRecord {
@@ -137,4 +167,10 @@ export interface CaseRecord {
   loaded_skills?: string[];
   /** Trigger suites: the routing decision of this case (summaries compute precision, recall, F1 from it). */
   trigger?: TriggerOutcome;
+  /** Cases that ran a tool loop or a `run` hook: every model turn and tool result (docs/agents.md). */
+  trajectory?: TrajectoryStep[];
+  /** Model turns of the trajectory. */
+  turns?: number;
+  /** Tool calls the model made (refused ones included). */
+  tool_calls?: number;
 }

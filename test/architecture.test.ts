@@ -28,6 +28,7 @@ const LAYERS = [
   'model', // model clients, the gateway, the model-call cache
   'config', // the config schema, its loading and roles
   'contract', // what the host hands to the suites in Vitest's workers, and what they report back
+  'agent', // tools and the tool loop: the model's function calls answered over a case's state
   'rundir', // a run directory's fingerprint and snapshot
   'suite', // defineSuite, scorers, summaries and verdicts
   'compare', // comparing two runs

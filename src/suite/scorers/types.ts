@@ -4,7 +4,7 @@
  * function (see `toScorer` for how its return value is read).
  */
 import type { JudgeVerdict } from '../../protocol/schemas.ts';
-import type { ChatMessage, Score, SkillTask } from '../../types.ts';
+import type { ChatMessage, Score, SkillTask, TrajectoryStep } from '../../types.ts';
 import { SkillOptError } from '../../util/errors.ts';
 
 /** What an LLM-judge scorer asks the judge role to grade. */
@@ -21,6 +21,10 @@ export interface ScoreContext<E = unknown> {
   output: string;
   /** What was sent to the target. */
   messages: ChatMessage[];
+  /** The case's tool calls and results in order (docs/agents.md); empty for a case without tools. */
+  trajectory?: TrajectoryStep[];
+  /** The case's state after the run (the suite's `state(task)`, changed by the tool handlers); undefined without one. */
+  state?: unknown;
   signal?: AbortSignal;
   /** Provided by the suite runtime (judge role). Its errors propagate unchanged (they are infrastructure errors). */
   judge(request: JudgeRequest): Promise<JudgeVerdict>;
