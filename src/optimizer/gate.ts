@@ -24,15 +24,8 @@ export type GateMetric = 'hard' | 'soft' | 'mixed';
 export type GateTest = 'paired' | 'strict';
 export type GateAction = 'accept_new_best' | 'accept' | 'reject' | 'force_accept';
 
-export interface ValidationScore {
-  hard: number;
-  soft: number;
-  pass_rate: number;
-  n: number;
-  errored: number;
-  /** 95% interval of the pass rate (Wilson; a t-interval over cases with trials); absent in older runs. */
-  pass_rate_ci?: [number, number] | null;
-}
+import type { ValidationScore } from '../runfiles/index.ts';
+export type { ValidationScore };
 
 /**
  * Share of "leading words" (MUST, ALWAYS, …) among the body's words (upstream semantic density).

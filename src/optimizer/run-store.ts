@@ -9,63 +9,10 @@ import type { z } from 'zod';
 import { buildRunFile, HistorySchema, readRunFile, RuntimeStateSchema } from '../runfiles/index.ts';
 import { displayPath } from '../util/paths.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
-import type { ValidationScore } from './gate.ts';
+import type { RuntimeState } from '../runfiles/index.ts';
 
-export interface UngatedChange {
-  step: number;
-  epoch: number;
-  kind: 'slow_update_placeholder' | 'slow_update_force_inject' | 'appendix_notes' | 'use_gate_false';
-  detail: string;
-}
-
-export interface RuntimeState {
-  last_completed_step: number;
-  current_skill_path: string;
-  current_score: number;
-  current_origin: string;
-  best_skill_path: string;
-  best_score: number;
-  best_step: number;
-  best_origin: string;
-  /** Baseline validation of the initial skill (kept across resumes, unlike upstream). */
-  baseline: ValidationScore | null;
-  /** Validation results by skill hash (the selection cache). */
-  selection_cache: Record<string, ValidationScore>;
-  scheduler_counter: number;
-  steps_since_accept: number;
-  /** Epochs whose slow update / meta skill stages finished. */
-  epoch_end_done: number[];
-  ungated_changes: UngatedChange[];
-  /** Set when the run stopped early (target reached, patience, budget, infrastructure). */
-  stopped: { reason: string; detail: string; step: number } | null;
-  /** Usage of everything kept so far (a resumed run counts on from it, kept-cost.ts). */
-  token_summary: TokenSummary;
-  /** How many times the state was saved: kept results are stamped with it (absent in older runs: 0). */
-  commits?: number;
-  /**
-   * The paired gate's reference: the last validated current skill (its val samples are in
-   * val_ledger.json; its text at `path`). An ungated change (slow update, appendix notes) is not
-   * re-validated, so candidates are compared with this skill, as the strict gate compares with its score.
-   */
-  gate_reference?: { hash: string; path: string };
-  /** What racing and the gate's extra samples did over the run (absent in older runs). */
-  gate_stats?: GateStats;
-  /** Calls the end-of-run test evaluations made (summary.json's optimization_calls is every other call). */
-  test_eval_calls?: number;
-  /** HTTP attempts of those calls (summary.json's optimization_attempts is every other attempt). */
-  test_eval_attempts?: number;
-}
-
-export interface GateStats {
-  /** Candidates validated (steps and gated slow updates; a cached validation included). */
-  candidates: number;
-  /** Candidates racing stopped before the end of the val split. */
-  early_rejects: number;
-  /** Val calls racing did not send (items never evaluated × samples per item). */
-  saved_calls: number;
-  /** Calls spent on the paired gate's extra samples. */
-  trial_calls: number;
-}
+/** The state files' types are their schemas' (src/runfiles/runtime-state.ts). */
+export type { GateStats, RuntimeState, UngatedChange } from '../runfiles/index.ts';
 
 export class RunStore {
   constructor(readonly root: string) {}
@@ -79,7 +26,7 @@ export class RunStore {
   }
 
   readState(): RuntimeState | null {
-    return this.readChecked(RuntimeStateSchema, 'runtime_state.json') as RuntimeState | null;
+    return this.readChecked(RuntimeStateSchema, 'runtime_state.json') as RuntimeState | null; // checked loosely; this version's fields are typed
   }
 
   writeState(state: RuntimeState): void {

@@ -29,7 +29,7 @@ import { join, resolve } from 'node:path';
 import { isSecretKey } from '../util/redact.ts';
 import { defaultConfig, type SkillOptConfig } from '../config/schema.ts';
 import type { RoleConfig } from '../model/types.ts';
-import { buildRunFile, parseRunFile, RunRecordSchema } from '../runfiles/index.ts';
+import { buildRunFile, parseRunFile, RunRecordSchema, type RunRecordFile } from '../runfiles/index.ts';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
@@ -234,16 +234,8 @@ export function describeDifference(dir: string, d: Difference, held: { kind?: Ru
   return `${head}this folder holds a run with ${d.key}=${show(d.held, held.about?.[d.key])}; this run has ${d.key}=${show(d.current, current.about[d.key])}${tail}`;
 }
 
-export interface RunRecord {
-  version: number;
-  kind: RunKind;
-  skillopt_version: string;
-  created_at: string;
-  updated_at: string;
-  fingerprint: Record<string, Json>;
-  about: Record<string, string>;
-  may_differ_on_resume: readonly string[];
-}
+/** run.json as read: older runs may lack fields, so every one but `kind` is optional (src/runfiles/run-record.ts). */
+export type RunRecord = RunRecordFile;
 
 /** What the folder holds besides run.json and the lock (dotfiles, e.g. temp files, do not count). */
 function outputsIn(dir: string): string[] {
@@ -263,7 +255,7 @@ export function readRunRecord(dir: string): RunRecord | null {
     throw new RunDirMismatch(`${displayPath(file)}: unreadable (${(e as Error).message}) — use a new env.out_root (or delete the folder) to start over`);
   }
   try {
-    return parseRunFile(RunRecordSchema, value, displayPath(file)) as RunRecord;
+    return parseRunFile(RunRecordSchema, value, displayPath(file));
   } catch (e) {
     throw new RunDirMismatch(`${(e as Error).message} — use a new env.out_root (or delete the folder) to start over`);
   }
@@ -295,7 +287,7 @@ export function checkRunDir(dir: string, fp: Fingerprint): 'fresh' | 'resume' {
 export function writeRunRecord(dir: string, fp: Fingerprint, resumed: boolean): void {
   const previous = resumed ? readRunRecord(dir) : null;
   const now = new Date().toISOString();
-  const record: RunRecord = {
+  const record: Required<Omit<RunRecord, 'schema_version'>> = {
     version: RUN_FILE_VERSION,
     kind: fp.kind,
     skillopt_version: VERSION,

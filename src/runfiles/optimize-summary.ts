@@ -9,7 +9,7 @@ import { rate, schemaVersion } from './version.ts';
 /** Per-stage (or per-role) call counters, keyed by stage; `_total` sums them. */
 export const TokenSummarySchema = z.record(
   z.string(),
-  z.looseObject({
+  z.object({
     calls: z.number(),
     attempts: z.number(),
     retries: z.number(),

@@ -1,10 +1,47 @@
-/** runtime_state.json: an optimize run's resume pointer, rewritten after every step. */
+/**
+ * runtime_state.json: an optimize run's resume pointer, rewritten after every step. The optimizer's
+ * `RuntimeState` is this schema's type (one source of truth): the file is checked loosely, so a newer
+ * skillopt's extra fields pass, while the type names exactly the fields this version writes.
+ */
 import { z } from 'zod';
 import { schemaVersion } from './version.ts';
 import { StoppedSchema, TokenSummarySchema } from './optimize-summary.ts';
 
-export const RuntimeStateSchema = z.looseObject({
-  schema_version: schemaVersion,
+/** A skill's validation result (the gate's and the selection cache's unit). */
+export const ValidationScoreSchema = z.object({
+  hard: z.number(),
+  soft: z.number(),
+  pass_rate: z.number(),
+  n: z.number(),
+  errored: z.number(),
+  /** 95% interval of the pass rate (Wilson; a t-interval over cases with trials); absent in older runs. */
+  pass_rate_ci: z.tuple([z.number(), z.number()]).nullable().optional(),
+});
+export type ValidationScore = z.infer<typeof ValidationScoreSchema>;
+
+/** A change to the current skill that was not gated (slow update, appendix notes, use_gate: false). */
+export const UngatedChangeSchema = z.object({
+  step: z.number(),
+  epoch: z.number(),
+  kind: z.enum(['slow_update_placeholder', 'slow_update_force_inject', 'appendix_notes', 'use_gate_false']),
+  detail: z.string(),
+});
+export type UngatedChange = z.infer<typeof UngatedChangeSchema>;
+
+/** What racing and the gate's extra samples did over the run. */
+export const GateStatsSchema = z.object({
+  /** Candidates validated (steps and gated slow updates; a cached validation included). */
+  candidates: z.number(),
+  /** Candidates racing stopped before the end of the val split. */
+  early_rejects: z.number(),
+  /** Val calls racing did not send (items never evaluated × samples per item). */
+  saved_calls: z.number(),
+  /** Calls spent on the paired gate's extra samples. */
+  trial_calls: z.number(),
+});
+export type GateStats = z.infer<typeof GateStatsSchema>;
+
+const runtimeStateShape = {
   last_completed_step: z.number(),
   current_skill_path: z.string(),
   current_score: z.number(),
@@ -13,14 +50,38 @@ export const RuntimeStateSchema = z.looseObject({
   best_score: z.number(),
   best_step: z.number(),
   best_origin: z.string(),
-  baseline: z.looseObject({ pass_rate: z.number().nullable().optional(), hard: z.number().optional() }).nullable(),
-  selection_cache: z.record(z.string(), z.looseObject({})),
+  /** Baseline validation of the initial skill (kept across resumes). */
+  baseline: ValidationScoreSchema.nullable(),
+  /** Validation results by skill hash (the selection cache). */
+  selection_cache: z.record(z.string(), ValidationScoreSchema),
   scheduler_counter: z.number(),
   steps_since_accept: z.number(),
+  /** Epochs whose slow update / meta skill stages finished. */
   epoch_end_done: z.array(z.number()),
-  ungated_changes: z.array(z.looseObject({})),
+  ungated_changes: z.array(UngatedChangeSchema),
+  /** Set when the run stopped early (target reached, patience, budget, infrastructure). */
   stopped: StoppedSchema,
+  /** Usage of everything kept so far (a resumed run counts on from it). */
   token_summary: TokenSummarySchema,
+  /** How many times the state was saved: kept results are stamped with it (absent in older runs: 0). */
   commits: z.number().optional(),
-});
+  /**
+   * The paired gate's reference: the last validated current skill (its val samples are in
+   * val_ledger.json; its text at `path`). An ungated change is not re-validated, so candidates are
+   * compared with this skill, as the strict gate compares with its score.
+   */
+  gate_reference: z.object({ hash: z.string(), path: z.string() }).optional(),
+  /** What racing and the gate's extra samples did over the run (absent in older runs). */
+  gate_stats: GateStatsSchema.optional(),
+  /** Calls the end-of-run test evaluations made (summary.json's optimization_calls is every other call). */
+  test_eval_calls: z.number().optional(),
+  /** HTTP attempts of those calls (summary.json's optimization_attempts is every other attempt). */
+  test_eval_attempts: z.number().optional(),
+};
+
+export const RuntimeStateSchema = z.looseObject({ schema_version: schemaVersion, ...runtimeStateShape });
 export type RuntimeStateFile = z.infer<typeof RuntimeStateSchema>;
+
+const exactState = z.object(runtimeStateShape);
+/** The state as this version writes it (no index signature: a misspelt field is a type error). */
+export type RuntimeState = z.infer<typeof exactState>;
