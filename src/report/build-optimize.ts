@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { readRunRecord } from '../rundir/fingerprint.ts';
 import { caseOutcomes } from '../suite/summary.ts';
-import { HistorySchema, OptimizeSummarySchema, RuntimeStateSchema, StepDigestSchema } from '../runfiles/index.ts';
+import { EditApplyReportSchema, EpochResultSchema, HistorySchema, OptimizeSummarySchema, PatchFileSchema, RuntimeStateSchema, StepDigestSchema, type PatchItem } from '../runfiles/index.ts';
 import type { StageStats } from '../types.ts';
 import { displayPath } from '../util/paths.ts';
 import { kTok, score3 } from '../util/format.ts';
@@ -21,17 +21,7 @@ const f3 = score3;
 const ACCEPTED = new Set(['accept_new_best', 'accept', 'force_accept']);
 const stepRel = (step: number) => join('steps', `step_${String(step).padStart(4, '0')}`);
 
-interface ItemLike {
-  op?: string;
-  target?: string;
-  content?: string;
-  type?: string;
-  title?: string;
-  instruction?: string;
-  change_summary?: string[];
-  new_skill?: string;
-  support_count?: number;
-}
+type ItemLike = PatchItem;
 
 function itemText(it: ItemLike): { op: string; text: string; target: string } {
   if (it.op !== undefined) return { op: it.op, text: clip(it.content ?? ''), target: clip(it.target ?? '', 160) };
@@ -45,9 +35,9 @@ function itemKey(it: ItemLike): string {
 
 function stepEdits(dir: string, h: Record<string, unknown>, outcome: StepRow['outcome'], whyGate: string): StepRow['edits'] {
   const rel = stepRel(num(h.step) ?? 0);
-  const ranked = readJson<{ items?: ItemLike[] }>(join(dir, rel, 'ranked_edits.json'))?.items ?? [];
-  const merged = readJson<{ items?: ItemLike[] }>(join(dir, rel, 'merged_patch.json'))?.items ?? [];
-  const apply = readJson<Array<{ index: number; status: string; reason?: string }>>(join(dir, rel, 'edit_apply_report.json'));
+  const ranked = readChecked(PatchFileSchema, join(dir, rel, 'ranked_edits.json'))?.items ?? [];
+  const merged = readChecked(PatchFileSchema, join(dir, rel, 'merged_patch.json'))?.items ?? [];
+  const apply = readChecked(EditApplyReportSchema, join(dir, rel, 'edit_apply_report.json'));
   const edits: StepRow['edits'] = [];
   const selectedKeys = new Set<string>();
   ranked.forEach((it, i) => {
@@ -160,10 +150,10 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
     const base = join(dir, folder);
     if (!existsSync(base)) continue;
     for (const e of readdirSync(base).filter((n) => /^epoch_\d+$/.test(n)).sort()) {
-      const r = readJson<Record<string, unknown>>(join(base, e, file));
+      const r = readChecked(EpochResultSchema, join(base, e, file));
       if (!r) continue;
-      const content = str(r.slow_update_content) || str(r.meta_skill_content);
-      epochEvents.push({ epoch: num(r.epoch) ?? Number(e.slice(6)), stage, action: str(r.action), detail: clip(str(r.reasoning) || content || '', 300) });
+      const content = r.slow_update_content || r.meta_skill_content;
+      epochEvents.push({ epoch: r.epoch, stage, action: r.action, detail: clip(r.reasoning || content || '', 300) });
     }
   }
 

@@ -11,6 +11,7 @@ import { RunRecordSchema } from './run-record.ts';
 import { EvaluationSummarySchema, RunSummarySchema, TestEvalSummarySchema } from './summary.ts';
 import { RuntimeStateSchema } from './runtime-state.ts';
 import { HistorySchema, StepDigestSchema, StepRecordSchema } from './step-record.ts';
+import { EditApplyReportSchema, EpochResultSchema, PatchFileSchema } from './step-files.ts';
 
 export * from './cache-entry.ts';
 export * from './compare-file.ts';
@@ -21,6 +22,7 @@ export * from './results-row.ts';
 export * from './run-record.ts';
 export * from './runtime-state.ts';
 export * from './step-record.ts';
+export * from './step-files.ts';
 export * from './summary.ts';
 export * from './version.ts';
 
@@ -36,6 +38,9 @@ export const RUN_FILE_SCHEMAS = {
   'step-record': StepRecordSchema,
   'history': HistorySchema,
   'trajectory-digest': StepDigestSchema,
+  'patch': PatchFileSchema,
+  'edit-apply-report': EditApplyReportSchema,
+  'epoch-result': EpochResultSchema,
   'runtime-state': RuntimeStateSchema,
   'compare': CompareFileSchema,
   'cache-entry': CacheEntrySchema,

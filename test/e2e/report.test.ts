@@ -74,6 +74,12 @@ describe.concurrent('skillopt report and skillopt show', () => {
     expect(shown.stdout).toMatch(/^ +1 +.*[✓✗·]/m);
     expect(shown.stdout).toContain(join(out, 'best_skill.md'));
     expect(shown.stdout).toContain('npx skillopt test --optimize --target 0.6');
+    // a step file of another format is one line naming the file and the field, not a report built from garbage
+    const ranked = join(out, 'steps', 'step_0001', 'ranked_edits.json');
+    writeFileSync(ranked, JSON.stringify({ items: 'not a list' }));
+    const bad = await skillopt(['report', out], { cwd: OPT });
+    expect(bad.code, bad.all).toBe(2);
+    expect(bad.stderr.trim()).toMatch(/^skillopt: error: \S*steps\/step_0001\/ranked_edits\.json: field items: expected array, received string — not the format this skillopt reads/);
   });
 
   test('a folder that is not a run, a missing one, and no folder: one line, exit 2', async () => {
