@@ -6,13 +6,13 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { readRunRecord } from '../rundir/fingerprint.ts';
 import { caseOutcomes } from '../suite/summary.ts';
-import { EditApplyReportSchema, EpochResultSchema, HistorySchema, OptimizeSummarySchema, PatchFileSchema, RuntimeStateSchema, StepDigestSchema, type PatchItem } from '../runfiles/index.ts';
+import { EditApplyReportSchema, EpochResultSchema, HistorySchema, OptimizeSummarySchema, PatchFileSchema, ResolvedConfigFileSchema, RuntimeStateSchema, StepDigestSchema, type PatchItem } from '../runfiles/index.ts';
 import type { StageStats } from '../types.ts';
 import { displayPath } from '../util/paths.ts';
 import { kTok, score3 } from '../util/format.ts';
 import { caseTable, clip, lastRows, type LocatedRecord } from './cases.ts';
 import type { Card, OptimizeReportData, ReportMeta, StepRow } from './model.ts';
-import { makeMeta, num, raw, readChecked, readJson, readLocatedResults, roleFacts, str } from './read-run.ts';
+import { makeMeta, num, raw, readChecked, readLocatedResults, roleFacts, str } from './read-run.ts';
 
 /** Skill texts and diffs embedded in an optimize report: at most this many characters each. */
 const SKILL_CLIP_CHARS = 200_000;
@@ -69,11 +69,11 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   const summary = readChecked(OptimizeSummarySchema, join(dir, 'summary.json'));
   const state = readChecked(RuntimeStateSchema, join(dir, 'runtime_state.json'));
   const history = (readChecked(HistorySchema, join(dir, 'history.json')) ?? []).slice().sort((a, b) => (num(a.step) ?? 0) - (num(b.step) ?? 0));
-  const config = readJson<Record<string, Record<string, unknown>>>(join(dir, 'config.json'));
+  const config = readChecked(ResolvedConfigFileSchema, join(dir, 'config.json'));
   const record = readRunRecord(dir);
-  const derived = (config?.derived ?? {}) as Record<string, unknown>;
-  const opt = (config?.optimizer ?? {}) as Record<string, unknown>;
-  const evaluation = (config?.evaluation ?? {}) as Record<string, unknown>;
+  const derived = config?.derived ?? {};
+  const opt = config?.optimizer ?? {};
+  const evaluation = config?.evaluation ?? {};
   const baselineState = (state?.baseline ?? null) as { pass_rate?: number; hard?: number } | null;
   const baselineVal = num(summary?.baseline_selection_pass_rate) ?? num(baselineState?.pass_rate);
   const target = num(summary?.target_pass_rate);

@@ -12,6 +12,7 @@ import { EvaluationSummarySchema, RunSummarySchema, TestEvalSummarySchema } from
 import { RuntimeStateSchema } from './runtime-state.ts';
 import { HistorySchema, StepDigestSchema, StepRecordSchema } from './step-record.ts';
 import { EditApplyReportSchema, EpochResultSchema, PatchFileSchema } from './step-files.ts';
+import { ResolvedConfigFileSchema } from './resolved-config.ts';
 
 export * from './cache-entry.ts';
 export * from './compare-file.ts';
@@ -23,6 +24,7 @@ export * from './run-record.ts';
 export * from './runtime-state.ts';
 export * from './step-record.ts';
 export * from './step-files.ts';
+export * from './resolved-config.ts';
 export * from './summary.ts';
 export * from './version.ts';
 
@@ -41,6 +43,7 @@ export const RUN_FILE_SCHEMAS = {
   'patch': PatchFileSchema,
   'edit-apply-report': EditApplyReportSchema,
   'epoch-result': EpochResultSchema,
+  'config': ResolvedConfigFileSchema,
   'runtime-state': RuntimeStateSchema,
   'compare': CompareFileSchema,
   'cache-entry': CacheEntrySchema,
