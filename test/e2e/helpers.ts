@@ -45,7 +45,13 @@ const INHERITED_OUT = /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!INHERITED_OUT.test(k)) env[k] = v;
-  return { ...env, NO_COLOR: '1', SKILLOPT_CACHE: 'off', ...extra };
+  return { ...env, ...childGuard(), NO_COLOR: '1', SKILLOPT_CACHE: 'off', ...extra };
+}
+
+/** The test guard's preload for a child process, and where it logs what it refused (test/setup/guard.ts). */
+function childGuard(): Record<string, string> {
+  const { SKILLOPT_TEST_CHILD_NODE_OPTIONS: options, SKILLOPT_TEST_GUARD_LOG: log } = process.env;
+  return options && log ? { NODE_OPTIONS: options, SKILLOPT_TEST_GUARD_LOG: log } : {};
 }
 
 /** Run a command to completion (asynchronously: servers in this process keep answering meanwhile). */

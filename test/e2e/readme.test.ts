@@ -19,7 +19,7 @@
  *   with skillopt installed from `npm pack` (its dependencies linked from this repository, no registry), as
  *   written and in the default cache mode; what it creates at the top level must be in its `.gitignore` block;
  * - a block marked `output` is compared, numbers included, with what the command before it printed;
- * - every process runs with ./readme-offline.mjs preloaded: a connection to anything but loopback fails
+ * - every process runs with ../setup/child-offline.mjs preloaded: a connection to anything but loopback fails
  *   at once, naming what to do (nothing reaches a real endpoint; a block that needs one is marked skip).
  *   The CLI's model calls are made by its main process (the model gateway), which the preload covers.
  */
@@ -36,8 +36,8 @@ import { readmeCommands, sampleComparison, shellWords, type ReadmeBlock, type Re
 
 /** The documents whose commands are run, in this order: the README, then the docs/ pages by name. */
 const DOCUMENTS = ['README.md', ...readdirSync(join(REPO, 'docs')).filter((n) => n.endsWith('.md')).sort().map((n) => `docs/${n}`)];
-/** `NODE_OPTIONS` of every process started for a README command: loopback only. */
-const OFFLINE = { NODE_OPTIONS: `--import=${fileURLToPath(new URL('./readme-offline.mjs', import.meta.url))}` };
+/** `NODE_OPTIONS` of every process started for a README command: loopback only (the test guard's child preload). */
+const OFFLINE = { NODE_OPTIONS: `--import=${fileURLToPath(new URL('../setup/child-offline.mjs', import.meta.url))}` };
 /** A guard against a hung command (it is killed and the test fails saying so), not a time limit on the README. */
 const COMMAND_GUARD_MS = 120_000;
 

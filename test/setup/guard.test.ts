@@ -1,7 +1,8 @@
 /**
  * The unit project's setup file (test/setup/guard.ts), run by a Vitest of its own over fixture files
  * (test/fixtures/guard/*.guard.ts): a file that leaves temp entries or connects beyond loopback fails, naming
- * what it did; a tidy file and one using loopback pass.
+ * what it did, as does one whose child process connects out (and swallows the error); a tidy file and one
+ * using loopback pass.
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +27,8 @@ test('a file that leaves temp entries or reaches past loopback fails; tidy and l
   expect(byFile['leaves-temp.guard.ts']!.message).toMatch(/^test guard \(test\/setup\/guard\.ts\): left in the temp directory: left-behind-\w+, stray\.txt$/);
   expect(byFile['connects-out.guard.ts']!.status).toBe('failed');
   expect(byFile['connects-out.guard.ts']!.message).toBe('test guard (test/setup/guard.ts): a connection to 192.0.2.1 is not loopback; tests reach 127.0.0.1 only');
+  expect(byFile['child-connects-out.guard.ts']!.status).toBe('failed');
+  expect(byFile['child-connects-out.guard.ts']!.message).toMatch(/^test guard: blocked a connection to 192\.0\.2\.1:9 from a child process \(node -e\): tests reach loopback only; /);
   expect(byFile['fetches-out.guard.ts']!.status).toBe('failed');
   expect(byFile['fetches-out.guard.ts']!.message).toMatch(/^test guard \(test\/setup\/guard\.ts\): a (connection to|DNS lookup of) example\.com is not loopback/);
   expect(run.status).toBe(1);

@@ -7,13 +7,15 @@
  *   inherited), whatever other files run at the same time. The folder is removed either way.
  * - Network: `net.Socket.prototype.connect` (every TCP and TLS client: the `openai` SDK's fetch, node:http)
  *   and `dns.lookup` refuse a host that is not loopback, by throwing, and the file fails even if the code under
- *   test caught the error. This guards the test process only: a child process it spawns (the CLI under e2e
- *   tests, a sim-server thread is in-process and covered) is outside it.
+ *   test caught the error. A child process started through `childEnv` (test/e2e/helpers.ts: the CLI under e2e
+ *   tests, the README's commands) preloads test/setup/child-offline.mjs, which refuses the same connections and
+ *   logs each to a file this guard reads when the test file ends (outside the file's temp directory).
  */
 import dns from 'node:dns';
 import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
@@ -69,6 +71,12 @@ const previousTmpdir = process.env.TMPDIR;
 const fileTmp = mkdtempSync(join(outerTmp, 'skillopt-test-'));
 process.env.TMPDIR = fileTmp;
 
+/** Where this file's child processes log the connections child-offline.mjs refused (beside, not in, the temp dir). */
+const childLog = `${fileTmp}.children.log`;
+process.env.SKILLOPT_TEST_GUARD_LOG = childLog;
+/** NODE_OPTIONS that guard a child process (test/e2e/helpers.ts `childEnv` passes it on). */
+process.env.SKILLOPT_TEST_CHILD_NODE_OPTIONS = `--import=${fileURLToPath(new URL('./child-offline.mjs', import.meta.url))}`;
+
 beforeAll(() => {
   violations.length = 0;
 });
@@ -83,6 +91,10 @@ afterAll(() => {
     rmSync(fileTmp, { recursive: true, force: true });
   }
   const problems = [...violations];
+  if (existsSync(childLog)) {
+    problems.push(...readFileSync(childLog, 'utf8').split('\n').filter(Boolean));
+    rmSync(childLog, { force: true });
+  }
   if (left.length > 0) problems.push(`test guard (test/setup/guard.ts): left in the temp directory: ${left.join(', ')}`);
   if (problems.length > 0) throw new Error(problems.join('\n'));
 });
