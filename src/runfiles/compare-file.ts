@@ -15,8 +15,32 @@ export const CompareSideSchema = z.looseObject({
   interval: interval.optional(),
 });
 
+const caseRef = z.object({ suite: z.string(), id: z.string() });
+
+/** `attribution` of compare.json (`skillopt compare --attribute`, docs/attribution.md). */
+export const AttributionSchema = z.object({
+  granularity: z.string(),
+  budget: z.number(),
+  calls: z.number(),
+  skills: z.object({ baseline: z.string(), candidate: z.string() }).optional(),
+  units: z.array(
+    z.object({
+      id: z.string(),
+      kind: z.string(),
+      lines: z.tuple([z.number(), z.number()]),
+      text: z.string(),
+      breaks: z.array(caseRef),
+      fixes: z.array(caseRef),
+      p: z.number().nullable(),
+    }),
+  ),
+  combos: z.array(z.object({ units: z.array(z.string()), breaks: z.array(caseRef), fixes: z.array(caseRef) })),
+  unexplained: z.array(caseRef),
+});
+
 export const CompareFileSchema = z.looseObject({
   schema_version: schemaVersion,
+  attribution: AttributionSchema.optional(),
   version: z.number().optional(),
   verdict: z.string(),
   rule: z.string(),

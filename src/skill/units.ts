@@ -101,6 +101,7 @@ function cutAt(p: Piece, cutsA: readonly number[], cutsB: readonly number[]): Pi
   return ra.length <= 1 && rb.length <= 1 ? [p] : pairRanges(0, ra, 0, rb, p.a1, p.b1);
 }
 
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
 const lineRanges = (n: number): Array<[number, number]> => Array.from({ length: n }, (_, i) => [i, i + 1]);
 
 /** Lines [from, to) of `text` each protected span of a kind covers. */
@@ -179,13 +180,18 @@ export function skillChange(baseline: string, candidate: string, granularity: Un
   const units: SkillUnit[] = groups.map((g, k) => {
     const id = `u${k + 1}`;
     for (const p of g.pieces) owner.set(p, id);
-    const added = g.pieces.flatMap((p) => b.slice(p.b0, p.b1));
-    const deletion = added.length === 0;
-    const first = g.pieces[0]!;
-    const last = g.pieces[g.pieces.length - 1]!;
-    const lines: [number, number] = deletion ? [first.a0 + 1, last.a1] : [Math.min(...g.pieces.filter((p) => p.b1 > p.b0).map((p) => p.b0)) + 1, Math.max(...g.pieces.map((p) => p.b1))];
-    const text = deletion ? g.pieces.flatMap((p) => a.slice(p.a0, p.a1)).map((l) => `-${l}`).join('') : added.join('');
-    return { id, kind: granularity, ...(g.region ? { region: g.region } : {}), lines, text: text.replace(/\n$/, '') };
+    // the lines a unit shows: its added lines (its removed ones for a deletion), blank edges left out
+    const numbered = (lines: readonly string[], side: 'a' | 'b') => g.pieces.flatMap((p) => range(side === 'a' ? p.a0 : p.b0, side === 'a' ? p.a1 : p.b1).map((i) => ({ i, line: lines[i]! })));
+    let shown = numbered(b, 'b');
+    const deletion = shown.length === 0;
+    if (deletion) shown = numbered(a, 'a');
+    const inner = shown.filter((x) => !blank(x.line));
+    const edges = inner.length ? inner : shown;
+    const from = edges[0]!;
+    const to = edges[edges.length - 1]!;
+    const body = shown.filter((x) => x.i >= from.i && x.i <= to.i).map((x) => x.line);
+    const text = (deletion ? body.map((l) => `-${l}`) : body).join('').replace(/\n$/, '');
+    return { id, kind: granularity, ...(g.region ? { region: g.region } : {}), lines: [from.i + 1, to.i + 1], text };
   });
   for (const p of fixed) owner.set(p, '');
   const known = new Set(units.map((u) => u.id));

@@ -16,6 +16,9 @@ import { SkillOptError } from '../../util/errors.ts';
 import { redactText } from '../../util/redact.ts';
 import { appendStepSummary } from '../github.ts';
 import { writeCompareReport } from '../../report/index.ts';
+import { UNIT_GRANULARITIES, type UnitGranularity } from '../../skill/units.ts';
+import { attributionMarkdown, attributionTerminal } from '../../compare/render-attribution.ts';
+import { attributeComparison, type AttributionResult } from '../attribute.ts';
 
 /** The flag compare/index.ts names in its messages (the type check keeps the two spellings one). */
 const ALLOW_DIFFERENT = 'allow-different-tasks' satisfies (typeof ALLOW_DIFFERENT_FLAG extends `--${infer N}` ? N : never);
@@ -33,6 +36,11 @@ const SPEC = defineCommand({
     config: CONFIG_FLAGS.config,
     'cfg-options': CONFIG_FLAGS['cfg-options'],
     'model-cache': CONFIG_FLAGS['model-cache'],
+    attribute: { type: 'boolean', help: 're-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)' },
+    'attribute-granularity': { type: 'string', arg: UNIT_GRANULARITIES.join('|'), default: 'block', help: 'what one part of the change is: a markdown block, a line or a diff hunk' },
+    'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default 30 × the changed cases × their trials)' },
+    'baseline-skill': { type: 'string', arg: 'FILE', help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)" },
+    'candidate-skill': { type: 'string', arg: 'FILE', help: "--attribute: the candidate's skill file, when its run does not record it" },
     resamples: { type: 'number', arg: 'N', default: DEFAULT_RESAMPLES, help: "the paired bootstrap's resamples" },
     seed: { type: 'number', arg: 'N', default: 0, help: "the paired bootstrap's seed" },
   },
@@ -93,9 +101,27 @@ export const command: Command = {
       confidence: 1 - config.evaluation.alpha,
     });
 
+    let attribution: AttributionResult | null = null;
+    if (args.attribute) {
+      const granularity = args['attribute-granularity'] as UnitGranularity;
+      if (!UNIT_GRANULARITIES.includes(granularity)) throw new SkillOptError(`--attribute-granularity must be one of ${UNIT_GRANULARITIES.join(', ')}, got '${granularity}'`);
+      const budget = args['attribute-budget'];
+      if (budget !== undefined && !(Number.isInteger(budget) && budget >= 0)) throw new SkillOptError(`--attribute-budget must be a whole number of calls, got ${budget}`);
+      attribution = await attributeComparison(run, {
+        config,
+        granularity,
+        budget: budget ?? null,
+        skills: { baseline: args['baseline-skill'], candidate: args['candidate-skill'] },
+        log: (l) => console.error(redactText(`[skillopt] ${l}`)),
+      });
+    } else if (args['baseline-skill'] || args['candidate-skill'] || args['attribute-budget'] !== undefined) {
+      throw new SkillOptError('--baseline-skill, --candidate-skill and --attribute-budget go with --attribute');
+    }
+    const totals = { regressed: run.comparison.counts.regressed, fixed: run.comparison.counts.fixed };
+
     const outDir = resolve(args.out ?? run.candidate.folder);
-    const json = compareJson(run);
-    const markdown = compareMarkdown(run);
+    const json = { ...compareJson(run), ...(attribution ? { attribution } : {}) };
+    const markdown = compareMarkdown(run) + (attribution ? `\n${attributionMarkdown(attribution, totals)}` : '');
     let written = [join(outDir, 'compare.json'), join(outDir, 'compare.md')];
     try {
       writeJsonAtomic(written[0]!, json);
@@ -110,7 +136,7 @@ export const command: Command = {
     appendStepSummary(markdown);
     if (args.json) console.log(redactText(JSON.stringify(json, null, 2)));
     else if (args.markdown) process.stdout.write(redactText(markdown));
-    else console.log(redactText(compareTerminal(run, { written, width: process.stdout.columns })));
+    else console.log(redactText([compareTerminal(run, { written, width: process.stdout.columns }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n')));
     return run.decision.exit_code;
   },
 };

@@ -1,0 +1,146 @@
+/**
+ * `skillopt compare --attribute` (docs/attribution.md): after the comparison, re-run the flipped cases with
+ * units of the skill change reverted, through the suites and the model layer (gateway, cache, trials,
+ * accounting as any run), and report which unit breaks or fixes which case. Both runs' skill texts are
+ * needed, found by the hash their rows carry; anything missing is refused in one line before any request.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { attribute, type Attribution, type ChangedCase } from '../compare/attribution.ts';
+import type { ComparisonRun, Side } from '../compare/index.ts';
+import type { SkillOptConfig } from '../config/schema.ts';
+import { skillHash } from '../skill/hash.ts';
+import { skillChange, type UnitGranularity } from '../skill/units.ts';
+import { readRunFile, EvalSummarySchema } from '../runfiles/index.ts';
+import { SkillOptError } from '../util/errors.ts';
+import { displayPath } from '../util/paths.ts';
+import { openHost } from '../vitest/host.ts';
+import { SuiteRunner } from '../vitest/runner.ts';
+
+export interface AttributeOptions {
+  config: SkillOptConfig;
+  granularity: UnitGranularity;
+  /** Calls at most; default 30 × the cases to explain × their trials. */
+  budget: number | null;
+  /** Skill files named on the command line, for runs that do not record theirs. */
+  skills: { baseline?: string | undefined; candidate?: string | undefined };
+  log: (line: string) => void;
+}
+
+export interface AttributionResult extends Attribution {
+  granularity: UnitGranularity;
+  budget: number;
+  skills: { baseline: string; candidate: string };
+}
+
+/** The one skill hash of a side's rows (a side that mixes skills cannot be attributed). */
+function hashOf(side: Side, which: string): string {
+  const hashes = [...new Set(side.rows.map((r) => r.skill_hash))];
+  if (hashes.length !== 1) {
+    throw new SkillOptError(`--attribute: the ${which} run (${side.arg}) ${hashes.length === 0 ? 'has no scored rows' : `mixes ${hashes.length} skills (hashes ${hashes.join(', ')})`}: attribution needs one skill per run`);
+  }
+  return hashes[0]!;
+}
+
+/** Files that may hold a side's skill: the flag, eval_summary.json's `skill`, an optimize run's skills. */
+function skillCandidates(side: Side, flag: string | undefined): string[] {
+  if (flag) return [resolve(flag)];
+  const out: string[] = [];
+  const summary = join(side.folder, 'eval_summary.json');
+  if (existsSync(summary)) {
+    const skill = readRunFile(EvalSummarySchema, summary, displayPath(summary))?.skill;
+    if (skill) out.push(resolve(skill));
+  }
+  // an optimize run: its evaluation folders sit in the run directory beside best_skill.md and skills/
+  for (const dir of [side.folder, dirname(side.folder)]) {
+    out.push(join(dir, 'best_skill.md'));
+    const skills = join(dir, 'skills');
+    if (existsSync(skills)) for (const f of readdirSync(skills).sort()) if (f.endsWith('.md')) out.push(join(skills, f));
+  }
+  return out;
+}
+
+function sideSkill(side: Side, which: 'baseline' | 'candidate', flag: string | undefined): { text: string; path: string } {
+  const hash = hashOf(side, which);
+  if (hash === skillHash('')) return { text: '', path: 'none' };
+  const tried = skillCandidates(side, flag);
+  for (const path of tried) {
+    if (!existsSync(path)) continue;
+    const text = readFileSync(path, 'utf8');
+    if (skillHash(text) === hash) return { text, path };
+  }
+  const flagName = `--${which}-skill`;
+  throw new SkillOptError(
+    flag
+      ? `--attribute: ${flagName} ${flag} is not the skill the ${which} run scored (its rows carry skill hash ${hash}; the file hashes to ${existsSync(resolve(flag)) ? skillHash(readFileSync(resolve(flag), 'utf8')) : 'nothing: not found'})`
+      : `--attribute: the ${which} run (${side.arg}) does not record the skill it scored (hash ${hash}): name it with ${flagName} <file>`,
+  );
+}
+
+/** The flipped cases, regressed first, with each case's trials. */
+export function changedCases(run: ComparisonRun): ChangedCase[] {
+  const c = run.comparison;
+  return [
+    ...c.regressed.map((x) => ({ suite: x.suite, id: x.id, direction: 'regressed' as const, trials: Math.max(x.baseline.trials, x.candidate.trials, 1) })),
+    ...c.fixed.map((x) => ({ suite: x.suite, id: x.id, direction: 'fixed' as const, trials: Math.max(x.baseline.trials, x.candidate.trials, 1) })),
+  ];
+}
+
+export async function attributeComparison(run: ComparisonRun, opts: AttributeOptions): Promise<AttributionResult> {
+  if (run.differentTasks) throw new SkillOptError(`--attribute needs two runs of the same tasks: ${run.differentTasks}`);
+  const baseline = sideSkill(run.baseline, 'baseline', opts.skills.baseline);
+  const candidate = sideSkill(run.candidate, 'candidate', opts.skills.candidate);
+  const cases = changedCases(run);
+  const suites = [...new Set(cases.map((c) => c.suite))];
+  if (suites.length > 1) throw new SkillOptError(`--attribute explains one suite at a time; the changed cases are in ${suites.join(', ')} (select one with --cfg-options env.name=…)`);
+  const change = skillChange(baseline.text, candidate.text, opts.granularity);
+  const budget = opts.budget ?? 30 * cases.reduce((n, c) => n + c.trials, 0);
+  const result: AttributionResult = { units: [], combos: [], unexplained: [], calls: 0, granularity: opts.granularity, budget, skills: { baseline: baseline.path, candidate: candidate.path } };
+  if (cases.length === 0 || change.units.length === 0) {
+    return { ...result, ...(await attribute(change, [], async () => ({ passFraction: new Map(), calls: 0 }), { budget })), unexplained: cases.map(({ suite, id }) => ({ suite, id })) };
+  }
+  const trials = Math.max(...cases.map((c) => c.trials));
+  const config: SkillOptConfig = { ...opts.config, env: { ...opts.config.env, name: suites[0]!, trials } };
+  const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout', split: 'all' } });
+  try {
+    const runner = await SuiteRunner.open({ host });
+    try {
+      let runs = 0;
+      const got = await attribute(
+        change,
+        cases,
+        async (variant, batch) => {
+          runs++;
+          const res = await runner.run({
+            mode: 'rollout',
+            ids: batch.map((c) => c.id),
+            skills: { '*': { text: variant.text, path: `${displayPath(candidate.path)} without ${variant.reverted.join(', ')}` } },
+            samples: trials > 1 ? Array.from({ length: trials }, (_, t) => t) : null,
+          });
+          if (res.errors.length > 0 && res.records.length === 0) throw new SkillOptError(res.errors[0]!);
+          const passes = new Map<string, { pass: number; scored: number }>();
+          let calls = 0;
+          for (const r of res.records) {
+            calls += r.usage.calls + (r.judge_usage?.calls ?? 0);
+            const key = `${r.suite}\u0000${r.id}`;
+            const p = passes.get(key) ?? { pass: 0, scored: 0 };
+            if (r.error_kind === null) {
+              p.scored++;
+              if (r.pass) p.pass++;
+            }
+            passes.set(key, p);
+          }
+          const passFraction = new Map([...passes].map(([k, p]) => [k, p.scored === 0 ? null : p.pass / p.scored]));
+          return { passFraction, calls };
+        },
+        { budget },
+      );
+      opts.log(`attribution: ${cases.length} changed case(s), ${change.units.length} unit(s) (${opts.granularity}), ${runs} re-run(s), ${got.calls} model call(s) of a budget of ${budget}`);
+      return { ...result, ...got };
+    } finally {
+      await runner.close();
+    }
+  } finally {
+    await host.close();
+  }
+}
