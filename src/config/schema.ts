@@ -399,6 +399,11 @@ const EvaluationSchema = z.strictObject({
   paired_decision: aliasEnum(['mean_gain', 'no_harm'], {}).default('mean_gain'),
   /** Validate candidates in chunks of a fixed shuffled val order and stop once the candidate has lost. */
   racing: bool(true),
+  /**
+   * A rejected candidate of several edits whose val items broke: each edit is dropped in turn on the broken
+   * and fixed items, and the edits that fix items and break none are gated again as a new candidate (patch mode).
+   */
+  salvage: bool(false),
   sel_env_num: nonNegInt(0),
   test_env_num: nonNegInt(0),
   eval_test: bool(true),

@@ -16,6 +16,7 @@ import { adopt, isAccepted, judge } from './stage-gate.ts';
 import { addNotes } from './stage-notes.ts';
 import { loadDigests, renderStepBuffer, stepDir, stepRel, type FailurePattern, type StepDigest } from './step-buffer.ts';
 import { admitCandidate, adoptParetoParent, isPareto, poolOf, tryMerge } from './candidate-pool.ts';
+import { planSalvage } from './salvage.ts';
 
 /**
  * The skill a step edits: the current skill (greedy), or (pareto) a parent drawn from the Pareto front,
@@ -119,21 +120,47 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
         ...(g.complete ? {} : { selection_partial: true, selection_items: g.v.n }),
         ...(g.race ? { race: g.race } : {}),
       });
-      if (isAccepted(action)) {
-        adopt(ctx, candidate, g.score, step, {
-          origin: `step_${String(step).padStart(4, '0')}`,
+      // a rejected candidate of several edits may hold good ones: keep those that fix and break nothing
+      let adopted: { text: string; score: number; origin: string } | null = isAccepted(action) ? { text: candidate, score: g.score, origin: `step_${String(step).padStart(4, '0')}` } : null;
+      if (!adopted) {
+        digest.rejected_edits = describeRejected(proposal.ranked);
+        digest.score_before = prevScore;
+        digest.score_after = g.score;
+        const plan = await planSalvage(ctx, { parent, candidate, ranked: proposal.ranked, dir: `${dir}/salvage`, label: `step ${step} salvage` });
+        if (plan) {
+          const stats = ctx.state.gate_stats!;
+          stats.salvage_calls = (stats.salvage_calls ?? 0) + plan.calls;
+          const salvage: Record<string, unknown> = { ...plan, candidate: plan.candidate === null ? null : skillHash(plan.candidate) };
+          record.salvage = salvage;
+          const dropped = plan.edits.filter((e) => plan.dropped.includes(e.index));
+          if (plan.candidate) {
+            ctx.store.writeText(rel('salvaged_skill.md'), plan.candidate);
+            const sg = await judge(ctx, plan.candidate, `${dir}/salvage_eval`, `step ${step} salvaged validation`);
+            ctx.persistUsage();
+            Object.assign(salvage, { action: sg.action, gate_score: sg.score, pass_rate: sg.v.pass_rate, rule: sg.rule });
+            ctx.log(`  salvage: kept edit(s) ${plan.kept.join(', ')} of ${plan.edits.length}, dropped ${plan.dropped.join(', ')} (they broke ${dropped.flatMap((e) => e.breaks).join(', ') || 'no item'}) · ${sg.action}`);
+            if (isAccepted(sg.action)) {
+              action = sg.action;
+              stats.salvaged = (stats.salvaged ?? 0) + 1;
+              adopted = { text: plan.candidate, score: sg.score, origin: `step_${String(step).padStart(4, '0')}_salvaged` };
+              Object.assign(record, { salvaged: true, selection_pass_rate: sg.v.pass_rate, selection_hard: sg.v.hard, selection_soft: sg.v.soft, candidate_gate_score: sg.score });
+            }
+          }
+          // the dropped edits go to the rejected-edit buffer with the items they broke
+          digest.rejected_edits = (adopted ? dropped : plan.edits).map((e) => `${e.edit}${e.breaks.length ? ` (broke val ${e.breaks.join(', ')})` : ''}`);
+        }
+      }
+      if (adopted) {
+        adopt(ctx, adopted.text, adopted.score, step, {
+          origin: adopted.origin,
           action,
           ...(action === 'force_accept' ? { ungated: { epoch, detail: `candidate force-accepted with validation ${g.score.toFixed(3)} (previous ${prevScore.toFixed(3)})` } } : {}),
         });
         if (picked.id !== null) {
-          record.pool_id = admitCandidate(ctx, candidate, g.score, picked.id, step).id;
+          record.pool_id = admitCandidate(ctx, adopted.text, adopted.score, picked.id, step).id;
           const merge = await tryMerge(ctx, step, dir, rel);
           if (merge) record.merge = merge;
         }
-      } else {
-        digest.rejected_edits = describeRejected(proposal.ranked);
-        digest.score_before = prevScore;
-        digest.score_after = g.score;
       }
     }
   }

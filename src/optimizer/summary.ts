@@ -90,7 +90,11 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
       gate_trials: ctx.gateTest === 'paired' ? ctx.gateTrials : null,
       paired_decision: ctx.gateTest === 'paired' ? ev.paired_decision : null,
       racing: ctx.racing,
+      salvage: ev.salvage && ctx.mode === 'patch',
       ...stats,
+      // summary.json names both counters whether or not salvage ran
+      salvaged: stats.salvaged ?? 0,
+      salvage_calls: stats.salvage_calls ?? 0,
     },
     skill_chars: { initial: ctx.o.initialSkill.text.length, best: ctx.best.length, final: ctx.current.length },
     candidate_selection: cfg.optimizer.candidate_selection,

@@ -38,6 +38,10 @@ export const GateStatsSchema = z.object({
   saved_calls: z.number(),
   /** Calls spent on the paired gate's extra samples. */
   trial_calls: z.number(),
+  /** Rejected candidates whose salvaged edits were accepted (evaluation.salvage). */
+  salvaged: z.number().optional(),
+  /** Calls spent attributing rejected candidates' broken items to their edits. */
+  salvage_calls: z.number().optional(),
 });
 export type GateStats = z.infer<typeof GateStatsSchema>;
 
