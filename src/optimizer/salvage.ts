@@ -67,6 +67,7 @@ export async function planSalvage(
   }
   if (broken.length === 0) return null;
 
+  ctx.log(`  salvage: ${applied.length} edits, ${broken.length} broken and ${fixed.length} fixed val item(s): each edit dropped in turn`);
   const calls = () => ctx.o.accounting.snapshot()[TOTAL_KEY]?.calls ?? 0;
   const before = calls();
   const items = [...broken, ...fixed];

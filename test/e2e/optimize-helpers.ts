@@ -60,11 +60,11 @@ export function skillopt(args: string[], opts: { cwd?: string; killWhen?: RegExp
   });
 }
 
-/** `train --config <opt sim config> [--skill S] --cfg-options env.out_root=<out> ...options` */
+/** `train --config <opt sim config> [--skill S] --cfg-options env.out_root=<out> ...options` (in `cwd`, default the opt fixture) */
 export function train(
   out: string,
   options: string[] = [],
-  opts: { killWhen?: RegExp; killOn?: Promise<unknown>; config?: string; skill?: string; env?: Record<string, string> } = {},
+  opts: { killWhen?: RegExp; killOn?: Promise<unknown>; config?: string; skill?: string; env?: Record<string, string>; cwd?: string } = {},
 ): Promise<CliRun> {
   const skill = opts.skill ? ['--skill', opts.skill] : [];
   return skillopt(['train', '--config', opts.config ?? OPT_CONFIG, ...skill, '--cfg-options', `env.out_root=${out}`, ...options], opts);
