@@ -208,3 +208,10 @@ describe('combined with weighted and threshold', () => {
     expect(parseCallFindings(low.feedback).map((f) => f.name)).toEqual(['read_file', 'list_dir']);
   });
 });
+
+describe('the package root', () => {
+  it('exports the trajectory scorers under the names of docs/agents.md', async () => {
+    const api = await import('../../src/index.ts');
+    for (const name of ['toolCalls', 'finalState', 'noToolCalls', 'toolCallLimit']) expect(typeof (api as Record<string, unknown>)[name], name).toBe('function');
+  });
+});
