@@ -88,7 +88,7 @@ export function worstCases(cases: CaseTableData, max: number, width: number): st
   return out;
 }
 
-function runLines(scores: RunScores, width: number): string[] {
+function runLines(scores: RunScores, width: number, folder: string): string[] {
   const out: string[] = [];
   if (scores.verdict) {
     const v = scores.verdict;
@@ -103,7 +103,17 @@ function runLines(scores: RunScores, width: number): string[] {
   }
   out.push('  worst cases:');
   out.push(...worstCases(scores.cases, 10, width));
+  out.push(...caseHint(scores.cases, folder));
   return out;
+}
+
+/** For a run whose cases have trajectories: how to see one in full. */
+function caseHint(cases: CaseTableData, folder: string): string[] {
+  if (!cases.trajectories) return [];
+  const C = cases.columns.indexOf('id');
+  const status = cases.columns.indexOf('status');
+  const row = cases.rows.find((r) => r[status] !== 'pass') ?? cases.rows[0];
+  return row ? [pc.dim(`   a case with its trajectory: skillopt show ${folder} --case ${String(row[C])}`)] : [];
 }
 
 /** The step curve: one bar per step (val pass rate of the candidate, marks for the gate's decision). */
@@ -188,10 +198,10 @@ export function showRun(dir: string, opts: { width?: number } = {}): string {
     blocks.push([...headerLines(r.meta, 'optimize run'), ...optimizeLines(r.data, width), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
   } else if (folder.kind === 'eval') {
     const r = buildEvalReport(folder.dir);
-    blocks.push([...headerLines(r.meta, 'eval run'), ...runLines(r.data.scores, width), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
+    blocks.push([...headerLines(r.meta, 'eval run'), ...runLines(r.data.scores, width, r.meta.folder), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
   } else if (folder.kind === 'test') {
     const r = buildTestReport(folder.dir);
-    blocks.push([...headerLines(r.meta, 'test run'), ...runLines(r.data.scores, width), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
+    blocks.push([...headerLines(r.meta, 'test run'), ...runLines(r.data.scores, width, r.meta.folder), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
   }
   if (folder.compare) {
     const r = buildCompareReport(folder.dir);

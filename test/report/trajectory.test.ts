@@ -14,9 +14,10 @@ import { compareJson, compareMarkdown, compareTerminal } from '../../src/compare
 import { firstDivergence } from '../../src/compare/trajectory.ts';
 import { caseTable } from '../../src/report/cases.ts';
 import { buildCompareReport } from '../../src/report/build-compare.ts';
-import { showCase } from '../../src/report/show.ts';
+import { showCase, showRun } from '../../src/report/show.ts';
 import { hasClipMarker, type EmbeddedStep } from '../../src/report/trajectory.ts';
 import { CompareFileSchema } from '../../src/runfiles/compare-file.ts';
+import { runSummary } from '../../src/suite/summary.ts';
 import type { CaseRecord, TrajectoryStep } from '../../src/types.ts';
 import { row, writeResults } from '../compare/rows.ts';
 
@@ -82,7 +83,7 @@ describe('report.html embeds the trajectories', () => {
 function runFolder(rows: CaseRecord[]): string {
   const dir = tmp();
   writeResults(join(dir, 'results.jsonl'), rows);
-  writeFileSync(join(dir, 'summary.json'), '{}');
+  writeFileSync(join(dir, 'summary.json'), JSON.stringify(runSummary(rows, { wallTimeS: 1 })));
   return dir;
 }
 
@@ -106,6 +107,12 @@ describe('skillopt show <dir> --case ID', () => {
     expect(at('Smoke run done: outputs/smoke_1')).toBeGreaterThan(at('turn 3'));
     // the first lines of a long result only
     expect(text).toMatch(/… \d+ more lines/);
+  });
+
+  test('the run view points at --case when its cases have trajectories', () => {
+    const dir = runFolder([withTraj(row('a', true), traj()), withTraj(row('b', false), traj())]);
+    expect(stripVTControlCharacters(showRun(dir))).toMatch(/a case with its trajectory: skillopt show .* --case b$/m);
+    expect(stripVTControlCharacters(showRun(runFolder([row('a', false)])))).not.toContain('--case');
   });
 
   test('with trials: each trial, its own trajectory', () => {
