@@ -190,6 +190,31 @@ describe('the tool loop through the CLI', () => {
     }
   });
 
+  test('the agent presentation: load_skill sits beside the suite tools, in the same loop', async () => {
+    const agentReply = (body: any): ScriptedReply => {
+      const turn = body.messages.filter((m: any) => m.role === 'assistant').length + 1;
+      if (turn === 1) return { tool_calls: [c('l1', 'load_skill', { name: 'workspace' })] };
+      if (turn === 2) return { content: 'reading', tool_calls: [c('r1', 'read_file', '{"path":"a.txt"}')] };
+      return { content: 'done' };
+    };
+    const server = await startToolServer(agentReply);
+    try {
+      const dir = toolProject(tmp.make('agent'));
+      writeFile(join(dir, 'skills', 'tools.md'), '---\nname: workspace\ndescription: Read the workspace files a request names.\n---\n# Workspace helper\n\nRead the files the request names, then answer.\n');
+      writeFile(join(dir, 'benchmarks', 'tools', 'tasks.json'), JSON.stringify([{ id: 'agent-1', input: 'read a.txt', expected: 'done' }]));
+      const out = join(dir, 'out');
+      const r = await skillopt(['test', '--config', config(dir, server.baseURL), '--cfg-options', `env.out_root=${out}`, 'env.presentation=agent'], { cwd: dir, env: KEY_ENV });
+      expect(r.code, r.all).toBe(0);
+      const [row] = readJsonl(join(out, 'results.jsonl'));
+      expect(row).toMatchObject({ pass: true, skill_loaded: true, loaded_skills: ['workspace'], turns: 3, tool_calls: 2, feedback: 'reads=a.txt steps=5' });
+      expect(results(row).map((x: any) => [x.name, x.ok])).toEqual([['load_skill', true], ['read_file', true]]);
+      expect(results(row)[0].content).toContain('Read the files the request names');
+      expect(server.requests[0].tools.map((t: any) => t.function.name)).toEqual(['load_skill', 'read_file', 'stat', 'boom']);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('env.max_turns in the config wins over the suite option', async () => {
     const server = await startToolServer(reply);
     try {
