@@ -23,6 +23,7 @@
  * The decision (regressed / improved / no significant change / inconclusive) is not made here: it is
  * `decideComparison` in suite/verdict.ts, and the minimum detectable drop below asks that module's rule.
  */
+import { firstDivergence, type TrajectoryDivergence } from './trajectory.ts';
 import { passRateInterval, type IntervalMethod } from '../stats/interval.ts';
 import { mcnemarExact } from '../stats/binomial.ts';
 import { newcombePaired, type PairedTable } from '../stats/newcombe.ts';
@@ -75,6 +76,11 @@ export interface CaseChange extends CaseRef {
   candidate: CaseSide;
   /** With trials: the one-sided exact p of this case's own trials (Fisher's test, in the direction it moved); null for single trials. */
   p_value: number | null;
+  /**
+   * A regressed case whose shown trial has a trajectory on both sides: the first event at which they part
+   * ways (null: the same calls throughout). Absent otherwise.
+   */
+  divergence?: TrajectoryDivergence | null;
 }
 
 export interface ErroredCase extends CaseRef {
@@ -186,9 +192,13 @@ function outcomesByKey(rows: readonly CaseRecord[]): Map<string, CaseOutcome> {
   return map;
 }
 
+/** The trial a side shows: one that went the way the case went (a passing one for a passed case). */
+function shownRow(o: CaseOutcome) {
+  return o.rows.find((r) => r.error_kind === null && r.pass === o.passed) ?? o.rows.find((r) => r.error_kind === null);
+}
+
 function caseSide(o: CaseOutcome): CaseSide {
-  // the answer shown: a trial that went the way the case went (a passing one for a passed case)
-  const scored = o.rows.find((r) => r.error_kind === null && r.pass === o.passed) ?? o.rows.find((r) => r.error_kind === null);
+  const scored = shownRow(o);
   const erroredRow = o.rows.find((r) => r.error_kind !== null);
   return {
     pass_fraction: o.fraction,
@@ -322,7 +332,13 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     d[i] = c.fraction! - b.fraction!;
     if (b.rows.length !== 1 || c.rows.length !== 1) binary = false;
     const change = (worse: boolean): CaseChange => ({ ...ref(b), expected: b.rows[0]!.expected, baseline: caseSide(b), candidate: caseSide(c), p_value: ownTrialsP(b, c, worse) });
-    if (b.passed && !c.passed) regressed.push(change(true));
+    if (b.passed && !c.passed) {
+      const entry = change(true);
+      const tb = shownRow(b)?.trajectory;
+      const tc = shownRow(c)?.trajectory;
+      if (Array.isArray(tb) && Array.isArray(tc)) entry.divergence = firstDivergence(tb, tc);
+      regressed.push(entry);
+    }
     else if (!b.passed && c.passed) fixed.push(change(false));
     else if (b.passed) stillPassing++;
     else stillFailing.push(ref(b));

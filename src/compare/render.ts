@@ -3,6 +3,7 @@
  * markdown for a PR comment or a GitHub step summary (compare.md, `--markdown`), and the terminal table.
  * All three render the same Comparison and decision.
  */
+import { eventText } from './trajectory.ts';
 import pc from 'picocolors';
 import { caseChangeLabel, type ComparisonDecision } from '../suite/verdict.ts';
 import { oneLineClip } from '../util/clip.ts';
@@ -47,7 +48,24 @@ const OUTPUT_CLIP = 500;
 
 function changeJson(x: CaseChange, label: string) {
   const s = (v: CaseChange['baseline']) => ({ ...v, pass_fraction: r6n(v.pass_fraction), output: oneLineClip(v.output, OUTPUT_CLIP) });
-  return { suite: x.suite, id: x.id, label, p_value: r6n(x.p_value), expected: x.expected, baseline: s(x.baseline), candidate: s(x.candidate) };
+  return {
+    suite: x.suite,
+    id: x.id,
+    label,
+    p_value: r6n(x.p_value),
+    expected: x.expected,
+    baseline: s(x.baseline),
+    candidate: s(x.candidate),
+    ...(x.divergence !== undefined ? { divergence: x.divergence } : {}),
+  };
+}
+
+/** A regressed case's first divergent step, one line (docs/agents.md), or null when it has none to show. */
+export function divergenceLine(x: CaseChange, max = 200): string | null {
+  if (x.divergence === undefined) return null;
+  if (x.divergence === null) return 'trajectories: the same calls on both sides';
+  const d = x.divergence;
+  return `trajectories part at step ${d.event}: baseline ${eventText(d.baseline, Math.floor(max / 2))} · candidate ${eventText(d.candidate, Math.floor(max / 2))}`;
 }
 
 /** `regressed` / `improved` only on evidence, else `changed` (suite/verdict.ts caseChangeLabel). */
@@ -229,6 +247,11 @@ export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
       const ans = (v: CaseChange['baseline']) => `${fraction(v)}: ${mdCode(oneLineClip(v.output, 60))}`;
       lines.push(`| ${mdCode(caseName(x, multi))} | ${mdCell(mdCode(oneLineClip(typeof x.expected === 'string' ? x.expected : JSON.stringify(x.expected) ?? '', 40)))} | ${mdCell(ans(x.baseline))} | ${mdCell(ans(x.candidate))} |`);
     }
+    const parted = list.slice(0, maxListed).flatMap((x) => {
+      const d = divergenceLine(x, 160);
+      return d ? [`- ${mdCode(caseName(x, multi))}: ${mdCell(mdCode(d))}`] : [];
+    });
+    if (parted.length) lines.push('', ...parted);
     if (list.length > maxListed) lines.push(`| … ${list.length - maxListed} more in compare.json | | | |`);
   }
   lines.push('');
@@ -268,6 +291,16 @@ export function compareTerminal(i: CompareReportInput, opts: { written: string[]
     for (const x of list.slice(0, max)) {
       const ans = (v: CaseChange['baseline']) => oneLineClip(`${fraction(v)}: ${v.output}`, ansW);
       out.push(`  ${oneLineClip(caseName(x, multi), idW).padEnd(idW)}  ${ans(x.baseline).padEnd(ansW)}  ${ans(x.candidate)}`);
+      if (x.divergence !== undefined) {
+        const pad = `  ${' '.repeat(idW)}  `;
+        const w = width - pad.length - 12;
+        if (x.divergence === null) out.push(pc.dim(`${pad}trajectories: the same calls on both sides`));
+        else {
+          out.push(pc.dim(`${pad}trajectories part at step ${x.divergence.event}:`));
+          out.push(pc.dim(`${pad}  baseline  ${eventText(x.divergence.baseline, w)}`));
+          out.push(pc.dim(`${pad}  candidate ${eventText(x.divergence.candidate, w)}`));
+        }
+      }
     }
     if (list.length > max) out.push(pc.dim(`  … ${list.length - max} more in compare.json`));
   };

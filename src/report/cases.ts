@@ -15,6 +15,7 @@
 import { caseOutcomes } from '../suite/summary.ts';
 import type { CaseRecord, ChatMessage } from '../types.ts';
 import { clip as clipTo } from '../util/clip.ts';
+import { embedTrajectory, embeddedSize, type EmbeddedStep } from './trajectory.ts';
 
 /** Answers, expected values, feedback and errors in the table: at most this many characters, one line. */
 export const CLIP_CHARS = 300;
@@ -22,6 +23,8 @@ export const CLIP_CHARS = 300;
 export const MESSAGE_CLIP_CHARS = 6_000;
 /** All embedded message texts together (after interning). */
 export const MESSAGES_BUDGET_CHARS = 3_000_000;
+/** All embedded trajectories together. */
+export const TRAJECTORY_BUDGET_CHARS = 3_000_000;
 /** A trial's answer and feedback in the per-trial detail. */
 const TRIAL_CLIP_CHARS = 160;
 
@@ -66,6 +69,11 @@ export interface CaseTableData {
   messages: { roles: string[]; texts: string[]; rows: Array<number[] | 0>; clipped: number[] };
   /** How many cases have their messages embedded, and what was left out. */
   messages_note: string;
+  /**
+   * Cases with a trajectory (docs/agents.md): per case its timeline (the shown trial's) or 0 (none, or left
+   * out of the budget — failing cases first), and which trial it is. Absent when no case has one.
+   */
+  trajectories?: { rows: Array<EmbeddedStep[] | 0>; trials: Array<number | null>; note: string };
   /** The file the full records are in, relative to the report. */
   source: string;
   clip_chars: number;
@@ -109,11 +117,13 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string } = 
   const trials = outcomes.reduce((m, c) => Math.max(m, c.rows.length), 1);
   const rows: unknown[][] = new Array(outcomes.length);
   const trialRows: NonNullable<CaseTableData['trial_rows']> = [];
+  const shownRows: CaseRecord[] = new Array(outcomes.length);
   for (let i = 0; i < outcomes.length; i++) {
     const c = outcomes[i]!;
     const first = c.rows[0]!;
     // the answer shown: the first failing trial's (what needs looking at), else the first trial's
     const shown = c.rows.find((r) => r.error_kind === null && !r.pass) ?? c.rows.find((r) => r.error_kind === null) ?? first;
+    shownRows[i] = shown;
     const status: CaseStatus = c.errored ? 'errored' : c.passed ? 'pass' : 'fail';
     let latency = 0;
     let tokens = 0;
@@ -160,11 +170,13 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string } = 
     left === 0
       ? `the messages of all ${outcomes.length} cases are embedded${messages.clipped.length ? ` (texts over ${MESSAGE_CLIP_CHARS} characters clipped; full text in ${source})` : ''}`
       : `the messages of ${embedded} of ${outcomes.length} cases are embedded (failing ones first, within the report's size budget); the others are in ${source} at the line shown`;
+  const trajectories = embedTrajectories(shownRows, outcomes.map((c) => c.errored || !c.passed || c.flaky), source);
   return {
     columns: CASE_COLUMNS,
     rows,
     trials,
     ...(trials > 1 ? { trial_rows: trialRows } : {}),
+    ...(trajectories ? { trajectories } : {}),
     messages,
     messages_note,
     source,
@@ -208,4 +220,31 @@ function embedMessages(cases: Array<{ messages: ChatMessage[] | undefined; faili
     if (ok) rows[i] = row;
   }
   return { roles: ROLES, texts, rows, clipped };
+}
+
+function embedTrajectories(shown: CaseRecord[], failing: boolean[], source: string): CaseTableData['trajectories'] | undefined {
+  if (!shown.some((r) => Array.isArray(r.trajectory))) return undefined;
+  const rows: Array<EmbeddedStep[] | 0> = new Array(shown.length).fill(0);
+  const trials = shown.map((r) => (Array.isArray(r.trajectory) ? (r.trial ?? null) : null));
+  let budget = TRAJECTORY_BUDGET_CHARS;
+  let left = 0;
+  const order = [...shown.keys()].sort((a, b) => Number(failing[b]) - Number(failing[a]) || a - b);
+  for (const i of order) {
+    const steps = shown[i]!.trajectory;
+    if (!Array.isArray(steps)) continue;
+    const e = embedTrajectory(steps);
+    const size = embeddedSize(e);
+    if (size > budget) {
+      left++;
+      continue;
+    }
+    budget -= size;
+    rows[i] = e;
+  }
+  const n = rows.reduce<number>((k, r) => k + (r === 0 ? 0 : 1), 0);
+  const note =
+    left === 0
+      ? `the trajectories of all ${n} cases that have one are embedded (texts over 2,000 characters cut; the record's own 4 kB clip is marked)`
+      : `the trajectories of ${n} of ${n + left} cases are embedded (failing ones first, within the report's size budget); the others are in ${source} at the line shown`;
+  return { rows, trials, note };
 }

@@ -3,18 +3,25 @@
  * (command, config, skill, model, simulated or not), the headline figures, the step curve as a text
  * chart (optimize), the worst cases (test, eval, an optimize run's test evaluation), the regressed and
  * fixed cases (a comparison), and the paths to open next. Built from the same data as the HTML report.
+ * With `--case ID`: that case's record (each trial) and its trajectory as a timeline (`showCase`).
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pc from 'picocolors';
+import type { CaseRecord } from '../types.ts';
 import { oneLineClip } from '../util/clip.ts';
+import { closest } from '../util/closest.ts';
+import { escapeControls } from '../util/control-chars.ts';
+import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
 import { score3 } from '../util/format.ts';
 import { buildCompareReport } from './build-compare.ts';
 import { buildOptimizeReport } from './build-optimize.ts';
 import { buildEvalReport, buildTestReport } from './build-test.ts';
-import type { CaseTableData } from './cases.ts';
+import { expectedText, lastRows, type CaseTableData } from './cases.ts';
 import type { Card, CompareReportData, OptimizeReportData, ReportMeta, RunScores, StatsRow } from './model.ts';
-import { COMPARE_REPORT_FILE, detectRunFolder, REPORT_FILE } from './read-run.ts';
+import { COMPARE_REPORT_FILE, detectRunFolder, readJson, readLocatedResults, REPORT_FILE } from './read-run.ts';
+import { trajectoryTimeline } from './trajectory.ts';
 
 const f3 = score3;
 const SPARK = '▁▂▃▄▅▆▇█';
@@ -81,7 +88,7 @@ export function worstCases(cases: CaseTableData, max: number, width: number): st
   return out;
 }
 
-function runLines(scores: RunScores, width: number): string[] {
+function runLines(scores: RunScores, width: number, folder: string): string[] {
   const out: string[] = [];
   if (scores.verdict) {
     const v = scores.verdict;
@@ -96,7 +103,17 @@ function runLines(scores: RunScores, width: number): string[] {
   }
   out.push('  worst cases:');
   out.push(...worstCases(scores.cases, 10, width));
+  out.push(...caseHint(scores.cases, folder));
   return out;
+}
+
+/** For a run whose cases have trajectories: how to see one in full. */
+function caseHint(cases: CaseTableData, folder: string): string[] {
+  if (!cases.trajectories) return [];
+  const C = cases.columns.indexOf('id');
+  const status = cases.columns.indexOf('status');
+  const row = cases.rows.find((r) => r[status] !== 'pass') ?? cases.rows[0];
+  return row ? [pc.dim(`   a case with its trajectory: skillopt show ${folder} --case ${String(row[C])}`)] : [];
 }
 
 /** The step curve: one bar per step (val pass rate of the candidate, marks for the gate's decision). */
@@ -181,14 +198,102 @@ export function showRun(dir: string, opts: { width?: number } = {}): string {
     blocks.push([...headerLines(r.meta, 'optimize run'), ...optimizeLines(r.data, width), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
   } else if (folder.kind === 'eval') {
     const r = buildEvalReport(folder.dir);
-    blocks.push([...headerLines(r.meta, 'eval run'), ...runLines(r.data.scores, width), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
+    blocks.push([...headerLines(r.meta, 'eval run'), ...runLines(r.data.scores, width, r.meta.folder), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
   } else if (folder.kind === 'test') {
     const r = buildTestReport(folder.dir);
-    blocks.push([...headerLines(r.meta, 'test run'), ...runLines(r.data.scores, width), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
+    blocks.push([...headerLines(r.meta, 'test run'), ...runLines(r.data.scores, width, r.meta.folder), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
   }
   if (folder.compare) {
     const r = buildCompareReport(folder.dir);
     blocks.push([...headerLines(r.meta, 'comparison'), ...compareLines(r.data, width), ...openLines(r.meta, folder.dir, COMPARE_REPORT_FILE)]);
+  }
+  return blocks.map((b) => b.join('\n')).join('\n\n');
+}
+
+/** The results files of a run folder a case is looked up in, with their labels (a comparison: both sides). */
+function caseFiles(dir: string, folder: ReturnType<typeof detectRunFolder>): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const add = (label: string, file: string) => {
+    if (existsSync(file) && !out.some(([, f]) => f === file)) out.push([label, file]);
+  };
+  if (folder.kind === 'optimize') {
+    add('best skill on the test split', join(dir, 'test_eval', 'results.jsonl'));
+    add('initial skill on the test split', join(dir, 'test_eval_baseline', 'results.jsonl'));
+    add('initial skill on the validation split', join(dir, 'selection_eval_baseline', 'results.jsonl'));
+  } else if (folder.kind) {
+    add('results', join(dir, 'results.jsonl'));
+  }
+  if (folder.compare) {
+    const c = readJson<{ baseline?: { source?: string }; candidate?: { source?: string } }>(join(dir, 'compare.json'));
+    if (typeof c?.baseline?.source === 'string') add('baseline', c.baseline.source);
+    if (typeof c?.candidate?.source === 'string') add('candidate', c.candidate.source);
+  }
+  return out;
+}
+
+function textBlock(label: string, text: string, width: number, maxLines = 20): string[] {
+  const lines = escapeControls(text, { layout: true }).replace(/\s+$/, '').split('\n');
+  if (lines.length === 1 && lines[0]!.length <= width - 18) return [line(label, lines[0]! === '' ? pc.dim('(empty)') : lines[0]!)];
+  const out = [`  ${label}:`];
+  for (const l of lines.slice(0, maxLines)) out.push(`    ${l.length > width - 4 ? `${l.slice(0, width - 5)}…` : l}`);
+  if (lines.length > maxLines) out.push(pc.dim(`    … ${lines.length - maxLines} more lines`));
+  return out;
+}
+
+function recordLines(r: CaseRecord, width: number): string[] {
+  const out: string[] = [];
+  const status = r.error_kind !== null ? pc.magenta(`errored (${r.error_kind})`) : r.pass ? pc.green('pass') : pc.red('fail');
+  out.push(line('outcome', `${status} · hard ${f3(r.hard)} · soft ${f3(r.soft)} · ${r.latency_ms} ms${r.cached ? ' · cached' : ''}`));
+  if (r.error_kind !== null) out.push(...textBlock('error', r.error ?? '', width, 12));
+  out.push(...textBlock('answer', r.output ?? '', width, 12));
+  out.push(...textBlock('feedback', r.feedback ?? '', width, 20));
+  if (Array.isArray(r.trajectory)) {
+    const calls = r.tool_calls ?? r.trajectory.reduce((n, s) => n + (s.tool_calls?.length ?? 0), 0);
+    const turns = r.turns ?? r.trajectory.reduce((m, s) => Math.max(m, s.turn), 0);
+    out.push(line('trajectory', `${turns} turn${turns === 1 ? '' : 's'} · ${calls} tool call${calls === 1 ? '' : 's'}`));
+    out.push(...trajectoryTimeline(r.trajectory, { width }));
+  } else {
+    out.push(line('trajectory', pc.dim('none (the case ran no tools)')));
+  }
+  return out;
+}
+
+/**
+ * `skillopt show <dir> --case ID`: the case's record (each trial's, with trials) with its trajectory as a
+ * timeline. An id the run does not hold is a one-line error naming the run and the id.
+ */
+export function showCase(dir: string, id: string, opts: { width?: number } = {}): string {
+  const width = Math.max(80, Math.min(opts.width ?? 120, 200));
+  const folder = detectRunFolder(dir);
+  const files = caseFiles(folder.dir, folder);
+  if (files.length === 0) throw new SkillOptError(`${displayPath(folder.dir)}: no results file to look case ${id} up in (results.jsonl)`);
+  const blocks: string[][] = [];
+  const known = new Set<string>();
+  for (const [label, file] of files) {
+    const rows = lastRows(readLocatedResults(file));
+    for (const r of rows) known.add(r.record.id);
+    const hits = rows.filter((r) => r.record.id === id).sort((a, b) => a.record.suite.localeCompare(b.record.suite) || (a.record.trial ?? 0) - (b.record.trial ?? 0));
+    if (hits.length === 0) continue;
+    const first = hits[0]!.record;
+    const head = [
+      `${pc.bold(`skillopt show · case ${id}`)}${first.simulated ? pc.yellow(' — simulated model') : ''}`,
+      line('run', `${displayPath(folder.dir)} (${label})`),
+      line('suite', `${first.suite}${first.split ? ` · split ${first.split}` : ''}${first.task_type ? ` · task type ${first.task_type}` : ''}`),
+      ...textBlock('input', [...(first.messages ?? [])].reverse().find((m) => m.role === 'user')?.content?.toString() ?? '', width, 12),
+      ...textBlock('expected', expectedText(first.expected), width, 8),
+    ];
+    const body: string[] = [];
+    for (const h of hits) {
+      const where = pc.dim(`${displayPath(file)} line ${h.line || '?'}`);
+      if (hits.length > 1) body.push('', pc.bold(`  ${h.record.trial !== undefined ? `trial ${h.record.trial}` : `suite ${h.record.suite}`}`) + `  ${where}`);
+      else body.push(line('record', where));
+      body.push(...recordLines(h.record, width));
+    }
+    blocks.push([...head, ...body]);
+  }
+  if (blocks.length === 0) {
+    const near = closest(id, [...known]);
+    throw new SkillOptError(`${displayPath(folder.dir)}: no case ${id} in ${files.map(([, f]) => displayPath(f)).join(', ')}${near ? ` (did you mean ${near}?)` : ''}`);
   }
   return blocks.map((b) => b.join('\n')).join('\n\n');
 }

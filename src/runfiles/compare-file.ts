@@ -38,6 +38,35 @@ export const AttributionSchema = z.object({
   unexplained: z.array(caseRef),
 });
 
+/** One divergent event of a trajectory (src/compare/trajectory.ts): a call, a result or the final answer. */
+export const TrajectoryEventSchema = z.looseObject({
+  turn: z.number(),
+  kind: z.enum(['call', 'result', 'answer']),
+  name: z.string().optional(),
+  args: z.unknown().optional(),
+  ok: z.boolean().optional(),
+  text: z.string().optional(),
+});
+
+/**
+ * A regressed or fixed case. `divergence` (regressed cases with a trajectory on both sides): the first
+ * event at which the trajectories part, with each side's event there (null: that side had ended); null
+ * when they made the same calls throughout.
+ */
+export const CompareCaseSchema = z.looseObject({
+  suite: z.string(),
+  id: z.string(),
+  label: z.string().optional(),
+  p_value: z.number().nullable().optional(),
+  expected: z.unknown().optional(),
+  baseline: z.looseObject({}),
+  candidate: z.looseObject({}),
+  divergence: z
+    .looseObject({ event: z.number(), baseline: TrajectoryEventSchema.nullable(), candidate: TrajectoryEventSchema.nullable() })
+    .nullable()
+    .optional(),
+});
+
 export const CompareFileSchema = z.looseObject({
   schema_version: schemaVersion,
   attribution: AttributionSchema.optional(),
@@ -54,8 +83,8 @@ export const CompareFileSchema = z.looseObject({
   delta: rate,
   interval: interval,
   counts: z.record(z.string(), z.number()),
-  regressed: z.array(z.unknown()),
-  fixed: z.array(z.unknown()),
+  regressed: z.array(CompareCaseSchema),
+  fixed: z.array(CompareCaseSchema),
   simulated: z.boolean().optional(),
 });
 export type CompareFile = z.infer<typeof CompareFileSchema>;

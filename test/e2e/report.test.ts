@@ -1,7 +1,7 @@
 /**
  * Reports through the compiled CLI: every run writes report.html (single file, nothing fetched, < 2 MB);
  * `skillopt report <dir>` regenerates it; `skillopt show <dir>` prints the step curve and the best skill of
- * an optimize run and the worst cases of a test run; a folder that is not a run is a one-line error;
+ * an optimize run and the worst cases of a test run, and with `--case ID` one case's record; a folder that is not a run is a one-line error;
  * `--reporter=html` (Vitest's UI) says to use `skillopt report`; the end report's `next:` eval repeats the
  * --cfg-options that decide what is scored; a val split that cannot show every label is warned about.
  */
@@ -53,6 +53,16 @@ describe.concurrent('skillopt report and skillopt show', () => {
     expect(shown.stdout).toContain('worst cases:');
     expect(shown.stdout).toMatch(/✗ mini-\d+/);
     expect(shown.stdout).toContain(join(out, 'report.html'));
+
+    // --case: one case's record; a case without tools says it has no trajectory; an unknown id is one line
+    const id = /✗ (mini-\d+)/.exec(shown.stdout)![1]!;
+    const one = await skillopt(['show', out, '--case', id]);
+    expect(one.code, one.all).toBe(0);
+    expect(one.stdout).toContain(`skillopt show · case ${id} — simulated model`);
+    expect(one.stdout).toMatch(/outcome: +fail/);
+    expect(one.stdout).toMatch(/trajectory: +none/);
+    const unknown = await skillopt(['show', out, '--case', 'no-such-case']);
+    expect(oneLineError(unknown, 2)).toBe(`skillopt: error: ${out}: no case no-such-case in ${join(out, 'results.jsonl')}`);
   });
 
   test('an optimize run: report.html, show prints the step curve and the best skill; next: repeats env.data_path', async () => {

@@ -9,7 +9,7 @@
  *
  * Without Chromium the test fails, saying how to install it (CI installs it; it must not skip).
  */
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
@@ -21,7 +21,30 @@ const SHOTS = join(REPO, 'test-output', 'screenshots');
 
 const tmp = tempDirs('browser');
 let browser: Browser | undefined;
-const dirs = { test: '', eval: '', eval2: '', optimize: '' };
+const dirs = { test: '', eval: '', eval2: '', optimize: '', traj: '', trajBase: '', trajCand: '' };
+
+/**
+ * A copy of a run folder whose results rows carry a trajectory (docs/agents.md) — the tool loop writes
+ * them; here they are added to the rows of a real run — first call's command from `cmd(row)`.
+ */
+function withTrajectories(from: string, to: string, cmd: (row: { id: string; pass: boolean }) => string): void {
+  cpSync(from, to, { recursive: true });
+  const file = join(to, 'results.jsonl');
+  const rows = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { id: string; pass: boolean; output: string });
+  const out = rows.map((r) => ({
+    ...r,
+    trajectory: [
+      { turn: 1, kind: 'assistant', content: `Checking ${r.id} first.`, tool_calls: [{ id: 'call_1', name: 'run_command', args: { cmd: cmd(r) } }] },
+      { turn: 1, kind: 'tool', tool_call_id: 'call_1', result: { name: 'run_command', ok: true, content: `${'log line\n'.repeat(500).slice(0, 4096)}… [clipped: 5000 chars in all]`, ms: 7 } },
+      { turn: 2, kind: 'assistant', tool_calls: [{ id: 'call_2', name: 'read_file', args: { path: `logs/${r.id}.txt` } }] },
+      { turn: 2, kind: 'tool', tool_call_id: 'call_2', result: { name: 'read_file', ok: false, content: 'no such file: logs/' + r.id + '.txt', ms: 2 } },
+      { turn: 3, kind: 'assistant', content: r.output },
+    ],
+    turns: 3,
+    tool_calls: 2,
+  }));
+  writeFileSync(file, out.map((r) => JSON.stringify(r)).join('\n') + '\n');
+}
 
 beforeAll(async () => {
   assertBuilt();
@@ -48,6 +71,16 @@ beforeAll(async () => {
   expect(o.stdout, o.all).toContain('[skillopt] report: ');
   const c = await skillopt(['compare', dirs.eval, dirs.eval2]);
   expect(c.code, c.all).toBe(0);
+  // trajectories: a test run's report, and a comparison whose regressed cases part at their first call
+  dirs.traj = join(root, 'traj');
+  dirs.trajBase = join(root, 'traj-base');
+  dirs.trajCand = join(root, 'traj-cand');
+  withTrajectories(dirs.test, dirs.traj, () => 'python -m skillopt.train --smoke');
+  withTrajectories(dirs.eval2, dirs.trajBase, () => 'python -m skillopt.train --smoke');
+  withTrajectories(dirs.eval, dirs.trajCand, (r) => (r.pass ? 'python -m skillopt.train --smoke' : 'python -m skillopt.train'));
+  const [rt, ct] = await Promise.all([skillopt(['report', dirs.traj]), skillopt(['compare', dirs.trajBase, dirs.trajCand])]);
+  expect(rt.code, rt.all).toBe(0);
+  expect([0, 1], ct.all).toContain(ct.code);
   browser = await chromium.launch({ executablePath: CHROMIUM });
 }, 240_000);
 
@@ -201,6 +234,40 @@ describe('the HTML reports in Chromium', () => {
     expect(await page.locator('#skill-diff .add').count()).toBeGreaterThan(0);
     await checkCaseTable(page, { statusColumn: 4, scoreColumn: 6 });
     await finish(o, 'optimize', file);
+  });
+
+  test("a case's trajectory: a click on the case opens its timeline (calls with arguments, results with ok/error, ms, clipped)", async () => {
+    const file = join(dirs.traj, 'report.html');
+    expectSelfContained(file, 2_000_000);
+    const o = await open(file);
+    const { page } = o;
+    await page.locator('#cases-table tbody tr.row').first().click();
+    const timeline = page.locator('#cases-table tr.detail ol.traj');
+    await visible(timeline);
+    expect(await timeline.locator('li.turn').count()).toBe(3);
+    const call = timeline.locator('li.step.call').first();
+    expect(await call.locator('.tool').textContent()).toBe('run_command');
+    expect(await call.locator('.args').textContent()).toBe('{"cmd":"python -m skillopt.train --smoke"}');
+    const results = timeline.locator('li.step.result');
+    expect(await results.count()).toBe(2);
+    expect(await results.nth(0).textContent()).toMatch(/run_command ok 7 ms clipped/);
+    expect(await results.nth(1).textContent()).toMatch(/read_file error 2 ms/);
+    expect(await results.nth(1).locator('pre').textContent()).toMatch(/^no such file: logs\//);
+    expect(await timeline.locator('li.step.assistant').count()).toBe(2);
+    await finish(o, 'trajectory', file);
+  });
+
+  test('a comparison of runs with trajectories: each regressed case names the first divergent step', async () => {
+    const file = join(dirs.trajCand, 'compare.html');
+    const compare = JSON.parse(readFileSync(join(dirs.trajCand, 'compare.json'), 'utf8')) as { regressed: Array<{ divergence?: unknown }> };
+    expect(compare.regressed.length).toBeGreaterThan(0);
+    expect(compare.regressed.every((x) => x.divergence !== undefined)).toBe(true);
+    const o = await open(file);
+    const { page } = o;
+    const parted = page.locator('#regressed-table tr.divergence');
+    expect(await parted.count()).toBe(compare.regressed.length);
+    expect(await parted.first().textContent()).toContain('step 1: baseline turn 1 call run_command {"cmd":"python -m skillopt.train --smoke"} · candidate turn 1 call run_command {"cmd":"python -m skillopt.train"}');
+    await finish(o, 'compare-trajectory', file);
   });
 
   test('a comparison: regressed and fixed first, both answers side by side, all cases', async () => {

@@ -11,7 +11,9 @@ import type { Command } from '../command.ts';
 const SPEC = defineCommand({
   name: 'show',
   operands: '<dir>',
-  flags: {},
+  flags: {
+    case: { type: 'string', arg: 'ID', help: "print that case's record instead (each trial), with its trajectory as a timeline" },
+  },
   about: `  Prints what a run folder holds: the command, config, skill, model (simulated or not), the headline
   figures, for an optimize run the validation pass rate per step as a text chart, the worst cases,
   a comparison's regressed and fixed cases, and the files to open next (report.html first).`,
@@ -20,10 +22,11 @@ const SPEC = defineCommand({
 export const command: Command = {
   usage: helpText(SPEC),
   async run(argv) {
-    const dirs = parseFlags(SPEC, argv).positionals;
+    const { values, positionals: dirs } = parseFlags(SPEC, argv);
     if (dirs.length !== 1) throw new SkillOptError(dirs.length === 0 ? 'show needs a run folder: skillopt show <dir>' : `show takes one folder, got ${dirs.length}: ${dirs.join(' ')}`);
-    const { showRun } = await import('../../report/show.ts');
-    console.log(redactText(showRun(dirs[0]!, { width: process.stdout.columns })));
+    const { showCase, showRun } = await import('../../report/show.ts');
+    const text = values.case !== undefined ? showCase(dirs[0]!, values.case, { width: process.stdout.columns }) : showRun(dirs[0]!, { width: process.stdout.columns });
+    console.log(redactText(text));
     return 0;
   },
 };

@@ -406,6 +406,7 @@
       for (var k = 0; k < t.length; k++) h += '<tr><td>' + t[k][0] + '</td><td>' + statusBadge(t[k][1] === null ? 'errored' : t[k][1] ? 'pass' : 'fail') + '</td><td class="num">' + f3(t[k][2]) + '</td><td>' + esc(t[k][3]) + '</td><td>' + esc(t[k][4]) + '</td></tr>';
       h += '</tbody></table>';
     }
+    if (cases.trajectories) h += trajectorySection(cases, r, C, i);
     var m = cases.messages.rows[i];
     h += '<h3>Messages</h3>';
     if (!m) {
@@ -420,6 +421,52 @@
       }
     }
     return h;
+  }
+
+  /** A case's trajectory (docs/agents.md) as a timeline: each turn, its text, its calls with their arguments, each result (ok or error, ms, clipped). */
+  function trajectoryTimeline(steps) {
+    var h = '<ol class="traj">';
+    var turn = -1;
+    steps.forEach(function (st) {
+      if (st.t !== turn) {
+        if (turn !== -1) h += '</ol></li>';
+        turn = st.t;
+        h += '<li class="turn"><div class="turn-head">turn ' + esc(st.t) + '</div><ol>';
+      }
+      if (st.k === 'assistant') {
+        if (st.c) h += '<li class="step assistant"><span class="tag">assistant' + (st.calls ? '' : ' · answer') + '</span><pre>' + esc(st.c) + '</pre></li>';
+        (st.calls || []).forEach(function (c) {
+          h += '<li class="step call"><span class="tag">call</span> <b class="tool">' + esc(c[1]) + '</b> <code class="args">' + esc(c[2]) + '</code> <span class="muted small">' + esc(c[0]) + '</span></li>';
+        });
+      } else if (st.r) {
+        var r = st.r;
+        h += '<li class="step result ' + (r[1] ? 'ok' : 'err') + '"><span class="tag">result</span> <b class="tool">' + esc(r[0]) + '</b> ' + '<span class="st ' + (r[1] ? 'b-pass">ok' : 'b-fail">error') + '</span>' + ' <span class="muted small">' + int(r[3]) + ' ms</span>' + (r[4] ? ' <span class="st b-flaky clipped">clipped</span>' : '') + '<pre>' + esc(r[2]) + '</pre></li>';
+      }
+    });
+    if (turn !== -1) h += '</ol></li>';
+    return h + '</ol>';
+  }
+
+  function trajectorySection(cases, r, C, i) {
+    var steps = cases.trajectories.rows[i];
+    var trial = cases.trajectories.trials[i];
+    var h = '<h3>Trajectory</h3>';
+    if (!steps) return h + '<p class="muted small">' + (r[C.line] ? 'No trajectory embedded for this case (' + esc(cases.trajectories.note) + ').' : 'No trajectory.') + '</p>';
+    var turns = steps.reduce(function (m, st) { return Math.max(m, st.t); }, 0);
+    var calls = steps.reduce(function (n, st) { return n + (st.calls ? st.calls.length : 0); }, 0);
+    return h + '<p class="muted small">' + turns + ' turns · ' + calls + ' tool calls' + (trial !== null && trial !== undefined ? ' · trial ' + trial : '') + '</p>' + trajectoryTimeline(steps);
+  }
+
+  /** A regressed case's first divergent step (compare.json `divergence`). */
+  function divergenceText(d) {
+    if (d === null) return 'the same calls on both sides';
+    var ev = function (e) {
+      if (!e) return '(ended)';
+      if (e.kind === 'call') return 'turn ' + e.turn + ' call ' + e.name + ' ' + (e.args === undefined ? '{}' : JSON.stringify(e.args));
+      if (e.kind === 'result') return 'turn ' + e.turn + ' result ' + e.name + ' ' + (e.ok ? 'ok' : 'error');
+      return 'turn ' + e.turn + ' answer ' + JSON.stringify(e.text || '');
+    };
+    return 'step ' + d.event + ': baseline ' + ev(d.baseline) + ' · candidate ' + ev(d.candidate);
   }
 
   function statsTable(rows, first) {
@@ -625,6 +672,7 @@
       list.slice(0, 500).forEach(function (x) {
         var side = function (s) { return (s.trials > 1 ? s.passes + '/' + s.scored_trials + ' ' : '') + '<code>' + esc(s.output) + '</code>'; };
         ch += '<tr><td class="id">' + esc(x.id) + '</td><td><code>' + esc(typeof x.expected === 'string' ? x.expected : JSON.stringify(x.expected)) + '</code></td><td>' + statusBadge(x.baseline.pass_fraction >= 0.5 ? 'pass' : 'fail') + ' ' + side(x.baseline) + '</td><td>' + statusBadge(x.candidate.pass_fraction >= 0.5 ? 'pass' : 'fail') + ' ' + side(x.candidate) + '</td></tr>';
+        if (x.divergence !== undefined) ch += '<tr class="divergence"><td></td><td colspan="3"><span class="muted small">trajectories part at</span> <code>' + esc(divergenceText(x.divergence)) + '</code></td></tr>';
       });
       ch += '</tbody></table>' + (list.length > 500 ? '<p class="muted small">… ' + (list.length - 500) + ' more in compare.json</p>' : '');
     });

@@ -72,10 +72,10 @@ export function weighted<E = unknown>(components: WeightedComponent<E>[], option
       });
       soft = Math.min(1, Math.max(0, soft));
       if (options.threshold !== undefined) hard = soft >= options.threshold ? 1 : 0;
-      const feedback =
-        parts.length === 1
-          ? scores[0]!.feedback
-          : scores.map((s, i) => `${labels[i]}: ${s.feedback.replace(/[.;\s]+$/, '')}`).join('; ');
+      // A component's feedback of several lines (the tool-call findings, docs/agents.md) keeps its lines, so
+      // the analyst still reads one finding per line: components are then joined by newlines.
+      const texts = scores.map((s, i) => `${labels[i]}: ${s.feedback.replace(/[.;\s]+$/, '')}`);
+      const feedback = parts.length === 1 ? scores[0]!.feedback : texts.join(texts.some((t) => t.includes('\n')) ? '\n' : '; ');
       return { hard, soft, feedback };
     },
   };
@@ -97,7 +97,10 @@ export function threshold<E = unknown>(scorer: ScorerLike<E>, t: number, options
     async score(ctx) {
       const s = await inner.score(ctx);
       const hard = s.soft >= t ? 1 : 0;
-      const feedback = hard ? s.feedback : `${s.feedback.replace(/[.;\s]+$/, '')} (soft ${formatScore(s.soft)} below the pass threshold ${formatScore(t)})`;
+      // the note goes on the first line: later lines may be tool-call findings the analyst parses whole
+      const [first, ...rest] = s.feedback.split('\n');
+      const noted = `${first!.replace(/[.;\s]+$/, '')} (soft ${formatScore(s.soft)} below the pass threshold ${formatScore(t)})`;
+      const feedback = hard ? s.feedback : [noted, ...rest].join('\n');
       return { hard, soft: s.soft, feedback };
     },
   };

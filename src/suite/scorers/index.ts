@@ -37,3 +37,16 @@ export {
 export { llmJudge, type LlmJudgeOptions } from './llm-judge.ts';
 export { JUDGE_STAGE, buildJudgeMessages, expectedAsText, judgeSystemPrompt } from './judge.ts';
 export { threshold, weighted, type ThresholdOptions, type WeightedComponent, type WeightedOptions } from './combinators.ts';
+export {
+  argsSubset,
+  finalState,
+  noToolCalls,
+  toolCallLimit,
+  toolCalls,
+  trajectoryCalls,
+  type ArgsMatcher,
+  type CallCountOptions,
+  type ExpectedCall,
+  type FinalStateOptions,
+  type ToolCallsOptions,
+} from './tools.ts';

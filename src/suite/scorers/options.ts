@@ -46,6 +46,15 @@ export const OPTION_SCHEMAS = {
   weighted: z.strictObject({ threshold: z.number().optional(), name: optionalString }),
   weightedComponent: z.strictObject({ scorer: z.unknown(), weight: z.number() }),
   threshold: z.strictObject({ name: optionalString }),
+  toolCalls: z.strictObject({
+    expected: perTask(z.array(z.unknown())),
+    order: z.enum(['exact', 'subsequence', 'any']).optional(),
+    args: z.union([z.enum(['exact', 'subset']), fn]).optional(),
+    allowExtra: z.boolean().optional(),
+    name: optionalString,
+  }),
+  finalState: z.strictObject({ name: optionalString }),
+  callCount: z.strictObject({ name: optionalString }),
 } as const;
 
 
@@ -59,7 +68,7 @@ function issueText(issue: z.core.$ZodIssue, known: string[], what: string): stri
       })
       .join('; ') + ` — its ${what}s are ${known.map((k) => `\`${k}\``).join(', ')}`;
   }
-  if (issue.code === 'invalid_union') return `${what} \`${path}\`: expected ${path === 'normalize' ? 'a boolean or a function' : 'a value of the documented type or a function of the task'}`;
+  if (issue.code === 'invalid_union') return `${what} \`${path}\`: expected ${path === 'normalize' ? 'a boolean or a function' : path === 'args' ? "'exact', 'subset' or a function" : 'a value of the documented type or a function of the task'}`;
   return `${what} \`${path}\`: ${issue.message.replace(/^Invalid input: /, '')}`;
 }
 
