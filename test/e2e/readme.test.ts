@@ -460,10 +460,11 @@ describe('README.md and docs/*.md commands, run offline from the repository root
           });
         });
       });`;
-    const r = await run(process.execPath, ['-e', script], { cwd: REPO, env: OFFLINE });
+    // the refusal is the point here: it is not logged for this file's guard to fail on
+    const r = await run(process.execPath, ['-e', script], { cwd: REPO, env: { ...OFFLINE, SKILLOPT_TEST_GUARD_LOG: '' } });
     expect(r.code, r.all).toBe(0);
     expect(r.stdout).toContain('loopback: ok');
-    expect(r.stdout).toMatch(/outside: readme\.test: blocked a connection to 0\.0\.0\.0:\d+, outside loopback: .*<!-- readme-test: skip \(needs a real endpoint\) -->/);
+    expect(r.stdout).toMatch(/outside: test guard: blocked a connection to 0\.0\.0\.0:\d+ from a child process \(node -e\): tests reach loopback only; .*<!-- readme-test: skip \(needs a real endpoint\) -->/);
   });
 
   test('every skillopt command in a fenced block can be run (or its block is marked skip)', () => {
