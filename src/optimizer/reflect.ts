@@ -77,7 +77,7 @@ export function compactSteps(trajectory: readonly TrajectoryStep[], feedback: st
     else if (f.kind === 'extra') flag(callStep(f.name, f.args), 'extra call');
     else flag(callStep(f.name, f.args), `out of order (expected after ${f.after})`);
   }
-  for (const x of steps) if (x.ok === false && x.issue === undefined) x.issue = 'the call failed';
+  for (const x of steps) if (x.ok === false) x.issue = x.issue ? `the call failed; ${x.issue}` : 'the call failed';
   return steps;
 }
 
