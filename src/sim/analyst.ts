@@ -267,7 +267,9 @@ export function analystError(text: string, mode: Mode, k: AnalystKnobs) {
   if (!proposals) {
     const misread = (t: Trajectory) => k.analystMisreadRate > 0 && draw('analyst-misread', t.id) < k.analystMisreadRate;
     const calls = proposeCallRules(skill, trajectories, { ...heed, misread, compare: compareCandidates });
-    proposals = stableSortBy([...calls, ...proposeRules(skill, trajectories, { ...heed, misread })], (p) => p.support);
+    // a tool-call failure with no expected answer teaches a procedure step, not an answer rule
+    const answerable = trajectories.filter((t) => !(t.expected == null && hasCallFindings(t)));
+    proposals = stableSortBy([...calls, ...proposeRules(skill, answerable, { ...heed, misread })], (p) => p.support);
   }
   proposals = proposals.slice(0, limit);
   const reasoning =
