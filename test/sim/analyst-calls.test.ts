@@ -15,6 +15,7 @@ import { parseCallRuleLine, parseCallRules } from '../../src/sim/call-rules.ts';
 import { applyCallRuleLines } from '../../src/sim/analyst-calls.ts';
 import { analystError, mostCommonWord } from '../../src/sim/analyst.ts';
 import { PLAIN_SIM_KNOBS } from '../../src/sim/knobs.ts';
+import { applyEdit } from '../../src/skill/edits.ts';
 import { callStage, PLAIN, simServer, stagePrompt } from './helpers.ts';
 
 const SKILL = '# Repo operator\nReport the command you ran.\n';
@@ -55,6 +56,23 @@ describe('the simulated analyst proposes call rules', async () => {
     const list = rules.find((r) => r.rule?.tool === 'list_dir')!;
     expect(list.rule!.args).toEqual({ path: 'outputs' });
     expect(rules[0]!.rule!.tool).toBe('read_file'); // ordered by support
+  });
+
+  it('the learned rule, applied, makes the target call with the path of an input it never saw', async () => {
+    const rule = (await edits(SKILL, LOG_FAILURES)).find((e) => parseCallRuleLine(e.content ?? '')?.tool === 'read_file')!;
+    const skill = applyEdit(SKILL, { op: 'append', content: rule.content! }).skill;
+    const tools = ['read_file', 'list_dir'].map((name) => ({ type: 'function' as const, function: { name, parameters: { type: 'object', properties: {} } } }));
+    const r = await client.chat.completions.create({
+      model: 'mitko',
+      messages: [
+        { role: 'system', content: skill },
+        { role: 'user', content: 'It died again; the traceback is in runs/7/stderr.txt.' },
+      ],
+      tools,
+      tool_choice: 'auto',
+    });
+    const calls = (r.choices[0]!.message.tool_calls ?? []).map((c) => (c.type === 'function' ? [c.function.name, JSON.parse(c.function.arguments)] : null));
+    expect(calls).toEqual([['read_file', { path: 'runs/7/stderr.txt' }]]);
   });
 
   it('wrong arguments become a replace of the rule that made the call, its triggers kept', async () => {
