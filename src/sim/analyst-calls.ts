@@ -13,6 +13,9 @@
  *   its trigger in the input, its arguments filled from the input equal to the wrong ones), keeping that
  *   rule's triggers, with the expected arguments generalized; with no such rule, it is learned like a
  *   missing call.
+ * - An `out of order` finding (the call came before the one it must follow, both made by rules firing on
+ *   the input, so in line order) becomes a `replace` of the lines from the early rule to the other one,
+ *   with the early rule moved last (patch and full-rewrite modes; a rewrite suggestion cannot move a line).
  * - A missing call a rule in the skill already makes for this input (its trigger is in the input, its
  *   arguments are the expected ones) is a noisy trajectory: misread (`analystMisreadRate`), the analyst
  *   proposes the call on its next best token; read right, nothing.
@@ -57,6 +60,8 @@ export interface CallProposal {
   rule: string;
   support: number;
   call: { tool: string; args: CallArgs };
+  /** An `out of order` finding's fix: the replace moves the rule's line after the rule of the call it must follow. */
+  reorder?: true;
 }
 
 interface Need {
@@ -65,6 +70,7 @@ interface Need {
   /** The calls this failure misses, each by its key, with the template to write. */
   missing: Array<{ key: string; tool: string; args: CallArgs; concrete: unknown }>;
   wrong: Array<{ tool: string; args: unknown; expected: CallArgs }>;
+  order: Array<{ tool: string; args: unknown; after: string }>;
 }
 
 function needsOf(trajectories: readonly Trajectory[]): Need[] {
@@ -72,23 +78,25 @@ function needsOf(trajectories: readonly Trajectory[]): Need[] {
   for (const t of trajectories) {
     if (!isFailure(t)) continue;
     const findings = parseCallFindings(t.feedback ?? '');
-    const need: Need = { t, haystack: t.input.toLowerCase(), missing: [], wrong: [] };
+    const need: Need = { t, haystack: t.input.toLowerCase(), missing: [], wrong: [], order: [] };
     for (const f of findings) {
       if (f.kind === 'missing') {
         const args = generalizeArgs(isObject(f.args) ? f.args : {}, [t.input]);
         need.missing.push({ key: callKey(f.name, args), tool: f.name, args, concrete: f.args });
       } else if (f.kind === 'wrong' && isObject(f.expected)) {
         need.wrong.push({ tool: f.name, args: f.args, expected: f.expected });
+      } else if (f.kind === 'order') {
+        need.order.push({ tool: f.name, args: f.args, after: f.after });
       }
     }
-    if (need.missing.length + need.wrong.length > 0) out.push(need);
+    if (need.missing.length + need.wrong.length + need.order.length > 0) out.push(need);
   }
   return out;
 }
 
 /** Whether a failure has tool-call findings the call analyst reads. */
 export function hasCallFindings(t: Trajectory): boolean {
-  return isFailure(t) && parseCallFindings(t.feedback ?? '').some((f) => f.kind === 'missing' || f.kind === 'wrong');
+  return isFailure(t) && parseCallFindings(t.feedback ?? '').some((f) => f.kind !== 'extra');
 }
 
 /** The rule that makes this call for this input: its tool, its trigger in the input, its filled arguments equal. */
@@ -169,6 +177,30 @@ export function proposeCallRules(skill: string, trajectories: readonly Trajector
       changed.add(culprit.line);
       const support = needs.filter((m) => m.wrong.some((x) => x.tool === w.tool && ruleMaking(rules, m.t.input, x.tool, x.args) === culprit)).length;
       proposals.push({ token: trigger, answer: key, kind: 'add', op: 'replace', target: culprit.line, content: line, rule: line, support, call: { tool: w.tool, args: expected } });
+    }
+    for (const w of n.order) {
+      // both rules fire on the input, so they call in line order: move the early one just after the other
+      const culprit = ruleMaking(rules, n.t.input, w.tool, w.args);
+      const prior = rules.find((r) => r.tool === w.after && r.source === 'input' && triggerIn(r.triggers, n.t.input) !== null);
+      if (!culprit || !prior || culprit.lineIndex > prior.lineIndex || changed.has(culprit.line)) continue;
+      const trigger = triggerIn(culprit.triggers, n.t.input)!;
+      const key = callKey(w.tool, culprit.args);
+      if (o.rejected?.(trigger.toLowerCase(), key)) continue;
+      const block = skill.split('\n').slice(culprit.lineIndex, prior.lineIndex + 1).map((l) => l.replace(/\r$/, ''));
+      changed.add(culprit.line);
+      const support = needs.filter((m) => m.order.some((x) => x.tool === w.tool && x.after === w.after)).length;
+      proposals.push({
+        token: trigger,
+        answer: key,
+        kind: 'add',
+        op: 'replace',
+        target: block.join('\n'),
+        content: [...block.slice(1), block[0]!].join('\n'),
+        rule: culprit.line,
+        support,
+        call: { tool: w.tool, args: culprit.args },
+        reorder: true,
+      });
     }
     for (const m of n.missing) {
       const covered = ruleMaking(rules, n.t.input, m.tool, m.concrete ?? {});

@@ -90,6 +90,16 @@ describe('the simulated analyst proposes call rules', async () => {
     ]);
   });
 
+  it('an out-of-order call moves its rule after the rule of the call it must follow', async () => {
+    const list = '- When the input mentions `smoke`, call `list_dir` with `{"path":"outputs"}`.';
+    const skill = `${SKILL}${list}\n${SMOKE}\nReport last.\n`;
+    const fb = formatCallFinding({ kind: 'order', name: 'list_dir', args: { path: 'outputs' }, after: 'run_command' });
+    const got = await edits(skill, [traj('o1', 'Run a smoke test, then show me the outputs.', [fb])]);
+    expect(got).toEqual([{ op: 'replace', target: `${list}\n${SMOKE}`, content: `${SMOKE}\n${list}`, support_count: 1, source_type: 'failure' }]);
+    const full = analystError(prompt(skill, [traj('o1', 'Run a smoke test, then show me the outputs.', [fb])]), 'full_rewrite', KNOBS).patch as { skill_candidates: Array<{ new_skill: string }> };
+    expect(full.skill_candidates[0]!.new_skill).toBe(`${SKILL}${SMOKE}\n${list}\nReport last.\n`);
+  });
+
   it('a missing call the skill already makes for the input is noise: nothing proposed; a rejected call rule is not proposed again', async () => {
     const rule = '- When the input mentions `traceback`, call `read_file` with `{"path":"<path>"}`.';
     expect((await edits(`${SKILL}${rule}\n`, LOG_FAILURES.slice(0, 2))).length).toBe(0);
