@@ -7,8 +7,8 @@
  * - A `missing call` becomes a call rule making that call when a predictive token of the input is present:
  *   the token chosen like an answer rule's (analyst.ts `compareCandidates`: most failures of the minibatch
  *   that miss the same call net of the failures naming it that do not), the arguments generalized
- *   (`generalizeArgs`: a value that is the input's first path, quoted string, number or id becomes that
- *   placeholder), so the rule makes the call for every input of the kind.
+ *   (`generalizeCallArgs`: the input's first path, quoted string, number or id becomes that placeholder,
+ *   as a whole value or inside a command), so the rule makes the call for every input of the kind.
  * - A `wrong arguments` finding becomes a `replace` of the call rule that made the wrong call (its tool,
  *   its trigger in the input, its arguments filled from the input equal to the wrong ones), keeping that
  *   rule's triggers, with the expected arguments generalized; with no such rule, it is learned like a
@@ -31,6 +31,8 @@ import {
   callRuleLine,
   canonicalJson,
   fillArgs,
+  fillText,
+  fillToken,
   generalizeArgs,
   parseCallRuleLine,
   parseCallRules,
@@ -48,6 +50,35 @@ export function callKey(tool: string, args: CallArgs): string {
 }
 
 const isObject = (v: unknown): v is CallArgs => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
+
+/**
+ * The arguments a rule should carry for a call the input asked for: `generalizeArgs` (a whole value that is
+ * the input's first token of a kind becomes its placeholder), then, inside a longer string value such as
+ * a command, each word-bounded occurrence of the input's first id, path, quoted string or number becomes
+ * its placeholder (`"python train.py --config configs/local.yaml"` → `"… --config <path>"`), kept only when
+ * filling the template from the input gives the value back.
+ */
+export function generalizeCallArgs(args: CallArgs, input: string): CallArgs {
+  const kinds = ['id', 'path', 'string', 'number'] as const;
+  const inside = (v: string): string => {
+    let out = v;
+    for (const kind of kinds) {
+      const token = fillToken(kind, [input]);
+      if (!token) continue;
+      out = out.replace(new RegExp(`(?<=^|[\\s="'(,:])${escapeRe(token)}(?=$|[\\s"'),;])`, 'g'), `<${kind}>`);
+    }
+    return out !== v && fillText(out, [input]) === v ? out : v;
+  };
+  const gen = (v: unknown): unknown => {
+    if (typeof v === 'string') return /^<(path|string|number|id)>$/.test(v) ? v : inside(v);
+    if (Array.isArray(v)) return v.map(gen);
+    if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, gen(x)]));
+    return v;
+  };
+  return gen(generalizeArgs(args, [input])) as CallArgs;
+}
 
 /** A call proposal in the analyst's Proposal shape (analyst.ts): `answer` is the call's `callKey`. */
 export interface CallProposal {
@@ -81,7 +112,7 @@ function needsOf(trajectories: readonly Trajectory[]): Need[] {
     const need: Need = { t, haystack: t.input.toLowerCase(), missing: [], wrong: [], order: [] };
     for (const f of findings) {
       if (f.kind === 'missing') {
-        const args = generalizeArgs(isObject(f.args) ? f.args : {}, [t.input]);
+        const args = generalizeCallArgs(isObject(f.args) ? f.args : {}, t.input);
         need.missing.push({ key: callKey(f.name, args), tool: f.name, args, concrete: f.args });
       } else if (f.kind === 'wrong' && isObject(f.expected)) {
         need.wrong.push({ tool: f.name, args: f.args, expected: f.expected });
@@ -162,7 +193,7 @@ export function proposeCallRules(skill: string, trajectories: readonly Trajector
 
   for (const n of needs) {
     for (const w of n.wrong) {
-      const expected = generalizeArgs(w.expected, [n.t.input]);
+      const expected = generalizeCallArgs(w.expected, n.t.input);
       const key = callKey(w.tool, expected);
       const culprit = ruleMaking(rules, n.t.input, w.tool, w.args);
       if (!culprit) {

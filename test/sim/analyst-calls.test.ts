@@ -12,7 +12,7 @@ import { formatCallFinding } from '../../src/protocol/tool-feedback.ts';
 import { describeItem } from '../../src/optimizer/patch.ts';
 import { renderStepBuffer } from '../../src/optimizer/step-buffer.ts';
 import { parseCallRuleLine, parseCallRules } from '../../src/sim/call-rules.ts';
-import { applyCallRuleLines } from '../../src/sim/analyst-calls.ts';
+import { applyCallRuleLines, generalizeCallArgs } from '../../src/sim/analyst-calls.ts';
 import { analystError, mostCommonWord } from '../../src/sim/analyst.ts';
 import { PLAIN_SIM_KNOBS } from '../../src/sim/knobs.ts';
 import { applyEdit } from '../../src/skill/edits.ts';
@@ -108,6 +108,19 @@ describe('the simulated analyst proposes call rules', async () => {
     ]);
     const again = await edits(SKILL, LOG_FAILURES.slice(0, 2), buffer);
     expect(again.map((e) => parseCallRuleLine(e.content ?? '')?.triggers[0])).not.toContain('traceback');
+  });
+});
+
+describe('generalizeCallArgs', () => {
+  it('whole values and word-bounded tokens inside a command become placeholders, only when filling gives the value back', () => {
+    const input = 'Run a smoke training with configs/local.yaml for 2 epochs, ticket OPS-12.';
+    expect(generalizeCallArgs({ cmd: 'python -m skillopt.train --config configs/local.yaml --epochs 2', ticket: 'OPS-12', path: 'configs/local.yaml' }, input)).toEqual({
+      cmd: 'python -m skillopt.train --config <path> --epochs <number>',
+      ticket: '<id>',
+      path: '<path>',
+    });
+    // a token that is only part of a word stays, and so does a value the input does not name
+    expect(generalizeCallArgs({ cmd: 'ls configs/local.yaml.bak', n: 'v2' }, input)).toEqual({ cmd: 'ls configs/local.yaml.bak', n: 'v2' });
   });
 });
 
