@@ -16,6 +16,8 @@
  * - An `out of order` finding (the call came before the one it must follow, both made by rules firing on
  *   the input, so in line order) becomes a `replace` of the lines from the early rule to the other one,
  *   with the early rule moved last (patch and full-rewrite modes; a rewrite suggestion cannot move a line).
+ * - An `extra call` made by a call rule firing on the input narrows that rule (drops the trigger found in the
+ *   input) or deletes it when that was its only trigger — unless a failure of the minibatch misses that call.
  * - A missing call a rule in the skill already makes for this input (its trigger is in the input, its
  *   arguments are the expected ones) is a noisy trajectory: misread (`analystMisreadRate`), the analyst
  *   proposes the call on its next best token; read right, nothing.
@@ -84,8 +86,9 @@ export function generalizeCallArgs(args: CallArgs, input: string): CallArgs {
 export interface CallProposal {
   token: string;
   answer: string;
-  kind: 'add';
-  op: 'append' | 'replace';
+  /** `remove`: an extra call's rule narrowed (its trigger dropped) or deleted. */
+  kind: 'add' | 'remove';
+  op: 'append' | 'replace' | 'delete';
   target?: string;
   content: string;
   rule: string;
@@ -102,6 +105,7 @@ interface Need {
   missing: Array<{ key: string; tool: string; args: CallArgs; concrete: unknown }>;
   wrong: Array<{ tool: string; args: unknown; expected: CallArgs }>;
   order: Array<{ tool: string; args: unknown; after: string }>;
+  extra: Array<{ tool: string; args: unknown }>;
 }
 
 function needsOf(trajectories: readonly Trajectory[]): Need[] {
@@ -109,25 +113,27 @@ function needsOf(trajectories: readonly Trajectory[]): Need[] {
   for (const t of trajectories) {
     if (!isFailure(t)) continue;
     const findings = parseCallFindings(t.feedback ?? '');
-    const need: Need = { t, haystack: t.input.toLowerCase(), missing: [], wrong: [], order: [] };
+    const need: Need = { t, haystack: t.input.toLowerCase(), missing: [], wrong: [], order: [], extra: [] };
     for (const f of findings) {
       if (f.kind === 'missing') {
         const args = generalizeCallArgs(isObject(f.args) ? f.args : {}, t.input);
         need.missing.push({ key: callKey(f.name, args), tool: f.name, args, concrete: f.args });
       } else if (f.kind === 'wrong' && isObject(f.expected)) {
         need.wrong.push({ tool: f.name, args: f.args, expected: f.expected });
+      } else if (f.kind === 'extra') {
+        need.extra.push({ tool: f.name, args: f.args });
       } else if (f.kind === 'order') {
         need.order.push({ tool: f.name, args: f.args, after: f.after });
       }
     }
-    if (need.missing.length + need.wrong.length + need.order.length > 0) out.push(need);
+    if (need.missing.length + need.wrong.length + need.order.length + need.extra.length > 0) out.push(need);
   }
   return out;
 }
 
 /** Whether a failure has tool-call findings the call analyst reads. */
 export function hasCallFindings(t: Trajectory): boolean {
-  return isFailure(t) && parseCallFindings(t.feedback ?? '').some((f) => f.kind !== 'extra');
+  return isFailure(t) && parseCallFindings(t.feedback ?? '').length > 0;
 }
 
 /** The rule that makes this call for this input: its tool, its trigger in the input, its filled arguments equal. */
@@ -208,6 +214,32 @@ export function proposeCallRules(skill: string, trajectories: readonly Trajector
       changed.add(culprit.line);
       const support = needs.filter((m) => m.wrong.some((x) => x.tool === w.tool && ruleMaking(rules, m.t.input, x.tool, x.args) === culprit)).length;
       proposals.push({ token: trigger, answer: key, kind: 'add', op: 'replace', target: culprit.line, content: line, rule: line, support, call: { tool: w.tool, args: expected } });
+    }
+    for (const w of n.extra) {
+      // the rule that made a call the task did not want: its trigger in this input is dropped
+      const culprit = ruleMaking(rules, n.t.input, w.tool, w.args);
+      if (!culprit || changed.has(culprit.line)) continue;
+      const trigger = triggerIn(culprit.triggers, n.t.input)!;
+      const key = callKey(w.tool, culprit.args);
+      // a rule some failure of the minibatch misses is not removed for another's extra call
+      if (needs.some((m) => m.missing.some((x) => x.key === key))) continue;
+      const remaining = culprit.triggers.filter((t) => t.toLowerCase() !== trigger.toLowerCase());
+      const line = remaining.length > 0 ? lineOrNull(remaining, w.tool, culprit.args, culprit.source) : '';
+      if (line === null) continue;
+      changed.add(culprit.line);
+      const support = needs.filter((m) => m.extra.some((x) => x.tool === w.tool && ruleMaking(rules, m.t.input, x.tool, x.args) === culprit)).length;
+      proposals.push({
+        token: trigger,
+        answer: key,
+        kind: 'remove',
+        op: line ? 'replace' : 'delete',
+        target: culprit.line,
+        content: line,
+        // the mapping removed, as a rewrite's remove_rule suggestion states it
+        rule: lineOrNull(trigger, w.tool, culprit.args, culprit.source) ?? culprit.line,
+        support,
+        call: { tool: w.tool, args: culprit.args },
+      });
     }
     for (const w of n.order) {
       // both rules fire on the input, so they call in line order: move the early one just after the other
@@ -292,5 +324,38 @@ export function applyCallRuleLines(skill: string, lines: readonly string[]): { s
     changes.push(`Added call rule: ${line}`);
   }
   if (appended.length > 0) current = appendBeforeProtected(current, appended.join('\n'));
+  return { skill: current, changes };
+}
+
+/**
+ * Remove call-rule mappings from a whole skill (rewrite_skill's `remove_rule` suggestions): for each trigger
+ * of each given line, the call rule with that tool, source, arguments and trigger loses the trigger, or is
+ * deleted when it was its only one. One change line each.
+ */
+export function removeCallRuleMappings(skill: string, lines: readonly string[]): { skill: string; changes: string[] } {
+  let current = skill;
+  const changes: string[] = [];
+  for (const line of lines) {
+    const gone = parseCallRuleLine(line);
+    if (!gone) continue;
+    for (const trigger of gone.triggers) {
+      const key = trigger.toLowerCase();
+      const rule = parseCallRules(current).find(
+        (r) => r.tool === gone.tool && r.source === gone.source && canonicalJson(r.args) === canonicalJson(gone.args) && r.triggers.some((t) => t.toLowerCase() === key),
+      );
+      if (!rule) continue;
+      const all = current.split('\n');
+      const remaining = rule.triggers.filter((t) => t.toLowerCase() !== key);
+      const narrowed = remaining.length > 0 ? lineOrNull(remaining, rule.tool, rule.args, rule.source) : null;
+      if (narrowed) {
+        all[rule.lineIndex] = all[rule.lineIndex]!.endsWith('\r') ? `${narrowed}\r` : narrowed;
+        changes.push(`Narrowed call rule: ${rule.line} to: ${narrowed}`);
+      } else {
+        all.splice(rule.lineIndex, 1);
+        changes.push(`Removed call rule: ${rule.line}`);
+      }
+      current = all.join('\n');
+    }
+  }
   return { skill: current, changes };
 }

@@ -100,6 +100,22 @@ describe('the simulated analyst proposes call rules', async () => {
     expect(full.skill_candidates[0]!.new_skill).toBe(`${SKILL}${SMOKE}\n${list}\nReport last.\n`);
   });
 
+  it('an extra call narrows the rule that made it (its trigger in the input dropped), or deletes a one-trigger rule', async () => {
+    const broad = '- When the input mentions `smoke` or `report`, call `run_command` with `{"cmd":"python train.py"}`.';
+    const fb = formatCallFinding({ kind: 'extra', name: 'run_command', args: { cmd: 'python train.py' } });
+    const t = traj('x1', 'Write a report of the last run.', [fb]);
+    expect(await edits(`${SKILL}${broad}\n`, [t])).toEqual([
+      { op: 'replace', target: broad, content: SMOKE, support_count: 1, source_type: 'failure' },
+    ]);
+    const only = '- When the input mentions `report`, call `run_command` with `{"cmd":"python train.py"}`.';
+    expect(await edits(`${SKILL}${only}\n`, [t])).toEqual([{ op: 'delete', target: only, support_count: 1, source_type: 'failure' }]);
+    // rewrite mode: a remove_rule suggestion the rewrite applies
+    const rewrite = analystError(prompt(`${SKILL}${broad}\n`, [t]), 'rewrite', KNOBS).patch as { revise_suggestions: Array<{ type: string; instruction: string }> };
+    expect(rewrite.revise_suggestions.map((x) => x.type)).toEqual(['remove_rule']);
+    const user = stagePrompt('rewrite_skill', skillSection(`${SKILL}${broad}\n`), jsonSection('suggestions', rewrite.revise_suggestions));
+    expect(STAGE_SCHEMAS.rewrite_skill.parse(await callStage(client, 'rewrite_skill', user)).new_skill).toBe(`${SKILL}${SMOKE}\n`);
+  });
+
   it('a missing call the skill already makes for the input is noise: nothing proposed; a rejected call rule is not proposed again', async () => {
     const rule = '- When the input mentions `traceback`, call `read_file` with `{"path":"<path>"}`.';
     expect((await edits(`${SKILL}${rule}\n`, LOG_FAILURES.slice(0, 2))).length).toBe(0);
