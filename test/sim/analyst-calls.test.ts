@@ -13,6 +13,7 @@ import { describeItem } from '../../src/optimizer/patch.ts';
 import { renderStepBuffer } from '../../src/optimizer/step-buffer.ts';
 import { parseCallRuleLine, parseCallRules } from '../../src/sim/call-rules.ts';
 import { applyCallRuleLines, generalizeCallArgs } from '../../src/sim/analyst-calls.ts';
+import { rulesOfListedEdit } from '../../src/sim/context.ts';
 import { analystError, mostCommonWord } from '../../src/sim/analyst.ts';
 import { PLAIN_SIM_KNOBS } from '../../src/sim/knobs.ts';
 import { applyEdit } from '../../src/skill/edits.ts';
@@ -124,6 +125,18 @@ describe('the simulated analyst proposes call rules', async () => {
     ]);
     const again = await edits(SKILL, LOG_FAILURES.slice(0, 2), buffer);
     expect(again.map((e) => parseCallRuleLine(e.content ?? '')?.triggers[0])).not.toContain('traceback');
+  });
+});
+
+describe('the rejected-edit buffer names call rules by triggers and tool', () => {
+  it('even when the listing cuts the arguments short', () => {
+    const long = `- When the input mentions \`smoke\` or \`quick\`, call \`run_command\` with \`{"cmd":"python -m skillopt.train --config <path> ${'--cfg-options a=1 '.repeat(10)}"}\`.`;
+    const listed = describeItem({ op: 'append', content: long });
+    expect(listed).toMatch(/…"$/);
+    expect(rulesOfListedEdit(listed)).toEqual([
+      { trigger: 'smoke', answer: 'call run_command' },
+      { trigger: 'quick', answer: 'call run_command' },
+    ]);
   });
 });
 
