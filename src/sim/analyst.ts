@@ -261,7 +261,7 @@ export function analystError(text: string, mode: Mode, k: AnalystKnobs) {
   if (rate > 0 && draw('analyst-error') < rate) {
     // a minibatch with tool-call failures: the mistake is a call rule keyed on the common word
     const word = mostCommonWord(trajectories);
-    const p = failures.some(hasCallFindings) && word ? commonWordCallProposal(skill, trajectories, word) : commonWordProposal(skill, trajectories);
+    const p = (failures.some(hasCallFindings) && word ? commonWordCallProposal(skill, trajectories, word) : null) ?? commonWordProposal(skill, trajectories);
     const key = p?.token.toLowerCase() ?? '';
     // a mistake the context warns against is not made
     if (!p || !(heed.rejected(key, p.answer) || heed.warned(key))) proposals = p ? [p] : [];
