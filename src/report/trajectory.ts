@@ -12,12 +12,18 @@ export const RESULT_EMBED_CHARS = 2_000;
 /** An assistant turn's text in report.html. */
 export const CONTENT_EMBED_CHARS = 2_000;
 
+/** A record's results are clipped to this many bytes (docs/agents.md). */
+const RECORD_CLIP = 4_096;
+
 /**
  * Whether a result's content ends with the record's clip marker (results over 4 kB are clipped when the
- * record is written, with a marker giving the full length: a bracketed note that says clipped or truncated).
+ * record is written, with a marker giving the full length): a bracketed note at the end that says clipped
+ * or truncated, or, on a result of about 4 kB, one that gives a length in chars, characters or bytes.
  */
 export function hasClipMarker(content: string): boolean {
-  return /[[(][^[\]()]*\b(?:clipped|truncated)\b[^[\]()]*[\])]\s*$/i.test(content.slice(-200));
+  const tail = content.slice(-200);
+  if (/[[(][^[\]()]*\b(?:clipped|truncated)\b[^[\]()]*[\])]\s*$/i.test(tail)) return true;
+  return content.length >= RECORD_CLIP - 200 && /[[(][^[\]()]*\d[\d,_ ]*\s*(?:chars|characters|bytes)\b[^[\]()]*[\])]\s*$/i.test(tail);
 }
 
 /** One embedded step: turn, kind, text, calls as [id, name, args as JSON text], result as [name, ok, content, ms, clipped]. */

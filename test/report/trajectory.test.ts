@@ -77,6 +77,8 @@ describe('report.html embeds the trajectories', () => {
     expect(hasClipMarker(CLIPPED)).toBe(true);
     expect(hasClipMarker('… (truncated, 10000 bytes)')).toBe(true);
     expect(hasClipMarker('all fine')).toBe(false);
+    expect(hasClipMarker(`${'x'.repeat(4096)}… [4,500 bytes in all]`)).toBe(true);
+    expect(hasClipMarker('wrote the file (12 bytes)')).toBe(false);
   });
 });
 
