@@ -8,3 +8,6 @@ export { defineTriggerSuite, type TriggerCase, type TriggerSuiteOptions } from '
 export type { Presentation } from './suite/agent.ts';
 export * from './suite/scorers/index.ts';
 export type { SkillTask, Score, ChatMessage, CaseRecord, SplitName, SplitSelector } from './types.ts';
+export { tool, ToolError, type Tool, type ToolSet, type ToolContext } from './agent/tool.ts';
+export type { TrajectoryStep, TrajectoryCall, TrajectoryResult, ToolCall } from './types.ts';
+export type { RunHook, RunContext, RunModel, ChatReply } from './suite/tool-runner.ts';

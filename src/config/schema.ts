@@ -478,6 +478,10 @@ const EnvSchema = z.strictObject({
    * suite's own `presentation` (default `system`).
    */
   presentation: aliasEnum(['', 'system', 'agent'], {}).default(''),
+  /** Tool loop: model turns of one case at most (docs/agents.md); 0 = the suite's `maxTurns` (default 10). */
+  max_turns: nonNegInt(0),
+  /** Tool loop: tool calls of one case at most; 0 = the suite's `maxToolCalls` (default 30). */
+  max_tool_calls: nonNegInt(0),
 });
 
 export { CACHE_MODES, type CacheMode };

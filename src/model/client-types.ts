@@ -1,5 +1,6 @@
 /** The model client's interface and the shapes of its calls (the units of src/model share them). */
 import type { z } from 'zod';
+import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from '../types.ts';
 import type { Accounting } from './accounting.ts';
 import type { ModelCache } from './cache/cache.ts';
@@ -39,6 +40,8 @@ export interface ChatOptions {
   seed?: number;
   /** Functions the model may call (OpenAI tools of type `function`); the calls come back in `toolCalls`. */
   tools?: ToolSpec[];
+  /** The request's `response_format`, sent as given (a `run` hook's `model.chat`, docs/agents.md). */
+  responseFormat?: ChatCompletionCreateParamsNonStreaming['response_format'];
   /** `tool_choice`, sent only with `tools`. */
   toolChoice?: 'auto' | 'none' | 'required';
   /** A second accounting that records this call's attempts and outcome too (what one call cost). */

@@ -17,10 +17,8 @@ import { SIMULATED_FINGERPRINT, contentText } from './wire.ts';
 export type RequestBody = ChatCompletionCreateParamsNonStreaming;
 export type ResponseFormat = RequestBody['response_format'];
 
-/** A chat call's options plus the `response_format` that structured-output negotiation chose. */
-export interface RequestOptions extends ChatOptions {
-  responseFormat?: ResponseFormat;
-}
+/** A chat call's options (`responseFormat`: what the caller or structured-output negotiation chose). */
+export type RequestOptions = ChatOptions;
 
 /** A reply as the endpoint gave it: what a call returns, less what the call cost in attempts and time. */
 export type Completion = Omit<ChatResult, 'attempts' | 'latencyMs'>;

@@ -1,7 +1,8 @@
 /**
  * One row of results.jsonl: one case (one trial of it), as the reporter collected it. `compare` needs only
  * `suite`, `id` and `pass`, and reads `split`, `hard`, `soft`, `trial`, `error_kind` and `usage` when they
- * are there, so hand-written rows with just those fields compare. Every other field is kept as written.
+ * are there, so hand-written rows with just those fields compare. A tool-using case's `trajectory`, `turns` and
+ * `tool_calls` are checked when present. Every other field is kept as written.
  */
 import { z } from 'zod';
 import { schemaVersion } from './version.ts';
@@ -15,6 +16,16 @@ export const CallUsageSchema = z.looseObject({
   cache_misses: z.number().optional(),
 });
 
+/** One step of a case's trajectory (docs/agents.md; the TrajectoryStep type of src/types.ts). */
+export const TrajectoryStepSchema = z.looseObject({
+  turn: z.int().min(1),
+  kind: z.enum(['assistant', 'tool']),
+  content: z.string().optional(),
+  tool_calls: z.array(z.looseObject({ id: z.string(), name: z.string(), args: z.unknown() })).optional(),
+  tool_call_id: z.string().optional(),
+  result: z.looseObject({ name: z.string(), ok: z.boolean(), content: z.string(), ms: z.number().min(0) }).optional(),
+});
+
 export const ResultRowSchema = z.looseObject({
   schema_version: schemaVersion,
   suite: z.string(),
@@ -26,5 +37,9 @@ export const ResultRowSchema = z.looseObject({
   trial: z.int().min(0).optional(),
   error_kind: z.string().nullable().optional(),
   usage: CallUsageSchema.partial().optional(),
+  /** Tool-using cases: every model turn and tool result (docs/agents.md). */
+  trajectory: z.array(TrajectoryStepSchema).optional(),
+  turns: z.int().min(0).optional(),
+  tool_calls: z.int().min(0).optional(),
 });
 export type ResultRow = z.infer<typeof ResultRowSchema>;

@@ -15,7 +15,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CallUsage, CaseRecord, ChatMessage, Score, SkillTask, ToolCall, ToolSpec } from '../types.ts';
+import type { CallUsage, CaseRecord, ChatMessage, Score, SkillTask, ToolCall, ToolSpec, TrajectoryStep } from '../types.ts';
+import type { ToolSet } from '../agent/tool.ts';
+import { loopBeforeFailure, runToolLoop, ToolHandlerError, type BuiltinTool, type CallModel, type LoopOptions, type LoopResult } from '../agent/loop.ts';
 import { parseSkill, SkillFormatError, type SkillFrontmatter } from '../skill/frontmatter.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
@@ -28,8 +30,6 @@ export type Presentation = 'system' | 'agent';
 export const PRESENTATIONS: readonly Presentation[] = ['system', 'agent'];
 
 export const LOAD_SKILL = 'load_skill';
-/** Model turns of one case at most (a load, maybe another, then the answer). */
-export const MAX_AGENT_TURNS = 4;
 
 /** A skill as an agent sees it: listed by name and description, its body loaded on demand. */
 export interface AgentSkill {
@@ -135,56 +135,96 @@ export interface AgentRun {
   transcript: ChatMessage[];
   /** Listed skills the model loaded, in call order (a skill loaded twice counts once). */
   loaded: string[];
+  /** The tool loop's steps (docs/agents.md); absent for a one-call case. */
+  trajectory?: TrajectoryStep[];
+  turns?: number;
+  toolCalls?: number;
+  /** The loop ended by a bound (the case fails with this feedback). */
+  boundFeedback?: string | null;
+}
+
+/** The suite's tools and the loop's bounds, for a case run through the tool loop (src/agent/loop.ts). */
+export interface LoopSettings {
+  tools?: ToolSet;
+  maxTurns?: number;
+  maxToolCalls?: number;
+  toolTimeoutMs?: number;
+}
+
+/** A case's own inputs to the loop: its task and its state (the suite's `state(task)`). */
+export interface CaseInputs {
+  task: SkillTask<unknown>;
+  state: unknown;
+}
+
+/** The `load_skill` built-in of the tool loop: a listed skill's body, or an error naming the listed skills. */
+export function loadSkillBuiltin(skills: readonly AgentSkill[], loaded: string[]): BuiltinTool {
+  const byName = new Map(skills.map((s) => [s.name, s]));
+  return {
+    spec: loadSkillTool(skills.map((s) => s.name)),
+    answer(call) {
+      const name = calledSkill(call);
+      const skill = name === null ? undefined : byName.get(name);
+      if (skill && !loaded.includes(skill.name)) loaded.push(skill.name);
+      if (skill) return { ok: true, content: skill.body };
+      return { ok: false, content: `error: no skill named ${JSON.stringify(name ?? call.arguments)}; the skills are: ${skills.map((s) => s.name).join(', ')}` };
+    },
+  };
+}
+
+/** The runtime's target call as the loop's model call (trial seed on every turn). */
+export function targetCall(runtime: Pick<SuiteRuntime, 'callTarget'>, signal: AbortSignal | undefined, trial: number | undefined): CallModel {
+  return (messages, tools) => runtime.callTarget(messages, signal, trial, tools.length ? tools : undefined);
+}
+
+/** runToolLoop, with the usage spent before a failed model call kept on the error (run-case.ts reads it). */
+export async function loopThrough(call: CallModel, messages: ChatMessage[], o: LoopOptions): Promise<LoopResult> {
+  try {
+    return await runToolLoop(call, messages, o);
+  } catch (e) {
+    if (!(e instanceof ToolHandlerError)) {
+      const before = loopBeforeFailure(e);
+      if (before) noteSpentBefore(e, before.usage);
+    }
+    throw e;
+  }
 }
 
 /**
- * Run one task as an agent: call the target with `load_skill` offered; answer each call with the named
- * skill's body (or an error naming the listed skills), until the model answers or MAX_AGENT_TURNS.
- * `routeOnly` (trigger suites): stop after the first turn; the answer is the skill loaded first, or `none`.
+ * Run one task as an agent: call the target with `load_skill` (and the suite's tools) offered, through the
+ * tool loop (src/agent/loop.ts), until the model answers or a bound is hit.
+ * `routeOnly` (trigger suites): one turn only; the answer is the skill loaded first, or `none`.
  */
 export async function runAgent(
   runtime: Pick<SuiteRuntime, 'callTarget'>,
   messages: ChatMessage[],
   skills: readonly AgentSkill[],
-  opts: { signal?: AbortSignal; trial?: number; routeOnly?: boolean } = {},
+  opts: { signal?: AbortSignal; trial?: number; routeOnly?: boolean; loop?: LoopSettings; inputs?: CaseInputs } = {},
 ): Promise<AgentRun> {
-  const tool = loadSkillTool(skills.map((s) => s.name));
-  const byName = new Map(skills.map((s) => [s.name, s]));
-  const transcript = [...messages];
-  const usage = emptyUsage();
   const loaded: string[] = [];
-  let simulated = false;
-  for (let turn = 1; ; turn++) {
-    let res;
-    try {
-      res = await runtime.callTarget(transcript, opts.signal, opts.trial, [tool]);
-    } catch (e) {
-      noteSpentBefore(e, usage); // the earlier turns' calls reached the endpoint too
-      throw e;
-    }
+  if (opts.routeOnly) {
+    const byName = new Map(skills.map((s) => [s.name, s]));
+    const transcript = [...messages];
+    const usage = emptyUsage();
+    const res = await runtime.callTarget(transcript, opts.signal, opts.trial, [loadSkillTool(skills.map((s) => s.name))]);
     addUsage(usage, res.usage);
-    simulated ||= res.simulated;
     const calls = res.toolCalls ?? [];
-    if (opts.routeOnly) {
-      const first = calls.map(calledSkill).find((n): n is string => n !== null && byName.has(n)) ?? null;
-      if (first) loaded.push(first);
-      if (calls.length > 0) transcript.push({ role: 'assistant', content: res.text, tool_calls: calls });
-      return { text: first ?? 'none', usage, simulated, transcript, loaded };
-    }
-    if (calls.length === 0 || turn >= MAX_AGENT_TURNS) return { text: res.text, usage, simulated, transcript, loaded };
-    transcript.push({ role: 'assistant', content: res.text, tool_calls: calls });
-    for (const call of calls) {
-      const name = calledSkill(call);
-      const skill = name === null ? undefined : byName.get(name);
-      if (skill && !loaded.includes(skill.name)) loaded.push(skill.name);
-      const content = skill
-        ? skill.body
-        : call.name !== LOAD_SKILL
-          ? `error: there is no function '${call.name}'; the only function is ${LOAD_SKILL}`
-          : `error: no skill named ${JSON.stringify(name ?? call.arguments)}; the skills are: ${skills.map((s) => s.name).join(', ')}`;
-      transcript.push({ role: 'tool', tool_call_id: call.id, content });
-    }
+    const first = calls.map(calledSkill).find((n): n is string => n !== null && byName.has(n)) ?? null;
+    if (first) loaded.push(first);
+    if (calls.length > 0) transcript.push({ role: 'assistant', content: res.text, tool_calls: calls });
+    return { text: first ?? 'none', usage, simulated: res.simulated, transcript, loaded };
   }
+  const loop = opts.loop ?? {};
+  const r = await loopThrough(targetCall(runtime, opts.signal, opts.trial), messages, {
+    builtins: [loadSkillBuiltin(skills, loaded)],
+    ...(loop.tools ? { tools: loop.tools } : {}),
+    ...(opts.inputs ? { task: opts.inputs.task, state: opts.inputs.state } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(loop.maxTurns !== undefined ? { maxTurns: loop.maxTurns } : {}),
+    ...(loop.maxToolCalls !== undefined ? { maxToolCalls: loop.maxToolCalls } : {}),
+    ...(loop.toolTimeoutMs !== undefined ? { toolTimeoutMs: loop.toolTimeoutMs } : {}),
+  });
+  return { text: r.text, usage: r.usage, simulated: r.simulated, transcript: r.transcript, loaded, trajectory: r.trajectory, turns: r.turns, toolCalls: r.toolCalls, boundFeedback: r.boundFeedback };
 }
 
 // ── how a suite runs its cases (define.ts asks) ──────────────────────────────────────────────────────
@@ -196,7 +236,7 @@ export type CaseRun = AgentRun;
 export interface CaseRunner<E> {
   /** The messages sent first (the builder's messages are given). */
   messages(built: ChatMessage[], task: SkillTask<E>): ChatMessage[];
-  run(runtime: SuiteRuntime, messages: ChatMessage[], signal: AbortSignal, trial: number | undefined): Promise<CaseRun>;
+  run(runtime: SuiteRuntime, messages: ChatMessage[], signal: AbortSignal, trial: number | undefined, inputs: CaseInputs): Promise<CaseRun>;
   /** The score once routing is taken into account, and the case record's extra fields. */
   finish(score: Score, run: CaseRun, task: SkillTask<E>): { score: Score; extra: Partial<CaseRecord> };
 }
@@ -216,7 +256,7 @@ const quoted = (names: readonly string[]) => names.map((n) => `'${n}'`).join(', 
  * The agent presentation of a defineSkillSuite suite: the skill under test (it needs frontmatter) listed with
  * `distractors`; a case whose skill was not loaded scores 0 with feedback naming what was loaded instead.
  */
-export function agentKind<E>(suite: string, distractors: ReadonlyArray<string | URL>): SuiteKind<E> {
+export function agentKind<E>(suite: string, distractors: ReadonlyArray<string | URL>, loop: LoopSettings = {}): SuiteKind<E> {
   const others = distractors.map((d) => readAgentSkill(d, `suite '${suite}': distractor skill`));
   return {
     runner(_session, skill) {
@@ -226,7 +266,7 @@ export function agentKind<E>(suite: string, distractors: ReadonlyArray<string | 
       const system = agentSystemPrompt(listed);
       return {
         messages: (built) => [{ role: 'system', content: system }, ...built.filter((m) => m.role !== 'system')],
-        run: (runtime, messages, signal, trial) => runAgent(runtime, messages, listed, { signal, ...(trial !== undefined ? { trial } : {}) }),
+        run: (runtime, messages, signal, trial, inputs) => runAgent(runtime, messages, listed, { signal, ...(trial !== undefined ? { trial } : {}), loop, inputs }),
         finish(score, run) {
           const loadedOwn = run.loaded.includes(own.name);
           const extra: Partial<CaseRecord> = { skill_loaded: loadedOwn, loaded_skills: run.loaded };

@@ -22,7 +22,9 @@ import { callerSite, inSuiteFile } from './site.ts';
 import { headStart, vitestWave } from './head-start.ts';
 import { gateActive } from './verdict.ts';
 import type { SuiteSelection } from '../contract/session.ts';
-import { agentKind, type Presentation, type SuiteKind } from './agent.ts';
+import { agentKind, type LoopSettings, type Presentation, type SuiteKind } from './agent.ts';
+import type { ToolSet } from '../agent/tool.ts';
+import { runHookRunner, toolLoopRunner, type RunHook } from './tool-runner.ts';
 import { checkSkillFile } from '../skill/frontmatter.ts';
 import { findConfigPath, PROJECT_CONFIG } from '../config/find.ts';
 import { registerManifest } from './manifest.ts';
@@ -50,6 +52,18 @@ export interface SkillSuiteOptions<E = unknown> {
   presentation?: Presentation;
   /** Agent presentation: the other skills (SKILL.md files) listed beside the skill under test. */
   distractors?: Array<string | URL>;
+  /** Tools the target may call, by name (docs/agents.md): each case runs the tool loop over them. */
+  tools?: ToolSet<any>;
+  /** Per-case state the handlers get as `ctx.state` and the scorer sees after the run (a virtual workspace…). */
+  state?: (task: SkillTask<E>) => unknown;
+  /** Your own agent code instead of the built-in loop: its model calls go through `model` (docs/agents.md). */
+  run?: RunHook<E, any>;
+  /** Model turns of one case at most (default 10); `env.max_turns` in the config wins. A case that hits it fails. */
+  maxTurns?: number;
+  /** Tool calls of one case at most (default 30); `env.max_tool_calls` in the config wins. A case that hits it fails. */
+  maxToolCalls?: number;
+  /** A handler running longer is aborted and the timeout goes back to the model as a tool error (default 30 000). */
+  toolTimeoutMs?: number;
 }
 
 export interface SkillSuite<E = unknown> {
@@ -93,6 +107,34 @@ function readSeedSkill(session: ProvidedSession, options: SkillSuiteOptions<neve
 
 function skillUnderTest(session: ProvidedSession, options: SkillSuiteOptions<never>): { text: string; path: string } {
   return session.skills[options.name] ?? session.skills['*'] ?? readSeedSkill(session, options);
+}
+
+const positiveInt = (suite: string, key: string, v: unknown): number | undefined => {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new SkillOptError(`suite '${suite}': ${key} must be a positive integer, got ${JSON.stringify(v)}`);
+  return v;
+};
+
+/** The tool loop's bounds: `env.max_turns` / `env.max_tool_calls` (when > 0) win over the suite's options. */
+function loopSettings(session: ProvidedSession, options: SkillSuiteOptions<any>): LoopSettings {
+  const env = session.config.env;
+  const maxTurns = env.max_turns > 0 ? env.max_turns : positiveInt(options.name, 'maxTurns', options.maxTurns);
+  const maxToolCalls = env.max_tool_calls > 0 ? env.max_tool_calls : positiveInt(options.name, 'maxToolCalls', options.maxToolCalls);
+  const toolTimeoutMs = positiveInt(options.name, 'toolTimeoutMs', options.toolTimeoutMs);
+  if (options.tools !== undefined) {
+    for (const [name, t] of Object.entries(options.tools)) {
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw new SkillOptError(`suite '${options.name}': tool name '${name}' must be 1-64 letters, digits, '_' or '-'`);
+      if (!t || typeof t.handler !== 'function' || typeof t.description !== 'string' || !t.input || typeof (t.input as { safeParse?: unknown }).safeParse !== 'function') {
+        throw new SkillOptError(`suite '${options.name}': tool '${name}' must be tool({ description, input: a zod schema, handler })`);
+      }
+    }
+  }
+  return {
+    ...(options.tools ? { tools: options.tools } : {}),
+    ...(maxTurns !== undefined ? { maxTurns } : {}),
+    ...(maxToolCalls !== undefined ? { maxToolCalls } : {}),
+    ...(toolTimeoutMs !== undefined ? { toolTimeoutMs } : {}),
+  };
 }
 
 function gateThresholds(session: ProvidedSession, options: SkillSuiteOptions<never>): GateThresholds {
@@ -166,7 +208,11 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const skill = skillUnderTest(session, opts);
   // the agent presentation (and trigger suites) run a case as an agent: skills listed, load_skill offered
   const presentation = session.config.env.presentation || options.presentation || 'system';
-  const runner = (kind ?? (presentation === 'agent' ? agentKind<E>(options.name, options.distractors ?? []) : null))?.runner(session, skill) ?? null;
+  const loop = loopSettings(session, options);
+  const runner = options.run
+    ? runHookRunner<E>(options.name, skill, options.run, loop)
+    : ((kind ?? (presentation === 'agent' ? agentKind<E>(options.name, options.distractors ?? [], loop) : null))?.runner(session, skill) ??
+      (options.tools && Object.keys(options.tools).length > 0 ? toolLoopRunner<E>(loop) : null));
   const hash = skillHash(skill.text);
   const buildMessages = options.messages ?? defaultMessages;
   const runtime = suiteRuntime(session.roles, session.runId, session.gateway, session.config);
@@ -202,6 +248,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     splitOf,
     passThreshold,
     simulated: session.simulated,
+    ...(options.state ? { state: options.state } : {}),
     trials,
     samples,
   });

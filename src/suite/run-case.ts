@@ -10,7 +10,8 @@ import { isCacheMiss } from '../model/cache/cache.ts';
 import { EndpointUnavailableError, isInfraError, type SuiteRuntime } from './runtime.ts';
 import { addUsage, emptyUsage, failedCallUsage, servedFromCache, spentBeforeFailure } from './usage.ts';
 import type { Scorer } from './scorers/types.ts';
-import type { CaseRun, CaseRunner } from './agent.ts';
+import type { CaseInputs, CaseRun, CaseRunner } from './agent.ts';
+import { ToolHandlerError } from '../agent/loop.ts';
 
 export interface CaseContext<E> {
   suite: string;
@@ -26,6 +27,8 @@ export interface CaseContext<E> {
   passThreshold: number;
   /** The target is the simulated model (a row also says so when its reply says it). */
   simulated: boolean;
+  /** The suite's `state(task)`: made afresh for every sample, handed to the tools and the scorer. */
+  state?: (task: SkillTask<E>) => unknown;
   /** env.trials. */
   trials: number;
   /** Rollout mode: these trial indices instead of env.trials'. */
@@ -45,6 +48,7 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
     let run: CaseRun | null = null;
     let extra: Partial<CaseRecord> = {};
     const usage = emptyUsage();
+    let inputs: CaseInputs | null = null;
     const judgeUsage = emptyUsage();
     let output = '';
     // A standalone `skillopt sim-server` behind an openai_compat config is still the simulated model.
@@ -52,13 +56,24 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
     let score = { hard: 0, soft: 0, feedback: '' };
     let errorKind: CaseErrorKind | null = null;
     let error: string | null = null;
+    let trajectory: Pick<CaseRecord, 'trajectory' | 'turns' | 'tool_calls'> = {};
     try {
-      const res = runner ? (run = await runner.run(runtime, messages, signal, trial)) : await runtime.callTarget(messages, signal, trial);
+      const state = c.state ? c.state(task) : undefined;
+      inputs = { task: task as SkillTask<unknown>, state };
+      const res = runner ? (run = await runner.run(runtime, messages, signal, trial, inputs)) : await runtime.callTarget(messages, signal, trial);
       output = res.text;
       simulated ||= res.simulated;
       Object.assign(usage, res.usage);
+      if (run?.trajectory) trajectory = { trajectory: run.trajectory, turns: run.turns ?? 0, tool_calls: run.toolCalls ?? 0 };
     } catch (e) {
-      if (isCacheMiss(e)) {
+      if (e instanceof ToolHandlerError) {
+        // a bug in the suite, not a wrong answer: errored, never failed (docs/agents.md)
+        errorKind = 'tool_handler';
+        error = e.detail();
+        Object.assign(usage, e.partial.usage);
+        simulated ||= e.partial.simulated;
+        trajectory = { trajectory: e.partial.trajectory, turns: e.partial.turns, tool_calls: e.partial.toolCalls };
+      } else if (isCacheMiss(e)) {
         // --model-cache replay: nothing was sent; the case is not scored as if it had run
         errorKind = 'cache_miss';
         error = oneLine(e);
@@ -74,7 +89,15 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
     }
     if (errorKind === null) {
       try {
-        score = await scorer.score({ task, output, messages, signal, judge: runtime.judgeFor(judgeUsage, signal) });
+        score = await scorer.score({
+          task,
+          output,
+          messages,
+          signal,
+          judge: runtime.judgeFor(judgeUsage, signal),
+          trajectory: trajectory.trajectory ?? [],
+          state: inputs?.state,
+        });
       } catch (e) {
         errorKind = isCacheMiss(e) ? 'cache_miss' : isInfraError(e) ? 'infra' : 'scorer';
         error = `${errorKind === 'scorer' ? `scorer '${scorer.name}' failed: ` : ''}${oneLine(e)}`;
@@ -82,6 +105,10 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
       }
     }
     if (run && runner && errorKind === null) ({ score, extra } = runner.finish(score, run, task));
+    if (run?.boundFeedback && errorKind === null) {
+      // the model did not finish: a bound is a failure, whatever the answer so far
+      score = { hard: 0, soft: score.soft, feedback: `${run.boundFeedback}; the answer so far: ${score.feedback || '(no feedback)'}` };
+    }
     return {
       suite: c.suite,
       id: task.id,
@@ -103,6 +130,7 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
       error_kind: errorKind,
       error,
       simulated,
+      ...trajectory,
       ...extra,
     };
   }

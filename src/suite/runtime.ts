@@ -3,7 +3,7 @@
  * when it is in this process, else through clients of this worker), and a circuit breaker so a run whose
  * endpoint is down stops calling it after a few failures instead of paying N timeouts.
  */
-import type { ChatResult, ModelClient, StructuredResult } from '../model/client.ts';
+import type { ChatOptions, ChatResult, ModelClient, StructuredResult } from '../model/client.ts';
 import { isInfraError } from '../model/errors.ts';
 import { GatewayClient, gatewayReachable } from '../model/gateway/client.ts';
 import type { GatewayAddress } from '../model/gateway/protocol.ts';
@@ -16,6 +16,15 @@ import { JUDGE_STAGE, buildJudgeMessages } from './scorers/judge.ts';
 import { addUsage, callUsage, failedCallUsage } from './usage.ts';
 import type { JudgeRequest } from './scorers/types.ts';
 
+/** A target call's options as they cross to the gateway (plain data). */
+export type TargetCallOptions = { stage: string; signal?: AbortSignal; seed?: number; tools?: ToolSpec[] } & CallExtras;
+
+/** Request fields a `run` hook's `model.chat` may set (docs/agents.md). */
+export interface CallExtras {
+  responseFormat?: ChatOptions['responseFormat'];
+  temperature?: number | null;
+}
+
 /** Infrastructure failures with no success before them after which the breaker opens. */
 const BREAKER_THRESHOLD = 3;
 
@@ -23,7 +32,7 @@ export class EndpointUnavailableError extends Error {}
 
 /** Where a suite's model calls go: the session host's gateway, or clients of this worker's own. */
 interface ModelPort {
-  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number; tools?: ToolSpec[] }): Promise<ChatResult>;
+  chat(role: RoleConfig, messages: ChatMessage[], o: TargetCallOptions): Promise<ChatResult>;
   judge(
     role: RoleConfig,
     messages: ChatMessage[],
@@ -55,7 +64,7 @@ class LocalPort implements ModelPort {
     return c;
   }
 
-  async chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number; tools?: ToolSpec[] }): Promise<ChatResult> {
+  async chat(role: RoleConfig, messages: ChatMessage[], o: TargetCallOptions): Promise<ChatResult> {
     return (await this.client(role)).chat(messages, o);
   }
 
@@ -109,10 +118,19 @@ export class SuiteRuntime {
     seed?: number,
     /** Functions the target may call (agent presentation); the calls come back in `toolCalls`. */
     tools?: ToolSpec[],
+    /** A `run` hook's request fields. */
+    extras?: CallExtras,
   ): Promise<{ text: string; usage: CallUsage; simulated: boolean; toolCalls?: ToolCall[] }> {
     this.guard();
     try {
-      const res = await this.port.chat(this.roles.target, messages, { stage: 'rollout', ...(signal ? { signal } : {}), ...(seed !== undefined ? { seed } : {}), ...(tools ? { tools } : {}) });
+      const res = await this.port.chat(this.roles.target, messages, {
+        stage: 'rollout',
+        ...(signal ? { signal } : {}),
+        ...(seed !== undefined ? { seed } : {}),
+        ...(tools ? { tools } : {}),
+        ...(extras?.responseFormat !== undefined ? { responseFormat: extras.responseFormat } : {}),
+        ...(extras?.temperature !== undefined ? { temperature: extras.temperature } : {}),
+      });
       this.successes++;
       return { text: res.text, usage: callUsage(res), simulated: res.simulated === true, ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}) };
     } catch (e) {

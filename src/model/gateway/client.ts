@@ -7,7 +7,7 @@ import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import type { JudgeVerdict } from '../../protocol/schemas.ts';
 import type { ChatMessage, ToolSpec } from '../../types.ts';
-import type { ChatResult, StructuredResult } from '../client.ts';
+import type { ChatOptions, ChatResult, StructuredResult } from '../client.ts';
 import { ModelInfraError, requestContext } from '../errors.ts';
 import type { RoleConfig } from '../types.ts';
 import { decodeError, GatewayPoster, received, type GatewayAddress, type GatewayOp } from './protocol.ts';
@@ -49,7 +49,7 @@ export class GatewayClient {
     };
   }
 
-  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number; tools?: ToolSpec[] }): Promise<ChatResult> {
+  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number; tools?: ToolSpec[]; responseFormat?: ChatOptions['responseFormat']; temperature?: number | null }): Promise<ChatResult> {
     return this.call('chat', role, messages, o) as Promise<ChatResult>;
   }
 
@@ -74,7 +74,7 @@ export class GatewayClient {
     op: GatewayOp,
     role: RoleConfig,
     messages: ChatMessage[],
-    o: { stage: string; signal?: AbortSignal; seed?: number; tools?: ToolSpec[] },
+    o: { stage: string; signal?: AbortSignal; seed?: number; tools?: ToolSpec[]; responseFormat?: ChatOptions['responseFormat']; temperature?: number | null },
   ): Promise<unknown> {
     const id = `${this.owner}:${this.next++}`;
     const aborted = (detail: string): ModelInfraError =>
@@ -103,7 +103,7 @@ export class GatewayClient {
       signal?.addEventListener('abort', onAbort, { once: true });
       let roleKey = this.roleKeys.get(role);
       if (roleKey === undefined) this.roleKeys.set(role, (roleKey = JSON.stringify(role)));
-      this.poster.send({ t: 'call', id, op, role, roleKey, stage: o.stage, messages, ...(o.seed !== undefined ? { seed: o.seed } : {}), ...(o.tools ? { tools: o.tools } : {}) });
+      this.poster.send({ t: 'call', id, op, role, roleKey, stage: o.stage, messages, ...(o.seed !== undefined ? { seed: o.seed } : {}), ...(o.tools ? { tools: o.tools } : {}), ...(o.responseFormat !== undefined ? { responseFormat: o.responseFormat } : {}), ...(o.temperature !== undefined ? { temperature: o.temperature } : {}) });
     });
   }
 }

@@ -9,6 +9,7 @@ import type { BroadcastChannel } from 'node:worker_threads';
 import type { ChatMessage, ToolSpec } from '../../types.ts';
 import { ModelInfraError, ModelOutputError, type InfraErrorKind } from '../errors.ts';
 import type { RoleConfig } from '../types.ts';
+import type { ChatOptions } from '../client-types.ts';
 
 /** What the session hands to the suites: the channel, and the process it lives in. */
 export interface GatewayAddress {
@@ -30,8 +31,11 @@ export interface GatewayCall {
   messages: ChatMessage[];
   /** The request's sample seed (a trial index), when there is one. */
   seed?: number;
-  /** Functions the target may call (agent presentation: `load_skill`). */
+  /** Functions the target may call (agent presentation: `load_skill`; a suite's tools). */
   tools?: ToolSpec[];
+  /** A `run` hook's `model.chat` request fields (docs/agents.md). */
+  responseFormat?: ChatOptions['responseFormat'];
+  temperature?: number | null;
 }
 
 export interface GatewayCancel {

@@ -69,7 +69,7 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
     calls.set(call.id, ctl);
     try {
       const client = await clientFor(call);
-      const o = { stage: call.stage, signal: ctl.signal, ...(call.seed !== undefined ? { seed: call.seed } : {}), ...(call.tools ? { tools: call.tools } : {}) };
+      const o = { stage: call.stage, signal: ctl.signal, ...(call.seed !== undefined ? { seed: call.seed } : {}), ...(call.tools ? { tools: call.tools } : {}), ...(call.responseFormat !== undefined ? { responseFormat: call.responseFormat } : {}), ...(call.temperature !== undefined ? { temperature: call.temperature } : {}) };
       const value =
         call.op === 'judge' ? await client.structured('judge', JudgeSchema, call.messages, o) : await client.chat(call.messages, o);
       poster.send({ t: 'reply', id: call.id, ok: true, value });
