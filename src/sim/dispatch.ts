@@ -8,7 +8,7 @@ import { SimHttpError } from './errors.ts';
 import { digest } from './hash.ts';
 import { DEFAULT_SIM_KNOBS, resolveKnobs, type SimKnobs } from './knobs.ts';
 import { resolveStage, simulateStage } from './optimizer.ts';
-import { simulateTarget, type SimMessage } from './target.ts';
+import { simulateTarget, type SimMessage, type SimPastCall, type SimToolCall, type SimToolContext } from './target.ts';
 import { LOAD_SKILL_TOOL_NAME, simulateRouting } from './routing.ts';
 import { firstUserMessage, lastUserMessage } from '../util/messages.ts';
 import { SIMULATED_FINGERPRINT, contentText } from '../model/wire.ts';
@@ -108,6 +108,7 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
   const stage = resolveStage(req.response_format, stageInput);
   let content: string;
   let loadSkill: string | null = null;
+  let calls: SimToolCall[] = [];
   if (stage === null) {
     // A seeded request samples unless it asks for temperature 0 (then its answer is stable across seeds).
     const sample = typeof req.seed === 'number' && req.temperature !== 0 ? req.seed : undefined;
@@ -117,7 +118,9 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
       loadSkill = routed;
       content = JSON.stringify({ name: routed });
     } else {
-      content = simulateTarget(messages, model, sample === undefined ? cfg : { ...cfg, sample }).content;
+      const reply = simulateTarget(messages, model, sample === undefined ? cfg : { ...cfg, sample }, toolContext(req, req.messages));
+      calls = reply.calls;
+      content = calls.length > 0 ? JSON.stringify(calls) : reply.content;
     }
   } else {
     const reply = simulateStage(stage, stageInput, { ...cfg, model });
@@ -133,7 +136,23 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
     model,
     system_fingerprint: SIMULATED_FINGERPRINT,
     choices: [
-      loadSkill === null
+      calls.length > 0
+        ? {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: null,
+              refusal: null,
+              tool_calls: calls.map((c, i) => ({
+                id: `call_${digest([cfg.seed, model, messages, i, c.name, c.arguments]).slice(0, 16)}`,
+                type: 'function' as const,
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            },
+            logprobs: null,
+            finish_reason: 'tool_calls',
+          }
+        : loadSkill === null
         ? { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }
         : {
             index: 0,
@@ -150,6 +169,51 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
     usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens },
   };
   return { completion, stage: stage ?? 'target', model };
+}
+
+const asRecord = (v: unknown): Record<string, unknown> | null => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+
+/**
+ * What a request says about tools (target.ts's SimToolContext): the functions it offers, the calls its
+ * assistant messages made (arguments as a JSON string, or an object as some local servers send them) and
+ * which call each `tool` message answers. Undefined without `tools`: the request is answered as one without
+ * tools always was (every `tool` message read as a skill body).
+ */
+export function toolContext(req: Record<string, unknown>, raw: readonly unknown[]): SimToolContext | undefined {
+  if (!Array.isArray(req.tools) || req.tools.length === 0) return undefined;
+  const offered =
+    req.tool_choice === 'none'
+      ? []
+      : req.tools.flatMap((t) => {
+          const name = asRecord(asRecord(t)?.function)?.name;
+          return typeof name === 'string' ? [name] : [];
+        });
+  const calls: SimPastCall[] = [];
+  const nameOf = new Map<string, string>();
+  for (const m of raw) {
+    const msg = asRecord(m);
+    if (msg?.role !== 'assistant' || !Array.isArray(msg.tool_calls)) continue;
+    for (const c of msg.tool_calls) {
+      const call = asRecord(c);
+      const fn = asRecord(call?.function);
+      if (!fn || typeof fn.name !== 'string') continue;
+      let args: unknown = fn.arguments;
+      if (typeof args === 'string') {
+        try {
+          args = JSON.parse(args);
+        } catch {
+          // not JSON: kept as its text, it matches no rule's arguments
+        }
+      }
+      calls.push({ name: fn.name, args });
+      if (typeof call!.id === 'string') nameOf.set(call!.id, fn.name);
+    }
+  }
+  const answers = raw.map((m) => {
+    const msg = asRecord(m);
+    return msg?.role === 'tool' && typeof msg.tool_call_id === 'string' ? nameOf.get(msg.tool_call_id) : undefined;
+  });
+  return { offered, calls, answers };
 }
 
 /** Resolve and validate options (throws SkillOptError naming the bad option). */
