@@ -3,7 +3,7 @@
  * the same train items, grouped as regressions, persistent failures, improvements, stable successes.
  */
 import type { CaseRecord } from '../types.ts';
-import { jsonBlock, tag } from '../protocol/prompt.ts';
+import { jsonBlock, tag, type EvidenceStep } from '../protocol/prompt.ts';
 import { toTrajectory } from './reflect.ts';
 
 export type PairCategory = 'regressed' | 'persistent_fail' | 'improved' | 'stable_success';
@@ -14,8 +14,17 @@ export interface ComparisonPair {
   category: PairCategory;
   input: string;
   expected: unknown;
-  prev: { output: string; hard: number; soft: number; feedback: string };
-  curr: { output: string; hard: number; soft: number; feedback: string };
+  prev: PairSide;
+  curr: PairSide;
+}
+
+/** One skill's side of a pair; `steps` (the compact trajectory) only for a case that has one. */
+export interface PairSide {
+  output: string;
+  hard: number;
+  soft: number;
+  feedback: string;
+  steps?: EvidenceStep[];
 }
 
 const ORDER: PairCategory[] = ['regressed', 'persistent_fail', 'improved', 'stable_success'];
@@ -27,7 +36,10 @@ export function buildPairs(prev: CaseRecord[], curr: CaseRecord[]): ComparisonPa
     const p = before.get(c.id);
     if (!p || c.error_kind !== null) continue;
     const category: PairCategory = p.pass ? (c.pass ? 'stable_success' : 'regressed') : c.pass ? 'improved' : 'persistent_fail';
-    const side = (r: CaseRecord) => ({ output: r.output, hard: r.hard, soft: r.soft, feedback: r.feedback });
+    const side = (r: CaseRecord): PairSide => {
+      const t = toTrajectory(r);
+      return { output: r.output, hard: r.hard, soft: r.soft, feedback: r.feedback, ...(t.steps ? { steps: t.steps } : {}) };
+    };
     pairs.push({ id: c.id, category, input: toTrajectory(c).input, expected: c.expected, prev: side(p), curr: side(c) });
   }
   return pairs;

@@ -6,23 +6,84 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CaseRecord } from '../types.ts';
+import type { CaseRecord, TrajectoryStep } from '../types.ts';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { mapPool } from '../util/pool.ts';
 import { PyRandom } from '../util/rng.ts';
 import { Accounting } from '../model/accounting.ts';
 import type { KeptCosts } from './kept-cost.ts';
 import { OptimizerLLM } from './llm.ts';
-import { budgetSection, skillSection, trajectoriesSection, type Trajectory } from '../protocol/prompt.ts';
+import { budgetSection, skillSection, trajectoriesSection, type EvidenceStep, type Trajectory } from '../protocol/prompt.ts';
+import { parseCallFindings } from '../protocol/tool-feedback.ts';
 import { payloadKey, stageSuffix, type Item, type Patch, type SourceType, type UpdateMode } from './patch.ts';
 import type { FailurePattern } from './step-buffer.ts';
 import type { StageName } from '../protocol/schemas.ts';
 import type { StepStage } from './subject.ts';
 import { lastUserMessage } from '../util/messages.ts';
 
+/** Clip length of a call's result, an assistant text and a final answer in the analyst's evidence. */
+export const EVIDENCE_CLIP_CHARS = 300;
+
+function clip(text: string, max = EVIDENCE_CLIP_CHARS): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… [${text.length} chars]`;
+}
+
+const sameArgs = (a: unknown, b: unknown) => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});
+
+/**
+ * A case's trajectory as the analyst reads it (docs/optimizer.md, "Learning from trajectories"): each call
+ * with its arguments and its result clipped to EVIDENCE_CLIP_CHARS, the assistant's text and final answer,
+ * and an `issue` on the step the scorer's tool-call findings point at (a wrong, extra or out-of-order call;
+ * a missing call is marked on the final answer, which came without it) or on a call that failed.
+ */
+export function compactSteps(trajectory: readonly TrajectoryStep[], feedback: string): EvidenceStep[] {
+  const steps: EvidenceStep[] = [];
+  const byCallId = new Map<string, EvidenceStep>();
+  for (const s of trajectory) {
+    if (s.kind === 'assistant') {
+      const calls = s.tool_calls ?? [];
+      const text = s.content?.trim() ?? '';
+      if (calls.length === 0) {
+        steps.push({ turn: s.turn, answer: clip(text) });
+        continue;
+      }
+      if (text) steps.push({ turn: s.turn, say: clip(text) });
+      for (const c of calls) {
+        const step: EvidenceStep = { turn: s.turn, call: c.name, args: c.args };
+        steps.push(step);
+        byCallId.set(c.id, step);
+      }
+      continue;
+    }
+    if (!s.result) continue;
+    const step = (s.tool_call_id !== undefined ? byCallId.get(s.tool_call_id) : undefined) ?? null;
+    if (step && step.result === undefined) {
+      step.ok = s.result.ok;
+      step.result = clip(s.result.content);
+    } else {
+      steps.push({ turn: s.turn, call: s.result.name, ok: s.result.ok, result: clip(s.result.content) });
+    }
+  }
+  const flag = (step: EvidenceStep | undefined, issue: string) => {
+    if (!step) return;
+    step.issue = step.issue ? `${step.issue}; ${issue}` : issue;
+  };
+  const callStep = (name: string, args: unknown) =>
+    steps.find((x) => x.call === name && sameArgs(x.args, args)) ?? steps.find((x) => x.call === name);
+  const finalStep = [...steps].reverse().find((x) => x.answer !== undefined) ?? steps[steps.length - 1];
+  for (const f of parseCallFindings(feedback)) {
+    if (f.kind === 'missing') flag(finalStep, `answered without calling ${f.name} ${JSON.stringify(f.args ?? {})}`);
+    else if (f.kind === 'wrong') flag(callStep(f.name, f.args), `wrong arguments (expected ${JSON.stringify(f.expected ?? {})})`);
+    else if (f.kind === 'extra') flag(callStep(f.name, f.args), 'extra call');
+    else flag(callStep(f.name, f.args), `out of order (expected after ${f.after})`);
+  }
+  for (const x of steps) if (x.ok === false) x.issue = x.issue ? `the call failed; ${x.issue}` : 'the call failed';
+  return steps;
+}
+
 export function toTrajectory(r: CaseRecord): Trajectory {
   const user = lastUserMessage(r.messages);
-  return {
+  const t: Trajectory = {
     id: r.id,
     task_type: r.task_type,
     input: user,
@@ -31,44 +92,107 @@ export function toTrajectory(r: CaseRecord): Trajectory {
     score: { hard: r.hard, soft: r.soft },
     feedback: r.feedback,
   };
+  if (r.trajectory && r.trajectory.length > 0) t.steps = compactSteps(r.trajectory, r.feedback);
+  return t;
 }
 
 const approxTokens = (t: Trajectory) => Math.ceil(JSON.stringify(t).length / 4);
 
 const TRIMMABLE = ['input', 'output', 'feedback'] as const;
+const STEP_TEXTS = ['result', 'answer', 'say'] as const;
 const MIN_TRIM_CHARS = 200;
 
-/** The longest text field of a trajectory (the one a trim cuts). */
-const longestField = (t: Trajectory) => TRIMMABLE.reduce((a, b) => (t[b].length > t[a].length ? b : a));
+/** A trimmable text of a trajectory: a top-level field, or a step's result, answer or text. */
+interface Slot {
+  text: string;
+  set(text: string): void;
+}
+
+/** The longest text of a trajectory (the one a trim cuts): top-level fields first on a tie. */
+function longestSlot(t: Trajectory): Slot {
+  const field = TRIMMABLE.reduce((a, b) => (t[b].length > t[a].length ? b : a));
+  let best: Slot = { text: t[field], set: (x) => (t[field] = x) };
+  for (const step of t.steps ?? []) {
+    for (const key of STEP_TEXTS) {
+      const text = step[key];
+      if (text !== undefined && text.length > best.text.length) best = { text, set: (x) => (step[key] = x) };
+    }
+  }
+  return best;
+}
+
+/** The steps a step cut may omit: not the first, not the last, not one marked with an issue, not a marker. */
+function droppable(steps: readonly EvidenceStep[]): number[] {
+  const out: number[] = [];
+  for (let i = 1; i < steps.length - 1; i++) {
+    const s = steps[i]!;
+    if (s.issue === undefined && s.omitted === undefined) out.push(i);
+  }
+  return out;
+}
+
+/** Omit the middle half of the droppable steps, one `{ omitted: n }` marker per run of omitted steps. */
+function omitSteps(t: Trajectory): void {
+  const steps = t.steps!;
+  const candidates = droppable(steps);
+  const n = Math.ceil(candidates.length / 2);
+  const from = Math.floor((candidates.length - n) / 2);
+  const drop = new Set(candidates.slice(from, from + n));
+  const out: EvidenceStep[] = [];
+  for (let i = 0; i < steps.length; i++) {
+    const s = steps[i]!;
+    const omitted = drop.has(i) ? 1 : s.omitted;
+    if (omitted === undefined) {
+      out.push(s);
+      continue;
+    }
+    const last = out[out.length - 1];
+    if (last?.omitted !== undefined) last.omitted += omitted;
+    else out.push({ omitted });
+  }
+  t.steps = out;
+}
 
 /**
- * Fit trajectories into a token budget (≈ chars/4): repeatedly halve the longest text field of the
- * longest trajectory that still has a long text field, marking the cut, until the total fits or nothing
- * long is left. (A trajectory that is long only through fields that are not trimmed, e.g. a big expected
- * answer, does not stop the others from being trimmed.)
+ * Fit trajectories into a token budget (≈ chars/4): repeatedly halve the longest text of the longest
+ * trajectory that still has a long text (a top-level field or a step's result), marking the cut, until the
+ * total fits; then, while it still does not fit, omit the middle half of the steps of the longest
+ * trajectory that has steps to spare (the first, the last and those marked with an issue stay). Stops
+ * when nothing is left to cut. (A trajectory that is long only through fields that are not trimmed, e.g.
+ * a big expected answer, does not stop the others from being trimmed.)
  */
 export function trimTrajectories(items: Trajectory[], tokenBudget: number): Trajectory[] {
-  const out = items.map((t) => ({ ...t }));
+  const out = items.map((t) => ({ ...t, ...(t.steps ? { steps: t.steps.map((s) => ({ ...s })) } : {}) }));
   if (tokenBudget <= 0) return out;
   // Sizes are kept beside the trajectories and updated only for the one a pass trims.
   const sizes = out.map(approxTokens);
   let total = sizes.reduce((s, n) => s + n, 0);
+  const resize = (i: number) => {
+    const size = approxTokens(out[i]!);
+    total -= sizes[i]! - size;
+    sizes[i] = size;
+  };
   while (total > tokenBudget) {
     let longest = -1;
     for (let i = 0; i < out.length; i++) {
-      const t = out[i]!;
-      if (t[longestField(t)].length < MIN_TRIM_CHARS) continue;
+      if (longestSlot(out[i]!).text.length < MIN_TRIM_CHARS) continue;
+      if (longest < 0 || sizes[i]! > sizes[longest]!) longest = i;
+    }
+    if (longest >= 0) {
+      const slot = longestSlot(out[longest]!);
+      const keep = Math.floor(slot.text.length / 2);
+      slot.set(`${slot.text.slice(0, keep)}\n… [trimmed ${slot.text.length - keep} chars]`);
+      resize(longest);
+      continue;
+    }
+    for (let i = 0; i < out.length; i++) {
+      const steps = out[i]!.steps;
+      if (!steps || droppable(steps).length < 2) continue;
       if (longest < 0 || sizes[i]! > sizes[longest]!) longest = i;
     }
     if (longest < 0) break;
-    const t = out[longest]!;
-    const field = longestField(t);
-    const text = t[field];
-    const keep = Math.floor(text.length / 2);
-    t[field] = `${text.slice(0, keep)}\n… [trimmed ${text.length - keep} chars]`;
-    const size = approxTokens(t);
-    total -= sizes[longest]! - size;
-    sizes[longest] = size;
+    omitSteps(out[longest]!);
+    resize(longest);
   }
   return out;
 }

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { tag } from '../protocol/prompt.ts';
+import { formatCallFinding, parseCallFindings } from '../protocol/tool-feedback.ts';
 import { readRunFile, StepDigestSchema } from '../runfiles/index.ts';
 import { displayPath } from '../util/paths.ts';
 
@@ -28,6 +29,30 @@ export interface StepDigest {
   unmatched_edits?: string[];
   /** Edits the overfit guard removed before ranking (`optimizer.overfit_guard: reject`). */
   guard_rejected?: string[];
+  /** The tool-call findings of the step's failures, one line per kind and tool (`callFindingDigest`). */
+  call_findings?: string[];
+}
+
+/**
+ * The tool-call findings of some failed cases' feedback (src/protocol/tool-feedback.ts), one line per kind
+ * and tool, most frequent first, with the first finding's arguments as an example:
+ * `missing call: read_file (×3), e.g. {"path":"logs/run.txt"}`.
+ */
+export function callFindingDigest(feedbacks: readonly string[]): string[] {
+  const groups = new Map<string, { count: number; example: string; first: number }>();
+  for (const fb of feedbacks) {
+    for (const f of parseCallFindings(fb)) {
+      const line = formatCallFinding(f);
+      const label = line.slice(0, line.indexOf(':'));
+      const key = `${label}: ${f.name}`;
+      const g = groups.get(key);
+      if (g) g.count++;
+      else groups.set(key, { count: 1, example: line.slice(key.length + 1), first: groups.size });
+    }
+  }
+  return [...groups]
+    .sort((a, b) => b[1].count - a[1].count || a[1].first - b[1].first)
+    .map(([key, g]) => `${key} (×${g.count}), e.g. ${g.example}`);
 }
 
 /** A step's folder, relative to the run directory. */
@@ -57,6 +82,10 @@ export function renderStepBuffer(digests: StepDigest[], options: { enabled?: boo
   for (const d of digests) {
     lines.push(`Step ${d.step} — ${d.action.toUpperCase()} (${d.n_fail}/${d.n_total} failed)`);
     for (const p of d.failure_patterns) lines.push(`- "${p.pattern}" (×${p.count}): ${p.description}`);
+    if (d.call_findings?.length) {
+      lines.push('  Tool-call findings of the failures (procedure steps to add or fix):');
+      for (const f of d.call_findings) lines.push(`  - ${f}`);
+    }
     if (d.rejected_edits?.length) {
       lines.push(`  Rejected edits (score ${fmt(d.score_before)} → ${fmt(d.score_after)}):`);
       d.rejected_edits.forEach((e, i) => lines.push(`  ${i + 1}. ${e}`));

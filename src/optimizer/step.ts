@@ -14,7 +14,7 @@ import { describeRejected, propose } from './stage-propose.ts';
 import { rolloutAndReflect } from './stage-reflect.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
 import { addNotes } from './stage-notes.ts';
-import { loadDigests, renderStepBuffer, stepDir, stepRel, type FailurePattern, type StepDigest } from './step-buffer.ts';
+import { callFindingDigest, loadDigests, renderStepBuffer, stepDir, stepRel, type FailurePattern, type StepDigest } from './step-buffer.ts';
 import { admitCandidate, adoptParetoParent, isPareto, poolOf, tryMerge } from './candidate-pool.ts';
 
 /**
@@ -68,6 +68,8 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
     n_fail: scored.filter((x) => !x.pass).length,
     failure_patterns: mergePatterns(r.patterns),
   };
+  const callFindings = callFindingDigest(scored.filter((x) => !x.pass).map((x) => x.feedback));
+  if (callFindings.length > 0) digest.call_findings = callFindings;
 
   let action: string;
   if (r.failure.length + r.success.length === 0) {

@@ -24,6 +24,28 @@ export interface Trajectory {
   expected: unknown;
   score: { hard: number; soft: number };
   feedback: string;
+  /**
+   * The case's tool-using trajectory, compact (src/optimizer/reflect.ts `compactSteps`): only on cases that
+   * made tool calls or ran a tool loop; a case without one carries no `steps` key at all.
+   */
+  steps?: EvidenceStep[];
+}
+
+/**
+ * One step of a trajectory as the analyst sees it: a call with its arguments and its clipped result, or
+ * the final answer; `issue` marks where it went wrong (a scorer finding pointing at this step, a failed
+ * call). `omitted` stands for steps cut to fit the token budget.
+ */
+export interface EvidenceStep {
+  turn?: number;
+  call?: string;
+  args?: unknown;
+  ok?: boolean;
+  result?: string;
+  say?: string;
+  answer?: string;
+  issue?: string;
+  omitted?: number;
 }
 
 export function stageHeader(stage: string): string {

@@ -27,6 +27,7 @@ import { readContext, type AnalystContext } from './context.ts';
 import { digest, unitHash } from './hash.ts';
 import { isSpanSafe, matchingRules, parseRules, ruleLine, type Rule } from './rules.ts';
 import { applyRuleMappings, placeRemoval, placeRule, removeRuleMappings } from './skill-edit.ts';
+import { applyCallRuleLines, commonWordCallProposal, hasCallFindings, proposeCallRules } from './analyst-calls.ts';
 import { answerText, currentSkill, isFailure, stableSortBy, withTrailingNewline, type Mode } from './stage-io.ts';
 import { tokenize, type Token } from './tokens.ts';
 import { groupBy } from '../util/group.ts';
@@ -58,6 +59,8 @@ export interface Proposal {
   rule: string;
   /** Failures of the minibatch this change addresses. */
   support: number;
+  /** A call rule's call (analyst-calls.ts); its `answer` is then the call's `callKey`. */
+  call?: { tool: string; args: Record<string, unknown> };
 }
 
 interface Scored {
@@ -71,7 +74,7 @@ interface Scored {
  * failures containing it (so a word shared by every input loses to a signal its answer owns), then
  * fewer other-answer failures, then type-like, then longer, then alphabetical.
  */
-function compareCandidates(a: Scored, b: Scored): number {
+export function compareCandidates(a: Scored, b: Scored): number {
   return (
     b.pos - b.neg - (a.pos - a.neg) ||
     a.neg - b.neg ||
@@ -170,10 +173,8 @@ export function proposeRules(skill: string, trajectories: readonly Trajectory[],
   return stableSortBy(proposals, (p) => p.support);
 }
 
-/** The seeded analyst mistake: a rule keyed on the most common word of all inputs. */
-export function commonWordProposal(skill: string, trajectories: readonly Trajectory[]): Proposal | null {
-  const failures = trajectories.filter(isFailure);
-  if (failures.length === 0) return null;
+/** The most common word of a minibatch's inputs (by document frequency; plain words before type-like ones, then alphabetical). */
+export function mostCommonWord(trajectories: readonly Trajectory[]): Token | undefined {
   const df = new Map<string, { token: Token; count: number }>();
   for (const t of trajectories) {
     for (const token of tokenize(t.input)) {
@@ -188,7 +189,14 @@ export function commonWordProposal(skill: string, trajectories: readonly Traject
       Number(a.token.typeLike) - Number(b.token.typeLike) ||
       (a.token.key < b.token.key ? -1 : a.token.key > b.token.key ? 1 : 0),
   );
-  const word = ranked[0]?.token;
+  return ranked[0]?.token;
+}
+
+/** The seeded analyst mistake: a rule keyed on the most common word of all inputs. */
+export function commonWordProposal(skill: string, trajectories: readonly Trajectory[]): Proposal | null {
+  const failures = trajectories.filter(isFailure);
+  if (failures.length === 0) return null;
+  const word = mostCommonWord(trajectories);
   if (!word) return null;
   const answers = new Map<string, number>();
   for (const f of failures) {
@@ -230,7 +238,10 @@ function heeding(ctx: AnalystContext, draw: ReturnType<typeof draws>, recall: nu
   const rejected = new Set(ctx.rejected.map((r) => `${r.trigger}\u0000${r.answer}`));
   const flagged = new Set(ctx.flagged);
   return {
-    rejected: (key: string, answer: string) => rejected.has(`${key}\u0000${answer}`) && draw('recall-rejected', key, answer) < recall,
+    // a call rule's answer is its callKey (`call <tool> <args>`); the buffer names a rejected one by `call <tool>`
+    rejected: (key: string, answer: string) =>
+      (rejected.has(`${key}\u0000${answer}`) || (answer.startsWith('call ') && rejected.has(`${key}\u0000${answer.split(' ', 2).join(' ')}`))) &&
+      draw('recall-rejected', key, answer) < recall,
     warned: (key: string) => flagged.has(key) && draw('recall-warned', key) < recall,
   };
 }
@@ -246,15 +257,20 @@ export function analystError(text: string, mode: Mode, k: AnalystKnobs) {
   const rate = k.analystErrorRate * (ctx.notes ? 1 - k.analystNotesEffect : 1);
   let proposals: Proposal[] | null = null;
   if (rate > 0 && draw('analyst-error') < rate) {
-    const p = commonWordProposal(skill, trajectories);
+    // a minibatch with tool-call failures: the mistake is a call rule keyed on the common word
+    const word = mostCommonWord(trajectories);
+    const p = failures.some(hasCallFindings) && word ? commonWordCallProposal(skill, trajectories, word) : commonWordProposal(skill, trajectories);
     const key = p?.token.toLowerCase() ?? '';
     // a mistake the context warns against is not made
     if (!p || !(heed.rejected(key, p.answer) || heed.warned(key))) proposals = p ? [p] : [];
   }
-  proposals ??= proposeRules(skill, trajectories, {
-    ...heed,
-    misread: (t) => k.analystMisreadRate > 0 && draw('analyst-misread', t.id) < k.analystMisreadRate,
-  });
+  if (!proposals) {
+    const misread = (t: Trajectory) => k.analystMisreadRate > 0 && draw('analyst-misread', t.id) < k.analystMisreadRate;
+    const calls = proposeCallRules(skill, trajectories, { ...heed, misread, compare: compareCandidates });
+    // a tool-call failure with no expected answer teaches a procedure step, not an answer rule
+    const answerable = trajectories.filter((t) => !(t.expected == null && hasCallFindings(t)));
+    proposals = stableSortBy([...calls, ...proposeRules(skill, answerable, { ...heed, misread })], (p) => p.support);
+  }
   proposals = proposals.slice(0, limit);
   const reasoning =
     proposals.length === 0
@@ -355,10 +371,12 @@ function payload(skill: string, proposals: readonly Proposal[], mode: Mode, sour
           }
         : {
             type: 'add_rule',
-            title: `Map ${p.token} to ${p.answer}`,
-            motivation:
-              `${p.support} failure(s) mention ${p.token} and expect ${p.answer}` +
-              (p.op === 'replace' ? '; an existing rule with this trigger gives another answer.' : '.'),
+            title: p.call ? `On ${p.token}, ${p.answer}` : `Map ${p.token} to ${p.answer}`,
+            motivation: p.call
+              ? `${p.support} failure(s) mention ${p.token} and ` +
+                (p.op === 'replace' ? `made this call with wrong arguments (rule: ${p.target}).` : 'never made this call.')
+              : `${p.support} failure(s) mention ${p.token} and expect ${p.answer}` +
+                (p.op === 'replace' ? '; an existing rule with this trigger gives another answer.' : '.'),
             instruction: p.rule,
             priority_hint: p.support >= 2 ? 'high' : 'medium',
             support_count: p.support,
@@ -370,7 +388,9 @@ function payload(skill: string, proposals: readonly Proposal[], mode: Mode, sour
   if (proposals.length === 0) return { skill_candidates: [] as SkillCandidate[] };
   const mapping = (p: Proposal) => ({ trigger: p.token, answer: p.answer });
   const removed = removeRuleMappings(skill, proposals.filter((p) => p.kind === 'remove').map(mapping));
-  const added = applyRuleMappings(removed.skill, proposals.filter((p) => p.kind === 'add').map(mapping));
+  const answered = applyRuleMappings(removed.skill, proposals.filter((p) => p.kind === 'add' && !p.call).map(mapping));
+  const called = applyCallRuleLines(answered.skill, proposals.filter((p) => p.call).map((p) => p.rule));
+  const added = { skill: called.skill, changes: [...answered.changes, ...called.changes] };
   const skill_candidates: SkillCandidate[] = [
     {
       title: proposals.every((p) => p.kind === 'add') ? `Add ${proposals.length} rule(s)` : `Change ${proposals.length} rule(s)`,

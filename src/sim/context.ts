@@ -3,7 +3,7 @@
  * prompt text only (the wire format of src/protocol/prompt.ts and the skill's protected regions):
  * - the rejected-edit buffer (`<step_buffer>`): the rules of edits rejected earlier in the epoch, as the
  *   buffer lists them (`append content="- When the input mentions `x`, answer `y`."`, or a suggestion's
- *   instruction);
+ *   instruction); a call rule (call-rules.ts) by its triggers and tool (`call <tool>`);
  * - notes: the optimizer memory (`<meta_skill>`) and the slow-update guidance in the skill (between
  *   `<!-- SLOW_UPDATE_START -->` and `<!-- SLOW_UPDATE_END -->`). Their presence is what cuts the analyst's
  *   error rate; a backticked term on a line that warns (avoid, do not, never, too general …) is a trigger
@@ -12,10 +12,12 @@
 import { readTag } from '../protocol/prompt.ts';
 import { extractSlowUpdate } from '../skill/regions.ts';
 import { parseRuleLine } from './rules.ts';
+import { parseCallRuleLine } from './call-rules.ts';
 
 export interface RuleKey {
   /** Lower-cased trigger. */
   trigger: string;
+  /** An answer rule's answer; a call rule's `call <tool>`. */
   answer: string;
 }
 
@@ -38,6 +40,12 @@ export function rulesOfListedEdit(line: string): RuleKey[] {
   const out: RuleKey[] = [];
   // describeItem folds a multi-line edit into one line: its rule lines start with "- "
   for (const piece of body.split(/(?:^|\s)-\s+(?=\S)/)) {
+    // a call rule: keyed on its tool only, since the listing may cut its arguments short
+    const call = parseCallRuleLine(`- ${piece}`);
+    if (call) {
+      for (const t of call.triggers) out.push({ trigger: t.toLowerCase(), answer: `call ${call.tool}` });
+      continue;
+    }
     const rule = parseRuleLine(piece);
     if (rule) for (const t of rule.triggers) out.push({ trigger: t.toLowerCase(), answer: rule.answer });
   }

@@ -1,9 +1,11 @@
 /**
  * The simulated merges: union of the patches' items, deduplicated (whitespace-normalised), support summed,
- * sorted by support (stable). A full-rewrite merge keeps the candidate skill with the most rules.
+ * sorted by support (stable). A full-rewrite merge keeps the candidate skill with the most rules (answer
+ * rules and call rules, call-rules.ts).
  */
 import { EditSchema, SkillCandidateSchema, SuggestionSchema, type Edit, type SkillCandidate, type StageName, type Suggestion } from '../protocol/schemas.ts';
 import { parseRules } from './rules.ts';
+import { parseCallRules } from './call-rules.ts';
 import { modeOf, readJson, stableSortBy, supportOf, type Mode } from './stage-io.ts';
 
 type PayloadKey = 'edits' | 'revise_suggestions' | 'skill_candidates';
@@ -116,7 +118,7 @@ function mergeCandidates(items: readonly { raw: Record<string, unknown>; source:
     const c = parsed.data;
     support += supportOf(c);
     for (const line of c.change_summary) if (!summary.includes(line)) summary.push(line);
-    const rules = parseRules(c.new_skill).length;
+    const rules = parseRules(c.new_skill).length + parseCallRules(c.new_skill).length;
     if (!best || rules > best.rules) best = { c, source, rules };
   }
   if (!best) return { reasoning: 'simulated merge: no candidate skill to merge.', skill_candidates: [] };

@@ -17,6 +17,8 @@ import { collectItems, merge } from './merge.ts';
 import { metaSkill, slowUpdate } from './notes.ts';
 import { lrAutonomous, ranking } from './ranking.ts';
 import { parseRules } from './rules.ts';
+import { isCallRuleLine } from './call-rules.ts';
+import { applyCallRuleLines } from './analyst-calls.ts';
 import { applyRuleMappings, removeRuleMappings } from './skill-edit.ts';
 import { currentSkill, modeOf, readJson, readValue, withTrailingNewline } from './stage-io.ts';
 
@@ -92,16 +94,20 @@ function rewriteSkill(text: string) {
   const suggestions = collectItems(readJson(text, 'suggestions'), 'revise_suggestions');
   const adds: { trigger: string; answer: string }[] = [];
   const removes: { trigger: string; answer: string }[] = [];
+  const callLines: string[] = [];
   for (const s of suggestions) {
     if (typeof s.instruction !== 'string') continue;
     const into = s.type === 'remove_rule' && s.instruction.startsWith(REMOVE_INSTRUCTION) ? removes : adds;
+    // a call rule (analyst-calls.ts) replaces the call rule of the same trigger(s) and tool, or is appended
+    if (into === adds && isCallRuleLine(s.instruction.trim())) callLines.push(s.instruction.trim());
     for (const rule of parseRules(s.instruction)) {
       for (const trigger of rule.triggers) into.push({ trigger, answer: rule.answer });
     }
   }
   const removed = removeRuleMappings(skill, removes);
-  const added = applyRuleMappings(removed.skill, adds);
-  const changes = [...removed.changes, ...added.changes];
+  const answered = applyRuleMappings(removed.skill, adds);
+  const added = applyCallRuleLines(answered.skill, callLines);
+  const changes = [...removed.changes, ...answered.changes, ...added.changes];
   return {
     reasoning: `simulated rewrite: integrated ${changes.length} rule change(s) from ${suggestions.length} suggestion(s).`,
     change_summary: changes,
