@@ -51,7 +51,7 @@ export function createRepoState(smoked: readonly string[] = []): RepoState {
   return { files: new Map(Object.entries(TREE)), commands: [], reads: [], lists: [], smoked: new Set(smoked) };
 }
 
-export const SMOKE_KNOBS = 'train.num_epochs=1 train.batch_size=2 gradient.analyst_workers=1 gradient.minibatch_size=2 env.workers=1 env.limit=2';
+export const SMOKE_KNOBS = 'train.num_epochs=1 train.batch_size=2 env.workers=1 env.limit=2';
 
 function normalize(path: string): string {
   let p = path.trim().replace(/^\.\//, '').replace(/\/+$/, '');
