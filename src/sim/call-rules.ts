@@ -361,3 +361,48 @@ export function triggerIn(triggers: readonly string[], text: string): string | n
   }
   return found;
 }
+
+/** A call rule that fires, with the trigger found and its arguments filled. */
+export interface FiringCallRule {
+  rule: CallRule;
+  /** The trigger found (the longest of the rule's in its text), as written in the rule. */
+  trigger: string;
+  args: CallArgs;
+}
+
+/**
+ * The call rules that fire on a turn when nothing interferes, in document order: the rule's tool is offered
+ * (`offered`; every tool when absent), a trigger is in its text (the input, or the last tool result for a
+ * result-triggered rule; none yet: it does not fire), its placeholders fill (from the input then the result;
+ * a result-triggered rule: the result first), and it has not fired yet: `history` holds no call of its tool
+ * with arguments of its shape (`matchesTemplate`) nor the very call it would make. The simulated target applies
+ * the world on top (target.ts); the analyst can ask what a skill already does for a case.
+ */
+export function firingCallRules(
+  rules: readonly CallRule[],
+  ctx: {
+    input: string;
+    result?: string | null;
+    offered?: readonly string[] | null;
+    history?: ReadonlyArray<{ name: string; args: unknown }>;
+  },
+): FiringCallRule[] {
+  const result = ctx.result ?? null;
+  const offered = ctx.offered ? new Set(ctx.offered) : null;
+  const history = ctx.history ?? [];
+  const made = new Set(history.map((c) => `${c.name}\u0000${canonicalJson(c.args)}`));
+  const out: FiringCallRule[] = [];
+  for (const rule of rules) {
+    if (offered && !offered.has(rule.tool)) continue;
+    const text = rule.source === 'input' ? ctx.input : result;
+    if (text === null) continue;
+    const trigger = triggerIn(rule.triggers, text);
+    if (trigger === null) continue;
+    const args = fillArgs(rule.args, rule.source === 'input' ? [ctx.input, result] : [result, ctx.input]);
+    if (args === null) continue;
+    if (made.has(`${rule.tool}\u0000${canonicalJson(args)}`)) continue;
+    if (history.some((c) => c.name === rule.tool && matchesTemplate(rule.args, c.args))) continue;
+    out.push({ rule, trigger, args });
+  }
+  return out;
+}

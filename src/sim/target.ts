@@ -24,7 +24,7 @@
  * call rules, or a request without tools, is answered exactly as before.
  */
 import { missProbability } from './attention.ts';
-import { canonicalJson, fillArgs, fillText, matchesTemplate, parseCallRules, triggerIn, type CallArgs, type CallRule } from './call-rules.ts';
+import { canonicalJson, fillText, firingCallRules, parseCallRules, type CallArgs, type CallRule } from './call-rules.ts';
 import { rendezvous, unitHash } from './hash.ts';
 import { LOAD_SKILL_TOOL_NAME } from './routing.ts';
 import { matchingRules, mostSpecific, parseRules, type Rule, type RuleMatch } from './rules.ts';
@@ -239,20 +239,10 @@ function decideCalls(
   pMiss: number,
   opts: TargetOptions,
 ): { calls: SimToolCall[]; missed: number; confused: boolean; noisy: boolean } {
-  const offered = new Set(tools.offered);
   const madeBefore = new Set(tools.calls.map((c) => `${c.name}\u0000${canonicalJson(c.args)}`));
   let missed = 0;
   let firing: FiringCall[] = [];
-  for (const rule of callRules) {
-    if (!offered.has(rule.tool)) continue;
-    const text = rule.source === 'input' ? input : result;
-    if (text === null) continue;
-    const trigger = triggerIn(rule.triggers, text);
-    if (trigger === null) continue;
-    const args = fillArgs(rule.args, rule.source === 'input' ? [input, result] : [result, input]);
-    if (args === null) continue;
-    if (madeBefore.has(`${rule.tool}\u0000${canonicalJson(args)}`)) continue;
-    if (tools.calls.some((c) => c.name === rule.tool && matchesTemplate(rule.args, c.args))) continue;
+  for (const { rule, trigger, args } of firingCallRules(callRules, { input, result, offered: tools.offered, history: tools.calls })) {
     const ruleKey = [trigger.toLowerCase(), rule.tool, canonicalJson(rule.args), ...(rule.source === 'result' ? [result] : [])];
     if (pMiss > 0 && unitHash(key('target-call-dilution', ...ruleKey)) < pMiss) {
       missed++;

@@ -24,6 +24,7 @@ import { gateActive } from './verdict.ts';
 import type { SuiteSelection } from '../contract/session.ts';
 import { agentKind, type LoopSettings, type Presentation, type SuiteKind } from './agent.ts';
 import type { ToolSet } from '../agent/tool.ts';
+import { DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TURNS, DEFAULT_TOOL_TIMEOUT_MS } from '../agent/loop.ts';
 import { runHookRunner, toolLoopRunner, type RunHook } from './tool-runner.ts';
 import { checkSkillFile } from '../skill/frontmatter.ts';
 import { findConfigPath, PROJECT_CONFIG } from '../config/find.ts';
@@ -220,7 +221,14 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const thresholds = gateThresholds(session, opts);
   const gated = session.mode === 'test' && gateActive(thresholds);
   const maxErrored = session.config.evaluation.max_errored;
-  const timeout = caseTimeoutMs(session.roles);
+  // a tool loop may make up to maxTurns target calls and wait on handlers up to their timeout each
+  const looping = runner !== null && (options.run !== undefined || (options.tools !== undefined && Object.keys(options.tools).length > 0));
+  const timeout = looping
+    ? caseTimeoutMs(session.roles, {
+        turns: loop.maxTurns ?? DEFAULT_MAX_TURNS,
+        toolMs: (loop.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS) * (loop.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS),
+      })
+    : caseTimeoutMs(session.roles, presentation === 'agent' && !kind ? { turns: loop.maxTurns ?? DEFAULT_MAX_TURNS, toolMs: 0 } : undefined);
   const selection: SuiteSelection = {
     suite: options.name,
     total: tasks.length,

@@ -4,6 +4,7 @@ import {
   canonicalJson,
   fillArgs,
   fillText,
+  firingCallRules,
   firstToken,
   generalizeArgs,
   isCallRuleLine,
@@ -152,5 +153,31 @@ describe('placeholders', () => {
     expect(matchesTemplate({}, {})).toBe(true);
     expect(matchesTemplate({ a: 1 }, 'not json')).toBe(false);
     expect(canonicalJson({ b: 1, a: [{ d: 2, c: 1 }] })).toBe('{"a":[{"c":1,"d":2}],"b":1}');
+  });
+});
+
+describe('firingCallRules (no world)', () => {
+  const rules = parseCallRules(
+    [
+      '- When the input mentions `smoke`, call `run_command` with `{"cmd": "train --config <path> --smoke"}`.',
+      '- When the input mentions `smoke` or `SMOKE TEST`, call `list_dir`.',
+      '- If the result mentions `Traceback`, call `read_file` with `{"path": "<path>"}`.',
+    ].join('\n'),
+  );
+  const fired = (ctx: Parameters<typeof firingCallRules>[1]) => firingCallRules(rules, ctx).map((f) => [f.rule.tool, f.trigger, f.args]);
+
+  it('document order; the longest trigger; placeholders filled, an unmatched one does not fire', () => {
+    expect(fired({ input: 'a smoke test of configs/a.yaml' })).toEqual([
+      ['run_command', 'smoke', { cmd: 'train --config configs/a.yaml --smoke' }],
+      ['list_dir', 'SMOKE TEST', {}],
+    ]);
+    expect(fired({ input: 'smoke' })).toEqual([['list_dir', 'smoke', {}]]);
+  });
+
+  it('result rules need a result; offered tools and the history decide too', () => {
+    expect(fired({ input: 'x', result: 'Traceback at b/c.py' })).toEqual([['read_file', 'Traceback', { path: 'b/c.py' }]]);
+    expect(fired({ input: 'smoke', offered: ['run_command'] })).toEqual([]);
+    expect(fired({ input: 'smoke', history: [{ name: 'list_dir', args: {} }] })).toEqual([]);
+    expect(fired({ input: 'x', result: 'Traceback at b/c.py', history: [{ name: 'read_file', args: { path: 'other.md' } }] })).toEqual([]);
   });
 });

@@ -139,6 +139,39 @@ describe('call rules through the openai SDK: a multi-turn tool exchange', async 
   it('answer placeholders: filled from the input or the last result; no match → the rule does not fire', async () => {
     expect(await ask(client, OPERATOR, 'where is my order ORD-4411?')).toBe('refund ORD-4411');
     expect(await ask(client, OPERATOR, 'where is my order?')).toBe('unknown');
+    const afterLookup: ChatCompletionMessageParam[] = [
+      ...opening(OPERATOR, 'where is my order?'),
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"orders.json"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'last order: ORD-77, shipped' },
+    ];
+    expect((await turn(client, afterLookup)).choices[0]!.message.content).toBe('refund ORD-77');
+  });
+
+  it('a skill without call rules: offering tools changes nothing in the reply', async () => {
+    const skill = '- When the input mentions `Timeout`, answer `timeout`.\n- `index` → `add-index`';
+    for (const input of ['a Timeout here', 'missing index', 'nothing']) {
+      const without = await client.chat.completions.create({ model: 'mitko', messages: opening(skill, input) });
+      const withTools = await turn(client, opening(skill, input));
+      expect(withTools).toEqual(without);
+    }
+  });
+
+  it('the last tool result of a turn with several calls is their results joined in call order', async () => {
+    const skill = '- If the result mentions `Traceback`, call `read_file` with `{"path": "<path>"}`.';
+    const m: ChatCompletionMessageParam[] = [
+      ...opening(skill, 'go'),
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'a', type: 'function', function: { name: 'list_dir', arguments: '{}' } },
+          { id: 'b', type: 'function', function: { name: 'run_command', arguments: '{"cmd":"x"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'a', content: 'first/listing.txt' },
+      { role: 'tool', tool_call_id: 'b', content: 'Traceback: second/err.log' },
+    ];
+    expect(callsOf(await turn(client, m)).map((c) => c.args)).toEqual([{ path: 'first/listing.txt' }]);
   });
 });
 

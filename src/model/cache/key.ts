@@ -7,8 +7,9 @@
  *   key — seed, noise, max_rules, analyst_error_rate, … — but `latency_ms`, which only delays them), not its
  *   port, a fresh one each run. A knob added to the simulated model later is part of the identity at once.
  *   So simulated and real replies never mix, and a run at another noise level or seed reuses nothing.
- * - The request as sent: the full messages, the token cap, the temperature, the `seed` (a trial's sample
- *   index when env.trials > 1).
+ * - The request as sent: the full messages (a tool loop's whole history: every assistant turn and tool
+ *   result), the tools offered, the token cap, the temperature, a `response_format` given by the caller, the
+ *   `seed` (a trial's sample index when env.trials > 1, the same on every turn of a trial).
  * - For a structured call, the logical request: the schema's name and JSON schema and the role's
  *   `structured_output` policy, not the response_format each request of the negotiation carried. A rerun
  *   then makes no request at all, even where the endpoint needed a fallback (JSON schema → JSON mode →
