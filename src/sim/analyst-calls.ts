@@ -7,12 +7,17 @@
  * - A `missing call` becomes a call rule making that call when a predictive token of the input is present:
  *   the token chosen like an answer rule's (analyst.ts `compareCandidates`: most failures of the minibatch
  *   that miss the same call net of the failures naming it that do not), the arguments generalized
- *   (`generalizeArgs`: a value that is the input's first path, quoted string, number or id becomes that
- *   placeholder), so the rule makes the call for every input of the kind.
+ *   (`generalizeCallArgs`: the input's first path, quoted string, number or id becomes that placeholder,
+ *   as a whole value or inside a command), so the rule makes the call for every input of the kind.
  * - A `wrong arguments` finding becomes a `replace` of the call rule that made the wrong call (its tool,
  *   its trigger in the input, its arguments filled from the input equal to the wrong ones), keeping that
  *   rule's triggers, with the expected arguments generalized; with no such rule, it is learned like a
  *   missing call.
+ * - An `out of order` finding (the call came before the one it must follow, both made by rules firing on
+ *   the input, so in line order) becomes a `replace` of the lines from the early rule to the other one,
+ *   with the early rule moved last (patch and full-rewrite modes; a rewrite suggestion cannot move a line).
+ * - An `extra call` made by a call rule firing on the input narrows that rule (drops the trigger found in the
+ *   input) or deletes it when that was its only trigger — unless a failure of the minibatch misses that call.
  * - A missing call a rule in the skill already makes for this input (its trigger is in the input, its
  *   arguments are the expected ones) is a noisy trajectory: misread (`analystMisreadRate`), the analyst
  *   proposes the call on its next best token; read right, nothing.
@@ -28,6 +33,8 @@ import {
   callRuleLine,
   canonicalJson,
   fillArgs,
+  fillText,
+  fillToken,
   generalizeArgs,
   parseCallRuleLine,
   parseCallRules,
@@ -46,17 +53,49 @@ export function callKey(tool: string, args: CallArgs): string {
 
 const isObject = (v: unknown): v is CallArgs => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
+
+/**
+ * The arguments a rule should carry for a call the input asked for: `generalizeArgs` (a whole value that is
+ * the input's first token of a kind becomes its placeholder), then, inside a longer string value such as
+ * a command, each word-bounded occurrence of the input's first id, path, quoted string or number becomes
+ * its placeholder (`"python train.py --config configs/local.yaml"` → `"… --config <path>"`), kept only when
+ * filling the template from the input gives the value back.
+ */
+export function generalizeCallArgs(args: CallArgs, input: string): CallArgs {
+  const kinds = ['id', 'path', 'string', 'number'] as const;
+  const inside = (v: string): string => {
+    let out = v;
+    for (const kind of kinds) {
+      const token = fillToken(kind, [input]);
+      if (!token) continue;
+      out = out.replace(new RegExp(`(?<=^|[\\s="'(,:])${escapeRe(token)}(?=$|[\\s"'),;])`, 'g'), `<${kind}>`);
+    }
+    return out !== v && fillText(out, [input]) === v ? out : v;
+  };
+  const gen = (v: unknown): unknown => {
+    if (typeof v === 'string') return /^<(path|string|number|id)>$/.test(v) ? v : inside(v);
+    if (Array.isArray(v)) return v.map(gen);
+    if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, gen(x)]));
+    return v;
+  };
+  return gen(generalizeArgs(args, [input])) as CallArgs;
+}
+
 /** A call proposal in the analyst's Proposal shape (analyst.ts): `answer` is the call's `callKey`. */
 export interface CallProposal {
   token: string;
   answer: string;
-  kind: 'add';
-  op: 'append' | 'replace';
+  /** `remove`: an extra call's rule narrowed (its trigger dropped) or deleted. */
+  kind: 'add' | 'remove';
+  op: 'append' | 'replace' | 'delete';
   target?: string;
   content: string;
   rule: string;
   support: number;
   call: { tool: string; args: CallArgs };
+  /** An `out of order` finding's fix: the replace moves the rule's line after the rule of the call it must follow. */
+  reorder?: true;
 }
 
 interface Need {
@@ -65,6 +104,8 @@ interface Need {
   /** The calls this failure misses, each by its key, with the template to write. */
   missing: Array<{ key: string; tool: string; args: CallArgs; concrete: unknown }>;
   wrong: Array<{ tool: string; args: unknown; expected: CallArgs }>;
+  order: Array<{ tool: string; args: unknown; after: string }>;
+  extra: Array<{ tool: string; args: unknown }>;
 }
 
 function needsOf(trajectories: readonly Trajectory[]): Need[] {
@@ -72,23 +113,27 @@ function needsOf(trajectories: readonly Trajectory[]): Need[] {
   for (const t of trajectories) {
     if (!isFailure(t)) continue;
     const findings = parseCallFindings(t.feedback ?? '');
-    const need: Need = { t, haystack: t.input.toLowerCase(), missing: [], wrong: [] };
+    const need: Need = { t, haystack: t.input.toLowerCase(), missing: [], wrong: [], order: [], extra: [] };
     for (const f of findings) {
       if (f.kind === 'missing') {
-        const args = generalizeArgs(isObject(f.args) ? f.args : {}, [t.input]);
+        const args = generalizeCallArgs(isObject(f.args) ? f.args : {}, t.input);
         need.missing.push({ key: callKey(f.name, args), tool: f.name, args, concrete: f.args });
       } else if (f.kind === 'wrong' && isObject(f.expected)) {
         need.wrong.push({ tool: f.name, args: f.args, expected: f.expected });
+      } else if (f.kind === 'extra') {
+        need.extra.push({ tool: f.name, args: f.args });
+      } else if (f.kind === 'order') {
+        need.order.push({ tool: f.name, args: f.args, after: f.after });
       }
     }
-    if (need.missing.length + need.wrong.length > 0) out.push(need);
+    if (need.missing.length + need.wrong.length + need.order.length + need.extra.length > 0) out.push(need);
   }
   return out;
 }
 
 /** Whether a failure has tool-call findings the call analyst reads. */
 export function hasCallFindings(t: Trajectory): boolean {
-  return isFailure(t) && parseCallFindings(t.feedback ?? '').some((f) => f.kind === 'missing' || f.kind === 'wrong');
+  return isFailure(t) && parseCallFindings(t.feedback ?? '').length > 0;
 }
 
 /** The rule that makes this call for this input: its tool, its trigger in the input, its filled arguments equal. */
@@ -154,7 +199,7 @@ export function proposeCallRules(skill: string, trajectories: readonly Trajector
 
   for (const n of needs) {
     for (const w of n.wrong) {
-      const expected = generalizeArgs(w.expected, [n.t.input]);
+      const expected = generalizeCallArgs(w.expected, n.t.input);
       const key = callKey(w.tool, expected);
       const culprit = ruleMaking(rules, n.t.input, w.tool, w.args);
       if (!culprit) {
@@ -169,6 +214,56 @@ export function proposeCallRules(skill: string, trajectories: readonly Trajector
       changed.add(culprit.line);
       const support = needs.filter((m) => m.wrong.some((x) => x.tool === w.tool && ruleMaking(rules, m.t.input, x.tool, x.args) === culprit)).length;
       proposals.push({ token: trigger, answer: key, kind: 'add', op: 'replace', target: culprit.line, content: line, rule: line, support, call: { tool: w.tool, args: expected } });
+    }
+    for (const w of n.extra) {
+      // the rule that made a call the task did not want: its trigger in this input is dropped
+      const culprit = ruleMaking(rules, n.t.input, w.tool, w.args);
+      if (!culprit || changed.has(culprit.line)) continue;
+      const trigger = triggerIn(culprit.triggers, n.t.input)!;
+      const key = callKey(w.tool, culprit.args);
+      // a rule some failure of the minibatch misses is not removed for another's extra call
+      if (needs.some((m) => m.missing.some((x) => x.key === key))) continue;
+      const remaining = culprit.triggers.filter((t) => t.toLowerCase() !== trigger.toLowerCase());
+      const line = remaining.length > 0 ? lineOrNull(remaining, w.tool, culprit.args, culprit.source) : '';
+      if (line === null) continue;
+      changed.add(culprit.line);
+      const support = needs.filter((m) => m.extra.some((x) => x.tool === w.tool && ruleMaking(rules, m.t.input, x.tool, x.args) === culprit)).length;
+      proposals.push({
+        token: trigger,
+        answer: key,
+        kind: 'remove',
+        op: line ? 'replace' : 'delete',
+        target: culprit.line,
+        content: line,
+        // the mapping removed, as a rewrite's remove_rule suggestion states it
+        rule: lineOrNull(trigger, w.tool, culprit.args, culprit.source) ?? culprit.line,
+        support,
+        call: { tool: w.tool, args: culprit.args },
+      });
+    }
+    for (const w of n.order) {
+      // both rules fire on the input, so they call in line order: move the early one just after the other
+      const culprit = ruleMaking(rules, n.t.input, w.tool, w.args);
+      const prior = rules.find((r) => r.tool === w.after && r.source === 'input' && triggerIn(r.triggers, n.t.input) !== null);
+      if (!culprit || !prior || culprit.lineIndex > prior.lineIndex || changed.has(culprit.line)) continue;
+      const trigger = triggerIn(culprit.triggers, n.t.input)!;
+      const key = callKey(w.tool, culprit.args);
+      if (o.rejected?.(trigger.toLowerCase(), key)) continue;
+      const block = skill.split('\n').slice(culprit.lineIndex, prior.lineIndex + 1).map((l) => l.replace(/\r$/, ''));
+      changed.add(culprit.line);
+      const support = needs.filter((m) => m.order.some((x) => x.tool === w.tool && x.after === w.after)).length;
+      proposals.push({
+        token: trigger,
+        answer: key,
+        kind: 'add',
+        op: 'replace',
+        target: block.join('\n'),
+        content: [...block.slice(1), block[0]!].join('\n'),
+        rule: culprit.line,
+        support,
+        call: { tool: w.tool, args: culprit.args },
+        reorder: true,
+      });
     }
     for (const m of n.missing) {
       const covered = ruleMaking(rules, n.t.input, m.tool, m.concrete ?? {});
@@ -229,5 +324,38 @@ export function applyCallRuleLines(skill: string, lines: readonly string[]): { s
     changes.push(`Added call rule: ${line}`);
   }
   if (appended.length > 0) current = appendBeforeProtected(current, appended.join('\n'));
+  return { skill: current, changes };
+}
+
+/**
+ * Remove call-rule mappings from a whole skill (rewrite_skill's `remove_rule` suggestions): for each trigger
+ * of each given line, the call rule with that tool, source, arguments and trigger loses the trigger, or is
+ * deleted when it was its only one. One change line each.
+ */
+export function removeCallRuleMappings(skill: string, lines: readonly string[]): { skill: string; changes: string[] } {
+  let current = skill;
+  const changes: string[] = [];
+  for (const line of lines) {
+    const gone = parseCallRuleLine(line);
+    if (!gone) continue;
+    for (const trigger of gone.triggers) {
+      const key = trigger.toLowerCase();
+      const rule = parseCallRules(current).find(
+        (r) => r.tool === gone.tool && r.source === gone.source && canonicalJson(r.args) === canonicalJson(gone.args) && r.triggers.some((t) => t.toLowerCase() === key),
+      );
+      if (!rule) continue;
+      const all = current.split('\n');
+      const remaining = rule.triggers.filter((t) => t.toLowerCase() !== key);
+      const narrowed = remaining.length > 0 ? lineOrNull(remaining, rule.tool, rule.args, rule.source) : null;
+      if (narrowed) {
+        all[rule.lineIndex] = all[rule.lineIndex]!.endsWith('\r') ? `${narrowed}\r` : narrowed;
+        changes.push(`Narrowed call rule: ${rule.line} to: ${narrowed}`);
+      } else {
+        all.splice(rule.lineIndex, 1);
+        changes.push(`Removed call rule: ${rule.line}`);
+      }
+      current = all.join('\n');
+    }
+  }
   return { skill: current, changes };
 }

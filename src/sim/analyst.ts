@@ -61,6 +61,8 @@ export interface Proposal {
   support: number;
   /** A call rule's call (analyst-calls.ts); its `answer` is then the call's `callKey`. */
   call?: { tool: string; args: Record<string, unknown> };
+  /** A call rule moved after another (analyst-calls.ts): a replace of a block of lines. */
+  reorder?: true;
 }
 
 interface Scored {
@@ -358,12 +360,15 @@ function payload(skill: string, proposals: readonly Proposal[], mode: Mode, sour
     return { edits };
   }
   if (mode === 'rewrite') {
-    const revise_suggestions: Suggestion[] = proposals.map((p) =>
+    // a rewrite suggestion carries one rule line: it cannot move a line
+    const revise_suggestions: Suggestion[] = proposals.filter((p) => !p.reorder).map((p) =>
       p.kind === 'remove'
         ? {
             type: 'remove_rule',
             title: `Stop mapping ${p.token} to ${p.answer}`,
-            motivation: `${p.support} failure(s) mention ${p.token} but expect another answer; this rule captured them.`,
+            motivation: p.call
+              ? `${p.support} failure(s) mention ${p.token} and made this call, which the task did not want.`
+              : `${p.support} failure(s) mention ${p.token} but expect another answer; this rule captured them.`,
             instruction: `${REMOVE_INSTRUCTION} ${p.rule}`,
             priority_hint: p.support >= 2 ? 'high' : 'medium',
             support_count: p.support,
@@ -387,9 +392,27 @@ function payload(skill: string, proposals: readonly Proposal[], mode: Mode, sour
   }
   if (proposals.length === 0) return { skill_candidates: [] as SkillCandidate[] };
   const mapping = (p: Proposal) => ({ trigger: p.token, answer: p.answer });
-  const removed = removeRuleMappings(skill, proposals.filter((p) => p.kind === 'remove').map(mapping));
+  const removed = removeRuleMappings(skill, proposals.filter((p) => p.kind === 'remove' && !p.call).map(mapping));
   const answered = applyRuleMappings(removed.skill, proposals.filter((p) => p.kind === 'add' && !p.call).map(mapping));
-  const called = applyCallRuleLines(answered.skill, proposals.filter((p) => p.call).map((p) => p.rule));
+  // a call rule's replace (wrong arguments, a move) is applied to its exact lines; a new one appended
+  let moved = answered.skill;
+  const movedChanges: string[] = [];
+  for (const p of proposals.filter((q) => q.call && q.target !== undefined)) {
+    if (!moved.includes(p.target!)) continue;
+    if (p.op === 'delete') {
+      const lines = moved.split('\n');
+      const at = lines.findIndex((l) => l.replace(/\r$/, '') === p.target);
+      if (at < 0) continue;
+      lines.splice(at, 1);
+      moved = lines.join('\n');
+      movedChanges.push(`Removed call rule: ${p.target}`);
+      continue;
+    }
+    moved = moved.replace(p.target!, p.content);
+    movedChanges.push(p.reorder ? `Moved call rule: ${p.rule}` : p.kind === 'remove' ? `Narrowed call rule: ${p.target} to: ${p.content}` : `Replaced call rule: ${p.target} with: ${p.content}`);
+  }
+  const appendedCalls = applyCallRuleLines(moved, proposals.filter((p) => p.call && p.target === undefined).map((p) => p.rule));
+  const called = { skill: appendedCalls.skill, changes: [...movedChanges, ...appendedCalls.changes] };
   const added = { skill: called.skill, changes: [...answered.changes, ...called.changes] };
   const skill_candidates: SkillCandidate[] = [
     {

@@ -18,7 +18,7 @@ import { metaSkill, slowUpdate } from './notes.ts';
 import { lrAutonomous, ranking } from './ranking.ts';
 import { parseRules } from './rules.ts';
 import { isCallRuleLine } from './call-rules.ts';
-import { applyCallRuleLines } from './analyst-calls.ts';
+import { applyCallRuleLines, removeCallRuleMappings } from './analyst-calls.ts';
 import { applyRuleMappings, removeRuleMappings } from './skill-edit.ts';
 import { currentSkill, modeOf, readJson, readValue, withTrailingNewline } from './stage-io.ts';
 
@@ -95,19 +95,25 @@ function rewriteSkill(text: string) {
   const adds: { trigger: string; answer: string }[] = [];
   const removes: { trigger: string; answer: string }[] = [];
   const callLines: string[] = [];
+  const callRemoves: string[] = [];
   for (const s of suggestions) {
     if (typeof s.instruction !== 'string') continue;
     const into = s.type === 'remove_rule' && s.instruction.startsWith(REMOVE_INSTRUCTION) ? removes : adds;
     // a call rule (analyst-calls.ts) replaces the call rule of the same trigger(s) and tool, or is appended
     if (into === adds && isCallRuleLine(s.instruction.trim())) callLines.push(s.instruction.trim());
+    if (into === removes) {
+      const line = s.instruction.slice(REMOVE_INSTRUCTION.length).trim();
+      if (isCallRuleLine(line)) callRemoves.push(line);
+    }
     for (const rule of parseRules(s.instruction)) {
       for (const trigger of rule.triggers) into.push({ trigger, answer: rule.answer });
     }
   }
-  const removed = removeRuleMappings(skill, removes);
+  const unCalled = removeCallRuleMappings(skill, callRemoves);
+  const removed = removeRuleMappings(unCalled.skill, removes);
   const answered = applyRuleMappings(removed.skill, adds);
   const added = applyCallRuleLines(answered.skill, callLines);
-  const changes = [...removed.changes, ...answered.changes, ...added.changes];
+  const changes = [...unCalled.changes, ...removed.changes, ...answered.changes, ...added.changes];
   return {
     reasoning: `simulated rewrite: integrated ${changes.length} rule change(s) from ${suggestions.length} suggestion(s).`,
     change_summary: changes,

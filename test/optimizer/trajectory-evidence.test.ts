@@ -5,14 +5,17 @@
  * steps); a case without a trajectory has no `steps` key. The step buffer and the epoch comparison see
  * them too.
  */
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { readTrajectories, trajectoriesSection, type Trajectory } from '../../src/protocol/prompt.ts';
-import { compactSteps, EVIDENCE_CLIP_CHARS, toTrajectory, trimTrajectories } from '../../src/optimizer/reflect.ts';
+import { compactSteps, EVIDENCE_CLIP_CHARS, reflect, toTrajectory, trimTrajectories } from '../../src/optimizer/reflect.ts';
 import { callFindingDigest, renderStepBuffer } from '../../src/optimizer/step-buffer.ts';
 import { buildPairs, renderComparison } from '../../src/optimizer/longitudinal.ts';
 import { formatCallFinding } from '../../src/protocol/tool-feedback.ts';
 import type { CaseRecord, TrajectoryStep } from '../../src/types.ts';
-import { record } from './harness.ts';
+import { record, simLLM, tempDir } from './harness.ts';
+import { parseCallRuleLine } from '../../src/sim/call-rules.ts';
+import { PLAIN_SIM_KNOBS } from '../../src/sim/knobs.ts';
 
 const LOG = `Traceback (most recent call last):\n${'  File "train.py", line 3, in <module>\n'.repeat(40)}KeyError: 'lr'`;
 
@@ -95,6 +98,35 @@ describe('trimTrajectories with steps', () => {
     expect(omitted + steps.filter((s) => s.omitted === undefined).length).toBe(13);
     expect(omitted).toBeGreaterThan(0);
     expect(t.steps).toHaveLength(13); // the input is not mutated
+  });
+});
+
+describe('reflect on tool-using failures, through the simulated analyst', () => {
+  test('the analyst reads the steps and the findings and proposes a call rule with the input\'s path as <path>', async () => {
+    const h = await simLLM({ ...PLAIN_SIM_KNOBS });
+    const fail = (id: string, path: string) => ({
+      ...toolRecord(id, { feedback: `tool calls: 0/1\n${formatCallFinding({ kind: 'missing', name: 'read_file', args: { path } })}`, expected: null }),
+      messages: [{ role: 'system' as const, content: 'S' }, { role: 'user' as const, content: `The run crashed; the traceback is in ${path}.` }],
+    });
+    const r = await reflect({
+      records: [fail('a', 'logs/a.txt'), fail('b', 'runs/b/err.log')],
+      skill: '# Operator\n',
+      llm: h.llm,
+      patchesDir: join(tempDir('evidence'), 'patches'),
+      seed: 1,
+      maxEdits: 4,
+      minibatchSize: 4,
+      workers: 1,
+      failureOnly: true,
+      mode: 'patch',
+      context: [],
+      tokenBudget: 0,
+      skillAware: { enabled: false, source: 'both', suffix: '' },
+    });
+    expect(r.failure).toHaveLength(1);
+    const [item] = r.failure[0]!.items as Array<{ op: string; content: string; support_count: number }>;
+    expect(item).toMatchObject({ op: 'append', support_count: 2 });
+    expect(parseCallRuleLine(item!.content)).toMatchObject({ tool: 'read_file', args: { path: '<path>' } });
   });
 });
 

@@ -12,9 +12,10 @@ import { formatCallFinding } from '../../src/protocol/tool-feedback.ts';
 import { describeItem } from '../../src/optimizer/patch.ts';
 import { renderStepBuffer } from '../../src/optimizer/step-buffer.ts';
 import { parseCallRuleLine, parseCallRules } from '../../src/sim/call-rules.ts';
-import { applyCallRuleLines } from '../../src/sim/analyst-calls.ts';
+import { applyCallRuleLines, generalizeCallArgs } from '../../src/sim/analyst-calls.ts';
 import { analystError, mostCommonWord } from '../../src/sim/analyst.ts';
 import { PLAIN_SIM_KNOBS } from '../../src/sim/knobs.ts';
+import { applyEdit } from '../../src/skill/edits.ts';
 import { callStage, PLAIN, simServer, stagePrompt } from './helpers.ts';
 
 const SKILL = '# Repo operator\nReport the command you ran.\n';
@@ -57,6 +58,23 @@ describe('the simulated analyst proposes call rules', async () => {
     expect(rules[0]!.rule!.tool).toBe('read_file'); // ordered by support
   });
 
+  it('the learned rule, applied, makes the target call with the path of an input it never saw', async () => {
+    const rule = (await edits(SKILL, LOG_FAILURES)).find((e) => parseCallRuleLine(e.content ?? '')?.tool === 'read_file')!;
+    const skill = applyEdit(SKILL, { op: 'append', content: rule.content! }).skill;
+    const tools = ['read_file', 'list_dir'].map((name) => ({ type: 'function' as const, function: { name, parameters: { type: 'object', properties: {} } } }));
+    const r = await client.chat.completions.create({
+      model: 'mitko',
+      messages: [
+        { role: 'system', content: skill },
+        { role: 'user', content: 'It died again; the traceback is in runs/7/stderr.txt.' },
+      ],
+      tools,
+      tool_choice: 'auto',
+    });
+    const calls = (r.choices[0]!.message.tool_calls ?? []).map((c) => (c.type === 'function' ? [c.function.name, JSON.parse(c.function.arguments)] : null));
+    expect(calls).toEqual([['read_file', { path: 'runs/7/stderr.txt' }]]);
+  });
+
   it('wrong arguments become a replace of the rule that made the call, its triggers kept', async () => {
     const skill = `${SKILL}${SMOKE}\n`;
     const fb = formatCallFinding({ kind: 'wrong', name: 'run_command', args: { cmd: 'python train.py' }, expected: { cmd: 'python train.py --smoke --config configs/local.yaml' } });
@@ -72,6 +90,32 @@ describe('the simulated analyst proposes call rules', async () => {
     ]);
   });
 
+  it('an out-of-order call moves its rule after the rule of the call it must follow', async () => {
+    const list = '- When the input mentions `smoke`, call `list_dir` with `{"path":"outputs"}`.';
+    const skill = `${SKILL}${list}\n${SMOKE}\nReport last.\n`;
+    const fb = formatCallFinding({ kind: 'order', name: 'list_dir', args: { path: 'outputs' }, after: 'run_command' });
+    const got = await edits(skill, [traj('o1', 'Run a smoke test, then show me the outputs.', [fb])]);
+    expect(got).toEqual([{ op: 'replace', target: `${list}\n${SMOKE}`, content: `${SMOKE}\n${list}`, support_count: 1, source_type: 'failure' }]);
+    const full = analystError(prompt(skill, [traj('o1', 'Run a smoke test, then show me the outputs.', [fb])]), 'full_rewrite', KNOBS).patch as { skill_candidates: Array<{ new_skill: string }> };
+    expect(full.skill_candidates[0]!.new_skill).toBe(`${SKILL}${SMOKE}\n${list}\nReport last.\n`);
+  });
+
+  it('an extra call narrows the rule that made it (its trigger in the input dropped), or deletes a one-trigger rule', async () => {
+    const broad = '- When the input mentions `smoke` or `report`, call `run_command` with `{"cmd":"python train.py"}`.';
+    const fb = formatCallFinding({ kind: 'extra', name: 'run_command', args: { cmd: 'python train.py' } });
+    const t = traj('x1', 'Write a report of the last run.', [fb]);
+    expect(await edits(`${SKILL}${broad}\n`, [t])).toEqual([
+      { op: 'replace', target: broad, content: SMOKE, support_count: 1, source_type: 'failure' },
+    ]);
+    const only = '- When the input mentions `report`, call `run_command` with `{"cmd":"python train.py"}`.';
+    expect(await edits(`${SKILL}${only}\n`, [t])).toEqual([{ op: 'delete', target: only, support_count: 1, source_type: 'failure' }]);
+    // rewrite mode: a remove_rule suggestion the rewrite applies
+    const rewrite = analystError(prompt(`${SKILL}${broad}\n`, [t]), 'rewrite', KNOBS).patch as { revise_suggestions: Array<{ type: string; instruction: string }> };
+    expect(rewrite.revise_suggestions.map((x) => x.type)).toEqual(['remove_rule']);
+    const user = stagePrompt('rewrite_skill', skillSection(`${SKILL}${broad}\n`), jsonSection('suggestions', rewrite.revise_suggestions));
+    expect(STAGE_SCHEMAS.rewrite_skill.parse(await callStage(client, 'rewrite_skill', user)).new_skill).toBe(`${SKILL}${SMOKE}\n`);
+  });
+
   it('a missing call the skill already makes for the input is noise: nothing proposed; a rejected call rule is not proposed again', async () => {
     const rule = '- When the input mentions `traceback`, call `read_file` with `{"path":"<path>"}`.';
     expect((await edits(`${SKILL}${rule}\n`, LOG_FAILURES.slice(0, 2))).length).toBe(0);
@@ -80,6 +124,19 @@ describe('the simulated analyst proposes call rules', async () => {
     ]);
     const again = await edits(SKILL, LOG_FAILURES.slice(0, 2), buffer);
     expect(again.map((e) => parseCallRuleLine(e.content ?? '')?.triggers[0])).not.toContain('traceback');
+  });
+});
+
+describe('generalizeCallArgs', () => {
+  it('whole values and word-bounded tokens inside a command become placeholders, only when filling gives the value back', () => {
+    const input = 'Run a smoke training with configs/local.yaml for 2 epochs, ticket OPS-12.';
+    expect(generalizeCallArgs({ cmd: 'python -m skillopt.train --config configs/local.yaml --epochs 2', ticket: 'OPS-12', path: 'configs/local.yaml' }, input)).toEqual({
+      cmd: 'python -m skillopt.train --config <path> --epochs <number>',
+      ticket: '<id>',
+      path: '<path>',
+    });
+    // a token that is only part of a word stays, and so does a value the input does not name
+    expect(generalizeCallArgs({ cmd: 'ls configs/local.yaml.bak', n: 'v2' }, input)).toEqual({ cmd: 'ls configs/local.yaml.bak', n: 'v2' });
   });
 });
 
