@@ -3,8 +3,11 @@
  * simulated model, from the repository root with its shipped config (the model-call cache off): `skillopt
  * eval` of the seed skill on the test split gives the pass rate the benchmark's README states, exactly (the
  * simulated world is deterministic per seed), and the cases that pass are the ones the seed's call rules
- * cover; every case record carries its trajectory.
+ * cover; every case record carries its trajectory. The optimize run reaches its target with learned call
+ * rules, its diff applies, and with the model-call cache a rerun sends nothing and a replay passes.
  */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { assertBuilt, readJson, readJsonl, REPO, skillopt, tempDirs } from './helpers.ts';
@@ -40,3 +43,30 @@ test('`skillopt eval` of the seed skill on the test split: pass rate 2/28, the s
   expect(smoke.trajectory[1].result).toMatchObject({ name: 'run_command', ok: true, content: expect.stringMatching(/^best skill: outputs\/dotnetdebug_smoke\/best_skill\.md\n/) });
   expect(smoke.output).toContain('outputs/dotnetdebug_smoke/best_skill.md');
 });
+
+test('`--optimize --target 0.8` reaches the target with learned call rules; the diff applies; a cached rerun sends nothing and replay passes', async () => {
+  const dir = tmp.make('optimize');
+  const run = (name: string, cache: string) =>
+    skillopt(['test', '--optimize', '--target', '0.8', '--config', 'configs/repo-operator/sim.yaml', '--model-cache', cache, '--cfg-options', `env.out_root=${join(dir, name)}`], {
+      cwd: REPO,
+      env: { SKILLOPT_CACHE_DIR: join(dir, 'cache') },
+    });
+  const first = await run('first', 'rw');
+  expect(first.code, first.all).toBe(0);
+  const s = readJson(join(dir, 'first', 'summary.json'));
+  expect(s.baseline_test_pass_rate).toBeLessThan(0.5);
+  expect(s.best_selection_pass_rate).toBeGreaterThanOrEqual(0.8);
+  expect(s.test_pass_rate).toBeGreaterThanOrEqual(0.75);
+  const seed = readFileSync(join(REPO, 'skills/repo-operator/initial.md'), 'utf8');
+  const best = readFileSync(join(dir, 'first', 'best_skill.md'), 'utf8');
+  const callRules = (t: string) => t.split('\n').filter((l) => /`\s*,?\s*call `[a-z_]+`/.test(l));
+  expect(callRules(best).filter((l) => !seed.includes(l)).length).toBeGreaterThan(0);
+  const check = spawnSync('git', ['apply', '--check', join(dir, 'first', 'best_skill.diff')], { cwd: REPO, encoding: 'utf8' });
+  expect(check.status, check.stderr).toBe(0);
+  const again = await run('again', 'rw');
+  expect(again.code, again.all).toBe(0);
+  expect(readJson(join(dir, 'again', 'summary.json')).token_summary._total.calls).toBe(0);
+  const replay = await run('replay', 'replay');
+  expect(replay.code, replay.all).toBe(0);
+  expect(readFileSync(join(dir, 'replay', 'best_skill.md'), 'utf8')).toBe(best);
+}, 120_000);
