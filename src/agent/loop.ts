@@ -17,6 +17,7 @@
  */
 import { z } from 'zod';
 import type { CallUsage, ChatMessage, SkillTask, ToolCall, ToolSpec, TrajectoryStep } from '../types.ts';
+import { addUsage, emptyUsage } from '../model/call-usage.ts';
 import { ToolError, type ToolSet } from './tool.ts';
 
 export const DEFAULT_MAX_TURNS = 10;
@@ -131,14 +132,6 @@ function argsOf(text: string): unknown {
   }
 }
 
-function addUsage(into: CallUsage, from: CallUsage): void {
-  into.calls += from.calls;
-  into.attempts += from.attempts;
-  into.prompt_tokens += from.prompt_tokens;
-  into.completion_tokens += from.completion_tokens;
-  if (from.cache_hits !== undefined) into.cache_hits = (into.cache_hits ?? 0) + from.cache_hits;
-  if (from.cache_misses !== undefined) into.cache_misses = (into.cache_misses ?? 0) + from.cache_misses;
-}
 
 /** A value as the model reads it: strings as they are, anything else as JSON. */
 export function resultText(value: unknown): string {
@@ -221,7 +214,7 @@ export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage
   const timeoutMs = o.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   const transcript = [...messages];
   const trajectory: TrajectoryStep[] = [];
-  const usage: CallUsage = { calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0 };
+  const usage: CallUsage = emptyUsage();
   let simulated = false;
   let made = 0;
   let text = '';

@@ -21,7 +21,8 @@
  * `<number>` becomes a JSON number.
  */
 import { SkillOptError } from '../util/errors.ts';
-import { isSpanSafe, RULE_JOINER_ARROWS, RULE_JOINER_WORDS } from './rules.ts';
+import { isPlainObject } from '../util/objects.ts';
+import { escapeRe, isSpanSafe, JOINER_RE as ANSWER_JOINER_RE, segments } from './rules.ts';
 
 export const PLACEHOLDER_KINDS = ['path', 'string', 'number', 'id'] as const;
 export type PlaceholderKind = (typeof PLACEHOLDER_KINDS)[number];
@@ -52,31 +53,10 @@ export interface CallRule extends ParsedCallRule {
 /** A function name as OpenAI function calling accepts it. */
 export const TOOL_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
-const SPAN_RE = /`([^`\n]+)`/g;
 const CALL_RE = /\bcall\b/i;
 const RESULT_RE = /\bresults?\b/i;
 const WITH_RE = /^\s*with\s*$/i;
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
-const ANSWER_JOINER_RE = new RegExp(`\\b(?:${RULE_JOINER_WORDS.join('|')})\\b|${RULE_JOINER_ARROWS.map(escapeRe).join('|')}`, 'i');
 
-type Segment = { kind: 'text' | 'span'; text: string };
-
-function segments(line: string): Segment[] {
-  const out: Segment[] = [];
-  let last = 0;
-  SPAN_RE.lastIndex = 0;
-  for (let m = SPAN_RE.exec(line); m; m = SPAN_RE.exec(line)) {
-    out.push({ kind: 'text', text: line.slice(last, m.index) });
-    out.push({ kind: 'span', text: m[1]!.trim() });
-    last = m.index + m[0].length;
-  }
-  out.push({ kind: 'text', text: line.slice(last) });
-  return out;
-}
-
-function isPlainObject(v: unknown): v is CallArgs {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The triggers, source, tool and arguments of one line, or null when the line is not a call rule. */
 export function parseCallRuleLine(line: string): ParsedCallRule | null {

@@ -37,18 +37,20 @@ export interface RuleMatch {
 }
 
 const SPAN_RE = /`([^`\n]+)`/g;
-const JOINER_RE = new RegExp(
+/** Any joiner of an answer rule (a whole word or an arrow). */
+export const JOINER_RE = new RegExp(
   `\\b(?:${RULE_JOINER_WORDS.join('|')})\\b|${RULE_JOINER_ARROWS.map(escapeRe).join('|')}`,
   'i',
 );
 
-function escapeRe(s: string): string {
+export function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
 }
 
-type Segment = { kind: 'text'; text: string } | { kind: 'span'; text: string };
+export type Segment = { kind: 'text'; text: string } | { kind: 'span'; text: string };
 
-function segments(line: string): Segment[] {
+/** A line cut into the text between backticked spans and the spans (trimmed). */
+export function segments(line: string): Segment[] {
   const out: Segment[] = [];
   let last = 0;
   SPAN_RE.lastIndex = 0;
