@@ -25,6 +25,11 @@ export interface AttributeOptions {
   /** Skill files named on the command line, for runs that do not record theirs. */
   skills: { baseline?: string | undefined; candidate?: string | undefined };
   log: (line: string) => void;
+  /**
+   * The candidate's skill when the caller knows it (`skillopt test --baseline … --attribute`: the run's
+   * `--skill`), or `seed`: the suite's seed skill, read from its manifest. Checked against the run's hash.
+   */
+  candidateSkill?: { text: string; path: string } | 'seed';
 }
 
 export interface AttributionResult extends Attribution {
@@ -60,7 +65,16 @@ function skillCandidates(side: Side, flag: string | undefined): string[] {
   return out;
 }
 
-function sideSkill(side: Side, which: 'baseline' | 'candidate', flag: string | undefined): { text: string; path: string } {
+/** A skill the caller holds in memory, checked against the hash of the side's rows. */
+function knownSkill(side: Side, skill: { text: string; path: string }, what: string): { text: string; path: string } {
+  const hash = hashOf(side, 'candidate');
+  const got = skillHash(skill.text);
+  if (got !== hash) throw new SkillOptError(`--attribute: ${what} (${displayPath(skill.path)}, hash ${got}) is not the skill the run scored (its rows carry skill hash ${hash})`);
+  return skill;
+}
+
+/** A run's skill text: the flag's file, or the file its run records, matched by the hash its rows carry. */
+export function sideSkill(side: Side, which: 'baseline' | 'candidate', flag: string | undefined): { text: string; path: string } {
   const hash = hashOf(side, which);
   if (hash === skillHash('')) return { text: '', path: 'none' };
   const tried = skillCandidates(side, flag);
@@ -89,58 +103,82 @@ export function changedCases(run: ComparisonRun): ChangedCase[] {
 export async function attributeComparison(run: ComparisonRun, opts: AttributeOptions): Promise<AttributionResult> {
   if (run.differentTasks) throw new SkillOptError(`--attribute needs two runs of the same tasks: ${run.differentTasks}`);
   const baseline = sideSkill(run.baseline, 'baseline', opts.skills.baseline);
-  const candidate = sideSkill(run.candidate, 'candidate', opts.skills.candidate);
+  const known = opts.candidateSkill;
+  const given = known === undefined ? sideSkill(run.candidate, 'candidate', opts.skills.candidate) : known === 'seed' ? null : knownSkill(run.candidate, known, 'the skill under test');
+  if (known === 'seed') hashOf(run.candidate, 'candidate');
   const cases = changedCases(run);
   const suites = [...new Set(cases.map((c) => c.suite))];
   if (suites.length > 1) throw new SkillOptError(`--attribute explains one suite at a time; the changed cases are in ${suites.join(', ')} (select one with --cfg-options env.name=…)`);
-  const change = skillChange(baseline.text, candidate.text, opts.granularity);
+  const suite = suites[0] ?? run.candidate.rows[0]?.suite ?? opts.config.env.name;
   const budget = opts.budget ?? 30 * cases.reduce((n, c) => n + c.trials, 0);
+  const trials = Math.max(1, ...cases.map((c) => c.trials));
+  const config: SkillOptConfig = { ...opts.config, env: { ...opts.config.env, name: suite, trials } };
+
+  // the suites run only when there is something to re-run, or a seed skill to read from the manifest
+  const opened: { host?: Awaited<ReturnType<typeof openHost>>; runner?: SuiteRunner } = {};
+  const runnerOf = async (): Promise<SuiteRunner> => {
+    opened.host ??= await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout', split: 'all' } });
+    opened.runner ??= await SuiteRunner.open({ host: opened.host });
+    return opened.runner;
+  };
+  try {
+    let candidate = given;
+    if (!candidate) {
+      const manifest = (await (await runnerOf()).manifests()).find((m) => m.suite === suite);
+      if (!manifest) throw new SkillOptError(`--attribute: suite '${suite}' has no manifest to read its seed skill from`);
+      candidate = knownSkill(run.candidate, manifest.seed_skill, "the suite's seed skill");
+    }
+    return await explainChange(opts, { baseline, candidate, cases, budget, trials, runnerOf });
+  } finally {
+    try {
+      await opened.runner?.close();
+    } finally {
+      await opened.host?.close();
+    }
+  }
+}
+
+async function explainChange(
+  opts: AttributeOptions,
+  x: { baseline: { text: string; path: string }; candidate: { text: string; path: string }; cases: ChangedCase[]; budget: number; trials: number; runnerOf: () => Promise<SuiteRunner> },
+): Promise<AttributionResult> {
+  const { baseline, candidate, cases, budget, trials } = x;
+  const change = skillChange(baseline.text, candidate.text, opts.granularity);
   const result: AttributionResult = { units: [], combos: [], unexplained: [], calls: 0, granularity: opts.granularity, budget, skills: { baseline: baseline.path, candidate: candidate.path } };
   if (cases.length === 0 || change.units.length === 0) {
     return { ...result, ...(await attribute(change, [], async () => ({ passFraction: new Map(), calls: 0 }), { budget })), unexplained: cases.map(({ suite, id }) => ({ suite, id })) };
   }
-  const trials = Math.max(...cases.map((c) => c.trials));
-  const config: SkillOptConfig = { ...opts.config, env: { ...opts.config.env, name: suites[0]!, trials } };
-  const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout', split: 'all' } });
-  try {
-    const runner = await SuiteRunner.open({ host });
-    try {
-      let runs = 0;
-      const got = await attribute(
-        change,
-        cases,
-        async (variant, batch) => {
-          runs++;
-          const res = await runner.run({
-            mode: 'rollout',
-            ids: batch.map((c) => c.id),
-            skills: { '*': { text: variant.text, path: `${displayPath(candidate.path)} without ${variant.reverted.join(', ')}` } },
-            samples: trials > 1 ? Array.from({ length: trials }, (_, t) => t) : null,
-          });
-          if (res.errors.length > 0 && res.records.length === 0) throw new SkillOptError(res.errors[0]!);
-          const passes = new Map<string, { pass: number; scored: number }>();
-          let calls = 0;
-          for (const r of res.records) {
-            calls += r.usage.calls + (r.judge_usage?.calls ?? 0);
-            const key = `${r.suite}\u0000${r.id}`;
-            const p = passes.get(key) ?? { pass: 0, scored: 0 };
-            if (r.error_kind === null) {
-              p.scored++;
-              if (r.pass) p.pass++;
-            }
-            passes.set(key, p);
-          }
-          const passFraction = new Map([...passes].map(([k, p]) => [k, p.scored === 0 ? null : p.pass / p.scored]));
-          return { passFraction, calls };
-        },
-        { budget },
-      );
-      opts.log(`attribution: ${cases.length} changed case(s), ${change.units.length} unit(s) (${opts.granularity}), ${runs} re-run(s), ${got.calls} model call(s) of a budget of ${budget}`);
-      return { ...result, ...got };
-    } finally {
-      await runner.close();
-    }
-  } finally {
-    await host.close();
-  }
+  const runner = await x.runnerOf();
+  let runs = 0;
+  const got = await attribute(
+    change,
+    cases,
+    async (variant, batch) => {
+      runs++;
+      const res = await runner.run({
+        mode: 'rollout',
+        ids: batch.map((c) => c.id),
+        skills: { '*': { text: variant.text, path: `${displayPath(candidate.path)} without ${variant.reverted.join(', ')}` } },
+        samples: trials > 1 ? Array.from({ length: trials }, (_, t) => t) : null,
+      });
+      if (res.errors.length > 0 && res.records.length === 0) throw new SkillOptError(res.errors[0]!);
+      const passes = new Map<string, { pass: number; scored: number }>();
+      let calls = 0;
+      for (const r of res.records) {
+        calls += r.usage.calls + (r.judge_usage?.calls ?? 0);
+        const key = `${r.suite}\u0000${r.id}`;
+        const p = passes.get(key) ?? { pass: 0, scored: 0 };
+        if (r.error_kind === null) {
+          p.scored++;
+          if (r.pass) p.pass++;
+        }
+        passes.set(key, p);
+      }
+      const passFraction = new Map([...passes].map(([k, p]) => [k, p.scored === 0 ? null : p.pass / p.scored]));
+      return { passFraction, calls };
+    },
+    { budget },
+  );
+  opts.log(`attribution: ${cases.length} changed case(s), ${change.units.length} unit(s) (${opts.granularity}), ${runs} re-run(s), ${got.calls} model call(s) of a budget of ${budget}`);
+  return { ...result, ...got };
 }

@@ -15,6 +15,8 @@ import { oneLineClip } from '../util/clip.ts';
 import { writeCompareReport } from '../report/index.ts';
 import { printAnnotations, type Annotation } from './github.ts';
 import { SkillOptError } from '../util/errors.ts';
+import { attributionMarkdown, attributionTerminal } from '../compare/render-attribution.ts';
+import type { AttributionResult } from './attribute.ts';
 
 export interface BaselineOptions {
   /** The baseline side, loaded before the run so a wrong path fails at once. */
@@ -82,7 +84,14 @@ export function worstRegressed(list: readonly CaseChange[], n = 5): CaseChange[]
  * compare.md next to the results, append it to the GitHub step summary, annotate regressed cases at
  * their suite file, and decide the exit code with the run's own verdict.
  */
-export function judgeAgainstBaseline(b: BaselineOptions, outDir: string, ran: RunResult, runVerdict: RunVerdict): BaselineJudgement {
+export async function judgeAgainstBaseline(
+  b: BaselineOptions,
+  outDir: string,
+  ran: RunResult,
+  runVerdict: RunVerdict,
+  /** `--attribute`: explain the comparison's flipped cases (after the run's session has closed: it opens its own). */
+  attributeWith?: (comparison: ComparisonRun) => Promise<AttributionResult>,
+): Promise<BaselineJudgement> {
   const candidate = loadSide(outDir);
   const comparison = compareSides(b.side, candidate, {
     maxRegression: b.maxRegression,
@@ -90,15 +99,17 @@ export function judgeAgainstBaseline(b: BaselineOptions, outDir: string, ran: Ru
     failOnRegression: b.failOnRegression,
     confidence: 1 - (b.alpha ?? 0.05),
   });
+  const attribution = attributeWith ? await attributeWith(comparison) : null;
+  const totals = { regressed: comparison.comparison.counts.regressed, fixed: comparison.comparison.counts.fixed };
   const written = [join(outDir, 'compare.json'), join(outDir, 'compare.md')];
-  const markdown = compareMarkdown(comparison);
-  const json = compareJson(comparison);
+  const markdown = compareMarkdown(comparison) + (attribution ? `\n${attributionMarkdown(attribution, totals)}` : '');
+  const json = { ...compareJson(comparison), ...(attribution ? { attribution } : {}) };
   writeJsonAtomic(written[0]!, json);
   writeFileAtomic(written[1]!, markdown);
   // the comparison's page, as `skillopt compare` writes it (the run's own report.html stays the run's)
   const html = writeCompareReport(outDir, { compare: json, baselineRows: b.side.rows, candidateRows: candidate.rows });
   if (html) written.push(html);
-  console.log(redactText(`\n${compareTerminal(comparison, { written, width: process.stdout.columns })}`));
+  console.log(redactText(`\n${[compareTerminal(comparison, { written, width: process.stdout.columns }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n')}`));
   const sites = new Map(ran.selections.map((s) => [s.suite, s.site ?? null]));
   const answer = (x: CaseChange['baseline']) => JSON.stringify(oneLineClip(x.output, 80));
   printAnnotations(

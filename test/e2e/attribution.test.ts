@@ -1,9 +1,10 @@
 /**
  * `skillopt compare --attribute` on real runs of the dotnetdebug benchmark against the simulated model: the
  * README's optimize run (initial vs best on the test split), a best skill with one planted harmful rule
- * (noise-free, and with noise 0.1 and three trials), the budget, and the refusals. The compiled CLI, offline.
+ * (noise-free, and with noise 0.1 and three trials), the budget, and the refusals; and `skillopt test
+ * --baseline <eval> --attribute` with a planted skill and with the suite's seed. The compiled CLI, offline.
  */
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { assertBuilt, expectOneLineError, REPO, skillopt, tempDirs } from './helpers.ts';
@@ -124,5 +125,60 @@ describe('skillopt compare --attribute', () => {
     expect(named.code, named.all).toBe(0);
     const granularity = await skillopt(['compare', base, best, '--attribute', '--attribute-granularity', 'word', '--config', CONFIG], { cwd: REPO });
     expect(expectOneLineError(granularity)).toMatch(/--attribute-granularity must be one of hunk, block, line, got 'word'$/);
+  }, 60_000);
+});
+
+describe('skillopt test --baseline <run> --attribute', () => {
+  const anchor = '- When the input mentions `ObjectDisposedException`, answer `disposed-object`.\n';
+  let base: string;
+  let planted: string;
+  beforeAll(async () => {
+    base = join(tmp.make('test-base'), 'out');
+    await evalOf(SEED, base);
+    planted = join(tmp.make('test-planted'), 'planted.md');
+    const seed = readFileSync(join(REPO, SEED), 'utf8');
+    expect(seed).toContain(anchor);
+    writeFileSync(planted, seed.replace(anchor, `${anchor}${PLANTED}\n`));
+  }, 60_000);
+
+  const testRun = (extra: string[], out: string) =>
+    skillopt(['test', '--split', 'test', '--attribute', '--config', CONFIG, '--model-cache', 'off', '--cfg-options', `env.out_root=${out}`, ...extra], { cwd: REPO });
+
+  test('the run of a skill with a planted rule names the planted unit, in the terminal and in compare.json / compare.md', async () => {
+    const out = join(tmp.make('test-run'), 'out');
+    const r = await testRun(['--skill', planted, '--baseline', base], out);
+    // the seed skill fails the suite gate on its own: the run's verdict decides (exit 1), the comparison informs
+    expect(r.code, r.all).toBe(1);
+    expect(r.stdout).toMatch(/^attribution: 1 block unit\(s\), \d+ model call\(s\) of a budget of 30$/m);
+    expect(r.stdout).toMatch(/^ {2}block 1 \(line \d+, '- When the input mentions `Cannot access a disposed`, answe…'\): breaks 1 of 1 regression \(dnd-011\), p = 0\.500$/m);
+    expect(r.stderr).toMatch(/\[skillopt\] attribution: 1 changed case\(s\), 1 unit\(s\) \(block\), 1 re-run\(s\), \d+ model call\(s\) of a budget of 30/);
+    const json = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8')) as { attribution: AttributionJson & { skills: { candidate: string } } };
+    expect(blamed(json.attribution, 'dnd-011')).toEqual([PLANTED]);
+    expect(json.attribution.skills.candidate).toBe(planted);
+    expect(readFileSync(join(out, 'compare.md'), 'utf8')).toContain('#### Which change did it (block units,');
+    expect(readFileSync(join(out, 'compare.html'), 'utf8')).toContain('"attribution":');
+  }, 120_000);
+
+  test("without --skill the candidate is the suite's seed skill, read from its manifest", async () => {
+    const plantedBase = join(tmp.make('test-planted-base'), 'out');
+    await evalOf(planted, plantedBase);
+    const out = join(tmp.make('test-seed-run'), 'out');
+    const r = await testRun(['--baseline', plantedBase], out);
+    expect(r.code, r.all).toBe(1);
+    const json = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8')) as { attribution: AttributionJson & { skills: { candidate: string } } };
+    const unit = json.attribution.units.find((u) => u.text === `-${PLANTED}`)!;
+    expect(unit.fixes.map((c) => c.id)).toEqual(['dnd-011']);
+    expect(json.attribution.skills.candidate).toBe(join(REPO, SEED));
+  }, 120_000);
+
+  test('--attribute without --baseline, and a baseline whose skill is not recorded, are refused in one line before any request', async () => {
+    const alone = await testRun([], join(tmp.make('test-alone'), 'out'));
+    expect(expectOneLineError(alone)).toMatch(/--attribute explains a comparison: it needs --baseline <results\.jsonl \| run folder>$/);
+    const bare = join(tmp.make('test-bare'), 'results.jsonl');
+    copyFileSync(join(base, 'results.jsonl'), bare);
+    const out = join(tmp.make('test-bare-run'), 'out');
+    const r = await testRun(['--baseline', bare], out);
+    expect(expectOneLineError(r)).toMatch(/--attribute: the baseline run \(\S+results\.jsonl\) does not record the skill it scored \(hash [0-9a-f]{16}\): name it with --baseline-skill <file>$/);
+    expect(existsSync(join(out, 'results.jsonl'))).toBe(false);
   }, 60_000);
 });

@@ -14,14 +14,17 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, MINI_ORACLE_SKILL, REPO, skillopt, tempDirs, writeFile } from '../e2e/helpers.ts';
+import { assertBuilt, MINI, MINI_ORACLE_SKILL, REPO, skillopt, tempDirs, writeFile } from '../e2e/helpers.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const SHOTS = join(REPO, 'test-output', 'screenshots');
 
 const tmp = tempDirs('browser');
 let browser: Browser | undefined;
-const dirs = { test: '', eval: '', eval2: '', optimize: '', traj: '', trajBase: '', trajCand: '' };
+const dirs = { test: '', eval: '', eval2: '', optimize: '', traj: '', trajBase: '', trajCand: '', attr: '' };
+
+/** The mini seed with a rule that fixes the `ECONNRESET` cases and one that hijacks a disk case (`service stopped` is the longer trigger). */
+const MINI_ATTRIBUTED_RULES = '- When the input mentions `ECONNRESET`, answer `network`.\n- When the input mentions `service stopped`, answer `network`.\n';
 
 /**
  * A copy of a run folder whose results rows carry a trajectory (docs/agents.md) — the tool loop writes
@@ -81,6 +84,13 @@ beforeAll(async () => {
   const [rt, ct] = await Promise.all([skillopt(['report', dirs.traj]), skillopt(['compare', dirs.trajBase, dirs.trajCand])]);
   expect(rt.code, rt.all).toBe(0);
   expect([0, 1], ct.all).toContain(ct.code);
+  // an attributed comparison: the seed's eval against the seed with two rules added (docs/attribution.md)
+  dirs.attr = join(root, 'attr');
+  const attributed = writeFile(join(root, 'attributed.md'), readFileSync(join(MINI, 'skills', 'mini', 'initial.md'), 'utf8') + MINI_ATTRIBUTED_RULES);
+  const ea = await skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--skill', attributed, '--cfg-options', `env.out_root=${dirs.attr}`]);
+  expect(ea.code, ea.all).toBe(0);
+  const ca = await skillopt(['compare', dirs.eval, dirs.attr, '--attribute', '--config', 'configs/mini/sim.yaml']);
+  expect(ca.code, ca.all).toBe(0);
   browser = await chromium.launch({ executablePath: CHROMIUM });
 }, 240_000);
 
@@ -270,6 +280,42 @@ describe('the HTML reports in Chromium', () => {
     await finish(o, 'compare-trajectory', file);
   });
 
+  test('an attributed comparison: "Which change did it" lists each unit with its cases, each a link to its row', async () => {
+    const file = join(dirs.attr, 'compare.html');
+    expectSelfContained(file, 2_000_000);
+    type Ref = { suite: string; id: string };
+    const compare = JSON.parse(readFileSync(join(dirs.attr, 'compare.json'), 'utf8')) as {
+      regressed: Ref[];
+      fixed: Ref[];
+      attribution: { units: Array<{ id: string; text: string; breaks: Ref[]; fixes: Ref[] }>; combos: Array<{ units: string[] }>; unexplained: Ref[] };
+    };
+    const a = compare.attribution;
+    const breaker = a.units.find((u) => u.breaks.length > 0)!;
+    expect(breaker.text).toBe('- When the input mentions `service stopped`, answer `network`.');
+    const o = await open(file);
+    const { page } = o;
+    const section = page.locator('section#attribution');
+    expect(await section.locator('h2').textContent()).toBe('Which change did it');
+    const explaining = a.units.filter((u) => u.breaks.length + u.fixes.length > 0 || a.combos.some((c) => c.units.includes(u.id)));
+    expect(await section.locator('#attribution-table tr.unit').count()).toBe(explaining.length);
+    const row = section.locator(`#unit-${breaker.id}`);
+    expect(await row.locator('.unit-text').textContent()).toBe(breaker.text);
+    expect(await section.locator('#attribution-combos li').count()).toBe(a.combos.length);
+    // the link to a broken case leads to its row in the regressed table, which links back to the unit
+    const link = row.locator('td.breaks a.case-link').first();
+    expect(await link.textContent()).toBe(breaker.breaks[0]!.id);
+    await link.click();
+    const target = page.locator('tr:target');
+    await visible(target);
+    expect(await target.locator('td.id').textContent()).toBe(breaker.breaks[0]!.id);
+    expect(await page.locator('#regressed-table tr:target').count()).toBe(1);
+    expect(await target.locator(`td.by a[href="#unit-${breaker.id}"]`).count()).toBe(1);
+    // every changed case has its row and its "which change" cell
+    expect(await page.locator('#regressed-table tbody tr td.by').count()).toBe(compare.regressed.length);
+    expect(await page.locator('#fixed-table tbody tr td.by').count()).toBe(compare.fixed.length);
+    await finish(o, 'compare-attribution', file);
+  });
+
   test('a comparison: regressed and fixed first, both answers side by side, all cases', async () => {
     const file = join(dirs.eval2, 'compare.html');
     expectSelfContained(file, 2_000_000);
@@ -278,6 +324,8 @@ describe('the HTML reports in Chromium', () => {
     expect(await page.locator('#overview svg.chart circle.pt').count()).toBe(3);
     const compare = JSON.parse(readFileSync(join(dirs.eval2, 'compare.json'), 'utf8'));
     expect(await page.locator('#fixed-table tbody tr').count()).toBe(compare.fixed.length);
+    // without an attribution in compare.json, no such section
+    expect(await page.locator('section#attribution').count()).toBe(0);
     // the full table starts with what changed
     const first = await columnTexts(page, 2);
     expect(first[0]).toBe(compare.regressed.length ? 'regressed' : 'fixed');

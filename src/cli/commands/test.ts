@@ -28,6 +28,7 @@ import { withRunSession, type RunSessionOptions } from '../run-session.ts';
 import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
 import { HeldOutput } from '../held-output.ts';
+import { UNIT_GRANULARITIES, type UnitGranularity } from '../../skill/units.ts';
 
 const SPEC = defineCommand({
   name: 'test',
@@ -44,6 +45,10 @@ const SPEC = defineCommand({
     baseline: { type: 'string', arg: 'B', help: "a results.jsonl or run folder to compare this run's cases with" },
     'fail-on-regression': { type: 'boolean', help: 'with --baseline: exit 1 when the run regressed from it, 3 when inconclusive' },
     'max-regression': { type: 'number', arg: 'X', help: 'with --baseline: the tolerated drop in pass rate (default evaluation.max_regression)' },
+    attribute: { type: 'boolean', help: 'with --baseline: re-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)' },
+    'attribute-granularity': { type: 'string', arg: UNIT_GRANULARITIES.join('|'), default: 'block', help: 'what one part of the change is: a markdown block, a line or a diff hunk' },
+    'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default 30 × the changed cases × their trials)' },
+    'baseline-skill': { type: 'string', arg: 'FILE', help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)" },
   },
   about: '  env.name in the config picks the suite; model.* picks the endpoints.',
   notes: `  Vitest's own flags go to Vitest: -t <pattern>, --reporter=junit --outputFile.junit=out.xml, --shard=1/2,
@@ -84,6 +89,7 @@ export const command: Command = {
     if (!baselinePath && (args['fail-on-regression'] || args['max-regression'] !== undefined)) {
       throw new SkillOptError('--fail-on-regression and --max-regression need --baseline <results.jsonl | run folder>');
     }
+    const attributeOpts = attributeOptions(args, Boolean(baselinePath));
     // loaded before the run, so a wrong path fails at once
     // --baseline and --watch load their modules only when given: the first request waits for every import
     const baselineModule = baselinePath ? await import('../baseline.ts') : null;
@@ -95,6 +101,9 @@ export const command: Command = {
           alpha: config.evaluation.alpha,
         }, { suite: config.env.name || null, split })
       : null;
+    // --attribute: the baseline's skill is found (or refused) before any request
+    const attributeModule = attributeOpts ? await import('../attribute.ts') : null;
+    if (attributeModule && baseline) attributeModule.sideSkill(baseline.side, 'baseline', attributeOpts!.baselineSkill);
     const runSelection = vitestSelection(filters, options); // before takeSelection takes -t / --shard out
     const selection = takeSelection(options);
     const outDir = outRoot(config, 'test');
@@ -147,7 +156,19 @@ export const command: Command = {
     const vitestExit = Number(process.exitCode ?? 0) || 0;
     const ran = result?.skillRun ? result : undefined;
     const verdict = ran?.verdict;
-    const judged = baselineModule && baseline && ran && verdict && ran.records.length ? baselineModule.judgeAgainstBaseline(baseline, outDir, ran, verdict) : null;
+    // the attribution opens its own session host: only now that the run's has closed
+    const attributeWith = attributeModule && attributeOpts
+      ? (comparison: Parameters<typeof attributeModule.attributeComparison>[0]) =>
+          attributeModule.attributeComparison(comparison, {
+            config,
+            granularity: attributeOpts.granularity,
+            budget: attributeOpts.budget,
+            skills: { baseline: attributeOpts.baselineSkill },
+            candidateSkill: skill ?? 'seed',
+            log: (l) => console.error(redactText(`[skillopt] ${l}`)),
+          })
+      : undefined;
+    const judged = baselineModule && baseline && ran && verdict && ran.records.length ? await baselineModule.judgeAgainstBaseline(baseline, outDir, ran, verdict, attributeWith) : null;
     const exitCode = judged ? judged.exitCode : verdict ? verdict.exit_code : vitestExit || EXIT_CODES.fail;
     const summary = ran && (ran.summary ?? summarize(ran));
     const o = summary?.overall;
@@ -195,6 +216,23 @@ export const command: Command = {
     return exitCode;
   },
 };
+
+/** `--attribute` and its flags, checked before the run; null without `--attribute`. */
+function attributeOptions(
+  args: { attribute?: boolean; 'attribute-granularity'?: string; 'attribute-budget'?: number; 'baseline-skill'?: string },
+  hasBaseline: boolean,
+): { granularity: UnitGranularity; budget: number | null; baselineSkill: string | undefined } | null {
+  if (!args.attribute) {
+    if (args['baseline-skill'] !== undefined || args['attribute-budget'] !== undefined) throw new SkillOptError('--baseline-skill and --attribute-budget go with --attribute');
+    return null;
+  }
+  if (!hasBaseline) throw new SkillOptError('--attribute explains a comparison: it needs --baseline <results.jsonl | run folder>');
+  const granularity = (args['attribute-granularity'] ?? 'block') as UnitGranularity;
+  if (!UNIT_GRANULARITIES.includes(granularity)) throw new SkillOptError(`--attribute-granularity must be one of ${UNIT_GRANULARITIES.join(', ')}, got '${granularity}'`);
+  const budget = args['attribute-budget'];
+  if (budget !== undefined && !(Number.isInteger(budget) && budget >= 0)) throw new SkillOptError(`--attribute-budget must be a whole number of calls, got ${budget}`);
+  return { granularity, budget: budget ?? null, baselineSkill: args['baseline-skill'] };
+}
 
 /**
  * The user's input error that stopped every suite before its first case (a dataset, seed skill, scorer

@@ -645,7 +645,8 @@
     var c = D.compare;
     var vcls = c.verdict === 'regressed' ? 'fail' : c.verdict === 'improved' ? 'pass' : c.verdict === 'inconclusive' ? 'inconclusive' : '';
     var h = header({ text: String(c.verdict).toUpperCase(), cls: vcls });
-    h += toc([['overview', 'overview'], ['changes', 'regressed and fixed'], ['all', 'all cases'], ['files', 'files']]);
+    var A = c.attribution || null;
+    h += toc([['overview', 'overview']].concat(A ? [['attribution', 'which change did it']] : [], [['changes', 'regressed and fixed'], ['all', 'all cases'], ['files', 'files']]));
     var b = c.baseline || {}, k = c.candidate || {}, n = c.counts || {};
     var o = '<div class="verdict ' + vcls + '"><b>' + esc(String(c.verdict).toUpperCase()) + '</b> — ' + esc(c.reason) + (c.different_tasks ? '<div class="warn small">' + esc(c.different_tasks) + '</div>' : '') + '</div>';
     o += cards([
@@ -663,16 +664,22 @@
     o += '<div class="grid2"><div class="panel">' + dotPlot(rows, { label: 'pass rates', xLabel: 'pass rate over the paired cases, 95% Wilson interval', width: 560 }) + '</div><div class="panel">' + deltaPlot + '</div></div>';
     o += '<p class="muted small">' + esc(c.method_detail || '') + '</p>';
     h += section('overview', 'Overview', o);
+    // the rows of the regressed and fixed tables are the anchors the attribution links to
+    var anchored = {};
+    (c.regressed || []).slice(0, 500).concat((c.fixed || []).slice(0, 500)).forEach(function (x) { anchored[x.suite + '\u0000' + x.id] = true; });
+    var explainedBy = A ? attributionIndex(A) : null;
+    if (A) h += section('attribution', 'Which change did it', attributionHtml(A, anchored, { regressed: n.regressed, fixed: n.fixed }));
     var ch = '';
     [['regressed', c.regressed || []], ['fixed', c.fixed || []]].forEach(function (pair) {
       var list = pair[1];
       ch += '<h3 class="' + (pair[0] === 'regressed' ? 'o-rejected' : 'o-accepted') + '">' + pair[0] + ' (' + list.length + ')</h3>';
       if (!list.length) { ch += '<p class="muted">none</p>'; return; }
-      ch += '<table id="' + pair[0] + '-table"><thead><tr><th>case</th><th>expected</th><th>baseline answer</th><th>candidate answer</th></tr></thead><tbody>';
+      ch += '<table id="' + pair[0] + '-table"><thead><tr><th>case</th><th>expected</th><th>baseline answer</th><th>candidate answer</th>' + (explainedBy ? '<th>which change</th>' : '') + '</tr></thead><tbody>';
       list.slice(0, 500).forEach(function (x) {
         var side = function (s) { return (s.trials > 1 ? s.passes + '/' + s.scored_trials + ' ' : '') + '<code>' + esc(s.output) + '</code>'; };
-        ch += '<tr><td class="id">' + esc(x.id) + '</td><td><code>' + esc(typeof x.expected === 'string' ? x.expected : JSON.stringify(x.expected)) + '</code></td><td>' + statusBadge(x.baseline.pass_fraction >= 0.5 ? 'pass' : 'fail') + ' ' + side(x.baseline) + '</td><td>' + statusBadge(x.candidate.pass_fraction >= 0.5 ? 'pass' : 'fail') + ' ' + side(x.candidate) + '</td></tr>';
-        if (x.divergence !== undefined) ch += '<tr class="divergence"><td></td><td colspan="3"><span class="muted small">trajectories part at</span> <code>' + esc(divergenceText(x.divergence)) + '</code></td></tr>';
+        var by = explainedBy ? '<td class="by">' + (explainedBy[x.suite + '\u0000' + x.id] || '<span class="muted small">unexplained</span>') + '</td>' : '';
+        ch += '<tr' + (explainedBy ? ' id="' + esc(caseAnchor(x)) + '"' : '') + '><td class="id">' + esc(x.id) + '</td><td><code>' + esc(typeof x.expected === 'string' ? x.expected : JSON.stringify(x.expected)) + '</code></td><td>' + statusBadge(x.baseline.pass_fraction >= 0.5 ? 'pass' : 'fail') + ' ' + side(x.baseline) + '</td><td>' + statusBadge(x.candidate.pass_fraction >= 0.5 ? 'pass' : 'fail') + ' ' + side(x.candidate) + '</td>' + by + '</tr>';
+        if (x.divergence !== undefined) ch += '<tr class="divergence"><td></td><td colspan="' + (explainedBy ? 4 : 3) + '"><span class="muted small">trajectories part at</span> <code>' + esc(divergenceText(x.divergence)) + '</code></td></tr>';
       });
       ch += '</tbody></table>' + (list.length > 500 ? '<p class="muted small">… ' + (list.length - 500) + ' more in compare.json</p>' : '');
     });
@@ -711,6 +718,68 @@
     h += filesSection();
     app.innerHTML = h;
     if (t) t.mount();
+  }
+
+  // ── attribution (compare.json `attribution`, docs/attribution.md) ─────────────────────────────────
+  /** The id of a changed case's row in the regressed / fixed table. */
+  function caseAnchor(x) { return 'case-' + encodeURIComponent(x.suite) + '--' + encodeURIComponent(x.id); }
+
+  /** Links to the cases' rows (a case without a row, beyond the table's first 500, stays plain text). */
+  function caseLinks(list, anchored) {
+    return list.map(function (x) {
+      return anchored[x.suite + '\u0000' + x.id] ? '<a class="case-link" href="#' + esc(caseAnchor(x)) + '">' + esc(x.id) + '</a>' : '<span class="id">' + esc(x.id) + '</span>';
+    }).join(', ');
+  }
+
+  function pText(p) { return p === null || p === undefined ? '—' : p < 0.001 ? p.toExponential(1) : p.toFixed(3); }
+
+  /** Per changed case, the links to what explains it: its unit or its combo. */
+  function attributionIndex(A) {
+    var by = {};
+    var add = function (list, html) { list.forEach(function (x) { var k = x.suite + '\u0000' + x.id; by[k] = (by[k] ? by[k] + ', ' : '') + html; }); };
+    A.units.forEach(function (u) {
+      var link = '<a href="#unit-' + esc(u.id) + '">' + esc(u.kind) + ' ' + esc(u.id.slice(1)) + '</a>';
+      add(u.breaks, link);
+      add(u.fixes, link);
+    });
+    A.combos.forEach(function (cb, i) {
+      var link = '<a href="#combo-' + i + '">' + esc(cb.units.map(function (x) { return x.slice(1); }).join(' + ')) + ' together</a>';
+      add(cb.breaks, link);
+      add(cb.fixes, link);
+    });
+    return by;
+  }
+
+  function attributionHtml(A, anchored, totals) {
+    var inCombo = {};
+    A.combos.forEach(function (cb) { cb.units.forEach(function (x) { inCombo[x] = true; }); });
+    var shown = A.units.filter(function (u) { return u.breaks.length + u.fixes.length > 0 || inCombo[u.id]; });
+    var h = '<p class="muted small">' + esc(A.units.length) + ' ' + esc(A.granularity) + ' unit(s) of the skill change; the flipped cases were re-run with units reverted (' +
+      int(A.calls) + ' model calls of a budget of ' + int(A.budget) + '). A unit explains a case when reverting it alone restores the baseline\'s outcome.' +
+      (A.skills ? ' Baseline skill <code>' + esc(A.skills.baseline) + '</code>, candidate skill <code>' + esc(A.skills.candidate) + '</code>.' : '') + '</p>';
+    if (!shown.length) h += '<p class="muted">No unit explains a changed case.</p>';
+    if (shown.length) {
+      h += '<table id="attribution-table"><thead><tr><th>unit</th><th>lines</th><th>text</th><th>breaks</th><th>fixes</th><th class="num" title="exact paired test of its breaks against its fixes">p</th></tr></thead><tbody>';
+      shown.forEach(function (u) {
+        var lines = u.lines[0] === u.lines[1] ? String(u.lines[0]) : u.lines[0] + '–' + u.lines[1];
+        // its added lines, or (a deletion) its removed lines each prefixed "-": shown as written, uncoloured,
+        // since a markdown list item starts with "-" too
+        var text = '<pre class="unit-text">' + esc(u.text) + '</pre>';
+        h += '<tr id="unit-' + esc(u.id) + '" class="unit"><td class="id">' + esc(u.kind) + ' ' + esc(u.id.slice(1)) + '</td><td class="num">' + esc(lines) + '</td><td>' + text + '</td>' +
+          '<td class="breaks">' + (u.breaks.length ? '<span class="o-rejected">' + u.breaks.length + ' of ' + totals.regressed + '</span> ' + caseLinks(u.breaks, anchored) : '') + '</td>' +
+          '<td class="fixes">' + (u.fixes.length ? '<span class="o-accepted">' + u.fixes.length + ' of ' + totals.fixed + '</span> ' + caseLinks(u.fixes, anchored) : '') + '</td>' +
+          '<td class="num">' + pText(u.p) + '</td></tr>';
+      });
+      h += '</tbody></table>';
+    }
+    if (A.combos.length) {
+      h += '<h3>Units that explain a case only together</h3><ul id="attribution-combos">' + A.combos.map(function (cb, i) {
+        return '<li id="combo-' + i + '">' + cb.units.map(function (x) { return '<a href="#unit-' + esc(x) + '">' + esc(x.slice(1)) + '</a>'; }).join(' + ') + ' together: ' +
+          [cb.breaks.length ? 'breaks ' + caseLinks(cb.breaks, anchored) : '', cb.fixes.length ? 'fixes ' + caseLinks(cb.fixes, anchored) : ''].filter(Boolean).join('; ') + '</li>';
+      }).join('') + '</ul>';
+    }
+    if (A.unexplained.length) h += '<p id="attribution-unexplained"><b>Unexplained</b> <span class="muted small">(reverting every unit does not restore them, or the budget ran out)</span>: ' + caseLinks(A.unexplained, anchored) + '</p>';
+    return h;
   }
 
   // ── start ────────────────────────────────────────────────────────────────────────────────────────
