@@ -171,9 +171,11 @@ describe('skillopt test --baseline <run> --attribute', () => {
     expect(json.attribution.skills.candidate).toBe(join(REPO, SEED));
   }, 120_000);
 
-  test('--attribute without --baseline, and a baseline whose skill is not recorded, are refused in one line before any request', async () => {
+  test('--attribute without --baseline or with --optimize, and a baseline whose skill is not recorded, are refused in one line before any request', async () => {
     const alone = await testRun([], join(tmp.make('test-alone'), 'out'));
     expect(expectOneLineError(alone)).toMatch(/--attribute explains a comparison: it needs --baseline <results\.jsonl \| run folder>$/);
+    const optimize = await testRun(['--optimize', '--baseline', base], join(tmp.make('test-optimize'), 'out'));
+    expect(expectOneLineError(optimize)).toMatch(/--attribute explains a --baseline comparison of a test run, not an optimize run: /);
     const bare = join(tmp.make('test-bare'), 'results.jsonl');
     copyFileSync(join(base, 'results.jsonl'), bare);
     const out = join(tmp.make('test-bare-run'), 'out');

@@ -70,11 +70,15 @@ export const command: Command = {
   usage: helpText(SPEC),
   async run(argv) {
     const { values: args, passed } = parseFlags(SPEC, argv, await passToVitest(argv));
+    if (args.optimize && args.attribute) {
+      throw new SkillOptError('--attribute explains a --baseline comparison of a test run, not an optimize run: compare its test evaluation with `skillopt compare <baseline> <run>/test_eval --attribute`');
+    }
     if (args.optimize) {
       const { runOptimize } = await import('../optimize.ts');
       return runOptimize(args, passed, { stopAtTarget: true, target: args.target });
     }
     const { filters, options } = parseVitestArgs(passed);
+    if (options.watch && args.attribute) throw new SkillOptError('--attribute does not go with --watch: it re-runs the changed cases once, after the run');
     const mergeDir = options.mergeReports;
     if (typeof mergeDir === 'string' && !existsSync(resolve(mergeDir))) {
       // Vitest would only print a serialized ENOENT; name the directory on one line instead.
