@@ -1,7 +1,8 @@
 /**
  * The facts of one finished optimize run, read from its run directory (docs/output-files.md):
  * summary.json, history.json, skills/skill_vNNNN.md (the current skill after each step, so version N-1
- * is what step N's candidate was compared with), steps/step_NNNN/candidate_skill.md and best_skill.md.
+ * is what step N's candidate was compared with), steps/step_NNNN/candidate_skill.md (and salvaged_skill.md)
+ * and best_skill.md.
  * With `optimizer.candidate_selection: pareto` a step edits a parent drawn from the front instead
  * (steps/step_NNNN/parent.json names it in pareto_pool.json): that parent is its candidate's reference.
  * Skills are identified by a hash of their text, so identical skills are evaluated once.
@@ -55,14 +56,20 @@ export function readRunFacts(dir) {
     .sort((a, b) => a - b);
   const version = (n) => skill(join(dir, 'skills', `skill_v${pad4(n)}.md`));
   const initial = version(0);
-  const steps = history.map((h) => ({
-    step: h.step,
-    action: h.action,
-    kind: actionKind(h.action),
-    candidate: skill(join(dir, 'steps', `step_${pad4(h.step)}`, 'candidate_skill.md')),
-    current: parentOf(h.step) ?? version(h.step - 1),
-    val: h.selection_pass_rate ?? null,
-  }));
+  // a step whose rejected candidate was salvaged (evaluation.salvage) gated two candidates: the rejected one,
+  // then steps/step_NNNN/salvaged_skill.md, accepted when the record says `salvaged`
+  const steps = history.flatMap((h) => {
+    const folder = join(dir, 'steps', `step_${pad4(h.step)}`);
+    const step = { step: h.step, current: parentOf(h.step) ?? version(h.step - 1), val: h.selection_pass_rate ?? null };
+    const candidate = skill(join(folder, 'candidate_skill.md'));
+    const salvaged = skill(join(folder, 'salvaged_skill.md'));
+    if (salvaged === null) return [{ ...step, action: h.action, kind: actionKind(h.action), candidate }];
+    const second = h.salvaged === true ? h.action : 'reject';
+    return [
+      { ...step, action: 'reject', kind: 'reject', candidate },
+      { ...step, action: second, kind: actionKind(second), candidate: salvaged },
+    ];
+  });
   const best = skill(join(dir, 'best_skill.md'));
   const final = version(versions.at(-1) ?? 0);
   const { calls, source } = optimizationCalls(summary, readJson(join(dir, 'usage.json')));
