@@ -22,7 +22,7 @@
  */
 import { SkillOptError } from '../util/errors.ts';
 import { isPlainObject } from '../util/objects.ts';
-import { escapeRe, isSpanSafe, JOINER_RE as ANSWER_JOINER_RE, segments } from './rules.ts';
+import { escapeRe, isSpanSafe, JOINER_RE as ANSWER_JOINER_RE, parseLines, segments } from './rules.ts';
 
 export const PLACEHOLDER_KINDS = ['path', 'string', 'number', 'id'] as const;
 export type PlaceholderKind = (typeof PLACEHOLDER_KINDS)[number];
@@ -112,14 +112,7 @@ export function isCallRuleLine(line: string): boolean {
 
 /** Every call rule of a skill, in document order. */
 export function parseCallRules(skill: string): CallRule[] {
-  const rules: CallRule[] = [];
-  const lines = skill.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.replace(/\r$/, '');
-    const parsed = parseCallRuleLine(line);
-    if (parsed) rules.push({ ...parsed, line, lineIndex: i });
-  }
-  return rules;
+  return parseLines(skill, parseCallRuleLine);
 }
 
 /** The arguments as they are written inside a rule line: compact JSON, backticks escaped (`\u0060`). */

@@ -89,16 +89,21 @@ export function parseRuleLine(line: string): { triggers: string[]; answer: strin
   return null;
 }
 
-/** Every rule of a skill, in document order. */
-export function parseRules(skill: string): Rule[] {
-  const rules: Rule[] = [];
+/** The lines of a skill that `parse` reads as rules, in document order, each with its line and index. */
+export function parseLines<T extends object>(skill: string, parse: (line: string) => T | null): Array<T & { line: string; lineIndex: number }> {
+  const rules: Array<T & { line: string; lineIndex: number }> = [];
   const lines = skill.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.replace(/\r$/, '');
-    const parsed = parseRuleLine(line);
+    const parsed = parse(line);
     if (parsed) rules.push({ ...parsed, line, lineIndex: i });
   }
   return rules;
+}
+
+/** Every rule of a skill, in document order. */
+export function parseRules(skill: string): Rule[] {
+  return parseLines(skill, parseRuleLine);
 }
 
 /**
