@@ -146,7 +146,11 @@ async function explainChange(
   const change = skillChange(baseline.text, candidate.text, opts.granularity);
   const result: AttributionResult = { units: [], combos: [], unexplained: [], calls: 0, granularity: opts.granularity, budget, skills: { baseline: baseline.path, candidate: candidate.path } };
   if (cases.length === 0 || change.units.length === 0) {
-    return { ...result, ...(await attribute(change, [], async () => ({ passFraction: new Map(), calls: 0 }), { budget })), unexplained: cases.map(({ suite, id }) => ({ suite, id })) };
+    // nothing to re-run (no changed case, or no unit: every case is then unexplained), so no host is opened
+    const never = async (): Promise<never> => {
+      throw new Error('attribution: a re-run was asked for with nothing to re-run');
+    };
+    return { ...result, ...(await attribute(change, cases, never, { budget })) };
   }
   const runner = await x.runnerOf();
   let runs = 0;

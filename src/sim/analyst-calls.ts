@@ -44,6 +44,7 @@ import {
 } from './call-rules.ts';
 import { appendBeforeProtected } from './skill-edit.ts';
 import { isFailure } from './stage-io.ts';
+import type { Proposal } from './proposal.ts';
 import { tokenize, type Token } from './tokens.ts';
 
 /** The identity of a call a rule makes: tool and argument template (placeholders kept). */
@@ -82,21 +83,8 @@ export function generalizeCallArgs(args: CallArgs, input: string): CallArgs {
   return gen(generalizeArgs(args, [input])) as CallArgs;
 }
 
-/** A call proposal in the analyst's Proposal shape (analyst.ts): `answer` is the call's `callKey`. */
-export interface CallProposal {
-  token: string;
-  answer: string;
-  /** `remove`: an extra call's rule narrowed (its trigger dropped) or deleted. */
-  kind: 'add' | 'remove';
-  op: 'append' | 'replace' | 'delete';
-  target?: string;
-  content: string;
-  rule: string;
-  support: number;
-  call: { tool: string; args: CallArgs };
-  /** An `out of order` finding's fix: the replace moves the rule's line after the rule of the call it must follow. */
-  reorder?: true;
-}
+/** A call proposal: a Proposal whose `answer` is the call's `callKey`. */
+export type CallProposal = Proposal & { call: NonNullable<Proposal['call']> };
 
 interface Need {
   t: Trajectory;

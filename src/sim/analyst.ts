@@ -30,6 +30,7 @@ import { applyRuleMappings, placeRemoval, placeRule, removeRuleMappings } from '
 import { applyCallRuleLines, commonWordCallProposal, hasCallFindings, proposeCallRules } from './analyst-calls.ts';
 import { answerText, currentSkill, isFailure, stableSortBy, withTrailingNewline, type Mode } from './stage-io.ts';
 import { tokenize, type Token } from './tokens.ts';
+import type { Proposal } from './proposal.ts';
 import { groupBy } from '../util/group.ts';
 
 export interface AnalystKnobs {
@@ -42,28 +43,7 @@ export interface AnalystKnobs {
   analystGeneralize: number;
 }
 
-/** One change the analyst proposes. */
-export interface Proposal {
-  /** The trigger the change is about. */
-  token: string;
-  /** The answer of the rule added, or of the rule narrowed. */
-  answer: string;
-  /** `add`: a new mapping token → answer; `remove`: token no longer maps to answer. */
-  kind: 'add' | 'remove';
-  op: 'append' | 'replace' | 'delete';
-  /** For `replace` / `delete`: the exact existing line. */
-  target?: string;
-  /** The new line(s); "" for a `delete`. */
-  content: string;
-  /** The rule line of the mapping (rewrite-mode instruction). */
-  rule: string;
-  /** Failures of the minibatch this change addresses. */
-  support: number;
-  /** A call rule's call (analyst-calls.ts); its `answer` is then the call's `callKey`. */
-  call?: { tool: string; args: Record<string, unknown> };
-  /** A call rule moved after another (analyst-calls.ts): a replace of a block of lines. */
-  reorder?: true;
-}
+export type { Proposal } from './proposal.ts';
 
 interface Scored {
   token: Token;
