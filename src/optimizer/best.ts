@@ -10,10 +10,6 @@
  */
 export type SelectBest = 'highest' | 'cheapest_within';
 
-/** A skill's size in tokens: the documented estimate ceil(chars / 4) (no request made). */
-export function skillTokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
 
 export interface BestCandidate {
   /** Skill hash (src/skill/hash.ts). */

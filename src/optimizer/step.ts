@@ -17,7 +17,7 @@ import { addNotes } from './stage-notes.ts';
 import { callFindingDigest, loadDigests, renderStepBuffer, stepDir, stepRel, type FailurePattern, type StepDigest } from './step-buffer.ts';
 import { admitCandidate, adoptParetoParent, isPareto, poolOf, tryMerge } from './candidate-pool.ts';
 import { planSalvage } from './salvage.ts';
-import { skillTokens } from './best.ts';
+import { skillTokens } from '../cost/run-cost.ts';
 
 /**
  * The skill a step edits: the current skill (greedy), or (pareto) a parent drawn from the Pareto front,

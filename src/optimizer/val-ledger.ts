@@ -33,14 +33,8 @@ export interface MeanUsage {
 
 /** A row's target-role tokens (prompt + completion) as its replies reported them; null when either is unknown. */
 export function rowTokens(r: Pick<CaseRecord, 'usage'>): number | null {
-  const { prompt_tokens: p, completion_tokens: c } = r.usage as { prompt_tokens: number | null; completion_tokens: number | null };
-  return typeof p === 'number' && typeof c === 'number' ? p + c : null;
-}
-
-/** A row's target-role cost; null when unpriced or unknown. */
-export function rowCost(r: Pick<CaseRecord, 'usage'>): number | null {
-  const cost = (r.usage as { cost?: number | null }).cost;
-  return typeof cost === 'number' ? cost : null;
+  const { prompt_tokens: p, completion_tokens: c } = r.usage;
+  return p !== null && c !== null ? p + c : null;
 }
 
 type Skills = Record<string, Record<string, ValSample[]>>;
@@ -64,7 +58,7 @@ export class ValLedger {
       const t = r.trial ?? null;
       const list = (items[r.id] ??= []);
       if (list.some((s) => s.t === t)) continue;
-      list.push({ t, hard: r.hard, soft: r.soft, pass: r.pass, tokens: rowTokens(r), cost: rowCost(r) });
+      list.push({ t, hard: r.hard, soft: r.soft, pass: r.pass, tokens: rowTokens(r), cost: r.usage.cost ?? null });
       list.sort((a, b) => (a.t ?? -1) - (b.t ?? -1));
     }
   }

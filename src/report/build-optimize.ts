@@ -10,7 +10,7 @@ import { EditApplyReportSchema, EpochResultSchema, HistorySchema, OptimizeSummar
 import type { StageStats } from '../types.ts';
 import { displayPath } from '../util/paths.ts';
 import { kTok, score3 } from '../util/format.ts';
-import { skillTokens } from '../optimizer/best.ts';
+import { skillTokens } from '../cost/run-cost.ts';
 import { caseTable, clip, lastRows, type LocatedRecord } from './cases.ts';
 import type { Card, OptimizeReportData, ReportMeta, StepRow } from './model.ts';
 import { makeMeta, num, raw, readChecked, readLocatedResults, roleFacts, str } from './read-run.ts';

@@ -64,7 +64,9 @@ export const OptimizeSummarySchema = z.looseObject({
       ),
     })
     .optional(),
-  /** The initial, best and final skills' size in tokens: ceil(chars / 4), an estimate. */
-  skill_tokens_estimate: z.looseObject({ initial: z.number(), best: z.number(), final: z.number() }).optional(),
+  /** The best skill's size in tokens: ceil(chars / 4), an estimate (no request made). */
+  skill_tokens: z.number().optional(),
+  /** The initial, best and final skills' size in tokens, the same estimate. */
+  skill_tokens_by_skill: z.looseObject({ initial: z.number(), best: z.number(), final: z.number() }).optional(),
 });
 export type OptimizeSummaryFile = z.infer<typeof OptimizeSummarySchema>;

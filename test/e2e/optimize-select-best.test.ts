@@ -93,10 +93,11 @@ describe.concurrent('select_best', () => {
     expect(sc).toMatchObject({ best_step: 5, best_origin: 'step_0005', best_score: cheapest.score, best_selection_pass_rate: cheapest.pass_rate });
     expect(readText(join(outC, 'best_skill.md'))).toBe(readText(join(outC, 'steps', 'step_0005', 'candidate_skill.md')));
     expect(readText(join(outH, 'best_skill.md'))).toBe(readText(join(outH, 'steps', 'step_0006', 'candidate_skill.md')));
-    expect(sc.skill_tokens_estimate.best).toBeLessThan(sh.skill_tokens_estimate.best);
+    expect(sc.skill_tokens).toBeLessThan(sh.skill_tokens);
+    expect(sc.skill_tokens_by_skill.best).toBe(sc.skill_tokens);
     // the step records follow the rule: step 6 was accepted as the highest yet, but the best stayed at step 5
     const last = history(outC).at(-1)!;
-    expect(last).toMatchObject({ action: 'accept_new_best', best_step: 5, best_skill_tokens: sc.skill_tokens_estimate.best, best_mean_tokens: cheapest.mean_tokens });
+    expect(last).toMatchObject({ action: 'accept_new_best', best_step: 5, best_skill_tokens: sc.skill_tokens, best_mean_tokens: cheapest.mean_tokens });
 
     // killed after step 5, resumed: the same candidates, the same choice (the state keeps them)
     expect(k.killed).toBe(true);

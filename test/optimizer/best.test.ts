@@ -5,7 +5,7 @@
  * usage per case (trials, replies without usage, no prices).
  */
 import { describe, expect, test } from 'vitest';
-import { cheapestWithin, describeSelection, skillTokens, withinTolerance, type BestCandidate } from '../../src/optimizer/best.ts';
+import { cheapestWithin, describeSelection, withinTolerance, type BestCandidate } from '../../src/optimizer/best.ts';
 import { RunStore } from '../../src/optimizer/run-store.ts';
 import { ValLedger } from '../../src/optimizer/val-ledger.ts';
 import type { CaseRecord } from '../../src/types.ts';
@@ -68,10 +68,6 @@ describe('cheapestWithin', () => {
     const h = describeSelection(cs, 'highest', 0.01, cs[2]!.hash);
     expect(h.tolerance).toBeNull();
     expect(h.candidates.every((c) => c.eligible)).toBe(true);
-  });
-
-  test('skillTokens: ceil(chars / 4)', () => {
-    expect([skillTokens(''), skillTokens('abcd'), skillTokens('abcde')]).toEqual([0, 1, 2]);
   });
 });
 
