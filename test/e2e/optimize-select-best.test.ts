@@ -37,13 +37,16 @@ interface Selection {
 
 describe.concurrent('select_best', () => {
   test('highest vs cheapest_within: per-candidate tokens recorded, the same steps, the cheaper skill within the tolerance chosen; a killed run resumes to the same choice', async () => {
-    const [outH, outC, outK] = [tmp.make('highest'), tmp.make('cheapest'), tmp.make('killed')];
+    const [outH, outC, outK, outP] = [tmp.make('highest'), tmp.make('cheapest'), tmp.make('killed'), tmp.make('priced')];
     const cheap = [...ARGS, 'optimizer.select_best=cheapest_within', 'optimizer.cost_tolerance=0.1'];
-    const [h, c, k] = await Promise.all([
+    const priced = [...cheap, 'model.pricing.mitko.input_per_mtok=2', 'model.pricing.mitko.cached_input_per_mtok=0.5', 'model.pricing.mitko.output_per_mtok=8'];
+    const [h, c, k, p] = await Promise.all([
       train(outH, [...ARGS, 'optimizer.select_best=highest'], { config: CONFIG, cwd: REPO }),
       train(outC, cheap, { config: CONFIG, cwd: REPO }),
       train(outK, cheap, { config: CONFIG, cwd: REPO, killWhen: /^\[skillopt\] step 5\/6 /m }),
+      train(outP, priced, { config: CONFIG, cwd: REPO }),
     ]);
+    expect(p.code, p.stdout + p.stderr).toBe(0);
     expect(h.code, h.stdout + h.stderr).toBe(0);
     expect(c.code, c.stdout + c.stderr).toBe(0);
 
@@ -98,6 +101,13 @@ describe.concurrent('select_best', () => {
     // the step records follow the rule: step 6 was accepted as the highest yet, but the best stayed at step 5
     const last = history(outC).at(-1)!;
     expect(last).toMatchObject({ action: 'accept_new_best', best_step: 5, best_skill_tokens: sc.skill_tokens, best_mean_tokens: cheapest.mean_tokens });
+
+    // with prices: every candidate has a mean cost per case, and tokens still decide (the same choice)
+    const selP = readJson(join(outP, 'summary.json')).best_selection as Selection;
+    for (const x of selP.candidates) expect(x.mean_cost).toBeGreaterThan(0);
+    expect(selP.candidates.map((x) => [x.hash, x.mean_tokens])).toEqual(selC.candidates.map((x) => [x.hash, x.mean_tokens]));
+    expect(selP.chosen).toBe(selC.chosen);
+    for (const r of history(outP)) if (r.candidate_hash !== undefined) expect(r.candidate_mean_cost).toBeGreaterThan(0);
 
     // killed after step 5, resumed: the same candidates, the same choice (the state keeps them)
     expect(k.killed).toBe(true);
