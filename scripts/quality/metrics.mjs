@@ -34,6 +34,10 @@ export function runMetrics(facts, nf) {
     calls: facts.calls,
     callsSource: facts.callsSource,
     lengthGrowth: initial && final ? final / initial : null,
+    // skill tokens: the documented chars / 4 estimate (docs/optimizer.md, "Compression")
+    bestTokens: typeof facts.lengths.best === 'number' ? Math.ceil(facts.lengths.best / 4) : null,
+    compressRan: facts.compress?.length ?? 0,
+    compressAccepted: facts.compress?.filter((c) => String(c.action).includes('accept')).length ?? 0,
     valGain: diff(facts.val.best, facts.val.baseline),
     testGain: diff(facts.test.best, facts.test.baseline),
     test: facts.test.best,

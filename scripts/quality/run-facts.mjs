@@ -81,6 +81,8 @@ export function readRunFacts(dir) {
     final,
     steps,
     lengths: { initial: len(initial), best: len(best), final: len(final) },
+    // the compress stage's records (optimizer.compress: on), one per step it ran in
+    compress: history.filter((h) => h.compress && typeof h.compress === 'object').map((h) => ({ step: h.step, ...h.compress })),
     calls,
     callsSource: source,
     val: { baseline: summary.baseline_selection_pass_rate ?? null, best: summary.best_selection_pass_rate ?? null },

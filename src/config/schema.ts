@@ -376,6 +376,14 @@ const OptimizerSchema = z.strictObject({
   use_rejected_buffer: bool(true),
   /** false: no post-merge clip to the scheduled edit budget (no ranking call; every merged edit is applied). */
   clip_edits: bool(true),
+  /**
+   * on: a compress stage (docs/optimizer.md, "Compression") proposes deletions and merges of redundant or
+   * never-firing rules once the skill has grown past its seed by compress_growth× (skill tokens) or at the
+   * end of an epoch; the compressed skill is gated like any candidate.
+   */
+  compress: aliasEnum(['off', 'on'], {}).default('off'),
+  /** Growth of the current skill over the seed, in skill tokens (chars / 4), that triggers a compress stage. */
+  compress_growth: z.number().min(1).default(1.5),
 });
 
 const EvaluationSchema = z.strictObject({
