@@ -124,13 +124,14 @@ export function renderCost(cells, { seeds }) {
         int(mean(runs.map((m) => m.bestTokens))),
         okRuns(c).map((r) => `${r.seed}: ${f3(r.metrics.nf.best)} / ${int(r.metrics.bestTokens)}`).join(' · '),
         `${runs.reduce((a, m) => a + m.compressAccepted, 0)}/${runs.reduce((a, m) => a + m.compressRan, 0)}`,
+        String(runs.reduce((a, m) => a + (m.harmfulCompressions ?? 0), 0)),
         int(mean(runs.map((m) => m.calls))),
       ]);
     }
     const d = costDelta(off, on);
     out.push(
       `## Cost: ${bench} — compress off vs on (default world, ${seeds.length} seed(s); best skill, noise-free test; tokens = chars / 4)`,
-      table(['compress', 'best NF', 'best skill tokens', 'per seed (NF / tokens)', 'compressions accepted/run', 'calls'], rows),
+      table(['compress', 'best NF', 'best skill tokens', 'per seed (NF / tokens)', 'compressions accepted/run', 'harmful', 'calls'], rows),
       d ? `Δ (on − off, per seed): best NF ${signed(d.nf.mean)} [${signed(d.nf.min)}, ${signed(d.nf.max)}]; best skill tokens ${pct(d.tokens.mean)} [${pct(d.tokens.min)}, ${pct(d.tokens.max)}]` : 'Δ: not measured',
       '',
     );

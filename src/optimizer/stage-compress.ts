@@ -141,7 +141,10 @@ export async function compressStage(
     ctx.log(`  compress (${trigger}): ${size}, not smaller; not evaluated`);
     return rec;
   }
+  // the skill it was compressed from, beside the compressed one (quality scripts compare the two)
+  ctx.store.writeText(o.rel('compress_source.md'), before);
   ctx.store.writeText(o.rel('compressed_skill.md'), candidate);
+  ctx.log(`  compress (${trigger}): ${applied.summary.applied} of ${reply.edits.length} edit(s) applied, ${size}; validating`);
   const g = await judge(ctx, candidate, `${o.dir}/compress_eval`, `step ${o.step} compress validation`, { ties: true });
   ctx.persistUsage();
   Object.assign(rec, { action: g.action, candidate_hash: skillHash(candidate), gate_score: g.score, pass_rate: g.v.pass_rate, rule: g.rule });
@@ -151,6 +154,6 @@ export async function compressStage(
     rec.chars_after = candidate.length;
     if (o.poolParent !== null) o.record.compress_pool_id = admitCandidate(ctx, candidate, g.score, o.poolParent, o.step).id;
   }
-  ctx.log(`  compress (${trigger}): ${applied.summary.applied} of ${reply.edits.length} edit(s) applied, ${size} · val ${g.v.pass_rate.toFixed(3)} · ${g.action}`);
+  ctx.log(`  compress: val ${g.v.pass_rate.toFixed(3)} (${g.rule}) · ${g.action}`);
   return rec;
 }
