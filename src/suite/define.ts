@@ -4,6 +4,7 @@
  * its manifest (suite/manifest.ts), or its selected cases, each run by suite/run-case.ts and registered
  * with Vitest by suite/register.ts.
  */
+import { skillTokens } from '../cost/run-cost.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -239,6 +240,8 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     max_errored: maxErrored,
     misses_fail: session.mode === 'test' && !gated,
     site,
+    skill_tokens: skillTokens(skill.text),
+    currency: session.config.model.currency,
   };
 
   const trials = session.config.env.trials;

@@ -12,6 +12,7 @@ import { addUsage, emptyUsage, failedCallUsage, servedFromCache, spentBeforeFail
 import type { Scorer } from './scorers/types.ts';
 import type { CaseInputs, CaseRun, CaseRunner } from './agent.ts';
 import { ToolHandlerError } from '../agent/loop.ts';
+import { priceUsage } from '../cost/pricing.ts';
 
 export interface CaseContext<E> {
   suite: string;
@@ -105,6 +106,8 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
       }
     }
     if (run && runner && errorKind === null) ({ score, extra } = runner.finish(score, run, task));
+    priceUsage(usage, runtime.prices.target);
+    priceUsage(judgeUsage, runtime.prices.judge);
     if (run?.boundFeedback && errorKind === null) {
       // the model did not finish: a bound is a failure, whatever the answer so far
       score = { hard: 0, soft: score.soft, feedback: `${run.boundFeedback}; the answer so far: ${score.feedback || '(no feedback)'}` };
