@@ -12,6 +12,7 @@ import { readdirSync } from 'node:fs';
 import { skillSection, tag, trajectoriesSection } from '../protocol/prompt.ts';
 import { applyEdits } from '../skill/edits.ts';
 import { skillHash } from '../skill/hash.ts';
+import { skillTokens } from '../cost/run-cost.ts';
 import type { CaseRecord } from '../types.ts';
 import { admitCandidate } from './candidate-pool.ts';
 import { cachedStage, type RunContext } from './context.ts';
@@ -23,10 +24,6 @@ import { stepDir } from './step-buffer.ts';
 import { SKILL_SUBJECT } from './subject.ts';
 import type { Edit } from '../protocol/schemas.ts';
 
-/** The documented estimate of a skill's size in tokens (chars / 4), as `skill_tokens` reports it. */
-export function skillTokenEstimate(text: string): number {
-  return Math.ceil(text.length / 4);
-}
 
 export type CompressTrigger = 'growth' | 'epoch_end';
 
@@ -66,7 +63,7 @@ export function compressTrigger(ctx: RunContext, stepInEpoch: number): CompressT
     return c?.skill_hash === hash || c?.candidate_hash === hash;
   });
   if (tried) return null;
-  if (skillTokenEstimate(ctx.current) > opt.compress_growth * skillTokenEstimate(ctx.o.initialSkill.text)) return 'growth';
+  if (skillTokens(ctx.current) > opt.compress_growth * skillTokens(ctx.o.initialSkill.text)) return 'growth';
   if (stepInEpoch === ctx.stepsPerEpoch - 1) return 'epoch_end';
   return null;
 }
@@ -122,8 +119,8 @@ export async function compressStage(
   const rec: CompressRecord = {
     trigger,
     skill_hash: skillHash(before),
-    tokens_before: skillTokenEstimate(before),
-    tokens_after: skillTokenEstimate(before),
+    tokens_before: skillTokens(before),
+    tokens_after: skillTokens(before),
     chars_before: before.length,
     chars_after: before.length,
     edits: reply.edits.length,
@@ -131,7 +128,7 @@ export async function compressStage(
     action: 'skip_no_change',
   };
   o.record.compress = rec;
-  const size = `${rec.tokens_before} → ${skillTokenEstimate(candidate)} skill tokens`;
+  const size = `${rec.tokens_before} → ${skillTokens(candidate)} skill tokens`;
   if (candidate === before || applied.summary.applied === 0) {
     ctx.log(`  compress (${trigger}): ${reply.edits.length} edit(s), none changed the skill`);
     return rec;
@@ -150,7 +147,7 @@ export async function compressStage(
   Object.assign(rec, { action: g.action, candidate_hash: skillHash(candidate), gate_score: g.score, pass_rate: g.v.pass_rate, rule: g.rule });
   if (isAccepted(g.action)) {
     adopt(ctx, candidate, g.score, o.step, { origin: `step_${String(o.step).padStart(4, '0')}_compressed`, action: g.action });
-    rec.tokens_after = skillTokenEstimate(candidate);
+    rec.tokens_after = skillTokens(candidate);
     rec.chars_after = candidate.length;
     if (o.poolParent !== null) o.record.compress_pool_id = admitCandidate(ctx, candidate, g.score, o.poolParent, o.step).id;
   }
