@@ -430,6 +430,10 @@ const EvaluationSchema = z.strictObject({
   min_pass_rate: prob(0),
   min_mean_hard: prob(0),
   min_mean_soft: prob(0),
+  /** Cost gates (0 = off; docs/ci.md "Gates on cost"): mean tokens per scored case, mean cost per case, p95 latency in ms. */
+  max_mean_tokens: nonNeg(0),
+  max_mean_cost: nonNeg(0),
+  max_p95_latency_ms: nonNeg(0),
   /**
    * Errored cases (endpoint, timeout, unreadable reply) a verdict tolerates; beyond it the verdict is
    * inconclusive (exit 3) and the score is never gated on, cached or reused as complete.

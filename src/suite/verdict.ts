@@ -14,6 +14,7 @@ import type { GateThresholds, GateVerdict, SuiteSelection } from '../contract/se
 import { oneLineClip } from '../util/clip.ts';
 import { caseOutcomes, type ScoreStats } from './summary.ts';
 import { REPLAY_MISS_NEXT, replayMissLine } from '../model/cache/cache.ts';
+import { costGateActive, costGateReasons, gateMeasured, type CostRow } from './cost-gate.ts';
 
 import { EXIT_CODES, type RunVerdict } from './run-verdict.ts';
 export { EXIT_CODES, type RunVerdict, type Verdict } from './run-verdict.ts';
@@ -41,11 +42,15 @@ export interface VerdictInput {
 }
 
 export function gateActive(t: GateThresholds): boolean {
-  return t.minPassRate > 0 || t.minMeanHard > 0 || t.minMeanSoft > 0;
+  return t.minPassRate > 0 || t.minMeanHard > 0 || t.minMeanSoft > 0 || costGateActive(t);
 }
 
-/** A suite gate: every configured minimum must hold on the scored cases; none scored fails an active gate. */
-export function evaluateGate(suite: string, stats: ScoreStats, t: GateThresholds): GateVerdict {
+/**
+ * A suite gate: every configured minimum must hold on the scored cases; none scored fails an active gate.
+ * The cost thresholds (maxMeanTokens, maxMeanCost, maxP95LatencyMs) are decided on `rows`, the suite's
+ * rows (suite/cost-gate.ts): without them a cost threshold has nothing to be measured on and fails.
+ */
+export function evaluateGate(suite: string, stats: ScoreStats, t: GateThresholds, rows?: readonly CostRow[]): GateVerdict {
   const reasons: string[] = [];
   const check = (label: string, value: number | null, min: number) => {
     if (min <= 0) return;
@@ -55,7 +60,10 @@ export function evaluateGate(suite: string, stats: ScoreStats, t: GateThresholds
   check('pass rate', stats.pass_rate, t.minPassRate);
   check('mean hard', stats.mean_hard, t.minMeanHard);
   check('mean soft', stats.mean_soft, t.minMeanSoft);
-  return { suite, ok: reasons.length === 0, thresholds: t, reasons };
+  if (!costGateActive(t)) return { suite, ok: reasons.length === 0, thresholds: t, reasons };
+  const measured = gateMeasured(rows ?? []);
+  reasons.push(...costGateReasons(measured, t));
+  return { suite, ok: reasons.length === 0, thresholds: t, reasons, measured };
 }
 
 /** `10 of 147 tasks selected (-t dnd-01)` — or null when the whole dataset ran. */
