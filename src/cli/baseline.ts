@@ -26,6 +26,8 @@ export interface BaselineOptions {
   maxErrored: number;
   /** evaluation.alpha: the level of the comparison's one-sided tests. */
   alpha?: number;
+  /** The tolerated relative increase of tokens, cost and latency per case (`--max-token-increase` …). */
+  usageBounds?: { tokens: number | null; cost: number | null; latency: number | null };
 }
 
 /** What this run will be, as far as it is known before it starts: the suite env.name picks and the split. */
@@ -98,6 +100,7 @@ export async function judgeAgainstBaseline(
     maxErrored: b.maxErrored,
     failOnRegression: b.failOnRegression,
     confidence: 1 - (b.alpha ?? 0.05),
+    ...(b.usageBounds ? { usageBounds: b.usageBounds } : {}),
   });
   const attribution = attributeWith ? await attributeWith(comparison) : null;
   const totals = { regressed: comparison.comparison.counts.regressed, fixed: comparison.comparison.counts.fixed };
@@ -131,6 +134,7 @@ export async function judgeAgainstBaseline(
   // A run that could not be judged (errored cases, our input) keeps its own code; otherwise the comparison decides.
   if (runVerdict.verdict === 'inconclusive' || runVerdict.exit_code === EXIT_CODES.usage) return own();
   const worst = worstRegressed(comparison.comparison.regressed).map((c) => c.id);
-  const failure = d.exit_code === EXIT_CODES.pass ? null : `${d.verdict} against the baseline: ${d.reason}${worst.length ? `; worst regressed: ${worst.join(', ')}` : ''}`;
+  const usage = d.usage && (d.usage.exceeded.length || d.usage.unchecked.length) ? `; ${d.usage.reason}` : '';
+  const failure = d.exit_code === EXIT_CODES.pass ? null : `${d.verdict} against the baseline: ${d.reason}${usage}${worst.length ? `; worst regressed: ${worst.join(', ')}` : ''}`;
   return { comparison, markdown, exitCode: d.exit_code, failure, decidedBy: decidedByLine(true, d, runVerdict, true) };
 }
