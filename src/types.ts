@@ -65,23 +65,64 @@ export interface Score {
   feedback: string;
 }
 
+/** The usage one reply reported (OpenAI's `usage`): cached prompt tokens are a subset of the prompt tokens. */
 export interface TokenUsage {
   prompt_tokens: number;
   completion_tokens: number;
+  /** `usage.prompt_tokens_details.cached_tokens` (0 when not reported). */
+  cached_prompt_tokens?: number;
+  /** `usage.completion_tokens_details.reasoning_tokens`, when the endpoint reported it. */
+  reasoning_tokens?: number;
+  /** The reply had no `usage`: its tokens are unknown (the numbers above are 0 and mean nothing). */
+  missing?: true;
 }
 
-/** A case's use of one role: model calls, HTTP attempts (retries included) and tokens. */
-export interface CallUsage extends TokenUsage {
+/**
+ * A case's use of one role (docs/accounting.md): model calls, HTTP attempts (retries included), the tokens the
+ * replies reported and what they cost. Token fields are null when a reply had no `usage` (unknown, never 0);
+ * `cost` is null when the role's model has no price or the tokens are unknown.
+ */
+export interface CallUsage {
   calls: number;
   attempts: number;
-  /** With the model-call cache on: replies served from it (no request, so no calls, attempts or tokens). */
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  /** The part of `prompt_tokens` the endpoint served from its prompt cache. */
+  cached_prompt_tokens: number | null;
+  /** The part of `completion_tokens` spent reasoning; null when no reply reported it. */
+  reasoning_tokens: number | null;
+  /** In `model.currency`, from `model.pricing` (src/cost/pricing.ts). */
+  cost: number | null;
+  /** Sum of the calls' times (retries and backoff included); the case record's `latency_ms` is its wall time. */
+  call_ms: number;
+  /** With the model-call cache on: replies served from it (no request, so no calls or attempts). */
   cache_hits?: number;
   /** With the model-call cache on: lookups that found nothing (the request was sent, or under replay refused). */
   cache_misses?: number;
+  /**
+   * The part of the usage above that replies served from the model-call cache reported: a hit restores its
+   * reply's usage, so a cached run measures what a fresh one does, and spent = measured − this.
+   */
+  from_cache?: CachedReplyUsage;
+}
+
+/** Usage of the replies a case got from the model-call cache (nothing was sent for them). */
+export interface CachedReplyUsage {
+  prompt_tokens: number;
+  cached_prompt_tokens: number;
+  completion_tokens: number;
+  cost: number | null;
 }
 
 /** Per-stage (or per-role) counters kept by the model layer. */
-export interface StageStats extends TokenUsage {
+export interface StageStats {
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** The part of `prompt_tokens` served from the endpoint's prompt cache. */
+  cached_prompt_tokens: number;
+  reasoning_tokens: number;
+  /** Replies without `usage` (their tokens are not in the counts above). */
+  calls_without_usage: number;
   /** Logical requests, answered or failed (a failed one counts in `errors` too). */
   calls: number;
   /** HTTP requests, retried ones and those of failed calls included: what the server saw. */

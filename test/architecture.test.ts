@@ -27,6 +27,7 @@ const LAYERS = [
   'skill', // the skill document: regions, edits, diffs
   'model', // model clients, the gateway, the model-call cache
   'config', // the config schema, its loading and roles
+  'cost', // prices, a case's cost, a run's cost and latency totals
   'contract', // what the host hands to the suites in Vitest's workers, and what they report back
   'agent', // tools and the tool loop: the model's function calls answered over a case's state
   'rundir', // a run directory's fingerprint and snapshot

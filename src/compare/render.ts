@@ -12,7 +12,7 @@ import { buildRunFile, CompareFileSchema } from '../runfiles/index.ts';
 import { VERSION } from '../version.ts';
 import type { CaseChange, CaseRef, Comparison, UsageChange } from './compare.ts';
 import { boundShown } from '../suite/verdict.ts';
-import { formatMoney } from '../suite/cost-gate.ts';
+import { amountShown } from '../suite/cost-gate.ts';
 import type { Side } from './load.ts';
 
 export const COMPARE_REPORT_VERSION = 1;
@@ -213,7 +213,7 @@ function multiSuite(c: Comparison): boolean {
 
 const USAGE_ROWS: Array<{ key: 'token_change' | 'cost_change' | 'latency_change'; label: string; unit: (x: number) => string }> = [
   { key: 'token_change', label: 'tokens / case', unit: (x) => x.toFixed(1) },
-  { key: 'cost_change', label: 'cost / case', unit: (x) => formatMoney(x) },
+  { key: 'cost_change', label: 'cost / case', unit: (x) => amountShown(x) },
   { key: 'latency_change', label: 'latency / case', unit: (x) => `${Math.round(x)} ms` },
 ];
 

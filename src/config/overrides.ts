@@ -42,6 +42,32 @@ export interface ParsedCfgOptions {
   warnings: string[];
 }
 
+/**
+ * A dotted key path, where a double-quoted part may hold dots (`model.pricing."gpt-4.1".input_per_mtok`:
+ * a model id is a key). Null when a quote is left open or a quoted part is not a whole part.
+ */
+export function splitKeyPath(key: string): string[] | null {
+  const parts: string[] = [];
+  let i = 0;
+  while (i <= key.length) {
+    if (key[i] === '"') {
+      const close = key.indexOf('"', i + 1);
+      if (close < 0 || (close + 1 < key.length && key[close + 1] !== '.')) return null;
+      parts.push(key.slice(i + 1, close));
+      i = close + 2;
+    } else {
+      const dot = key.indexOf('.', i);
+      const end = dot < 0 ? key.length : dot;
+      const part = key.slice(i, end);
+      if (part.includes('"')) return null;
+      parts.push(part);
+      i = end + 1;
+    }
+    if (i > key.length) break;
+  }
+  return parts;
+}
+
 /** Parse `--cfg-options` items into key paths and values (later items win when applied in order). */
 export function parseCfgOptions(items: readonly string[]): ParsedCfgOptions {
   const overrides: Override[] = [];
@@ -55,8 +81,9 @@ export function parseCfgOptions(items: readonly string[]): ParsedCfgOptions {
     if (key === '') throw new ConfigError(`${source}: missing key before '='`);
     let path: string[];
     if (key.includes('.')) {
-      path = key.split('.');
-      if (path.some((p) => p === '')) throw new ConfigError(`${source}: malformed key path '${key}'`);
+      const split = splitKeyPath(key);
+      if (split === null || split.some((p) => p === '')) throw new ConfigError(`${source}: malformed key path '${key}'`);
+      path = split;
     } else {
       const route = routeFlatKey(key);
       if ('error' in route) throw new ConfigError(`${source}: ${route.error}`);

@@ -201,6 +201,16 @@ const SimulatedSchema = z.strictObject({
   latency_ms: nonNeg(0),
 });
 
+/**
+ * One model's prices per million tokens, in `model.currency` (docs/accounting.md#cost). Cached input (the
+ * prompt tokens the endpoint served from its prompt cache) costs `cached_input_per_mtok`, input when unset.
+ */
+const PriceSchema = z.strictObject({
+  input_per_mtok: z.number().nonnegative(),
+  cached_input_per_mtok: z.number().nonnegative().optional(),
+  output_per_mtok: z.number().nonnegative(),
+});
+
 const ModelSchema = z.strictObject({
   // roles
   backend: backend.default('azure_openai'),
@@ -235,6 +245,10 @@ const ModelSchema = z.strictObject({
   optimizer_concurrency: nonNegInt(0),
   target_concurrency: nonNegInt(0),
   structured_output: aliasEnum(['auto', 'json_schema', 'json_object', 'none'], {}).default('auto'),
+  /** Prices by model id as sent in requests; `"*"` for any model without its own entry. No built-in table. */
+  pricing: z.record(z.string(), PriceSchema).default(() => ({})),
+  /** The currency of `pricing` (a label: no conversion). */
+  currency: z.string().min(1).default('USD'),
   simulated: SimulatedSchema.prefault({}),
   // upstream: reasoning / rewrite
   reasoning_effort: effort('medium'),

@@ -74,6 +74,10 @@ export interface SuiteSelection {
   misses_fail: boolean;
   /** Where the suite is declared (`path:line:column` of its defineSkillSuite call), for annotations. */
   site?: string | null;
+  /** The skill under test's size in tokens, estimated as characters / 4 (src/cost/run-cost.ts skillTokens). */
+  skill_tokens?: number;
+  /** `model.currency`: the unit of the cases' `usage.cost`. */
+  currency?: string;
 }
 
 declare module 'vitest' {

@@ -7,7 +7,8 @@
  *   server saw);
  * - `retries`: attempts beyond the first of a logical call, so `retries = attempts - calls`;
  * - `errors`: logical calls that ended in an error (after their retries), counted in `calls` too;
- * - `prompt_tokens` / `completion_tokens`: from the responses' `usage`;
+ * - `prompt_tokens` / `completion_tokens`: from the responses' `usage`; `cached_prompt_tokens` and
+ *   `reasoning_tokens` (subsets of them) from its details; `calls_without_usage`: replies with no `usage`;
  * - `latency_ms`: wall time of logical calls (successful and failed, retries and backoff included).
  *
  * Stage names are free strings. `snapshot()` adds a `_total` entry summing every stage.
@@ -16,10 +17,32 @@ import type { StageStats, TokenSummary, TokenUsage } from '../types.ts';
 
 export const TOTAL_KEY = '_total';
 
-const FIELDS = ['calls', 'attempts', 'retries', 'errors', 'prompt_tokens', 'completion_tokens', 'latency_ms'] as const;
+const FIELDS = [
+  'calls',
+  'attempts',
+  'retries',
+  'errors',
+  'prompt_tokens',
+  'completion_tokens',
+  'cached_prompt_tokens',
+  'reasoning_tokens',
+  'calls_without_usage',
+  'latency_ms',
+] as const;
 
 export function emptyStats(): StageStats {
-  return { calls: 0, attempts: 0, retries: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, latency_ms: 0 };
+  return {
+    calls: 0,
+    attempts: 0,
+    retries: 0,
+    errors: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    cached_prompt_tokens: 0,
+    reasoning_tokens: 0,
+    calls_without_usage: 0,
+    latency_ms: 0,
+  };
 }
 
 function num(v: unknown): number {
@@ -58,8 +81,11 @@ export class Accounting {
   recordSuccess(stage: string, usage: TokenUsage, latencyMs: number): void {
     const s = this.stats(stage);
     s.calls += 1;
+    if (usage.missing) s.calls_without_usage += 1;
     s.prompt_tokens += num(usage.prompt_tokens);
     s.completion_tokens += num(usage.completion_tokens);
+    s.cached_prompt_tokens += num(usage.cached_prompt_tokens);
+    s.reasoning_tokens += num(usage.reasoning_tokens);
     s.latency_ms += num(latencyMs);
   }
 

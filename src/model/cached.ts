@@ -1,7 +1,8 @@
 /**
  * A client's calls through the model-call cache (src/model/cache): looked up before the limiter, stored
- * after a success. A hit sends nothing and costs nothing (attempts 0, usage 0); in replay mode a miss is
- * an error instead of a request.
+ * after a success. A hit sends nothing (attempts 0, nothing in the accounting) and returns the usage its reply
+ * reported, so a cached run measures what a fresh one does (docs/accounting.md); in replay mode a miss is an
+ * error instead of a request.
  */
 import type { z } from 'zod';
 import type { ChatMessage, TokenUsage, ToolCall } from '../types.ts';
@@ -11,8 +12,6 @@ import { buildBody, num, readToolCalls, type Completion } from './request.ts';
 import { firstSendOptions, MODES, parseReply, type Negotiator } from './structured.ts';
 import type { Transport } from './transport.ts';
 import type { RoleConfig } from './types.ts';
-
-const NO_USAGE: TokenUsage = { prompt_tokens: 0, completion_tokens: 0 };
 
 export async function cachedChat(
   c: ModelCache,
@@ -26,7 +25,7 @@ export async function cachedChat(
   const key = c.key(role, 'chat', buildBody(role, messages, o));
   const got = c.get(role, o.stage, 'chat', key, decodeChat);
   if ('value' in got) {
-    return { ...got.value, usage: { ...NO_USAGE }, attempts: 0, latencyMs: Math.round(performance.now() - started), cache: 'hit' };
+    return { ...got.value, attempts: 0, latencyMs: Math.round(performance.now() - started), cache: 'hit' };
   }
   if (c.mode === 'replay') throw c.missError(role, o.stage, key, got.corrupt);
   const r = await transport.send(messages, o);
@@ -59,7 +58,7 @@ export async function cachedStructured<T extends z.ZodType>(
     policy: role.structuredOutput,
   });
   const got = c.get(role, stage, 'structured', key, (v) => decodeStructured(schema, v));
-  if ('value' in got) return { ...got.value, attempts: 0, usage: { ...NO_USAGE }, cache: 'hit' };
+  if ('value' in got) return { ...got.value, attempts: 0, cache: 'hit' };
   if (c.mode === 'replay') throw c.missError(role, stage, key, got.corrupt);
   const r = await negotiator.request(name, schema, messages, o);
   c.put(role, stage, 'structured', key, { raw: r.raw, mode: r.mode, reasked: r.reasked, usage: r.usage } satisfies CachedStructured);
@@ -91,7 +90,7 @@ function decodeChat(v: unknown): Completion | undefined {
   if (c.finishReason !== null && typeof c.finishReason !== 'string') return undefined;
   const out: Completion = {
     text: c.text,
-    usage: { prompt_tokens: num(c.usage.prompt_tokens), completion_tokens: num(c.usage.completion_tokens) },
+    usage: storedUsage(c.usage),
     model: c.model,
     finishReason: c.finishReason,
   };
@@ -101,9 +100,19 @@ function decodeChat(v: unknown): Completion | undefined {
   return out;
 }
 
-function decodeStructured<T extends z.ZodType>(schema: T, v: unknown): Omit<StructuredResult<z.output<T>>, 'attempts' | 'usage'> | undefined {
+function decodeStructured<T extends z.ZodType>(schema: T, v: unknown): Omit<StructuredResult<z.output<T>>, 'attempts'> | undefined {
   const s = v as Partial<CachedStructured>;
   if (typeof s.raw !== 'string' || !MODES.includes(s.mode as StructuredMode) || typeof s.reasked !== 'boolean') return undefined;
   const parsed = parseReply(schema, s.raw);
-  return parsed.ok ? { value: parsed.value, raw: s.raw, mode: s.mode!, reasked: s.reasked } : undefined;
+  return parsed.ok ? { value: parsed.value, raw: s.raw, mode: s.mode!, reasked: s.reasked, usage: storedUsage(s.usage) } : undefined;
+}
+
+/** The usage stored with an entry, as the reply reported it (an entry written before usage was stored: unknown). */
+function storedUsage(raw: unknown): TokenUsage {
+  if (!raw || typeof raw !== 'object') return { prompt_tokens: 0, completion_tokens: 0, missing: true };
+  const u = raw as Partial<TokenUsage>;
+  const out: TokenUsage = { prompt_tokens: num(u.prompt_tokens), completion_tokens: num(u.completion_tokens), cached_prompt_tokens: num(u.cached_prompt_tokens) };
+  if (typeof u.reasoning_tokens === 'number') out.reasoning_tokens = u.reasoning_tokens;
+  if (u.missing === true) out.missing = true;
+  return out;
 }

@@ -64,8 +64,8 @@ export interface ChatResult {
   /** True when the endpoint is skillopt's simulated model server (it stamps its `system_fingerprint`). */
   simulated?: boolean;
   /**
-   * With a model-call cache: `hit` = served from it (no request sent: attempts 0, usage 0 — usage counts what
-   * was spent), `miss` = looked up, not found, requested. Absent when the cache is off.
+   * With a model-call cache: `hit` = served from it (no request sent: attempts 0; `usage` is what the stored
+   * reply reported), `miss` = looked up, not found, requested. Absent when the cache is off.
    */
   cache?: 'hit' | 'miss';
 }

@@ -7,7 +7,7 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { ChatMessage, ToolCall } from '../types.ts';
+import type { ChatMessage, TokenUsage, ToolCall } from '../types.ts';
 import type { ChatOptions, ChatResult } from './client-types.ts';
 import { BadResponseError } from './retry.ts';
 import { stripThinking } from './think.ts';
@@ -73,7 +73,7 @@ export function readCompletion(role: RoleConfig, completion: unknown): Completio
   const reasoningParts = [...fields, ...(stripped.reasoning ? [stripped.reasoning] : [])];
   const out: Completion = {
     text: stripped.text,
-    usage: { prompt_tokens: num(c.usage?.prompt_tokens), completion_tokens: num(c.usage?.completion_tokens) },
+    usage: readUsage(c.usage),
     model: typeof c.model === 'string' && c.model ? c.model : role.model,
     finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : null,
   };
@@ -81,6 +81,25 @@ export function readCompletion(role: RoleConfig, completion: unknown): Completio
   const toolCalls = readToolCalls(msg['tool_calls']);
   if (toolCalls.length > 0) out.toolCalls = toolCalls;
   if (c.system_fingerprint === SIMULATED_FINGERPRINT) out.simulated = true;
+  return out;
+}
+
+/**
+ * A reply's `usage`: prompt and completion tokens, the cached part of the prompt and the reasoning part of the
+ * completion when reported. No `usage` object: `missing` (the case's tokens become unknown, docs/accounting.md).
+ */
+export function readUsage(raw: unknown): TokenUsage {
+  if (!raw || typeof raw !== 'object') return { prompt_tokens: 0, completion_tokens: 0, missing: true };
+  const u = raw as Record<string, unknown>;
+  const details = (v: unknown, key: string): unknown => (v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined);
+  const prompt = num(u['prompt_tokens']);
+  const out: TokenUsage = {
+    prompt_tokens: prompt,
+    completion_tokens: num(u['completion_tokens']),
+    cached_prompt_tokens: Math.min(prompt, num(details(u['prompt_tokens_details'], 'cached_tokens'))),
+  };
+  const reasoning = details(u['completion_tokens_details'], 'reasoning_tokens');
+  if (typeof reasoning === 'number' && Number.isFinite(reasoning)) out.reasoning_tokens = reasoning;
   return out;
 }
 

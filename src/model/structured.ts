@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { ChatMessage, TokenUsage } from '../types.ts';
+import { addTokenUsage } from './call-usage.ts';
 import type { ChatOptions, ChatResult, StructuredMode, StructuredOptions, StructuredResult } from './client-types.ts';
 import { ModelOutputError, endpointOf, isInfraError } from './errors.ts';
 import { oneLineClip } from '../util/clip.ts';
@@ -101,10 +102,7 @@ export function createNegotiator(role: RoleConfig, send: Send, log: (line: strin
     const base = firstSendOptions(stage, o, true);
     let attempts = 0;
     const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0 };
-    const addUsage = (u: TokenUsage): void => {
-      usage.prompt_tokens += u.prompt_tokens;
-      usage.completion_tokens += u.completion_tokens;
-    };
+    const addUsage = (u: TokenUsage): void => addTokenUsage(usage, u);
 
     // First request, falling back through the modes on HTTP 400/422 (unsupported response_format).
     const candidates = pinned ? [pinned] : MODES.slice(MODES.indexOf(workingMode));

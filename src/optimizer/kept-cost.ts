@@ -16,6 +16,7 @@
  */
 import { isAbsolute, relative } from 'node:path';
 import { Accounting, diffSummaries, sumSummaries, TOTAL_KEY } from '../model/accounting.ts';
+import { spentTokens } from '../model/call-usage.ts';
 import type { CallUsage, CaseRecord, StageStats, TokenSummary } from '../types.ts';
 import type { RunStore } from './run-store.ts';
 
@@ -34,8 +35,7 @@ export function rowCost(r: Pick<CaseRecord, 'usage' | 'judge_usage' | 'error_kin
     calls: u.calls,
     attempts: u.attempts,
     retries: Math.max(0, u.attempts - u.calls),
-    prompt_tokens: u.prompt_tokens,
-    completion_tokens: u.completion_tokens,
+    ...spentTokens(u),
   });
   return {
     rollout: { ...stage(r.usage), errors: r.error_kind === 'infra' && r.usage.attempts > 0 ? 1 : 0 },

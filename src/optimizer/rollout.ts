@@ -3,6 +3,7 @@
  * appended to `<dir>/results.jsonl` as it arrives, so a killed run resumes with only the missing ids;
  * infrastructure-errored cases are not persisted (a rerun retries them) and never scored.
  */
+import { skillTokens } from '../cost/run-cost.ts';
 import { existsSync, mkdirSync, readFileSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Accounting } from '../model/index.ts';
@@ -125,7 +126,7 @@ export class Rollouts {
       }
     }
     const records = ids.flatMap((id) => done.get(id) ?? fresh.get(id) ?? []);
-    const summary = suiteSummary(records);
+    const summary = { ...suiteSummary(records, this.host.session.config.model.currency), skill_tokens: skillTokens(skill) };
     if (opts.writeSummary !== false) writeJsonAtomic(join(dir, 'summary.json'), buildRunFile(EvaluationSummarySchema, { label, skill_hash: hash, ...summary }, 'summary.json'));
     return { records, summary, reused };
   }

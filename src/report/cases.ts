@@ -129,7 +129,7 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string } = 
     let tokens = 0;
     for (const r of c.rows) {
       latency += r.latency_ms ?? 0;
-      tokens += (r.usage?.prompt_tokens ?? 0) + (r.usage?.completion_tokens ?? 0) + (r.judge_usage ? r.judge_usage.prompt_tokens + r.judge_usage.completion_tokens : 0);
+      tokens += (r.usage?.prompt_tokens ?? 0) + (r.usage?.completion_tokens ?? 0) + (r.judge_usage?.prompt_tokens ?? 0) + (r.judge_usage?.completion_tokens ?? 0);
     }
     const feedback = shown.error_kind !== null ? `${shown.error_kind} error: ${shown.error ?? ''}` : shown.feedback ?? '';
     rows[i] = [

@@ -1,6 +1,7 @@
 /** eval_summary.json: the headline of a `skillopt eval` run (one skill on one split). */
 import { z } from 'zod';
 import { interval, rate, schemaVersion } from './version.ts';
+import { RunCostSchema } from './summary.ts';
 
 export const EvalSummarySchema = z.looseObject({
   schema_version: schemaVersion,
@@ -13,6 +14,8 @@ export const EvalSummarySchema = z.looseObject({
   pass_rate_ci: interval.optional(),
   errored: z.number(),
   simulated: z.boolean(),
+  cost: RunCostSchema.optional(),
+  skill_tokens: z.int().min(0).nullable().optional(),
   model: z.looseObject({ target: z.string(), backend: z.string() }).optional(),
 });
 export type EvalSummaryFile = z.infer<typeof EvalSummarySchema>;

@@ -16,6 +16,10 @@ export const TokenSummarySchema = z.record(
     errors: z.number(),
     prompt_tokens: z.number(),
     completion_tokens: z.number(),
+    // absent from summaries written before they were counted
+    cached_prompt_tokens: z.number().default(0),
+    reasoning_tokens: z.number().default(0),
+    calls_without_usage: z.number().default(0),
     latency_ms: z.number(),
   }),
 );

@@ -7,13 +7,21 @@
 import { z } from 'zod';
 import { schemaVersion } from './version.ts';
 
+/** A case's use of one role (CallUsage of src/types.ts; docs/accounting.md): tokens null when a reply had no `usage`. */
 export const CallUsageSchema = z.looseObject({
   calls: z.number(),
   attempts: z.number(),
-  prompt_tokens: z.number(),
-  completion_tokens: z.number(),
+  prompt_tokens: z.number().nullable(),
+  completion_tokens: z.number().nullable(),
+  cached_prompt_tokens: z.number().nullable().optional(),
+  reasoning_tokens: z.number().nullable().optional(),
+  cost: z.number().nullable().optional(),
+  call_ms: z.number().optional(),
   cache_hits: z.number().optional(),
   cache_misses: z.number().optional(),
+  from_cache: z
+    .looseObject({ prompt_tokens: z.number(), cached_prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number().nullable() })
+    .optional(),
 });
 
 /** One step of a case's trajectory (docs/agents.md; the TrajectoryStep type of src/types.ts). */

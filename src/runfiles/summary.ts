@@ -18,10 +18,27 @@ export const ScoreStatsSchema = z.looseObject({
   mean_soft: rate,
 });
 
+const nullableNumber = z.number().nullable();
+
+/** A run's (or suite's) cost, tokens and latency (RunCost of src/cost/run-cost.ts; docs/accounting.md#cost). */
+export const RunCostSchema = z.looseObject({
+  currency: z.string(),
+  total: nullableNumber,
+  per_1k_cases: nullableNumber,
+  by_role: z.looseObject({ target: nullableNumber, judge: nullableNumber }),
+  cases_without_usage: z.int().min(0),
+  tokens: z.looseObject({ prompt: z.number(), cached_prompt: z.number(), completion: z.number(), reasoning: z.number() }),
+  mean_tokens_per_case: nullableNumber,
+  spent: z.looseObject({ total: nullableNumber, prompt_tokens: z.number(), completion_tokens: z.number() }),
+  latency: z.looseObject({ p50_ms: nullableNumber, p95_ms: nullableNumber, mean_ms: nullableNumber }),
+});
+
 export const SuiteSummarySchema = ScoreStatsSchema.extend({
   by_task_type: z.record(z.string(), ScoreStatsSchema).optional(),
   by_split: z.record(z.string(), ScoreStatsSchema).optional(),
   mean_latency_ms: z.number().nullable().optional(),
+  cost: RunCostSchema.optional(),
+  skill_tokens: z.int().min(0).optional(),
 });
 
 const hitsMisses = z.looseObject({ hits: z.number(), misses: z.number() });
@@ -34,6 +51,8 @@ export const RunSummarySchema = z.looseObject({
   simulated: z.boolean(),
   cache: hitsMisses.optional(),
   verdict: z.looseObject({ verdict: z.string() }).optional(),
+  cost: RunCostSchema.optional(),
+  skill_tokens: z.int().min(0).nullable().optional(),
 });
 export type RunSummaryFile = z.infer<typeof RunSummarySchema>;
 

@@ -46,7 +46,7 @@ export interface ChatCompletion {
     logprobs: null;
     finish_reason: 'stop' | 'tool_calls';
   }[];
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details: { cached_tokens: number } };
 }
 
 export interface SimCompletionResult {
@@ -58,6 +58,23 @@ export interface SimCompletionResult {
 
 function approxTokens(chars: number): number {
   return Math.ceil(chars / 4);
+}
+
+/** The smallest prefix OpenAI caches, and the granularity of a cache hit, in tokens. */
+const CACHE_MIN_TOKENS = 1024;
+const CACHE_BLOCK_TOKENS = 128;
+
+/**
+ * Prompt caching as OpenAI reports it, from the request alone (never from what was sent before, so the
+ * figures do not depend on arrival order, concurrency or retries): a leading system message of at least
+ * 1,024 tokens is a warm prefix, and the largest multiple of 128 tokens not above its length is cached
+ * (docs/simulated-model.md#usage).
+ */
+export function simCachedTokens(messages: readonly { role: string; content: string }[]): number {
+  const first = messages[0];
+  if (!first || first.role !== 'system') return 0;
+  const tokens = approxTokens(first.content.length);
+  return tokens < CACHE_MIN_TOKENS ? 0 : Math.floor(tokens / CACHE_BLOCK_TOKENS) * CACHE_BLOCK_TOKENS;
 }
 
 /**
@@ -166,7 +183,12 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
             finish_reason: 'tool_calls',
           },
     ],
-    usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens },
+    usage: {
+      prompt_tokens,
+      completion_tokens,
+      total_tokens: prompt_tokens + completion_tokens,
+      prompt_tokens_details: { cached_tokens: Math.min(prompt_tokens, simCachedTokens(messages)) },
+    },
   };
   return { completion, stage: stage ?? 'target', model };
 }

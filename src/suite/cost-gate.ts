@@ -115,7 +115,7 @@ export function costGateReasons(m: GateMeasured, t: GateThresholds): string[] {
   const maxCost = t.maxMeanCost ?? 0;
   if (maxCost > 0) {
     if (m.mean_cost === null) reasons.push(`mean cost: no scored case has a cost (set model.pricing for the model, maximum ${maxCost})`);
-    else if (m.mean_cost > maxCost) reasons.push(`mean cost ${formatMoney(m.mean_cost)} > ${maxCost} (maxMeanCost)${without(m.cases_without_cost, 'a cost')}`);
+    else if (m.mean_cost > maxCost) reasons.push(`mean cost ${amountShown(m.mean_cost)} > ${maxCost} (maxMeanCost)${without(m.cases_without_cost, 'a cost')}`);
   }
   const maxP95 = t.maxP95LatencyMs ?? 0;
   if (maxP95 > 0) {
@@ -141,14 +141,14 @@ export function costGateMeasuredText(g: { thresholds: GateThresholds; measured?:
   const t = g.thresholds;
   const bits: string[] = [];
   if ((t.maxMeanTokens ?? 0) > 0) bits.push(`mean tokens ${m.mean_tokens === null ? 'unknown' : formatTokens(m.mean_tokens)}${m.cases_without_tokens ? ` (${m.cases_without_tokens} without usage)` : ''}`);
-  if ((t.maxMeanCost ?? 0) > 0) bits.push(`mean cost ${m.mean_cost === null ? '—' : formatMoney(m.mean_cost)}${m.cases_without_cost ? ` (${m.cases_without_cost} without a cost)` : ''}`);
+  if ((t.maxMeanCost ?? 0) > 0) bits.push(`mean cost ${m.mean_cost === null ? '—' : amountShown(m.mean_cost)}${m.cases_without_cost ? ` (${m.cases_without_cost} without a cost)` : ''}`);
   if ((t.maxP95LatencyMs ?? 0) > 0) bits.push(`p95 latency ${m.p95_latency_ms === null ? '—' : `${Math.round(m.p95_latency_ms)} ms`}`);
   return bits.length ? bits.join(', ') : null;
 }
 
 const formatTokens = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
 /** Money as a decimal with enough places to show a per-case cost (rounded for display only). */
-export const formatMoney = (x: number) => (x === 0 ? '0' : Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(3));
+export const amountShown = (x: number) => (x === 0 ? '0' : Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(3));
 
 // ── per-case limits ─────────────────────────────────────────────────────────────────────────────────
 
@@ -176,7 +176,7 @@ export function caseLimitBreach(r: Pick<CostRow, 'usage' | 'judge_usage' | 'late
   if (limits.maxCost !== undefined) {
     const c = rowCost(r);
     if (c === null) out.push(`caseLimits.maxCost ${limits.maxCost}: cost unknown (no price for the model, or tokens unknown)`);
-    else if (c > limits.maxCost) out.push(`caseLimits.maxCost: cost ${formatMoney(c)} > ${limits.maxCost}`);
+    else if (c > limits.maxCost) out.push(`caseLimits.maxCost: cost ${amountShown(c)} > ${limits.maxCost}`);
   }
   if (limits.maxLatencyMs !== undefined && r.latency_ms > limits.maxLatencyMs) {
     out.push(`caseLimits.maxLatencyMs: ${r.latency_ms} ms > ${limits.maxLatencyMs} ms`);

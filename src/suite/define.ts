@@ -4,6 +4,7 @@
  * its manifest (suite/manifest.ts), or its selected cases, each run by suite/run-case.ts and registered
  * with Vitest by suite/register.ts.
  */
+import { skillTokens } from '../cost/run-cost.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -240,6 +241,12 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const passThreshold = session.config.evaluation.pass_threshold;
   const thresholds = gateThresholds(session, opts);
   const gated = session.mode === 'test' && gateActive(thresholds);
+  const limits = checkCaseLimits(options.name, options.caseLimits);
+  // a gate or a limit on money with no price for the target model could never hold: say so before any request
+  const onCost = gated && (thresholds.maxMeanCost ?? 0) > 0 ? 'gate maxMeanCost (evaluation.max_mean_cost)' : limits?.maxCost !== undefined ? 'caseLimits.maxCost' : null;
+  if (onCost && runtime.prices.target === null) {
+    throw new SkillOptError(`suite '${options.name}': ${onCost} needs a price for the target model '${session.roles.target.model}': set model.pricing.${session.roles.target.model.includes('.') ? `"${session.roles.target.model}"` : session.roles.target.model} (or model.pricing."*") { input_per_mtok, output_per_mtok } (docs/ci.md#gates-on-cost)`);
+  }
   const maxErrored = session.config.evaluation.max_errored;
   // a tool loop may make up to maxTurns target calls and wait on handlers up to their timeout each
   const looping = runner !== null && (options.run !== undefined || (options.tools !== undefined && Object.keys(options.tools).length > 0));
@@ -259,6 +266,8 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     max_errored: maxErrored,
     misses_fail: session.mode === 'test' && !gated,
     site,
+    skill_tokens: skillTokens(skill.text),
+    currency: session.config.model.currency,
   };
 
   const trials = session.config.env.trials;
@@ -279,7 +288,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     ...(options.state ? { state: options.state } : {}),
     trials,
     samples,
-    limits: checkCaseLimits(options.name, options.caseLimits),
+    limits,
   });
   // the cases Vitest starts first start now, before it finishes collecting (suite/head-start.ts)
   const firstWave = new Map(selected.slice(0, vitestWave()).map((t) => [t.id, t]));

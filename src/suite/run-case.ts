@@ -13,6 +13,7 @@ import type { Scorer } from './scorers/types.ts';
 import type { CaseInputs, CaseRun, CaseRunner } from './agent.ts';
 import { ToolHandlerError } from '../agent/loop.ts';
 import { applyCaseLimits, type CaseLimits } from './cost-gate.ts';
+import { priceUsage } from '../cost/pricing.ts';
 
 export interface CaseContext<E> {
   suite: string;
@@ -108,6 +109,8 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
       }
     }
     if (run && runner && errorKind === null) ({ score, extra } = runner.finish(score, run, task));
+    priceUsage(usage, runtime.prices.target);
+    priceUsage(judgeUsage, runtime.prices.judge);
     if (run?.boundFeedback && errorKind === null) {
       // the model did not finish: a bound is a failure, whatever the answer so far
       score = { hard: 0, soft: score.soft, feedback: `${run.boundFeedback}; the answer so far: ${score.feedback || '(no feedback)'}` };

@@ -14,6 +14,7 @@ import type { CallUsage, ChatMessage, ToolCall, ToolSpec } from '../types.ts';
 import { oneLine } from '../util/errors.ts';
 import { JUDGE_STAGE, buildJudgeMessages } from './scorers/judge.ts';
 import { addUsage, callUsage, failedCallUsage } from './usage.ts';
+import { priceFor, type Price } from '../cost/pricing.ts';
 import type { JudgeRequest } from './scorers/types.ts';
 
 /** A target call's options as they cross to the gateway (plain data). */
@@ -89,12 +90,17 @@ export class SuiteRuntime {
   private infraFailures = 0;
   private firstInfraError: string | null = null;
 
+  /** What each role's model costs (`model.pricing`; null: unpriced). */
+  readonly prices: { target: Price | null; judge: Price | null };
+
   constructor(
     private readonly roles: { target: RoleConfig; judge: RoleConfig },
     gateway: GatewayAddress | null,
     config?: Pick<SkillOptConfig, 'cache' | 'model'>,
   ) {
     this.port = gatewayReachable(gateway) ? new GatewayClient(gateway) : new LocalPort(config);
+    const pricing = config?.model.pricing ?? {};
+    this.prices = { target: priceFor(pricing, roles.target.model), judge: priceFor(pricing, roles.judge.model) };
   }
 
   private guard(): void {

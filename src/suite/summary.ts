@@ -8,9 +8,9 @@ import type { GateVerdict, SuiteSelection } from '../contract/session.ts';
 import type { RunVerdict } from './run-verdict.ts';
 import { groupBy } from '../util/group.ts';
 import { skillLoadedCounts, triggerSummary, type SkillLoadedCounts, type TriggerSummary } from './trigger-metrics.ts';
-import { addUsage, emptyUsage } from './usage.ts';
 import { passRateInterval, type IntervalMethod } from '../stats/interval.ts';
 import { passAtK, passHatK } from '../stats/pass-at-k.ts';
+import { runCost, type RunCost } from '../cost/run-cost.ts';
 
 /** Trial fields (TrialStats) are present only with env.trials > 1. */
 export interface ScoreStats extends Partial<TrialStats> {
@@ -103,9 +103,16 @@ export function caseOutcomes<R extends OutcomeRow = CaseRecord>(records: readonl
   return out;
 }
 
+/**
+ * A role's use over a run's rows: the tokens its replies reported (rows with unknown tokens left out and
+ * counted in `rows_without_usage`), calls and attempts, the cache lookups when the cache was on.
+ */
+export type RoleUsage = Pick<StageStats, 'calls' | 'attempts' | 'prompt_tokens' | 'completion_tokens' | 'cached_prompt_tokens' | 'reasoning_tokens'> &
+  Pick<CallUsage, 'cache_hits' | 'cache_misses'> & { rows_without_usage: number };
+
 export interface UsageByRole {
-  target: Pick<StageStats, 'calls' | 'attempts' | 'prompt_tokens' | 'completion_tokens'>;
-  judge: Pick<StageStats, 'calls' | 'attempts' | 'prompt_tokens' | 'completion_tokens'>;
+  target: RoleUsage;
+  judge: RoleUsage;
 }
 
 export interface SuiteSummary extends ScoreStats {
@@ -120,6 +127,10 @@ export interface SuiteSummary extends ScoreStats {
   trigger?: TriggerSummary;
   /** Agent presentation: in how many cases the skill under test was loaded (`skill_loaded` of the case records). */
   skill_loaded?: SkillLoadedCounts;
+  /** Cost, tokens and latency over the rows (docs/accounting.md#cost). */
+  cost: RunCost;
+  /** The skill under test's size in tokens (estimate: characters / 4); absent when the run did not say. */
+  skill_tokens?: number;
 }
 
 export interface RunSummary {
@@ -133,6 +144,10 @@ export interface RunSummary {
   verdict?: RunVerdict;
   /** Trigger suites: `trigger.per_skill.<name>.{precision, recall, f1}` and `trigger.confusion` over the run's trigger cases. */
   trigger?: TriggerSummary;
+  /** The whole run's cost, tokens and latency (the same as `overall.cost`). */
+  cost: RunCost;
+  /** The skill under test's estimated size in tokens (characters / 4): every suite's when they agree, else null (see `suites.<name>.skill_tokens`). */
+  skill_tokens: number | null;
 }
 
 export interface CacheCounts {
@@ -186,11 +201,25 @@ export function scoreStats<R extends OutcomeRow>(records: readonly R[], outcomes
   return stats;
 }
 
+const emptyRoleUsage = (): RoleUsage => ({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0, reasoning_tokens: 0, rows_without_usage: 0 });
+
 export function usageByRole(records: CaseRecord[]): UsageByRole {
-  const usage: UsageByRole = { target: emptyUsage(), judge: emptyUsage() };
+  const usage: UsageByRole = { target: emptyRoleUsage(), judge: emptyRoleUsage() };
   for (const r of records) {
     for (const [role, u] of [['target', r.usage], ['judge', r.judge_usage]] as const) {
-      if (u) addUsage(usage[role], u);
+      if (!u) continue;
+      const into = usage[role];
+      into.calls += u.calls;
+      into.attempts += u.attempts;
+      if (u.prompt_tokens === null || u.completion_tokens === null) into.rows_without_usage += 1;
+      else {
+        into.prompt_tokens += u.prompt_tokens;
+        into.completion_tokens += u.completion_tokens;
+        into.cached_prompt_tokens += u.cached_prompt_tokens ?? 0;
+        into.reasoning_tokens += u.reasoning_tokens ?? 0;
+      }
+      if (u.cache_hits !== undefined) into.cache_hits = (into.cache_hits ?? 0) + u.cache_hits;
+      if (u.cache_misses !== undefined) into.cache_misses = (into.cache_misses ?? 0) + u.cache_misses;
     }
   }
   return usage;
@@ -201,7 +230,7 @@ function bucket(records: CaseRecord[], key: (r: CaseRecord) => string | null): R
   return Object.fromEntries([...groups.keys()].sort().map((k) => [k, scoreStats(groups.get(k)!)]));
 }
 
-export function suiteSummary(records: CaseRecord[]): SuiteSummary {
+export function suiteSummary(records: CaseRecord[], currency = DEFAULT_CURRENCY): SuiteSummary {
   const latencies = records.filter((r) => r.error_kind === null).map((r) => r.latency_ms);
   return {
     ...scoreStats(records),
@@ -209,8 +238,12 @@ export function suiteSummary(records: CaseRecord[]): SuiteSummary {
     by_split: bucket(records, (r) => r.split),
     usage: usageByRole(records),
     mean_latency_ms: latencies.length ? Math.round(latencies.reduce((a, b) => a + b, 0) / latencies.length) : null,
+    cost: runCost(records, currency),
   };
 }
+
+/** `model.currency`'s default, for summaries of rows whose run did not say. */
+export const DEFAULT_CURRENCY = 'USD';
 
 export function runSummary(
   records: CaseRecord[],
@@ -218,12 +251,14 @@ export function runSummary(
 ): RunSummary {
   const bySuite = groupBy(records, (r) => r.suite);
   const suites: Record<string, SuiteSummary> = {};
+  const currency = opts.selections?.find((s) => s.currency)?.currency ?? DEFAULT_CURRENCY;
   for (const name of [...bySuite.keys()].sort()) {
-    suites[name] = suiteSummary(bySuite.get(name)!);
+    suites[name] = suiteSummary(bySuite.get(name)!, currency);
     const gate = opts.gates?.find((g) => g.suite === name);
     if (gate) suites[name].gate = gate;
     const selection = opts.selections?.find((s) => s.suite === name);
     if (selection) suites[name].selection = selection;
+    if (selection?.skill_tokens !== undefined) suites[name].skill_tokens = selection.skill_tokens;
     const trigger = triggerSummary(bySuite.get(name)!);
     if (trigger) suites[name].trigger = trigger;
     const loaded = skillLoadedCounts(bySuite.get(name)!);
@@ -231,7 +266,8 @@ export function runSummary(
   }
   const trigger = triggerSummary(records);
   const selected = opts.selections?.length ? opts.selections.reduce((n, s) => n + s.selected, 0) : records.length;
-  const overall = { ...suiteSummary(records), selected };
+  const overall = { ...suiteSummary(records, currency), selected };
+  const sizes = new Set((opts.selections ?? []).flatMap((s) => (s.skill_tokens === undefined ? [] : [s.skill_tokens])));
   return {
     suites,
     overall,
@@ -240,5 +276,7 @@ export function runSummary(
     cache: cacheCounts(overall.usage),
     ...(opts.verdict ? { verdict: opts.verdict } : {}),
     ...(trigger ? { trigger } : {}),
+    cost: overall.cost,
+    skill_tokens: sizes.size === 1 ? [...sizes][0]! : null,
   };
 }

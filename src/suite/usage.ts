@@ -1,19 +1,8 @@
 /** Counting a case's model use (see CallUsage). */
 import type { CallUsage } from '../types.ts';
-import { addUsage, emptyUsage } from '../model/call-usage.ts';
+import { addUsage, callUsage, emptyUsage } from '../model/call-usage.ts';
 
-export { addUsage, emptyUsage };
-
-/** A call's usage: what it spent (a cache hit spent nothing), and its cache lookup when the cache is on. */
-export function callUsage(res: { usage: { prompt_tokens: number; completion_tokens: number }; attempts: number; cache?: 'hit' | 'miss' }): CallUsage {
-  const hit = res.cache === 'hit';
-  return {
-    ...res.usage,
-    calls: hit ? 0 : 1,
-    attempts: res.attempts,
-    ...(res.cache ? { cache_hits: hit ? 1 : 0, cache_misses: hit ? 0 : 1 } : {}),
-  };
-}
+export { addUsage, callUsage, emptyUsage };
 
 /**
  * A call that failed for good: one logical call, and the HTTP attempts it made before giving up (no
@@ -21,7 +10,7 @@ export function callUsage(res: { usage: { prompt_tokens: number; completion_toke
  */
 export function failedCallUsage(e: { attempts?: number }): CallUsage {
   const attempts = e.attempts ?? 0;
-  return { calls: attempts > 0 ? 1 : 0, attempts, prompt_tokens: 0, completion_tokens: 0 };
+  return { ...emptyUsage(), calls: attempts > 0 ? 1 : 0, attempts };
 }
 
 const spentBefore = new WeakMap<object, CallUsage>();

@@ -9,7 +9,7 @@ import { clipResult, runToolLoop, toolSpecs, ToolHandlerError, type CallModel, t
 import { tool, ToolError } from '../../src/agent/tool.ts';
 import type { ChatMessage, ToolCall, ToolSpec } from '../../src/types.ts';
 
-const usage = { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 2 };
+const usage = { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 2, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 5 };
 const call = (id: string, name: string, args: string): ToolCall => ({ id, name, arguments: args });
 
 /** A model that plays the given turns in order (then answers 'done'), recording what it was sent. */
@@ -52,7 +52,7 @@ describe('runToolLoop', () => {
     expect(r.bound).toBeNull();
     expect(r.turns).toBe(2);
     expect(r.toolCalls).toBe(2);
-    expect(r.usage).toEqual({ calls: 2, attempts: 2, prompt_tokens: 20, completion_tokens: 4 });
+    expect(r.usage).toEqual({ calls: 2, attempts: 2, prompt_tokens: 20, completion_tokens: 4, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 10 });
     expect(model.sent[1]!.messages.slice(1)).toEqual([
       { role: 'assistant', content: 'looking', tool_calls: [call('c1', 'read_file', '{"path":"a.txt"}'), call('c2', 'stat', '{"path":"a.txt"}')] },
       { role: 'tool', tool_call_id: 'c1', content: 'abc' },

@@ -18,7 +18,7 @@ export function record(i: number): CaseRecord {
     messages: [{ role: 'system', content: skill }, { role: 'user', content: `Unhandled FooError in OrderService.ProcessAsync (case ${i})` }],
     output: pass ? 'foo' : 'unknown', expected: 'foo', hard: pass ? 1 : 0, soft: pass ? 1 : 0, pass,
     feedback: pass ? 'correct' : 'expected label `foo`, got `unknown`',
-    usage: { calls: 1, attempts: 1, prompt_tokens: 300, completion_tokens: 2 }, latency_ms: 40, cached: false,
+    usage: { calls: 1, attempts: 1, prompt_tokens: 300, completion_tokens: 2, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 }, latency_ms: 40, cached: false,
     error_kind: null, error: null, simulated: true,
   };
 }

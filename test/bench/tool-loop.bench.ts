@@ -11,7 +11,7 @@ import { tool } from '../../src/agent/tool.ts';
 import type { ChatMessage } from '../../src/types.ts';
 
 const TURNS = 10;
-const usage = { calls: 1, attempts: 1, prompt_tokens: 100, completion_tokens: 20 };
+const usage = { calls: 1, attempts: 1, prompt_tokens: 100, completion_tokens: 20, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 };
 const tools = {
   read_file: tool({ description: 'Read a file', input: z.object({ path: z.string() }), handler: ({ path }) => `contents of ${path}\n`.repeat(20) }),
   run_command: tool({ description: 'Run a command', input: z.object({ cmd: z.string(), cwd: z.string().optional() }), handler: ({ cmd }) => ({ cmd, exit: 0, out: 'ok' }) }),

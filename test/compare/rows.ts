@@ -20,7 +20,7 @@ export function row(id: string, pass: boolean, extra: Partial<CaseRecord> = {}):
     soft: pass ? 1 : 0,
     pass,
     feedback: pass ? 'correct' : 'wrong',
-    usage: { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 2 },
+    usage: { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 2, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
     latency_ms: 5,
     cached: false,
     error_kind: null,

@@ -11,10 +11,10 @@ describe('Accounting', () => {
     a.recordAttempt('analyst');
     a.recordError('analyst', 5);
     const s = a.snapshot();
-    expect(s['rollout']).toEqual({ calls: 1, attempts: 2, retries: 1, errors: 0, prompt_tokens: 10, completion_tokens: 3, latency_ms: 40 });
+    expect(s['rollout']).toEqual({ ...emptyStats(), calls: 1, attempts: 2, retries: 1, errors: 0, prompt_tokens: 10, completion_tokens: 3, latency_ms: 40 });
     // a call that failed for good is a call too (and an error)
     expect(s['analyst']).toEqual({ ...emptyStats(), calls: 1, attempts: 1, errors: 1, latency_ms: 5 });
-    expect(s['_total']).toEqual({ calls: 2, attempts: 3, retries: 1, errors: 1, prompt_tokens: 10, completion_tokens: 3, latency_ms: 45 });
+    expect(s['_total']).toEqual({ ...emptyStats(), calls: 2, attempts: 3, retries: 1, errors: 1, prompt_tokens: 10, completion_tokens: 3, latency_ms: 45 });
     for (const st of Object.values(s)) expect(st.retries).toBe(st.attempts - st.calls);
     // snapshots are copies
     s['rollout']!.calls = 99;

@@ -138,7 +138,8 @@ describe('chat through the cache', () => {
     const first = await c.chat(user('ECONNRESET while pulling'), { stage: 'rollout' });
     expect(first).toMatchObject({ text: 'network', cache: 'miss', attempts: 1, usage: { prompt_tokens: 20, completion_tokens: 2 } });
     const again = await c.chat(user('ECONNRESET while pulling'), { stage: 'rollout' });
-    expect(again).toMatchObject({ text: 'network', cache: 'hit', attempts: 0, usage: { prompt_tokens: 0, completion_tokens: 0 }, finishReason: 'stop' });
+    // a hit restores the usage its reply reported (measured), and sends nothing (spent: the accounting below)
+    expect(again).toMatchObject({ text: 'network', cache: 'hit', attempts: 0, usage: { prompt_tokens: 20, completion_tokens: 2 }, finishReason: 'stop' });
     expect(srv.chatRequests).toHaveLength(1);
     expect(accounting.snapshot()['rollout']).toMatchObject({ calls: 1, attempts: 1, prompt_tokens: 20 });
     expect(cache.summary()).toMatchObject({ hits: 1, misses: 1, writes: 1, by_role: { target: { hits: 1, misses: 1 } }, by_stage: { rollout: { hits: 1, misses: 1 } } });
@@ -281,7 +282,7 @@ describe('structured calls through the cache', () => {
     // a new client (a rerun: it starts again from json_schema) asks nothing
     const { client: rerun, accounting } = client(role, cacheIn(dir, 'replay'));
     const b = await rerun.structured('ranking', RankingSchema, user('# SkillOpt stage: ranking'));
-    expect(b).toMatchObject({ value: a.value, raw: a.raw, mode: 'json_object', reasked: false, attempts: 0, cache: 'hit', usage: { prompt_tokens: 0, completion_tokens: 0 } });
+    expect(b).toMatchObject({ value: a.value, raw: a.raw, mode: 'json_object', reasked: false, attempts: 0, cache: 'hit', usage: a.usage });
     expect(srv.chatRequests).toHaveLength(2);
     expect(accounting.snapshot()['_total']).toMatchObject({ calls: 0, attempts: 0 });
   });

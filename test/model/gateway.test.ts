@@ -37,7 +37,7 @@ describe('model gateway', () => {
     const res = await client.chat(role, user, { stage: 'rollout' });
     expect(res.text).toBe('network');
     expect(res.attempts).toBe(1);
-    expect(res.usage).toEqual({ prompt_tokens: 11, completion_tokens: 7 });
+    expect(res.usage).toEqual({ prompt_tokens: 11, completion_tokens: 7, cached_prompt_tokens: 0 });
     expect(server.chatRequests).toHaveLength(1);
     expect(server.chatRequests[0]!.body.messages).toEqual(user);
     expect(gateway.accounting.stage('rollout')).toMatchObject({ calls: 1, prompt_tokens: 11, completion_tokens: 7 });

@@ -119,7 +119,7 @@ export function record(id: string, o: { input?: string; output?: string; expecte
     soft: hard,
     pass: o.error ? false : (o.pass ?? hard >= 0.5),
     feedback: `feedback of ${id}`,
-    usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1 },
+    usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
     latency_ms: 1,
     cached: false,
     error_kind: o.error ? 'infra' : null,

@@ -51,7 +51,7 @@ function rec(i: number, over: Partial<CaseRecord> = {}): CaseRecord {
     soft: pass ? 1 : 0,
     pass,
     feedback: pass ? 'correct' : 'expected `disk`, got `network`',
-    usage: { calls: 1, attempts: 1, prompt_tokens: 100, completion_tokens: 2 },
+    usage: { calls: 1, attempts: 1, prompt_tokens: 100, completion_tokens: 2, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
     latency_ms: 10,
     cached: false,
     error_kind: null,

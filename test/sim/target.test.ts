@@ -28,8 +28,28 @@ describe('simulated target role', async () => {
     expect(r.object).toBe('chat.completion');
     expect(r.model).toBe('mitko');
     const chars = '- When the input mentions `FooError`, answer `bar`.'.length + 'The build failed with FooError in step 3.'.length;
-    expect(r.usage).toEqual({ prompt_tokens: Math.ceil(chars / 4), completion_tokens: 1, total_tokens: Math.ceil(chars / 4) + 1 });
+    expect(r.usage).toEqual({ prompt_tokens: Math.ceil(chars / 4), completion_tokens: 1, total_tokens: Math.ceil(chars / 4) + 1, prompt_tokens_details: { cached_tokens: 0 } });
     expect(await ask(client, 'You are a helpful assistant.', 'The build failed with FooError in step 3.')).toBe('unknown');
+  });
+
+  it('reports prompt caching from the request alone: a system message of 1,024+ tokens is cached in blocks of 128', async () => {
+    const usageOf = async (system: string) =>
+      (await client.chat.completions.create({ model: 'mitko', messages: [{ role: 'system', content: system }, { role: 'user', content: 'FooError again' }] })).usage as unknown as {
+        prompt_tokens: number;
+        prompt_tokens_details: { cached_tokens: number };
+      };
+    const rule = '- When the input mentions `FooError`, answer `bar`.\n';
+    const short = rule.repeat(10); // ~130 tokens: below the minimum prefix
+    expect((await usageOf(short)).prompt_tokens_details.cached_tokens).toBe(0);
+    const long = rule.repeat(100); // 5,200 chars → 1,300 tokens → 1,280 cached
+    const u = await usageOf(long);
+    expect(u.prompt_tokens_details.cached_tokens).toBe(1280);
+    expect(u.prompt_tokens_details.cached_tokens).toBeLessThanOrEqual(u.prompt_tokens);
+    // the same request again (or first) reports the same: nothing depends on what came before
+    expect((await usageOf(long)).prompt_tokens_details.cached_tokens).toBe(1280);
+    const exact = 'x'.repeat(4096); // exactly 1,024 tokens: the smallest cached prefix
+    expect((await usageOf(exact)).prompt_tokens_details.cached_tokens).toBe(1024);
+    expect((await usageOf('x'.repeat(4092))).prompt_tokens_details.cached_tokens).toBe(0);
   });
 
   it('longest trigger wins, ties go to the first rule, matching ignores case', async () => {

@@ -67,7 +67,7 @@ function record(id: string, trial: number | undefined, hard: number, errored = f
   return {
     suite: 's', id, ...(trial !== undefined ? { trial } : {}), split: 'val', task_type: null, skill_hash: 'h',
     messages: [{ role: 'user', content: id }], output: 'x', expected: 'y', hard, soft: hard, pass: !errored && hard >= 0.5,
-    feedback: 'f', usage: { calls: 1, attempts: 1, prompt_tokens: 0, completion_tokens: 0 }, latency_ms: 1, cached: false,
+    feedback: 'f', usage: { calls: 1, attempts: 1, prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 }, latency_ms: 1, cached: false,
     error_kind: errored ? 'infra' : null, error: errored ? 'down' : null, simulated: true,
   };
 }

@@ -10,7 +10,7 @@ function row(id: string, trial: number, outcome: 'pass' | 'fail' | 'errored'): C
   const pass = outcome === 'pass';
   return {
     suite: 's', id, trial, split: 'val', task_type: null, skill_hash: 'h', messages: [], output: '', expected: '',
-    hard: pass ? 1 : 0, soft: pass ? 1 : 0.5, pass, feedback: '', usage: { calls: 1, attempts: 1, prompt_tokens: 0, completion_tokens: 0 },
+    hard: pass ? 1 : 0, soft: pass ? 1 : 0.5, pass, feedback: '', usage: { calls: 1, attempts: 1, prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
     latency_ms: 0, cached: false, error_kind: outcome === 'errored' ? 'infra' : null, error: outcome === 'errored' ? 'down' : null, simulated: true,
   };
 }

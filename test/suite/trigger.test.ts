@@ -31,7 +31,7 @@ function rec(id: string, expected: string | null, loaded: string | null, kind = 
     soft: pass ? 1 : 0,
     pass,
     feedback: '',
-    usage: { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 1 },
+    usage: { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
     latency_ms: 1,
     cached: false,
     error_kind: null,
@@ -112,7 +112,7 @@ function scripted(turns: Array<string[] | string>) {
     async callTarget(messages: ChatMessage[], _signal?: AbortSignal, _seed?: number, tools?: ToolSpec[]) {
       seen.push({ messages: [...messages], ...(tools ? { tools } : {}) });
       const turn = turns[i++] ?? 'done';
-      const usage = { calls: 1, attempts: 1, prompt_tokens: 5, completion_tokens: 1 };
+      const usage = { calls: 1, attempts: 1, prompt_tokens: 5, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 };
       if (typeof turn === 'string') return { text: turn, usage, simulated: true };
       const toolCalls: ToolCall[] = turn.map((name, k) => ({ id: `c${i}-${k}`, name: LOAD_SKILL, arguments: JSON.stringify({ name }) }));
       return { text: '', usage, simulated: true, toolCalls };
@@ -145,7 +145,7 @@ describe('the agent loop', () => {
   it('a case whose skill was not loaded fails, and its feedback says so', async () => {
     const runner = agentKind('dotnetdebug', []).runner({} as ProvidedSession, { text: md('dotnetdebug', 'Finds .NET bugs.', 'body\n'), path: '/x/best_skill.md' });
     expect(runner.messages([{ role: 'system', content: 'skill' }, { role: 'user', content: 'q' }], { id: 't', input: 'q', expected: 'x' })[0]!.content).toContain('<name>dotnetdebug</name>');
-    const run = { text: 'unknown', usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1 }, simulated: true, transcript: [], loaded: [] as string[] };
+    const run = { text: 'unknown', usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 }, simulated: true, transcript: [], loaded: [] as string[] };
     const missed = runner.finish({ hard: 1, soft: 1, feedback: 'right label' }, run, { id: 't', input: 'q', expected: 'x' });
     expect(missed.score.hard).toBe(0);
     expect(missed.score.feedback).toBe(

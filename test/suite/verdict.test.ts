@@ -11,7 +11,7 @@ function rec(id: string, outcome: 'pass' | 'fail' | 'errored'): CaseRecord {
   return {
     suite: 's', id, split: 'test', task_type: null, skill_hash: 'h', messages: [], output: outcome === 'pass' ? 'a' : 'b',
     expected: 'a', hard: outcome === 'pass' ? 1 : 0, soft: outcome === 'pass' ? 1 : 0, pass: outcome === 'pass',
-    feedback: outcome === 'fail' ? `expected a, got b` : 'ok', usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1 },
+    feedback: outcome === 'fail' ? `expected a, got b` : 'ok', usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
     latency_ms: 1, cached: false, error_kind: outcome === 'errored' ? 'infra' : null,
     error: outcome === 'errored' ? 'target request to http://127.0.0.1:9/v1 failed after 1 attempt: HTTP 503' : null, simulated: true,
   };

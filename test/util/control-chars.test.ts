@@ -40,7 +40,7 @@ function rec(id: string, over: Partial<CaseRecord> = {}): CaseRecord {
     messages: [{ role: 'user', content: 'where?' }],
     output: EVIL, expected: 'disk', hard: 0, soft: 0, pass: false,
     feedback: `expected \`disk\`, got \`${EVIL}\``,
-    usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1 },
+    usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
     latency_ms: 1, cached: false, error_kind: null, error: null, simulated: true,
     ...over,
   };

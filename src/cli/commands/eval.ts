@@ -2,6 +2,7 @@
  * `skillopt eval`: eval-only. Scores one skill on one split through the suite (no optimizer calls) and
  * writes `<out_root>/eval_summary.json`, `results.jsonl`, `summary.json` and one prediction per item.
  */
+import { skillTokens } from '../../cost/run-cost.ts';
 import { join } from 'node:path';
 import { renderTable } from '../../vitest/reporter.ts';
 import { caseOutcomes, runSummary } from '../../suite/summary.ts';
@@ -82,6 +83,8 @@ export const command: Command = {
         shard: null,
         max_errored: config.evaluation.max_errored,
         misses_fail: false,
+        skill_tokens: skillTokens(skill.text),
+        currency: config.model.currency,
       };
       // eval measures, test judges: no gate; pass when every selected case was scored, whatever the score.
       const verdict = decideVerdict({ records, selected: ids.length, maxErrored: config.evaluation.max_errored, gates: [], loadErrors: [], missesFail: false, filters: selection.filters });
@@ -120,6 +123,8 @@ export const command: Command = {
           judge: { prompt_tokens: u.judge.prompt_tokens, completion_tokens: u.judge.completion_tokens },
         },
         calls: { target: u.target.calls, judge: u.judge.calls, attempts: u.target.attempts + u.judge.attempts },
+        cost: summary.cost,
+        skill_tokens: summary.skill_tokens,
         cache: { mode: config.cache.mode, ...summary.cache },
         by_task_type: o.by_task_type,
         wall_time_s: summary.wall_time_s,
