@@ -221,7 +221,7 @@ const signedWith = (x: number, unit: (v: number) => string) => `${x >= 0 ? '+' :
 const relPct = (x: number) => `${x >= 0 ? '+' : '−'}${(Math.abs(x) * 100).toFixed(1)}%`;
 
 /** The paired changes in tokens, cost and latency, one row each: baseline → candidate, change, relative [interval], p, bound. */
-export function usageRows(c: Comparison): Array<{ label: string; baseline: string; candidate: string; change: string; relative: string; p: string; bound: string; exceeded: boolean }> {
+export function usageRows(c: Comparison): Array<{ label: string; baseline: string; candidate: string; change: string; relative: string; p: string; bound: string; exceeded: boolean; unknown: string | null }> {
   return USAGE_ROWS.map(({ key, label, unit }) => {
     const x = c[key];
     const none = x.n === 0;
@@ -235,6 +235,7 @@ export function usageRows(c: Comparison): Array<{ label: string; baseline: strin
       p: pValue(x.p),
       bound: x.bound === null ? 'none' : `${x.exceeded ? 'EXCEEDED ' : ''}≤ +${boundShown(x.bound)}`,
       exceeded: x.exceeded,
+      unknown: !none ? null : key === 'cost_change' ? 'no paired case has a cost on both sides (no model.pricing)' : 'no paired case reported usage on both sides',
     };
   });
 }
@@ -395,7 +396,9 @@ export function compareTerminal(i: CompareReportInput, opts: { written: string[]
   row('method', c.method_detail);
   row('could miss', mdeLine(c));
   for (const r of usageRows(c)) {
-    const line = `${r.baseline} → ${r.candidate}  ${r.change} ${pc.dim(`(${r.relative}, p(increase) ${r.p})`)}${r.bound === 'none' ? '' : `  bound ${r.bound}`}`;
+    const line = r.unknown
+      ? pc.dim(`unknown: ${r.unknown}`) + (r.bound === 'none' ? '' : `  bound ${r.bound}`)
+      : `${r.baseline} → ${r.candidate}  ${r.change} ${pc.dim(`(${r.relative}, p(increase) ${r.p})`)}${r.bound === 'none' ? '' : `  bound ${r.bound}`}`;
     row(r.label.replace(' / case', ''), r.exceeded ? pc.red(line) : line);
   }
   row('verdict', `${(VERDICT_COLOR[d.verdict] ?? ((s: string) => s))(d.verdict.toUpperCase())} — ${d.reason} ${pc.dim(`(rule: ${d.rule})`)}`);
