@@ -318,7 +318,7 @@ function ownTrialsP(b: CaseOutcome, c: CaseOutcome, worse: boolean): number | nu
 const USAGE_VALUE: Record<UsageMetric, (r: CaseRecord) => number | null> = {
   tokens: rowTokens,
   cost: rowCost,
-  latency: (r) => r.latency_ms,
+  latency: (r) => (typeof r.latency_ms === 'number' && Number.isFinite(r.latency_ms) ? r.latency_ms : null),
 };
 
 /** The paired change of one quantity over the paired cases (those measured on both sides). */

@@ -92,7 +92,7 @@ export function gateMeasured(rows: readonly CostRow[]): GateMeasured {
       costN++;
     }
   }
-  const latencies = rows.filter((r) => r.error_kind === null).map((r) => r.latency_ms).sort((a, b) => a - b);
+  const latencies = rows.filter((r) => r.error_kind === null && known(r.latency_ms)).map((r) => r.latency_ms).sort((a, b) => a - b);
   return {
     mean_tokens: tokN ? round(tokSum / tokN) : null,
     cases_without_tokens: scored - tokN,
@@ -178,7 +178,7 @@ export function caseLimitBreach(r: Pick<CostRow, 'usage' | 'judge_usage' | 'late
     if (c === null) out.push(`caseLimits.maxCost ${limits.maxCost}: cost unknown (no price for the model, or tokens unknown)`);
     else if (c > limits.maxCost) out.push(`caseLimits.maxCost: cost ${amountShown(c)} > ${limits.maxCost}`);
   }
-  if (limits.maxLatencyMs !== undefined && r.latency_ms > limits.maxLatencyMs) {
+  if (limits.maxLatencyMs !== undefined && known(r.latency_ms) && r.latency_ms > limits.maxLatencyMs) {
     out.push(`caseLimits.maxLatencyMs: ${r.latency_ms} ms > ${limits.maxLatencyMs} ms`);
   }
   return out.length ? out.join('; ') : null;
