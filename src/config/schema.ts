@@ -395,6 +395,14 @@ const OptimizerSchema = z.strictObject({
   use_rejected_buffer: bool(true),
   /** false: no post-merge clip to the scheduled edit budget (no ranking call; every merged edit is applied). */
   clip_edits: bool(true),
+  /**
+   * Which validated candidate is best_skill.md (docs/optimizer.md#choosing-the-best-skill): `highest`, the
+   * highest gate score; `cheapest_within`, the fewest mean tokens per val case among those whose val pass
+   * rate is within `cost_tolerance` of the highest.
+   */
+  select_best: aliasEnum(['highest', 'cheapest_within'], {}).default('cheapest_within'),
+  /** cheapest_within: how far below the highest val pass rate a candidate may be (a fraction: 0.01 = 1 point). */
+  cost_tolerance: prob(0.01),
 });
 
 const EvaluationSchema = z.strictObject({

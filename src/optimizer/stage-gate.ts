@@ -61,7 +61,7 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
   };
   if (!ev.use_gate) return full(() => 'force_accept', () => 'evaluation.use_gate=false');
   const strict = ctx.gateTest === 'strict';
-  const strictDecide = (score: number) => gateDecision(score, ctx.state.current_score, ctx.state.best_score, true);
+  const strictDecide = (score: number) => gateDecision(score, ctx.state.current_score, ctx.topScore(), true);
   const strictRule = (score: number) => `gate score ${score.toFixed(3)} ${score > ctx.state.current_score ? '>' : '≤'} current ${ctx.state.current_score.toFixed(3)}`;
   const hash = skillHash(candidate);
   const hit = ctx.state.selection_cache[hash];
@@ -135,7 +135,7 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
   const { v, cached } = await validate(ctx, candidate, dir, label);
   const score = ctx.gateScore(candidate, v);
   if (strict) return { action: strictDecide(score), v, complete: true, score, cached, rule: strictRule(score), race: report };
-  const action = result.verdict === 'accept' ? acceptAction(score, ctx.state.best_score) : 'reject';
+  const action = result.verdict === 'accept' ? acceptAction(score, ctx.topScore()) : 'reject';
   return { action, v, complete: true, score, cached, rule: result.rule, race: report };
 }
 
