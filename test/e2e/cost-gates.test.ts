@@ -161,3 +161,25 @@ describe('per-case limits (caseLimits in the suite file)', () => {
     expect(r.code === 0 || r.code === 1).toBe(true);
   });
 });
+
+describe('skillopt test --baseline with a token bound (mini, simulated)', () => {
+  test('a padded skill against the seed run: exit 1, decided by the bound, the pass rate beside it', async () => {
+    const dir = tmp.make('baseline');
+    const base = join(dir, 'base');
+    const first = await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--cfg-options', 'evaluation.min_pass_rate=0.01', `env.out_root=${base}`]);
+    expect(first.code, first.all).toBe(0);
+    const seed = readFileSync(join(REPO, 'test', 'fixtures', 'mini', 'skills', 'mini', 'initial.md'), 'utf8');
+    const padded = writeFile(join(dir, 'padded.md'), `${seed.trimEnd()}\n\n${neutralText()}\n`);
+    const pr = join(dir, 'pr');
+    const r = await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--skill', padded, '--baseline', base, '--max-token-increase', '10%', '--fail-on-regression', '--cfg-options', 'evaluation.min_pass_rate=0.01', `env.out_root=${pr}`]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/skillopt test FAILED by the baseline comparison \(no significant change; tokens over the bound\), not by the run's own verdict \(OK\)/);
+    expect(reportLine(r.stdout, 'failure')).toMatch(/^tokens per case \+\d+\.\d% \[\+\d+\.\d%, \+\d+\.\d%\] is a significant increase \(p = [\d.e-]+\) beyond --max-token-increase 10% \(against the baseline; pass rate: no significant change\)$/);
+    expect(readJson(join(pr, 'compare.json'))).toMatchObject({ verdict: 'no significant change', exit_code: 1, token_change: { exceeded: true, bound: 0.1 } });
+  });
+
+  test('a bound without --baseline is a usage error', async () => {
+    const r = await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--max-cost-increase', '5%']);
+    expectOneLineError(r, '--max-cost-increase needs --baseline <results.jsonl | run folder>');
+  });
+});
