@@ -403,6 +403,14 @@ const OptimizerSchema = z.strictObject({
   select_best: aliasEnum(['highest', 'cheapest_within'], {}).default('cheapest_within'),
   /** cheapest_within: how far below the highest val pass rate a candidate may be (a fraction: 0.01 = 1 point). */
   cost_tolerance: prob(0.01),
+  /**
+   * on: a compress stage (docs/optimizer.md, "Compression") proposes deletions and merges of redundant or
+   * never-firing rules once the skill has grown past its seed by compress_growth× (skill tokens) or at the
+   * end of an epoch; the compressed skill is gated like any candidate.
+   */
+  compress: aliasEnum(['off', 'on'], {}).default('off'),
+  /** Growth of the current skill over the seed, in skill tokens (chars / 4), that triggers a compress stage. */
+  compress_growth: z.number().min(1).default(1.5),
 });
 
 const EvaluationSchema = z.strictObject({

@@ -1,6 +1,7 @@
 /**
  * One step of the loop: pick the parent skill, ①② roll it out on the step's train batch and reflect,
- * ③④⑤ propose a candidate (stage-propose.ts), ⑥ gate it (stage-gate.ts), add skill-aware notes, then
+ * ③④⑤ propose a candidate (stage-propose.ts), ⑥ gate it (stage-gate.ts), compress the skill when due
+ * (stage-compress.ts), add skill-aware notes, then
  * write the step record, the trajectory digest, the skills and the state. A step whose record was
  * written is never run again; a step killed before that is rerun, reusing what its stages kept.
  */
@@ -18,6 +19,7 @@ import { callFindingDigest, loadDigests, renderStepBuffer, stepDir, stepRel, typ
 import { admitCandidate, adoptParetoParent, isPareto, poolOf, tryMerge } from './candidate-pool.ts';
 import { planSalvage } from './salvage.ts';
 import { skillTokens } from '../cost/run-cost.ts';
+import { compressStage } from './stage-compress.ts';
 
 /**
  * The skill a step edits: the current skill (greedy), or (pareto) a parent drawn from the Pareto front,
@@ -170,6 +172,12 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
         }
       }
     }
+  }
+
+  // the compress stage, when due: deletions and merges of redundant rules, gated like any candidate
+  const t = performance.now();
+  if (await compressStage(ctx, { step, stepInEpoch, dir, rel, train: r.records, record, poolParent: (record.pool_id as string | undefined) ?? picked.id })) {
+    timing.compress_s = Math.round((performance.now() - t) / 10) / 100;
   }
 
   // skill-aware notes enter without validation (logged as ungated)
