@@ -661,6 +661,27 @@
   }
 
   // ── compare ──────────────────────────────────────────────────────────────────────────────────────
+  /** compare.json's paired changes of tokens, cost and latency per case, one row each (absent in older files). */
+  function usageChangeTable(c) {
+    var specs = [
+      { key: 'token_change', label: 'tokens / case', unit: function (v) { return v.toFixed(1); } },
+      { key: 'cost_change', label: 'cost / case', unit: function (v) { return v === 0 ? '0' : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3); } },
+      { key: 'latency_change', label: 'latency / case', unit: function (v) { return Math.round(v) + ' ms'; } },
+    ];
+    var pc = function (v) { return (v >= 0 ? '+' : '−') + (Math.abs(v) * 100).toFixed(1) + '%'; };
+    var rows = specs.filter(function (s) { return c[s.key]; });
+    if (!rows.length) return '';
+    var t = '<table class="usage-change"><thead><tr><th>per case (paired)</th><th class="num">baseline</th><th class="num">candidate</th><th class="num">change</th><th>relative, 95% interval</th><th class="num">p(increase)</th><th>bound</th></tr></thead><tbody>';
+    rows.forEach(function (s) {
+      var x = c[s.key], u = s.unit;
+      var change = x.mean === null || x.mean === undefined ? (s.key === 'cost_change' ? '— (no prices)' : '—') : (x.mean >= 0 ? '+' : '−') + u(Math.abs(x.mean));
+      var rel = x.relative === null || x.relative === undefined ? '—' : pc(x.relative) + (x.relative_interval ? ' [' + pc(x.relative_interval[0]) + ', ' + pc(x.relative_interval[1]) + ']' : '');
+      var bound = x.bound === null || x.bound === undefined ? '<span class="muted">none</span>' : (x.exceeded ? '<b class="o-rejected">exceeded</b> ' : '') + '≤ +' + (x.bound * 100).toFixed(1) + '%';
+      t += '<tr><td>' + esc(s.label) + '</td><td class="num">' + (x.baseline_mean === null || x.baseline_mean === undefined ? '—' : esc(u(x.baseline_mean))) + '</td><td class="num">' + (x.candidate_mean === null || x.candidate_mean === undefined ? '—' : esc(u(x.candidate_mean))) + '</td><td class="num">' + esc(change) + '</td><td>' + esc(rel) + '</td><td class="num">' + (x.p === null ? '—' : Number(x.p).toPrecision(3)) + '</td><td>' + bound + '</td></tr>';
+    });
+    return t + '</tbody></table>';
+  }
+
   function renderCompare(D) {
     var c = D.compare;
     var vcls = c.verdict === 'regressed' ? 'fail' : c.verdict === 'improved' ? 'pass' : c.verdict === 'inconclusive' ? 'inconclusive' : '';
@@ -668,7 +689,10 @@
     var A = c.attribution || null;
     h += toc([['overview', 'overview']].concat(A ? [['attribution', 'which change did it']] : [], [['changes', 'regressed and fixed'], ['all', 'all cases'], ['files', 'files']]));
     var b = c.baseline || {}, k = c.candidate || {}, n = c.counts || {};
+    var U = c.usage_bounds || null;
+    var ucls = U ? (U.exceeded.length ? 'fail' : U.unchecked.length ? 'inconclusive' : 'pass') : '';
     var o = '<div class="verdict ' + vcls + '"><b>' + esc(String(c.verdict).toUpperCase()) + '</b> — ' + esc(c.reason) + (c.different_tasks ? '<div class="warn small">' + esc(c.different_tasks) + '</div>' : '') + '</div>';
+    if (U) o += '<div class="verdict ' + ucls + '"><b>cost bounds ' + (U.exceeded.length ? 'EXCEEDED' : U.unchecked.length ? 'UNCHECKED' : 'HELD') + '</b> — ' + esc(U.reason) + '</div>';
     o += cards([
       ['baseline', f3(b.pass_rate), b.interval ? '95% CI ' + f3(b.interval[0]) + '–' + f3(b.interval[1]) + ' · ' + b.scored + ' scored, ' + b.errored + ' errored' : ''],
       ['candidate', f3(k.pass_rate), k.interval ? '95% CI ' + f3(k.interval[0]) + '–' + f3(k.interval[1]) + ' · ' + k.scored + ' scored, ' + k.errored + ' errored' : ''],
@@ -682,6 +706,7 @@
     var span = Math.max(0.05, Math.abs(c.delta || 0), c.interval ? Math.max(Math.abs(c.interval[0]), Math.abs(c.interval[1])) : 0, c.max_regression || 0) * 1.25;
     var deltaPlot = dotPlot([{ label: 'change', value: c.delta, lo: c.interval ? c.interval[0] : null, hi: c.interval ? c.interval[1] : null, cls: c.delta < 0 ? 'rejected' : 'pass', ciCls: c.delta < 0 ? 'neg' : 'cand', title: 'change ' + f3(c.delta) }], { x: [-span, span], vlines: [{ x: 0, cls: 'zero' }].concat(c.max_regression ? [{ x: -c.max_regression, cls: 'target' }] : []), xLabel: 'candidate − baseline (dashed: −max_regression)', width: 560, xFmt: function (v) { return (v > 0 ? '+' : '') + v; } });
     o += '<div class="grid2"><div class="panel">' + dotPlot(rows, { label: 'pass rates', xLabel: 'pass rate over the paired cases, 95% Wilson interval', width: 560 }) + '</div><div class="panel">' + deltaPlot + '</div></div>';
+    o += usageChangeTable(c);
     o += '<p class="muted small">' + esc(c.method_detail || '') + '</p>';
     h += section('overview', 'Overview', o);
     // the rows of the regressed and fixed tables are the anchors the attribution links to
