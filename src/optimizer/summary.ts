@@ -9,6 +9,7 @@ import { VERSION } from '../version.ts';
 import type { RunContext } from './context.ts';
 import type { FinishResult } from './finish.ts';
 import { isPareto, poolOf } from './candidate-pool.ts';
+import { skillTokens } from '../cost/run-cost.ts';
 
 export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<string, number>): Record<string, unknown> {
   const { state, cfg, subject } = ctx;
@@ -97,6 +98,10 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
       salvage_calls: stats.salvage_calls ?? 0,
     },
     skill_chars: { initial: ctx.o.initialSkill.text.length, best: ctx.best.length, final: ctx.current.length },
+    // the documented estimate ceil(chars / 4): the best skill's (the skill the run is about), and each skill's
+    skill_tokens: skillTokens(ctx.best),
+    skill_tokens_by_skill: { initial: skillTokens(ctx.o.initialSkill.text), best: skillTokens(ctx.best), final: skillTokens(ctx.current) },
+    best_selection: ctx.bestSelection(),
     candidate_selection: cfg.optimizer.candidate_selection,
     ...(isPareto(ctx) ? { pareto: poolOf(ctx).summary() } : {}),
     overfit_guard: {

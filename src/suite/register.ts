@@ -12,6 +12,7 @@ import { inSuiteFile } from './site.ts';
 import type { HeadStart } from './head-start.ts';
 import { isNotRun, type CaseRun, type NotRun } from './admitted.ts';
 import { evaluateGate, isComplete } from './verdict.ts';
+import { costGateMeasuredText } from './cost-gate.ts';
 import { escapeControls } from '../util/control-chars.ts';
 
 export interface Registration<E> {
@@ -75,10 +76,13 @@ export function registerCases<E>(reg: Registration<E>): void {
     });
 
     if (gated && selected.length > 0) {
-      test('suite gate', (ctx) => {
+      test('suite gate', async (ctx) => {
         const stats = scoreStats(gateRows);
-        const verdict = evaluateGate(suite, stats, thresholds);
+        const verdict = evaluateGate(suite, stats, thresholds, gateRows);
         ctx.task.meta.skilloptGate = verdict;
+        // the cost gates' measured values: a `skillopt:gate` property of the case in JUnit
+        const measured = costGateMeasuredText(verdict);
+        if (measured) await ctx.annotate(measured, 'skillopt:gate');
         const of = filters.length ? ` on ${selected.length} of ${total} tasks (${filters.join(', ')})` : '';
         if (!isComplete(stats, maxErrored) || stats.n < selected.length) {
           throw caseError(
@@ -94,10 +98,21 @@ export function registerCases<E>(reg: Registration<E>): void {
   });
 }
 
-type GateRow = Pick<CaseRecord, 'suite' | 'id' | 'trial' | 'hard' | 'soft' | 'pass' | 'error_kind'>;
+type GateRow = Pick<CaseRecord, 'suite' | 'id' | 'trial' | 'hard' | 'soft' | 'pass' | 'error_kind' | 'usage' | 'judge_usage' | 'latency_ms'>;
 
 function gateRow(r: CaseRecord): GateRow {
-  return { suite: r.suite, id: r.id, ...(r.trial !== undefined ? { trial: r.trial } : {}), hard: r.hard, soft: r.soft, pass: r.pass, error_kind: r.error_kind };
+  return {
+    suite: r.suite,
+    id: r.id,
+    ...(r.trial !== undefined ? { trial: r.trial } : {}),
+    hard: r.hard,
+    soft: r.soft,
+    pass: r.pass,
+    error_kind: r.error_kind,
+    usage: r.usage,
+    ...(r.judge_usage ? { judge_usage: r.judge_usage } : {}),
+    latency_ms: r.latency_ms,
+  };
 }
 
 /** Whether Vitest reads each case's definition stack (`includeTaskLocation`); a runner we cannot read counts as yes. */
