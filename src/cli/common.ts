@@ -7,6 +7,8 @@ import { CACHE_MODE_ALIASES, CACHE_MODES, normaliseAlias, type SkillOptConfig } 
 import { SkillOptError } from '../util/errors.ts';
 import { checkSkillFile } from '../skill/frontmatter.ts';
 import type { Flag } from './args.ts';
+import { resolveRoles } from '../config/roles.ts';
+import { budgetPricingError } from '../cost/case-budget.ts';
 
 /** The flags of every command that reads a config. `--model-cache M` is `cache.mode` (not `--cache`: Vitest owns that one). */
 export const CONFIG_FLAGS = {
@@ -66,6 +68,19 @@ export function readSkillFile(path: string, what = 'skill'): { text: string; pat
   if (!text.trim()) throw new SkillOptError(`${what} file is empty: ${path}`);
   checkSkillFile(abs, text); // a SKILL.md (or any skill with frontmatter) follows the Agent Skills format
   return { text, path: abs };
+}
+
+/**
+ * A money budget needs prices: `env.max_cost` those of the target's model, `train.max_cost` those of the
+ * optimizer's and the target's (docs/accounting.md#budgets). One line naming the first model without one.
+ */
+export function checkCaseBudget(config: SkillOptConfig, key: 'env.max_cost' | 'train.max_cost' = 'env.max_cost'): void {
+  const max = key === 'env.max_cost' ? config.env.max_cost : config.train.max_cost;
+  if (!(max > 0)) return;
+  const roles = resolveRoles(config);
+  const models = key === 'env.max_cost' ? [roles.target.model] : [roles.optimizer.model, roles.target.model];
+  const error = budgetPricingError(key, config.model.pricing, models);
+  if (error) throw new SkillOptError(error);
 }
 
 /** `--max-token-increase 10%` and its two twins (compare, and test with --baseline): docs/ci.md "Gates on cost". */

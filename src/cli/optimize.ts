@@ -4,7 +4,8 @@
  * final artifacts (summary.json, best_skill.md, best_skill.diff) and print the end-of-run report.
  */
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { configFromArgs, readSkillFile, type ConfigFlagValues } from './common.ts';
+import { checkCaseBudget, configFromArgs, readSkillFile, type ConfigFlagValues } from './common.ts';
+import { priceFor } from '../cost/pricing.ts';
 import { outRoot } from '../config/out-root.ts';
 import { displayPath } from '../util/paths.ts';
 import { printEndReport } from './end-report.ts';
@@ -52,6 +53,7 @@ export interface OptimizeFlagValues extends ConfigFlagValues {
 /** `vitestArgs`: what `skillopt test --optimize` hands on to Vitest (file filters, its flags); `train` hands on none. */
 export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[], mode: OptimizeMode): Promise<number> {
   const { config, files } = configFromArgs(args, { required: true });
+  checkCaseBudget(config, 'train.max_cost');
   const target = mode.target ?? config.train.target_pass_rate ?? (mode.stopAtTarget ? 0.9 : null);
   if (target !== null && (target < 0 || target > 1)) throw new SkillOptError(`--target must be between 0 and 1, got ${target}`);
   const outDir = outRoot(config, 'skillopt', config.model.optimizer);
@@ -75,7 +77,11 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
     const suiteFile = runner.files.find((f) => f.includes(`${manifest.suite}.skill.test`)) ?? runner.files[0]!;
     claimRunDir(outDir, { kind: 'optimize', config, roles: host.roles, manifest, suiteFiles: runner.files, skill: initialSkill });
     const prompts = new PromptLibrary([join(dirname(suiteFile), 'prompts')]);
-    const budget = new Budget(accounting, config.train.max_model_calls, config.train.max_tokens);
+    const pricing = config.model.pricing;
+    const money = config.train.max_cost > 0
+      ? { maxCost: config.train.max_cost, currency: config.model.currency, prices: { optimizer: priceFor(pricing, host.roles.optimizer.model), target: priceFor(pricing, host.roles.target.model), judge: priceFor(pricing, host.roles.judge.model) }, judgeModel: host.roles.judge.model }
+      : null;
+    const budget = new Budget(accounting, config.train.max_model_calls, config.train.max_tokens, money);
     const optimizer = createModelClient(host.roles.optimizer, { accounting, log, cache: host.cache });
     const llm = new OptimizerLLM(optimizer, prompts, budget, log);
     const store = new RunStore(outDir);
@@ -155,7 +161,7 @@ function report(
         : null
     : null;
   const next = !o.ok && stopped?.reason === 'budget'
-    ? `raise train.max_model_calls / train.max_tokens and rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
+    ? `raise train.max_model_calls / train.max_tokens / train.max_cost and rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
     : !o.ok && stopped?.reason === 'infrastructure'
       ? `fix the endpoint, then rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
       : !o.ok

@@ -353,6 +353,8 @@ const TrainSchema = z.strictObject({
   /** Budget in model calls / tokens for the whole run (0 = unlimited). */
   max_model_calls: nonNegInt(0),
   max_tokens: nonNegInt(0),
+  /** Budget in money (model.currency) the run may spend on requests it sends, priced by model.pricing (0 = unlimited; docs/accounting.md#budgets). */
+  max_cost: nonNeg(0),
   /** Stop after this many steps without a gate acceptance (0 = off). */
   patience: nonNegInt(0),
 });
@@ -521,6 +523,8 @@ const EnvSchema = z.strictObject({
   limit: nonNegInt(0),
   /** Samples per task: each runs as a separate trial (the request's seed); a case's score is its pass fraction. */
   trials: posInt(1),
+  /** `test` / `eval`: the money (model.currency) a run's cases may spend; no case is started once the next would exceed it (0 = unlimited; docs/accounting.md#budgets). */
+  max_cost: nonNeg(0),
   max_completion_tokens: posInt(16384),
   /** Free-form benchmark-specific knobs. */
   options: z.record(z.string(), z.unknown()).default(() => ({})),

@@ -47,6 +47,13 @@ export interface ProvidedSession {
    * there; elsewhere (a `forks` pool) they make them with clients of their own.
    */
   gateway: GatewayAddress | null;
+  /** `env.max_cost` applies: each case asks the gateway before it starts (docs/accounting.md#budgets). */
+  budgeted?: boolean;
+  /**
+   * `skillopt test` rerun into a folder whose run the budget stopped: the rows it scored, by
+   * `<suite>\u0000<id>`; a case with its rows here (same skill, every trial) is not run again.
+   */
+  kept?: Record<string, CaseRecord[]> | null;
 }
 
 export interface ShardSpec {
@@ -88,6 +95,8 @@ declare module 'vitest' {
     skillopt?: CaseRecord;
     /** With env.trials > 1: every trial's row (`skillopt` is trial 0's). */
     skilloptTrials?: CaseRecord[];
+    /** A case `env.max_cost` did not let start: why (one line). */
+    skilloptNotRun?: string;
     skilloptGate?: GateVerdict;
     skilloptManifest?: SuiteManifest;
     /** On a suite's describe block. */

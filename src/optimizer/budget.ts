@@ -1,16 +1,33 @@
 /**
- * Run budgets in model calls (HTTP requests, retries included: what the endpoint sees) and tokens.
+ * Run budgets in model calls (HTTP requests, retries included: what the endpoint sees), tokens and money
+ * (`train.max_cost`: the tokens of the requests sent, priced per role by model.pricing; docs/accounting.md#budgets).
  * Every stage asks before it spends; when the budget cannot buy what a stage needs the run stops
  * with a one-line reason and its outputs intact.
  */
 import { Accounting, TOTAL_KEY } from '../model/index.ts';
 import type { TokenSummary } from '../types.ts';
+import { costOf, formatMoney, type Price } from '../cost/pricing.ts';
+import { JUDGE_STAGE } from '../suite/scorers/judge.ts';
 import { SkillOptError } from '../util/errors.ts';
 
 export class BudgetExhausted extends SkillOptError {
   constructor(message: string) {
     super(message, { exitCode: 1 });
   }
+}
+
+/** `train.max_cost` and what it is counted with: each role's prices, by the model it calls. */
+export interface MoneyBudget {
+  maxCost: number;
+  currency: string;
+  prices: { optimizer: Price | null; target: Price | null; judge: Price | null };
+  /** The judge's model, for the error when its calls cannot be priced. */
+  judgeModel: string;
+}
+
+/** The role an accounting stage's calls went to: rollouts the target's, the judge's its own, every other the optimizer's. */
+function stageRole(stage: string): 'optimizer' | 'target' | 'judge' {
+  return stage === 'rollout' ? 'target' : stage === JUDGE_STAGE ? 'judge' : 'optimizer';
 }
 
 export class Budget {
@@ -20,8 +37,23 @@ export class Budget {
     accounting: Accounting,
     readonly maxCalls: number,
     readonly maxTokens: number,
+    readonly money: MoneyBudget | null = null,
   ) {
     this.usage = () => accounting.snapshot();
+  }
+
+  /** What the requests sent so far cost (0 without a money budget). */
+  spentCost(): number {
+    if (!this.money) return 0;
+    let total = 0;
+    for (const [stage, s] of Object.entries(this.usage())) {
+      if (stage === TOTAL_KEY || s.prompt_tokens + s.completion_tokens === 0) continue;
+      const role = stageRole(stage);
+      const cost = costOf(s, this.money.prices[role]);
+      if (cost === null) throw new SkillOptError(`train.max_cost needs model.pricing for ${role === 'judge' ? this.money.judgeModel : role} (or a "*" entry): its ${stage} calls cannot be priced`);
+      total += cost;
+    }
+    return total;
   }
 
   /** Count what `usage` says was sent (a resumed run: its kept calls and those an interrupted run lost). */
@@ -30,7 +62,7 @@ export class Budget {
   }
 
   get limited(): boolean {
-    return this.maxCalls > 0 || this.maxTokens > 0;
+    return this.maxCalls > 0 || this.maxTokens > 0 || (this.money !== null && this.money.maxCost > 0);
   }
 
   spentCalls(): number {
@@ -65,6 +97,15 @@ export class Budget {
         );
       }
     }
+    if (this.money && this.money.maxCost > 0) {
+      const cost = this.spentCost();
+      const perCall = spent.calls > 0 ? cost / spent.calls : 0;
+      const predicted = cost + calls * perCall;
+      if (cost >= this.money.maxCost || predicted > this.money.maxCost) {
+        const money = (x: number) => formatMoney(x, this.money!.currency);
+        throw new BudgetExhausted(`cost budget reached: ${money(cost)} of train.max_cost=${money(this.money.maxCost)} spent, ${what} would need ≈${money(calls * perCall)} more`);
+      }
+    }
   }
 }
 
@@ -88,4 +129,38 @@ export function preflightWarning(opts: {
   const needed = opts.baselineCalls + opts.cycleCalls;
   if (opts.maxCalls >= needed) return null;
   return `train.max_model_calls=${opts.maxCalls} cannot buy a single proposal: the baseline validation (${opts.baselineCalls} calls) plus one proposal-and-validation cycle (≈${opts.cycleCalls} calls) need ≈${needed}`;
+}
+
+/** The planned work of an optimize run, in target cases (each with its trials), for the cost estimate. */
+export interface PlannedCases {
+  steps: number;
+  /** Train cases rolled out per step (batch × accumulation). */
+  batch: number;
+  /** Val cases of one full validation of a candidate. */
+  val: number;
+  /** Test cases of the final evaluation of one skill. */
+  test: number;
+  trials: number;
+}
+
+/**
+ * The estimated cost range of the planned steps (docs/accounting.md#budgets), from the baseline validation's
+ * cost per case (target and judge): at least every step's train rollout and one test evaluation; at most
+ * every step's rollout plus a full validation of its candidate (racing and skipped steps only lower it) and
+ * the test evaluation of the baseline and of the best skill. The optimizer's own calls come on top: the
+ * baseline makes none to measure them by. Null when the baseline's cost is unknown (no prices).
+ */
+export function estimatedCostRange(perCase: number | null, p: PlannedCases): { low: number; high: number } | null {
+  if (perCase === null || !Number.isFinite(perCase)) return null;
+  const low = (p.steps * p.batch + p.test) * p.trials * perCase;
+  const high = (p.steps * (p.batch + p.val) + 2 * p.test) * p.trials * perCase;
+  return { low, high };
+}
+
+/** The line an optimize run prints after its baseline validation: the range, or "—" without prices. */
+export function estimateLine(perCase: number | null, p: PlannedCases, currency: string): string {
+  const r = estimatedCostRange(perCase, p);
+  const plan = `${p.steps} step(s) × (${p.batch} train + up to ${p.val} val cases)${p.trials > 1 ? ` × ${p.trials} trials` : ''}, then ${p.test} test cases for the baseline and the best skill`;
+  if (!r) return `estimated cost: — (the baseline's cost per case is unknown: no model.pricing for the target's model, or replies without usage; ${plan})`;
+  return `estimated cost: ${formatMoney(r.low, currency)} – ${formatMoney(r.high, currency)} for target and judge calls at the baseline's ${formatMoney(perCase, currency)} a case (${plan}); the optimizer's own calls come on top`;
 }

@@ -97,6 +97,8 @@ export class Rollouts {
     for (const [id, rows] of finished) if (rows.size === k) done.set(id, [...rows.values()].sort((a, b) => (a.trial ?? 0) - (b.trial ?? 0)));
     for (const rows of done.values()) for (const r of rows) this.kept?.reusedRow(rowKey(file, r), r);
     const reused = done.size;
+    // env.max_cost (test / eval): what the reused cases spent counts against it
+    this.host.caseBudget?.keep([...done.values()].flat(), done.size);
     const fresh = new Map<string, CaseRecord[]>();
     const erroredIds = () => ids.filter((id) => fresh.get(id)?.some((r) => r.error_kind !== null));
     let missing = ids.filter((id) => !done.has(id));

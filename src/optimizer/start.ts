@@ -2,6 +2,8 @@
  * The start of a run: a fresh state and the baseline validation of the initial skill, or the state of
  * an earlier run of the same folder (resume), continued when it stopped for a reason a rerun fixes.
  */
+import { join } from 'node:path';
+import { estimateLine } from './budget.ts';
 import type { TokenSummary } from '../types.ts';
 import { ensureAppendix } from '../skill/regions.ts';
 import type { RunContext } from './context.ts';
@@ -89,4 +91,19 @@ async function validateBaseline(ctx: RunContext): Promise<void> {
       ? `baseline: val trigger F1 of '${ctx.subject.skillName}' ${v.pass_rate.toFixed(3)}`
       : `baseline: val pass rate ${v.pass_rate.toFixed(3)} (hard ${v.hard.toFixed(3)}, soft ${v.soft.toFixed(3)})`,
   );
+  ctx.log(estimateLine(baselineCostPerCase(ctx), {
+    steps: ctx.totalSteps,
+    batch: Math.min(ctx.cfg.train.batch_size, ctx.trainIds.length) * ctx.cfg.train.accumulation,
+    val: ctx.valIds.length,
+    test: ctx.testIds.length,
+    trials: ctx.cfg.env.trials,
+  }, ctx.cfg.model.currency));
+}
+
+/** What a case of the baseline validation cost (its summary's cost per 1,000 cases), null when unpriced. */
+function baselineCostPerCase(ctx: RunContext): number | null {
+  const summary = ctx.store.readJson<{ cost?: { per_1k_cases?: number | null } }>(join('selection_eval_baseline', 'summary.json'));
+  const per1k = summary?.cost?.per_1k_cases;
+  // per_1k_cases is per row: with trials a case is that many rows, which PlannedCases counts as trials
+  return typeof per1k === 'number' ? per1k / 1000 : null;
 }

@@ -50,10 +50,12 @@ export const RESUMABLE_KEYS: readonly string[] = [
   'train.num_epochs',
   'train.max_model_calls',
   'train.max_tokens',
+  'train.max_cost',
   'train.patience',
   'train.target_pass_rate',
   'train.steps_per_epoch', // informational: always recomputed
   'env.out_root',
+  'env.max_cost', // a higher budget completes the same folder
   'env.workers',
   'env.exec_timeout',
   'env.split_output_dir',

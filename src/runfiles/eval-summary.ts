@@ -13,6 +13,8 @@ export const EvalSummarySchema = z.looseObject({
   pass_rate: rate,
   pass_rate_ci: interval.optional(),
   errored: z.number(),
+  /** Selected items with no row: `env.max_cost` did not let them start (docs/accounting.md#budgets). */
+  not_run: z.int().min(0).optional(),
   simulated: z.boolean(),
   cost: RunCostSchema.optional(),
   skill_tokens: z.int().min(0).nullable().optional(),

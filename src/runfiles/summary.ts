@@ -39,6 +39,8 @@ export const SuiteSummarySchema = ScoreStatsSchema.extend({
   mean_latency_ms: z.number().nullable().optional(),
   cost: RunCostSchema.optional(),
   skill_tokens: z.int().min(0).optional(),
+  /** Selected cases with no row: `env.max_cost` did not let them start (docs/accounting.md#budgets). */
+  not_run: z.int().min(0).optional(),
 });
 
 const hitsMisses = z.looseObject({ hits: z.number(), misses: z.number() });

@@ -33,6 +33,7 @@ import { registerManifest } from './manifest.ts';
 import { caseRunner } from './run-case.ts';
 import { checkCaseLimits, type CaseLimits } from './cost-gate.ts';
 import { registerCases } from './register.ts';
+import { admittedRunner } from './admitted.ts';
 
 export interface SkillSuiteOptions<E = unknown> {
   /** Suite name; configs select it with `env.name`. */
@@ -274,7 +275,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const samples = session.mode === 'rollout' && session.samples?.length ? session.samples : null;
   const failOnFlaky = session.config.evaluation.fail_on_flaky;
 
-  const runCase = caseRunner<E>({
+  const runScored = caseRunner<E>({
     suite: options.name,
     skill,
     hash,
@@ -290,6 +291,8 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     samples,
     limits,
   });
+  // kept rows of a rerun, and env.max_cost's admission (suite/admitted.ts)
+  const runCase = admittedRunner<E>(runScored, { suite: options.name, session, runtime, hash, trials: samples ? samples.length : trials });
   // the cases Vitest starts first start now, before it finishes collecting (suite/head-start.ts)
   const firstWave = new Map(selected.slice(0, vitestWave()).map((t) => [t.id, t]));
   const early = headStart([...firstWave.keys()], firstWave.size, (id, signal) => runCase(firstWave.get(id)!, signal));

@@ -10,6 +10,7 @@ import type { GateThresholds, ProvidedSession, SuiteSelection } from '../contrac
 import { caseOutcomes, scoreStats } from './summary.ts';
 import { inSuiteFile } from './site.ts';
 import type { HeadStart } from './head-start.ts';
+import { isNotRun, type CaseRun, type NotRun } from './admitted.ts';
 import { evaluateGate, isComplete } from './verdict.ts';
 import { costGateMeasuredText } from './cost-gate.ts';
 import { escapeControls } from '../util/control-chars.ts';
@@ -23,8 +24,8 @@ export interface Registration<E> {
   selection: SuiteSelection;
   filters: string[];
   /** Cases started before collection ended (suite/head-start.ts), else null. */
-  early: HeadStart<CaseRecord[]>;
-  runCase: (task: SkillTask<E>, signal: AbortSignal) => Promise<CaseRecord[]>;
+  early: HeadStart<CaseRecord[] | NotRun>;
+  runCase: CaseRun<E>;
   gated: boolean;
   thresholds: GateThresholds;
   maxErrored: number;
@@ -49,7 +50,13 @@ export function registerCases<E>(reg: Registration<E>): void {
         concurrentTest(
           task.id,
           async (ctx) => {
-            const rows = await (early.take(task.id, ctx.signal) ?? runCase(task, ctx.signal));
+            const ran = await (early.take(task.id, ctx.signal) ?? runCase(task, ctx.signal));
+            if (isNotRun(ran)) {
+              // env.max_cost: no row; the run counts it as not run and says why
+              ctx.task.meta.skilloptNotRun = ran.notRun;
+              ctx.skip('not run: env.max_cost');
+            }
+            const rows = ran as CaseRecord[];
             ctx.task.meta.skillopt = rows[0]!;
             if (rows.length > 1) ctx.task.meta.skilloptTrials = rows;
             if (gated) for (const r of rows) gateRows.push(gateRow(r));

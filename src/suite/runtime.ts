@@ -145,6 +145,11 @@ export class SuiteRuntime {
     }
   }
 
+  /** The host's admission of cases (`env.max_cost`): only through the gateway; null for clients of this worker's own (a `forks` pool). */
+  get admission(): Pick<GatewayClient, 'admit' | 'settle'> | null {
+    return this.port instanceof GatewayClient ? this.port : null;
+  }
+
   close(): void {
     this.port.close();
   }

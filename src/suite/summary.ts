@@ -131,6 +131,8 @@ export interface SuiteSummary extends ScoreStats {
   cost: RunCost;
   /** The skill under test's size in tokens (estimate: characters / 4); absent when the run did not say. */
   skill_tokens?: number;
+  /** Selected cases with no row (`env.max_cost` did not let them start; docs/accounting.md#budgets); absent when the run did not say what it selected. */
+  not_run?: number;
 }
 
 export interface RunSummary {
@@ -242,6 +244,11 @@ export function suiteSummary(records: CaseRecord[], currency = DEFAULT_CURRENCY)
   };
 }
 
+/** Distinct cases (suite and id) among rows: trials of a case count once. */
+function caseCount(records: readonly CaseRecord[]): number {
+  return new Set(records.map((r) => `${r.suite}\u0000${r.id}`)).size;
+}
+
 /** `model.currency`'s default, for summaries of rows whose run did not say. */
 export const DEFAULT_CURRENCY = 'USD';
 
@@ -259,6 +266,7 @@ export function runSummary(
     const selection = opts.selections?.find((s) => s.suite === name);
     if (selection) suites[name].selection = selection;
     if (selection?.skill_tokens !== undefined) suites[name].skill_tokens = selection.skill_tokens;
+    if (selection) suites[name].not_run = Math.max(0, selection.selected - caseCount(bySuite.get(name)!));
     const trigger = triggerSummary(bySuite.get(name)!);
     if (trigger) suites[name].trigger = trigger;
     const loaded = skillLoadedCounts(bySuite.get(name)!);
@@ -266,7 +274,7 @@ export function runSummary(
   }
   const trigger = triggerSummary(records);
   const selected = opts.selections?.length ? opts.selections.reduce((n, s) => n + s.selected, 0) : records.length;
-  const overall = { ...suiteSummary(records, currency), selected };
+  const overall = { ...suiteSummary(records, currency), selected, not_run: opts.selections?.length ? Math.max(0, selected - caseCount(records)) : 0 };
   const sizes = new Set((opts.selections ?? []).flatMap((s) => (s.skill_tokens === undefined ? [] : [s.skill_tokens])));
   return {
     suites,

@@ -39,6 +39,8 @@ export interface VerdictInput {
   filters?: string[];
   /** Vitest cancelled the run (`--bail` after a failure, Ctrl-C): the cases it left out are not a mystery. */
   cancelled?: boolean;
+  /** Cases `env.max_cost` did not let start, and why (docs/accounting.md#budgets). */
+  notRun?: { count: number; reason: string } | null;
 }
 
 export function gateActive(t: GateThresholds): boolean {
@@ -121,6 +123,15 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
       exit_code: EXIT_CODES.fail,
       reason: `the run was cancelled (--bail or a signal) after ${cases.length} of ${input.selected} selected cases` + (misses[0] ? `; first miss: ${misses[0].id}: ${oneLineClip(misses[0].feedback, 300)}` : ''),
       next: 'rerun without --bail to judge every case',
+    };
+  }
+  if (input.notRun && input.notRun.count > 0) {
+    // a budget stop: nothing scored is judged as if the run were whole
+    return {
+      verdict: 'inconclusive',
+      exit_code: EXIT_CODES.inconclusive,
+      reason: `inconclusive: ${input.notRun.count} of ${input.selected} selected cases were not run: ${input.notRun.reason}`,
+      next: 'raise env.max_cost and rerun the same command with the same env.out_root: only the cases not yet scored run',
     };
   }
   if (errored.length > input.maxErrored || (missing > 0 && !casesFail)) {

@@ -17,6 +17,7 @@ import type { RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import type { LoadError, RunVerdict } from '../suite/verdict.ts';
 import { discardPrestarted } from './prestart.ts';
+import { CaseBudget } from '../cost/case-budget.ts';
 import { HOST_ENV_FLAG, type GateVerdict, type ProvidedSession, type SuiteManifest, type SuiteSelection } from '../contract/session.ts';
 
 /** Everything one Vitest run produced, as the reporter saw it. */
@@ -55,6 +56,8 @@ export interface SessionHost {
   gateway: ModelGateway;
   /** The model-call cache of this session (`cache.mode`; null when off), shared by the gateway and the optimizer. */
   cache: ModelCache | null;
+  /** `env.max_cost` of a `test` or an `eval` (docs/accounting.md#budgets): admits the cases; null = no budget. */
+  caseBudget: CaseBudget | null;
   /** Where the reporter writes results.jsonl / summary.json; null = do not write. */
   outDir: string | null;
   /** Suppress the reporter's progress lines and table (the optimizer prints its own). */
@@ -92,6 +95,8 @@ export interface OpenHostOptions {
    * returns, for callers that make calls of their own (the optimizer) or hand out the address at once.
    */
   modelServer?: 'eager' | 'on-demand';
+  /** `test` / `eval`: apply `env.max_cost` to the cases (when it is set). */
+  caseBudget?: boolean;
 }
 
 /** Resolve roles, start the simulated model if a role needs it (or arrange it for the first call), and install the host. */
@@ -121,7 +126,9 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
     })());
   if (simulatedRoles.length > 0 && opts.modelServer !== 'on-demand') await serverUrl();
   const cache = openModelCache(opts.config, { log: opts.log ?? ((l) => console.warn(l)) });
+  const caseBudget = opts.caseBudget && opts.config.env.max_cost > 0 ? new CaseBudget(opts.config.env.max_cost, opts.config.model.currency) : null;
   const gateway = openModelGateway({
+    admission: caseBudget,
     ...(opts.log ? { log: opts.log } : {}),
     ...(opts.env ? { env: opts.env } : {}),
     cache,
@@ -141,6 +148,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       roles: { target: roles.target, judge: roles.judge },
       simulated: simulatedRoles.some((r) => r.role === 'target'),
       gateway: gateway.address,
+      ...(caseBudget ? { budgeted: true } : {}),
     },
     roles,
     get simServer() {
@@ -151,6 +159,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
     },
     gateway,
     cache,
+    caseBudget,
     outDir: opts.outDir,
     quiet: opts.quiet ?? false,
     sink: null,

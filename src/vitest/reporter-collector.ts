@@ -36,6 +36,8 @@ export class RunCollector {
   private readonly manifests = new Map<string, SuiteManifest>();
   private readonly otherSuites = new Set<string>();
   private readonly unmatched = new Map<string, UnmatchedPattern>();
+  /** Cases `env.max_cost` did not let start: why, by suite and id. */
+  private readonly notRun = new Map<string, string>();
 
   add(test: TestCase): void {
     const meta = test.meta();
@@ -53,6 +55,7 @@ export class RunCollector {
     if (meta.skilloptManifest) this.manifests.set(meta.skilloptManifest.suite, meta.skilloptManifest);
     if (meta.skilloptOtherSuite) this.otherSuites.add(meta.skilloptOtherSuite);
     if (meta.skilloptUnmatched) this.unmatched.set(meta.skilloptUnmatched.suite, meta.skilloptUnmatched);
+    if (meta.skilloptNotRun && selection) this.notRun.set(`${selection.suite}\u0000${test.name}`, meta.skilloptNotRun);
     if (selKey && !meta.skillopt && test.name !== GATE_TEST_NAME && (test.options.mode === 'skip' || test.options.mode === 'todo')) {
       let set = this.skipped.get(selKey);
       if (!set) this.skipped.set(selKey, (set = new Set()));
@@ -158,6 +161,7 @@ export class RunCollector {
       missesFail: selections.some((s) => s.misses_fail),
       filters: [...new Set(selections.flatMap((s) => s.filters))],
       cancelled: opts.cancelled ?? false,
+      notRun: this.notRun.size ? { count: this.notRun.size, reason: [...this.notRun.values()][0]! } : null,
     });
     return {
       records,

@@ -68,6 +68,7 @@ describe('defaultConfig()', () => {
       target_pass_rate: null,
       max_model_calls: 0,
       max_tokens: 0,
+      max_cost: 0,
       patience: 0,
     });
     expect(d.gradient).toEqual({ minibatch_size: 8, merge_batch_size: 8, analyst_workers: 16, failure_only: false, trajectory_token_budget: 24000 });

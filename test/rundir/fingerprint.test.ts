@@ -84,7 +84,7 @@ describe('what the fingerprint records', () => {
     for (const k of ['optimizer.learning_rate', 'optimizer.lr_scheduler', 'gradient.minibatch_size', 'evaluation.gate_metric', 'env.split_seed', 'env.limit', 'model.simulated.noise', 'model.target', 'train.batch_size']) {
       expect(keys, k).toContain(k);
     }
-    for (const k of ['train.num_epochs', 'train.max_model_calls', 'train.max_tokens', 'train.patience', 'train.target_pass_rate', 'env.workers', 'env.out_root', 'model.timeout_s', 'model.target_timeout_s', 'model.retries', 'model.retry_max_delay_s', 'model.concurrency', 'model.optimizer_concurrency', 'model.api_key_env', 'model.azure_openai_api_key']) {
+    for (const k of ['train.num_epochs', 'train.max_model_calls', 'train.max_tokens', 'train.max_cost', 'env.max_cost', 'train.patience', 'train.target_pass_rate', 'env.workers', 'env.out_root', 'model.timeout_s', 'model.target_timeout_s', 'model.retries', 'model.retry_max_delay_s', 'model.concurrency', 'model.optimizer_concurrency', 'model.api_key_env', 'model.azure_openai_api_key']) {
       expect(keys, k).not.toContain(k);
     }
     expect(JSON.stringify(fp)).not.toContain('sk-very-secret-value');

@@ -128,3 +128,17 @@ describe('selection', () => {
     expect(() => namePatternRegExp('(')).toThrow(/^-t \(: not a valid regular expression/);
   });
 });
+
+describe('cases env.max_cost did not run', () => {
+  test('make the verdict inconclusive with one line saying how many and why, before the misses', () => {
+    const records = [rec('a', 'pass'), rec('b', 'fail')];
+    const reason = 'env.max_cost 0.10 USD would be exceeded by the next case: 0.0900 USD spent on 2 cases, ≈0.0450 USD each';
+    const v = verdict(records, { selected: 5, missesFail: true, notRun: { count: 3, reason } });
+    expect(v).toMatchObject({ verdict: 'inconclusive', exit_code: EXIT_CODES.inconclusive });
+    expect(v.reason).toBe(`inconclusive: 3 of 5 selected cases were not run: ${reason}`);
+    expect(v.reason).not.toContain('\n');
+    expect(v.next).toContain('raise env.max_cost');
+    // none left out: the verdict is the run's own
+    expect(verdict(records, { missesFail: true, notRun: { count: 0, reason } }).verdict).toBe('fail');
+  });
+});

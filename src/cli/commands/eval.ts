@@ -30,6 +30,7 @@ import { buildRunFile, EvalSummarySchema, RunSummarySchema } from '../../runfile
 import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
 import { withRunSession, type RunSessionOptions } from '../run-session.ts';
+import { checkCaseBudget } from '../common.ts';
 
 const SPEC = defineCommand({
   name: 'eval',
@@ -56,7 +57,8 @@ export const command: Command = {
     const skill = skillFromFlag(skillArg);
     const split = normalizeSplit(args.split);
     const outDir = outRoot(config, 'eval', config.model.target);
-    const session: RunSessionOptions = { outDir, host: { config, outDir: null, quiet: true, session: { mode: 'rollout', split } }, log: (l: string) => console.log(`[skillopt] ${l}`), restoreOnReplayStop: true };
+    checkCaseBudget(config);
+    const session: RunSessionOptions = { outDir, host: { config, outDir: null, quiet: true, session: { mode: 'rollout', split }, caseBudget: true }, log: (l: string) => console.log(`[skillopt] ${l}`), restoreOnReplayStop: true };
     return withRunSession(session, async ({ host, closeAtEnd }) => {
       const started = performance.now();
       const runner = closeAtEnd(await SuiteRunner.open({ host }));
@@ -87,7 +89,9 @@ export const command: Command = {
         currency: config.model.currency,
       };
       // eval measures, test judges: no gate; pass when every selected case was scored, whatever the score.
-      const verdict = decideVerdict({ records, selected: ids.length, maxErrored: config.evaluation.max_errored, gates: [], loadErrors: [], missesFail: false, filters: selection.filters });
+      const budget = host.caseBudget;
+      const notRun = budget && budget.notRun > 0 ? { count: budget.notRun, reason: budget.stopReason ?? 'env.max_cost' } : null;
+      const verdict = decideVerdict({ records, selected: ids.length, maxErrored: config.evaluation.max_errored, gates: [], loadErrors: [], missesFail: false, filters: selection.filters, notRun });
       const summary = runSummary(records, { wallTimeS: (performance.now() - started) / 1000, selections: [selection], verdict });
       writeJsonAtomic(join(outDir, 'summary.json'), buildRunFile(RunSummarySchema, summary, 'summary.json'));
       const answer = (r: CaseRecord) => ({ output: r.output, hard: r.hard, soft: r.soft, pass: r.pass, feedback: r.feedback, error_kind: r.error_kind });
@@ -116,6 +120,7 @@ export const command: Command = {
         pass_rate_ci: o.pass_rate_ci,
         ...(o.trials ? { trials: o.trials, pass_at_k: o.pass_at_k, pass_all_k: o.pass_all_k, flaky: o.flaky, errored_trials: o.errored_trials, cases_with_errored_trials: o.cases_with_errored_trials } : {}),
         errored: o.errored,
+        not_run: o.not_run ?? 0,
         tokens: {
           prompt_tokens: u.target.prompt_tokens + u.judge.prompt_tokens,
           completion_tokens: u.target.completion_tokens + u.judge.completion_tokens,
@@ -143,7 +148,7 @@ export const command: Command = {
         outDir,
         skill: { label: 'skill', path: skill.path },
         metrics: [
-          ['split', `${split} · ${o.selected} selected: ${o.scored} scored, ${o.errored} errored` + (note ? ` · ${note}` : '')],
+          ['split', `${split} · ${o.selected} selected: ${o.scored} scored, ${o.errored} errored` + (o.not_run ? `, ${o.not_run} not run` : '') + (note ? ` · ${note}` : '')],
           ['score', `pass rate ${score3(o.pass_rate)} over ${o.scored} scored · hard ${score3(o.mean_hard)} · soft ${score3(o.mean_soft)}`],
           ['tokens', `${evalSummary.tokens.prompt_tokens + evalSummary.tokens.completion_tokens} (prompt + completion) over ${u.target.calls + u.judge.calls} calls`],
           ...cacheMetric(config.cache.mode, summary.cache),
@@ -152,7 +157,9 @@ export const command: Command = {
         failure: verdict.reason,
         next: ok
           ? `inspect ${displayPath(join(outDir, 'eval_summary.json'))} and the misses in ${displayPath(join(outDir, 'predictions'))}/`
-          : `${verdict.next ?? 'fix the failure above'}; the same command with env.out_root=${displayPath(outDir)} reruns only the errored cases`,
+          : notRun
+            ? `raise env.max_cost and rerun the same command with env.out_root=${displayPath(outDir)}: only the cases not yet scored run`
+            : `${verdict.next ?? 'fix the failure above'}; the same command with env.out_root=${displayPath(outDir)} reruns only the errored cases`,
         simulated: summary.simulated,
       });
       return verdict.exit_code;

@@ -3,8 +3,8 @@
  * defines pass through unchanged (-t, --reporter, --outputFile.junit, --shard, --merge-reports, file filters).
  * With `--optimize` it runs the optimizer until the validation pass rate reaches `--target`.
  */
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
 import { EXIT_CODES, selectionNote } from '../../suite/verdict.ts';
 import type { ShardSpec } from '../../contract/session.ts';
@@ -18,7 +18,9 @@ import { defineCommand, hasForeignFlag, helpText, parseFlags, type PassOn } from
 import { isVitestFlag, vitestFlags } from '../../vitest/cli-flags.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { findConfigPath } from '../../config/find.ts';
-import { configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag, USAGE_BOUND_FLAGS, usageBoundsFrom } from '../common.ts';
+import { checkCaseBudget, configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag, USAGE_BOUND_FLAGS, usageBoundsFrom } from '../common.ts';
+import { readResults } from '../../optimizer/rollout.ts';
+import type { CaseRecord } from '../../types.ts';
 import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
@@ -87,6 +89,7 @@ export const command: Command = {
     }
     // Merging blobs calls no model; every other run needs a config to know which endpoint to call.
     const { config } = configFromArgs(args, { required: mergeDir === undefined });
+    checkCaseBudget(config);
     const split = normalizeSplit(args.split ?? 'all');
     const skillPath = args.skill;
     const skill = skillPath ? skillFromFlag(skillPath) : undefined;
@@ -128,6 +131,7 @@ export const command: Command = {
         log: (l: string) => console.log(redactText(escapeControls(l))),
         // no model server before the suites have loaded: one whose dataset is wrong starts none
         modelServer: options.watch ? 'eager' : 'on-demand',
+        caseBudget: !options.watch,
       },
       log: (l: string) => console.log(`[skillopt] ${l}`),
       restoreOnReplayStop: false,
@@ -142,7 +146,14 @@ export const command: Command = {
         const hold = options.watch ? null : new HeldOutput();
         held = hold;
         if (hold) host.suiteLoaded = () => hold.release();
-        claimRunDir(outDir, { kind: 'test', config, roles: host.roles, skill: skill ?? null, split, selection: runSelection });
+        const claimed = claimRunDir(outDir, { kind: 'test', config, roles: host.roles, skill: skill ?? null, split, selection: runSelection });
+        // a run env.max_cost stopped: its scored cases are kept, only the others run (docs/accounting.md#budgets)
+        const kept = claimed === 'resume' && !options.watch ? keptByBudget(outDir) : null;
+        if (kept) {
+          host.session = { ...host.session, kept: kept.rows };
+          host.caseBudget?.keep(Object.values(kept.rows).flat(), Object.keys(kept.rows).length);
+          console.log(`[skillopt] reusing ${Object.keys(kept.rows).length} case(s) scored by the run that env.max_cost stopped (${kept.notRun} not run) in ${displayPath(outDir)}`);
+        }
         if (options.watch) return await (await import('../test-watch.ts')).runTestWatch({ host, filters: filters.length ? filters : defaultFilters(config.env.name), options, skillPath: skill?.path });
         const vitest = await startVitest('test', filters.length ? filters : defaultFilters(config.env.name), {
           ...options,
@@ -240,6 +251,29 @@ function attributeOptions(
   const budget = args['attribute-budget'];
   if (budget !== undefined && !(Number.isInteger(budget) && budget >= 0)) throw new SkillOptError(`--attribute-budget must be a whole number of calls, got ${budget}`);
   return { granularity, budget: budget ?? null, baselineSkill: args['baseline-skill'] };
+}
+
+/**
+ * The scored rows of the folder's run when `env.max_cost` stopped it (its summary.json counts cases not
+ * run), by `<suite>\u0000<id>`; null when it ran whole (a rerun then runs every case again, as always).
+ */
+function keptByBudget(outDir: string): { rows: Record<string, CaseRecord[]>; notRun: number } | null {
+  const file = join(outDir, 'summary.json');
+  if (!existsSync(file)) return null;
+  let summary: { overall?: { not_run?: unknown } };
+  try {
+    summary = JSON.parse(readFileSync(file, 'utf8')) as typeof summary;
+  } catch {
+    return null;
+  }
+  const notRun = summary.overall?.not_run;
+  if (typeof notRun !== 'number' || notRun <= 0) return null;
+  const rows: Record<string, CaseRecord[]> = {};
+  for (const r of readResults(join(outDir, 'results.jsonl'))) {
+    if (r.error_kind !== null) continue;
+    (rows[`${r.suite}\u0000${r.id}`] ??= []).push(r);
+  }
+  return { rows, notRun };
 }
 
 /**

@@ -29,6 +29,7 @@ export class GatewayClient {
   private readonly poster: GatewayPoster;
   private readonly owner = `${threadId}-${randomUUID()}`;
   private readonly pending = new Map<string, Pending>();
+  private readonly admissions = new Map<string, (d: { ok: boolean; reason?: string }) => void>();
   private readonly roleKeys = new WeakMap<RoleConfig, string>();
   private next = 0;
   private closed = false;
@@ -39,6 +40,12 @@ export class GatewayClient {
     this.poster = new GatewayPoster(this.channel);
     this.channel.onmessage = (event) => {
       for (const msg of received(event)) {
+        if (msg.t === 'admitted') {
+          const done = this.admissions.get(msg.id);
+          this.admissions.delete(msg.id);
+          done?.({ ok: msg.ok, ...(msg.reason !== undefined ? { reason: msg.reason } : {}) });
+          continue;
+        }
         if (msg.t !== 'reply') continue;
         const p = this.pending.get(msg.id);
         if (!p) continue;
@@ -61,6 +68,25 @@ export class GatewayClient {
     return this.call('judge', role, messages, o) as Promise<StructuredResult<JudgeVerdict>>;
   }
 
+  /**
+   * Ask the host whether a case may start (`env.max_cost`, docs/accounting.md#budgets). The answer comes
+   * once the host can decide; a closed client is not admitted.
+   */
+  admit(): Promise<{ ok: boolean; reason?: string }> {
+    if (this.closed) return Promise.resolve({ ok: false, reason: 'the model gateway client was closed' });
+    const id = `${this.owner}:a${this.next++}`;
+    return new Promise((resolve) => {
+      this.admissions.set(id, resolve);
+      this.poster.send({ t: 'admit', id });
+    });
+  }
+
+  /** Tell the host what an admitted case spent (null: unknown). */
+  settle(cost: number | null): void {
+    if (this.closed) return;
+    this.poster.send({ t: 'settle', id: `${this.owner}:s${this.next++}`, cost });
+  }
+
   /** Stop listening; calls still waiting reject as aborted. */
   close(): void {
     if (this.closed) return;
@@ -68,6 +94,8 @@ export class GatewayClient {
     this.channel.close();
     for (const p of this.pending.values()) p.reject(p.aborted('the model gateway client was closed'));
     this.pending.clear();
+    for (const done of this.admissions.values()) done({ ok: false, reason: 'the model gateway client was closed' });
+    this.admissions.clear();
   }
 
   private call(

@@ -71,7 +71,37 @@ export type GatewayReply =
   | { t: 'reply'; id: string; ok: true; value: unknown }
   | { t: 'reply'; id: string; ok: false; error: EncodedError };
 
-export type GatewayMessage = GatewayCall | GatewayCancel | GatewayReply;
+/**
+ * A case asks whether it may start (`env.max_cost`: the host decides from what the run spent so far,
+ * docs/accounting.md#budgets); the answer is `admitted`. A case that was admitted reports what it spent
+ * with `settle` once it is done (null: unknown), whatever its outcome.
+ */
+export interface GatewayAdmit {
+  t: 'admit';
+  id: string;
+}
+
+export interface GatewayAdmitted {
+  t: 'admitted';
+  id: string;
+  ok: boolean;
+  /** Why not (one line), when not admitted. */
+  reason?: string;
+}
+
+export interface GatewaySettle {
+  t: 'settle';
+  id: string;
+  cost: number | null;
+}
+
+export type GatewayMessage = GatewayCall | GatewayCancel | GatewayReply | GatewayAdmit | GatewayAdmitted | GatewaySettle;
+
+/** What the host decides cases' admission with (src/cost/case-budget.ts). */
+export interface CaseAdmission {
+  request(): Promise<{ ok: boolean; reason?: string }>;
+  settle(cost: number | null): void;
+}
 
 /**
  * A channel's sending side. Messages queued in one turn of the event loop go out as one post: waking the

@@ -10,7 +10,7 @@ import type { ModelCache } from '../cache/cache.ts';
 import { JudgeSchema } from '../../protocol/schemas.ts';
 import type { ModelClient } from '../client.ts';
 import type { RoleConfig } from '../types.ts';
-import { encodeError, GatewayPoster, received, type GatewayAddress, type GatewayCall } from './protocol.ts';
+import { encodeError, GatewayPoster, received, type CaseAdmission, type GatewayAddress, type GatewayCall } from './protocol.ts';
 
 export interface ModelGateway {
   readonly address: GatewayAddress;
@@ -32,6 +32,8 @@ export interface ModelGatewayOptions {
    * started on the first call (src/vitest/host.ts), so its address is filled in here. Called once per role.
    */
   resolveRole?: (role: RoleConfig) => RoleConfig | Promise<RoleConfig>;
+  /** Decides whether a case may start (`env.max_cost`); absent: every case is admitted. */
+  admission?: CaseAdmission | null;
 }
 
 export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
@@ -84,6 +86,11 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
     for (const msg of received(event)) {
       if (msg.t === 'call') void handle(msg);
       else if (msg.t === 'cancel') calls.get(msg.id)?.abort();
+      else if (msg.t === 'admit') {
+        const id = msg.id;
+        if (!opts.admission) poster.send({ t: 'admitted', id, ok: true });
+        else void opts.admission.request().then((d) => poster.send({ t: 'admitted', id, ok: d.ok, ...(d.reason !== undefined ? { reason: d.reason } : {}) }));
+      } else if (msg.t === 'settle') opts.admission?.settle(msg.cost);
     }
   };
 
