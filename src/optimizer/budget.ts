@@ -44,16 +44,27 @@ export class Budget {
 
   /** What the requests sent so far cost (0 without a money budget). */
   spentCost(): number {
-    if (!this.money) return 0;
+    return this.costSoFar().total;
+  }
+
+  /**
+   * What the requests sent so far cost, and the dearest stage's mean cost per request: a stage about to spend
+   * is predicted at that rate, since `ensure` does not know which role the calls go to and a mean over every
+   * call (mostly cheap target calls) would let an analyst stage run far past the budget.
+   */
+  private costSoFar(): { total: number; perCall: number } {
+    if (!this.money) return { total: 0, perCall: 0 };
     let total = 0;
+    let perCall = 0;
     for (const [stage, s] of Object.entries(this.usage())) {
       if (stage === TOTAL_KEY || s.prompt_tokens + s.completion_tokens === 0) continue;
       const role = stageRole(stage);
       const cost = costOf(s, this.money.prices[role]);
       if (cost === null) throw new SkillOptError(`train.max_cost needs model.pricing for ${role === 'judge' ? this.money.judgeModel : role} (or a "*" entry): its ${stage} calls cannot be priced`);
       total += cost;
+      if (s.attempts > 0) perCall = Math.max(perCall, cost / s.attempts);
     }
-    return total;
+    return { total, perCall };
   }
 
   /** Count what `usage` says was sent (a resumed run: its kept calls and those an interrupted run lost). */
@@ -98,8 +109,7 @@ export class Budget {
       }
     }
     if (this.money && this.money.maxCost > 0) {
-      const cost = this.spentCost();
-      const perCall = spent.calls > 0 ? cost / spent.calls : 0;
+      const { total: cost, perCall } = this.costSoFar();
       const predicted = cost + calls * perCall;
       if (cost >= this.money.maxCost || predicted > this.money.maxCost) {
         const money = (x: number) => formatMoney(x, this.money!.currency);
