@@ -9,6 +9,8 @@ import { VERSION } from '../version.ts';
 import type { RunContext } from './context.ts';
 import type { FinishResult } from './finish.ts';
 import { isPareto, poolOf } from './candidate-pool.ts';
+import { optimizeRunCost, runRows } from './run-cost.ts';
+import { skillTokens } from '../cost/run-cost.ts';
 
 export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<string, number>): Record<string, unknown> {
   const { state, cfg, subject } = ctx;
@@ -97,6 +99,9 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
       salvage_calls: stats.salvage_calls ?? 0,
     },
     skill_chars: { initial: ctx.o.initialSkill.text.length, best: ctx.best.length, final: ctx.current.length },
+    // the estimate of docs/accounting.md#cost: characters / 4
+    skill_tokens: { initial: skillTokens(ctx.o.initialSkill.text), best: skillTokens(ctx.best), final: skillTokens(ctx.current) },
+    cost: optimizeRunCost(runRows(ctx.store.root), tokens, cfg.model),
     candidate_selection: cfg.optimizer.candidate_selection,
     ...(isPareto(ctx) ? { pareto: poolOf(ctx).summary() } : {}),
     overfit_guard: {
