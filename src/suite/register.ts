@@ -12,6 +12,8 @@ import { inSuiteFile } from './site.ts';
 import type { HeadStart } from './head-start.ts';
 import { evaluateGate, isComplete } from './verdict.ts';
 import { escapeControls } from '../util/control-chars.ts';
+import { costLine } from '../cost/display.ts';
+import { runCost } from '../cost/run-cost.ts';
 
 export interface Registration<E> {
   suite: string;
@@ -68,10 +70,12 @@ export function registerCases<E>(reg: Registration<E>): void {
     });
 
     if (gated && selected.length > 0) {
-      test('suite gate', (ctx) => {
+      test('suite gate', async (ctx) => {
         const stats = scoreStats(gateRows);
         const verdict = evaluateGate(suite, stats, thresholds);
         ctx.task.meta.skilloptGate = verdict;
+        // the suite's cost, tokens and latency: a JUnit property of the gate case (docs/accounting.md#cost)
+        await ctx.annotate(costLine(runCost(gateRows, selection.currency ?? 'USD'), selection.skill_tokens), 'skillopt:cost');
         const of = filters.length ? ` on ${selected.length} of ${total} tasks (${filters.join(', ')})` : '';
         if (!isComplete(stats, maxErrored) || stats.n < selected.length) {
           throw caseError(
@@ -87,10 +91,21 @@ export function registerCases<E>(reg: Registration<E>): void {
   });
 }
 
-type GateRow = Pick<CaseRecord, 'suite' | 'id' | 'trial' | 'hard' | 'soft' | 'pass' | 'error_kind'>;
+type GateRow = Pick<CaseRecord, 'suite' | 'id' | 'trial' | 'hard' | 'soft' | 'pass' | 'error_kind' | 'usage' | 'judge_usage' | 'latency_ms'>;
 
 function gateRow(r: CaseRecord): GateRow {
-  return { suite: r.suite, id: r.id, ...(r.trial !== undefined ? { trial: r.trial } : {}), hard: r.hard, soft: r.soft, pass: r.pass, error_kind: r.error_kind };
+  return {
+    suite: r.suite,
+    id: r.id,
+    ...(r.trial !== undefined ? { trial: r.trial } : {}),
+    hard: r.hard,
+    soft: r.soft,
+    pass: r.pass,
+    error_kind: r.error_kind,
+    usage: r.usage,
+    ...(r.judge_usage ? { judge_usage: r.judge_usage } : {}),
+    latency_ms: r.latency_ms,
+  };
 }
 
 /** Whether Vitest reads each case's definition stack (`includeTaskLocation`); a runner we cannot read counts as yes. */
