@@ -59,11 +59,12 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
  * the skill's size (an estimate), rows whose usage is unknown, and what was spent when the cache served
  * some replies.
  */
-export function costLine(cost: RunCost, skillTokens: number | null | undefined, opts: { optimize?: boolean } = {}): string {
+export function costLine(cost: RunCost, skillTokens: number | null | undefined, opts: { optimize?: boolean; withTotal?: boolean } = {}): string {
   const t = cost.tokens;
   const measured = t.prompt + t.completion;
+  // a report card shows the total as its value and the rest of the line as its detail
   const bits = [
-    cost.total === null ? '— (no model.pricing)' : formatMoney(cost.total, cost.currency),
+    ...(opts.withTotal === false ? [] : [cost.total === null ? '— (no model.pricing)' : formatMoney(cost.total, cost.currency)]),
     ...(cost.per_1k_cases !== null ? [`${formatMoney(cost.per_1k_cases, cost.currency)} per 1k cases`] : []),
     `${measured} ${opts.optimize ? 'case ' : ''}tokens (${t.cached_prompt} cached prompt${t.reasoning ? `, ${t.reasoning} reasoning` : ''})`,
     `latency p50 ${ms(cost.latency.p50_ms)}, p95 ${ms(cost.latency.p95_ms)}`,

@@ -204,7 +204,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
     ['steps', `${steps.length} / ${totalSteps}`, `${accepted} accepted · ${rejected} rejected · ${skipped} skipped${stopped ? ` · stopped: ${stopped.reason}` : ''}`],
     ['model calls', total ? String(total.calls) : '—', total ? `${total.attempts} HTTP attempts (${total.retries} retries) · ${kTok(total.prompt_tokens + total.completion_tokens)} tokens` : ''],
     ...(summary?.cost
-      ? ([['cost', formatMoney(summary.cost.total, currency), costLine(summary.cost as unknown as RunCost, summary.skill_tokens?.best, { optimize: true })]] as Card[])
+      ? ([['cost', formatMoney(summary.cost.total, currency), costLine(summary.cost as unknown as RunCost, summary.skill_tokens?.best, { optimize: true, withTotal: false })]] as Card[])
       : []),
     ['time', summary?.total_wall_time_s !== undefined ? `${Number(summary.total_wall_time_s).toFixed(1)} s` : '—', summary ? 'whole run' : 'run not finished (no summary.json yet)'],
   ];

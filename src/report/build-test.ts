@@ -55,7 +55,7 @@ export function runScores(summary: RunSummary, located: LocatedRecord[]): RunSco
   if (o.trials) cards.push(['trials', `${o.trials} per task`, `pass@k ${f3(o.pass_at_k)} · pass^k ${f3(o.pass_all_k)} · ${o.flaky ?? 0} flaky`]);
   cards.push(['tokens', kTok(u.target.prompt_tokens + u.target.completion_tokens + u.judge.prompt_tokens + u.judge.completion_tokens), `target ${u.target.calls} calls${u.judge.calls ? ` · judge ${u.judge.calls} calls` : ''}`]);
   const currency = summary.cost?.currency ?? DEFAULT_CURRENCY;
-  if (summary.cost) cards.push(['cost', formatMoney(summary.cost.total, currency), costLine(summary.cost, summary.skill_tokens)]);
+  if (summary.cost) cards.push(['cost', formatMoney(summary.cost.total, currency), costLine(summary.cost, summary.skill_tokens, { withTotal: false })]);
   cards.push(['time', `${summary.wall_time_s.toFixed(1)} s`, o.mean_latency_ms !== null ? `mean latency ${o.mean_latency_ms} ms per case` : '']);
   const suites: SuiteScores[] = Object.entries(summary.suites).map(([name, s]) => ({
     suite: name,
