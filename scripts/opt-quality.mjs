@@ -9,9 +9,11 @@
  *     clipping, greedy vs Pareto, each against the baseline config per seed;
  *   - held-out transfer (test gain ÷ val gain) per benchmark, and the dotnetdebug target run
  *     (`test --optimize --target 0.8`) with its median optimization_calls;
+ *   - cost (`--only cost`): compress off against on (optimizer.compress), per benchmark and seed: the best
+ *     skill's noise-free test pass rate and its skill tokens (chars / 4);
  *   - PASS/FAIL lines for the issue's goals.
  *
- *   npm run quality -- [--quick] [--only matrix,ablation,transfer] [--seeds 42,43,44] [--jobs 2] [--json out.json] [--work DIR]
+ *   npm run quality -- [--quick] [--only matrix,ablation,transfer,cost] [--seeds 42,43,44] [--jobs 2] [--json out.json] [--work DIR]
  *   (builds first; `node scripts/opt-quality.mjs …` measures dist/ as it is)
  *
  * Every run is a `node bin/skillopt.js train` (or `test --optimize`) process with the model cache off, in
@@ -34,13 +36,14 @@ import { layeringViolations } from './quality/layering.mjs';
 import { runMetrics } from './quality/metrics.mjs';
 import { noiseFreeWorld, NoiseFreeScores } from './quality/noise-free.mjs';
 import { detectKnobs, FULL, planCells, QUICK, TARGET } from './quality/plan.mjs';
-import { goalChecks, renderAblation, renderGoals, renderMatrix, renderTransfer } from './quality/report.mjs';
+import { goalChecks, renderAblation, renderCost, renderGoals, renderMatrix, renderTransfer } from './quality/report.mjs';
 import { configOf, executeRuns, planRuns } from './quality/runs.mjs';
 
 const USAGE = `node scripts/opt-quality.mjs [--quick] [--only matrix,ablation,transfer] [--seeds 42,43,44] [--jobs N] [--json FILE] [--work DIR] [--set key=value …]
 
   --quick        1 seed, dotnetdebug only, noise {0, 0.2}
-  --only LIST    sections to run (comma-separated): matrix, ablation, transfer (transfer includes the target run)
+  --only LIST    sections to run (comma-separated): matrix, ablation, transfer (transfer includes the target run),
+                 cost (compress off vs on; not in the default set)
   --seeds LIST   train seeds of every cell (comma-separated; default 42,43,44): more seeds, narrower cell means
   --jobs N       optimize runs in parallel (default 2)
   --json FILE    also write every figure as JSON
@@ -48,10 +51,12 @@ const USAGE = `node scripts/opt-quality.mjs [--quick] [--only matrix,ablation,tr
   --work DIR     keep run folders and noise-free scores in DIR; a rerun reuses the runs of the same resolved
                  config (after changing the code, use a new folder)`;
 
-const SECTIONS = ['matrix', 'ablation', 'transfer'];
+const SECTIONS = ['matrix', 'ablation', 'transfer', 'cost'];
+/** What a run without --only measures (the cost section is asked for by name). */
+const DEFAULT_SECTIONS = ['matrix', 'ablation', 'transfer'];
 
 function parseArgs(argv) {
-  const o = { quick: false, only: SECTIONS, seeds: null, jobs: 2, json: null, work: null, set: [] };
+  const o = { quick: false, only: DEFAULT_SECTIONS, seeds: null, jobs: 2, json: null, work: null, set: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -164,7 +169,7 @@ async function main() {
     const knobs = knobsByBench[scale.benchmarks[0]];
     const wall = (performance.now() - started) / 1000;
     const failed = runList.filter((r) => r.error);
-    const goals = goalChecks({ matrix: of('matrix'), ablation: of('ablation'), transfer: of('transfer'), target: of('target'), knobs, layering: layeringViolations(join(REPO, 'src')) });
+    const goals = goalChecks({ matrix: of('matrix'), ablation: of('ablation'), transfer: of('transfer'), target: of('target'), cost: of('cost'), knobs, layering: layeringViolations(join(REPO, 'src')) });
     const targetCommand = `npx skillopt test --optimize --target ${TARGET.target} --config ${configOf(TARGET.bench)}`;
     const out = [
       `# skillopt optimizer quality — simulated model (commit ${build.commit}${build.stale ? ', dist/ older than src/' : ''})`,
@@ -176,6 +181,7 @@ async function main() {
     if (of('matrix').length) out.push(renderMatrix(of('matrix'), scale));
     if (of('ablation').length) out.push(renderAblation(of('ablation'), scale));
     if (of('transfer').length || of('target').length) out.push(renderTransfer(of('transfer'), of('target'), { seeds: scale.seeds, targetCommand }));
+    if (of('cost').length) out.push(renderCost(of('cost'), scale));
     out.push(renderGoals(goals));
     process.stdout.write(`${out.join('\n')}\n`);
     log(`done in ${wall.toFixed(1)} s`);

@@ -24,6 +24,13 @@ export function runMetrics(facts, nf) {
       if (cand !== null && cur !== null && cand < cur) harmfulAccepts++;
     }
   }
+  // compressions: an accepted one that lowers the noise-free test of the skill it compressed is harmful
+  let harmfulCompressions = 0;
+  for (const c of facts.compressions ?? []) {
+    const cand = nf(c.candidate);
+    const cur = nf(c.current);
+    if (c.kind === 'accept' && cand !== null && cur !== null && cand < cur) harmfulCompressions++;
+  }
   const { initial, final } = facts.lengths;
   return {
     nf: { initial: nf(facts.initial), best: nf(facts.best), final: nf(facts.final) },
@@ -34,6 +41,11 @@ export function runMetrics(facts, nf) {
     calls: facts.calls,
     callsSource: facts.callsSource,
     lengthGrowth: initial && final ? final / initial : null,
+    // skill tokens: the documented chars / 4 estimate (docs/optimizer.md, "Compression")
+    bestTokens: typeof facts.lengths.best === 'number' ? Math.ceil(facts.lengths.best / 4) : null,
+    compressRan: facts.compress?.length ?? 0,
+    compressAccepted: facts.compress?.filter((c) => String(c.action).includes('accept')).length ?? 0,
+    harmfulCompressions,
     valGain: diff(facts.val.best, facts.val.baseline),
     testGain: diff(facts.test.best, facts.test.baseline),
     test: facts.test.best,

@@ -1,5 +1,6 @@
 /**
- * What the quality script runs: the cells of the matrix, the ablation and the transfer/target tables, each
+ * What the quality script runs: the cells of the matrix, the ablation, the transfer/target tables and the
+ * cost section (compress off against on), each
  * a benchmark, `--cfg-options` overrides and seeds. Knobs that other work adds later are named here as
  * the issue names them; a cell whose overrides this build's config does not accept is skipped (the
  * caller probes each override set with `skillopt config`).
@@ -103,6 +104,12 @@ export function planCells({ sections, scale, knobsByBench }) {
     if (sections.includes('ablation')) {
       for (const v of ablationVariants(knobs)) {
         cells.push({ section: 'ablation', bench, labels: { variant: v.name }, overrides: v.overrides, mode: 'train', seeds: scale.seeds });
+      }
+    }
+    if (sections.includes('cost')) {
+      // the compress stage against none, default world (best skill chosen as this build chooses it)
+      for (const compress of ['off', 'on']) {
+        cells.push({ section: 'cost', bench, labels: { compress }, overrides: [`optimizer.compress=${compress}`], mode: 'train', seeds: scale.seeds });
       }
     }
     if (sections.includes('transfer')) {

@@ -4,7 +4,7 @@
  *
  * A cell: { section, bench, labels, skipped: reason | null, runs: [{ seed, metrics | null, error }] }.
  */
-import { cellMetrics, median, pairedDelta, transfer } from './metrics.mjs';
+import { cellMetrics, mean, median, pairedDelta, transfer } from './metrics.mjs';
 
 export const f3 = (x) => (typeof x === 'number' ? x.toFixed(3) : '–');
 const signed = (x, digits = 3) => (typeof x === 'number' ? `${x >= 0 ? '+' : ''}${x.toFixed(digits)}` : '–');
@@ -104,6 +104,55 @@ export function renderAblation(cells, { seeds }) {
   return out.join('\n');
 }
 
+/** The cost section: compress off against on per benchmark, paired by seed. */
+export function renderCost(cells, { seeds }) {
+  const out = [];
+  for (const bench of benches(cells)) {
+    const off = cells.find((c) => c.bench === bench && c.labels.compress === 'off');
+    const on = cells.find((c) => c.bench === bench && c.labels.compress === 'on');
+    const rows = [];
+    for (const c of [off, on]) {
+      const why = noFigures(c);
+      if (why) {
+        rows.push({ lead: [c.labels.compress], note: why });
+        continue;
+      }
+      const runs = okRuns(c).map((r) => r.metrics);
+      rows.push([
+        c.labels.compress,
+        f3(mean(runs.map((m) => m.nf.best))),
+        int(mean(runs.map((m) => m.bestTokens))),
+        okRuns(c).map((r) => `${r.seed}: ${f3(r.metrics.nf.best)} / ${int(r.metrics.bestTokens)}`).join(' · '),
+        `${runs.reduce((a, m) => a + m.compressAccepted, 0)}/${runs.reduce((a, m) => a + m.compressRan, 0)}`,
+        String(runs.reduce((a, m) => a + (m.harmfulCompressions ?? 0), 0)),
+        int(mean(runs.map((m) => m.calls))),
+      ]);
+    }
+    const d = costDelta(off, on);
+    out.push(
+      `## Cost: ${bench} — compress off vs on (default world, ${seeds.length} seed(s); best skill, noise-free test; tokens = chars / 4)`,
+      table(['compress', 'best NF', 'best skill tokens', 'per seed (NF / tokens)', 'compressions accepted/run', 'harmful', 'calls'], rows),
+      d ? `Δ (on − off, per seed): best NF ${signed(d.nf.mean)} [${signed(d.nf.min)}, ${signed(d.nf.max)}]; best skill tokens ${pct(d.tokens.mean)} [${pct(d.tokens.min)}, ${pct(d.tokens.max)}]` : 'Δ: not measured',
+      '',
+    );
+  }
+  return out.join('\n');
+}
+
+/** Per-seed on − off: noise-free test of the best skill, and the relative change of its skill tokens. */
+function costDelta(off, on) {
+  if (!off || !on || noFigures(off) || noFigures(on)) return null;
+  const nf = pairedDelta(bySeed(on), bySeed(off), (m) => m.nf.best);
+  const ratios = [];
+  const o = bySeed(off);
+  for (const [seed, m] of bySeed(on)) {
+    const b = o.get(seed);
+    if (b && m.bestTokens && b.bestTokens) ratios.push(m.bestTokens / b.bestTokens - 1);
+  }
+  if (!nf || !ratios.length) return null;
+  return { nf, tokens: { mean: mean(ratios), min: Math.min(...ratios), max: Math.max(...ratios) } };
+}
+
 export function renderTransfer(transferCells, targetCells, { seeds, targetCommand }) {
   const out = [];
   const rows = transferCells.map((c) => {
@@ -193,6 +242,24 @@ export function goalChecks(ctx) {
   if (ctx.ablation.length) {
     const missing = ctx.ablation.filter((c) => !measured(c));
     add(missing.length === 0, `ablation: every mechanism measured` + (missing.length ? `: ${missing.length} row(s) not (${[...new Set(missing.map((c) => `${c.labels.variant}: ${noFigures(c)}`))].join('; ')})` : ` (${ctx.ablation.length} rows)`));
+  }
+
+  if (ctx.cost?.length) {
+    for (const bench of benches(ctx.cost)) {
+      const off = ctx.cost.find((c) => c.bench === bench && c.labels.compress === 'off');
+      const on = ctx.cost.find((c) => c.bench === bench && c.labels.compress === 'on');
+      const d = costDelta(off, on);
+      if (!d) {
+        add(false, `${bench}: compress on keeps the noise-free test pass rate at ≥ 25% fewer best-skill tokens: not measured`);
+        continue;
+      }
+      const nfOn = mean(okRuns(on).map((r) => r.metrics.nf.best));
+      const nfOff = mean(okRuns(off).map((r) => r.metrics.nf.best));
+      add(
+        nfOn >= nfOff - 1e-9 && d.tokens.mean <= -0.25,
+        `${bench}: compress on keeps the noise-free test pass rate (${f3(nfOn)} vs off ${f3(nfOff)}) at ≥ 25% fewer best-skill tokens (${pct(d.tokens.mean)}, per seed ${pct(d.tokens.min)} to ${pct(d.tokens.max)})`,
+      );
+    }
   }
 
   for (const c of ctx.target) {

@@ -70,6 +70,14 @@ export function readRunFacts(dir) {
       { ...step, action: second, kind: actionKind(second), candidate: salvaged },
     ];
   });
+  // a compress stage (optimizer.compress: on) gated steps/step_NNNN/compressed_skill.md against compress_source.md
+  const compressions = history.flatMap((h) => {
+    const folder = join(dir, 'steps', `step_${pad4(h.step)}`);
+    const candidate = skill(join(folder, 'compressed_skill.md'));
+    const current = skill(join(folder, 'compress_source.md'));
+    if (candidate === null || current === null) return [];
+    return [{ step: h.step, action: h.compress?.action ?? 'reject', kind: actionKind(h.compress?.action), candidate, current }];
+  });
   const best = skill(join(dir, 'best_skill.md'));
   const final = version(versions.at(-1) ?? 0);
   const { calls, source } = optimizationCalls(summary, readJson(join(dir, 'usage.json')));
@@ -81,6 +89,9 @@ export function readRunFacts(dir) {
     final,
     steps,
     lengths: { initial: len(initial), best: len(best), final: len(final) },
+    // the compress stage's records (optimizer.compress: on), one per step it ran in
+    compressions,
+    compress: history.filter((h) => h.compress && typeof h.compress === 'object').map((h) => ({ step: h.step, ...h.compress })),
     calls,
     callsSource: source,
     val: { baseline: summary.baseline_selection_pass_rate ?? null, best: summary.best_selection_pass_rate ?? null },

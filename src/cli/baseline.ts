@@ -26,6 +26,8 @@ export interface BaselineOptions {
   maxErrored: number;
   /** evaluation.alpha: the level of the comparison's one-sided tests. */
   alpha?: number;
+  /** The tolerated relative increase of tokens, cost and latency per case (`--max-token-increase` …). */
+  usageBounds?: { tokens: number | null; cost: number | null; latency: number | null };
 }
 
 /** What this run will be, as far as it is known before it starts: the suite env.name picks and the split. */
@@ -69,8 +71,9 @@ const STATUS: Record<number, string> = { 0: 'OK', 1: 'FAILED', 2: 'FAILED', 3: '
 /** The headline's words for the verdict that decided the exit code and the one that did not, with its outcome. */
 function decidedByLine(comparisonDecided: boolean, d: ComparisonRun['decision'], run: RunVerdict, failOnRegression: boolean): string {
   const own = `the run's own verdict`;
-  if (comparisonDecided) return `by the baseline comparison (${d.verdict}), not by ${own} (${STATUS[run.exit_code] ?? 'FAILED'}${run.reason ? `: ${oneLineClip(run.reason, 120)}` : ''})`;
-  return `by ${own}, not by the baseline comparison (${d.verdict}${failOnRegression ? '' : '; --fail-on-regression lets it decide'})`;
+  const verdict = d.usage?.exceeded.length ? `${d.verdict}; ${d.usage.exceeded.join(' and ')} over the bound` : d.verdict;
+  if (comparisonDecided) return `by the baseline comparison (${verdict}), not by ${own} (${STATUS[run.exit_code] ?? 'FAILED'}${run.reason ? `: ${oneLineClip(run.reason, 120)}` : ''})`;
+  return `by ${own}, not by the baseline comparison (${verdict}${failOnRegression ? '' : '; --fail-on-regression lets it decide'})`;
 }
 
 /** The largest drops first: the cases a reviewer should look at. */
@@ -98,6 +101,7 @@ export async function judgeAgainstBaseline(
     maxErrored: b.maxErrored,
     failOnRegression: b.failOnRegression,
     confidence: 1 - (b.alpha ?? 0.05),
+    ...(b.usageBounds ? { usageBounds: b.usageBounds } : {}),
   });
   const attribution = attributeWith ? await attributeWith(comparison) : null;
   const totals = { regressed: comparison.comparison.counts.regressed, fixed: comparison.comparison.counts.fixed };
@@ -131,6 +135,13 @@ export async function judgeAgainstBaseline(
   // A run that could not be judged (errored cases, our input) keeps its own code; otherwise the comparison decides.
   if (runVerdict.verdict === 'inconclusive' || runVerdict.exit_code === EXIT_CODES.usage) return own();
   const worst = worstRegressed(comparison.comparison.regressed).map((c) => c.id);
-  const failure = d.exit_code === EXIT_CODES.pass ? null : `${d.verdict} against the baseline: ${d.reason}${worst.length ? `; worst regressed: ${worst.join(', ')}` : ''}`;
+  // an increase beyond its bound leads the line when the pass rate alone would not have failed
+  const usageFails = d.usage !== undefined && (d.usage.exceeded.length > 0 || d.usage.unchecked.length > 0);
+  const failure =
+    d.exit_code === EXIT_CODES.pass
+      ? null
+      : usageFails && d.verdict !== 'regressed' && d.verdict !== 'inconclusive'
+        ? `${d.usage!.reason} (against the baseline; pass rate: ${d.verdict})`
+        : `${d.verdict} against the baseline: ${d.reason}${usageFails ? `; ${d.usage!.reason}` : ''}${worst.length ? `; worst regressed: ${worst.join(', ')}` : ''}`;
   return { comparison, markdown, exitCode: d.exit_code, failure, decidedBy: decidedByLine(true, d, runVerdict, true) };
 }

@@ -67,3 +67,36 @@ export function readSkillFile(path: string, what = 'skill'): { text: string; pat
   checkSkillFile(abs, text); // a SKILL.md (or any skill with frontmatter) follows the Agent Skills format
   return { text, path: abs };
 }
+
+/** `--max-token-increase 10%` and its two twins (compare, and test with --baseline): docs/ci.md "Gates on cost". */
+export const USAGE_BOUND_FLAGS = {
+  'max-token-increase': { type: 'string', arg: 'X%', help: 'fail on a significant increase of mean tokens per case beyond X% (or a fraction; default evaluation.max_token_increase, none)' },
+  'max-cost-increase': { type: 'string', arg: 'X%', help: 'the same for the mean cost per case (needs model.pricing; default evaluation.max_cost_increase)' },
+  'max-latency-increase': { type: 'string', arg: 'X%', help: 'the same for the mean latency per case (default evaluation.max_latency_increase)' },
+} as const satisfies Record<string, Flag>;
+
+/** A relative increase as typed: `10%` or a fraction `0.1`. */
+export function parseIncrease(raw: string, flag: string): number {
+  const t = raw.trim();
+  const m = /^(\d+(?:\.\d+)?)\s*%$/.exec(t);
+  const x = m ? Number(m[1]) / 100 : /^\d+(\.\d+)?$/.test(t) ? Number(t) : NaN;
+  if (!Number.isFinite(x) || x < 0) throw new SkillOptError(`${flag} must be a percentage like 10% or a fraction like 0.1, got '${raw}'`);
+  return x;
+}
+
+/** The bounds on tokens, cost and latency: the flags win over evaluation.max_*_increase; null = no bound. */
+export function usageBoundsFrom(
+  values: { 'max-token-increase'?: string | undefined; 'max-cost-increase'?: string | undefined; 'max-latency-increase'?: string | undefined },
+  config: SkillOptConfig,
+): { tokens: number | null; cost: number | null; latency: number | null } {
+  const ev = config.evaluation;
+  const of = (flag: keyof typeof USAGE_BOUND_FLAGS, fallback: number | null) => {
+    const raw = values[flag];
+    return raw === undefined ? fallback : parseIncrease(raw, `--${flag}`);
+  };
+  return {
+    tokens: of('max-token-increase', ev.max_token_increase),
+    cost: of('max-cost-increase', ev.max_cost_increase),
+    latency: of('max-latency-increase', ev.max_latency_increase),
+  };
+}

@@ -34,6 +34,9 @@ import { minimumDetectableDrop } from '../stats/power.ts';
 import { caseOutcomes, type CaseOutcome } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import { caseKey } from './same-tasks.ts';
+import { pairedMeanChange, type PairedMeanChange } from '../stats/paired-mean.ts';
+import { caseMean, rowCost, rowTokens } from '../suite/cost-gate.ts';
+import { usageIncreaseExceeded } from '../suite/verdict.ts';
 
 export interface CompareOptions {
   /** Confidence of the interval (two-sided) and of the decision's bounds (one-sided); default 0.95. */
@@ -45,6 +48,43 @@ export interface CompareOptions {
   maxRegression?: number;
   /** Cases each side's run recorded it selected (summary.json / eval_summary.json); null when unknown. */
   selected?: { baseline: number | null; candidate: number | null };
+  /**
+   * The tolerated relative increase of mean tokens, cost and latency per case (`--max-token-increase 10%`
+   * = 0.1; null or absent: no bound). An increase fails only when it is significant and beyond its bound.
+   */
+  usageBounds?: Partial<Record<UsageMetric, number | null>>;
+}
+
+/** What `compare` measures the paired change of, besides the pass rate (suite/cost-gate.ts reads each row). */
+export type UsageMetric = 'tokens' | 'cost' | 'latency';
+
+/**
+ * The paired change of one per-case quantity (docs/statistics.md "Cost, tokens and latency"): per case the
+ * mean over its scored trials, d = candidate − baseline over the paired cases measured on both sides.
+ */
+export interface UsageChange {
+  metric: UsageMetric;
+  /** Paired cases measured on both sides. */
+  n: number;
+  /** Paired cases left out: the value is unknown on a side (no usage, no price). */
+  cases_without: number;
+  baseline_mean: number | null;
+  candidate_mean: number | null;
+  /** Mean of the per-case differences; null when no case is measured on both sides. */
+  mean: number | null;
+  /** Two-sided bootstrap interval of `mean` at the comparison's confidence. */
+  interval: [number, number] | null;
+  /** mean / baseline_mean, and its interval likewise (null when the baseline mean is 0 or unknown). */
+  relative: number | null;
+  relative_interval: [number, number] | null;
+  /** One-sided p for "increased" (the paired sign-flip test), and for "decreased". */
+  p: number | null;
+  p_decrease: number | null;
+  test: PairedMeanChange['test'] | null;
+  /** The tolerated relative increase (null: none). */
+  bound: number | null;
+  /** Significant at α and (relative) beyond the bound. */
+  exceeded: boolean;
 }
 
 export type CompareMethod = 'mcnemar_newcombe' | 'permutation_bootstrap';
@@ -172,6 +212,10 @@ export interface Comparison {
   missing: { baseline: { count: number; cases: CaseRef[] }; candidate: { count: number; cases: CaseRef[] } };
   /** How large a drop this comparison could miss; null without paired cases or when no drop could be flagged. */
   mde: MinimumDetectable | null;
+  /** The paired change in tokens, cost and latency per case. */
+  token_change: UsageChange;
+  cost_change: UsageChange;
+  latency_change: UsageChange;
   simulated: boolean;
 }
 
@@ -269,6 +313,54 @@ function ownTrialsP(b: CaseOutcome, c: CaseOutcome, worse: boolean): number | nu
   if (b.rows.length === 1 && c.rows.length === 1) return null;
   const t = casesTest([{ cand_passes: c.passes, cand_trials: c.scored, base_passes: b.passes, base_trials: b.scored }]);
   return worse ? t.p_worse : t.p_better;
+}
+
+const USAGE_VALUE: Record<UsageMetric, (r: CaseRecord) => number | null> = {
+  tokens: rowTokens,
+  cost: rowCost,
+  latency: (r) => (typeof r.latency_ms === 'number' && Number.isFinite(r.latency_ms) ? r.latency_ms : null),
+};
+
+/** The paired change of one quantity over the paired cases (those measured on both sides). */
+function usageChange(
+  metric: UsageMetric,
+  pairs: ReadonlyArray<readonly [CaseOutcome, CaseOutcome]>,
+  o: { confidence: number; resamples: number; seed: number; bound: number | null },
+): UsageChange {
+  const value = USAGE_VALUE[metric];
+  const base: number[] = [];
+  const cand: number[] = [];
+  for (const [b, c] of pairs) {
+    const vb = caseMean(b.rows, value);
+    const vc = caseMean(c.rows, value);
+    if (vb === null || vc === null) continue;
+    base.push(vb);
+    cand.push(vc);
+  }
+  const n = base.length;
+  const none: UsageChange = {
+    metric, n, cases_without: pairs.length - n, baseline_mean: null, candidate_mean: null, mean: null, interval: null,
+    relative: null, relative_interval: null, p: null, p_decrease: null, test: null, bound: o.bound, exceeded: false,
+  };
+  if (n === 0) return none;
+  const d = cand.map((x, i) => x - base[i]!);
+  const change = pairedMeanChange(d, o);
+  const baselineMean = base.reduce((a, x) => a + x, 0) / n;
+  const rel = (x: number) => x / baselineMean;
+  const relative = baselineMean > 0 ? rel(change.mean) : null;
+  return {
+    ...none,
+    baseline_mean: baselineMean,
+    candidate_mean: cand.reduce((a, x) => a + x, 0) / n,
+    mean: change.mean,
+    interval: change.interval,
+    relative,
+    relative_interval: baselineMean > 0 ? [rel(change.interval[0]), rel(change.interval[1])] : null,
+    p: change.p_increase,
+    p_decrease: change.p_decrease,
+    test: change.test,
+    exceeded: usageIncreaseExceeded({ mean: change.mean, relative, p: change.p_increase }, 1 - o.confidence, o.bound),
+  };
 }
 
 /** Compare the rows of two runs (each a results.jsonl's CaseRecords, trials allowed). Pure. */
@@ -434,6 +526,15 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     errored: { baseline: baseStats.errored, candidate: candStats.errored, cases: erroredCases },
     missing: { baseline: missingOf(baseStats, onlyCandidate), candidate: missingOf(candStats, onlyBaseline) },
     mde,
+    ...usageChanges(pairs, { confidence, resamples, seed, bounds: opts.usageBounds ?? {} }),
     simulated: baseStats.simulated || candStats.simulated,
   };
+}
+
+function usageChanges(
+  pairs: ReadonlyArray<readonly [CaseOutcome, CaseOutcome]>,
+  o: { confidence: number; resamples: number; seed: number; bounds: Partial<Record<UsageMetric, number | null>> },
+): Pick<Comparison, 'token_change' | 'cost_change' | 'latency_change'> {
+  const of = (m: UsageMetric) => usageChange(m, pairs, { confidence: o.confidence, resamples: o.resamples, seed: o.seed, bound: o.bounds[m] ?? null });
+  return { token_change: of('tokens'), cost_change: of('cost'), latency_change: of('latency') };
 }

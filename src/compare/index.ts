@@ -3,14 +3,14 @@
  * the verdict (suite/verdict.ts). `skillopt test --baseline <path>` reuses `runComparison` with its own
  * fresh results as the candidate (`compareRecords` takes rows directly).
  */
-import { decideComparison, type ComparisonDecision } from '../suite/verdict.ts';
+import { decideComparison, decideUsageBounds, type ComparisonDecision } from '../suite/verdict.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { compareRecords, type CompareOptions, type Comparison } from './compare.ts';
 import { loadSide, type Side } from './load.ts';
 import type { CompareReportInput } from './render.ts';
 import { differentTasks } from './same-tasks.ts';
 
-export { compareRecords, lastRowPerTrial, type Comparison, type CompareOptions, type CaseChange, type CaseRef } from './compare.ts';
+export { compareRecords, lastRowPerTrial, type Comparison, type CompareOptions, type CaseChange, type CaseRef, type UsageChange, type UsageMetric } from './compare.ts';
 export { loadSide, resolveSide, readResultRows, type Side } from './load.ts';
 export { differentTasks, caseKey } from './same-tasks.ts';
 export { compareJson, compareMarkdown, compareTerminal, type CompareReport, type CompareReportInput } from './render.ts';
@@ -42,8 +42,13 @@ export function compareSides(baseline: Side, candidate: Side, opts: RunCompariso
     seed: opts.seed,
     maxRegression: opts.maxRegression,
     selected: { baseline: baseline.selected ?? null, candidate: candidate.selected ?? null },
+    ...(opts.usageBounds ? { usageBounds: opts.usageBounds } : {}),
   });
-  const decision = decideComparison(comparison, opts);
+  const decision = decideUsageBounds(
+    decideComparison(comparison, opts),
+    [comparison.token_change, comparison.cost_change, comparison.latency_change],
+    opts.failOnRegression,
+  );
   return {
     baseline,
     candidate,

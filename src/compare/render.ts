@@ -10,7 +10,9 @@ import { oneLineClip } from '../util/clip.ts';
 import { displayPath } from '../util/paths.ts';
 import { buildRunFile, CompareFileSchema } from '../runfiles/index.ts';
 import { VERSION } from '../version.ts';
-import type { CaseChange, CaseRef, Comparison } from './compare.ts';
+import type { CaseChange, CaseRef, Comparison, UsageChange } from './compare.ts';
+import { boundShown } from '../suite/verdict.ts';
+import { amountShown } from '../suite/cost-gate.ts';
 import type { Side } from './load.ts';
 
 export const COMPARE_REPORT_VERSION = 1;
@@ -83,6 +85,25 @@ export interface CompareReportInput {
   differentTasks: string | null;
 }
 
+/** One paired change of compare.json (`token_change`, `cost_change`, `latency_change`). */
+function usageChangeJson(x: UsageChange) {
+  return {
+    mean: r6n(x.mean),
+    interval: pair6(x.interval),
+    p: r6n(x.p),
+    bound: x.bound,
+    exceeded: x.exceeded,
+    relative: r6n(x.relative),
+    relative_interval: pair6(x.relative_interval),
+    p_decrease: r6n(x.p_decrease),
+    baseline_mean: r6n(x.baseline_mean),
+    candidate_mean: r6n(x.candidate_mean),
+    n: x.n,
+    cases_without: x.cases_without,
+    test: x.test,
+  };
+}
+
 /** The report as compare.json and `--json` give it. Field names are stable. */
 export function compareJson(i: CompareReportInput) {
   const c = i.comparison;
@@ -123,6 +144,10 @@ export function compareJson(i: CompareReportInput) {
     missing: c.missing,
     mde_80: c.mde ? r6(c.mde.drop) : null,
     mde: c.mde ? { ...c.mde, drop: r6(c.mde.drop), null_variance: r6(c.mde.null_variance), variance: r6(c.mde.variance) } : null,
+    token_change: usageChangeJson(c.token_change),
+    cost_change: usageChangeJson(c.cost_change),
+    latency_change: usageChangeJson(c.latency_change),
+    usage_bounds: i.decision.usage ? { ...i.decision.usage } : null,
     different_tasks: i.differentTasks,
     simulated: c.simulated,
   }, 'compare.json');
@@ -186,6 +211,35 @@ function multiSuite(c: Comparison): boolean {
   return suites.size > 1;
 }
 
+const USAGE_ROWS: Array<{ key: 'token_change' | 'cost_change' | 'latency_change'; label: string; unit: (x: number) => string }> = [
+  { key: 'token_change', label: 'tokens / case', unit: (x) => x.toFixed(1) },
+  { key: 'cost_change', label: 'cost / case', unit: (x) => amountShown(x) },
+  { key: 'latency_change', label: 'latency / case', unit: (x) => `${Math.round(x)} ms` },
+];
+
+const signedWith = (x: number, unit: (v: number) => string) => `${x >= 0 ? '+' : '−'}${unit(Math.abs(x))}`;
+const relPct = (x: number) => `${x >= 0 ? '+' : '−'}${(Math.abs(x) * 100).toFixed(1)}%`;
+
+/** The paired changes in tokens, cost and latency, one row each: baseline → candidate, change, relative [interval], p, bound. */
+export function usageRows(c: Comparison): Array<{ label: string; baseline: string; candidate: string; change: string; relative: string; p: string; bound: string; exceeded: boolean; unknown: string | null }> {
+  return USAGE_ROWS.map(({ key, label, unit }) => {
+    const x = c[key];
+    const none = x.n === 0;
+    const rel = x.relative === null ? '—' : `${relPct(x.relative)}${x.relative_interval ? ` [${relPct(x.relative_interval[0])}, ${relPct(x.relative_interval[1])}]` : ''}`;
+    return {
+      label,
+      baseline: none || x.baseline_mean === null ? '—' : unit(x.baseline_mean),
+      candidate: none || x.candidate_mean === null ? '—' : unit(x.candidate_mean),
+      change: x.mean === null ? (key === 'cost_change' ? '— (no prices)' : '—') : signedWith(x.mean, unit),
+      relative: rel,
+      p: pValue(x.p),
+      bound: x.bound === null ? 'none' : `${x.exceeded ? 'EXCEEDED ' : ''}≤ +${boundShown(x.bound)}`,
+      exceeded: x.exceeded,
+      unknown: !none ? null : key === 'cost_change' ? 'no paired case has a cost on both sides (no model.pricing)' : 'no paired case reported usage on both sides',
+    };
+  });
+}
+
 /** `a true drop of 0.210 would be caught 80% of the time; smaller ones may not be (…)`: the power, not the critical value. */
 export function mdeLine(c: Comparison): string {
   if (c.n_paired === 0) return 'nothing was paired: no drop could be seen';
@@ -226,6 +280,11 @@ export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
   lines.push(`| baseline | ${mdRate(c.baseline)} | ${c.baseline.scored} | ${c.baseline.errored} |`);
   lines.push(`| candidate | ${mdRate(c.candidate)} | ${c.candidate.scored} | ${c.candidate.errored} |`);
   lines.push(`| **change** | **${signed(c.delta)}** | ${ci(c.interval, (v) => signed(v))} | p(worse) = ${pValue(c.p_value)} | |`);
+  lines.push('');
+  if (d.usage) lines.push(`${d.usage.exceeded.length ? '🔴' : d.usage.unchecked.length ? '🟣' : '⚪'} **Cost bounds:** ${mdCell(d.usage.reason)}`, '');
+  lines.push(`| per case (paired, mean over trials) | baseline | candidate | change | relative, ${pct}% interval | p(increase) | bound |`);
+  lines.push('|---|---:|---:|---:|---|---:|---|');
+  for (const r of usageRows(c)) lines.push(`| ${r.label} | ${r.baseline} | ${r.candidate} | ${r.exceeded ? `**${r.change}**` : r.change} | ${r.relative} | ${r.p} | ${r.bound} |`);
   lines.push('');
   lines.push(
     `Pass → fail ${c.counts.regressed} · fail → pass ${c.counts.fixed} · still passing ${c.counts.still_passing} · still failing ${c.counts.still_failing} · flaky ${c.counts.flaky} · only in baseline ${c.counts.only_baseline} · only in candidate ${c.counts.only_candidate} · errored ${c.counts.errored}`,
@@ -336,7 +395,14 @@ export function compareTerminal(i: CompareReportInput, opts: { written: string[]
   row('cases', `${c.counts.regressed} pass → fail · ${c.counts.fixed} fail → pass · ${c.counts.still_failing} still failing · ${c.counts.still_passing} still passing · ${c.counts.flaky} flaky`);
   row('method', c.method_detail);
   row('could miss', mdeLine(c));
+  for (const r of usageRows(c)) {
+    const line = r.unknown
+      ? pc.dim(`unknown: ${r.unknown}`) + (r.bound === 'none' ? '' : `  bound ${r.bound}`)
+      : `${r.baseline} → ${r.candidate}  ${r.change} ${pc.dim(`(${r.relative}, p(increase) ${r.p})`)}${r.bound === 'none' ? '' : `  bound ${r.bound}`}`;
+    row(r.label.replace(' / case', ''), r.exceeded ? pc.red(line) : line);
+  }
   row('verdict', `${(VERDICT_COLOR[d.verdict] ?? ((s: string) => s))(d.verdict.toUpperCase())} — ${d.reason} ${pc.dim(`(rule: ${d.rule})`)}`);
+  if (d.usage) row('cost bounds', `${d.usage.exceeded.length ? pc.red(pc.bold('EXCEEDED')) : d.usage.unchecked.length ? pc.magenta(pc.bold('UNCHECKED')) : pc.bold('HELD')} — ${d.usage.reason}`);
   if (opts.written.length) row('written', opts.written.map(displayPath).join(', '));
   if (i.failOnRegression) row('exit', `${d.exit_code} (--fail-on-regression)`);
   return out.join('\n');

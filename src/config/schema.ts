@@ -128,6 +128,11 @@ const posInt = (d: number) => int().min(1).default(d);
 const nonNegInt = (d: number) => int().min(0).default(d);
 const nonNeg = (d: number) => z.number().min(0).default(d);
 const prob = (d: number) => z.number().min(0).max(1).default(d);
+/** A relative increase: a fraction (0.1) or a percentage string ("10%"); null = no bound. */
+const increase = () =>
+  z
+    .preprocess((v) => (typeof v === 'string' && /^\s*\d+(\.\d+)?\s*%\s*$/.test(v) ? Number(v.trim().slice(0, -1).trim()) / 100 : v), z.number().min(0).nullable())
+    .default(null);
 const nullableBool = () => z.boolean().nullable().default(null);
 /** Upstream keeps a few opaque scalars as strings ("0.7", "8000", "false"); accept any scalar. */
 const scalar = (d: string) => z.union([z.string(), z.number(), z.boolean()]).default(d);
@@ -390,6 +395,22 @@ const OptimizerSchema = z.strictObject({
   use_rejected_buffer: bool(true),
   /** false: no post-merge clip to the scheduled edit budget (no ranking call; every merged edit is applied). */
   clip_edits: bool(true),
+  /**
+   * Which validated candidate is best_skill.md (docs/optimizer.md#choosing-the-best-skill): `highest`, the
+   * highest gate score; `cheapest_within`, the fewest mean tokens per val case among those whose val pass
+   * rate is within `cost_tolerance` of the highest.
+   */
+  select_best: aliasEnum(['highest', 'cheapest_within'], {}).default('cheapest_within'),
+  /** cheapest_within: how far below the highest val pass rate a candidate may be (a fraction: 0.01 = 1 point). */
+  cost_tolerance: prob(0.01),
+  /**
+   * on: a compress stage (docs/optimizer.md, "Compression") proposes deletions and merges of redundant or
+   * never-firing rules once the skill has grown past its seed by compress_growth× (skill tokens) or at the
+   * end of an epoch; the compressed skill is gated like any candidate.
+   */
+  compress: aliasEnum(['off', 'on'], {}).default('off'),
+  /** Growth of the current skill over the seed, in skill tokens (chars / 4), that triggers a compress stage. */
+  compress_growth: z.number().min(1).default(1.5),
 });
 
 const EvaluationSchema = z.strictObject({
@@ -444,6 +465,10 @@ const EvaluationSchema = z.strictObject({
   min_pass_rate: prob(0),
   min_mean_hard: prob(0),
   min_mean_soft: prob(0),
+  /** Cost gates (0 = off; docs/ci.md "Gates on cost"): mean tokens per scored case, mean cost per case, p95 latency in ms. */
+  max_mean_tokens: nonNeg(0),
+  max_mean_cost: nonNeg(0),
+  max_p95_latency_ms: nonNeg(0),
   /**
    * Errored cases (endpoint, timeout, unreadable reply) a verdict tolerates; beyond it the verdict is
    * inconclusive (exit 3) and the score is never gated on, cached or reused as complete.
@@ -454,6 +479,14 @@ const EvaluationSchema = z.strictObject({
    * a drop fails only when it is both significant and larger than this.
    */
   max_regression: prob(0),
+  /**
+   * `skillopt compare --fail-on-regression` (and `test --baseline`): the tolerated relative increase of
+   * mean tokens / cost / latency per case (0.1 or "10%"; null = no bound). An increase fails only when it
+   * is significant and beyond its bound (docs/ci.md "Gates on cost").
+   */
+  max_token_increase: increase(),
+  max_cost_increase: increase(),
+  max_latency_increase: increase(),
   /**
    * `skillopt compare` (and `test --baseline`): the level of its one-sided tests for "regressed" and
    * "improved" (docs/statistics.md): the verdict's bounds are one-sided at 1 − α, the interval shown two-sided at 1 − α.

@@ -115,6 +115,25 @@ export interface GateThresholds {
   minPassRate: number;
   minMeanHard: number;
   minMeanSoft: number;
+  /** Cost gates (docs/ci.md "Gates on cost"; 0 or absent = off): mean tokens per scored case at most this. */
+  maxMeanTokens?: number;
+  /** Mean cost per scored case at most this, in `model.currency` (needs `model.pricing`). */
+  maxMeanCost?: number;
+  /** The 95th percentile of the scored cases' latency (ms) at most this. */
+  maxP95LatencyMs?: number;
+}
+
+/** What a cost gate measured (suite/cost-gate.ts), present when a cost threshold is on. */
+export interface GateMeasured {
+  /** Mean prompt + completion tokens (target and judge) per scored case; null when no case reported usage. */
+  mean_tokens: number | null;
+  /** Scored cases left out of mean_tokens: a reply without usage. */
+  cases_without_tokens: number;
+  /** Mean cost per scored case; null when no case has a cost (no price, or tokens unknown). */
+  mean_cost: number | null;
+  cases_without_cost: number;
+  /** p95 of the scored trials' latency_ms (type-7 quantile); null when nothing was scored. */
+  p95_latency_ms: number | null;
 }
 
 export interface GateVerdict {
@@ -122,6 +141,8 @@ export interface GateVerdict {
   ok: boolean;
   thresholds: GateThresholds;
   reasons: string[];
+  /** The cost gates' measured values, when one is on. */
+  measured?: GateMeasured;
 }
 
 /** What a suite tells the optimizer about itself (recorded by the `manifest` test). */

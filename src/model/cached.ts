@@ -49,6 +49,7 @@ export async function cachedStructured<T extends z.ZodType>(
 ): Promise<StructuredResult<z.output<T>>> {
   const stage = o.stage ?? name;
   transport.refuseClosed(stage, o.signal);
+  const started = performance.now();
   // The logical request: what the negotiator sends first, minus the response_format it negotiates.
   const first = firstSendOptions(stage, o, false);
   const key = c.key(role, 'structured', {
@@ -58,7 +59,7 @@ export async function cachedStructured<T extends z.ZodType>(
     policy: role.structuredOutput,
   });
   const got = c.get(role, stage, 'structured', key, (v) => decodeStructured(schema, v));
-  if ('value' in got) return { ...got.value, attempts: 0, cache: 'hit' };
+  if ('value' in got) return { ...got.value, attempts: 0, latencyMs: Math.round(performance.now() - started), cache: 'hit' };
   if (c.mode === 'replay') throw c.missError(role, stage, key, got.corrupt);
   const r = await negotiator.request(name, schema, messages, o);
   c.put(role, stage, 'structured', key, { raw: r.raw, mode: r.mode, reasked: r.reasked, usage: r.usage } satisfies CachedStructured);

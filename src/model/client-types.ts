@@ -86,6 +86,8 @@ export interface StructuredResult<T> {
   /** HTTP attempts over every request of this structured call (fallbacks and re-ask included). */
   attempts: number;
   usage: TokenUsage;
+  /** Wall time of the whole structured call (fallbacks, re-ask, retries and backoff included). */
+  latencyMs?: number;
   /** As ChatResult's: the whole structured call (negotiation and re-ask included) was served from the cache, or not. */
   cache?: 'hit' | 'miss';
 }

@@ -100,6 +100,8 @@ export function createNegotiator(role: RoleConfig, send: Send, log: (line: strin
   ): Promise<StructuredResult<z.output<T>>> {
     const stage = o.stage ?? name;
     const base = firstSendOptions(stage, o, true);
+    const started = performance.now();
+    const latency = () => Math.round(performance.now() - started);
     let attempts = 0;
     const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0 };
     const addUsage = (u: TokenUsage): void => addTokenUsage(usage, u);
@@ -130,7 +132,7 @@ export function createNegotiator(role: RoleConfig, send: Send, log: (line: strin
     addUsage(first.usage);
 
     const p1 = parseReply(schema, first.text);
-    if (p1.ok) return { value: p1.value, raw: first.text, mode, reasked: false, attempts, usage };
+    if (p1.ok) return { value: p1.value, raw: first.text, mode, reasked: false, attempts, usage, latencyMs: latency() };
 
     log(`${role.role} ${stage}: reply did not validate (${p1.reason}); re-asking once`);
     const rf = responseFormatFor(mode, name, schema);
@@ -143,7 +145,7 @@ export function createNegotiator(role: RoleConfig, send: Send, log: (line: strin
     attempts += second.attempts;
     addUsage(second.usage);
     const p2 = parseReply(schema, second.text);
-    if (p2.ok) return { value: p2.value, raw: second.text, mode, reasked: true, attempts, usage };
+    if (p2.ok) return { value: p2.value, raw: second.text, mode, reasked: true, attempts, usage, latencyMs: latency() };
     throw new ModelOutputError({
       stage: name,
       reason: p2.reason,

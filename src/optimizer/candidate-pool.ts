@@ -171,6 +171,9 @@ export interface MergeReport {
   rule: string;
   /** The merged candidate's pool id (accepted only). */
   id?: string;
+  /** The merged candidate's mean target-role tokens and cost per val case (null: unknown, or unpriced). */
+  mean_tokens?: number | null;
+  mean_cost?: number | null;
 }
 
 /**
@@ -199,7 +202,7 @@ export async function tryMerge(ctx: RunContext, step: number, dir: string, rel: 
   ctx.log(`  merge: validating ${plan.a.id} + ${plan.b.id} (changes since ${plan.base.id}, ${conflicts} conflict(s))`);
   const spent = ctx.o.accounting.snapshot();
   const g = await judge(ctx, text, `${dir}/merge_eval`, `step ${step} merge validation`);
-  const report: MergeReport = { parents: [plan.a.id, plan.b.id], base: plan.base.id, conflicts, action: g.action, score: g.score, rule: g.rule };
+  const report: MergeReport = { parents: [plan.a.id, plan.b.id], base: plan.base.id, conflicts, action: g.action, score: g.score, rule: g.rule, ...ctx.candidateUsage(text) };
   ctx.current = before.current;
   ctx.state.current_score = before.score;
   ctx.state.current_origin = before.origin;

@@ -23,6 +23,7 @@ import type { RunStore, RuntimeState } from './run-store.ts';
 import { EditBudgetScheduler } from './scheduler.ts';
 import { SKILL_SUBJECT, type OptimizationSubject } from './subject.ts';
 import { ValLedger } from './val-ledger.ts';
+import { cheapestWithin, describeSelection, type BestSelection } from './best.ts';
 
 export interface EngineOptions {
   config: SkillOptConfig;
@@ -167,17 +168,64 @@ export class RunContext {
     this.state.best_skill_path = this.store.writeText('best_skill.md', this.best);
   }
 
+  /** The highest gate score validated so far (what makes an accepted candidate `accept_new_best`). */
+  topScore(): number {
+    return this.state.top_score ?? this.state.best_score;
+  }
+
   /**
-   * Make `skill` (already the current skill, with its origin) the best when `score` beats the best so far
-   * (`ties`: or equals it — a candidate the paired gate accepted as not worse carries more of what was learned).
+   * `skill` (already the current skill, with its origin, and completely validated) is a candidate for the
+   * best skill: record it, and choose the best by `optimizer.select_best` (best.ts). `highest` makes it the
+   * best when `score` beats the highest so far (`ties`: or equals it — a candidate the paired gate accepted
+   * as not worse carries more of what was learned). Returns whether the best skill changed.
    */
   promoteIfBetter(skill: string, score: number, step: number, ties = false): boolean {
-    if (ties ? score < this.state.best_score : score <= this.state.best_score) return false;
+    const top = ties ? score >= this.topScore() : score > this.topScore();
+    if (top) this.state.top_score = score;
+    this.recordCandidate(skill, score, step, this.state.current_origin);
+    if (this.cfg.optimizer.select_best === 'cheapest_within') return this.chooseBest();
+    if (!top) return false;
     this.best = skill;
     this.state.best_score = score;
     this.state.best_step = step;
     this.state.best_origin = this.state.current_origin;
     return true;
+  }
+
+  /** A gated skill's mean target-role usage per val case, over the val items it was evaluated on (best.ts). */
+  candidateUsage(skill: string): { mean_tokens: number | null; mean_cost: number | null } {
+    const { mean_tokens, mean_cost } = this.ledger.meanUsage(skillHash(skill), this.valIds, this.cfg.env.trials);
+    return { mean_tokens, mean_cost };
+  }
+
+  /** Record a candidate for the best skill (once per skill: a skill seen again keeps its first record). */
+  recordCandidate(skill: string, score: number, step: number, origin: string): void {
+    const list = (this.state.best_candidates ??= []);
+    const hash = skillHash(skill);
+    if (list.some((c) => c.hash === hash)) return;
+    const usage = this.candidateUsage(skill);
+    const path = `candidates/${hash}.md`;
+    this.store.writeText(path, skill);
+    const pass = this.state.selection_cache[hash]?.pass_rate ?? score;
+    list.push({ hash, path, step, origin, score, pass_rate: pass, mean_tokens: usage.mean_tokens, mean_cost: usage.mean_cost, seq: list.length });
+  }
+
+  /** cheapest_within: make the rule's choice among the recorded candidates the best skill; whether it changed. */
+  private chooseBest(): boolean {
+    const c = cheapestWithin(this.state.best_candidates ?? [], this.cfg.optimizer.cost_tolerance);
+    if (!c) return false;
+    const changed = skillHash(this.best) !== c.hash;
+    if (changed) this.best = this.store.readText(this.store.path(c.path));
+    this.state.best_score = c.score;
+    this.state.best_step = c.step;
+    this.state.best_origin = c.origin;
+    return changed;
+  }
+
+  /** summary.json's record of how best_skill.md was chosen. */
+  bestSelection(): BestSelection {
+    const opt = this.cfg.optimizer;
+    return describeSelection(this.state.best_candidates ?? [], opt.select_best, opt.cost_tolerance, skillHash(this.best));
   }
 
   warn(step: number, line: string): void {

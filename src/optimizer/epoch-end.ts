@@ -27,6 +27,9 @@ interface SlowResult {
   validation?: ValidationScore;
   /** Gated mode: why the gate decided so. */
   gate_rule?: string;
+  /** Gated mode: the candidate's mean target-role tokens and cost per val case. */
+  mean_tokens?: number | null;
+  mean_cost?: number | null;
 }
 
 export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number): Promise<void> {
@@ -75,6 +78,7 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
           result.validation = g.v;
           result.action = g.action;
           result.gate_rule = g.rule;
+          Object.assign(result, ctx.candidateUsage(candidate));
         }
         // the result first, then the state change: a run killed in between replays it on resume
         keep();

@@ -52,6 +52,11 @@ async function testEval(ctx: RunContext, skill: string, dirRel: string, label: s
   return result;
 }
 
+function bestTokens(ctx: RunContext): string {
+  const t = ctx.state.best_candidates?.find((c) => c.hash === skillHash(ctx.best))?.mean_tokens;
+  return t === null || t === undefined ? 'unknown' : t.toFixed(1);
+}
+
 export async function finish(ctx: RunContext): Promise<FinishResult> {
   let finalSelection: ValidationScore | null = null;
   if (!ctx.cfg.evaluation.eval_test) return NO_TESTS;
@@ -74,7 +79,11 @@ export async function finish(ctx: RunContext): Promise<FinishResult> {
       const score = ctx.gateScore(ctx.current, r.v);
       const previousBest = ctx.state.best_score;
       if (ctx.promoteIfBetter(ctx.current, score, ctx.state.last_completed_step)) {
-        ctx.log(`final skill beats the best on validation (${score.toFixed(3)} > ${previousBest.toFixed(3)}): promoted`);
+        ctx.log(
+          ctx.cfg.optimizer.select_best === 'cheapest_within'
+            ? `best skill by cheapest_within: ${ctx.state.best_origin} (val ${ctx.state.best_score.toFixed(3)}, ${bestTokens(ctx)} tokens per case)`
+            : `final skill beats the best on validation (${score.toFixed(3)} > ${previousBest.toFixed(3)}): promoted`,
+        );
       }
     }
   } else {

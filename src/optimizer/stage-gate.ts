@@ -49,8 +49,12 @@ export interface GateOutcome {
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-/** Validate `candidate` on the val split (its rollouts in `dir`) and decide whether it replaces the current skill. */
-export async function judge(ctx: RunContext, candidate: string, dir: string, label: string): Promise<GateOutcome> {
+/**
+ * Validate `candidate` on the val split (its rollouts in `dir`) and decide whether it replaces the current skill.
+ * `ties`: the strict gate accepts a candidate that scores the same as the current skill (a compression, which
+ * only has to lose nothing; the paired gate accepts a tie anyway).
+ */
+export async function judge(ctx: RunContext, candidate: string, dir: string, label: string, opts: { ties?: boolean } = {}): Promise<GateOutcome> {
   const ev = ctx.cfg.evaluation;
   const stats = (ctx.state.gate_stats ??= { candidates: 0, early_rejects: 0, saved_calls: 0, trial_calls: 0 });
   stats.candidates++;
@@ -61,8 +65,11 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
   };
   if (!ev.use_gate) return full(() => 'force_accept', () => 'evaluation.use_gate=false');
   const strict = ctx.gateTest === 'strict';
-  const strictDecide = (score: number) => gateDecision(score, ctx.state.current_score, ctx.state.best_score, true);
-  const strictRule = (score: number) => `gate score ${score.toFixed(3)} ${score > ctx.state.current_score ? '>' : '≤'} current ${ctx.state.current_score.toFixed(3)}`;
+  const current = ctx.state.current_score;
+  // a tie within the rounding of a suite summary's means
+  const tie = (score: number) => opts.ties === true && score >= current - 1e-9;
+  const strictDecide = (score: number) => (tie(score) ? acceptAction(score, ctx.topScore()) : gateDecision(score, current, ctx.topScore(), true));
+  const strictRule = (score: number) => `gate score ${score.toFixed(3)} ${score > current ? '>' : tie(score) ? '=' : '≤'} current ${current.toFixed(3)}${tie(score) ? ' (a tie passes)' : ''}`;
   const hash = skillHash(candidate);
   const hit = ctx.state.selection_cache[hash];
   // strict: a candidate validated before is decided on its cached score; without racing, on its full score
@@ -88,7 +95,8 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
     minGain: ev.min_gain,
     decision: ev.paired_decision,
     bonus: ref ? density(candidate) - density(ref.text) : 0,
-    strict: { current: ctx.state.current_score, densityTerm: density(candidate) },
+    // with ties, a candidate that can still reach the current score stays in the race
+    strict: { current: opts.ties ? current - 1e-6 : current, densityTerm: density(candidate) },
     gateTrials: ctx.gateTrials,
     evaluate: async (ids) => {
       await evaluateItems(ctx, candidate, ids, dir, label);
@@ -135,7 +143,7 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
   const { v, cached } = await validate(ctx, candidate, dir, label);
   const score = ctx.gateScore(candidate, v);
   if (strict) return { action: strictDecide(score), v, complete: true, score, cached, rule: strictRule(score), race: report };
-  const action = result.verdict === 'accept' ? acceptAction(score, ctx.state.best_score) : 'reject';
+  const action = result.verdict === 'accept' ? acceptAction(score, ctx.topScore()) : 'reject';
   return { action, v, complete: true, score, cached, rule: result.rule, race: report };
 }
 

@@ -44,6 +44,8 @@ export async function start(ctx: RunContext): Promise<void> {
     store.writeSkill(0, o.initialSkill.text);
     // A run stopped during its baseline validation (endpoint down) has no baseline yet.
     if (resumed.baseline === null) await validateBaseline(ctx);
+    // a run of a version that kept no candidates: its best skill is the one it has
+    else if (resumed.best_candidates === undefined) ctx.recordCandidate(ctx.best, resumed.best_score, resumed.best_step, resumed.best_origin);
     return;
   }
   ctx.current = o.initialSkill.text;
@@ -78,6 +80,8 @@ async function validateBaseline(ctx: RunContext): Promise<void> {
   ctx.state.baseline = v;
   ctx.state.current_score = score;
   ctx.state.best_score = score;
+  ctx.state.top_score = score;
+  ctx.recordCandidate(ctx.current, score, 0, ctx.state.current_origin);
   setGateReference(ctx, ctx.current);
   ctx.saveState();
   ctx.log(

@@ -1,6 +1,7 @@
 /**
  * One step of the loop: pick the parent skill, ①② roll it out on the step's train batch and reflect,
- * ③④⑤ propose a candidate (stage-propose.ts), ⑥ gate it (stage-gate.ts), add skill-aware notes, then
+ * ③④⑤ propose a candidate (stage-propose.ts), ⑥ gate it (stage-gate.ts), compress the skill when due
+ * (stage-compress.ts), add skill-aware notes, then
  * write the step record, the trajectory digest, the skills and the state. A step whose record was
  * written is never run again; a step killed before that is rerun, reusing what its stages kept.
  */
@@ -17,6 +18,8 @@ import { addNotes } from './stage-notes.ts';
 import { callFindingDigest, loadDigests, renderStepBuffer, stepDir, stepRel, type FailurePattern, type StepDigest } from './step-buffer.ts';
 import { admitCandidate, adoptParetoParent, isPareto, poolOf, tryMerge } from './candidate-pool.ts';
 import { planSalvage } from './salvage.ts';
+import { skillTokens } from '../cost/run-cost.ts';
+import { compressStage } from './stage-compress.ts';
 
 /**
  * The skill a step edits: the current skill (greedy), or (pareto) a parent drawn from the Pareto front,
@@ -111,7 +114,11 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
       ctx.persistUsage();
       const prevScore = ctx.state.current_score;
       action = g.action;
+      const usage = ctx.candidateUsage(candidate);
       Object.assign(record, {
+        candidate_skill_tokens: skillTokens(candidate),
+        candidate_mean_tokens: usage.mean_tokens,
+        candidate_mean_cost: usage.mean_cost,
         selection_hard: g.v.hard,
         selection_soft: g.v.soft,
         selection_pass_rate: g.v.pass_rate,
@@ -139,7 +146,7 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
             ctx.store.writeText(rel('salvaged_skill.md'), plan.candidate);
             const sg = await judge(ctx, plan.candidate, `${dir}/salvage_eval`, `step ${step} salvaged validation`);
             ctx.persistUsage();
-            Object.assign(salvage, { action: sg.action, gate_score: sg.score, pass_rate: sg.v.pass_rate, rule: sg.rule });
+            Object.assign(salvage, { action: sg.action, gate_score: sg.score, pass_rate: sg.v.pass_rate, rule: sg.rule, skill_tokens: skillTokens(plan.candidate), ...ctx.candidateUsage(plan.candidate) });
             ctx.log(`  salvage: kept edit(s) ${plan.kept.join(', ')} of ${plan.edits.length}, dropped ${plan.dropped.join(', ')} (they broke ${dropped.flatMap((e) => e.breaks).join(', ') || 'no item'}) · ${sg.action}`);
             if (isAccepted(sg.action)) {
               action = sg.action;
@@ -167,6 +174,12 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
     }
   }
 
+  // the compress stage, when due: deletions and merges of redundant rules, gated like any candidate
+  const t = performance.now();
+  if (await compressStage(ctx, { step, stepInEpoch, dir, rel, train: r.records, record, poolParent: (record.pool_id as string | undefined) ?? picked.id })) {
+    timing.compress_s = Math.round((performance.now() - t) / 10) / 100;
+  }
+
   // skill-aware notes enter without validation (logged as ungated)
   if (ctx.cfg.optimizer.use_skill_aware_reflection && r.notes.length) await addNotes(ctx, { notes: r.notes, step, epoch, rel, record });
 
@@ -180,6 +193,10 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
     current_origin: ctx.state.current_origin,
     best_origin: ctx.state.best_origin,
     skill_len: ctx.current.length,
+    // the current and best skills' size in tokens (an estimate: docs/optimizer.md#choosing-the-best-skill)
+    skill_tokens: skillTokens(ctx.current),
+    best_skill_tokens: skillTokens(ctx.best),
+    best_mean_tokens: ctx.candidateUsage(ctx.best).mean_tokens,
     ...(picked.id !== null ? { pareto_front: poolOf(ctx).summary().front.map((f) => f.id) } : {}),
     timing,
     tokens: ctx.o.accounting.diff(before),

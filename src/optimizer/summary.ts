@@ -99,8 +99,10 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
       salvage_calls: stats.salvage_calls ?? 0,
     },
     skill_chars: { initial: ctx.o.initialSkill.text.length, best: ctx.best.length, final: ctx.current.length },
-    // the estimate of docs/accounting.md#cost: characters / 4
-    skill_tokens: { initial: skillTokens(ctx.o.initialSkill.text), best: skillTokens(ctx.best), final: skillTokens(ctx.current) },
+    // the documented estimate ceil(chars / 4): the best skill's (the skill the run is about), and each skill's
+    skill_tokens: skillTokens(ctx.best),
+    skill_tokens_by_skill: { initial: skillTokens(ctx.o.initialSkill.text), best: skillTokens(ctx.best), final: skillTokens(ctx.current) },
+    best_selection: ctx.bestSelection(),
     cost: optimizeRunCost(runRows(ctx.store.root), tokens, cfg.model),
     candidate_selection: cfg.optimizer.candidate_selection,
     ...(isPareto(ctx) ? { pareto: poolOf(ctx).summary() } : {}),

@@ -15,11 +15,33 @@ export interface ValSample {
   hard: number;
   soft: number;
   pass: boolean;
+  /** Target-role prompt + completion tokens of the sample, as the replies reported them (null: a reply without usage; absent in older runs). */
+  tokens?: number | null;
+  /** The sample's target-role cost (null: no price for the model, or tokens unknown). */
+  cost?: number | null;
+}
+
+/** A skill's mean target-role usage per val case (docs/optimizer.md#choosing-the-best-skill). */
+export interface MeanUsage {
+  /** Mean prompt + completion tokens per case (each case the mean over its samples); null when no sample reported usage. */
+  mean_tokens: number | null;
+  /** Mean cost per case over the cases with a known cost; null without prices. */
+  mean_cost: number | null;
+  /** Cases with a sample but no known tokens. */
+  cases_without_usage: number;
+}
+
+/** A row's target-role tokens (prompt + completion) as its replies reported them; null when either is unknown. */
+export function rowTokens(r: Pick<CaseRecord, 'usage'>): number | null {
+  const { prompt_tokens: p, completion_tokens: c } = r.usage;
+  return p !== null && c !== null ? p + c : null;
 }
 
 type Skills = Record<string, Record<string, ValSample[]>>;
 
 const FILE = 'val_ledger.json';
+
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 export class ValLedger {
   private readonly skills: Skills;
@@ -36,7 +58,7 @@ export class ValLedger {
       const t = r.trial ?? null;
       const list = (items[r.id] ??= []);
       if (list.some((s) => s.t === t)) continue;
-      list.push({ t, hard: r.hard, soft: r.soft, pass: r.pass });
+      list.push({ t, hard: r.hard, soft: r.soft, pass: r.pass, tokens: rowTokens(r), cost: r.usage.cost ?? null });
       list.sort((a, b) => (a.t ?? -1) - (b.t ?? -1));
     }
   }
@@ -48,6 +70,26 @@ export class ValLedger {
   /** The standard samples (trials below `k`) of an item. */
   standard(hash: string, id: string, k: number): ValSample[] {
     return this.samples(hash, id).filter((s) => s.t === null || s.t < k);
+  }
+
+  /**
+   * The mean usage per case of the skill `hash` over the items `ids`, from their standard samples (trials
+   * below `k`): a case's tokens are the mean over its samples that reported usage.
+   */
+  meanUsage(hash: string, ids: readonly string[], k: number): MeanUsage {
+    const tokens: number[] = [];
+    const costs: number[] = [];
+    let without = 0;
+    for (const id of ids) {
+      const s = this.standard(hash, id, k);
+      if (s.length === 0) continue;
+      const t = s.flatMap((x) => (typeof x.tokens === 'number' ? [x.tokens] : []));
+      const c = s.flatMap((x) => (typeof x.cost === 'number' ? [x.cost] : []));
+      if (t.length) tokens.push(mean(t));
+      else without++;
+      if (c.length) costs.push(mean(c));
+    }
+    return { mean_tokens: tokens.length ? mean(tokens) : null, mean_cost: costs.length ? mean(costs) : null, cases_without_usage: without };
   }
 
   /** The samples of two skills on an item whose indices both have. */

@@ -111,6 +111,9 @@ export const MetaSkillSchema = z.object({
   meta_skill_content: z.string(),
 });
 
+/** The compress stage: deletions and merges of redundant or never-firing rules, as typed edits. */
+export const CompressSchema = z.object({ reasoning: z.string().default(''), edits: z.array(EditSchema) });
+
 export const AppendixConsolidateSchema = z.object({ appendix_notes: z.array(z.string()) });
 
 export const JudgeSchema = z.object({
@@ -147,6 +150,7 @@ export const STAGE_SCHEMAS = {
   slow_update: SlowUpdateSchema,
   meta_skill: MetaSkillSchema,
   appendix_consolidate: AppendixConsolidateSchema,
+  compress: CompressSchema,
   judge: JudgeSchema,
   // description optimization (trigger suites): the same replies, about a skill's frontmatter description
   description_analyst_error: AnalystPatch.error,

@@ -10,6 +10,7 @@ import { EditApplyReportSchema, EpochResultSchema, HistorySchema, OptimizeSummar
 import type { StageStats } from '../types.ts';
 import { displayPath } from '../util/paths.ts';
 import { kTok, score3 } from '../util/format.ts';
+import { skillTokens } from '../cost/run-cost.ts';
 import { caseTable, clip, lastRows, type LocatedRecord } from './cases.ts';
 import type { Card, OptimizeReportData, ReportMeta, StepRow } from './model.ts';
 import { costLine, roleModels, stageCosts } from '../cost/display.ts';
@@ -133,6 +134,9 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       merged: num(h.n_edits_merged),
       selected: num(h.n_edits_ranked),
       applied: applySummary ? num(applySummary.applied) : null,
+      skill_tokens: num(h.skill_tokens),
+      candidate_tokens: num(h.candidate_skill_tokens),
+      mean_tokens: num(h.candidate_mean_tokens),
       calls: stageNames.map((s) => tokens[s]?.calls ?? 0),
       tokens: stageNames.map((s) => (tokens[s] ? tokens[s].prompt_tokens + tokens[s].completion_tokens : 0)),
       cost: priced ? stageCosts(tokens, pricing, models).total : null,
@@ -169,6 +173,10 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   const diffText = existsSync(join(dir, 'best_skill.diff')) ? readFileSync(join(dir, 'best_skill.diff'), 'utf8') : '';
   const bestText = existsSync(join(dir, 'best_skill.md')) ? readFileSync(join(dir, 'best_skill.md'), 'utf8') : '';
   const initialPath = str(derived.initial_skill);
+  // the initial skill as the run keeps it (skills/skill_v0000.md), its size the documented estimate
+  const initialKept = join(dir, 'skills', 'skill_v0000.md');
+  const initialTokens = existsSync(initialKept) ? skillTokens(readFileSync(initialKept, 'utf8')) : null;
+  const selection = summary?.best_selection ?? null;
 
   // the best skill's test cases (else the best step's validation cases), the initial skill's beside them
   let evalPart: OptimizeReportData['eval'] = null;
@@ -204,7 +212,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
     ['steps', `${steps.length} / ${totalSteps}`, `${accepted} accepted · ${rejected} rejected · ${skipped} skipped${stopped ? ` · stopped: ${stopped.reason}` : ''}`],
     ['model calls', total ? String(total.calls) : '—', total ? `${total.attempts} HTTP attempts (${total.retries} retries) · ${kTok(total.prompt_tokens + total.completion_tokens)} tokens` : ''],
     ...(summary?.cost
-      ? ([['cost', formatMoney(summary.cost.total, currency), costLine(summary.cost as unknown as RunCost, summary.skill_tokens?.best, { optimize: true, withTotal: false })]] as Card[])
+      ? ([['cost', formatMoney(summary.cost.total, currency), costLine(summary.cost as unknown as RunCost, summary.skill_tokens, { optimize: true, withTotal: false })]] as Card[])
       : []),
     ['time', summary?.total_wall_time_s !== undefined ? `${Number(summary.total_wall_time_s).toFixed(1)} s` : '—', summary ? 'whole run' : 'run not finished (no summary.json yet)'],
   ];
@@ -254,6 +262,8 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       stopped,
       diff: { text: diffText.length > SKILL_CLIP_CHARS ? diffText.slice(0, SKILL_CLIP_CHARS) : diffText, clipped: diffText.length > SKILL_CLIP_CHARS, from: initialPath ? displayPath(initialPath) : 'initial skill', to: 'best_skill.md' },
       best_skill: { text: bestText.slice(0, SKILL_CLIP_CHARS), clipped: bestText.length > SKILL_CLIP_CHARS },
+      skill_size: { initial: initialTokens, best: bestText ? skillTokens(bestText) : null },
+      best_rule: selection ? { rule: selection.rule, tolerance: selection.tolerance } : null,
       eval: evalPart,
     },
   };

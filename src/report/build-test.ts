@@ -2,6 +2,7 @@
  * The report of a test or eval run: results.jsonl and summary.json (an eval run's eval_summary.json
  * too), or what the reporter has in memory.
  */
+import { costGateMeasuredText, costGateWhat } from '../suite/cost-gate.ts';
 import { join } from 'node:path';
 import { readRunRecord } from '../rundir/fingerprint.ts';
 import type { RunSummary, ScoreStats, SuiteSummary } from '../suite/summary.ts';
@@ -32,8 +33,10 @@ function gateText(s: SuiteSummary): SuiteScores['gate'] {
     g.thresholds.minPassRate > 0 ? `pass rate ≥ ${g.thresholds.minPassRate}` : '',
     g.thresholds.minMeanHard > 0 ? `mean hard ≥ ${g.thresholds.minMeanHard}` : '',
     g.thresholds.minMeanSoft > 0 ? `mean soft ≥ ${g.thresholds.minMeanSoft}` : '',
+    ...costGateWhat(g.thresholds),
   ].filter(Boolean).join(', ');
-  return { ok: g.ok, text: g.ok ? `suite gate (${what}) held` : `suite gate (${what}) FAILED: ${g.reasons.join('; ')}` };
+  const measured = costGateMeasuredText(g);
+  return { ok: g.ok, text: g.ok ? `suite gate (${what}) held${measured ? ` (${measured})` : ''}` : `suite gate (${what}) FAILED: ${g.reasons.join('; ')}` };
 }
 
 function selectionText(s: SuiteSummary): string | null {

@@ -83,6 +83,11 @@ export interface StepRow {
   merged: number | null;
   selected: number | null;
   applied: number | null;
+  /** Estimated tokens (chars / 4) of the current skill at the step's end, and of the step's candidate. */
+  skill_tokens: number | null;
+  candidate_tokens: number | null;
+  /** The candidate's mean target-role tokens per val case (null: no candidate, or no reply reported usage). */
+  mean_tokens: number | null;
   /** Per stage (OptimizeReportData.stage_names order): calls and tokens spent in this step. */
   calls: number[];
   tokens: number[];
@@ -118,6 +123,10 @@ export interface OptimizeReportData {
   stopped: { reason: string; detail: string; step: number } | null;
   diff: { text: string; clipped: boolean; from: string; to: string };
   best_skill: { text: string; clipped: boolean };
+  /** Estimated tokens (chars / 4) of the initial and best skills. */
+  skill_size: { initial: number | null; best: number | null };
+  /** How best_skill.md was chosen (`optimizer.select_best`); null for runs that did not record it. */
+  best_rule: { rule: string; tolerance: number | null } | null;
   /** The best skill's test (or, without one, validation) cases, with the initial skill's outcome beside them. */
   eval: { label: string; cases: CaseTableData; baseline: Record<string, [string, string]> | null; baseline_label: string | null } | null;
 }

@@ -67,6 +67,26 @@ export const CompareCaseSchema = z.looseObject({
     .optional(),
 });
 
+/**
+ * A paired change of tokens, cost or latency per case (docs/statistics.md "Cost, tokens and latency"):
+ * the mean of the per-case differences (candidate − baseline) with its 95% bootstrap interval, the
+ * one-sided p for "increased", the bound (a relative increase; null: none) and whether the increase is
+ * significant and beyond it. `relative` is mean / baseline_mean. All null when no case is measured on both sides.
+ */
+export const UsageChangeSchema = z.looseObject({
+  mean: z.number().nullable(),
+  interval: interval,
+  p: z.number().nullable(),
+  bound: z.number().nullable(),
+  exceeded: z.boolean(),
+  relative: z.number().nullable().optional(),
+  relative_interval: interval.optional(),
+  baseline_mean: z.number().nullable().optional(),
+  candidate_mean: z.number().nullable().optional(),
+  n: z.number().optional(),
+  cases_without: z.number().optional(),
+});
+
 export const CompareFileSchema = z.looseObject({
   schema_version: schemaVersion,
   attribution: AttributionSchema.optional(),
@@ -85,6 +105,14 @@ export const CompareFileSchema = z.looseObject({
   counts: z.record(z.string(), z.number()),
   regressed: z.array(CompareCaseSchema),
   fixed: z.array(CompareCaseSchema),
+  token_change: UsageChangeSchema.optional(),
+  cost_change: UsageChangeSchema.optional(),
+  latency_change: UsageChangeSchema.optional(),
+  /** The bounds' decision when one is set: exceeded and unchecked metrics, and one line of why. */
+  usage_bounds: z
+    .looseObject({ exceeded: z.array(z.string()), unchecked: z.array(z.string()), reason: z.string() })
+    .nullable()
+    .optional(),
   simulated: z.boolean().optional(),
 });
 export type CompareFile = z.infer<typeof CompareFileSchema>;

@@ -48,7 +48,31 @@ export const OptimizeSummarySchema = z.looseObject({
     by_role: z.looseObject({ target: z.number().nullable(), judge: z.number().nullable(), optimizer: z.number().nullable() }),
     by_stage: z.record(z.string(), z.number().nullable()),
   }).optional(),
-  /** The skill's size in tokens (estimate: characters / 4): the seed's, the best's and the last current skill's. */
-  skill_tokens: z.looseObject({ initial: z.int().min(0), best: z.int().min(0), final: z.int().min(0) }).optional(),
+  /** How best_skill.md was chosen (`optimizer.select_best`) and the candidates the rule considered. */
+  best_selection: z
+    .looseObject({
+      rule: z.enum(['highest', 'cheapest_within']),
+      tolerance: z.number().nullable(),
+      highest_pass_rate: z.number().nullable(),
+      chosen: z.string().nullable(),
+      candidates: z.array(
+        z.looseObject({
+          hash: z.string(),
+          step: z.number(),
+          origin: z.string(),
+          score: z.number(),
+          pass_rate: z.number(),
+          mean_tokens: z.number().nullable(),
+          mean_cost: z.number().nullable(),
+          eligible: z.boolean(),
+          chosen: z.boolean(),
+        }),
+      ),
+    })
+    .optional(),
+  /** The best skill's size in tokens: ceil(chars / 4), an estimate (no request made). */
+  skill_tokens: z.number().optional(),
+  /** The initial, best and final skills' size in tokens, the same estimate. */
+  skill_tokens_by_skill: z.looseObject({ initial: z.number(), best: z.number(), final: z.number() }).optional(),
 });
 export type OptimizeSummaryFile = z.infer<typeof OptimizeSummarySchema>;

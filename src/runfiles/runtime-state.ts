@@ -45,6 +45,22 @@ export const GateStatsSchema = z.object({
 });
 export type GateStats = z.infer<typeof GateStatsSchema>;
 
+/** A candidate for the best skill (src/optimizer/best.ts). */
+export const BestCandidateSchema = z.object({
+  hash: z.string(),
+  /** Its text, relative to the run folder. */
+  path: z.string(),
+  step: z.number(),
+  origin: z.string(),
+  score: z.number(),
+  pass_rate: z.number(),
+  /** Mean target-role prompt + completion tokens per val case; null when no reply reported usage. */
+  mean_tokens: z.number().nullable(),
+  /** Mean target-role cost per val case; null without prices. */
+  mean_cost: z.number().nullable(),
+  seq: z.number(),
+});
+
 const runtimeStateShape = {
   last_completed_step: z.number(),
   current_skill_path: z.string(),
@@ -81,6 +97,13 @@ const runtimeStateShape = {
   test_eval_calls: z.number().optional(),
   /** HTTP attempts of those calls (summary.json's optimization_attempts is every other attempt). */
   test_eval_attempts: z.number().optional(),
+  /** The highest gate score validated so far (absent in older runs: best_score, which was that). */
+  top_score: z.number().optional(),
+  /**
+   * The skills that could be best (initial, adopted, final), with their validation and mean target-role
+   * usage per val case: what `optimizer.select_best` chooses from (absent in older runs).
+   */
+  best_candidates: z.array(BestCandidateSchema).optional(),
 };
 
 export const RuntimeStateSchema = z.looseObject({ schema_version: schemaVersion, ...runtimeStateShape });

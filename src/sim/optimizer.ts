@@ -5,7 +5,7 @@
  * src/protocol/prompt.ts; every reply validates against the stage's schema.
  *
  * Analysts: analyst.ts; merges: merge.ts; ranking and learning rate: ranking.ts; slow update and meta
- * skill: notes.ts; rewrite, appendix and judge below.
+ * skill: notes.ts; compress: compress.ts; rewrite, appendix and judge below.
  */
 import { readStageHeader } from '../protocol/prompt.ts';
 import { STAGE_SCHEMAS, isStageName, type StageName } from '../protocol/schemas.ts';
@@ -14,6 +14,7 @@ import { simulateDescriptionStage } from './describe.ts';
 import { SimHttpError } from './errors.ts';
 import type { SimKnobs } from './knobs.ts';
 import { collectItems, merge } from './merge.ts';
+import { compress } from './compress.ts';
 import { metaSkill, slowUpdate } from './notes.ts';
 import { lrAutonomous, ranking } from './ranking.ts';
 import { parseRules } from './rules.ts';
@@ -74,6 +75,7 @@ export function simulateStage(stage: StageName, text: string, ctx: OptimizerCont
   else if (stage === 'slow_update') reply = slowUpdate(text);
   else if (stage === 'meta_skill') reply = metaSkill(text);
   else if (stage === 'appendix_consolidate') reply = appendixConsolidate(text);
+  else if (stage === 'compress') reply = compress(text);
   else if (stage === 'judge') reply = judge(text);
   else throw new SimHttpError(400, `simulated model: unsupported stage '${stage}'`, { code: 'unknown_stage' });
   const checked = STAGE_SCHEMAS[stage].safeParse(reply);

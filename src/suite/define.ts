@@ -31,6 +31,7 @@ import { checkSkillFile } from '../skill/frontmatter.ts';
 import { findConfigPath, PROJECT_CONFIG } from '../config/find.ts';
 import { registerManifest } from './manifest.ts';
 import { caseRunner } from './run-case.ts';
+import { checkCaseLimits, type CaseLimits } from './cost-gate.ts';
 import { registerCases } from './register.ts';
 
 export interface SkillSuiteOptions<E = unknown> {
@@ -44,8 +45,17 @@ export interface SkillSuiteOptions<E = unknown> {
   scorer: ScorerLike<E>;
   /** Build the target's messages. Default: the skill as system prompt, the task input as user message. */
   messages?: (skill: string, task: SkillTask<E>) => ChatMessage[];
-  /** Suite gate defaults; `evaluation.min_pass_rate` / `min_mean_hard` / `min_mean_soft` in the config win. */
+  /**
+   * Suite gate defaults; `evaluation.min_pass_rate` / `min_mean_hard` / `min_mean_soft` in the config win.
+   * The cost gates `maxMeanTokens`, `maxMeanCost`, `maxP95LatencyMs` fail the suite like `minPassRate`
+   * (`evaluation.max_mean_tokens` / `max_mean_cost` / `max_p95_latency_ms` win; docs/ci.md "Gates on cost").
+   */
   gate?: Partial<GateThresholds>;
+  /**
+   * Per-case limits: a case whose tokens (prompt + completion, target and judge), cost or latency is over
+   * one fails (hard 0), its feedback naming the limit and the value. With trials each trial is held to them.
+   */
+  caseLimits?: CaseLimits;
   /**
    * How the target meets the skill: `system` (default: the skill is the system prompt) or `agent` (the skills
    * are listed by name and description and the body comes back from a `load_skill` call; the skill needs
@@ -145,7 +155,17 @@ function gateThresholds(session: ProvidedSession, options: SkillSuiteOptions<nev
     minPassRate: ev.min_pass_rate > 0 ? ev.min_pass_rate : (options.gate?.minPassRate ?? 0),
     minMeanHard: ev.min_mean_hard > 0 ? ev.min_mean_hard : (options.gate?.minMeanHard ?? 0),
     minMeanSoft: ev.min_mean_soft > 0 ? ev.min_mean_soft : (options.gate?.minMeanSoft ?? 0),
+    maxMeanTokens: ev.max_mean_tokens > 0 ? ev.max_mean_tokens : gateMax(options.name, 'maxMeanTokens', options.gate?.maxMeanTokens),
+    maxMeanCost: ev.max_mean_cost > 0 ? ev.max_mean_cost : gateMax(options.name, 'maxMeanCost', options.gate?.maxMeanCost),
+    maxP95LatencyMs: ev.max_p95_latency_ms > 0 ? ev.max_p95_latency_ms : gateMax(options.name, 'maxP95LatencyMs', options.gate?.maxP95LatencyMs),
   };
+}
+
+/** A cost gate's maximum from the suite's `gate:` (0 = off). */
+function gateMax(suite: string, key: string, v: unknown): number {
+  if (v === undefined) return 0;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new SkillOptError(`suite '${suite}': gate.${key} must be a non-negative number (0 = off), got ${JSON.stringify(v)}`);
+  return v;
 }
 
 /**
@@ -221,6 +241,12 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const passThreshold = session.config.evaluation.pass_threshold;
   const thresholds = gateThresholds(session, opts);
   const gated = session.mode === 'test' && gateActive(thresholds);
+  const limits = checkCaseLimits(options.name, options.caseLimits);
+  // a gate or a limit on money with no price for the target model could never hold: say so before any request
+  const onCost = gated && (thresholds.maxMeanCost ?? 0) > 0 ? 'gate maxMeanCost (evaluation.max_mean_cost)' : limits?.maxCost !== undefined ? 'caseLimits.maxCost' : null;
+  if (onCost && runtime.prices.target === null) {
+    throw new SkillOptError(`suite '${options.name}': ${onCost} needs a price for the target model '${session.roles.target.model}': set model.pricing.${session.roles.target.model.includes('.') ? `"${session.roles.target.model}"` : session.roles.target.model} (or model.pricing."*") { input_per_mtok, output_per_mtok } (docs/ci.md#gates-on-cost)`);
+  }
   const maxErrored = session.config.evaluation.max_errored;
   // a tool loop may make up to maxTurns target calls and wait on handlers up to their timeout each
   const looping = runner !== null && (options.run !== undefined || (options.tools !== undefined && Object.keys(options.tools).length > 0));
@@ -262,6 +288,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     ...(options.state ? { state: options.state } : {}),
     trials,
     samples,
+    limits,
   });
   // the cases Vitest starts first start now, before it finishes collecting (suite/head-start.ts)
   const firstWave = new Map(selected.slice(0, vitestWave()).map((t) => [t.id, t]));

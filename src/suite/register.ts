@@ -11,6 +11,7 @@ import { caseOutcomes, scoreStats } from './summary.ts';
 import { inSuiteFile } from './site.ts';
 import type { HeadStart } from './head-start.ts';
 import { evaluateGate, isComplete } from './verdict.ts';
+import { costGateMeasuredText } from './cost-gate.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { costLine } from '../cost/display.ts';
 import { runCost } from '../cost/run-cost.ts';
@@ -72,10 +73,13 @@ export function registerCases<E>(reg: Registration<E>): void {
     if (gated && selected.length > 0) {
       test('suite gate', async (ctx) => {
         const stats = scoreStats(gateRows);
-        const verdict = evaluateGate(suite, stats, thresholds);
+        const verdict = evaluateGate(suite, stats, thresholds, gateRows);
         ctx.task.meta.skilloptGate = verdict;
         // the suite's cost, tokens and latency: a JUnit property of the gate case (docs/accounting.md#cost)
         await ctx.annotate(costLine(runCost(gateRows, selection.currency ?? 'USD'), selection.skill_tokens), 'skillopt:cost');
+        // the cost gates' measured values: a `skillopt:gate` property of the case in JUnit
+        const measured = costGateMeasuredText(verdict);
+        if (measured) await ctx.annotate(measured, 'skillopt:gate');
         const of = filters.length ? ` on ${selected.length} of ${total} tasks (${filters.join(', ')})` : '';
         if (!isComplete(stats, maxErrored) || stats.n < selected.length) {
           throw caseError(

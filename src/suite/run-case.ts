@@ -12,6 +12,7 @@ import { addUsage, emptyUsage, failedCallUsage, servedFromCache, spentBeforeFail
 import type { Scorer } from './scorers/types.ts';
 import type { CaseInputs, CaseRun, CaseRunner } from './agent.ts';
 import { ToolHandlerError } from '../agent/loop.ts';
+import { applyCaseLimits, type CaseLimits } from './cost-gate.ts';
 import { priceUsage } from '../cost/pricing.ts';
 
 export interface CaseContext<E> {
@@ -34,6 +35,8 @@ export interface CaseContext<E> {
   trials: number;
   /** Rollout mode: these trial indices instead of env.trials'. */
   samples: number[] | null;
+  /** The suite's `caseLimits` (suite/cost-gate.ts): a scored sample over one fails. */
+  limits?: CaseLimits | null;
 }
 
 /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
@@ -112,7 +115,7 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
       // the model did not finish: a bound is a failure, whatever the answer so far
       score = { hard: 0, soft: score.soft, feedback: `${run.boundFeedback}; the answer so far: ${score.feedback || '(no feedback)'}` };
     }
-    return {
+    return applyCaseLimits({
       suite: c.suite,
       id: task.id,
       ...(trial !== undefined ? { trial } : {}),
@@ -135,7 +138,7 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
       simulated,
       ...trajectory,
       ...extra,
-    };
+    }, c.limits ?? null);
   }
 
   /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */

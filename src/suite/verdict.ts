@@ -14,6 +14,7 @@ import type { GateThresholds, GateVerdict, SuiteSelection } from '../contract/se
 import { oneLineClip } from '../util/clip.ts';
 import { caseOutcomes, type ScoreStats } from './summary.ts';
 import { REPLAY_MISS_NEXT, replayMissLine } from '../model/cache/cache.ts';
+import { costGateActive, costGateReasons, gateMeasured, type CostRow } from './cost-gate.ts';
 
 import { EXIT_CODES, type RunVerdict } from './run-verdict.ts';
 export { EXIT_CODES, type RunVerdict, type Verdict } from './run-verdict.ts';
@@ -41,11 +42,15 @@ export interface VerdictInput {
 }
 
 export function gateActive(t: GateThresholds): boolean {
-  return t.minPassRate > 0 || t.minMeanHard > 0 || t.minMeanSoft > 0;
+  return t.minPassRate > 0 || t.minMeanHard > 0 || t.minMeanSoft > 0 || costGateActive(t);
 }
 
-/** A suite gate: every configured minimum must hold on the scored cases; none scored fails an active gate. */
-export function evaluateGate(suite: string, stats: ScoreStats, t: GateThresholds): GateVerdict {
+/**
+ * A suite gate: every configured minimum must hold on the scored cases; none scored fails an active gate.
+ * The cost thresholds (maxMeanTokens, maxMeanCost, maxP95LatencyMs) are decided on `rows`, the suite's
+ * rows (suite/cost-gate.ts): without them a cost threshold has nothing to be measured on and fails.
+ */
+export function evaluateGate(suite: string, stats: ScoreStats, t: GateThresholds, rows?: readonly CostRow[]): GateVerdict {
   const reasons: string[] = [];
   const check = (label: string, value: number | null, min: number) => {
     if (min <= 0) return;
@@ -55,7 +60,10 @@ export function evaluateGate(suite: string, stats: ScoreStats, t: GateThresholds
   check('pass rate', stats.pass_rate, t.minPassRate);
   check('mean hard', stats.mean_hard, t.minMeanHard);
   check('mean soft', stats.mean_soft, t.minMeanSoft);
-  return { suite, ok: reasons.length === 0, thresholds: t, reasons };
+  if (!costGateActive(t)) return { suite, ok: reasons.length === 0, thresholds: t, reasons };
+  const measured = gateMeasured(rows ?? []);
+  reasons.push(...costGateReasons(measured, t));
+  return { suite, ok: reasons.length === 0, thresholds: t, reasons, measured };
 }
 
 /** `10 of 147 tasks selected (-t dnd-01)` — or null when the whole dataset ran. */
@@ -206,6 +214,81 @@ export interface ComparisonDecision {
   /** One line: why. */
   reason: string;
   exit_code: number;
+  /** The bounds on tokens, cost and latency (`--max-token-increase` …), when one is set: see decideUsageBounds. */
+  usage?: UsageBoundsDecision;
+}
+
+// ── bounds on tokens, cost and latency (`--max-token-increase 10%` …) ────────────────────────────────
+
+export type UsageBoundMetric = 'tokens' | 'cost' | 'latency';
+
+/** The flag and config key of each bound. */
+export const USAGE_BOUND_FLAGS: Record<UsageBoundMetric, { flag: string; key: string; what: string }> = {
+  tokens: { flag: '--max-token-increase', key: 'evaluation.max_token_increase', what: 'tokens per case' },
+  cost: { flag: '--max-cost-increase', key: 'evaluation.max_cost_increase', what: 'cost per case' },
+  latency: { flag: '--max-latency-increase', key: 'evaluation.max_latency_increase', what: 'latency per case' },
+};
+
+/** What a bound is decided on: a paired change of src/compare/ (UsageChange). */
+export interface UsageEvidence {
+  metric: UsageBoundMetric;
+  n: number;
+  mean: number | null;
+  relative: number | null;
+  relative_interval: [number, number] | null;
+  p: number | null;
+  bound: number | null;
+  exceeded: boolean;
+}
+
+export interface UsageBoundsDecision {
+  /** The bounds an increase went beyond, significantly. */
+  exceeded: UsageBoundMetric[];
+  /** Bounds set that nothing could be measured for (no case with usage, or with a cost, on both sides). */
+  unchecked: UsageBoundMetric[];
+  /** One line per exceeded or unchecked bound; the held ones summed up. */
+  reason: string;
+}
+
+/**
+ * A relative increase fails its bound when it is significant (the one-sided paired sign-flip test, p < α)
+ * and the mean increase is beyond `bound` × the baseline's mean. From a baseline mean of 0 any significant
+ * increase is beyond it. No bound: never.
+ */
+export function usageIncreaseExceeded(x: { mean: number; relative: number | null; p: number }, alpha: number, bound: number | null): boolean {
+  if (bound === null || !(x.p < alpha) || !(x.mean > 0)) return false;
+  return x.relative === null ? true : x.relative > bound;
+}
+
+const pct = (x: number) => `${x >= 0 ? '+' : '−'}${(Math.abs(x) * 100).toFixed(1)}%`;
+export const boundShown = (b: number) => `${+(b * 100).toFixed(4)}%`;
+
+/**
+ * The pass-rate decision with the bounds on tokens, cost and latency added. With `--fail-on-regression`
+ * an exceeded bound exits 1 whatever the pass rate did; a bound that could not be checked (no priced case
+ * for the cost bound, no usage for the tokens bound) exits 3 unless something already fails. Without
+ * bounds the decision is returned unchanged.
+ */
+export function decideUsageBounds(d: ComparisonDecision, changes: readonly UsageEvidence[], failOnRegression: boolean): ComparisonDecision {
+  const set = changes.filter((c) => c.bound !== null);
+  if (set.length === 0) return d;
+  const exceeded = set.filter((c) => c.exceeded).map((c) => c.metric);
+  const unchecked = set.filter((c) => c.n === 0).map((c) => c.metric);
+  const lines = set.map((c) => {
+    const f = USAGE_BOUND_FLAGS[c.metric];
+    const bound = `${f.flag} ${boundShown(c.bound!)}`;
+    if (c.n === 0) return `${f.what}: ${bound} cannot be checked: no paired case has ${c.metric === 'cost' ? 'a cost on both sides (set model.pricing)' : 'usage on both sides'}`;
+    const rel = c.relative === null ? 'from a baseline of 0' : `${pct(c.relative)}${c.relative_interval ? ` [${pct(c.relative_interval[0])}, ${pct(c.relative_interval[1])}]` : ''}`;
+    const p = `p = ${pShown(c.p)}`;
+    if (c.exceeded) return `${f.what} ${rel} is a significant increase (${p}) beyond ${bound}`;
+    return `${f.what} ${rel} is within ${bound} (${p})`;
+  });
+  let exit = d.exit_code;
+  if (failOnRegression) {
+    if (exceeded.length) exit = EXIT_CODES.fail;
+    else if (unchecked.length && exit === EXIT_CODES.pass) exit = EXIT_CODES.inconclusive;
+  }
+  return { ...d, exit_code: exit, usage: { exceeded, unchecked, reason: lines.join('; ') } };
 }
 
 /** Evidence of a drop: the one-sided upper bound below 0 and p(worse) below α. */

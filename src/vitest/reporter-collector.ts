@@ -133,7 +133,10 @@ export class RunCollector {
     // The gate is decided here, on the cases that ran, even when a filter left the `suite gate` case out.
     const gates = selections
       .filter((s) => s.gate !== null)
-      .map((s) => evaluateGate(s.suite, scoreStats(records.filter((r) => r.suite === s.suite)), s.gate!));
+      .map((s) => {
+        const rows = records.filter((r) => r.suite === s.suite);
+        return evaluateGate(s.suite, scoreStats(rows), s.gate!, rows);
+      });
     for (const g of this.gates.values()) if (!gates.some((x) => x.suite === g.suite)) gates.push(g);
     const skillRun = records.length > 0 || selections.length > 0 || this.manifests.size > 0 || this.otherSuites.size > 0 || this.unmatched.size > 0;
     if (this.unmatched.size > 0 && selections.length === 0 && records.length === 0 && loadErrors.length === 0) {

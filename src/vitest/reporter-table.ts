@@ -1,4 +1,5 @@
 /** The compact table printed after a run: scores per split with their counts, the worst cases and their feedback, the gate. */
+import { costGateMeasuredText, costGateWhat } from '../suite/cost-gate.ts';
 import pc from 'picocolors';
 import { oneLineClip } from '../util/clip.ts';
 import type { CaseRecord } from '../types.ts';
@@ -7,6 +8,11 @@ import { escapeControls } from '../util/control-chars.ts';
 import { caseOutcomes, type RunSummary, type ScoreStats } from '../suite/summary.ts';
 import { selectionNote } from '../suite/verdict.ts';
 import { renderSkillLoaded, renderTriggerTable } from '../suite/trigger-metrics.ts';
+
+const measuredOf = (g: Parameters<typeof costGateMeasuredText>[0]) => {
+  const m = costGateMeasuredText(g);
+  return m ? ` (${m})` : '';
+};
 
 /** The compact table printed after a run. */
 export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { worst?: number } = {}): string {
@@ -53,9 +59,10 @@ export function renderTable(summary: RunSummary, records: CaseRecord[], opts: { 
         g.thresholds.minPassRate > 0 ? `pass rate ≥ ${g.thresholds.minPassRate}` : '',
         g.thresholds.minMeanHard > 0 ? `mean hard ≥ ${g.thresholds.minMeanHard}` : '',
         g.thresholds.minMeanSoft > 0 ? `mean soft ≥ ${g.thresholds.minMeanSoft}` : '',
+        ...costGateWhat(g.thresholds),
       ].filter(Boolean).join(', ');
       lines.push(
-        g.ok ? `  suite gate (${what}): ${pc.green('held')}` : `  suite gate (${what}): ${pc.red('FAILED')} — ${g.reasons.join('; ')}`,
+        g.ok ? `  suite gate (${what}): ${pc.green('held')}${measuredOf(g)}` : `  suite gate (${what}): ${pc.red('FAILED')} — ${g.reasons.join('; ')}`,
       );
     }
   }

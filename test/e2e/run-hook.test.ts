@@ -107,7 +107,7 @@ describe('a run-hook suite', () => {
       expect(rows).toHaveLength(6);
       for (const row of rows) {
         expect(row).toMatchObject({ pass: true, output: 'final', cached: false, turns: 2, tool_calls: 0 });
-        expect(row.usage).toEqual({ calls: 2, attempts: 2, prompt_tokens: 18, completion_tokens: 8, cache_hits: 0, cache_misses: 2 });
+        expect(row.usage).toEqual({ calls: 2, attempts: 2, prompt_tokens: 18, completion_tokens: 8, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: expect.any(Number), cache_hits: 0, cache_misses: 2 });
         expect(row.trajectory).toEqual([
           { turn: 1, kind: 'assistant', content: 'draft' },
           { turn: 2, kind: 'assistant', content: 'final' },
@@ -125,7 +125,20 @@ describe('a run-hook suite', () => {
       const rows2 = readJsonl(join(out2, 'results.jsonl'));
       for (const row of rows2) {
         expect(row).toMatchObject({ pass: true, cached: true });
-        expect(row.usage).toEqual({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0, cache_hits: 2, cache_misses: 0 });
+        // nothing sent; the usage measured is the replies' own, and all of it came from the cache
+        expect(row.usage).toEqual({
+          calls: 0,
+          attempts: 0,
+          prompt_tokens: 18,
+          completion_tokens: 8,
+          cached_prompt_tokens: 0,
+          reasoning_tokens: null,
+          cost: null,
+          call_ms: expect.any(Number),
+          cache_hits: 2,
+          cache_misses: 0,
+          from_cache: { prompt_tokens: 18, cached_prompt_tokens: 0, completion_tokens: 8, cost: null },
+        });
       }
       const s2 = readJson(join(out2, 'summary.json'));
       expect(s2.overall.usage.target).toMatchObject({ calls: 0, attempts: 0 });

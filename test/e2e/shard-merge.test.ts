@@ -18,7 +18,8 @@ const CONFIG = 'configs/duo/sim.yaml';
 const byId = (rows: any[]) => Object.fromEntries(rows.map((r) => [r.id, r]));
 const ids = (rows: any[]) => rows.map((r) => r.id).sort();
 /** A row without the fields that measure time (everything else must survive the blob round trip unchanged). */
-const timeless = ({ latency_ms: _, ...rest }: any) => rest;
+/** A row without its times (the case's wall time and its calls' time). */
+const timeless = ({ latency_ms: _, usage: { call_ms: _c, ...usage }, ...rest }: any) => ({ ...rest, usage });
 
 describe('shard + merge-reports', () => {
   test('two shards write blobs; the merged run has every case with its meta', async () => {

@@ -25,7 +25,7 @@ function store(): RunStore {
 }
 
 const row = (id: string, pass: boolean, o: { trial?: number; error?: boolean } = {}) =>
-  ({ id, pass, hard: pass ? 1 : 0, soft: pass ? 1 : 0.2, error_kind: o.error ? 'infra' : null, ...(o.trial !== undefined ? { trial: o.trial } : {}) }) as unknown as CaseRecord;
+  ({ id, pass, hard: pass ? 1 : 0, soft: pass ? 1 : 0.2, usage: { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 1 }, error_kind: o.error ? 'infra' : null, ...(o.trial !== undefined ? { trial: o.trial } : {}) }) as unknown as CaseRecord;
 
 describe('ValLedger', () => {
   test('keeps scored samples by skill and item, once per trial index, in trial order; errored rows carry no score', () => {
@@ -52,7 +52,7 @@ describe('ValLedger', () => {
     const l = new ValLedger(s);
     l.add('h', [row('a', true)]);
     l.save();
-    expect(new ValLedger(s).samples('h', 'a')).toEqual([{ t: null, hard: 1, soft: 1, pass: true }]);
+    expect(new ValLedger(s).samples('h', 'a')).toEqual([{ t: null, hard: 1, soft: 1, pass: true, tokens: 11, cost: null }]);
   });
 });
 

@@ -229,6 +229,12 @@ describe('the HTML reports in Chromium', () => {
     expect(await page.locator('#curve svg.chart circle.pt.accepted, #curve svg.chart circle.pt.rejected').count()).toBe(candidates);
     expect(await page.locator('#curve svg.chart circle.pt.baseline').count()).toBe(1);
     expect(await page.locator('#schedule svg.chart path.s-plan').count()).toBe(1);
+    // the skill size per step: the initial skill, one point per candidate, the current skill's line, the best skill's size
+    expect(await page.locator('#size svg.chart circle.pt.baseline').count()).toBe(1);
+    expect(await page.locator('#size svg.chart circle.pt.accepted, #size svg.chart circle.pt.rejected').count()).toBe(candidates);
+    expect(await page.locator('#size svg.chart path.s-cur').count()).toBe(1);
+    expect(await page.locator('#size svg.chart line.target').count()).toBe(1);
+    expect(await page.locator('#size p').textContent()).toContain('chosen by cheapest_within');
     expect(await page.locator('#costs svg.chart rect').count()).toBeGreaterThan(0);
     // the steps table: one row per step; filter by outcome; a step opens on its edits
     expect(await rowCount(page, '#steps-table')).toBe(history.length);

@@ -85,6 +85,31 @@ describe('a run folder → its figures', () => {
     expect([facts.calls, facts.callsSource]).toEqual([99, 'optimization_calls']);
   });
 
+  it('reads compress stages: a harmful compression is an accepted one that lowers the noise-free test', async () => {
+    const { readRunFacts } = await load('run-facts.mjs');
+    const { runMetrics } = await load('metrics.mjs');
+    const dir = tempDir();
+    fakeRun(dir);
+    const skill = (nf: number) => `# skill\nnf ${nf.toFixed(2)}\n`;
+    write(join(dir, 'steps', 'step_0001', 'compress_source.md'), skill(0.4));
+    write(join(dir, 'steps', 'step_0001', 'compressed_skill.md'), skill(0.35));
+    write(join(dir, 'steps', 'step_0003', 'compress_source.md'), skill(0.4));
+    write(join(dir, 'steps', 'step_0003', 'compressed_skill.md'), skill(0.1));
+    const history = JSON.parse(readFileSync(join(dir, 'history.json'), 'utf8'));
+    history[0].compress = { trigger: 'growth', action: 'accept', tokens_before: 10, tokens_after: 9 };
+    history[2].compress = { trigger: 'epoch_end', action: 'reject', tokens_before: 10, tokens_after: 10 };
+    history[3].compress = { trigger: 'growth', action: 'skip_no_change', tokens_before: 10, tokens_after: 10 };
+    write(join(dir, 'history.json'), history);
+    const facts = readRunFacts(dir);
+    expect(facts.compressions.map((c: { step: number; kind: string }) => [c.step, c.kind])).toEqual([[1, 'accept'], [3, 'reject']]);
+    const nfOf = new Map<string, number>([...facts.skills].map(([hash, text]: [string, string]) => [hash, Number(/nf (\S+)/.exec(text)![1])]));
+    const m = runMetrics(facts, (h: string) => nfOf.get(h) ?? null);
+    expect([m.compressRan, m.compressAccepted, m.harmfulCompressions]).toEqual([3, 1, 1]);
+    expect(m.bestTokens).toBe(Math.ceil(facts.lengths.best / 4));
+    // the reject's worse candidate is not harmful, and compressions are not counted as step accepts
+    expect([m.accepts, m.harmfulAccepts]).toEqual([2, 1]);
+  });
+
   it('refuses a run that did not finish', async () => {
     const { readRunFacts } = await load('run-facts.mjs');
     expect(() => readRunFacts(tempDir())).toThrow(/no summary.json/);
@@ -135,6 +160,30 @@ describe('aggregation and goals', () => {
     expect(g[1].text).toContain('median optimization_calls 160');
     expect(g[2].text).toContain('b 0.650'); // (0.45 + 0.2) / (0.5 + 0.5)
     expect(g[3].text).toContain('model/x.ts → optimizer/y.ts');
+  });
+
+  it('the cost goal: the same or better test at ≥ 25% fewer best-skill tokens, per benchmark', async () => {
+    const { goalChecks, renderCost } = await load('report.mjs');
+    const cost = (bench: string, compress: string, runs: Array<[number, number]>) => ({
+      section: 'cost',
+      bench,
+      labels: { compress },
+      skipped: null,
+      runs: runs.map(([best, tokens], i) => run(42 + i, best, { bestTokens: tokens, compressRan: 2, compressAccepted: compress === 'on' ? 1 : 0, harmfulCompressions: 0 })),
+    });
+    const cells = [
+      cost('a', 'off', [[0.8, 1000], [0.9, 1000]]),
+      cost('a', 'on', [[0.8, 700], [0.9, 740]]),
+      cost('b', 'off', [[0.8, 1000], [0.9, 1000]]),
+      cost('b', 'on', [[0.9, 900], [0.9, 800]]),
+    ];
+    const g = goalChecks({ matrix: [], ablation: [], transfer: [], target: [], cost: cells, knobs, layering: [] });
+    expect(g.map((x: { ok: boolean }) => x.ok)).toEqual([true, false, true]);
+    expect(g[0].text).toContain('(0.850 vs off 0.850) at ≥ 25% fewer best-skill tokens (-28%, per seed -30% to -26%)');
+    expect(g[1].text).toContain('(-15%');
+    const table = renderCost(cells, { seeds: [42, 43] });
+    expect(table).toMatch(/on\s+0\.850\s+720\s+42: 0\.800 \/ 700 · 43: 0\.900 \/ 740\s+2\/4\s+0\s+/);
+    expect(table).toContain('Δ (on − off, per seed): best NF +0.000 [+0.000, +0.000]; best skill tokens -28% [-30%, -26%]');
   });
 
   it('prints a skipped cell as one line and paired deltas per seed', async () => {

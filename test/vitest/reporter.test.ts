@@ -18,7 +18,7 @@ test('a run of 40 cases: results.jsonl, summary.json, and the run handed to the 
   expect(summary.overall).toMatchObject({ selected: 40, n: 40, scored: 40, passed: 30, failed: 10, errored: 0, pass_rate: 0.75 });
   // a rollout-style run (no gate, misses do not fail cases) where every case scored: pass
   expect(summary.verdict).toEqual({ verdict: 'pass', exit_code: 0, reason: null, next: null });
-  expect(summary.overall.usage.target).toEqual({ calls: 40, attempts: 40, prompt_tokens: 12000, completion_tokens: 80 });
+  expect(summary.overall.usage.target).toEqual({ calls: 40, attempts: 40, prompt_tokens: 12000, completion_tokens: 80, cached_prompt_tokens: 0, reasoning_tokens: 0, rows_without_usage: 0 });
   expect(summary.suites.bench.by_task_type.exception.n).toBe(20);
   // the cases' own span (39 ms start offset + 40 ms) is the floor of the wall time
   expect(summary.wall_time_s).toBeGreaterThanOrEqual(0.079);

@@ -7,7 +7,7 @@
  */
 import { join, resolve } from 'node:path';
 import { defineCommand, helpText, parseFlags } from '../args.ts';
-import { configFromArgs, CONFIG_FLAGS } from '../common.ts';
+import { configFromArgs, CONFIG_FLAGS, USAGE_BOUND_FLAGS, usageBoundsFrom } from '../common.ts';
 import type { Command } from '../command.ts';
 import { ALLOW_DIFFERENT_FLAG, compareJson, compareMarkdown, compareTerminal, runComparison } from '../../compare/index.ts';
 import { DEFAULT_RESAMPLES } from '../../stats/bootstrap.ts';
@@ -29,6 +29,7 @@ const SPEC = defineCommand({
   flags: {
     'fail-on-regression': { type: 'boolean', help: 'exit 1 when regressed, 3 when inconclusive (without it: exit 0 whatever the verdict)' },
     'max-regression': { type: 'number', arg: 'X', help: 'the tolerated drop, a fraction in [0, 1] (default evaluation.max_regression, 0)' },
+    ...USAGE_BOUND_FLAGS,
     json: { type: 'boolean', help: 'print the report as JSON instead of the table' },
     markdown: { type: 'boolean', help: 'print the report as markdown for a PR comment instead of the table' },
     out: { type: 'string', arg: 'DIR', help: "write compare.json and compare.md there (default: the candidate's folder)" },
@@ -57,7 +58,11 @@ const SPEC = defineCommand({
   the change below 0 (single trials: and the upper bound of the change is below 0) and the change is
   below −evaluation.max_regression; improved in the mirror case; inconclusive when either side has more
   errored cases than evaluation.max_errored, has fewer cases than its run selected, or nothing pairs;
-  otherwise no significant change (the report says which true drop it would catch 80% of the time).`,
+  otherwise no significant change (the report says which true drop it would catch 80% of the time).
+
+  Tokens, cost and latency: the paired change of each per case (mean, 95% bootstrap interval, one-sided
+  sign-flip p for "increased"); --max-token-increase 10% (and its twins) fails the comparison under
+  --fail-on-regression (exit 1) when the increase is significant and beyond the bound (docs/ci.md).`,
   notes: '  With GITHUB_STEP_SUMMARY set (GitHub Actions), the markdown report is appended to that file too.',
 });
 
@@ -99,6 +104,7 @@ export const command: Command = {
       resamples,
       seed,
       confidence: 1 - config.evaluation.alpha,
+      usageBounds: usageBoundsFrom(args, config),
     });
 
     let attribution: AttributionResult | null = null;

@@ -18,7 +18,7 @@ import { defineCommand, hasForeignFlag, helpText, parseFlags, type PassOn } from
 import { isVitestFlag, vitestFlags } from '../../vitest/cli-flags.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { findConfigPath } from '../../config/find.ts';
-import { configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag } from '../common.ts';
+import { configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag, USAGE_BOUND_FLAGS, usageBoundsFrom } from '../common.ts';
 import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
@@ -45,6 +45,7 @@ const SPEC = defineCommand({
     baseline: { type: 'string', arg: 'B', help: "a results.jsonl or run folder to compare this run's cases with" },
     'fail-on-regression': { type: 'boolean', help: 'with --baseline: exit 1 when the run regressed from it, 3 when inconclusive' },
     'max-regression': { type: 'number', arg: 'X', help: 'with --baseline: the tolerated drop in pass rate (default evaluation.max_regression)' },
+    ...USAGE_BOUND_FLAGS,
     attribute: { type: 'boolean', help: 'with --baseline: re-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)' },
     'attribute-granularity': { type: 'string', arg: UNIT_GRANULARITIES.join('|'), default: 'block', help: 'what one part of the change is: a markdown block, a line or a diff hunk' },
     'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default 30 × the changed cases × their trials)' },
@@ -93,6 +94,8 @@ export const command: Command = {
     if (!baselinePath && (args['fail-on-regression'] || args['max-regression'] !== undefined)) {
       throw new SkillOptError('--fail-on-regression and --max-regression need --baseline <results.jsonl | run folder>');
     }
+    const boundFlag = (['max-token-increase', 'max-cost-increase', 'max-latency-increase'] as const).find((f) => args[f] !== undefined);
+    if (!baselinePath && boundFlag) throw new SkillOptError(`--${boundFlag} needs --baseline <results.jsonl | run folder>`);
     const attributeOpts = attributeOptions(args, Boolean(baselinePath));
     // loaded before the run, so a wrong path fails at once
     // --baseline and --watch load their modules only when given: the first request waits for every import
@@ -103,6 +106,7 @@ export const command: Command = {
           maxRegression: args['max-regression'] ?? config.evaluation.max_regression,
           maxErrored: config.evaluation.max_errored,
           alpha: config.evaluation.alpha,
+          usageBounds: usageBoundsFrom(args, config),
         }, { suite: config.env.name || null, split })
       : null;
     // --attribute: the baseline's skill is found (or refused) before any request

@@ -539,7 +539,7 @@
     var ok = D.stopped && D.stopped.reason === 'target_reached';
     var badge = D.stopped ? { text: 'stopped: ' + D.stopped.reason.replace(/_/g, ' '), cls: ok ? 'pass' : D.stopped.reason === 'infrastructure' ? 'inconclusive' : D.stopped.reason === 'budget' ? 'fail' : '' } : null;
     var h = header(badge);
-    h += toc([['overview', 'overview'], ['curve', 'validation per step'], ['schedule', 'edit budget'], ['costs', 'calls, tokens and cost'], ['steps', 'steps and edits'], ['diff', 'skill diff'], ['eval', 'cases'], ['files', 'files']]);
+    h += toc([['overview', 'overview'], ['curve', 'validation per step'], ['size', 'skill size'], ['schedule', 'edit budget'], ['costs', 'calls, tokens and cost'], ['steps', 'steps and edits'], ['diff', 'skill diff'], ['eval', 'cases'], ['files', 'files']]);
     var o = cards(D.cards);
     if (D.stopped) o += '<p class="muted">stopped at step ' + D.stopped.step + ': ' + esc(D.stopped.detail) + '</p>';
     if (D.ungated.length) o += '<details><summary>' + D.ungated.length + ' change(s) entered the skill without the validation gate</summary><ul>' + D.ungated.map(function (u) { return '<li>step ' + u.step + ' (epoch ' + u.epoch + '): <b>' + esc(u.kind) + '</b> — ' + esc(u.detail) + '</li>'; }).join('') + '</ul></details>';
@@ -569,6 +569,25 @@
     });
     var epochNote = D.epoch_events.length ? '<details><summary>epoch-end stages (' + D.epoch_events.length + ')</summary><ul>' + D.epoch_events.map(function (e) { return '<li>epoch ' + e.epoch + ' · ' + esc(e.stage) + ': <b>' + esc(e.action) + '</b>' + (e.detail ? ' — ' + esc(e.detail) : '') + '</li>'; }).join('') + '</ul></details>' : '';
     h += section('curve', 'Validation pass rate per step', '<div class="panel">' + curve + legend([['candidate accepted', 'var(--pass)'], ['candidate rejected', 'var(--panel)', 'var(--fail)'], ['initial skill', 'var(--accent)'], ['current skill (line)', 'var(--pass)'], ['train batch (dashed)', 'var(--panel)', 'var(--skip)']]) + '<p class="muted small">gate metric: ' + esc(D.gate_metric) + '. Best: step ' + (D.best.step === null ? '—' : D.best.step) + ', val ' + f3(D.best.val) + ', test ' + f3(D.best.test) + ' (initial: val ' + f3(D.baseline.val) + ', test ' + f3(D.baseline.test) + ').</p>' + epochNote + '</div>');
+
+    // the skill's size per step (estimated tokens, chars / 4): the current skill, and each step's candidate
+    var sizeCur = [{ x: 0, y: D.skill_size.initial, cls: 'baseline', title: 'initial skill: ~' + int(D.skill_size.initial) + ' tokens (estimate)' }], sizeCand = [];
+    steps.forEach(function (s) {
+      if (s.candidate_tokens !== null) sizeCand.push({ x: s.step, y: s.candidate_tokens, cls: s.outcome, key: s.step, title: 'step ' + s.step + ' · ' + s.action + ' · candidate ~' + int(s.candidate_tokens) + ' tokens (estimate)' + (s.mean_tokens !== null ? ' · ' + int(Math.round(s.mean_tokens)) + ' tokens per val case, as the replies reported them' : '') });
+      if (s.skill_tokens !== null) sizeCur.push({ x: s.step, y: s.skill_tokens, cls: 'skipped', title: 'after step ' + s.step + ': current skill ~' + int(s.skill_tokens) + ' tokens (estimate)' });
+    });
+    var sizeMax = Math.max.apply(null, [1].concat(sizeCur.concat(sizeCand).map(function (p) { return p.y === null ? 0 : p.y; })));
+    var sizeChart = lineChart({
+      label: 'skill size per step (estimated tokens)', x: [0, T], y: [0, Math.ceil(sizeMax * 1.1)], xInt: true, xLabel: 'step (0 = the initial skill)', yLabel: 'tokens (chars / 4)',
+      hlines: D.skill_size.best !== null ? [{ y: D.skill_size.best, cls: 'target', label: 'best skill ~' + int(D.skill_size.best) }] : [],
+      series: [
+        { cls: 's-cur', line: true, step: true, points: sizeCur, dots: false },
+        { cls: 's-val', line: false, points: sizeCur.slice(0, 1) },
+        { cls: 's-val', line: false, points: sizeCand },
+      ],
+    });
+    var rule = D.best_rule ? 'best_skill.md was chosen by <b>' + esc(D.best_rule.rule) + '</b>' + (D.best_rule.rule === 'cheapest_within' ? ': the fewest tokens per val case among the candidates within ' + esc(D.best_rule.tolerance) + ' of the highest val pass rate' : ': the highest gate score') + '. ' : '';
+    h += section('size', 'Skill size per step', '<div class="panel">' + sizeChart + legend([['candidate accepted', 'var(--pass)'], ['candidate rejected', 'var(--panel)', 'var(--fail)'], ['initial skill', 'var(--accent)'], ['current skill (line)', 'var(--pass)']]) + '<p class="muted small">' + rule + 'Sizes are estimates (characters / 4); a skill is a prefix of every request, so each token here is paid on every call.</p></div>');
 
     // schedule
     var planned = D.schedule.planned.map(function (b, i) { return { x: i + 1, y: b, title: 'step ' + (i + 1) + ': planned budget ' + b }; });
@@ -614,6 +633,7 @@
         { key: 'outcome', label: 'outcome', get: function (s) { return s.outcome; }, render: function (s) { return '<span class="o-' + s.outcome + '">' + esc(s.outcome) + '</span> <span class="muted small">' + esc(s.action) + '</span>'; } },
         { key: 'train', label: 'train', get: function (s) { return s.train; }, num: true, render: function (s) { return f3(s.train); }, title: 'train batch mean hard score' },
         { key: 'val', label: 'val', get: function (s) { return s.val; }, num: true, render: function (s) { return f3(s.val) + (s.val_cached ? '*' : ''); }, title: 'candidate validation pass rate (* cached)' },
+        { key: 'mean_tokens', label: 'tok/case', get: function (s) { return s.mean_tokens; }, num: true, render: function (s) { return s.mean_tokens === null ? '—' : int(Math.round(s.mean_tokens)); }, title: "the candidate's mean tokens per val case (prompt + completion, as the replies reported them)" },
         { key: 'budget', label: 'budget', get: function (s) { return s.budget; }, num: true, render: function (s) { return s.budget === null ? '—' : s.budget; } },
         { key: 'edits', label: 'patches → merged → selected → applied', get: function (s) { return s.selected; }, render: function (s) { return s.patches + ' → ' + (s.merged === null ? '—' : s.merged) + ' → ' + (s.selected === null ? '—' : s.selected) + ' → ' + (s.applied === null ? '—' : s.applied); } },
         { key: 'calls', label: 'calls', get: function (s) { return s.calls.reduce(function (a, b) { return a + b; }, 0); }, num: true, render: function (s) { return int(s.calls.reduce(function (a, b) { return a + b; }, 0)); } },
@@ -670,6 +690,27 @@
   }
 
   // ── compare ──────────────────────────────────────────────────────────────────────────────────────
+  /** compare.json's paired changes of tokens, cost and latency per case, one row each (absent in older files). */
+  function usageChangeTable(c) {
+    var specs = [
+      { key: 'token_change', label: 'tokens / case', unit: function (v) { return v.toFixed(1); } },
+      { key: 'cost_change', label: 'cost / case', unit: function (v) { return v === 0 ? '0' : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3); } },
+      { key: 'latency_change', label: 'latency / case', unit: function (v) { return Math.round(v) + ' ms'; } },
+    ];
+    var pc = function (v) { return (v >= 0 ? '+' : '−') + (Math.abs(v) * 100).toFixed(1) + '%'; };
+    var rows = specs.filter(function (s) { return c[s.key]; });
+    if (!rows.length) return '';
+    var t = '<table class="usage-change"><thead><tr><th>per case (paired)</th><th class="num">baseline</th><th class="num">candidate</th><th class="num">change</th><th>relative, 95% interval</th><th class="num">p(increase)</th><th>bound</th></tr></thead><tbody>';
+    rows.forEach(function (s) {
+      var x = c[s.key], u = s.unit;
+      var change = x.mean === null || x.mean === undefined ? (s.key === 'cost_change' ? '— (no prices)' : '—') : (x.mean >= 0 ? '+' : '−') + u(Math.abs(x.mean));
+      var rel = x.relative === null || x.relative === undefined ? '—' : pc(x.relative) + (x.relative_interval ? ' [' + pc(x.relative_interval[0]) + ', ' + pc(x.relative_interval[1]) + ']' : '');
+      var bound = x.bound === null || x.bound === undefined ? '<span class="muted">none</span>' : (x.exceeded ? '<b class="o-rejected">exceeded</b> ' : '') + '≤ +' + (x.bound * 100).toFixed(1) + '%';
+      t += '<tr><td>' + esc(s.label) + '</td><td class="num">' + (x.baseline_mean === null || x.baseline_mean === undefined ? '—' : esc(u(x.baseline_mean))) + '</td><td class="num">' + (x.candidate_mean === null || x.candidate_mean === undefined ? '—' : esc(u(x.candidate_mean))) + '</td><td class="num">' + esc(change) + '</td><td>' + esc(rel) + '</td><td class="num">' + (x.p === null ? '—' : Number(x.p).toPrecision(3)) + '</td><td>' + bound + '</td></tr>';
+    });
+    return t + '</tbody></table>';
+  }
+
   function renderCompare(D) {
     var c = D.compare;
     var vcls = c.verdict === 'regressed' ? 'fail' : c.verdict === 'improved' ? 'pass' : c.verdict === 'inconclusive' ? 'inconclusive' : '';
@@ -677,7 +718,10 @@
     var A = c.attribution || null;
     h += toc([['overview', 'overview']].concat(A ? [['attribution', 'which change did it']] : [], [['changes', 'regressed and fixed'], ['all', 'all cases'], ['files', 'files']]));
     var b = c.baseline || {}, k = c.candidate || {}, n = c.counts || {};
+    var U = c.usage_bounds || null;
+    var ucls = U ? (U.exceeded.length ? 'fail' : U.unchecked.length ? 'inconclusive' : 'pass') : '';
     var o = '<div class="verdict ' + vcls + '"><b>' + esc(String(c.verdict).toUpperCase()) + '</b> — ' + esc(c.reason) + (c.different_tasks ? '<div class="warn small">' + esc(c.different_tasks) + '</div>' : '') + '</div>';
+    if (U) o += '<div class="verdict ' + ucls + '"><b>cost bounds ' + (U.exceeded.length ? 'EXCEEDED' : U.unchecked.length ? 'UNCHECKED' : 'HELD') + '</b> — ' + esc(U.reason) + '</div>';
     o += cards([
       ['baseline', f3(b.pass_rate), b.interval ? '95% CI ' + f3(b.interval[0]) + '–' + f3(b.interval[1]) + ' · ' + b.scored + ' scored, ' + b.errored + ' errored' : ''],
       ['candidate', f3(k.pass_rate), k.interval ? '95% CI ' + f3(k.interval[0]) + '–' + f3(k.interval[1]) + ' · ' + k.scored + ' scored, ' + k.errored + ' errored' : ''],
@@ -691,6 +735,7 @@
     var span = Math.max(0.05, Math.abs(c.delta || 0), c.interval ? Math.max(Math.abs(c.interval[0]), Math.abs(c.interval[1])) : 0, c.max_regression || 0) * 1.25;
     var deltaPlot = dotPlot([{ label: 'change', value: c.delta, lo: c.interval ? c.interval[0] : null, hi: c.interval ? c.interval[1] : null, cls: c.delta < 0 ? 'rejected' : 'pass', ciCls: c.delta < 0 ? 'neg' : 'cand', title: 'change ' + f3(c.delta) }], { x: [-span, span], vlines: [{ x: 0, cls: 'zero' }].concat(c.max_regression ? [{ x: -c.max_regression, cls: 'target' }] : []), xLabel: 'candidate − baseline (dashed: −max_regression)', width: 560, xFmt: function (v) { return (v > 0 ? '+' : '') + v; } });
     o += '<div class="grid2"><div class="panel">' + dotPlot(rows, { label: 'pass rates', xLabel: 'pass rate over the paired cases, 95% Wilson interval', width: 560 }) + '</div><div class="panel">' + deltaPlot + '</div></div>';
+    o += usageChangeTable(c);
     o += '<p class="muted small">' + esc(c.method_detail || '') + '</p>';
     h += section('overview', 'Overview', o);
     // the rows of the regressed and fixed tables are the anchors the attribution links to
