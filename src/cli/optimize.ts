@@ -9,6 +9,8 @@ import { priceFor } from '../cost/pricing.ts';
 import { outRoot } from '../config/out-root.ts';
 import { displayPath } from '../util/paths.ts';
 import { printEndReport } from './end-report.ts';
+import { costLine } from '../cost/display.ts';
+import type { RunCost } from '../cost/run-cost.ts';
 import { score3 } from '../util/format.ts';
 import { writeResolvedConfig } from '../config/redact.ts';
 import { redactText } from '../util/redact.ts';
@@ -183,6 +185,7 @@ function report(
           ] as Array<[string, string]>)),
       ['steps', `${s.completed_steps}/${s.total_steps} · ${s.total_accepts} accepted · ${s.total_rejects} rejected · ${s.total_skips} skipped` + (stopped ? ` · stopped: ${stopped.reason}` : '')],
       ['calls', `${total.calls} model calls, ${total.prompt_tokens + total.completion_tokens} tokens (${usageLine(tokens)}); ${total.attempts} HTTP attempts, ${total.retries} retries`],
+      ...(s.cost ? ([['cost', costLine(s.cost as RunCost, s.skill_tokens as number | undefined, { optimize: true })]] as Array<[string, string]>) : []),
       ...lostMetric(s.lost_in_flight as TokenSummary | undefined),
       ...(s.cache ? cacheMetric((s.cache as CacheSummary).mode, s.cache as CacheSummary) : []),
       ['wall', `${process.uptime().toFixed(1)} s whole process (optimize run ${(s.total_wall_time_s as number).toFixed(1)} s)`],

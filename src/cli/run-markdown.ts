@@ -2,6 +2,7 @@
 import type { RunSummary, ScoreStats } from '../suite/summary.ts';
 import { selectionNote } from '../suite/verdict.ts';
 import { score3 } from '../util/format.ts';
+import { costLine } from '../cost/display.ts';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const ci = (s: ScoreStats) => (s.pass_rate_ci ? `${score3(s.pass_rate_ci[0])}–${score3(s.pass_rate_ci[1])}` : '—');
@@ -23,6 +24,8 @@ export function runMarkdown(title: string, summary: RunSummary, exitCode: number
     const gate = s.gate ? (s.gate.ok ? 'held' : `**failed**: ${cell(s.gate.reasons.join('; '))}`) : '—';
     lines.push(`| ${cell(name)} | ${score3(s.pass_rate)} | ${ci(s)} | ${s.scored} | ${s.errored} |${trials ? ` ${s.flaky ?? 0} |` : ''} ${gate} |`);
   }
+  // cost, tokens and latency of the whole run (docs/accounting.md#cost)
+  if (summary.cost) lines.push('', `**Cost:** ${cell(costLine(summary.cost, summary.skill_tokens))}`);
   const notes = Object.values(summary.suites).map((s) => (s.selection ? selectionNote([s.selection]) : null)).filter(Boolean);
   if (notes.length) lines.push('', `<sub>${notes.map((n) => cell(n!)).join(' · ')}</sub>`);
   return `${lines.join('\n')}\n`;

@@ -9,6 +9,7 @@ import { VERSION } from '../version.ts';
 import type { RunContext } from './context.ts';
 import type { FinishResult } from './finish.ts';
 import { isPareto, poolOf } from './candidate-pool.ts';
+import { optimizeRunCost, runRows } from './run-cost.ts';
 import { skillTokens } from '../cost/run-cost.ts';
 
 export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<string, number>): Record<string, unknown> {
@@ -102,6 +103,7 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
     skill_tokens: skillTokens(ctx.best),
     skill_tokens_by_skill: { initial: skillTokens(ctx.o.initialSkill.text), best: skillTokens(ctx.best), final: skillTokens(ctx.current) },
     best_selection: ctx.bestSelection(),
+    cost: optimizeRunCost(runRows(ctx.store.root), tokens, cfg.model),
     candidate_selection: cfg.optimizer.candidate_selection,
     ...(isPareto(ctx) ? { pareto: poolOf(ctx).summary() } : {}),
     overfit_guard: {

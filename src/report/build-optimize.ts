@@ -13,6 +13,9 @@ import { kTok, score3 } from '../util/format.ts';
 import { skillTokens } from '../cost/run-cost.ts';
 import { caseTable, clip, lastRows, type LocatedRecord } from './cases.ts';
 import type { Card, OptimizeReportData, ReportMeta, StepRow } from './model.ts';
+import { costLine, roleModels, stageCosts } from '../cost/display.ts';
+import { formatMoney, type Pricing } from '../cost/pricing.ts';
+import type { RunCost } from '../cost/run-cost.ts';
 import { makeMeta, num, raw, readChecked, readLocatedResults, roleFacts, str } from './read-run.ts';
 
 /** Skill texts and diffs embedded in an optimize report: at most this many characters each. */
@@ -80,6 +83,11 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   const target = num(summary?.target_pass_rate);
   const tokenSummary = ((summary?.token_summary ?? state?.token_summary ?? {}) as Record<string, StageStats>);
   const stageNames = Object.keys(tokenSummary).filter((k) => k !== '_total');
+  const m = config?.model ?? {};
+  const pricing: Pricing = m.pricing ?? {};
+  const currency = m.currency ?? 'USD';
+  const models = roleModels({ optimizer: m.optimizer ?? '', target: m.target ?? '', judge: m.judge ?? '' });
+  const priced = Object.keys(pricing).length > 0;
   for (const h of history) for (const k of Object.keys((h.tokens ?? {}) as object)) if (k !== '_total' && !stageNames.includes(k)) stageNames.push(k);
 
   // scores before each step: the previous step's current score (the baseline's gate score before step 1)
@@ -131,6 +139,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       mean_tokens: num(h.candidate_mean_tokens),
       calls: stageNames.map((s) => tokens[s]?.calls ?? 0),
       tokens: stageNames.map((s) => (tokens[s] ? tokens[s].prompt_tokens + tokens[s].completion_tokens : 0)),
+      cost: priced ? stageCosts(tokens, pricing, models).total : null,
       wall_s: num(h.wall_time_s),
       why,
       warnings: Array.isArray(h.warnings) ? (h.warnings as unknown[]).map((w) => clip(String(w))) : [],
@@ -174,7 +183,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   const testRows = readLocatedResults(join(dir, 'test_eval', 'results.jsonl'));
   if (testRows.length) {
     const base = readLocatedResults(join(dir, 'test_eval_baseline', 'results.jsonl'));
-    evalPart = { label: 'best skill on the test split', cases: caseTable(testRows, { source: 'test_eval/results.jsonl' }), baseline: base.length ? baselineMap(base) : null, baseline_label: base.length ? 'initial skill' : null };
+    evalPart = { label: 'best skill on the test split', cases: caseTable(testRows, { source: 'test_eval/results.jsonl', currency }), baseline: base.length ? baselineMap(base) : null, baseline_label: base.length ? 'initial skill' : null };
   } else {
     const bestStep = num(summary?.best_step) ?? num(state?.best_step);
     const valFile = bestStep ? join(dir, stepRel(bestStep), 'selection_eval', 'results.jsonl') : join(dir, 'selection_eval_baseline', 'results.jsonl');
@@ -183,7 +192,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       const base = bestStep ? readLocatedResults(join(dir, 'selection_eval_baseline', 'results.jsonl')) : [];
       evalPart = {
         label: bestStep ? `best skill (step ${bestStep}) on the validation split` : 'initial skill on the validation split',
-        cases: caseTable(valRows, { source: relative(dir, valFile).split('\\').join('/') }),
+        cases: caseTable(valRows, { source: relative(dir, valFile).split('\\').join('/'), currency }),
         baseline: base.length ? baselineMap(base) : null,
         baseline_label: base.length ? 'initial skill' : null,
       };
@@ -202,6 +211,9 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
     ['test', `${f3(num(summary?.baseline_test_pass_rate))} → ${f3(num(summary?.test_pass_rate))}`, 'pass rate, initial → best skill on the held-out split'],
     ['steps', `${steps.length} / ${totalSteps}`, `${accepted} accepted · ${rejected} rejected · ${skipped} skipped${stopped ? ` · stopped: ${stopped.reason}` : ''}`],
     ['model calls', total ? String(total.calls) : '—', total ? `${total.attempts} HTTP attempts (${total.retries} retries) · ${kTok(total.prompt_tokens + total.completion_tokens)} tokens` : ''],
+    ...(summary?.cost
+      ? ([['cost', formatMoney(summary.cost.total, currency), costLine(summary.cost as unknown as RunCost, summary.skill_tokens, { optimize: true, withTotal: false })]] as Card[])
+      : []),
     ['time', summary?.total_wall_time_s !== undefined ? `${Number(summary.total_wall_time_s).toFixed(1)} s` : '—', summary ? 'whole run' : 'run not finished (no summary.json yet)'],
   ];
   const facts: Array<[string, string]> = [];
@@ -243,6 +255,8 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
         const t = tokenSummary[s];
         return [s, t?.calls ?? 0, t?.attempts ?? 0, t?.prompt_tokens ?? 0, t?.completion_tokens ?? 0, t?.errors ?? 0];
       }),
+      currency,
+      priced,
       epoch_events: epochEvents,
       ungated: ((summary?.ungated_changes ?? state?.ungated_changes ?? []) as OptimizeReportData['ungated']).map((u) => ({ ...u, detail: clip(u.detail) })),
       stopped,

@@ -12,7 +12,12 @@ import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
 import { kTok, score3 } from '../util/format.ts';
 import { caseTable, type LocatedRecord } from './cases.ts';
-import type { Card, RunScores, StatsRow, SuiteScores } from './model.ts';
+import type { Card, RunScores, SplitCost, StatsRow, SuiteScores } from './model.ts';
+import { costLine } from '../cost/display.ts';
+import { formatMoney } from '../cost/pricing.ts';
+import { runCost } from '../cost/run-cost.ts';
+import { groupBy } from '../util/group.ts';
+import { DEFAULT_CURRENCY } from '../suite/summary.ts';
 import { makeMeta, raw, readChecked, readLocatedResults, roleFacts } from './read-run.ts';
 
 const f3 = score3;
@@ -52,6 +57,8 @@ export function runScores(summary: RunSummary, located: LocatedRecord[]): RunSco
   cards.push(['mean score', `${f3(o.mean_soft)}`, `soft; hard ${f3(o.mean_hard)}`]);
   if (o.trials) cards.push(['trials', `${o.trials} per task`, `pass@k ${f3(o.pass_at_k)} · pass^k ${f3(o.pass_all_k)} · ${o.flaky ?? 0} flaky`]);
   cards.push(['tokens', kTok(u.target.prompt_tokens + u.target.completion_tokens + u.judge.prompt_tokens + u.judge.completion_tokens), `target ${u.target.calls} calls${u.judge.calls ? ` · judge ${u.judge.calls} calls` : ''}`]);
+  const currency = summary.cost?.currency ?? DEFAULT_CURRENCY;
+  if (summary.cost) cards.push(['cost', formatMoney(summary.cost.total, currency), costLine(summary.cost, summary.skill_tokens, { withTotal: false })]);
   cards.push(['time', `${summary.wall_time_s.toFixed(1)} s`, o.mean_latency_ms !== null ? `mean latency ${o.mean_latency_ms} ms per case` : '']);
   const suites: SuiteScores[] = Object.entries(summary.suites).map(([name, s]) => ({
     suite: name,
@@ -66,9 +73,20 @@ export function runScores(summary: RunSummary, located: LocatedRecord[]): RunSco
   return {
     verdict: v ? { verdict: v.verdict, reason: v.reason, next: v.next } : null,
     cards,
+    cost: { currency, by_split: splitCosts(located, currency) },
     suites,
-    cases: caseTable(located),
+    cases: caseTable(located, { currency }),
   };
+}
+
+/** Tokens (uncached prompt, cached prompt, completion) and cost of each split's rows, for the chart. */
+function splitCosts(located: LocatedRecord[], currency: string): SplitCost[] {
+  const groups = groupBy(located.map((l) => l.record), (r) => r.split ?? '—');
+  return [...groups.keys()].sort().map((split) => {
+    const rows = groups.get(split)!;
+    const c = runCost(rows, currency);
+    return [split, c.tokens.prompt - c.tokens.cached_prompt, c.tokens.cached_prompt, c.tokens.completion, c.total, rows.length];
+  });
 }
 
 /** Test run: from memory (the reporter) or from the folder. */

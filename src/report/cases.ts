@@ -42,6 +42,7 @@ export const CASE_COLUMNS = [
   'feedback',
   'latency_ms',
   'tokens',
+  'cost',
   'flaky',
   'trials',
   'line',
@@ -77,6 +78,8 @@ export interface CaseTableData {
   /** The file the full records are in, relative to the report. */
   source: string;
   clip_chars: number;
+  /** The currency of the `cost` column (`model.currency`). */
+  currency: string;
 }
 
 /** One line, at most `max` characters (an ellipsis marks a cut), CLIP_CHARS unless told. */
@@ -108,7 +111,7 @@ const ROLE_CODES: Record<string, number> = { system: 0, user: 1, assistant: 2 };
 const ROLES = ['system', 'user', 'assistant'];
 
 /** The table of a run's cases. `source` names the results file (relative to the report) for the notes. */
-export function caseTable(located: LocatedRecord[], opts: { source?: string } = {}): CaseTableData {
+export function caseTable(located: LocatedRecord[], opts: { source?: string; currency?: string } = {}): CaseTableData {
   const source = opts.source ?? 'results.jsonl';
   const rowsIn = lastRows(located);
   const lineOf = new Map<CaseRecord, number>();
@@ -127,9 +130,15 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string } = 
     const status: CaseStatus = c.errored ? 'errored' : c.passed ? 'pass' : 'fail';
     let latency = 0;
     let tokens = 0;
+    // the case's cost over its trials (target and judge); null when a row is unpriced or its usage unknown
+    let cost: number | null = 0;
     for (const r of c.rows) {
       latency += r.latency_ms ?? 0;
       tokens += (r.usage?.prompt_tokens ?? 0) + (r.usage?.completion_tokens ?? 0) + (r.judge_usage?.prompt_tokens ?? 0) + (r.judge_usage?.completion_tokens ?? 0);
+      for (const u of [r.usage, r.judge_usage]) {
+        if (!u) continue;
+        cost = cost === null || u.cost === null || u.cost === undefined ? null : cost + u.cost;
+      }
     }
     const feedback = shown.error_kind !== null ? `${shown.error_kind} error: ${shown.error ?? ''}` : shown.feedback ?? '';
     rows[i] = [
@@ -146,6 +155,7 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string } = 
       clip(feedback),
       Math.round(latency / c.rows.length),
       tokens,
+      cost,
       c.flaky,
       c.rows.length > 1 ? `${c.passes}/${c.scored}` : null,
       lineOf.get(first) ?? 0,
@@ -181,6 +191,7 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string } = 
     messages_note,
     source,
     clip_chars: CLIP_CHARS,
+    currency: opts.currency ?? 'USD',
   };
 }
 

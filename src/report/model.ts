@@ -39,9 +39,14 @@ export interface SuiteScores {
   trials: number;
 }
 
+/** Per split (a bucket of rows): [split, uncached prompt tokens, cached prompt tokens, completion tokens, cost | null, rows]. */
+export type SplitCost = [string, number, number, number, number | null, number];
+
 export interface RunScores {
   verdict: { verdict: string; reason: string | null; next: string | null } | null;
   cards: Card[];
+  /** The cost and token chart per split (docs/accounting.md#cost). */
+  cost: { currency: string; by_split: SplitCost[] };
   suites: SuiteScores[];
   cases: CaseTableData;
 }
@@ -86,6 +91,8 @@ export interface StepRow {
   /** Per stage (OptimizeReportData.stage_names order): calls and tokens spent in this step. */
   calls: number[];
   tokens: number[];
+  /** What the step's requests cost (every stage priced by its role's model); null without prices. */
+  cost: number | null;
   wall_s: number | null;
   why: string;
   warnings: string[];
@@ -108,6 +115,9 @@ export interface OptimizeReportData {
   stage_names: string[];
   /** [stage, calls, attempts, prompt tokens, completion tokens, errors] over the whole run. */
   stages: Array<[string, number, number, number, number, number]>;
+  /** The currency of the steps' `cost` (`model.currency`), and whether any price was set. */
+  currency: string;
+  priced: boolean;
   epoch_events: Array<{ epoch: number; stage: string; action: string; detail: string }>;
   ungated: Array<{ step: number; epoch: number; kind: string; detail: string }>;
   stopped: { reason: string; detail: string; step: number } | null;

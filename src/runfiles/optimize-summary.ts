@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { rate, schemaVersion } from './version.ts';
+import { RunCostSchema } from './summary.ts';
 
 /** Per-stage (or per-role) call counters, keyed by stage; `_total` sums them. */
 export const TokenSummarySchema = z.record(
@@ -42,6 +43,11 @@ export const OptimizeSummarySchema = z.looseObject({
   stopped: StoppedSchema.optional(),
   total_wall_time_s: z.number().optional(),
   token_summary: TokenSummarySchema.optional(),
+  /** Measured over the run's case rows, the optimizer role and `by_stage` as sent (docs/accounting.md#cost). */
+  cost: RunCostSchema.extend({
+    by_role: z.looseObject({ target: z.number().nullable(), judge: z.number().nullable(), optimizer: z.number().nullable() }),
+    by_stage: z.record(z.string(), z.number().nullable()),
+  }).optional(),
   /** How best_skill.md was chosen (`optimizer.select_best`) and the candidates the rule considered. */
   best_selection: z
     .looseObject({

@@ -16,6 +16,14 @@ export const ResolvedConfigFileSchema = z.looseObject({
     lr_control_mode: z.string().optional(),
   }),
   evaluation: section({ gate_metric: z.string().optional() }),
+  // the report prices each step's stages with these (docs/accounting.md#cost)
+  model: section({
+    optimizer: z.string().optional(),
+    target: z.string().optional(),
+    judge: z.string().optional(),
+    pricing: z.record(z.string(), z.looseObject({ input_per_mtok: z.number(), cached_input_per_mtok: z.number().optional(), output_per_mtok: z.number() })).optional(),
+    currency: z.string().optional(),
+  }),
   derived: section({
     train_size: z.number().optional(),
     val_size: z.number().optional(),

@@ -14,6 +14,8 @@ import { isNotRun, type CaseRun, type NotRun } from './admitted.ts';
 import { evaluateGate, isComplete } from './verdict.ts';
 import { costGateMeasuredText } from './cost-gate.ts';
 import { escapeControls } from '../util/control-chars.ts';
+import { costLine } from '../cost/display.ts';
+import { runCost } from '../cost/run-cost.ts';
 
 export interface Registration<E> {
   suite: string;
@@ -80,6 +82,8 @@ export function registerCases<E>(reg: Registration<E>): void {
         const stats = scoreStats(gateRows);
         const verdict = evaluateGate(suite, stats, thresholds, gateRows);
         ctx.task.meta.skilloptGate = verdict;
+        // the suite's cost, tokens and latency: a JUnit property of the gate case (docs/accounting.md#cost)
+        await ctx.annotate(costLine(runCost(gateRows, selection.currency ?? 'USD'), selection.skill_tokens), 'skillopt:cost');
         // the cost gates' measured values: a `skillopt:gate` property of the case in JUnit
         const measured = costGateMeasuredText(verdict);
         if (measured) await ctx.annotate(measured, 'skillopt:gate');

@@ -251,14 +251,14 @@ function oneLine(s: string): string {
 
 /** What differs between runs of the same command, and is not compared: it is masked in both texts. */
 function masked(line: string): string {
-  // durations ("3.4 s", "2.7 s"): wall time depends on the machine
-  return line.replace(/\b\d+(?:\.\d+)? s\b/g, '# s');
+  // durations ("3.4 s", "2.7 s", latencies "6 ms"): wall time depends on the machine
+  return line.replace(/\b\d+(?:\.\d+)? m?s\b/g, (m) => (m.endsWith('ms') ? '# ms' : '# s'));
 }
 
 /**
  * A README sample of a command's output against the output of a real run, as two texts for a diff:
  * `expected` is the sample, `actual` the run's lines from the one that matches the sample's first line on.
- * Not compared: durations (`N s`), the run's output folder (the sample's `output:` path stands for the real
+ * Not compared: durations (`N s`, `N ms`), the run's output folder (the sample's `output:` path stands for the real
  * one) and the arguments the test added to the command (`added`, dropped from the run's echo of it); `…`
  * in a sample line matches any text. Every other character, numbers included, must agree.
  */

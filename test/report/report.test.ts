@@ -193,7 +193,7 @@ describe('the terminal view', () => {
   test('the step curve: one bar per step, accepted and rejected marked, the target shown', () => {
     const step = (n: number, val: number, outcome: StepRow['outcome']): StepRow => ({
       step: n, epoch: 1, action: outcome === 'accepted' ? 'accept_new_best' : 'reject', outcome, train: 0.5, val, val_cached: false, gate: val, before: 0.2,
-      current: val, best: val, budget: 2, patches: 1, merged: 1, selected: 1, applied: 1, skill_tokens: 100, candidate_tokens: 100, mean_tokens: 900, calls: [], tokens: [], wall_s: 1, why: 'because', warnings: [], edits: [], patterns: [],
+      current: val, best: val, budget: 2, patches: 1, merged: 1, selected: 1, applied: 1, skill_tokens: 100, candidate_tokens: 100, mean_tokens: 900, calls: [], tokens: [], cost: null, wall_s: 1, why: 'because', warnings: [], edits: [], patterns: [],
     });
     const d = { target: 0.9, baseline: { val: 0.2, test: null }, steps: [step(1, 0.5, 'accepted'), step(2, 0.4, 'rejected'), step(3, 0.8, 'accepted')] } as unknown as OptimizeReportData;
     const lines = stepCurve(d, 100).join('\n').replace(/\x1b\[[0-9;]*m/g, '');

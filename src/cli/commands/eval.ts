@@ -3,6 +3,7 @@
  * writes `<out_root>/eval_summary.json`, `results.jsonl`, `summary.json` and one prediction per item.
  */
 import { skillTokens } from '../../cost/run-cost.ts';
+import { costLine } from '../../cost/display.ts';
 import { join } from 'node:path';
 import { renderTable } from '../../vitest/reporter.ts';
 import { caseOutcomes, runSummary } from '../../suite/summary.ts';
@@ -151,6 +152,7 @@ export const command: Command = {
           ['split', `${split} · ${o.selected} selected: ${o.scored} scored, ${o.errored} errored` + (o.not_run ? `, ${o.not_run} not run` : '') + (note ? ` · ${note}` : '')],
           ['score', `pass rate ${score3(o.pass_rate)} over ${o.scored} scored · hard ${score3(o.mean_hard)} · soft ${score3(o.mean_soft)}`],
           ['tokens', `${evalSummary.tokens.prompt_tokens + evalSummary.tokens.completion_tokens} (prompt + completion) over ${u.target.calls + u.judge.calls} calls`],
+          ['cost', costLine(summary.cost, summary.skill_tokens)],
           ...cacheMetric(config.cache.mode, summary.cache),
           ['wall', `${process.uptime().toFixed(1)} s whole process (cases ${summary.wall_time_s.toFixed(1)} s)`],
         ],

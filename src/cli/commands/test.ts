@@ -194,11 +194,12 @@ export const command: Command = {
     const note = ran ? selectionNote(ran.selections) : null;
     const u = o?.usage;
     // the end report's modules load after the run: the first request waits for nothing it does not need
-    const [{ printEndReport }, { appendStepSummary }, { runMarkdown }, { evalCfgOptions, shellQuote }] = await Promise.all([
+    const [{ printEndReport }, { appendStepSummary }, { runMarkdown }, { evalCfgOptions, shellQuote }, { costLine }] = await Promise.all([
       import('../end-report.ts'),
       import('../github.ts'),
       import('../run-markdown.ts'),
       import('../../optimizer/coverage.ts'),
+      import('../../cost/display.ts'),
     ]);
     // what a suggested command must repeat to run the same tasks the same way (--trials, noise, data_path; not out_root)
     const repeated = { trials: args.trials === undefined ? undefined : String(args.trials), cfgOptions: evalCfgOptions(args['cfg-options']).map(shellQuote) };
@@ -214,6 +215,7 @@ export const command: Command = {
             ['pass', `rate ${score3(o.pass_rate)} over ${o.scored} scored · mean hard ${score3(o.mean_hard)} · mean soft ${score3(o.mean_soft)}`],
             ['tokens', `target ${u.target.prompt_tokens + u.target.completion_tokens} (prompt + completion) over ${u.target.calls} calls` +
               (u.judge.calls ? ` · judge ${u.judge.prompt_tokens + u.judge.completion_tokens} over ${u.judge.calls} calls` : '')],
+            ['cost', costLine(summary!.cost, summary!.skill_tokens)],
             ...cacheMetric(config.cache.mode, summary!.cache),
             ['wall', `${process.uptime().toFixed(1)} s whole process (cases ${summary!.wall_time_s.toFixed(1)} s)`],
           ]

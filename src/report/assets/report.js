@@ -25,6 +25,12 @@
   /** @param {number} n @returns {string} */
   function kTok(n) { return n >= 1e6 ? (n / 1e6).toFixed(2) + 'M' : n >= 1e4 ? (n / 1e3).toFixed(1) + 'k' : String(n); }
   /** @param {number | null | undefined} x @returns {string} */
+  /** Money as src/cost/pricing.ts formatMoney shows it: "—" when unknown, more digits for small amounts. */
+  function money(x, cur) {
+    if (x === null || x === undefined || !isFinite(x)) return '—';
+    var a = Math.abs(x);
+    return Number(x).toFixed(a === 0 || a >= 1 ? 2 : a >= 0.01 ? 4 : 6) + (cur ? ' ' + cur : '');
+  }
   function pct(x) { return x === null || x === undefined ? '—' : (x * 100).toFixed(1) + '%'; }
   /** @param {number} x @returns {number} */
   function r1(x) { return Math.round(x * 10) / 10; }
@@ -105,21 +111,22 @@
   /** Stacked bars: o = {categories:[label], stacks:[{name, values:[]}], yLabel} */
   /**
    * A stacked bar chart: one bar per category, one stack segment per series value.
-   * @param {{ width?: number, height?: number, categories: string[], stacks: Array<{ cls: string, name?: string, values: number[] }>,
+   * @param {{ width?: number, height?: number, categories: string[], stacks: Array<{ cls?: string, name?: string, values: number[] }>,
    *   yLabel?: string } & Record<string, any>} o
    * @returns {string}
    */
   function barChart(o) {
     var W = o.width || 760, H = o.height || 240, L = 60, R = 14, T = 12, B = 40;
     var n = o.categories.length;
+    var fmt = o.fmt || kTok, vfmt = o.fmt || int;
     var totals = o.categories.map(function (_, i) { return o.stacks.reduce(function (a, st) { return a + (st.values[i] || 0); }, 0); });
-    var max = Math.max.apply(null, totals.concat([1]));
+    var max = Math.max.apply(null, totals.concat([o.fmt ? 1e-9 : 1]));
     var yt = ticks(0, max, 4);
     var top = Math.max(max, yt[yt.length - 1] || max);
     function sy(y) { return r1(T + (1 - y / top) * (H - T - B)); }
     var bw = (W - L - R) / Math.max(n, 1);
     var s = '<svg class="chart" viewBox="0 0 ' + W + ' ' + H + '" width="' + W + '" height="' + H + '" role="img" aria-label="' + esc(o.label || '') + '">';
-    for (var i = 0; i < yt.length; i++) s += '<line class="grid" x1="' + L + '" x2="' + (W - R) + '" y1="' + sy(yt[i]) + '" y2="' + sy(yt[i]) + '"/><text x="' + (L - 6) + '" y="' + (sy(yt[i]) + 4) + '" text-anchor="end">' + kTok(yt[i]) + '</text>';
+    for (var i = 0; i < yt.length; i++) s += '<line class="grid" x1="' + L + '" x2="' + (W - R) + '" y1="' + sy(yt[i]) + '" y2="' + sy(yt[i]) + '"/><text x="' + (L - 6) + '" y="' + (sy(yt[i]) + 4) + '" text-anchor="end">' + esc(fmt(yt[i])) + '</text>';
     var every = Math.max(1, Math.ceil(n / 16));
     for (var c = 0; c < n; c++) {
       var acc = 0;
@@ -128,7 +135,7 @@
         var v = o.stacks[k].values[c] || 0;
         if (!v) continue;
         var yTop = sy(acc + v), yBot = sy(acc);
-        s += '<rect x="' + x + '" y="' + yTop + '" width="' + w + '" height="' + r1(Math.max(0.5, yBot - yTop)) + '" fill="' + PALETTE[k % PALETTE.length] + '"><title>' + esc(o.categories[c] + ' · ' + o.stacks[k].name + ': ' + int(v)) + '</title></rect>';
+        s += '<rect x="' + x + '" y="' + yTop + '" width="' + w + '" height="' + r1(Math.max(0.5, yBot - yTop)) + '" fill="' + PALETTE[k % PALETTE.length] + '"><title>' + esc(o.categories[c] + ' · ' + o.stacks[k].name + ': ' + vfmt(v)) + '</title></rect>';
         acc += v;
       }
       if (c % every === 0) s += '<text x="' + r1(L + c * bw + bw / 2) + '" y="' + (H - B + 16) + '" text-anchor="middle">' + esc(o.categories[c]) + '</text>';
@@ -361,6 +368,8 @@
     cols.push({ key: 'feedback', label: 'feedback', get: g('feedback'), cls: 'clip', render: function (r) { return '<span title="' + esc(r[C.feedback]) + '">' + esc(r[C.feedback]) + '</span>'; } });
     cols.push({ key: 'latency_ms', label: 'latency ms', get: g('latency_ms'), num: true, render: function (r) { return int(r[C.latency_ms]); } });
     cols.push({ key: 'tokens', label: 'tokens', get: g('tokens'), num: true, render: function (r) { return int(r[C.tokens]); } });
+    // cost of the case (its trials, target and judge) when prices are set (docs/accounting.md#cost)
+    if (C.cost !== undefined && cases.rows.some(function (r) { return r[C.cost] !== null; })) cols.push({ key: 'cost', label: 'cost ' + (cases.currency || ''), get: g('cost'), num: true, render: function (r) { return money(r[C.cost]); } });
     cols.push({ key: 'errored', label: 'errored', get: function (r) { return r[C.status] === 'errored'; }, render: function (r) { return r[C.status] === 'errored' ? '<span class="st b-errored">yes</span>' : ''; } });
     if (cases.trials > 1) cols.push({ key: 'flaky', label: 'flaky', get: g('flaky'), render: function (r) { return r[C.flaky] ? '<span class="st b-flaky">flaky</span>' : ''; } });
     var selects = [];
@@ -392,7 +401,7 @@
       ['expected', '<pre>' + esc(r[C.expected]) + '</pre>'],
       ['answer', '<pre>' + esc(r[C.answer]) + '</pre>'],
       ['feedback', '<pre>' + esc(r[C.feedback]) + '</pre>'],
-      ['latency · tokens', int(r[C.latency_ms]) + ' ms · ' + int(r[C.tokens]) + ' tokens'],
+      ['latency · tokens · cost', int(r[C.latency_ms]) + ' ms · ' + int(r[C.tokens]) + ' tokens · ' + money(C.cost !== undefined ? r[C.cost] : null, cases.currency)],
       ['full record', r[C.line] ? '<code>' + esc(cases.source) + '</code> line ' + r[C.line] : '<code>' + esc(cases.source) + '</code>'],
     ];
     if (extra && extra.baseline) {
@@ -489,7 +498,7 @@
   function renderRun(D) {
     var S = D.scores, v = S.verdict;
     var h = header(v ? { text: v.verdict.toUpperCase(), cls: v.verdict } : null);
-    h += toc([['overview', 'overview'], ['breakdown', 'per split and task type'], ['cases', 'cases (' + int(S.cases.rows.length) + ')'], ['files', 'files']]);
+    h += toc([['overview', 'overview'], ['breakdown', 'per split and task type'], ['costs', 'cost and tokens'], ['cases', 'cases (' + int(S.cases.rows.length) + ')'], ['files', 'files']]);
     var o = '';
     if (v) o += '<div class="verdict ' + esc(v.verdict) + '"><b>' + esc(v.verdict.toUpperCase()) + '</b>' + (v.reason ? ' — ' + esc(v.reason) : '') + (v.next ? '<div class="muted small">next: ' + esc(v.next) + '</div>' : '') + '</div>';
     o += cards(S.cards);
@@ -501,6 +510,7 @@
       b += '<div class="grid-bd"><div class="panel">' + ratePlot(s) + '</div><div class="panel">' + statsTable(s.by_split.concat([s.all]), 'split') + (s.by_task_type.length ? '<h3>per task type</h3>' + statsTable(s.by_task_type, 'task type') : '') + '</div></div>';
     });
     h += section('breakdown', 'Per split and task type', b);
+    if (S.cost) h += section('costs', 'Cost and tokens per split', splitCostCharts(S.cost));
     var t = new Table(caseTableSpec('cases-table', S.cases));
     h += section('cases', 'Cases', t.html());
     h += filesSection();
@@ -508,12 +518,28 @@
     t.mount();
   }
 
+  /** Tokens (uncached prompt, cached prompt, completion) and cost per split: [split, uncached, cached, completion, cost, rows]. */
+  function splitCostCharts(c) {
+    var cats = c.by_split.map(function (r) { return r[0] + ' (' + r[5] + ')'; });
+    var tok = barChart({ label: 'tokens per split', categories: cats, xLabel: 'split (rows)', yLabel: 'tokens', stacks: [
+      { name: 'prompt, uncached', values: c.by_split.map(function (r) { return r[1]; }) },
+      { name: 'prompt, cached', values: c.by_split.map(function (r) { return r[2]; }) },
+      { name: 'completion', values: c.by_split.map(function (r) { return r[3]; }) },
+    ] });
+    var priced = c.by_split.some(function (r) { return r[4] !== null; });
+    var cost = priced
+      ? barChart({ label: 'cost per split', categories: cats, xLabel: 'split (rows)', yLabel: 'cost ' + c.currency, fmt: function (v) { return money(v); }, stacks: [{ name: 'cost ' + c.currency, values: c.by_split.map(function (r) { return r[4] || 0; }) }] })
+      : '<p class="muted">No prices are set (<code>model.pricing</code>): cost is unknown, tokens are counted.</p>';
+    var legendItems = [['prompt, uncached', PALETTE[0]], ['prompt, cached', PALETTE[1]], ['completion', PALETTE[2]]];
+    return '<div class="grid2"><div class="panel">' + tok + legend(legendItems) + '</div><div class="panel">' + cost + '</div></div>';
+  }
+
   // ── optimize ─────────────────────────────────────────────────────────────────────────────────────
   function renderOptimize(D) {
     var ok = D.stopped && D.stopped.reason === 'target_reached';
     var badge = D.stopped ? { text: 'stopped: ' + D.stopped.reason.replace(/_/g, ' '), cls: ok ? 'pass' : D.stopped.reason === 'infrastructure' ? 'inconclusive' : D.stopped.reason === 'budget' ? 'fail' : '' } : null;
     var h = header(badge);
-    h += toc([['overview', 'overview'], ['curve', 'validation per step'], ['size', 'skill size'], ['schedule', 'edit budget'], ['costs', 'calls and tokens'], ['steps', 'steps and edits'], ['diff', 'skill diff'], ['eval', 'cases'], ['files', 'files']]);
+    h += toc([['overview', 'overview'], ['curve', 'validation per step'], ['size', 'skill size'], ['schedule', 'edit budget'], ['costs', 'calls, tokens and cost'], ['steps', 'steps and edits'], ['diff', 'skill diff'], ['eval', 'cases'], ['files', 'files']]);
     var o = cards(D.cards);
     if (D.stopped) o += '<p class="muted">stopped at step ' + D.stopped.step + ': ' + esc(D.stopped.detail) + '</p>';
     if (D.ungated.length) o += '<details><summary>' + D.ungated.length + ' change(s) entered the skill without the validation gate</summary><ul>' + D.ungated.map(function (u) { return '<li>step ' + u.step + ' (epoch ' + u.epoch + '): <b>' + esc(u.kind) + '</b> — ' + esc(u.detail) + '</li>'; }).join('') + '</ul></details>';
@@ -591,7 +617,10 @@
       for (var q = 0; q < 5; q++) tot[q] += s[q + 1];
     });
     st += '<tr><td><b>total</b></td>' + tot.map(function (x) { return '<td class="num"><b>' + int(x) + '</b></td>'; }).join('') + '</tr></tbody></table>';
-    h += section('costs', 'Calls and tokens per stage', '<div class="grid2"><div class="panel">' + costs + '</div><div class="panel">' + st + '<p class="muted small">Totals over the whole run, the final test evaluations included; the chart shows what each step spent.</p></div></div>');
+    var stepCost = D.priced
+      ? '<div class="panel">' + barChart({ label: 'cost per step', categories: steps.map(function (s) { return String(s.step); }), stacks: [{ name: 'cost ' + D.currency, values: steps.map(function (s) { return s.cost || 0; }) }], xLabel: 'step', yLabel: 'cost ' + D.currency, fmt: function (v) { return money(v); } }) + '<p class="muted small">What each step\'s requests cost (every stage, priced by its role\'s model; replies from the model-call cache cost nothing).</p></div>'
+      : '<p class="muted small">No prices are set (<code>model.pricing</code>): cost is unknown, tokens are counted.</p>';
+    h += section('costs', 'Calls, tokens and cost per stage', '<div class="grid2"><div class="panel">' + costs + '</div><div class="panel">' + st + '<p class="muted small">Totals over the whole run, the final test evaluations included; the chart shows what each step spent.</p></div></div>' + stepCost);
 
     // steps and edits
     var stepRows = steps;
