@@ -25,6 +25,19 @@ export const TokenSummarySchema = z.record(
   }),
 );
 
+/** What a candidate for the best skill is known by (src/optimizer/best.ts): the summary lists them, the runtime state keeps them. */
+export const BestCandidateFields = {
+  hash: z.string(),
+  step: z.number(),
+  origin: z.string(),
+  score: z.number(),
+  pass_rate: z.number(),
+  /** Mean target-role prompt + completion tokens per val case; null when no reply reported usage. */
+  mean_tokens: z.number().nullable(),
+  /** Mean target-role cost per val case; null without prices. */
+  mean_cost: z.number().nullable(),
+};
+
 export const StoppedSchema = z.looseObject({ reason: z.string(), detail: z.string(), step: z.number() }).nullable();
 
 export const OptimizeSummarySchema = z.looseObject({
@@ -55,19 +68,7 @@ export const OptimizeSummarySchema = z.looseObject({
       tolerance: z.number().nullable(),
       highest_pass_rate: z.number().nullable(),
       chosen: z.string().nullable(),
-      candidates: z.array(
-        z.looseObject({
-          hash: z.string(),
-          step: z.number(),
-          origin: z.string(),
-          score: z.number(),
-          pass_rate: z.number(),
-          mean_tokens: z.number().nullable(),
-          mean_cost: z.number().nullable(),
-          eligible: z.boolean(),
-          chosen: z.boolean(),
-        }),
-      ),
+      candidates: z.array(z.looseObject({ ...BestCandidateFields, eligible: z.boolean(), chosen: z.boolean() })),
     })
     .optional(),
   /** The best skill's size in tokens: ceil(chars / 4), an estimate (no request made). */

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { schemaVersion } from './version.ts';
-import { StoppedSchema, TokenSummarySchema } from './optimize-summary.ts';
+import { BestCandidateFields, StoppedSchema, TokenSummarySchema } from './optimize-summary.ts';
 
 /** A skill's validation result (the gate's and the selection cache's unit). */
 export const ValidationScoreSchema = z.object({
@@ -47,17 +47,9 @@ export type GateStats = z.infer<typeof GateStatsSchema>;
 
 /** A candidate for the best skill (src/optimizer/best.ts). */
 export const BestCandidateSchema = z.object({
-  hash: z.string(),
+  ...BestCandidateFields,
   /** Its text, relative to the run folder. */
   path: z.string(),
-  step: z.number(),
-  origin: z.string(),
-  score: z.number(),
-  pass_rate: z.number(),
-  /** Mean target-role prompt + completion tokens per val case; null when no reply reported usage. */
-  mean_tokens: z.number().nullable(),
-  /** Mean target-role cost per val case; null without prices. */
-  mean_cost: z.number().nullable(),
   seq: z.number(),
 });
 

@@ -7,6 +7,7 @@
  * - the opt fixture with an optimizer whose compress reply deletes the seed's rule (every other stage is
  *   answered as the simulated model answers it): the compression loses val and the gate rejects it.
  */
+import type { CompressRecord } from '../../src/optimizer/stage-compress.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -29,19 +30,7 @@ afterAll(async () => {
 const CONFIG = 'configs/dotnetdebug/sim.yaml';
 const ARGS = ['optimizer.compress=on', 'train.seed=42', 'evaluation.eval_test=false'];
 
-interface Compress {
-  trigger: string;
-  skill_hash: string;
-  tokens_before: number;
-  tokens_after: number;
-  chars_before: number;
-  chars_after: number;
-  edits: number;
-  applied: number;
-  action: string;
-  rule?: string;
-  pass_rate?: number;
-}
+type Compress = CompressRecord;
 
 const pad4 = (n: number) => String(n).padStart(4, '0');
 
