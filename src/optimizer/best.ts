@@ -8,28 +8,16 @@
  * gate score, the earlier step. It reads tokens, never prices, so it works without them; a candidate
  * whose tokens are unknown (replies without usage) ranks after every one whose tokens are known.
  */
-export type SelectBest = 'highest' | 'cheapest_within';
+import type { BestCandidateSchema, BestSelectionSchema } from '../runfiles/index.ts';
+import type { z } from 'zod';
 
+/** A skill that could be best, as the runtime state keeps it (BestCandidateSchema of src/runfiles/runtime-state.ts). */
+export type BestCandidate = z.infer<typeof BestCandidateSchema>;
 
-export interface BestCandidate {
-  /** Skill hash (src/skill/hash.ts). */
-  hash: string;
-  /** Its text, relative to the run folder (candidates/<hash>.md). */
-  path: string;
-  /** The step that produced it (0: the initial skill). */
-  step: number;
-  origin: string;
-  /** Gate score of its complete validation. */
-  score: number;
-  /** Val pass rate of that validation. */
-  pass_rate: number;
-  /** Mean target-role prompt + completion tokens per val case; null when no reply reported usage. */
-  mean_tokens: number | null;
-  /** Mean target-role cost per val case; null without prices. */
-  mean_cost: number | null;
-  /** The order candidates were recorded in (the last tie-break). */
-  seq: number;
-}
+/** The record summary.json keeps of the choice: the rule, and every candidate it considered. */
+export type BestSelection = z.infer<typeof BestSelectionSchema>;
+
+export type SelectBest = BestSelection['rule'];
 
 /** Floating-point slack when comparing pass rates with the tolerance (rates are fractions of item counts). */
 const EPS = 1e-9;
@@ -54,18 +42,6 @@ export function cheaperFirst(a: BestCandidate, b: BestCandidate): number {
 /** `cheapest_within`: the chosen candidate (null when there is none). */
 export function cheapestWithin(candidates: readonly BestCandidate[], tolerance: number): BestCandidate | null {
   return withinTolerance(candidates, tolerance).sort(cheaperFirst)[0] ?? null;
-}
-
-/** The record summary.json keeps of the choice: the rule, and every candidate it considered. */
-export interface BestSelection {
-  rule: SelectBest;
-  /** cheapest_within: the tolerance; null for `highest`. */
-  tolerance: number | null;
-  /** The highest val pass rate among the candidates. */
-  highest_pass_rate: number | null;
-  /** The chosen candidate's hash. */
-  chosen: string | null;
-  candidates: Array<Omit<BestCandidate, 'path' | 'seq'> & { eligible: boolean; chosen: boolean }>;
 }
 
 export function describeSelection(candidates: readonly BestCandidate[], rule: SelectBest, tolerance: number, chosen: string | null): BestSelection {

@@ -27,16 +27,32 @@ export const TokenSummarySchema = z.record(
 
 /** What a candidate for the best skill is known by (src/optimizer/best.ts): the summary lists them, the runtime state keeps them. */
 export const BestCandidateFields = {
+  /** Skill hash (src/skill/hash.ts). */
   hash: z.string(),
+  /** The step that produced it (0: the initial skill). */
   step: z.number(),
   origin: z.string(),
+  /** Gate score of its complete validation. */
   score: z.number(),
+  /** Val pass rate of that validation. */
   pass_rate: z.number(),
   /** Mean target-role prompt + completion tokens per val case; null when no reply reported usage. */
   mean_tokens: z.number().nullable(),
   /** Mean target-role cost per val case; null without prices. */
   mean_cost: z.number().nullable(),
 };
+
+/** The record of how best_skill.md was chosen (src/optimizer/best.ts): the rule, and every candidate it considered. */
+export const BestSelectionSchema = z.looseObject({
+  rule: z.enum(['highest', 'cheapest_within']),
+  /** cheapest_within: the tolerance; null for `highest`. */
+  tolerance: z.number().nullable(),
+  /** The highest val pass rate among the candidates. */
+  highest_pass_rate: z.number().nullable(),
+  /** The chosen candidate's hash. */
+  chosen: z.string().nullable(),
+  candidates: z.array(z.looseObject({ ...BestCandidateFields, eligible: z.boolean(), chosen: z.boolean() })),
+});
 
 export const StoppedSchema = z.looseObject({ reason: z.string(), detail: z.string(), step: z.number() }).nullable();
 
@@ -62,15 +78,7 @@ export const OptimizeSummarySchema = z.looseObject({
     by_stage: z.record(z.string(), z.number().nullable()),
   }).optional(),
   /** How best_skill.md was chosen (`optimizer.select_best`) and the candidates the rule considered. */
-  best_selection: z
-    .looseObject({
-      rule: z.enum(['highest', 'cheapest_within']),
-      tolerance: z.number().nullable(),
-      highest_pass_rate: z.number().nullable(),
-      chosen: z.string().nullable(),
-      candidates: z.array(z.looseObject({ ...BestCandidateFields, eligible: z.boolean(), chosen: z.boolean() })),
-    })
-    .optional(),
+  best_selection: BestSelectionSchema.optional(),
   /** The best skill's size in tokens: ceil(chars / 4), an estimate (no request made). */
   skill_tokens: z.number().optional(),
   /** The initial, best and final skills' size in tokens, the same estimate. */

@@ -50,6 +50,7 @@ export const BestCandidateSchema = z.object({
   ...BestCandidateFields,
   /** Its text, relative to the run folder. */
   path: z.string(),
+  /** The order candidates were recorded in (the last tie-break). */
   seq: z.number(),
 });
 

@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { BestSelection } from '../../src/optimizer/best.ts';
 import { assertBuilt, history, readJson, readText, REPO, tempDirs, train } from './optimize-helpers.ts';
 
 const tmp = tempDirs('select-best');
@@ -16,24 +17,7 @@ afterAll(() => tmp.cleanup());
 const CONFIG = 'configs/dotnetdebug/sim.yaml';
 const ARGS = ['evaluation.eval_test=false'];
 
-interface Considered {
-  hash: string;
-  step: number;
-  origin: string;
-  score: number;
-  pass_rate: number;
-  mean_tokens: number | null;
-  mean_cost: number | null;
-  eligible: boolean;
-  chosen: boolean;
-}
-interface Selection {
-  rule: string;
-  tolerance: number | null;
-  highest_pass_rate: number;
-  chosen: string;
-  candidates: Considered[];
-}
+type Selection = BestSelection;
 
 describe.concurrent('select_best', () => {
   test('highest vs cheapest_within: per-candidate tokens recorded, the same steps, the cheaper skill within the tolerance chosen; a killed run resumes to the same choice', async () => {
