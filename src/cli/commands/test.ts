@@ -3,7 +3,8 @@
  * defines pass through unchanged (-t, --reporter, --outputFile.junit, --shard, --merge-reports, file filters).
  * With `--optimize` it runs the optimizer until the validation pass rate reaches `--target`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readRunFile, RunSummarySchema } from '../../runfiles/index.ts';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
 import { EXIT_CODES, selectionNote } from '../../suite/verdict.ts';
@@ -261,15 +262,8 @@ function attributeOptions(
  */
 function keptByBudget(outDir: string): { rows: Record<string, CaseRecord[]>; notRun: number } | null {
   const file = join(outDir, 'summary.json');
-  if (!existsSync(file)) return null;
-  let summary: { overall?: { not_run?: unknown } };
-  try {
-    summary = JSON.parse(readFileSync(file, 'utf8')) as typeof summary;
-  } catch {
-    return null;
-  }
-  const notRun = summary.overall?.not_run;
-  if (typeof notRun !== 'number' || notRun <= 0) return null;
+  const notRun = readRunFile(RunSummarySchema, file, displayPath(file))?.overall.not_run;
+  if (notRun === undefined || notRun <= 0) return null;
   const rows: Record<string, CaseRecord[]> = {};
   for (const r of readResults(join(outDir, 'results.jsonl'))) {
     if (r.error_kind !== null) continue;
