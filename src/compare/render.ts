@@ -12,7 +12,7 @@ import { buildRunFile, CompareFileSchema } from '../runfiles/index.ts';
 import { VERSION } from '../version.ts';
 import type { CaseChange, CaseRef, Comparison, UsageChange } from './compare.ts';
 import { boundShown } from '../suite/verdict.ts';
-import { amountShown } from '../suite/cost-gate.ts';
+import { amountShown } from '../cost/pricing.ts';
 import type { Side } from './load.ts';
 
 export const COMPARE_REPORT_VERSION = 1;

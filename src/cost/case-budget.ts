@@ -6,6 +6,7 @@
  * many were not run. `train.max_cost` bounds what an optimize run spends (src/optimizer/budget.ts).
  */
 import type { CallUsage, CaseRecord } from '../types.ts';
+import { spentCost } from '../model/call-usage.ts';
 import { formatMoney, priceFor, type Pricing } from './pricing.ts';
 
 /** The config keys that name a money budget, and the models whose prices it needs. */
@@ -18,9 +19,7 @@ export function budgetPricingError(key: 'env.max_cost' | 'train.max_cost', prici
 
 /** What one role's usage of a case spent: its cost less the part the model-call cache served (null: unknown). */
 function spentOf(u: CallUsage | undefined): number | null {
-  if (!u) return 0;
-  if (u.cost === null || u.cost === undefined) return null;
-  return u.cost - (u.from_cache?.cost ?? 0);
+  return u ? spentCost(u) : 0;
 }
 
 /** What a case's rows (its trials) spent on requests sent, target and judge; null when some cost is unknown. */

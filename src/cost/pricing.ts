@@ -55,3 +55,6 @@ export function formatMoney(amount: number | null | undefined, currency: string)
   const digits = abs === 0 ? 2 : abs >= 1 ? 2 : abs >= 0.01 ? 4 : 6;
   return `${amount.toFixed(digits)} ${currency}`;
 }
+
+/** An amount without its currency, three significant digits below 1 (a per-case cost; rounded for display only). */
+export const amountShown = (x: number): string => (x === 0 ? '0' : Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(3));

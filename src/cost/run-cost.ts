@@ -4,7 +4,7 @@
  * hits left out), and how many rows' tokens are unknown (a reply without `usage`).
  */
 import type { CallUsage, CaseRecord } from '../types.ts';
-import { spentTokens } from '../model/call-usage.ts';
+import { spentCost, spentTokens } from '../model/call-usage.ts';
 import { quantileSorted } from '../stats/quantile.ts';
 
 export interface RunCost {
@@ -65,7 +65,7 @@ export function runCost(rows: readonly CostRow[], currency: string): RunCost {
       const s = spentTokens(u);
       spent.prompt_tokens += s.prompt_tokens;
       spent.completion_tokens += s.completion_tokens;
-      if (u.cost !== null && u.cost !== undefined) spent.total = (spent.total ?? 0) + u.cost - (u.from_cache?.cost ?? 0);
+      spent.total = addKnown(spent.total, spentCost(u));
     }
     if (rowPriced) pricedRows += 1;
   }

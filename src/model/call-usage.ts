@@ -81,3 +81,8 @@ export function spentTokens(u: CallUsage): { prompt_tokens: number; cached_promp
     completion_tokens: Math.max(0, (u.completion_tokens ?? 0) - (c?.completion_tokens ?? 0)),
   };
 }
+
+/** What the requests a case sent cost: its cost less the part of it the model-call cache served (null: unknown). */
+export function spentCost(u: CallUsage): number | null {
+  return u.cost === null || u.cost === undefined ? null : u.cost - (u.from_cache?.cost ?? 0);
+}

@@ -7,7 +7,7 @@
 import { Accounting, TOTAL_KEY } from '../model/index.ts';
 import type { TokenSummary } from '../types.ts';
 import { costOf, formatMoney, type Price } from '../cost/pricing.ts';
-import { JUDGE_STAGE } from '../suite/scorers/judge.ts';
+import { stageRole } from '../cost/display.ts';
 import { SkillOptError } from '../util/errors.ts';
 
 export class BudgetExhausted extends SkillOptError {
@@ -23,11 +23,6 @@ export interface MoneyBudget {
   prices: { optimizer: Price | null; target: Price | null; judge: Price | null };
   /** The judge's model, for the error when its calls cannot be priced. */
   judgeModel: string;
-}
-
-/** The role an accounting stage's calls went to: rollouts the target's, the judge's its own, every other the optimizer's. */
-function stageRole(stage: string): 'optimizer' | 'target' | 'judge' {
-  return stage === 'rollout' ? 'target' : stage === JUDGE_STAGE ? 'judge' : 'optimizer';
 }
 
 export class Budget {

@@ -6,6 +6,7 @@
  * as `val_ledger.json` after every evaluation, so a resumed run has them back. A partial evaluation
  * lives here only; the selection cache (complete scores) is the run state's.
  */
+import { rowTokens } from '../suite/cost-gate.ts';
 import type { CaseRecord } from '../types.ts';
 import type { RunStore } from './run-store.ts';
 
@@ -31,11 +32,6 @@ export interface MeanUsage {
   cases_without_usage: number;
 }
 
-/** A row's target-role tokens (prompt + completion) as its replies reported them; null when either is unknown. */
-export function rowTokens(r: Pick<CaseRecord, 'usage'>): number | null {
-  const { prompt_tokens: p, completion_tokens: c } = r.usage;
-  return p !== null && c !== null ? p + c : null;
-}
 
 type Skills = Record<string, Record<string, ValSample[]>>;
 
@@ -58,7 +54,7 @@ export class ValLedger {
       const t = r.trial ?? null;
       const list = (items[r.id] ??= []);
       if (list.some((s) => s.t === t)) continue;
-      list.push({ t, hard: r.hard, soft: r.soft, pass: r.pass, tokens: rowTokens(r), cost: r.usage.cost ?? null });
+      list.push({ t, hard: r.hard, soft: r.soft, pass: r.pass, tokens: rowTokens({ usage: r.usage }), cost: r.usage.cost ?? null });
       list.sort((a, b) => (a.t ?? -1) - (b.t ?? -1));
     }
   }

@@ -15,6 +15,7 @@ import type { CaseRecord } from '../types.ts';
 import type { GateMeasured, GateThresholds } from '../contract/session.ts';
 import { quantileSorted } from '../stats/quantile.ts';
 import { SkillOptError } from '../util/errors.ts';
+import { amountShown } from '../cost/pricing.ts';
 import { caseOutcomes, type OutcomeRow } from './summary.ts';
 
 /** The usage fields cost gates read (a CallUsage, before or after prices: tokens may be null). */
@@ -147,8 +148,6 @@ export function costGateMeasuredText(g: { thresholds: GateThresholds; measured?:
 }
 
 const formatTokens = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
-/** Money as a decimal with enough places to show a per-case cost (rounded for display only). */
-export const amountShown = (x: number) => (x === 0 ? '0' : Math.abs(x) >= 1 ? x.toFixed(2) : x.toPrecision(3));
 
 // ── per-case limits ─────────────────────────────────────────────────────────────────────────────────
 

@@ -7,7 +7,7 @@ import { describe, test, type TaskMeta } from 'vitest';
 import type { CaseRecord, SkillTask } from '../types.ts';
 import { oneLineClip } from '../util/clip.ts';
 import type { GateThresholds, ProvidedSession, SuiteSelection } from '../contract/session.ts';
-import { caseOutcomes, scoreStats } from './summary.ts';
+import { caseOutcomes, DEFAULT_CURRENCY, scoreStats } from './summary.ts';
 import { inSuiteFile } from './site.ts';
 import type { HeadStart } from './head-start.ts';
 import { isNotRun, type CaseRun, type NotRun } from './admitted.ts';
@@ -83,7 +83,7 @@ export function registerCases<E>(reg: Registration<E>): void {
         const verdict = evaluateGate(suite, stats, thresholds, gateRows);
         ctx.task.meta.skilloptGate = verdict;
         // the suite's cost, tokens and latency: a JUnit property of the gate case (docs/accounting.md#cost)
-        await ctx.annotate(costLine(runCost(gateRows, selection.currency ?? 'USD'), selection.skill_tokens), 'skillopt:cost');
+        await ctx.annotate(costLine(runCost(gateRows, selection.currency ?? DEFAULT_CURRENCY), selection.skill_tokens), 'skillopt:cost');
         // the cost gates' measured values: a `skillopt:gate` property of the case in JUnit
         const measured = costGateMeasuredText(verdict);
         if (measured) await ctx.annotate(measured, 'skillopt:gate');
