@@ -168,6 +168,25 @@ const SPLIT_RATIO_RE = /^\d+(:\d+){2}$/;
 
 // ── sections ────────────────────────────────────────────────────────────────────────────────────
 
+/** `model.simulated.profiles.<id>`: the knobs one simulated model id gets, on top of its profile (every key optional). */
+const SimulatedModelSchema = z.strictObject({
+  noise: z.number().min(0).max(1).optional(),
+  max_rules: int().min(0).optional(),
+  interference: z.number().min(0).max(1).optional(),
+  dilution: z.number().min(0).optional(),
+  dilution_rules: int().min(0).optional(),
+  dilution_chars: int().min(0).optional(),
+  analyst_error_rate: z.number().min(0).max(1).optional(),
+  analyst_misread_rate: z.number().min(0).max(1).optional(),
+  analyst_context_recall: z.number().min(0).max(1).optional(),
+  analyst_notes_effect: z.number().min(0).max(1).optional(),
+  analyst_generalize: int().min(0).optional(),
+  ranker_accuracy: z.number().min(0).max(1).optional(),
+  routing_noise: z.number().min(0).max(1).optional(),
+  result_call_rules: z.boolean().optional(),
+  latency_ms: z.number().min(0).optional(),
+});
+
 const SimulatedSchema = z.strictObject({
   /** Seed of the simulated server's random choices (noise, interference, dilution, analyst errors, ranking). */
   seed: int().default(0),
@@ -199,6 +218,15 @@ const SimulatedSchema = z.strictObject({
   routing_noise: prob(0),
   /** Artificial latency per request, milliseconds. */
   latency_ms: nonNeg(0),
+  /**
+   * Whether the target follows call rules triggered by a tool result. Unset: each model's profile decides
+   * (docs/simulated-model.md#model-profiles), yes for a model without one.
+   */
+  result_call_rules: z.boolean().optional(),
+  /** Multiplies a profile's latency (unset: 1; 0: none); `latency_ms` above 0 replaces it. */
+  latency_scale: z.number().min(0).optional(),
+  /** Per model id: knobs on top of its profile and of the keys above (docs/simulated-model.md#model-profiles). */
+  profiles: z.record(z.string().min(1), SimulatedModelSchema).optional(),
 });
 
 /**

@@ -13,6 +13,7 @@ import { openModelCache, runLabel, type ModelCache } from '../model/cache/cache.
 import type { RoleConfig } from '../model/types.ts';
 import type { SimServerThread } from '../sim/thread.ts';
 import { knobsFromConfig } from '../sim/knobs.ts';
+import { simWorldFromConfig } from '../sim/profiles.ts';
 import type { RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import type { LoadError, RunVerdict } from '../suite/verdict.ts';
@@ -97,6 +98,8 @@ export interface OpenHostOptions {
   modelServer?: 'eager' | 'on-demand';
   /** `test` / `eval`: apply `env.max_cost` to the cases (when it is set). */
   caseBudget?: boolean;
+  /** More model ids the in-process simulated model serves besides the roles' (a matrix run's models). */
+  simulatedModels?: readonly string[];
 }
 
 /** Resolve roles, start the simulated model if a role needs it (or arrange it for the first call), and install the host. */
@@ -115,9 +118,9 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       simServer = await startSimServerThread({
         host: '127.0.0.1',
         port: 0,
-        models: [...new Set(simulatedRoles.map((r) => r.model))],
+        models: [...new Set([...simulatedRoles.map((r) => r.model), ...(opts.simulatedModels ?? [])])],
         ...knobsFromConfig(sim),
-        latencyMs: sim.latency_ms,
+        ...simWorldFromConfig(sim),
         log: opts.log ?? (() => {}),
         logRequests: false,
       });

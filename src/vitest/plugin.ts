@@ -17,6 +17,7 @@ import type { TestProject, Vitest } from 'vitest/node';
 import { findConfigPath } from '../config/find.ts';
 import { loadConfig } from '../config/load.ts';
 import { outRoot } from '../config/out-root.ts';
+import { withProfilePrices } from '../sim/profiles.ts';
 import { redactText } from '../util/redact.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { currentHost, openHost, type SessionHost } from './host.ts';
@@ -47,7 +48,7 @@ async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionH
   const path = findConfigPath(options.config);
   if (!path) return { host: null, owned: false };
   const cfgOptions = options.cfgOptions ?? (process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? []);
-  const { config } = loadConfig({ path, cfgOptions });
+  const config = withProfilePrices(loadConfig({ path, cfgOptions }).config);
   const host = await openHost({ config, outDir: outRoot(config, 'test'), log: (l) => console.log(redactText(escapeControls(l))) });
   return { host, owned: true };
 }
