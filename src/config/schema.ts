@@ -17,7 +17,7 @@
 import { z } from 'zod';
 import { CACHE_MODES, type CacheMode } from '../model/cache/settings.ts';
 
-export const SECTIONS = ['model', 'train', 'gradient', 'optimizer', 'evaluation', 'env', 'cache'] as const;
+export const SECTIONS = ['model', 'train', 'gradient', 'optimizer', 'evaluation', 'env', 'cache', 'models'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 // ── backends ────────────────────────────────────────────────────────────────────────────────────
@@ -587,6 +587,22 @@ const CacheSchema = z.strictObject({
   dir: z.string().min(1).default('.skillopt/cache'),
 });
 
+/**
+ * `models.<name>`: a named target model for `--models` (docs/matrix.md#models). Unset keys inherit the
+ * target role's settings of `model.*`; `base_url` makes it an OpenAI-compatible endpoint of its own.
+ */
+const NamedModelSchema = z.strictObject({
+  /** The model id sent in requests. */
+  model: z.string().min(1),
+  base_url: z.string().min(1).optional(),
+  /** The environment variable that holds its API key. */
+  api_key_env: z.string().min(1).optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  max_tokens: int().min(1).optional(),
+  /** Its price per million tokens (docs/accounting.md#cost), for this name only. */
+  pricing: PriceSchema.optional(),
+});
+
 export const ConfigSchema = z
   .strictObject({
     model: ModelSchema.prefault({}),
@@ -596,6 +612,8 @@ export const ConfigSchema = z
     evaluation: EvaluationSchema.prefault({}),
     env: EnvSchema.prefault({}),
     cache: CacheSchema.prefault({}),
+    /** Named target models for `--models` (docs/matrix.md#models); none by default. */
+    models: z.record(z.string().min(1), NamedModelSchema).default(() => ({})),
   })
   .superRefine((cfg, ctx) => {
     if (cfg.optimizer.min_learning_rate > cfg.optimizer.learning_rate) {
