@@ -292,7 +292,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     limits,
   });
   // kept rows of a rerun, and env.max_cost's admission (suite/admitted.ts)
-  const runCase = admittedRunner<E>(runScored, { suite: options.name, session, runtime, hash, trials: samples ? samples.length : trials });
+  const runCase = admittedRunner<E>(runScored, { suite: options.name, session, runtime, hash, trials: samples ? samples.length : trials, samples: samples !== null });
   // the cases Vitest starts first start now, before it finishes collecting (suite/head-start.ts)
   const firstWave = new Map(selected.slice(0, vitestWave()).map((t) => [t.id, t]));
   const early = headStart([...firstWave.keys()], firstWave.size, (id, signal) => runCase(firstWave.get(id)!, signal));
