@@ -114,7 +114,7 @@ export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
         reporters.forEach((r, i) => {
           if (Array.isArray(r) && r[0] === 'default') reporters[i] = new SkillConsoleReporter(r[1] as ConstructorParameters<typeof SkillConsoleReporter>[0]);
         });
-        reporters.push(new SkillReporter());
+        reporters.push(new SkillReporter(host));
         if (owned) {
           let closed = false;
           vitest.onClose(() => (closed ? undefined : ((closed = true), host.close())));
