@@ -22,17 +22,20 @@ import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
 import { withRunSession, type RunSessionOptions } from '../run-session.ts';
 import { evalRun } from '../eval-run.ts';
+import { runMatrixCommand } from '../matrix.ts';
+import { MATRIX_FLAGS } from '../matrix-flags.ts';
 import { checkCaseBudget } from '../common.ts';
 
 const SPEC = defineCommand({
   name: 'eval',
   flags: {
     config: { ...CONFIG_FLAGS.config, required: true },
-    skill: { type: 'string', arg: 'S', required: true, help: 'the skill file to score; none = the bare model (no system message)' },
+    skill: { type: 'string', arg: 'S', required: true, help: 'the skill file to score; none = the bare model (no system message); with --models, --skills' },
     split: { type: 'string', arg: 'train|val|test|all', default: 'all', help: 'which tasks to score (aliases: valid_seen = val, valid_unseen = test)' },
     trials: { type: 'number', arg: 'K', help: 'run every task K times (env.trials); a prediction then lists its trials' },
     'cfg-options': CONFIG_FLAGS['cfg-options'],
     'model-cache': CONFIG_FLAGS['model-cache'],
+    ...MATRIX_FLAGS,
   },
   about: `  Scores skill S on one split of the suite named by env.name and writes <env.out_root>/eval_summary.json
   plus predictions/<id>.json.`,
@@ -44,6 +47,12 @@ export const command: Command = {
     const { values: args, positionals } = parseFlags(SPEC, argv);
     noOperands(SPEC, positionals);
     const { config } = configFromArgs(args, { required: true });
+    if (args.models.length > 0) {
+      if (args.skill !== undefined && args.skills.length > 0) throw new SkillOptError('--skill and --skills do not go together: with --models, list every skill in --skills');
+      const skills = args.skills.length > 0 ? args.skills : args.skill !== undefined ? [args.skill] : undefined;
+      return runMatrixCommand({ kind: 'eval', config, models: args.models, skills, parallelCells: args['parallel-cells'], split: normalizeSplit(args.split) });
+    }
+    if (args.skills.length > 0) throw new SkillOptError('--skills goes with --models (one skill without it: --skill)');
     const skillArg = args.skill;
     if (!skillArg) throw new SkillOptError('--skill <file.md> is required (or --skill none for the bare model)');
     const skill = skillFromFlag(skillArg);
