@@ -110,6 +110,8 @@ export async function runMatrixCommand(input: MatrixCommandInput): Promise<numbe
   return result.exitCode;
 }
 
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
 /** One line per cell, then the end report. */
 function printMatrixReport(kind: 'eval' | 'test', outDir: string, r: MatrixResult): void {
   const rows = r.cells.map(({ entry, summary }) => {
@@ -127,7 +129,7 @@ function printMatrixReport(kind: 'eval' | 'test', outDir: string, r: MatrixResul
     inconclusive: r.exitCode === 3,
     outDir,
     metrics: [
-      ['cells', `${r.cells.length} (${r.manifest.models.length} models × ${r.manifest.skills.length} skills): ${r.ran} ran, ${r.reused} complete from an earlier run`],
+      ['cells', `${r.cells.length} (${plural(r.manifest.models.length, 'model')} × ${plural(r.manifest.skills.length, 'skill')}): ${r.ran} ran, ${r.reused} complete from an earlier run`],
       ['matrix', `${displayPath(join(outDir, 'matrix-run.json'))} lists every cell and its folder`],
     ],
     failure: failed.length ? `${failed.length} cell(s) did not pass: ${failed.map((c) => `${c.entry.model} × ${c.entry.skill} (${c.entry.verdict ?? c.entry.status})`).join(', ')}` : null,

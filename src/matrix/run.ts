@@ -150,7 +150,7 @@ export async function runMatrix(o: MatrixRunOptions): Promise<MatrixResult> {
       });
       manifest.write();
       const toRun = plans.filter((p) => !p.done);
-      o.log(`matrix of ${cells.length} cells (${o.models.length} models × ${o.skills.length} skills) in ${displayPath(o.outDir)}: ${toRun.length} to run, ${cells.length - toRun.length} complete from an earlier run`);
+      o.log(`matrix of ${cells.length} cell(s) (${o.models.length} model(s) × ${o.skills.length} skill(s)) in ${displayPath(o.outDir)}: ${toRun.length} to run, ${cells.length - toRun.length} complete from an earlier run`);
       await pool.each(toRun, async (plan, lane) => {
         const { cell } = plan;
         mkdirSync(cell.path, { recursive: true });

@@ -3,10 +3,11 @@
  * skill), `seed` each suite's own skill (the default), any other item a skill file. Each gets a label, the
  * second part of its cells' folder names, that depends on the skill alone (so adding a skill to a rerun
  * renames no cell): `none`, `seed`, or the file's path below the working directory without its extension,
- * with every character a folder name should not hold made `-`.
+ * with every character a folder name should not hold made `-` (a file outside it: its name and 8 hex digits of
+ * its path's hash).
  */
 import { createHash } from 'node:crypto';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { basename, isAbsolute, relative, resolve } from 'node:path';
 import { SkillOptError } from '../util/errors.ts';
 import type { MatrixSkillEntry } from '../runfiles/index.ts';
 
@@ -28,12 +29,13 @@ function shownPath(abs: string): string {
   return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : abs;
 }
 
-/** The label of a skill file (see the module comment). */
+const slug = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+/, '');
+
+/** The label of a skill file (see the module comment); a file outside the working directory: its name and a hash of its path. */
 export function skillLabel(path: string): string {
-  const label = shownPath(resolve(path))
-    .replace(/\.[A-Za-z0-9]+$/, '')
-    .replace(/[^A-Za-z0-9._-]+/g, '-')
-    .replace(/^[.-]+/, '');
+  const abs = resolve(path);
+  const shown = shownPath(abs);
+  const label = shown === abs ? `${slug(basename(abs).replace(/\.[A-Za-z0-9]+$/, ''))}-${createHash('sha256').update(abs).digest('hex').slice(0, 8)}` : slug(shown.replace(/\.[A-Za-z0-9]+$/, ''));
   return label === NO_SKILL_ITEM || label === SEED_SKILL_ITEM || label === '' ? `file-${label || 'skill'}` : label;
 }
 
