@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { skillLabel } from '../../src/matrix/skills.ts';
 import { MatrixRunSchema, parseRunFile } from '../../src/runfiles/index.ts';
+import { SIM_PROFILES } from '../../src/sim/profiles.ts';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.ts';
 import { assertBuilt, expectOneLineError, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, tempDirs, writeConfig, writeFile } from './helpers.ts';
@@ -143,8 +144,10 @@ describe('skillopt test --models', () => {
       expect(summary.overall).toMatchObject({ selected: TEST_TASKS, scored: TEST_TASKS });
       expect(summary.verdict.verdict).toBe(c.verdict);
       expect(readJson(join(out, c.dir, 'run.json')).kind).toBe('test');
-      // priced by the profile of its model (the config prices no model)
-      expect(summary.cost.total).toBeGreaterThan(0);
+      // priced by the profile of its own model (the config prices no model): each cell's cases ran as its model
+      const price = SIM_PROFILES[c.model]!.price;
+      const t = summary.cost.tokens;
+      expect(summary.cost.total).toBeCloseTo(((t.prompt - t.cached_prompt) * price.input_per_mtok + t.cached_prompt * price.cached_input_per_mtok + t.completion * price.output_per_mtok) / 1e6, 12);
     }
     expect(r.code).toBe(manifest.cells.some((c: { exit_code: number }) => c.exit_code === 1) ? 1 : 0);
     expect(readFileSync(join(out, 'cells', 'sim-large__seed', 'results.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(TEST_TASKS);
