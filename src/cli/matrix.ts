@@ -12,7 +12,7 @@ import { matrixSkills, type MatrixSkill } from '../matrix/skills.ts';
 import { runMatrix, type MatrixCellKind, type MatrixResult } from '../matrix/run.ts';
 import { datasetDigest } from '../rundir/fingerprint.ts';
 import type { SplitSelector } from '../types.ts';
-import { writeLinesAtomic } from '../util/atomic.ts';
+import { appendLine, writeLinesAtomic } from '../util/atomic.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { score3 } from '../util/format.ts';
@@ -90,7 +90,17 @@ function testCells(split: SplitSelector, input: MatrixCommandInput): MatrixCellK
     },
     async run(cell, lane) {
       const skill = cellSkill(cell.skill, null);
-      const result = await lane.runner.run({ mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, namePattern: input.namePattern ?? null, shard: null });
+      // each scored case is kept as it arrives, so a cell cut short resumes with only the cases it misses
+      const file = join(cell.path, 'results.jsonl');
+      lane.host.caseSink = (row) => {
+        if (row.error_kind === null) appendLine(file, JSON.stringify(row));
+      };
+      let result;
+      try {
+        result = await lane.runner.run({ mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, namePattern: input.namePattern ?? null, shard: null });
+      } finally {
+        lane.host.caseSink = null;
+      }
       if (result.records.length === 0 && result.loadErrors.length > 0 && result.loadErrors.every((e) => e.usage)) throw new SkillOptError(result.loadErrors[0]!.message);
       await writeRunFiles(cell.path, result);
       return { verdict: result.verdict.verdict, exit_code: result.verdict.exit_code };

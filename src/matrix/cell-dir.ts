@@ -41,10 +41,14 @@ export function checkCellDir(dir: string, fp: Fingerprint): CellDirState {
 export function keptRows(dir: string): Record<string, CaseRecord[]> | null {
   const file = join(dir, 'results.jsonl');
   if (!existsSync(file)) return null;
-  const rows: Record<string, CaseRecord[]> = {};
+  // one row per case and trial: the last one written (a resumed run writes its kept rows again)
+  const byTrial = new Map<string, Map<number | undefined, CaseRecord>>();
   for (const r of readResults(file)) {
     if (r.error_kind !== null) continue;
-    (rows[`${r.suite}\u0000${r.id}`] ??= []).push(r);
+    const key = `${r.suite}\u0000${r.id}`;
+    let trials = byTrial.get(key);
+    if (!trials) byTrial.set(key, (trials = new Map()));
+    trials.set(r.trial, r);
   }
-  return rows;
+  return Object.fromEntries([...byTrial].map(([key, trials]) => [key, [...trials.values()]]));
 }

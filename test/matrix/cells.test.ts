@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.ts';
 import { resolveRoles } from '../../src/config/roles.ts';
-import { checkCellDir } from '../../src/matrix/cell-dir.ts';
+import { checkCellDir, keptRows } from '../../src/matrix/cell-dir.ts';
 import { matrixCells } from '../../src/matrix/cells.ts';
 import { resolveMatrixModels } from '../../src/matrix/models.ts';
 import { matrixExitCode } from '../../src/matrix/run.ts';
@@ -62,6 +62,17 @@ describe('cells', () => {
     expect(checkCellDir(dir, fp(5))).toEqual({ state: 'resume', same: false });
     expect(() => checkCellDir(dir, fp(2))).toThrow(/this folder holds a run with env\.trials=3; this run has env\.trials=2/);
     expect(() => checkCellDir(dir, fp(5, 0.2))).toThrow(/model\.simulated\.noise=0\.03; this run has model\.simulated\.noise=0\.2/);
+    rmSync(dir, { recursive: true });
+  });
+
+  it("a cell's kept rows: scored ones, one per case and trial (the last written), none errored", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cell-'));
+    const row = (id: string, trial: number, output: string, error_kind: string | null = null) => JSON.stringify({ suite: 's', id, trial, output, error_kind });
+    writeFileSync(join(dir, 'results.jsonl'), [row('a', 0, 'first'), row('a', 1, 'x'), row('a', 0, 'again'), row('b', 0, 'err', 'infra')].join('\n') + '\n');
+    const kept = keptRows(dir)!;
+    expect(Object.keys(kept)).toEqual(['s\u0000a']);
+    expect(kept['s\u0000a']!.map((r) => [r.trial, r.output])).toEqual([[0, 'again'], [1, 'x']]);
+    expect(keptRows(join(dir, 'none'))).toBeNull();
     rmSync(dir, { recursive: true });
   });
 });
