@@ -5,6 +5,7 @@
  */
 import { inspect } from 'node:util';
 import pc from 'picocolors';
+import { closest } from '../util/closest.ts';
 import { SkillOptError, oneLine } from '../util/errors.ts';
 import { redactText } from '../util/redact.ts';
 import { escapeControls } from '../util/control-chars.ts';
@@ -70,8 +71,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const entry = COMMANDS[name];
   if (!entry) {
-    console.error(redactText(`skillopt: unknown command '${name}'\n\n${help()}`));
-    return 2;
+    const near = closest(name, Object.keys(COMMANDS));
+    throw new SkillOptError(`unknown command '${name}'${near ? ` (did you mean ${near}?)` : ''}; see skillopt --help`);
   }
   const { command } = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
