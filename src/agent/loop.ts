@@ -177,9 +177,12 @@ async function runTool<S>(
       reject(new Timeout());
     }, timeoutMs);
   });
+  // every listener this call adds to the case's signal goes when the call settles (finally): a turn of
+  // 1,000 calls must not leave 1,000 behind
+  let onCancel: (() => void) | undefined;
   const cancelled = new Promise<never>((_, reject) => {
     if (outer?.aborted) reject(outer.reason ?? new Error('aborted'));
-    else outer?.addEventListener('abort', () => reject(outer.reason ?? new Error('aborted')), { once: true });
+    else outer?.addEventListener('abort', (onCancel = () => reject(outer.reason ?? new Error('aborted'))), { once: true });
   });
   cancelled.catch(() => {});
   timedOut.catch(() => {});
@@ -198,6 +201,7 @@ async function runTool<S>(
   } finally {
     clearTimeout(timer);
     outer?.removeEventListener('abort', onAbort);
+    if (onCancel) outer?.removeEventListener('abort', onCancel);
   }
 }
 
