@@ -7,6 +7,7 @@
 import pc from 'picocolors';
 import { startVitest } from 'vitest/node';
 import type { CaseRecord } from '../types.ts';
+import { oneLine } from '../util/errors.ts';
 import { score3 } from '../util/format.ts';
 import { displayPath } from '../util/paths.ts';
 import type { RunResult, SessionHost } from '../vitest/host.ts';
@@ -50,7 +51,7 @@ export function renderWatchReport(run: number, result: RunResult, opts: { simula
     ? verdict.reason
     : (result.errors[0] ??
       (failedGate ? `suite gate failed for '${failedGate.suite}': ${failedGate.reasons.join('; ')}` : null) ??
-      (firstError ? `${firstError.id}: ${firstError.error}` : null) ??
+      (firstError ? `${firstError.id}: ${oneLine(firstError.error)}` : null) ??
       (c.n === 0 ? 'no skill case ran (see the output above)' : null));
   if (failure && !ok) lines.push(`  ${pc.red('failure:')}  ${failure}`);
   lines.push(`  next:     edit the skill, the dataset or the suite to rerun; press q to quit`);
