@@ -11,6 +11,7 @@ import { oneLine } from '../util/errors.ts';
 import { score3 } from '../util/format.ts';
 import { displayPath } from '../util/paths.ts';
 import type { RunResult, SessionHost } from '../vitest/host.ts';
+import { printOut } from '../util/print.ts';
 
 export interface TestWatchOptions {
   host: SessionHost;
@@ -61,7 +62,7 @@ export function renderWatchReport(run: number, result: RunResult, opts: { simula
 /** Run the suites in watch mode; resolves when Vitest closes (Vitest itself exits the process on q / Ctrl-C). */
 export async function runTestWatch(opts: TestWatchOptions): Promise<number> {
   const { host } = opts;
-  const log = opts.log ?? ((t: string) => console.log(t));
+  const log = opts.log ?? ((t: string) => printOut(t));
   let runs = 0;
   host.sink = (result) => {
     const run = ++runs;
