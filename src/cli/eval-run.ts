@@ -64,13 +64,14 @@ export async function evalRun({ host, runner, config, manifest, skill, split, ou
     shard: null,
     max_errored: config.evaluation.max_errored,
     misses_fail: false,
+    site: manifest.site ?? null,
     skill_tokens: skillTokens(skill.text),
     currency: config.model.currency,
   };
   // eval measures, test judges: no gate; pass when every selected case was scored, whatever the score.
   const budget = host.caseBudget;
   const notRun = budget && budget.notRun > 0 ? { count: budget.notRun, reason: budget.stopReason ?? 'env.max_cost' } : null;
-  const verdict = decideVerdict({ records, selected: ids.length, maxErrored: config.evaluation.max_errored, gates: [], loadErrors: [], missesFail: false, filters: selection.filters, notRun });
+  const verdict = decideVerdict({ records, selected: ids.length, maxErrored: config.evaluation.max_errored, gates: [], loadErrors: [], missesFail: false, filters: selection.filters, notRun, sites: { [selection.suite]: selection.site } });
   const summary = runSummary(records, { wallTimeS: (performance.now() - started) / 1000, selections: [selection], verdict });
   writeJsonAtomic(join(outDir, 'summary.json'), buildRunFile(RunSummarySchema, summary, 'summary.json'));
   const answer = (r: CaseRecord) => ({ output: r.output, hard: r.hard, soft: r.soft, pass: r.pass, feedback: r.feedback, error_kind: r.error_kind });

@@ -17,7 +17,7 @@ import { escapeControls } from '../util/control-chars.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { score3 } from '../util/format.ts';
 import { displayPath } from '../util/paths.ts';
-import { redactText } from '../util/redact.ts';
+import { printOut } from '../util/print.ts';
 import { writeRunFiles } from '../vitest/reporter.ts';
 import { NO_SKILL, readSkillFile } from './common.ts';
 import { printEndReport } from './end-report.ts';
@@ -43,7 +43,7 @@ function cellSkill(skill: MatrixSkill, seed: SuiteManifest['seed_skill'] | null)
   return seed ? { text: seed.text, path: seed.path } : null;
 }
 
-const log = (line: string) => console.log(redactText(`[skillopt] ${escapeControls(line)}`));
+const log = (line: string) => printOut(`[skillopt] ${escapeControls(line)}`);
 
 /** Each cell an eval run (cli/eval-run.ts) of one suite. */
 function evalCells(split: SplitSelector): MatrixCellKind {
@@ -130,8 +130,8 @@ function printMatrixReport(kind: 'eval' | 'test', outDir: string, r: MatrixResul
     return [`${entry.model} × ${entry.skill}`, score, entry.verdict ?? entry.status, entry.dir] as const;
   });
   const width = (i: 0 | 1 | 2) => Math.max(...rows.map((row) => row[i].length));
-  console.log('');
-  for (const row of rows) console.log(redactText(escapeControls(`  ${row[0].padEnd(width(0))}  ${row[1].padEnd(width(1))}  ${row[2].padEnd(width(2))}  ${row[3]}`, { layout: false })));
+  printOut('');
+  for (const row of rows) printOut(escapeControls(`  ${row[0].padEnd(width(0))}  ${row[1].padEnd(width(1))}  ${row[2].padEnd(width(2))}  ${row[3]}`, { layout: false }));
   const failed = r.cells.filter((c) => c.entry.exit_code !== 0);
   printEndReport({
     title: `skillopt ${kind} --models`,

@@ -216,7 +216,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const tasks = kind?.loadTasks ? kind.loadTasks(source) : loadTasks(source, { suite: options.name, validate: scorer.validate?.bind(scorer) });
 
   if (session.mode === 'manifest') {
-    registerManifest(options.name, session, tasks, source, readSeedSkill(session, opts), kind);
+    registerManifest(options.name, session, tasks, source, readSeedSkill(session, opts), kind, site);
     return { name: options.name, options };
   }
 
@@ -290,6 +290,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     trials,
     samples,
     limits,
+    site,
   });
   // kept rows of a rerun, and env.max_cost's admission (suite/admitted.ts)
   const runCase = admittedRunner<E>(runScored, { suite: options.name, session, runtime, hash, trials: samples ? samples.length : trials, samples: samples !== null });

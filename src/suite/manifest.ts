@@ -16,6 +16,7 @@ export function registerManifest<E>(
   source: TaskSource<E>,
   seed: { text: string; path: string },
   kind: SuiteKind<E> | undefined,
+  site: string | null,
 ): void {
   const { splits } = splitView(tasks, session.config);
   test(`${name} manifest`, (ctx) => {
@@ -30,6 +31,7 @@ export function registerManifest<E>(
       },
       task_types: Object.fromEntries(tasks.map((t) => [t.id, t.task_type ?? null])),
       ...kind?.manifest?.(),
+      site,
       labels: Object.fromEntries(tasks.map((t) => [t.id, typeof t.expected === 'string' && t.expected.length <= 80 ? t.expected : null])),
     };
   });

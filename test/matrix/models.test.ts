@@ -65,5 +65,6 @@ describe('resolveMatrixModels', () => {
   it('a mistyped key of a models: entry is a one-line error naming it', () => {
     expect(() => parseConfig({ models: { small: { model: 'x', temprature: 1 } } })).toThrow(/models\.small\.temprature: unknown key/);
     expect(() => parseConfig({ models: { small: { base_url: 'http://x' } } })).toThrow(/models\.small\.model/);
+    expect(() => parseConfig({ models: { small: { model: 'x', base_url: 'localhost:8000' } } })).toThrow(/models\.small\.base_url: expected an http\(s\) URL/);
   });
 });

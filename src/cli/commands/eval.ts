@@ -15,7 +15,6 @@ import { configFromArgs, CONFIG_FLAGS, skillFromFlag } from '../common.ts';
 import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
-import { redactText } from '../../util/redact.ts';
 import { printEndReport } from '../end-report.ts';
 import { claimRunDir } from '../../rundir/fingerprint.ts';
 import { escapeControls } from '../../util/control-chars.ts';
@@ -25,6 +24,7 @@ import { evalRun } from '../eval-run.ts';
 import { runMatrixCommand } from '../matrix.ts';
 import { MATRIX_FLAGS } from '../matrix-flags.ts';
 import { checkCaseBudget } from '../common.ts';
+import { printOut } from '../../util/print.ts';
 
 const SPEC = defineCommand({
   name: 'eval',
@@ -59,7 +59,7 @@ export const command: Command = {
     const split = normalizeSplit(args.split);
     const outDir = outRoot(config, 'eval', config.model.target);
     checkCaseBudget(config);
-    const session: RunSessionOptions = { outDir, host: { config, outDir: null, quiet: true, session: { mode: 'rollout', split }, caseBudget: true }, log: (l: string) => console.log(`[skillopt] ${l}`), restoreOnReplayStop: true };
+    const session: RunSessionOptions = { outDir, host: { config, outDir: null, quiet: true, session: { mode: 'rollout', split }, caseBudget: true }, log: (l: string) => printOut(`[skillopt] ${l}`), restoreOnReplayStop: true };
     return withRunSession(session, async ({ host, closeAtEnd }) => {
       const started = performance.now();
       const runner = closeAtEnd(await SuiteRunner.open({ host }));
@@ -68,12 +68,12 @@ export const command: Command = {
         throw new SkillOptError(`eval scores one suite at a time: found ${manifests.map((m) => m.suite).join(', ')}; set env.name in the config`);
       }
       claimRunDir(outDir, { kind: 'eval', config, roles: host.roles, manifest: manifests[0]!, suiteFiles: runner.files, skill, split });
-      const log = (l: string) => console.log(redactText(`[skillopt] ${escapeControls(l)}`));
+      const log = (l: string) => printOut(`[skillopt] ${escapeControls(l)}`);
       const { records, reused, selection, verdict, summary, evalSummary, notRun } = await evalRun({ host, runner, config, manifest: manifests[0]!, skill, split, outDir, log, started });
-      if (reused > 0) console.log(`[skillopt] reused ${reused} finished case(s) from ${displayPath(join(outDir, 'results.jsonl'))}`);
+      if (reused > 0) printOut(`[skillopt] reused ${reused} finished case(s) from ${displayPath(join(outDir, 'results.jsonl'))}`);
       const o = summary.overall;
       const u = o.usage;
-      console.log(redactText(renderTable(summary, records)));
+      printOut(renderTable(summary, records));
       const ok = verdict.verdict === 'pass';
       const note = selectionNote([selection]);
       printEndReport({
