@@ -9,6 +9,7 @@ import { checkCellDir, keptRows } from '../../src/matrix/cell-dir.ts';
 import { matrixCells } from '../../src/matrix/cells.ts';
 import { resolveMatrixModels } from '../../src/matrix/models.ts';
 import { matrixExitCode } from '../../src/matrix/run.ts';
+import { MatrixManifest, readMatrixRun } from '../../src/matrix/manifest.ts';
 import { matrixSkills, skillLabel } from '../../src/matrix/skills.ts';
 import { runFingerprint, writeRunRecord } from '../../src/rundir/fingerprint.ts';
 
@@ -84,5 +85,22 @@ describe('the exit code of a matrix', () => {
     expect(matrixExitCode([0, 3])).toBe(3);
     expect(matrixExitCode([0, 0])).toBe(0);
     expect(matrixExitCode([])).toBe(0);
+  });
+});
+
+describe('the matrix folder', () => {
+  it('a new folder has no manifest; one holding a single run, or a matrix of the other command, is refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'matrix-'));
+    expect(readMatrixRun(dir, 'eval')).toBeNull();
+    const manifest = new MatrixManifest(dir, { kind: 'eval', split: 'test', trials: 1, created_at: 't', updated_at: 't', models: [], skills: [], cells: [{ model: 'm', skill: 'none', dir: 'cells/m__none', status: 'pending', verdict: null, exit_code: null }] });
+    manifest.write();
+    manifest.update('cells/m__none', { status: 'complete', verdict: 'pass', exit_code: 0 });
+    expect(readMatrixRun(dir, 'eval')!.cells[0]).toMatchObject({ status: 'complete', verdict: 'pass', exit_code: 0 });
+    expect(() => readMatrixRun(dir, 'test')).toThrow(/this folder holds a matrix of eval runs; this run is a matrix of test runs/);
+    const single = mkdtempSync(join(tmpdir(), 'single-'));
+    writeFileSync(join(single, 'summary.json'), '{}');
+    expect(() => readMatrixRun(single, 'eval')).toThrow(/this folder holds a run \(summary\.json\), not a matrix of runs/);
+    rmSync(dir, { recursive: true });
+    rmSync(single, { recursive: true });
   });
 });
