@@ -4,7 +4,22 @@
  * replayed like the model's calls to the same tools, so a scorer that reads the final state through them
  * scores a replay with no server running.
  */
-import type { CallResult, ListedTool } from './live.ts';
+
+/** A tool as `tools/list` gives it (only the fields skillopt reads are typed; the rest is kept as given). */
+export interface ListedTool {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** A `tools/call` result as the server sent it. */
+export interface CallResult {
+  content?: Array<Record<string, unknown>>;
+  structuredContent?: unknown;
+  isError?: boolean;
+  [key: string]: unknown;
+}
 
 /** A `tools/call` result as the server sent it, with the text the model would read. */
 export interface McpToolResult extends CallResult {

@@ -32,8 +32,12 @@ export interface McpStdioServer extends ServerCommon {
   command: string;
   /** `${workspace}` in an argument is the case's workspace folder (scope `case` with `mcp.workspace`). */
   args?: string[];
-  /** Variables of the server's environment, each given the value of the environment variable it names: `{ API_KEY: 'MY_SERVICE_KEY' }`. */
-  env?: Record<string, string>;
+  /**
+   * Variables of the server's environment. A string names the environment variable whose value it gets
+   * (`{ API_KEY: 'MY_SERVICE_KEY' }`: secrets stay out of the suite file); `{ value }` is a plain value that
+   * is no secret (`{ MEMORY_FILE_PATH: { value: '${workspace}/memory.jsonl' } }`).
+   */
+  env?: Record<string, string | { value: string }>;
   /** The server's working directory (default: the project root); `${workspace}` allowed as in `args`. */
   cwd?: string;
 }
@@ -41,8 +45,8 @@ export interface McpStdioServer extends ServerCommon {
 /** A server reached over Streamable HTTP. */
 export interface McpHttpServer extends ServerCommon {
   url: string;
-  /** Request headers, each given the value of the environment variable it names: `{ Authorization: 'MY_TOKEN' }`. */
-  headers?: Record<string, string>;
+  /** Request headers, as `env`: a string names the environment variable holding the value (`{ Authorization: 'MY_TOKEN' }`), `{ value }` is plain. */
+  headers?: Record<string, string | { value: string }>;
 }
 
 export type McpServerConfig = McpStdioServer | McpHttpServer;
@@ -121,14 +125,21 @@ const stringList = (suite: string, key: string, v: unknown): string[] => {
   return v as string[];
 };
 
-function envNames(suite: string, key: string, v: unknown): void {
-  if (v === undefined) return;
-  if (!isPlainObject(v)) fail(suite, key, 'must be an object of NAME: ENVIRONMENT_VARIABLE');
+/** `env` / `headers`: each value names an environment variable, or is `{ value }`; true when a plain value uses `${workspace}`. */
+function envNames(suite: string, key: string, v: unknown): boolean {
+  if (v === undefined) return false;
+  if (!isPlainObject(v)) fail(suite, key, 'must be an object of NAME: ENVIRONMENT_VARIABLE (or NAME: { value })');
+  let workspace = false;
   for (const [k, name] of Object.entries(v)) {
+    if (isPlainObject(name) && Object.keys(name).length === 1 && typeof name.value === 'string') {
+      workspace ||= name.value.includes(WORKSPACE_VAR);
+      continue;
+    }
     if (typeof name !== 'string' || !ENV_NAME_RE.test(name)) {
-      fail(suite, `${key}.${k}`, `must name an environment variable (its value is read when the server starts; secrets are never written in a suite file), got ${JSON.stringify(name)}`);
+      fail(suite, `${key}.${k}`, `must name an environment variable (its value is read when the server starts; secrets are never written in a suite file) or be { value: '…' } for a value that is no secret, got ${JSON.stringify(name)}`);
     }
   }
+  return workspace;
 }
 
 /** The suite's `mcp` option checked (a one-line error naming the key), with its defaults. */
@@ -156,14 +167,12 @@ export function checkMcpOptions<E>(suite: string, mcp: unknown): CheckedMcp<E> {
     let usesWorkspace = false;
     if (http) {
       if (typeof raw.url !== 'string' || !/^https?:\/\//.test(raw.url)) fail(suite, `${key}.url`, `must be an http(s) URL, got ${JSON.stringify(raw.url)}`);
-      envNames(suite, `${key}.headers`, raw.headers);
-      usesWorkspace = raw.url.includes(WORKSPACE_VAR);
+      usesWorkspace = envNames(suite, `${key}.headers`, raw.headers) || raw.url.includes(WORKSPACE_VAR);
     } else {
       if (typeof raw.command !== 'string' || raw.command.trim() === '') fail(suite, `${key}.command`, `must be a command, got ${JSON.stringify(raw.command)}`);
       const args = raw.args === undefined ? [] : stringList(suite, `${key}.args`, raw.args);
       if (raw.cwd !== undefined && typeof raw.cwd !== 'string') fail(suite, `${key}.cwd`, `must be a folder, got ${JSON.stringify(raw.cwd)}`);
-      envNames(suite, `${key}.env`, raw.env);
-      usesWorkspace = args.some((a) => a.includes(WORKSPACE_VAR)) || (typeof raw.cwd === 'string' && raw.cwd.includes(WORKSPACE_VAR));
+      usesWorkspace = envNames(suite, `${key}.env`, raw.env) || args.some((a) => a.includes(WORKSPACE_VAR)) || (typeof raw.cwd === 'string' && raw.cwd.includes(WORKSPACE_VAR));
     }
     const scope = (raw.scope ?? 'suite') as McpScope;
     if (scope !== 'suite' && scope !== 'case') fail(suite, `${key}.scope`, `must be 'suite' or 'case', got ${JSON.stringify(raw.scope)}`);
@@ -209,9 +218,13 @@ export interface ResolvedServer {
 export function resolveServer(s: CheckedServer, workspace: string | null, env: NodeJS.ProcessEnv = process.env): ResolvedServer {
   const fill = (text: string): string => (workspace === null ? text : text.split(WORKSPACE_VAR).join(workspace));
   const secrets: string[] = [];
-  const read = (key: string, names: Record<string, string> | undefined): Record<string, string> => {
+  const read = (key: string, names: Record<string, string | { value: string }> | undefined): Record<string, string> => {
     const out: Record<string, string> = {};
     for (const [k, name] of Object.entries(names ?? {})) {
+      if (typeof name !== 'string') {
+        out[k] = fill(name.value);
+        continue;
+      }
       const value = env[name];
       if (value === undefined) throw new SkillOptError(`MCP server '${s.name}': ${key}.${k} names the environment variable ${name}, which is not set`);
       out[k] = value;

@@ -17,22 +17,9 @@ import { SkillOptError } from '../util/errors.ts';
 import { oneLineClip } from '../util/clip.ts';
 import { maskSecrets, type ResolvedServer } from './config.ts';
 import type { StdioTransport } from './stdio.ts';
+import type { CallResult, ListedTool } from './client.ts';
 
-/** A tool as `tools/list` gives it (only the fields skillopt reads are typed; the rest is kept as given). */
-export interface ListedTool {
-  name: string;
-  description?: string;
-  inputSchema: Record<string, unknown>;
-  [key: string]: unknown;
-}
-
-/** A `tools/call` result as the server sent it. */
-export interface CallResult {
-  content?: Array<Record<string, unknown>>;
-  structuredContent?: unknown;
-  isError?: boolean;
-  [key: string]: unknown;
-}
+export type { CallResult, ListedTool };
 
 const CLIENT_INFO = { name: 'skillopt', version: '1' };
 const STDERR_TAIL = 300;

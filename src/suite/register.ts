@@ -3,7 +3,7 @@
  * selected task (named by its id, its records in the task meta where the reporter and the optimizer read
  * them), and in `test` mode with an active gate, the `suite gate` test after them.
  */
-import { describe, test, type TaskMeta } from 'vitest';
+import { afterAll, beforeAll, describe, test, type TaskMeta } from 'vitest';
 import type { CaseRecord, SkillTask } from '../types.ts';
 import { oneLineClip } from '../util/clip.ts';
 import type { GateThresholds, ProvidedSession, SuiteSelection } from '../contract/session.ts';
@@ -36,10 +36,15 @@ export interface Registration<E> {
   timeout: number;
   /** The defineSkillSuite call in the suite file, where failures point. */
   site: string | null;
+  /**
+   * Work around the cases (the suite's MCP servers, docs/agents.md#mcp): `before` fails the suite before
+   * any case runs (a one-line load error), `after` runs whatever happened.
+   */
+  setup?: { before: () => Promise<void>; after: () => Promise<void>; timeoutMs: number };
 }
 
 export function registerCases<E>(reg: Registration<E>): void {
-  const { suite, mode, total, selected, early, runCase, gated, thresholds, maxErrored, trials, failOnFlaky, timeout, site, filters, selection } = reg;
+  const { suite, mode, total, selected, early, runCase, gated, thresholds, maxErrored, trials, failOnFlaky, timeout, site, filters, selection, setup } = reg;
   // What the suite gate needs of each row; the full records travel in task meta and are kept there only.
   const gateRows: GateRow[] = [];
   const concurrentTest = test.concurrent;
@@ -47,6 +52,10 @@ export function registerCases<E>(reg: Registration<E>): void {
   // thread and into blob reports): the selection goes on the suite once its cases are defined.
   const suiteMeta: TaskMeta = {};
   describe(suite, { meta: suiteMeta }, () => {
+    if (setup) {
+      beforeAll(setup.before, setup.timeoutMs);
+      afterAll(setup.after, setup.timeoutMs);
+    }
     withoutCaseStacks(() => {
       for (const task of selected) {
         concurrentTest(

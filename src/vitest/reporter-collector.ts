@@ -17,7 +17,7 @@ export type SerializedError = { message?: string; name?: string };
 export const GATE_TEST_NAME = 'suite gate';
 
 /** Errors that are a mistake in the user's input (dataset, config, scorer options): exit 2, not a crash. */
-const USAGE_ERRORS = new Set(['SkillOptError', 'ConfigError', 'DatasetError', 'ScorerError', 'SkillFormatError']);
+const USAGE_ERRORS = new Set(['SkillOptError', 'ConfigError', 'DatasetError', 'ScorerError', 'SkillFormatError', 'McpStartError']);
 
 /**
  * What a run's skill tests told the reporter, gathered case by case as results arrive. A merged blob
@@ -117,6 +117,8 @@ export class RunCollector {
     for (const mod of modules) {
       files.push(mod.moduleId);
       for (const err of mod.errors()) loadErrors.push(loadError(mod.relativeModuleId, err));
+      // a suite whose setup failed (a beforeAll: its MCP servers did not start) ran none of its cases
+      for (const suite of mod.children.allSuites()) for (const err of suite.errors()) loadErrors.push(loadError(mod.relativeModuleId, err));
       for (const test of mod.children.allTests()) {
         this.add(test); // a case whose result event never came (idempotent for the others)
         const meta = test.meta();
