@@ -412,7 +412,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     ...(mcpSuite
       ? {
           setup: {
-            // the servers started (a failure is the suite's one-line load error), and an MCP-served seed read
+            // the servers started and an MCP-served seed read while the suite is collected (a failure is its load error)
             before: () => prepared!.then(() => undefined),
             after: () => mcpSuite.close(),
             timeoutMs: Math.max(...mcp!.servers.map((x) => x.startTimeoutMs)) + 30_000,

@@ -3,7 +3,7 @@
  * selected task (named by its id, its records in the task meta where the reporter and the optimizer read
  * them), and in `test` mode with an active gate, the `suite gate` test after them.
  */
-import { afterAll, beforeAll, describe, test, type TaskMeta } from 'vitest';
+import { afterAll, describe, test, type TaskMeta } from 'vitest';
 import type { CaseRecord, SkillTask } from '../types.ts';
 import { oneLineClip } from '../util/clip.ts';
 import type { GateThresholds, ProvidedSession, SuiteSelection } from '../contract/session.ts';
@@ -37,8 +37,9 @@ export interface Registration<E> {
   /** The defineSkillSuite call in the suite file, where failures point. */
   site: string | null;
   /**
-   * Work around the cases (the suite's MCP servers, docs/agents.md#mcp): `before` fails the suite before
-   * any case runs (a one-line load error), `after` runs whatever happened.
+   * Work around the cases (the suite's MCP servers, docs/agents.md#mcp): `before` is awaited while the
+   * suite is collected (its failure is the suite file's one-line load error), `after` runs once its cases
+   * are done, or at once when `before` failed.
    */
   setup?: { before: () => Promise<void>; after: () => Promise<void>; timeoutMs: number };
 }
@@ -51,9 +52,15 @@ export function registerCases<E>(reg: Registration<E>): void {
   // Vitest copies a describe block's meta into every case defined in it (each copy then crosses to the main
   // thread and into blob reports): the selection goes on the suite once its cases are defined.
   const suiteMeta: TaskMeta = {};
-  describe(suite, { meta: suiteMeta }, () => {
+  describe(suite, { meta: suiteMeta }, async () => {
     if (setup) {
-      beforeAll(setup.before, setup.timeoutMs);
+      // during collection: a failure is the suite file's load error, as a bad dataset's is
+      try {
+        await setup.before();
+      } catch (e) {
+        await setup.after().catch(() => {});
+        throw e;
+      }
       afterAll(setup.after, setup.timeoutMs);
     }
     withoutCaseStacks(() => {

@@ -117,8 +117,6 @@ export class RunCollector {
     for (const mod of modules) {
       files.push(mod.moduleId);
       for (const err of mod.errors()) loadErrors.push(loadError(mod.relativeModuleId, err));
-      // a suite whose setup failed (a beforeAll: its MCP servers did not start) ran none of its cases
-      for (const suite of mod.children.allSuites()) for (const err of suite.errors()) loadErrors.push(loadError(mod.relativeModuleId, err));
       for (const test of mod.children.allTests()) {
         this.add(test); // a case whose result event never came (idempotent for the others)
         const meta = test.meta();
