@@ -22,11 +22,21 @@ interface Tracked {
 
 type Note = { t: 'started' | 'stopped'; pid: number; start: string | null };
 
-const running = new Map<number, Tracked>();
-let channel: BroadcastChannel | null = null;
-let held: Held | null = null;
-/** A worker thread kills its servers when it exits normally (a terminated one cannot: the main thread does). */
-let exitHooked = false;
+/**
+ * This thread's state, in a global slot: Vitest evaluates a suite's modules afresh for every run of a reused
+ * worker thread, and the list (and the one exit hook) must outlive that.
+ */
+interface ReaperState {
+  running: Map<number, Tracked>;
+  channel: BroadcastChannel | null;
+  poster: BroadcastChannel | null;
+  held: Held | null;
+  /** A worker thread kills its servers when it exits normally (a terminated one cannot: the main thread does). */
+  exitHooked: boolean;
+}
+const SLOT = Symbol.for('skillopt.mcp-reaper');
+const state: ReaperState = ((globalThis as { [SLOT]?: ReaperState })[SLOT] ??= { running: new Map(), channel: null, poster: null, held: null, exitHooked: false });
+const running = state.running;
 
 function killAll(): void {
   for (const p of [...running.values()]) kill(p);
@@ -43,13 +53,14 @@ function kill(p: Tracked): void {
 }
 
 function holdInMainThread(): void {
-  if (held) return;
-  held = {
+  if (state.held) return;
+  const held: Held = {
     release() {
       killAll();
-      held = null;
+      state.held = null;
     },
   };
+  state.held = held;
   releaseAtExit(held);
 }
 
@@ -62,9 +73,11 @@ export function trackServer(pid: number): { stopped(): void } {
   } else {
     running.set(pid, p);
     post({ t: 'started', pid, start: p.start });
-    if (!exitHooked) {
-      exitHooked = true;
-      process.once('exit', killAll);
+    if (!state.exitHooked) {
+      state.exitHooked = true;
+      process.once('exit', () => {
+        for (const p of [...state.running.values()]) kill(p);
+      });
     }
   }
   return {
@@ -75,11 +88,12 @@ export function trackServer(pid: number): { stopped(): void } {
   };
 }
 
-let poster: BroadcastChannel | null = null;
 function post(note: Note): void {
-  poster ??= new BroadcastChannel(CHANNEL);
-  poster.unref();
-  poster.postMessage(note);
+  if (!state.poster) {
+    state.poster = new BroadcastChannel(CHANNEL);
+    state.poster.unref();
+  }
+  state.poster.postMessage(note);
 }
 
 /**
@@ -87,8 +101,9 @@ function post(note: Note): void {
  * running at exit, on SIGINT/SIGTERM, or at `close()` (the session host's close). Idempotent.
  */
 export function watchMcpServers(): { close(): void } {
-  if (!channel) {
-    channel = new BroadcastChannel(CHANNEL);
+  if (!state.channel) {
+    const channel = new BroadcastChannel(CHANNEL);
+    state.channel = channel;
     channel.unref();
     channel.onmessage = (event) => {
       const note = (event as { data: Note }).data;
@@ -101,9 +116,9 @@ export function watchMcpServers(): { close(): void } {
   return {
     close() {
       killAll();
-      if (held) {
-        forgetAtExit(held);
-        held = null;
+      if (state.held) {
+        forgetAtExit(state.held);
+        state.held = null;
       }
     },
   };

@@ -14,7 +14,7 @@
  * servers answer (a server with `cache: rw` is asked only what has no record yet) and, in `rw`, every
  * response is recorded.
  */
-import { mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { SkillTask } from '../types.ts';
@@ -183,9 +183,12 @@ export class McpSuite<E = unknown> {
     return p;
   }
 
+  /** Without a run folder, workspaces go to a temp folder of the suite's, removed when it closes. */
+  private tempRoot: string | null = null;
+
   /** `<run>/mcp-workspaces/<suite>/<id>[.t<trial>]`, emptied. */
   private workspace(id: string, trial: number | undefined): string {
-    const root = this.o.runDir ?? join(tmpdir(), `skillopt-mcp-${process.pid}`);
+    const root = this.o.runDir ?? (this.tempRoot ??= mkdtempSync(join(tmpdir(), 'skillopt-mcp-')));
     const dir = resolve(root, 'mcp-workspaces', this.o.suite, trial === undefined ? id : `${id}.t${trial}`);
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
@@ -295,6 +298,7 @@ export class McpSuite<E = unknown> {
       ...[...this.running.values()].map((p) => p.then((s) => s.close(), () => {})),
     ]);
     this.running.clear();
+    if (this.tempRoot) rmSync(this.tempRoot, { recursive: true, force: true });
   }
 }
 
