@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import type { ToolSpec } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
+import { oneLineClip } from '../util/clip.ts';
 import type { CallResult, ListedTool } from './live.ts';
 
 /** One MCP tool offered to the model. */
@@ -52,7 +53,8 @@ export function offerTools(
   for (const [key, entries] of [['allow', o.allow ?? []], ['deny', o.deny]] as const) {
     for (const entry of entries) {
       if (!listings.some((l) => l.tools.some((t) => namesTool(entry, l.server, t.name)))) {
-        const listed = listings.map((l) => `${l.server}: ${l.tools.map((t) => t.name).join(', ') || '(none)'}`).join('; ');
+        // tool names come from the servers: escaped (and clipped) like any text from outside
+        const listed = oneLineClip(listings.map((l) => `${l.server}: ${l.tools.map((t) => t.name).join(', ') || '(none)'}`).join('; '), 400);
         throw new SkillOptError(`suite '${suite}': mcp.tools.${key} names '${entry}', which no server lists (${listed})`);
       }
     }

@@ -94,7 +94,10 @@ export function trajectoryTimeline(steps: TrajectoryStep[], opts: { width?: numb
         out.push(...block(s.content.trim(), '        ', width - 8, 12));
       }
       for (const c of s.tool_calls ?? []) {
-        out.push(`      ${pc.yellow('→ call')} ${c.name} ${oneLineClip(argsText(c.args), width - 16 - c.name.length)}${pc.dim(`  (${c.id})`)}`);
+        // an MCP server's tool: the server and the tool's own name (text from outside, escaped like model output)
+        const origin = c.mcp ? ` ${pc.dim(`[${oneLineClip(`${c.mcp.server}/${c.mcp.tool}`, 80)}]`)}` : '';
+        const name = oneLineClip(c.name, 80);
+        out.push(`      ${pc.yellow('→ call')} ${name}${origin} ${oneLineClip(argsText(c.args), width - 16 - name.length)}${pc.dim(`  (${c.id})`)}`);
       }
     } else if (s.result) {
       const r = s.result;
