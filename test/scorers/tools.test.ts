@@ -213,7 +213,7 @@ describe('combined with weighted and threshold', () => {
 describe('the package root', () => {
   it('exports the trajectory scorers under the names of docs/agents.md', async () => {
     const api = await import('../../src/index.ts');
-    for (const name of ['toolCalls', 'finalState', 'noToolCalls', 'toolCallLimit']) expect(typeof (api as Record<string, unknown>)[name], name).toBe('function');
+    for (const name of ['toolCalls', 'finalState', 'noToolCalls', 'toolCallLimit', 'mcpServers']) expect(typeof (api as Record<string, unknown>)[name], name).toBe('function');
   });
 });
 
