@@ -109,9 +109,10 @@ export class McpSuite<E = unknown> {
         this.servers.map(async (s) => {
           if (s.scope === 'suite') return { server: s.name, tools: (await this.listing(s)).tools };
           // a case-scoped server: started once here, so a server that cannot start fails the suite at once
-          const probe = await this.start(s, s.usesWorkspace ? this.workspace('.probe', undefined) : null);
+          const probeDir = s.usesWorkspace ? this.workspace('.probe', undefined) : null;
+          const probe = await this.start(s, probeDir);
           try {
-            const listing = this.noteListing(s, probe);
+            const listing = this.noteListing(s, probe, workspaceForms(probeDir));
             this.listings.set(s.name, Promise.resolve(listing));
             return { server: s.name, tools: listing.tools };
           } finally {
@@ -145,7 +146,7 @@ export class McpSuite<E = unknown> {
   }
 
   /** A live server's tool list (masked, workspace paths relative), recorded in `rw` when it changed. */
-  private noteListing(s: CheckedServer, server: LiveServer, workspace: string | null = null): Listing {
+  private noteListing(s: CheckedServer, server: LiveServer, workspace: readonly string[] = []): Listing {
     const tools = mapStrings(server.tools, (t) => relativize(server.mask(t), workspace));
     const listing = { tools, hash: toolListHash(tools) };
     const rec = this.o.recorder;
@@ -204,7 +205,8 @@ export class McpSuite<E = unknown> {
     await this.ready();
     if (this.closed) throw new SkillOptError(`suite '${this.o.suite}': the suite's MCP servers were stopped`);
     const workspace = this.o.checked.workspace ? this.workspace(task.id, trial) : null;
-    const c = new McpCase(this.o.suite, task.id, trial, workspace, this.o.recorder, this.o.toolTimeoutMs);
+    const forms = workspaceForms(workspace);
+    const c = new McpCase(this.o.suite, task.id, trial, workspace, forms, this.o.recorder, this.o.toolTimeoutMs);
     this.cases.add(c);
     try {
       for (const s of this.servers) {
@@ -219,16 +221,19 @@ export class McpSuite<E = unknown> {
           } catch (e) {
             throw new McpServerDied(`MCP server '${s.name}' did not start for case ${task.id}: ${e instanceof Error ? e.message.replace(/^MCP server '[^']*' (\([^)]*\) )?failed to start: /, '') : String(e)}`);
           }
-          c.attach(s, server, this.noteListing(s, server, workspace), true);
+          c.attach(s, server, this.noteListing(s, server, forms), true);
         } else {
-          let server = await this.server(s).catch((e: unknown) => {
+          const starting = this.server(s);
+          let server = await starting.catch((e: unknown) => {
             throw new McpServerDied(`MCP server '${s.name}' could not be started again for case ${task.id}: ${e instanceof Error ? e.message : String(e)}`);
           });
           if (server.dead) {
-            // it died during an earlier case: started again for this one
-            this.running.delete(s.name);
-            this.listings.delete(s.name);
-            void server.close();
+            // it died during an earlier case: started again for this one (once, whichever case gets here first)
+            if (this.running.get(s.name) === starting) {
+              this.running.delete(s.name);
+              this.listings.delete(s.name);
+              void server.close();
+            }
             server = await this.server(s).catch((e: unknown) => {
               throw new McpServerDied(`MCP server '${s.name}' died and could not be started again for case ${task.id}: ${e instanceof Error ? e.message : String(e)}`);
             });
@@ -319,17 +324,22 @@ async function checkSession(rec: McpRecorder, suite: string, server: string, id:
   }
 }
 
-/** Workspace paths inside `text` made relative to the workspace (`.` for the folder itself). */
-export function relativize(text: string, workspace: string | null): string {
-  if (workspace === null || !text.includes(workspace.slice(0, 8))) return text;
-  let out = text;
+/** The forms a workspace's path takes in a server's texts: as given and resolved (symlinks), longest first. */
+export function workspaceForms(workspace: string | null): string[] {
+  if (workspace === null) return [];
   const forms = new Set([workspace]);
   try {
     forms.add(realpathSync(workspace));
   } catch {
-    // not there (a replay that never made it): the configured path is the only form
+    // not there: the path as given is the only form
   }
-  for (const ws of [...forms].sort((a, b) => b.length - a.length)) out = out.split(`${ws}/`).join('').split(ws).join('.');
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+/** Workspace paths inside `text` made relative to the workspace (`.` for the folder itself); `forms`: workspaceForms. */
+export function relativize(text: string, forms: readonly string[]): string {
+  let out = text;
+  for (const ws of forms) if (out.includes(ws)) out = out.split(`${ws}/`).join('').split(ws).join('.');
   return out;
 }
 
@@ -354,6 +364,7 @@ export class McpCase {
     private readonly id: string,
     private readonly trial: number | undefined,
     readonly workspace: string | null,
+    private readonly workspacePaths: readonly string[],
     private readonly recorder: McpRecorder | null,
     private readonly timeoutMs: number,
   ) {}
@@ -465,7 +476,7 @@ export class McpCase {
       if (e instanceof McpServerDied || signal?.aborted) throw e;
       out = { error: e instanceof Error ? e.message : String(e) };
     }
-    out = mapStrings(out, (s) => relativize(server.mask(s), this.workspace));
+    out = mapStrings(out, (s) => relativize(server.mask(s), this.workspacePaths));
     if (rec?.mode === 'rw') rec.record(serverName, key, out);
     return out;
   }

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { checkMcpOptions, type McpOptions } from '../../src/mcp/config.ts';
-import { McpSuite, relativize, skillFileUri } from '../../src/mcp/suite.ts';
+import { McpSuite, relativize, skillFileUri, workspaceForms } from '../../src/mcp/suite.ts';
 import type { McpRecorder } from '../../src/mcp/record.ts';
 import { isCacheMiss } from '../../src/model/cache/cache.ts';
 import type { CacheMode } from '../../src/model/cache/settings.ts';
@@ -197,6 +197,6 @@ describe('skills from the example server', () => {
   test('skillFileUri and relativize', () => {
     expect(skillFileUri('skill://acme/billing/refunds')).toBe('skill://acme/billing/refunds/SKILL.md');
     expect(skillFileUri('skill://git-workflow/SKILL.md')).toBe('skill://git-workflow/SKILL.md');
-    expect(relativize('ENOENT: /out/ws/c1/notes.md; root /out/ws/c1', '/out/ws/c1')).toBe('ENOENT: notes.md; root .');
+    expect(relativize('ENOENT: /out/ws/c1/notes.md; root /out/ws/c1', workspaceForms('/out/ws/c1'))).toBe('ENOENT: notes.md; root .');
   });
 });
