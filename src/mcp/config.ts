@@ -17,7 +17,8 @@ export type McpScope = 'suite' | 'case';
 
 interface ServerCommon {
   /**
-   * `suite` (default): started once per suite and worker, shared by its cases. `case`: started for each
+   * `suite` (default): started once per suite and worker when the suite runs (afresh for each run: an
+   * optimize run's rollouts never share a server's state), shared by its cases. `case`: started for each
    * case (each trial) and stopped after it, for a stateful server whose state must not leak between cases.
    */
   scope?: McpScope;
