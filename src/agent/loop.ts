@@ -106,10 +106,15 @@ export class ToolHandlerError extends Error {
     super(`tool '${tool}' handler threw: ${thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown)}`);
   }
 
-  /** Message and stack, for the record's `error`. */
-  detail(): string {
+  /** `headline` (default: the message) and, on the lines after it, the thrown error's stack: the record's `error`. */
+  detail(headline = this.message): string {
     const stack = this.thrown instanceof Error && this.thrown.stack ? this.thrown.stack : '';
-    return stack ? `${this.message}\n${stack}` : this.message;
+    return stack ? `${headline}\n${stack}` : headline;
+  }
+
+  /** The thrown error's stack, or '' when it has none (a thrown string). */
+  get thrownStack(): string {
+    return this.thrown instanceof Error && typeof this.thrown.stack === 'string' ? this.thrown.stack : '';
   }
 }
 
@@ -132,9 +137,27 @@ export function toolSpecs(tools: ToolSet | undefined): ToolSpec[] {
   return Object.entries(tools).map(([name, t]) => ({ name, description: t.description, parameters: toolParameters(t.input) }));
 }
 
-/** A result as the record keeps it: at most RESULT_CLIP characters, with a marker giving the full length. */
+const CLIP_MARKER = /^… \[clipped: \d+ chars in full\]$/;
+
+/**
+ * A result as the record keeps it: at most RESULT_CLIP characters, with a marker giving the full length.
+ * A result clipped already is left as it is (its marker keeps the length in full).
+ */
 export function clipResult(content: string): string {
-  return content.length <= RESULT_CLIP ? content : `${content.slice(0, RESULT_CLIP)}… [clipped: ${content.length} chars in full]`;
+  if (content.length <= RESULT_CLIP || CLIP_MARKER.test(content.slice(RESULT_CLIP))) return content;
+  return `${content.slice(0, RESULT_CLIP)}… [clipped: ${content.length} chars in full]`;
+}
+
+/** A transcript as a record stores it: every tool message clipped like the trajectory's results (clipResult). */
+export function storedTranscript(messages: ChatMessage[]): ChatMessage[] {
+  if (!messages.some((m) => m.role === 'tool' && m.content.length > RESULT_CLIP)) return messages;
+  return messages.map((m) => (m.role === 'tool' ? { ...m, content: clipResult(m.content) } : m));
+}
+
+/** A trajectory as a record stores it: every result clipped (a `run` hook may return steps of its own). */
+export function storedTrajectory(steps: TrajectoryStep[]): TrajectoryStep[] {
+  if (!steps.some((s) => (s.result?.content.length ?? 0) > RESULT_CLIP)) return steps;
+  return steps.map((s) => (s.result ? { ...s, result: { ...s.result, content: clipResult(s.result.content) } } : s));
 }
 
 /** The arguments as the trajectory shows them: the parsed JSON, or the raw text when it is not JSON. */
@@ -191,9 +214,12 @@ async function runTool<S>(
       reject(new Timeout());
     }, timeoutMs);
   });
+  // every listener this call adds to the case's signal goes when the call settles (finally): a turn of
+  // 1,000 calls must not leave 1,000 behind
+  let onCancel: (() => void) | undefined;
   const cancelled = new Promise<never>((_, reject) => {
     if (outer?.aborted) reject(outer.reason ?? new Error('aborted'));
-    else outer?.addEventListener('abort', () => reject(outer.reason ?? new Error('aborted')), { once: true });
+    else outer?.addEventListener('abort', (onCancel = () => reject(outer.reason ?? new Error('aborted'))), { once: true });
   });
   cancelled.catch(() => {});
   timedOut.catch(() => {});
@@ -212,6 +238,7 @@ async function runTool<S>(
   } finally {
     clearTimeout(timer);
     outer?.removeEventListener('abort', onAbort);
+    if (onCancel) outer?.removeEventListener('abort', onCancel);
   }
 }
 

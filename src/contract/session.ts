@@ -169,6 +169,8 @@ export interface SuiteManifest {
   labels?: Record<string, string | null>;
   /** Trigger suites: the skill whose description `--optimize` rewrites, and every listed skill. */
   trigger?: TriggerManifest;
+  /** Where the suite is declared (`path:line:column` of its defineSkillSuite call). */
+  site?: string | null;
 }
 
 /** What a trigger suite tells the optimizer: the optimized skill (its seed is `seed_skill`) and the fixed others. */

@@ -14,7 +14,7 @@ import { rowCost, type KeptCosts } from './kept-cost.ts';
 import { appendLine, writeJsonAtomic } from '../util/atomic.ts';
 import { buildRunFile, EvaluationSummarySchema } from '../runfiles/index.ts';
 import { parseJsonLines } from '../util/jsonl.ts';
-import { SkillOptError } from '../util/errors.ts';
+import { oneLine, SkillOptError } from '../util/errors.ts';
 import type { SessionHost } from '../vitest/host.ts';
 import type { SuiteRunner } from '../vitest/runner.ts';
 import type { Budget } from './budget.ts';
@@ -108,9 +108,9 @@ export class Rollouts {
       const rows = [...fresh.values()].flat();
       const errored = rows.filter((r) => r.error_kind === 'infra');
       if (errored.length > 0 && errored.length === rows.length && opts.allErroredIsFatal !== false) {
-        throw new InfrastructureStop(`every call of the ${label} rollout failed: ${errored[0]!.error}`);
+        throw new InfrastructureStop(`every call of the ${label} rollout failed: ${oneLine(errored[0]!.error)}`);
       }
-      if (errored.length > 0) this.log(`warning: ${errored.length} ${k > 1 ? 'trial(s)' : 'case(s)'} of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${errored[0]!.error})`);
+      if (errored.length > 0) this.log(`warning: ${errored.length} ${k > 1 ? 'trial(s)' : 'case(s)'} of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${oneLine(errored[0]!.error)})`);
     }
     if (opts.maxErrored !== undefined) {
       for (let round = 1; round <= RETRY_ROUNDS && erroredIds().length > opts.maxErrored; round++) {
@@ -123,7 +123,7 @@ export class Rollouts {
       if (still.length > opts.maxErrored) {
         const first = fresh.get(still[0]!)!.find((r) => r.error_kind !== null)!;
         throw new InfrastructureStop(
-          `${still.length} of ${ids.length} cases of the ${label} still errored after ${RETRY_ROUNDS} retries (evaluation.max_errored ${opts.maxErrored}), so it is not scored; first: ${first.id}: ${first.error}`,
+          `${still.length} of ${ids.length} cases of the ${label} still errored after ${RETRY_ROUNDS} retries (evaluation.max_errored ${opts.maxErrored}), so it is not scored; first: ${first.id}: ${oneLine(first.error)}`,
         );
       }
     }

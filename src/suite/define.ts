@@ -275,13 +275,13 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const mcp = checkedMcp(options);
   if (session.mode === 'manifest') {
     if (!isMcpSkill(options.skill) || session.config.env.skill_init) {
-      registerManifest(options.name, session, tasks, source, readSeedSkill(session, opts), kind);
+      registerManifest(options.name, session, tasks, source, readSeedSkill(session, opts), kind, site);
       return { name: options.name, options };
     }
     // the seed is served by an MCP server: read it (or its record) for the manifest, then stop the server
     const reader = new McpSuite<E>({ suite: options.name, checked: mcp!, recorder: mcpRecorder(session, suiteRuntime(session.roles, session.runId, session.gateway, session.config)), runDir: session.runDir ?? null, reserved: [], toolTimeoutMs: DEFAULT_TOOL_TIMEOUT_MS });
     const seed = (seedSkill(session, opts, reader as McpSuite) as Promise<SkillText>).finally(() => reader.close());
-    registerManifest(options.name, session, tasks, source, seed, kind);
+    registerManifest(options.name, session, tasks, source, seed, kind, site);
     return { name: options.name, options };
   }
 
@@ -373,6 +373,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
       trials,
       samples,
       limits,
+      site,
       mcp: mcpSuite,
     });
     // kept rows of a rerun, and env.max_cost's admission (suite/admitted.ts)

@@ -17,6 +17,7 @@ export function registerManifest<E>(
   /** The seed skill; a promise when an MCP server serves it. */
   seed: { text: string; path: string } | Promise<{ text: string; path: string }>,
   kind: SuiteKind<E> | undefined,
+  site: string | null,
 ): void {
   const { splits } = splitView(tasks, session.config);
   test(`${name} manifest`, async (ctx) => {
@@ -31,6 +32,7 @@ export function registerManifest<E>(
       },
       task_types: Object.fromEntries(tasks.map((t) => [t.id, t.task_type ?? null])),
       ...kind?.manifest?.(),
+      site,
       labels: Object.fromEntries(tasks.map((t) => [t.id, typeof t.expected === 'string' && t.expected.length <= 80 ? t.expected : null])),
     };
   });

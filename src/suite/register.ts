@@ -6,6 +6,7 @@
 import { afterAll, describe, test, type TaskMeta } from 'vitest';
 import type { CaseRecord, SkillTask } from '../types.ts';
 import { oneLineClip } from '../util/clip.ts';
+import { oneLine } from '../util/errors.ts';
 import type { GateThresholds, ProvidedSession, SuiteSelection } from '../contract/session.ts';
 import { caseOutcomes, DEFAULT_CURRENCY, scoreStats } from './summary.ts';
 import { inSuiteFile } from './site.ts';
@@ -79,7 +80,7 @@ export function registerCases<E>(reg: Registration<E>): void {
             if (rows.length > 1) ctx.task.meta.skilloptTrials = rows;
             if (gated) for (const r of rows) gateRows.push(gateRow(r));
             const outcome = caseOutcomes(rows)[0]!;
-            if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${escapeControls(rows[0]!.error ?? '', { layout: false })}`, site);
+            if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${escapeControls(oneLine(rows[0]!.error ?? ''), { layout: false })}`, site);
             if (outcome.flaky) await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
             if (mode === 'test' && (!outcome.passed || (failOnFlaky && outcome.flaky))) {
               const miss = rows.find((r) => r.error_kind === null && !r.pass)!;

@@ -11,9 +11,11 @@ import { EndpointUnavailableError, isInfraError, type SuiteRuntime } from './run
 import { addUsage, emptyUsage, failedCallUsage, servedFromCache, spentBeforeFailure } from './usage.ts';
 import type { Scorer } from './scorers/types.ts';
 import type { CaseInputs, CaseRun, CaseRunner } from './agent.ts';
-import { loopBeforeFailure, ToolHandlerError } from '../agent/loop.ts';
+import { loopBeforeFailure, storedTrajectory, storedTranscript, ToolHandlerError } from '../agent/loop.ts';
 import { applyCaseLimits, type CaseLimits } from './cost-gate.ts';
 import { priceUsage } from '../cost/pricing.ts';
+import { displayPath } from '../util/paths.ts';
+import { callerSite } from './site.ts';
 import { McpSetupError, type McpCase, type McpSuite } from '../mcp/suite.ts';
 import { isMcpServerDied } from '../mcp/live.ts';
 
@@ -41,6 +43,18 @@ export interface CaseContext<E> {
   limits?: CaseLimits | null;
   /** The suite's MCP servers (docs/agents.md#mcp): each sample opens its case on them, closed once it is scored. */
   mcp?: McpSuite<E> | null;
+  /** Where the suite is declared (`path:line:column`), named when a tool handler throws from nowhere known. */
+  site?: string | null;
+}
+
+/**
+ * A tool handler's crash as the record keeps it: a first line naming the suite, the tool, what it threw and
+ * where (the first frame in the user's code, else the suite's declaration), then the stack. Everything that
+ * prints the error shows that first line only (docs/agents.md#tools-in-a-suite).
+ */
+export function toolHandlerError(suite: string, e: ToolHandlerError, site: string | null): string {
+  const at = callerSite(e.thrownStack) ?? site;
+  return e.detail(`suite '${suite}': ${e.message}${at ? ` (${displayPath(at)})` : ''}`);
 }
 
 /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
@@ -79,7 +93,7 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
       if (e instanceof ToolHandlerError) {
         // a bug in the suite, not a wrong answer: errored, never failed (docs/agents.md)
         errorKind = 'tool_handler';
-        error = e.detail();
+        error = toolHandlerError(c.suite, e, c.site ?? null);
         Object.assign(usage, e.partial.usage);
         simulated ||= e.partial.simulated;
         trajectory = { trajectory: e.partial.trajectory, turns: e.partial.turns, tool_calls: e.partial.toolCalls };
@@ -143,13 +157,14 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
       split: splitOf.get(task.id) ?? null,
       task_type: task.task_type ?? null,
       skill_hash: hash,
-      messages: run?.transcript ?? messages,
+      // tool results are stored clipped, in the messages as in the trajectory (docs/agents.md#trajectories)
+      messages: storedTranscript(run?.transcript ?? messages),
       output,
       expected: task.expected,
       hard: score.hard,
       soft: score.soft,
       pass: errorKind === null && score.hard >= passThreshold,
-      feedback: error ?? score.feedback,
+      feedback: error !== null ? oneLine(error) : score.feedback,
       usage,
       ...(judgeUsage.calls > 0 || judgeUsage.cache_hits || judgeUsage.cache_misses ? { judge_usage: judgeUsage } : {}),
       latency_ms: Math.round(performance.now() - started),
@@ -158,6 +173,7 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
       error,
       simulated,
       ...trajectory,
+      ...(trajectory.trajectory ? { trajectory: storedTrajectory(trajectory.trajectory) } : {}),
       ...extra,
     }, c.limits ?? null);
   }

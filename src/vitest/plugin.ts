@@ -17,7 +17,6 @@ import type { TestProject, Vitest } from 'vitest/node';
 import { findConfigPath } from '../config/find.ts';
 import { loadConfig } from '../config/load.ts';
 import { outRoot } from '../config/out-root.ts';
-import { redactText } from '../util/redact.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { currentHost, openHost, type SessionHost } from './host.ts';
 import { SkillConsoleReporter } from './console-reporter.ts';
@@ -26,6 +25,7 @@ import { caseTimeoutMs } from '../suite/case-timeout.ts';
 import { discardPrestarted } from './prestart.ts';
 import { WARM_POOL_NAME, warmThreadsPool } from './warm-pool.ts';
 import { SkillWatch } from './watch.ts';
+import { printOut } from '../util/print.ts';
 
 export interface SkillOptPluginOptions {
   /** Config file used when Vitest is run directly (default: $SKILLOPT_CONFIG, else ./skillopt.yaml). */
@@ -48,7 +48,7 @@ async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionH
   if (!path) return { host: null, owned: false };
   const cfgOptions = options.cfgOptions ?? (process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? []);
   const { config } = loadConfig({ path, cfgOptions });
-  const host = await openHost({ config, outDir: outRoot(config, 'test'), log: (l) => console.log(redactText(escapeControls(l))) });
+  const host = await openHost({ config, outDir: outRoot(config, 'test'), log: (l) => printOut(escapeControls(l)) });
   return { host, owned: true };
 }
 

@@ -162,6 +162,7 @@ export class RunCollector {
       filters: [...new Set(selections.flatMap((s) => s.filters))],
       cancelled: opts.cancelled ?? false,
       notRun: this.notRun.size ? { count: this.notRun.size, reason: [...this.notRun.values()][0]! } : null,
+      sites: Object.fromEntries(selections.map((s) => [s.suite, s.site ?? null])),
     });
     return {
       records,

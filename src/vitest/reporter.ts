@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import pc from 'picocolors';
 import type { Reporter, TestCase, TestModule, TestRunEndReason, TestSpecification, Vitest } from 'vitest/node';
 import { displayPath } from '../util/paths.ts';
-import { redactText } from '../util/redact.ts';
 import { currentHost } from './host.ts';
 import { withShardBlob } from './shard-blob.ts';
 import { caseOutcomes } from '../suite/summary.ts';
 import { casesSpanS, GATE_TEST_NAME, rowsOf, RunCollector, suiteLoaded, type SerializedError } from './reporter-collector.ts';
 import { renderTable } from './reporter-table.ts';
 import { reportModule, summarize, writeRunFiles } from './reporter-run-files.ts';
+import { printable } from '../util/print.ts';
 
 export { casesSpanS, collectRun, RunCollector } from './reporter-collector.ts';
 export { renderTable } from './reporter-table.ts';
@@ -117,7 +117,7 @@ export class SkillReporter implements Reporter {
   }
 
   private log(raw: string): void {
-    const line = redactText(raw);
+    const line = printable(raw);
     if (this.vitest) this.vitest.logger.log(line);
     else console.log(line);
   }

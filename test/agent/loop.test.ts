@@ -3,6 +3,7 @@
  * transcript and the trajectory, the bounds, the handler errors and the timeout. The e2e tests
  * (test/e2e/tool-loop.test.ts) run the same loop through the real SDK.
  */
+import { getEventListeners } from 'node:events';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { clipResult, loopBeforeFailure, runToolLoop, toolSpecs, ToolHandlerError, type CallModel, type ModelTurn, type RemoteTool } from '../../src/agent/loop.ts';
@@ -105,6 +106,20 @@ describe('runToolLoop', () => {
     expect(calls.bound).toBe('maxToolCalls');
     expect(calls.boundFeedback).toContain('maxToolCalls (4)');
     expect(calls.trajectory.filter((s) => s.kind === 'tool')).toHaveLength(4);
+  });
+
+  test("1,000 calls in one turn leave no abort listener behind on the case's signal (each is removed when its call settles)", async () => {
+    const ctl = new AbortController();
+    const seen: number[] = [];
+    const count = { count: tool({ description: 'c', input: z.object({}), handler: () => seen.push(getEventListeners(ctl.signal, 'abort').length) }) };
+    const calls = Array.from({ length: 1000 }, (_, i) => call(`c${i}`, 'count', '{}'));
+    const r = await runToolLoop(scripted([{ toolCalls: calls }, { text: 'counted' }]), [{ role: 'user', content: 'x' }], { tools: count, signal: ctl.signal, maxToolCalls: 1000 });
+    expect(r.toolCalls).toBe(1000);
+    expect(r.trajectory.filter((s) => s.kind === 'tool' && s.result?.ok)).toHaveLength(1000);
+    // while a call runs, only its own listeners are on the signal: the same number for the 1st and the 1000th
+    expect(new Set(seen)).toEqual(new Set([seen[0]]));
+    expect(seen[0]).toBeLessThanOrEqual(2);
+    expect(getEventListeners(ctl.signal, 'abort')).toHaveLength(0);
   });
 
   test('a handler past toolTimeoutMs is aborted and the timeout is its result', async () => {

@@ -24,7 +24,6 @@ import { configFromArgs, CONFIG_FLAGS, NO_SKILL, skillFromFlag } from '../common
 import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
-import { redactText } from '../../util/redact.ts';
 import { printEndReport } from '../end-report.ts';
 import { claimRunDir } from '../../rundir/fingerprint.ts';
 import { buildRunFile, EvalSummarySchema, RunSummarySchema } from '../../runfiles/index.ts';
@@ -32,6 +31,7 @@ import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
 import { withRunSession, type RunSessionOptions } from '../run-session.ts';
 import { checkCaseBudget } from '../common.ts';
+import { printOut } from '../../util/print.ts';
 
 const SPEC = defineCommand({
   name: 'eval',
@@ -59,7 +59,7 @@ export const command: Command = {
     const split = normalizeSplit(args.split);
     const outDir = outRoot(config, 'eval', config.model.target);
     checkCaseBudget(config);
-    const session: RunSessionOptions = { outDir, host: { config, outDir: null, quiet: true, session: { mode: 'rollout', split }, caseBudget: true }, log: (l: string) => console.log(`[skillopt] ${l}`), restoreOnReplayStop: true };
+    const session: RunSessionOptions = { outDir, host: { config, outDir: null, quiet: true, session: { mode: 'rollout', split }, caseBudget: true }, log: (l: string) => printOut(`[skillopt] ${l}`), restoreOnReplayStop: true };
     return withRunSession(session, async ({ host, closeAtEnd }) => {
       const started = performance.now();
       const runner = closeAtEnd(await SuiteRunner.open({ host }));
@@ -73,9 +73,9 @@ export const command: Command = {
       // Through the rollout store: each case lands in results.jsonl as it finishes, so a killed eval
       // rerun with the same env.out_root only runs the cases that are missing.
       const accounting = new Accounting();
-      const rollouts = new Rollouts(runner, host, accounting, new Budget(accounting, 0, 0), (l) => console.log(redactText(`[skillopt] ${escapeControls(l)}`)));
+      const rollouts = new Rollouts(runner, host, accounting, new Budget(accounting, 0, 0), (l) => printOut(`[skillopt] ${escapeControls(l)}`));
       const outcome = await rollouts.run(skill.text, ids, outDir, `eval of ${split}`, { allErroredIsFatal: false });
-      if (outcome.reused > 0) console.log(`[skillopt] reused ${outcome.reused} finished case(s) from ${displayPath(join(outDir, 'results.jsonl'))}`);
+      if (outcome.reused > 0) printOut(`[skillopt] reused ${outcome.reused} finished case(s) from ${displayPath(join(outDir, 'results.jsonl'))}`);
       const records = outcome.records;
       const selection: SuiteSelection = {
         suite: manifests[0]!.suite,
@@ -86,13 +86,14 @@ export const command: Command = {
         shard: null,
         max_errored: config.evaluation.max_errored,
         misses_fail: false,
+        site: manifests[0]!.site ?? null,
         skill_tokens: skillTokens(skill.text),
         currency: config.model.currency,
       };
       // eval measures, test judges: no gate; pass when every selected case was scored, whatever the score.
       const budget = host.caseBudget;
       const notRun = budget && budget.notRun > 0 ? { count: budget.notRun, reason: budget.stopReason ?? 'env.max_cost' } : null;
-      const verdict = decideVerdict({ records, selected: ids.length, maxErrored: config.evaluation.max_errored, gates: [], loadErrors: [], missesFail: false, filters: selection.filters, notRun });
+      const verdict = decideVerdict({ records, selected: ids.length, maxErrored: config.evaluation.max_errored, gates: [], loadErrors: [], missesFail: false, filters: selection.filters, notRun, sites: { [selection.suite]: selection.site } });
       const summary = runSummary(records, { wallTimeS: (performance.now() - started) / 1000, selections: [selection], verdict });
       writeJsonAtomic(join(outDir, 'summary.json'), buildRunFile(RunSummarySchema, summary, 'summary.json'));
       const answer = (r: CaseRecord) => ({ output: r.output, hard: r.hard, soft: r.soft, pass: r.pass, feedback: r.feedback, error_kind: r.error_kind });
@@ -139,7 +140,7 @@ export const command: Command = {
       };
       writeJsonAtomic(join(outDir, 'eval_summary.json'), buildRunFile(EvalSummarySchema, evalSummary, 'eval_summary.json'));
       (await import('../../report/index.ts')).writeRunReport(outDir, { kind: 'eval' });
-      console.log(redactText(renderTable(summary, records)));
+      printOut(renderTable(summary, records));
       const ok = verdict.verdict === 'pass';
       const note = selectionNote([selection]);
       printEndReport({

@@ -3,6 +3,7 @@ import type { Command } from '../command.ts';
 import { defineCommand, helpText, noOperands, parseFlags } from '../args.ts';
 import { DEFAULT_SIM_KNOBS } from '../../sim/knobs.ts';
 import { startSimServer, type SimServer, type SimServerOptions } from '../../sim/server.ts';
+import { printOut } from '../../util/print.ts';
 
 const D = DEFAULT_SIM_KNOBS;
 
@@ -84,7 +85,7 @@ export interface ServeOptions {
  * resolve 0. A port in use rejects with a one-line SkillOptError.
  */
 export async function serveSimulated(options: SimServerOptions, serve: ServeOptions = {}): Promise<number> {
-  const log = serve.log ?? ((line: string) => console.log(line));
+  const log = serve.log ?? ((line: string) => printOut(line));
   const server = await startSimServer({ ...options, log });
   serve.onListening?.(server);
   await new Promise<void>((resolve) => {

@@ -25,13 +25,13 @@ import type { CaseRecord } from '../../types.ts';
 import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
-import { redactText } from '../../util/redact.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
 import { withRunSession, type RunSessionOptions } from '../run-session.ts';
 import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
 import { HeldOutput } from '../held-output.ts';
 import { UNIT_GRANULARITIES, type UnitGranularity } from '../../skill/units.ts';
+import { printErr, printOut } from '../../util/print.ts';
 
 const SPEC = defineCommand({
   name: 'test',
@@ -129,12 +129,12 @@ export const command: Command = {
         config,
         outDir,
         session: { mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, ...selection },
-        log: (l: string) => console.log(redactText(escapeControls(l))),
+        log: (l: string) => printOut(escapeControls(l)),
         // no model server before the suites have loaded: one whose dataset is wrong starts none
         modelServer: options.watch ? 'eager' : 'on-demand',
         caseBudget: !options.watch,
       },
-      log: (l: string) => console.log(`[skillopt] ${l}`),
+      log: (l: string) => printOut(`[skillopt] ${l}`),
       restoreOnReplayStop: false,
     };
     try {
@@ -153,7 +153,7 @@ export const command: Command = {
         if (kept) {
           host.session = { ...host.session, kept: kept.rows };
           host.caseBudget?.keep(Object.values(kept.rows).flat(), Object.keys(kept.rows).length);
-          console.log(`[skillopt] reusing ${Object.keys(kept.rows).length} case(s) scored by the run that env.max_cost stopped (${kept.notRun} not run) in ${displayPath(outDir)}`);
+          printOut(`[skillopt] reusing ${Object.keys(kept.rows).length} case(s) scored by the run that env.max_cost stopped (${kept.notRun} not run) in ${displayPath(outDir)}`);
         }
         if (options.watch) return await (await import('../test-watch.ts')).runTestWatch({ host, filters: filters.length ? filters : defaultFilters(config.env.name), options, skillPath: skill?.path });
         const vitest = await startVitest('test', filters.length ? filters : defaultFilters(config.env.name), {
@@ -185,7 +185,7 @@ export const command: Command = {
             budget: attributeOpts.budget,
             skills: { baseline: attributeOpts.baselineSkill },
             candidateSkill: skill ?? 'seed',
-            log: (l) => console.error(redactText(`[skillopt] ${l}`)),
+            log: (l) => printErr(`[skillopt] ${l}`),
           })
       : undefined;
     const judged = baselineModule && baseline && ran && verdict && ran.records.length ? await baselineModule.judgeAgainstBaseline(baseline, outDir, ran, verdict, attributeWith) : null;
