@@ -120,16 +120,17 @@ export class LiveServer {
     try {
       return await send();
     } catch (e) {
-      if (this.lost || closedConnection(e)) {
+      const gone = this.lost || closedConnection(e) ? 'closed the connection' : unreachable(e);
+      if (gone !== null) {
         this.lost = true;
-        throw this.died(what);
+        throw this.died(what, gone);
       }
       throw e;
     }
   }
 
-  private died(what: string): McpServerDied {
-    const how = this.stdio?.ending ?? 'closed the connection';
+  private died(what: string, gone = 'closed the connection'): McpServerDied {
+    const how = this.stdio?.ending ?? gone;
     const tail = this.stdio ? stderrTail(this.stdio.stderr) : '';
     return new McpServerDied(this.mask(`MCP server '${this.server.name}' ${how} during ${what}${tail ? `: ${tail}` : ''}`));
   }
@@ -145,6 +146,21 @@ export class LiveServer {
 /** The SDK's error for a request that lost its connection (JSON-RPC code -32000, ConnectionClosed). */
 function closedConnection(e: unknown): boolean {
   return e instanceof Error && (e as { code?: unknown }).code === -32000;
+}
+
+/**
+ * An HTTP server that cannot be reached (the request failed below HTTP: refused, reset) or answered with a
+ * server error: how, in a few words; null for any other error (the server's answer).
+ */
+function unreachable(e: unknown): string | null {
+  if (!(e instanceof Error)) return null;
+  if (e instanceof TypeError && /fetch failed/i.test(e.message)) {
+    const code = (e.cause as { code?: unknown } | undefined)?.code;
+    return `could not be reached (${typeof code === 'string' ? code : 'fetch failed'})`;
+  }
+  const status = (e as { code?: unknown }).code;
+  if (e.message.startsWith('Streamable HTTP error') && typeof status === 'number' && status >= 500) return `answered HTTP ${status}`;
+  return null;
 }
 
 function stderrTail(text: string): string {

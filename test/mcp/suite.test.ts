@@ -19,6 +19,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { checkMcpOptions, type McpOptions } from '../../src/mcp/config.ts';
 import { McpSuite, relativize, skillFileUri, workspaceForms } from '../../src/mcp/suite.ts';
+import { isMcpServerDied } from '../../src/mcp/live.ts';
 import type { McpRecorder } from '../../src/mcp/record.ts';
 import { isCacheMiss } from '../../src/model/cache/cache.ts';
 import type { CacheMode } from '../../src/model/cache/settings.ts';
@@ -173,6 +174,22 @@ describe('Streamable HTTP', () => {
     const s = suite({ servers: { api: { url, headers: { Authorization: 'MCP_TEST_AUTH' } } } }, null, { MCP_TEST_AUTH: 'Bearer secret-0123456789' });
     const c = await s.openCase(task('h1'), undefined);
     expect(await c.remoteTools()[0]!.call('{}', { timeoutMs: 20_000 })).toEqual({ ok: true, content: 'you sent: ***' });
+  });
+
+  test('a server that stops answering mid-case is gone (the case is errored), and the next case connects again', async () => {
+    const s = suite({ servers: { api: { url } } });
+    const c = await s.openCase(task('h2'), undefined);
+    const whoami = c.remoteTools()[0]!;
+    http.closeAllConnections();
+    await new Promise<void>((r) => http.close(() => r()));
+    const gone = await whoami.call('{}', { timeoutMs: 20_000 }).catch((e: unknown) => e);
+    expect(isMcpServerDied(gone)).toBe(true);
+    // refused, or the kept-alive socket found closed: whichever the timing gives
+    expect((gone as Error).message).toMatch(/^MCP server 'api' could not be reached \([A-Z_]+\) during tools\/call$/);
+    await s.closeCase(c);
+    await new Promise<void>((r) => http.listen(Number(new URL(url).port), '127.0.0.1', () => r()));
+    const next = await s.openCase(task('h3'), undefined);
+    expect((await next.remoteTools()[0]!.call('{}', { timeoutMs: 20_000 })).ok).toBe(true);
   });
 
   test("a skill whose SKILL.md does not match the digest its skills/get entry lists is not loaded", async () => {
