@@ -131,9 +131,11 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
 /**
  * File names of best_skill.diff: the initial skill's path relative to the project (both sides), so
  * `git apply <out_root>/best_skill.diff` from the project root updates the skill in place; a skill
- * outside the project gets the generic initial_skill.md → best_skill.md.
+ * outside the project (or served by an MCP server) gets the generic initial_skill.md → best_skill.md.
  */
 export function diffNames(initialSkillPath: string, cwd = process.cwd()): { oldName: string; newName: string } {
+  // a skill served over MCP (`mcp:<server>:skill://…`) is no file of the project
+  if (/^[a-z][a-z0-9+.-]+:/i.test(initialSkillPath) && !isAbsolute(initialSkillPath)) return { oldName: 'initial_skill.md', newName: 'best_skill.md' };
   const r = relative(cwd, initialSkillPath);
   if (!r || r.startsWith('..') || isAbsolute(r)) return { oldName: 'initial_skill.md', newName: 'best_skill.md' };
   const name = r.split(sep).join('/');

@@ -11,11 +11,13 @@ import { EndpointUnavailableError, isInfraError, type SuiteRuntime } from './run
 import { addUsage, emptyUsage, failedCallUsage, servedFromCache, spentBeforeFailure } from './usage.ts';
 import type { Scorer } from './scorers/types.ts';
 import type { CaseInputs, CaseRun, CaseRunner } from './agent.ts';
-import { storedTrajectory, storedTranscript, ToolHandlerError } from '../agent/loop.ts';
+import { loopBeforeFailure, storedTrajectory, storedTranscript, ToolHandlerError } from '../agent/loop.ts';
 import { applyCaseLimits, type CaseLimits } from './cost-gate.ts';
 import { priceUsage } from '../cost/pricing.ts';
 import { displayPath } from '../util/paths.ts';
 import { callerSite } from './site.ts';
+import { McpSetupError, type McpCase, type McpSuite } from '../mcp/suite.ts';
+import { isMcpServerDied } from '../mcp/live.ts';
 
 export interface CaseContext<E> {
   suite: string;
@@ -39,6 +41,8 @@ export interface CaseContext<E> {
   samples: number[] | null;
   /** The suite's `caseLimits` (suite/cost-gate.ts): a scored sample over one fails. */
   limits?: CaseLimits | null;
+  /** The suite's MCP servers (docs/agents.md#mcp): each sample opens its case on them, closed once it is scored. */
+  mcp?: McpSuite<E> | null;
   /** Where the suite is declared (`path:line:column`), named when a tool handler throws from nowhere known. */
   site?: string | null;
 }
@@ -78,9 +82,11 @@ export function caseRunner<E>(c: CaseContext<E>): CaseSamplesRun<E> {
     let errorKind: CaseErrorKind | null = null;
     let error: string | null = null;
     let trajectory: Pick<CaseRecord, 'trajectory' | 'turns' | 'tool_calls'> = {};
+    let mcpCase: McpCase | null = null;
     try {
       const state = c.state ? c.state(task) : undefined;
-      inputs = { task: task as SkillTask<unknown>, state };
+      if (c.mcp) mcpCase = await c.mcp.openCase(task, trial, signal);
+      inputs = { task: task as SkillTask<unknown>, state, mcp: mcpCase };
       const res = runner ? (run = await runner.run(runtime, messages, signal, trial, inputs)) : await runtime.callTarget(messages, signal, trial);
       output = res.text;
       simulated ||= res.simulated;
@@ -94,15 +100,28 @@ export function caseRunner<E>(c: CaseContext<E>): CaseSamplesRun<E> {
         Object.assign(usage, e.partial.usage);
         simulated ||= e.partial.simulated;
         trajectory = { trajectory: e.partial.trajectory, turns: e.partial.turns, tool_calls: e.partial.toolCalls };
+      } else if (e instanceof McpSetupError) {
+        // mcp.setup threw: a bug in the suite, like a tool handler's crash
+        errorKind = 'tool_handler';
+        error = e.detail();
       } else if (isCacheMiss(e)) {
         // --model-cache replay: nothing was sent; the case is not scored as if it had run
         errorKind = 'cache_miss';
         error = oneLine(e);
         usage.cache_misses = 1;
       } else {
-        if (!isInfraError(e) && !(e instanceof EndpointUnavailableError)) throw e;
+        const serverDied = isMcpServerDied(e);
+        if (!isInfraError(e) && !(e instanceof EndpointUnavailableError) && !serverDied) {
+          if (mcpCase && c.mcp) await c.mcp.closeCase(mcpCase);
+          throw e;
+        }
         errorKind = 'infra';
         error = oneLine(e);
+        if (serverDied) {
+          // an MCP server went away mid-case: what the case did until then stays on its record
+          const before = loopBeforeFailure(e);
+          if (before) trajectory = { trajectory: before.trajectory, turns: before.turns, tool_calls: before.toolCalls };
+        }
         // the attempts of a call that finally failed reached the endpoint too, as did the case's earlier calls
         addUsage(usage, spentBeforeFailure(e));
         if (isInfraError(e)) addUsage(usage, failedCallUsage(e));
@@ -118,13 +137,15 @@ export function caseRunner<E>(c: CaseContext<E>): CaseSamplesRun<E> {
           judge: runtime.judgeFor(judgeUsage, signal),
           trajectory: trajectory.trajectory ?? [],
           state: inputs?.state,
+          ...(mcpCase ? { mcp: mcpCase.clients, mcpTools: mcpCase.offeredTools } : {}),
         });
       } catch (e) {
-        errorKind = isCacheMiss(e) ? 'cache_miss' : isInfraError(e) ? 'infra' : 'scorer';
+        errorKind = isCacheMiss(e) ? 'cache_miss' : isInfraError(e) || isMcpServerDied(e) ? 'infra' : 'scorer';
         error = `${errorKind === 'scorer' ? `scorer '${scorer.name}' failed: ` : ''}${oneLine(e)}`;
         if (errorKind === 'cache_miss') judgeUsage.cache_misses = (judgeUsage.cache_misses ?? 0) + 1;
       }
     }
+    if (mcpCase && c.mcp) await c.mcp.closeCase(mcpCase);
     if (run && runner && errorKind === null) ({ score, extra } = runner.finish(score, run, task));
     priceUsage(usage, runtime.prices.target);
     priceUsage(judgeUsage, runtime.prices.judge);

@@ -19,6 +19,7 @@ import type { RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import type { LoadError, RunVerdict } from '../suite/verdict.ts';
 import { discardPrestarted } from './prestart.ts';
+import { watchMcpServers } from '../mcp/reaper.ts';
 import { CaseBudget } from '../cost/case-budget.ts';
 import { HOST_ENV_FLAG, type GateVerdict, type ProvidedSession, type SuiteManifest, type SuiteSelection } from '../contract/session.ts';
 
@@ -161,6 +162,8 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
     // a worker's copy of a simulated role may predate the server: it gets the server's address here
     resolveRole: (role) => (role.backend === 'simulated' && !role.baseURL ? serverUrl().then((baseURL) => ({ ...role, baseURL })) : role),
   });
+  // MCP servers the suites start in this process's worker threads: killed if a run leaves any (docs/agents.md#mcp)
+  const mcpServers = watchMcpServers();
   const host: SessionHost = {
     session: {
       mode: 'test',
@@ -168,6 +171,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       split: 'all',
       ids: null,
       skills: {},
+      runDir: opts.outDir,
       ...opts.session,
       // Workers read no secret from the config: API keys come from the environment by name (model/sdk.ts).
       config: redactConfig(opts.config),
@@ -198,6 +202,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       }
       closed = true;
       gateway.close();
+      mcpServers.close();
       discardPrestarted();
       cache?.recordRun(runLabel());
       cache?.close();

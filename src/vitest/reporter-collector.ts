@@ -17,7 +17,7 @@ export type SerializedError = { message?: string; name?: string };
 export const GATE_TEST_NAME = 'suite gate';
 
 /** Errors that are a mistake in the user's input (dataset, config, scorer options): exit 2, not a crash. */
-const USAGE_ERRORS = new Set(['SkillOptError', 'ConfigError', 'DatasetError', 'ScorerError', 'SkillFormatError']);
+const USAGE_ERRORS = new Set(['SkillOptError', 'ConfigError', 'DatasetError', 'ScorerError', 'SkillFormatError', 'McpStartError']);
 
 /**
  * What a run's skill tests told the reporter, gathered case by case as results arrive. A merged blob

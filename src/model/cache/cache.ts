@@ -87,6 +87,9 @@ export function replayMissLine(
 /** The next step after a replay miss. */
 export const REPLAY_MISS_NEXT = 'fill the cache first: run the same command with --model-cache rw (or ro, which calls the endpoint only for what is missing and writes nothing)';
 
+/** The role MCP records are counted under (`by_role.mcp`). */
+const MCP_ROLE = { role: 'mcp' } as const;
+
 /** Mutable counters per role, then stage. */
 type Counters = Map<string, Map<string, CacheTally & { writes: number }>>;
 
@@ -142,7 +145,7 @@ export class ModelCache {
    * The stored value of `key`, decoded; undefined on a miss. Counted as a hit or a miss of `role`/`stage`.
    * `decode` returns undefined for a value it cannot use: that is a corrupt entry, a miss with a warning.
    */
-  get<T>(role: RoleConfig, stage: string, kind: EntryKind, key: string, decode: (value: unknown) => T | undefined): { value: T } | { miss: true; corrupt?: string } {
+  get<T>(role: { role: string }, stage: string, kind: EntryKind, key: string, decode: (value: unknown) => T | undefined): { value: T } | { miss: true; corrupt?: string } {
     const read = this.store.read(key, kind, { markUsed: this.mode === 'rw' });
     let corrupt: string | undefined;
     if (read && 'entry' in read) {
@@ -163,9 +166,22 @@ export class ModelCache {
   }
 
   /** Store a successful reply (`rw` only). A write that fails is a warning (once), never an error of the call. */
-  put(role: RoleConfig, stage: string, kind: EntryKind, key: string, value: unknown): void {
+  put(role: { role: string }, stage: string, kind: EntryKind, key: string, value: unknown): void {
     if (this.mode !== 'rw') return;
     if (this.tryWrite({ schema_version: SCHEMA_VERSION, v: 1, key, kind, role: role.role, stage, created: new Date().toISOString(), value })) this.count(role.role, stage).writes++;
+  }
+
+  /**
+   * A recorded MCP response (docs/cache.md#mcp-servers), counted under role `mcp` and its stage (the
+   * server); undefined on a miss. `corrupt`: why an entry that exists could not be used.
+   */
+  recall(stage: string, key: string): { value: Record<string, unknown> } | { miss: true; corrupt?: string } {
+    return this.get(MCP_ROLE, stage, 'mcp', key, (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined));
+  }
+
+  /** Record an MCP response (`rw` only, like put). */
+  record(stage: string, key: string, value: Record<string, unknown>): void {
+    this.put(MCP_ROLE, stage, 'mcp', key, value);
   }
 
   /** The error of a replay miss of `key`; `corrupt`: why its entry could not be used. */

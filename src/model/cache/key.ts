@@ -53,7 +53,8 @@ export function simKnobsOf(simulated: Readonly<Record<string, unknown>>, model: 
   return { ...shared, ...Object.fromEntries(Object.entries(mine).map(([k, v]) => [`profiles.${model}.${k}`, v])) };
 }
 
-export type EntryKind = 'chat' | 'structured';
+/** `mcp`: a recorded MCP request and its response (docs/cache.md#mcp-servers), keyed by mcpKey. */
+export type EntryKind = 'chat' | 'structured' | 'mcp';
 
 /** `scheme://user:pass@host/…` → `scheme://host/…`; no trailing slash; the query string dropped (keys travel there). */
 export function urlIdentity(url: string): string {
@@ -84,6 +85,14 @@ export function endpointLabel(role: RoleConfig, sim: SimKnobs | null): string {
     return `simulated ${role.model}${keys.length ? ` (${keys.map((n) => `${n} ${String(k[n])}`).join(', ')})` : ''}`;
   }
   return `${role.model} at ${urlIdentity(role.azure ? role.azure.endpoint : role.baseURL)}`;
+}
+
+/**
+ * The key of a recorded MCP request: the material (src/mcp/record.ts: the suite, the server, the request and
+ * what it depends on) under the identity `{"mcp":true}`, so it can never equal a model call's key.
+ */
+export function mcpKey(material: unknown): string {
+  return cacheKey('{"mcp":true}', 'mcp', material);
 }
 
 /** The key: SHA-256 (hex) of `[version, endpoint, kind, request]` as JSON. `endpoint` is endpointIdentity's JSON. */

@@ -99,6 +99,16 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
         if (!opts.admission) poster.send({ t: 'admitted', id, ok: true });
         else void opts.admission.request().then((d) => poster.send({ t: 'admitted', id, ok: d.ok, ...(d.reason !== undefined ? { reason: d.reason } : {}) }));
       } else if (msg.t === 'settle') opts.admission?.settle(msg.cost);
+      else if (msg.t === 'recall') {
+        let value: unknown;
+        try {
+          value = opts.cache ? opts.cache.recall(msg.stage, msg.key) : { miss: true };
+        } catch (e) {
+          poster.send({ t: 'reply', id: msg.id, ok: false, error: encodeError(e) });
+          continue;
+        }
+        poster.send({ t: 'reply', id: msg.id, ok: true, value });
+      } else if (msg.t === 'record') opts.cache?.record(msg.stage, msg.key, msg.value);
     }
   };
 
