@@ -38,6 +38,7 @@ const LAYERS = [
   'report', // the HTML reports
   'vitest', // the plugin, the host, the reporter, the warm pool
   'optimizer',
+  'matrix', // model × skill runs: cells, lanes, the matrix manifest
   'cli',
   'index.ts', // the package's public entry
 ];

@@ -377,7 +377,7 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
       mcp: mcpSuite,
     });
     // kept rows of a rerun, and env.max_cost's admission (suite/admitted.ts)
-    return admittedRunner<E>(runScored, { suite: options.name, session, runtime, hash, trials: samples ? samples.length : trials });
+    return admittedRunner<E>(runScored, { suite: options.name, session, runtime, hash, trials: samples ? samples.length : trials, samples: samples !== null });
   };
   let runCase: CaseRun<E>;
   let prepared: Promise<unknown> | null = mcpSuite?.ready() ?? null;

@@ -57,8 +57,11 @@ export function toolHandlerError(suite: string, e: ToolHandlerError, site: strin
   return e.detail(`suite '${suite}': ${e.message}${at ? ` (${displayPath(at)})` : ''}`);
 }
 
+/** Runs the samples of one case: all of them, or `only` these trial indices (the others kept from an earlier run). */
+export type CaseSamplesRun<E> = (task: SkillTask<E>, signal: AbortSignal, only?: readonly number[]) => Promise<CaseRecord[]>;
+
 /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
-export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: AbortSignal) => Promise<CaseRecord[]> {
+export function caseRunner<E>(c: CaseContext<E>): CaseSamplesRun<E> {
   const { skill, buildMessages, runner, runtime, scorer, splitOf, passThreshold, hash, samples, trials } = c;
   /** One sample of a task: call the target (trial t is the request's seed when there are several), score it. */
   async function runTrial(task: SkillTask<E>, trial: number | undefined, signal: AbortSignal): Promise<CaseRecord> {
@@ -179,8 +182,10 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
   }
 
   /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
-  return (task: SkillTask<E>, signal: AbortSignal): Promise<CaseRecord[]> =>
-    samples
+  return (task: SkillTask<E>, signal: AbortSignal, only?: readonly number[]): Promise<CaseRecord[]> =>
+    only
+      ? Promise.all(only.map((t) => runTrial(task, t, signal)))
+      : samples
       ? Promise.all(samples.map((t) => runTrial(task, t, signal)))
       : trials === 1
         ? runTrial(task, undefined, signal).then((r) => [r])

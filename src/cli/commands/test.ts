@@ -15,7 +15,8 @@ import { normalizeSplit } from '../../suite/splits.ts';
 import type { RunResult } from '../../vitest/host.ts';
 import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
-import { defineCommand, hasForeignFlag, helpText, parseFlags, type PassOn } from '../args.ts';
+import { defineCommand, hasForeignFlag, helpText, parseFlags, type FlagValues, type PassOn } from '../args.ts';
+import { MATRIX_FLAGS } from '../matrix-flags.ts';
 import { isVitestFlag, vitestFlags } from '../../vitest/cli-flags.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { findConfigPath } from '../../config/find.ts';
@@ -53,6 +54,7 @@ const SPEC = defineCommand({
     'attribute-granularity': { type: 'string', arg: UNIT_GRANULARITIES.join('|'), default: 'block', help: 'what one part of the change is: a markdown block, a line or a diff hunk' },
     'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default 30 × the changed cases × their trials)' },
     'baseline-skill': { type: 'string', arg: 'FILE', help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)" },
+    ...MATRIX_FLAGS,
   },
   about: '  env.name in the config picks the suite; model.* picks the endpoints.',
   notes: `  Vitest's own flags go to Vitest: -t <pattern>, --reporter=junit --outputFile.junit=out.xml, --shard=1/2,
@@ -77,6 +79,8 @@ export const command: Command = {
     if (args.optimize && args.attribute) {
       throw new SkillOptError('--attribute explains a --baseline comparison of a test run, not an optimize run: compare its test evaluation with `skillopt compare <baseline> <run>/test_eval --attribute`');
     }
+    if (args.models.length > 0) return testMatrix(args, passed);
+    if (args.skills.length > 0) throw new SkillOptError('--skills goes with --models (one skill without it: --skill)');
     if (args.optimize) {
       const { runOptimize } = await import('../optimize.ts');
       return runOptimize(args, passed, { stopAtTarget: true, target: args.target });
@@ -238,6 +242,35 @@ export const command: Command = {
     return exitCode;
   },
 };
+
+/** Flags of `skillopt test` a matrix run does not take (yet). */
+const NOT_WITH_MODELS = ['optimize', 'baseline', 'fail-on-regression', 'max-regression', 'attribute', 'max-token-increase', 'max-cost-increase', 'max-latency-increase'] as const;
+
+/** `skillopt test --models …`: the test run on every model × skill cell (docs/matrix.md). */
+async function testMatrix(args: FlagValues<typeof SPEC.flags>, passed: string[]): Promise<number> {
+  const given = NOT_WITH_MODELS.find((f) => args[f] !== undefined && args[f] !== false);
+  if (given) throw new SkillOptError(`--${given} does not go with --models yet: run it on one cell's folder (docs/matrix.md)`);
+  if (args.skill !== undefined && args.skills.length > 0) throw new SkillOptError('--skill and --skills do not go together: with --models, list every skill in --skills');
+  const { filters, options } = parseVitestArgs(passed);
+  const { testNamePattern, ...rest } = options;
+  const defaults = parseVitestArgs([]).options;
+  const other = Object.keys(rest).find((k) => JSON.stringify(rest[k]) !== JSON.stringify(defaults[k]));
+  if (other !== undefined) throw new SkillOptError(`--models runs each cell in-process: of Vitest's flags it takes file filters and -t only, not ${other}`);
+  const { config } = configFromArgs(args, { required: true });
+  const { runMatrixCommand } = await import('../matrix.ts');
+  const namePattern = testNamePattern === undefined || testNamePattern === '' ? null : String(testNamePattern);
+  return runMatrixCommand({
+    kind: 'test',
+    config,
+    models: args.models,
+    skills: args.skills.length > 0 ? args.skills : args.skill !== undefined ? [args.skill] : undefined,
+    parallelCells: args['parallel-cells'],
+    split: normalizeSplit(args.split ?? 'all'),
+    ...(filters.length ? { filters } : {}),
+    namePattern,
+    selection: vitestSelection(filters, options) as Record<string, string | string[]>,
+  });
+}
 
 /** `--attribute` and its flags, checked before the run; null without `--attribute`. */
 function attributeOptions(

@@ -17,7 +17,7 @@ import { SCHEMA_VERSION } from '../../runfiles/index.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
 import type { RoleConfig } from '../types.ts';
-import { cacheKey, endpointIdentity, endpointLabel, simKnobs, type EntryKind, type SimKnobs } from './key.ts';
+import { cacheKey, endpointIdentity, endpointLabel, simKnobs, simKnobsOf, type EntryKind, type SimKnobs } from './key.ts';
 import { FileStore, type StoredEntry } from './store.ts';
 import { registerCacheUser } from './users.ts';
 import type { Held } from '../../util/lock.ts';
@@ -98,6 +98,8 @@ export interface ModelCacheOptions {
   mode: Exclude<CacheMode, 'off'>;
   /** The in-process simulated model's knobs (part of its identity). */
   sim: SimKnobs | null;
+  /** A simulated model id's knobs when they differ by id (`model.simulated.profiles`); default: `sim` for every id. */
+  simOf?: (model: string) => SimKnobs;
   /** Warnings (corrupt entry, failed write), one line each; never a secret. */
   log?: (line: string) => void;
 }
@@ -108,6 +110,7 @@ export class ModelCache {
   readonly dir: string;
   readonly store: FileStore;
   private readonly sim: SimKnobs | null;
+  private readonly simOf: ((model: string) => SimKnobs) | undefined;
   private readonly log: (line: string) => void;
   private readonly identities = new WeakMap<RoleConfig, string>();
   private readonly counters: Counters = new Map();
@@ -121,6 +124,7 @@ export class ModelCache {
     this.dir = resolve(opts.dir);
     this.store = new FileStore(this.dir);
     this.sim = opts.sim;
+    this.simOf = opts.simOf;
     this.log = opts.log ?? ((line) => console.warn(line));
     this.user = registerCacheUser(this.dir);
   }
@@ -133,7 +137,7 @@ export class ModelCache {
   /** The key of a request of `role` (see key.ts). */
   key(role: RoleConfig, kind: EntryKind, request: unknown): string {
     let id = this.identities.get(role);
-    if (id === undefined) this.identities.set(role, (id = JSON.stringify(endpointIdentity(role, this.sim))));
+    if (id === undefined) this.identities.set(role, (id = JSON.stringify(endpointIdentity(role, this.simKnobs(role)))));
     return cacheKey(id, kind, request);
   }
 
@@ -185,10 +189,14 @@ export class ModelCache {
     return new CacheMissError({
       role: role.role,
       stage,
-      endpoint: endpointLabel(role, this.sim),
+      endpoint: endpointLabel(role, this.simKnobs(role)),
       dir: this.dir,
       ...(corrupt ? { corrupt: { entry: this.store.pathOf(key), why: corrupt } } : {}),
     });
+  }
+
+  private simKnobs(role: RoleConfig): SimKnobs | null {
+    return this.simOf ? this.simOf(role.model) : this.sim;
   }
 
   private tryWrite(entry: StoredEntry): boolean {
@@ -261,6 +269,7 @@ export function openModelCache(config: CacheSettings, opts: { log?: (line: strin
     dir: config.cache.dir,
     mode,
     sim: simKnobs(config.model.simulated),
+    simOf: (model) => simKnobsOf(config.model.simulated, model),
     ...(opts.log ? { log: opts.log } : {}),
   });
 }

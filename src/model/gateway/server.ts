@@ -10,6 +10,7 @@ import type { ModelCache } from '../cache/cache.ts';
 import { JudgeSchema } from '../../protocol/schemas.ts';
 import type { ModelClient } from '../client.ts';
 import type { RoleConfig } from '../types.ts';
+import type { Limiter } from '../limiter.ts';
 import { encodeError, GatewayPoster, received, type CaseAdmission, type GatewayAddress, type GatewayCall } from './protocol.ts';
 
 export interface ModelGateway {
@@ -34,6 +35,11 @@ export interface ModelGatewayOptions {
   resolveRole?: (role: RoleConfig) => RoleConfig | Promise<RoleConfig>;
   /** Decides whether a case may start (`env.max_cost`); absent: every case is admitted. */
   admission?: CaseAdmission | null;
+  /**
+   * The limiter a role's client shares with other clients (a matrix run's targets on one endpoint), from
+   * the resolved role; undefined: a limiter of its own with `role.concurrency` slots.
+   */
+  limiterFor?: (role: RoleConfig) => Limiter | undefined;
 }
 
 export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
@@ -53,8 +59,10 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
       const [{ createModelClient }, role] = await Promise.all([clientModule, opts.resolveRole ? opts.resolveRole(sent) : sent]);
       client = clients.get(key);
       if (client) return client;
+      const limiter = opts.limiterFor?.(role);
       client = createModelClient(role, {
         accounting,
+        ...(limiter ? { limiter } : {}),
         ...(opts.log ? { log: opts.log } : {}),
         ...(opts.env ? { env: opts.env } : {}),
         ...(opts.cache ? { cache: opts.cache } : {}),
