@@ -23,7 +23,7 @@ import type { RunStore, RuntimeState } from './run-store.ts';
 import { EditBudgetScheduler } from './scheduler.ts';
 import { SKILL_SUBJECT, type OptimizationSubject } from './subject.ts';
 import { ValLedger } from './val-ledger.ts';
-import { cheapestWithin, describeSelection, type BestSelection } from './best.ts';
+import { cheapestWithin, describeSelection, type BestSelection, type CaseLosses, type CheapestWithinOptions } from './best.ts';
 
 export interface EngineOptions {
   config: SkillOptConfig;
@@ -181,7 +181,10 @@ export class RunContext {
    */
   promoteIfBetter(skill: string, score: number, step: number, ties = false): boolean {
     const top = ties ? score >= this.topScore() : score > this.topScore();
-    if (top) this.state.top_score = score;
+    if (top) {
+      this.state.top_score = score;
+      this.state.top_hash = skillHash(skill);
+    }
     this.recordCandidate(skill, score, step, this.state.current_origin);
     if (this.cfg.optimizer.select_best === 'cheapest_within') return this.chooseBest();
     if (!top) return false;
@@ -210,9 +213,22 @@ export class RunContext {
     list.push({ hash, path, step, origin, score, pass_rate: pass, mean_tokens: usage.mean_tokens, mean_cost: usage.mean_cost, seq: list.length });
   }
 
+  /** cheapest_within's inputs: the tolerance, `highest`'s choice, and how to count a candidate's val losses against it. */
+  private selectionOptions(): CheapestWithinOptions {
+    return { tolerance: this.cfg.optimizer.cost_tolerance, topHash: this.state.top_hash, countLosses: (c, ref) => this.casesLost(c.hash, ref.hash) };
+  }
+
+  /** The val cases on which skill `hash` passes a smaller share of its standard samples than skill `ref` does. */
+  casesLost(hash: string, ref: string): CaseLosses {
+    const k = this.cfg.env.trials;
+    let lost = 0;
+    for (const id of this.valIds) if (this.ledger.passFraction(hash, id, k) < this.ledger.passFraction(ref, id, k)) lost++;
+    return { lost, cases: this.valIds.length };
+  }
+
   /** cheapest_within: make the rule's choice among the recorded candidates the best skill; whether it changed. */
   private chooseBest(): boolean {
-    const c = cheapestWithin(this.state.best_candidates ?? [], this.cfg.optimizer.cost_tolerance);
+    const c = cheapestWithin(this.state.best_candidates ?? [], this.selectionOptions());
     if (!c) return false;
     const changed = skillHash(this.best) !== c.hash;
     if (changed) this.best = this.store.readText(this.store.path(c.path));
@@ -225,7 +241,7 @@ export class RunContext {
   /** summary.json's record of how best_skill.md was chosen. */
   bestSelection(): BestSelection {
     const opt = this.cfg.optimizer;
-    return describeSelection(this.state.best_candidates ?? [], opt.select_best, opt.cost_tolerance, skillHash(this.best));
+    return describeSelection(this.state.best_candidates ?? [], opt.select_best, skillHash(this.best), this.selectionOptions());
   }
 
   warn(step: number, line: string): void {

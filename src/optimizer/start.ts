@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { estimateLine } from './budget.ts';
 import type { TokenSummary } from '../types.ts';
+import { skillHash } from '../skill/hash.ts';
 import { ensureAppendix } from '../skill/regions.ts';
 import type { RunContext } from './context.ts';
 import { KeptCosts } from './kept-cost.ts';
@@ -83,6 +84,7 @@ async function validateBaseline(ctx: RunContext): Promise<void> {
   ctx.state.current_score = score;
   ctx.state.best_score = score;
   ctx.state.top_score = score;
+  ctx.state.top_hash = skillHash(ctx.current);
   ctx.recordCandidate(ctx.current, score, 0, ctx.state.current_origin);
   setGateReference(ctx, ctx.current);
   ctx.saveState();

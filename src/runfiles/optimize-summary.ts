@@ -47,11 +47,25 @@ export const BestSelectionSchema = z.looseObject({
   rule: z.enum(['highest', 'cheapest_within']),
   /** cheapest_within: the tolerance; null for `highest`. */
   tolerance: z.number().nullable(),
+  /** cheapest_within: the one-sided confidence of each candidate's `loss_bound`; null for `highest` (absent in older runs). */
+  confidence: z.number().nullable().optional(),
   /** The highest val pass rate among the candidates. */
   highest_pass_rate: z.number().nullable(),
+  /** The hash of `highest`'s choice, the skill a cheaper candidate is compared with (absent in older runs). */
+  reference: z.string().nullable().optional(),
   /** The chosen candidate's hash. */
   chosen: z.string().nullable(),
-  candidates: z.array(z.looseObject({ ...BestCandidateFields, eligible: z.boolean(), chosen: z.boolean() })),
+  candidates: z.array(
+    z.looseObject({
+      ...BestCandidateFields,
+      /** cheapest_within: val cases on which it did worse than the reference; null for the reference and under `highest` (absent in older runs). */
+      cases_lost: z.number().nullable().optional(),
+      /** cheapest_within: upper bound of the share of val cases it loses against the reference, at `confidence` (absent in older runs). */
+      loss_bound: z.number().nullable().optional(),
+      eligible: z.boolean(),
+      chosen: z.boolean(),
+    }),
+  ),
 });
 
 export const StoppedSchema = z.looseObject({ reason: z.string(), detail: z.string(), step: z.number() }).nullable();

@@ -92,6 +92,8 @@ const runtimeStateShape = {
   test_eval_attempts: z.number().optional(),
   /** The highest gate score validated so far (absent in older runs: best_score, which was that). */
   top_score: z.number().optional(),
+  /** The hash of the skill that holds top_score: `highest`'s choice, the reference of `cheapest_within` (absent in older runs). */
+  top_hash: z.string().optional(),
   /**
    * The skills that could be best (initial, adopted, final), with their validation and mean target-role
    * usage per val case: what `optimizer.select_best` chooses from (absent in older runs).
