@@ -104,6 +104,9 @@ function usageChangeJson(x: UsageChange) {
   };
 }
 
+/** A side's errored cases, and with trials its errored trials (each 1/k of a case to the verdict). */
+const erroredCell = (s: Comparison['baseline']) => (s.trials > 1 && s.errored_trials > 0 ? `${s.errored} (+${s.errored_trials} trials)` : String(s.errored));
+
 /** The report as compare.json and `--json` give it. Field names are stable. */
 export function compareJson(i: CompareReportInput) {
   const c = i.comparison;
@@ -277,8 +280,8 @@ export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
   lines.push(`| | pass rate | ${pct}% interval | scored | errored |`);
   lines.push('|---|---:|---|---:|---:|');
   const mdRate = (s: Comparison['baseline']) => `${f3(s.pass_rate)}${s.rate_over === 'scored' && s.pass_rate !== null ? ' (own scored cases)' : ''} | ${ci(s.interval)}${s.interval ? ` ${methodOf(s)}` : ''}`;
-  lines.push(`| baseline | ${mdRate(c.baseline)} | ${c.baseline.scored} | ${c.baseline.errored} |`);
-  lines.push(`| candidate | ${mdRate(c.candidate)} | ${c.candidate.scored} | ${c.candidate.errored} |`);
+  lines.push(`| baseline | ${mdRate(c.baseline)} | ${c.baseline.scored} | ${erroredCell(c.baseline)} |`);
+  lines.push(`| candidate | ${mdRate(c.candidate)} | ${c.candidate.scored} | ${erroredCell(c.candidate)} |`);
   lines.push(`| **change** | **${signed(c.delta)}** | ${ci(c.interval, (v) => signed(v))} | p(worse) = ${pValue(c.p_value)} | |`);
   lines.push('');
   if (d.usage) lines.push(`${d.usage.exceeded.length ? '🔴' : d.usage.unchecked.length ? '🟣' : '⚪'} **Cost bounds:** ${mdCell(d.usage.reason)}`, '');
@@ -388,7 +391,7 @@ export function compareTerminal(i: CompareReportInput, opts: { written: string[]
   out.push('');
   const row = (k: string, v: string) => out.push(`  ${k.padEnd(11)} ${v}`);
   const rate = (s: Comparison['baseline']) =>
-    `${f3(s.pass_rate)} ${pc.dim(s.interval ? `${ci(s.interval)} ${methodOf(s)}` : ci(s.interval))}  ${pc.dim(`${s.scored} scored, ${s.errored} errored${s.trials > 1 ? `, ${s.trials} trials` : ''}${s.rate_over === 'scored' && s.pass_rate !== null ? ' (rate over its own scored cases: none paired)' : ''}`)}`;
+    `${f3(s.pass_rate)} ${pc.dim(s.interval ? `${ci(s.interval)} ${methodOf(s)}` : ci(s.interval))}  ${pc.dim(`${s.scored} scored, ${erroredCell(s)} errored${s.trials > 1 ? `, ${s.trials} trials` : ''}${s.rate_over === 'scored' && s.pass_rate !== null ? ' (rate over its own scored cases: none paired)' : ''}`)}`;
   row('baseline', rate(c.baseline));
   row('candidate', rate(c.candidate));
   row('change', `${pc.bold(signed(c.delta))} ${pc.dim(`${pct}% interval ${ci(c.interval, (v) => signed(v))}`)} · one-sided p(worse) ${pValue(c.p_value)} · over ${c.n_paired} paired cases`);

@@ -11,7 +11,7 @@ import { caseOutcomes, DEFAULT_CURRENCY, scoreStats } from './summary.ts';
 import { inSuiteFile } from './site.ts';
 import type { HeadStart } from './head-start.ts';
 import { isNotRun, type CaseRun, type NotRun } from './admitted.ts';
-import { evaluateGate, isComplete } from './verdict.ts';
+import { erroredBeyond, erroredShare, erroredShown, evaluateGate } from './verdict.ts';
 import { costGateMeasuredText } from './cost-gate.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { costLine } from '../cost/display.ts';
@@ -88,9 +88,10 @@ export function registerCases<E>(reg: Registration<E>): void {
         const measured = costGateMeasuredText(verdict);
         if (measured) await ctx.annotate(measured, 'skillopt:gate');
         const of = filters.length ? ` on ${selected.length} of ${total} tasks (${filters.join(', ')})` : '';
-        if (!isComplete(stats, maxErrored) || stats.n < selected.length) {
+        const lost = erroredShare(caseOutcomes(gateRows));
+        if (erroredBeyond(lost, maxErrored) || stats.n < selected.length) {
           throw caseError(
-            `suite gate of '${suite}' is inconclusive: ${stats.errored} of ${selected.length} cases errored, ` +
+            `suite gate of '${suite}' is inconclusive: ${erroredShown(lost, selected.length)}, ` +
               `${selected.length - stats.n} did not run (evaluation.max_errored ${maxErrored})`,
             site,
           );

@@ -88,7 +88,7 @@ describe('skillopt compare: verdicts and exit codes', () => {
     const withErrors = outRoot('errored', [...run59().slice(0, 57), errored('t-58'), errored('t-59')]);
     const r = await skillopt(['compare', allPass, withErrors, '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(r.code).toBe(3);
-    expect(verdictLine(r.stdout)).toMatch(/^INCONCLUSIVE — 0 baseline cases and 2 candidate cases errored \(evaluation\.max_errored 0\)/);
+    expect(verdictLine(r.stdout)).toMatch(/^INCONCLUSIVE — the baseline none, the candidate 2 of 59 cases errored \(t-58, t-59\) \(evaluation\.max_errored 0\)/);
     expect(r.stdout).toMatch(/errored \(2: baseline 0, candidate 2\): t-58, t-59 — first: connect ECONNREFUSED/);
     expect((await skillopt(['compare', allPass, withErrors], { cwd: tmp.make('cwd') })).code).toBe(0);
     const tolerated = await skillopt(['compare', allPass, withErrors, '--fail-on-regression', '--cfg-options', 'evaluation.max_errored=2'], { cwd: tmp.make('cwd') });

@@ -5,6 +5,7 @@
  *   circuit breaker stops calling the endpoint after the first few failures;
  * - 429 with `Retry-After: 0` once, then a good answer: the retry works and the case scores normally.
  */
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFaultProxy, startFaultServer } from '../helpers/fault-server.ts';
@@ -124,6 +125,57 @@ describe('infrastructure errors', () => {
       for (const row of failed) expect(row.usage).toMatchObject({ calls: 2, attempts: 1 + RETRIES + 1 });
       expect(rows.reduce((n, row) => n + row.usage.attempts, 0)).toBe(proxy.requests);
       expect(proxy.faults.status_503).toBe(failed.length * (RETRIES + 1));
+    } finally {
+      await proxy.close();
+      await sim.close();
+    }
+  });
+
+  test.each([1, 2])('eval through a fault proxy with model.retries=0, --trials %i: one row per case × trial, errored ones with their error_kind; compare and show count them; a rerun replaces them', async (k) => {
+    // a request's first arrival fails when its bytes say so: the same cases fail whatever the order, a rerun passes
+    const sim = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
+    const proxy = await startFaultProxy(sim.url, (r) => (r.seen === 0 && r.hash % 3 === 0 ? { status: 503 } : { pass: true }));
+    try {
+      const dir = tmp.make(`eval-rows-${k}`);
+      const out = join(dir, 'out');
+      const args = ['eval', '--config', endpointConfig(dir, proxy.baseURL, { retries: 0, workers: 1 }), '--skill', 'skills/mini/initial.md', '--split', 'test', '--trials', String(k), '--cfg-options', `env.out_root=${out}`, 'cache.mode=off'];
+      const first = await skillopt(args, { env: KEY_ENV });
+      const failed = proxy.faults.status_503!;
+      expect(failed).toBeGreaterThan(0);
+      const rows = readJsonl(join(out, 'results.jsonl'));
+      // 12 test cases × k trials, every one written; each failed request is one errored trial (no retry, no breaker)
+      expect(rows).toHaveLength(12 * k);
+      expect(new Set(rows.map((r) => `${r.id}/${r.trial ?? 0}`)).size).toBe(12 * k);
+      expect(rows.filter((r) => r.error_kind === 'infra')).toHaveLength(failed);
+      expect(rows.filter((r) => r.error_kind !== null).every((r) => /503/.test(r.error))).toBe(true);
+      // never passed, never missing: inconclusive, the errored trials counted
+      expect(first.code).toBe(3);
+      const summary = readJson(join(out, 'eval_summary.json'));
+      expect(summary.verdict).toBe('inconclusive');
+      if (k === 1) expect(summary).toMatchObject({ n_items: 12, n_errored: failed, n_scored: 12 - failed });
+      else expect(summary).toMatchObject({ n_items: 12, errored_trials: failed });
+      expect(reportLine(first.stdout, 'why')).toMatch(k === 1 ? new RegExp(`^inconclusive: ${failed} of 12 cases errored`) : new RegExp(`^inconclusive: ${failed} of 24 trials errored in \\d+ cases`));
+      const faulted = join(dir, 'faulted');
+      cpSync(out, faulted, { recursive: true });
+      const shown = await skillopt(['show', faulted]);
+      expect(shown.stdout).toMatch(k === 1 ? new RegExp(`cases: .* · ${failed} errored`) : new RegExp(`cases: .* · \\d+ errored, ${failed} errored trials`));
+
+      // the rerun runs only the errored cases again and replaces their rows: still one row per case × trial
+      const second = await skillopt(args, { env: KEY_ENV });
+      expect(second.code).toBe(0);
+      const after = readJsonl(join(out, 'results.jsonl'));
+      expect(after).toHaveLength(12 * k);
+      expect(after.every((r) => r.error_kind === null)).toBe(true);
+      expect(new Set(after.map((r) => `${r.id}/${r.trial ?? 0}`)).size).toBe(12 * k);
+      expect(readJson(join(out, 'eval_summary.json'))).toMatchObject({ verdict: 'pass', n_errored: 0 });
+
+      // compare: the faulted run's errored trials are errored, not missing and not passed
+      const c = await skillopt(['compare', out, faulted, '--fail-on-regression', '--json'], { env: KEY_ENV });
+      expect(c.code).toBe(3);
+      const report = JSON.parse(c.stdout);
+      expect(report).toMatchObject({ verdict: 'inconclusive', rule: 'errored' });
+      expect(report.candidate.errored_trials).toBe(failed);
+      expect(report.missing).toMatchObject({ baseline: { count: 0 }, candidate: { count: 0 } });
     } finally {
       await proxy.close();
       await sim.close();

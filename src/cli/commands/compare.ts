@@ -56,8 +56,9 @@ const SPEC = defineCommand({
 
   Verdict ("fail only on evidence", one-sided at evaluation.alpha, 0.05): regressed when the test finds
   the change below 0 (single trials: and the upper bound of the change is below 0) and the change is
-  below −evaluation.max_regression; improved in the mirror case; inconclusive when either side has more
-  errored cases than evaluation.max_errored, has fewer cases than its run selected, or nothing pairs;
+  below −evaluation.max_regression; improved in the mirror case; inconclusive when either side lost more
+  errored cases than evaluation.max_errored (an errored trial counts 1/k of its case), has fewer cases
+  than its run selected, or nothing pairs;
   otherwise no significant change (the report says which true drop it would catch 80% of the time).
 
   Tokens, cost and latency: the paired change of each per case (mean, 95% bootstrap interval, one-sided

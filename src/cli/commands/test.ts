@@ -12,6 +12,7 @@ import type { ShardSpec } from '../../contract/session.ts';
 import { withShardBlob } from '../../vitest/shard-blob.ts';
 import { summarize } from '../../vitest/reporter.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
+import { erroredCounts } from '../../suite/summary.ts';
 import type { RunResult } from '../../vitest/host.ts';
 import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
@@ -212,7 +213,7 @@ export const command: Command = {
       skill: { label: 'skill', path: skill?.path ?? (config.env.skill_init || 'the seed skill of each suite') },
       metrics: o && u && o.n > 0
         ? [
-            ['cases', `${o.n} ran of ${o.selected} selected: ${o.passed} pass, ${o.failed} fail, ${o.errored} errored` + (note ? ` · ${note}` : '')],
+            ['cases', `${o.n} ran of ${o.selected} selected: ${o.passed} pass, ${o.failed} fail, ${erroredCounts(o)}` + (note ? ` · ${note}` : '')],
             ['pass', `rate ${score3(o.pass_rate)} over ${o.scored} scored · mean hard ${score3(o.mean_hard)} · mean soft ${score3(o.mean_soft)}`],
             ['tokens', `target ${u.target.prompt_tokens + u.target.completion_tokens} (prompt + completion) over ${u.target.calls} calls` +
               (u.judge.calls ? ` · judge ${u.judge.prompt_tokens + u.judge.completion_tokens} over ${u.judge.calls} calls` : '')],
