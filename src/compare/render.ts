@@ -42,6 +42,7 @@ function sideJson(side: Side, c: Comparison['baseline']) {
     interval_method: c.interval_method,
     cases_with_errored_trials: c.cases_with_errored_trials,
     torn_last_line: side.skipped_lines > 0,
+    partial: side.partial ?? null,
     simulated: c.simulated,
   };
 }
@@ -177,6 +178,7 @@ export function sideWarnings(i: CompareReportInput): string[] {
   const out: string[] = [];
   for (const [name, side] of [['baseline', i.baseline], ['candidate', i.candidate]] as const) {
     if (side.skipped_lines > 0) out.push(`the ${name}'s last line (${displayPath(side.file)}) is cut off — a killed or still-running run — and was not read`);
+    else if (side.partial) out.push(`the ${name} is not a whole run: ${side.partial}; its results cover ${i.comparison[name].cases} cases`);
     const m = i.comparison.missing[name];
     if (m.count > 0) {
       const named = m.cases.slice(0, 8).map((x) => x.id);

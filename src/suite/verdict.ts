@@ -244,9 +244,10 @@ export function isComplete(rows: readonly OutcomeRow[], maxErrored: number): boo
  * The verdict of a paired comparison of two runs (docs/statistics.md "Comparing two runs",
  * rule *fail only on evidence*, the PR default). Δ = candidate − baseline pass rate over the paired
  * cases, with one-sided bounds and p-values at the comparison's confidence (95%: α = 0.05):
- * - `inconclusive`: errored cases' worth beyond `evaluation.max_errored` on either side (errored trials
- *   counted as 1/k of their case: erroredShare), a side short of the
- *   cases its run recorded it selected (a truncated results.jsonl), or no paired case;
+ * - `inconclusive`: a side that is not a whole run (its run folder has no summary, its file's last line
+ *   is cut off), errored cases' worth beyond `evaluation.max_errored` on either side (errored trials
+ *   counted as 1/k of their case: erroredShare), a side short of the cases its run recorded it selected
+ *   (a truncated results.jsonl), or no paired case; `allowPartial` waives the first and the third;
  * - `regressed`: the upper bound of Δ is below 0, the one-sided p for "got worse" is below α, AND
  *   Δ̂ < −m, m = `evaluation.max_regression`;
  * - `improved`: the lower bound of Δ is above 0 and the p for "got better" is below α;
@@ -262,7 +263,7 @@ export function isComplete(rows: readonly OutcomeRow[], maxErrored: number): boo
 export type ComparisonVerdict = 'regressed' | 'improved' | 'no significant change' | 'inconclusive';
 
 /** Which rule decided a comparison. */
-export type ComparisonRule = 'errored' | 'missing_cases' | 'no_paired_cases' | 'evidence_of_regression' | 'evidence_of_improvement' | 'drop_within_margin' | 'no_evidence';
+export type ComparisonRule = 'partial_run' | 'errored' | 'missing_cases' | 'no_paired_cases' | 'evidence_of_regression' | 'evidence_of_improvement' | 'drop_within_margin' | 'no_evidence';
 
 /** What a comparison's verdict is decided on (a Comparison of src/compare/ carries all of it). */
 export interface ComparisonEvidence {
@@ -280,6 +281,8 @@ export interface ComparisonEvidence {
   errored_share?: { baseline: ErroredShare; candidate: ErroredShare };
   /** `test`: the exact test decides alone (trials); otherwise the bounds and the test must agree. */
   decided_by?: 'test' | 'test_and_bounds';
+  /** A side that is not a whole run (a killed run's folder, a cut-off file): why, and the cases its results cover. */
+  partial?: { baseline: { why: string; cases: number } | null; candidate: { why: string; cases: number } | null };
   /** Selected cases a side's results lack (absent in older callers: none). */
   missing?: { baseline: { count: number; cases: Array<{ suite: string; id: string }> }; candidate: { count: number; cases: Array<{ suite: string; id: string }> } };
 }
@@ -385,11 +388,20 @@ const pShown = (p: number | null) => (p === null ? '—' : p < 0.001 ? p.toExpon
 
 export function decideComparison(
   e: ComparisonEvidence,
-  opts: { maxRegression: number; maxErrored: number; failOnRegression: boolean },
+  opts: { maxRegression: number; maxErrored: number; failOnRegression: boolean; allowPartial?: boolean },
 ): ComparisonDecision {
   const exit = (verdict: ComparisonVerdict) =>
     !opts.failOnRegression ? EXIT_CODES.pass : verdict === 'regressed' ? EXIT_CODES.fail : verdict === 'inconclusive' ? EXIT_CODES.inconclusive : EXIT_CODES.pass;
   const decided = (verdict: ComparisonVerdict, rule: ComparisonRule, reason: string): ComparisonDecision => ({ verdict, rule, reason, exit_code: exit(verdict) });
+  for (const side of opts.allowPartial ? [] : (['candidate', 'baseline'] as const)) {
+    const p = e.partial?.[side];
+    if (!p) continue;
+    return decided(
+      'inconclusive',
+      'partial_run',
+      `the ${side} is not a whole run: ${p.why}; its results cover ${plural(p.cases, 'case')}, so the comparison proves nothing (--allow-partial compares the cases both sides have)`,
+    );
+  }
   const lost = e.errored_share ?? { baseline: wholeCases(e.errored.baseline), candidate: wholeCases(e.errored.candidate) };
   if (erroredBeyond(lost.baseline, opts.maxErrored) || erroredBeyond(lost.candidate, opts.maxErrored)) {
     const side = (name: string, x: ErroredShare) => (x.trials === 0 ? `the ${name} none` : `the ${name} ${erroredShown(x)}${x.touched.length ? ` (${named(x.touched)})` : ''}`);
@@ -399,7 +411,7 @@ export function decideComparison(
       `${side('baseline', lost.baseline)}, ${side('candidate', lost.candidate)} (evaluation.max_errored ${opts.maxErrored}): errored trials are not scored, so the comparison proves nothing`,
     );
   }
-  for (const side of ['candidate', 'baseline'] as const) {
+  for (const side of opts.allowPartial ? [] : (['candidate', 'baseline'] as const)) {
     const m = e.missing?.[side];
     if (!m || m.count === 0) continue;
     const named = m.cases.slice(0, 5).map((x) => x.id);
@@ -409,7 +421,7 @@ export function decideComparison(
       'missing_cases',
       `the ${side} is missing ${m.count} of the cases its run selected` +
         (named.length ? ` (${named.join(', ')}${more > 0 ? `, and ${more} more` : ''})` : '') +
-        ': a truncated or partial results.jsonl is not a whole run, so the comparison proves nothing',
+        ': a truncated or partial results.jsonl is not a whole run, so the comparison proves nothing (--allow-partial compares the cases both sides have)',
     );
   }
   if (e.n_paired === 0 || e.delta === null || e.bounds === null) {

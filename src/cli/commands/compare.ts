@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { defineCommand, helpText, parseFlags } from '../args.ts';
 import { configFromArgs, CONFIG_FLAGS, USAGE_BOUND_FLAGS, usageBoundsFrom } from '../common.ts';
 import type { Command } from '../command.ts';
-import { ALLOW_DIFFERENT_FLAG, compareJson, compareMarkdown, compareTerminal, runComparison } from '../../compare/index.ts';
+import { ALLOW_DIFFERENT_FLAG, ALLOW_PARTIAL_FLAG, compareJson, compareMarkdown, compareTerminal, runComparison } from '../../compare/index.ts';
 import { DEFAULT_RESAMPLES } from '../../stats/bootstrap.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.ts';
 import { SkillOptError } from '../../util/errors.ts';
@@ -22,6 +22,7 @@ import { attributeComparison, type AttributionResult } from '../attribute.ts';
 
 /** The flag compare/index.ts names in its messages (the type check keeps the two spellings one). */
 const ALLOW_DIFFERENT = 'allow-different-tasks' satisfies (typeof ALLOW_DIFFERENT_FLAG extends `--${infer N}` ? N : never);
+const ALLOW_PARTIAL = 'allow-partial' satisfies (typeof ALLOW_PARTIAL_FLAG extends `--${infer N}` ? N : never);
 
 const SPEC = defineCommand({
   name: 'compare',
@@ -34,6 +35,7 @@ const SPEC = defineCommand({
     markdown: { type: 'boolean', help: 'print the report as markdown for a PR comment instead of the table' },
     out: { type: 'string', arg: 'DIR', help: "write compare.json and compare.md there (default: the candidate's folder)" },
     [ALLOW_DIFFERENT]: { type: 'boolean', help: 'compare runs of different datasets or splits (refused otherwise, exit 2)' },
+    [ALLOW_PARTIAL]: { type: 'boolean', help: 'compare the cases both sides have when a side is not a whole run (a run folder without its summary, a cut-off last line: inconclusive otherwise)' },
     config: CONFIG_FLAGS.config,
     'cfg-options': CONFIG_FLAGS['cfg-options'],
     'model-cache': CONFIG_FLAGS['model-cache'],
@@ -56,9 +58,10 @@ const SPEC = defineCommand({
 
   Verdict ("fail only on evidence", one-sided at evaluation.alpha, 0.05): regressed when the test finds
   the change below 0 (single trials: and the upper bound of the change is below 0) and the change is
-  below −evaluation.max_regression; improved in the mirror case; inconclusive when either side lost more
+  below −evaluation.max_regression; improved in the mirror case; inconclusive when either side is not a
+  whole run (a run folder without summary.json / eval_summary.json, a cut-off last line), lost more
   errored cases than evaluation.max_errored (an errored trial counts 1/k of its case), has fewer cases
-  than its run selected, or nothing pairs;
+  than its run selected (--allow-partial compares the cases both sides have instead), or nothing pairs;
   otherwise no significant change (the report says which true drop it would catch 80% of the time).
 
   Tokens, cost and latency: the paired change of each per case (mean, 95% bootstrap interval, one-sided
@@ -102,6 +105,7 @@ export const command: Command = {
       maxErrored: config.evaluation.max_errored,
       failOnRegression,
       allowDifferentTasks: args[ALLOW_DIFFERENT],
+      allowPartial: args[ALLOW_PARTIAL],
       resamples,
       seed,
       confidence: 1 - config.evaluation.alpha,
