@@ -27,7 +27,7 @@ import { Rollouts } from '../optimizer/rollout.ts';
 import { EXIT_CODES } from '../suite/verdict.ts';
 import { RunStore } from '../optimizer/run-store.ts';
 import { claimRunDir } from '../rundir/fingerprint.ts';
-import { buildRunFile, OptimizeSummarySchema } from '../runfiles/index.ts';
+import { buildRunFile, OptimizeSummarySchema, type LostTrainCase } from '../runfiles/index.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { descriptionSubject } from '../optimizer/subject.ts';
 import { checkSkillFile, startsWithFrontmatter } from '../skill/frontmatter.ts';
@@ -192,8 +192,17 @@ function report(
     ],
     failure,
     next,
+    caveat: lostCaveat(s.lost_train_cases as LostTrainCase[] | undefined),
     simulated: o.simulated,
   });
+}
+
+/** The headline's word on train cases that stayed errored (docs/optimizer.md#train-cases-that-error), or null. */
+export function lostCaveat(lost: readonly LostTrainCase[] | undefined): string | null {
+  if (!lost?.length) return null;
+  const ids = [...new Set(lost.map((x) => x.id))];
+  const where = lost.length === 1 ? ` in the ${lost[0]!.where}` : ` in ${new Set(lost.map((x) => x.where)).size} train rollout(s)`;
+  return `${ids.length} train case${ids.length === 1 ? '' : 's'} lost: ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''} errored after ${ids.length === 1 ? 'its' : 'their'} retries${where} and ${ids.length === 1 ? 'was' : 'were'} left out (summary.json lost_train_cases)`;
 }
 
 /** Calls an interrupted run sent and kept nothing of: known to the resumed run, not in the counts above. */

@@ -33,6 +33,13 @@ export class InfrastructureStop extends SkillOptError {
 /** Extra runs of an evaluation's errored cases before the run stops (the model client already retried each call). */
 const RETRY_ROUNDS = 2;
 
+/**
+ * A train rollout (a step's batch, an epoch's comparison): its errored cases are run again as a
+ * validation's are, and the cases still errored are returned for the caller to record, not a stop
+ * (docs/optimizer.md#train-cases-that-error).
+ */
+export const TRAIN_ROLLOUT = { maxErrored: 0, keepErrored: true } as const;
+
 export interface RolloutOutcome {
   records: CaseRecord[];
   summary: SuiteSummary;
@@ -141,7 +148,8 @@ export class Rollouts {
       if (errored.length > 0 && errored.length === rows.length && opts.allErroredIsFatal !== false) {
         throw new InfrastructureStop(`every call of the ${label} rollout failed: ${errored[0]!.error}`);
       }
-      if (errored.length > 0) this.log(`warning: ${errored.length} ${k > 1 ? 'trial(s)' : 'case(s)'} of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${errored[0]!.error})`);
+      // an evaluation with a limit says so below, with its retries
+      if (errored.length > 0 && opts.maxErrored === undefined) this.log(`warning: ${errored.length} ${k > 1 ? 'trial(s)' : 'case(s)'} of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${errored[0]!.error})`);
     }
     if (opts.maxErrored !== undefined) {
       const maxErrored = opts.maxErrored;

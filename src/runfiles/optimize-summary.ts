@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { rate, schemaVersion } from './version.ts';
 import { RunCostSchema } from './summary.ts';
+import { LostTrainCaseSchema } from './step-record.ts';
 
 /** Per-stage (or per-role) call counters, keyed by stage; `_total` sums them. */
 export const TokenSummarySchema = z.record(
@@ -70,6 +71,8 @@ export const OptimizeSummarySchema = z.looseObject({
   total_steps: z.number().optional(),
   steps_per_epoch: z.number().optional(),
   stopped: StoppedSchema.optional(),
+  /** Train cases still errored after their rollout's retries, over the whole run (the step records name theirs). */
+  lost_train_cases: z.array(LostTrainCaseSchema).optional(),
   total_wall_time_s: z.number().optional(),
   token_summary: TokenSummarySchema.optional(),
   /** Measured over the run's case rows, the optimizer role and `by_stage` as sent (docs/accounting.md#cost). */

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { schemaVersion } from './version.ts';
 import { BestCandidateFields, StoppedSchema, TokenSummarySchema } from './optimize-summary.ts';
+import { LostTrainCaseSchema } from './step-record.ts';
 
 /** A skill's validation result (the gate's and the selection cache's unit). */
 export const ValidationScoreSchema = z.object({
@@ -97,6 +98,8 @@ const runtimeStateShape = {
    * usage per val case: what `optimizer.select_best` chooses from (absent in older runs).
    */
   best_candidates: z.array(BestCandidateSchema).optional(),
+  /** Train cases still errored after their rollout's retries, so far (absent in older runs: none). */
+  lost_train_cases: z.array(LostTrainCaseSchema).optional(),
 };
 
 export const RuntimeStateSchema = z.looseObject({ schema_version: schemaVersion, ...runtimeStateShape });
