@@ -121,7 +121,8 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
     if (reportFile) log(`report: ${displayPath(reportFile)}`);
     // An endpoint that stayed down leaves the run unfinished, not failed: inconclusive, resumable.
     const inconclusive = result.stopped?.reason === 'infrastructure';
-    const ok = !inconclusive && (mode.stopAtTarget ? result.targetReached : !result.stopped || result.stopped.reason !== 'budget');
+    const unusable = result.stopped?.reason === 'optimizer_unusable';
+    const ok = !inconclusive && !unusable && (mode.stopAtTarget ? result.targetReached : !result.stopped || result.stopped.reason !== 'budget');
     const evalOptions = evalCfgOptions([...args['cfg-options'], ...(args.trials !== undefined ? [`env.trials=${args.trials}`] : [])]);
     report(result, { ok, inconclusive, title: mode.stopAtTarget ? 'skillopt test --optimize' : 'skillopt train', outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: args.config ?? '', evalOptions });
     return ok ? EXIT_CODES.pass : inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.fail;
@@ -156,7 +157,7 @@ function report(
   const total = tokens[TOTAL_KEY]!;
   const stopped = result.stopped;
   const failure = !o.ok
-    ? stopped && ['budget', 'infrastructure'].includes(stopped.reason)
+    ? stopped && ['budget', 'infrastructure', 'optimizer_unusable'].includes(stopped.reason)
       ? stopped.detail
       : o.target !== null
         ? `the best validation ${s.optimized_skill ? `trigger F1 of '${String(s.optimized_skill)}'` : 'pass rate'} ${score3(s.best_selection_pass_rate as number | null)} did not reach the target ${o.target}`
@@ -166,6 +167,8 @@ function report(
     ? `raise train.max_model_calls / train.max_tokens / train.max_cost and rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
     : !o.ok && stopped?.reason === 'infrastructure'
       ? `fix the endpoint, then rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
+      : !o.ok && stopped?.reason === 'optimizer_unusable'
+        ? `more epochs cannot help: check the optimizer model and its endpoint (model.optimizer, model.optimizer_base_url or model.base_url): its replies must be JSON that fits each stage's schema (the first reason is above; every one is in the step records' warnings). Fixed at the same model: rerun the same command with env.out_root=${displayPath(o.outDir)} to resume; another model.optimizer: a new env.out_root`
       : !o.ok
         ? `review ${displayPath(join(o.outDir, 'best_skill.diff'))}; raise train.num_epochs and rerun with env.out_root=${displayPath(o.outDir)} to resume, or change optimizer.learning_rate with a new env.out_root`
         : `review ${displayPath(join(o.outDir, 'best_skill.diff'))} (or report.html), then check it on the test split: npx skillopt eval --config ${o.configPath} --skill ${displayPath(join(o.outDir, 'best_skill.md'))} --split test` +

@@ -179,6 +179,7 @@ export class RunContext {
     this.state.commits = (this.state.commits ?? 0) + 1;
     this.state.token_summary = this.o.accounting.snapshot();
     this.state.scheduler_counter = this.scheduler.state();
+    this.state.optimizer_replies = { ...this.o.llm.replies };
     this.store.writeState(this.state);
     this.persistUsage();
   }
