@@ -64,6 +64,11 @@ export function registerCases<E>(reg: Registration<E>): void {
             if (gated) for (const r of rows) gateRows.push(gateRow(r));
             const outcome = caseOutcomes(rows)[0]!;
             if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${escapeControls(rows[0]!.error ?? '', { layout: false })}`, site);
+            if (outcome.scored < rows.length) {
+              // scored on the other trials; the run's verdict counts these (docs/statistics.md#errored-trials)
+              const first = rows.find((r) => r.error_kind !== null)!;
+              await ctx.annotate(`${rows.length - outcome.scored} of ${rows.length} trials errored (${first.error_kind}): ${escapeControls(oneLineClip(first.error ?? '', 300), { layout: false })}`, 'skillopt:errored');
+            }
             if (outcome.flaky) await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
             if (mode === 'test' && (!outcome.passed || (failOnFlaky && outcome.flaky))) {
               const miss = rows.find((r) => r.error_kind === null && !r.pass)!;

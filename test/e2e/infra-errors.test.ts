@@ -5,7 +5,7 @@
  *   circuit breaker stops calling the endpoint after the first few failures;
  * - 429 with `Retry-After: 0` once, then a good answer: the retry works and the case scores normally.
  */
-import { cpSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFaultProxy, startFaultServer } from '../helpers/fault-server.ts';
@@ -176,6 +176,29 @@ describe('infrastructure errors', () => {
       expect(report).toMatchObject({ verdict: 'inconclusive', rule: 'errored' });
       expect(report.candidate.errored_trials).toBe(failed);
       expect(report.missing).toMatchObject({ baseline: { count: 0 }, candidate: { count: 0 } });
+
+      // `skillopt test` through a fresh proxy of the same plan: the same verdict, JUnit marks each case's errored trials
+      if (k === 1) return;
+      const again = await startFaultProxy(sim.url, (r) => (r.seen === 0 && r.hash % 3 === 0 ? { status: 503 } : { pass: true }));
+      try {
+        const junit = join(dir, 'junit.xml');
+        const t = await skillopt(
+          ['test', '--config', endpointConfig(dir, again.baseURL, { retries: 0, workers: 1 }), '--split', 'test', '--trials', '2', '--reporter=default', '--reporter=junit', `--outputFile.junit=${junit}`, '--cfg-options', `env.out_root=${join(dir, 'test-out')}`, 'cache.mode=off'],
+          { env: KEY_ENV },
+        );
+        expect(t.code).toBe(3);
+        const lost = again.faults.status_503!;
+        expect(readJsonl(join(dir, 'test-out', 'results.jsonl')).filter((r) => r.error_kind !== null)).toHaveLength(lost);
+        expect(reportLine(t.stdout, 'cases')).toMatch(new RegExp(`, ${lost} errored trials?`));
+        expect(reportLine(t.stdout, 'why')).toMatch(new RegExp(`^inconclusive: ${lost} of 24 trials errored in \\d+ cases`));
+        const xml = readFileSync(junit, 'utf8');
+        const marked = (xml.match(/<property name="skillopt:errored" value="1 of 2 trials errored \(infra\): [^"]*503[^"]*"/g) ?? []).length;
+        const wholly = readJsonl(join(dir, 'test-out', 'results.jsonl')).reduce((m, r) => m.set(r.id, (m.get(r.id) ?? 0) + (r.error_kind ? 1 : 0)), new Map<string, number>());
+        expect(marked).toBe([...wholly.values()].filter((n) => n === 1).length);
+        expect(marked).toBeGreaterThan(0);
+      } finally {
+        await again.close();
+      }
     } finally {
       await proxy.close();
       await sim.close();
