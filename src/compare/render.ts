@@ -20,6 +20,8 @@ export const COMPARE_REPORT_VERSION = 1;
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 const r6n = (x: number | null) => (x === null ? null : r6(x));
 const pair6 = (x: [number, number] | null): [number, number] | null => (x ? [r6(x[0]), r6(x[1])] : null);
+/** A side's errored cases, and with trials its errored trials (each 1/k of a case to the verdict). */
+const erroredCell = (s: Comparison['baseline']) => (s.trials > 1 && s.errored_trials > 0 ? `${s.errored} (+${s.errored_trials} trials)` : String(s.errored));
 
 function sideJson(side: Side, c: Comparison['baseline']) {
   return {
@@ -104,9 +106,6 @@ function usageChangeJson(x: UsageChange) {
     test: x.test,
   };
 }
-
-/** A side's errored cases, and with trials its errored trials (each 1/k of a case to the verdict). */
-const erroredCell = (s: Comparison['baseline']) => (s.trials > 1 && s.errored_trials > 0 ? `${s.errored} (+${s.errored_trials} trials)` : String(s.errored));
 
 /** The report as compare.json and `--json` give it. Field names are stable. */
 export function compareJson(i: CompareReportInput) {

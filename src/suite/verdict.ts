@@ -244,10 +244,8 @@ export function isComplete(rows: readonly OutcomeRow[], maxErrored: number): boo
  * The verdict of a paired comparison of two runs (docs/statistics.md "Comparing two runs",
  * rule *fail only on evidence*, the PR default). Δ = candidate − baseline pass rate over the paired
  * cases, with one-sided bounds and p-values at the comparison's confidence (95%: α = 0.05):
- * - `inconclusive`: a side that is not a whole run (its run folder has no summary, its file's last line
- *   is cut off), errored cases' worth beyond `evaluation.max_errored` on either side (errored trials
- *   counted as 1/k of their case: erroredShare), a side short of the cases its run recorded it selected
- *   (a truncated results.jsonl), or no paired case; `allowPartial` waives the first and the third;
+ * - `inconclusive`: errored cases beyond `evaluation.max_errored` on either side, a side short of the
+ *   cases its run recorded it selected (a truncated results.jsonl), or no paired case;
  * - `regressed`: the upper bound of Δ is below 0, the one-sided p for "got worse" is below α, AND
  *   Δ̂ < −m, m = `evaluation.max_regression`;
  * - `improved`: the lower bound of Δ is above 0 and the p for "got better" is below α;
@@ -259,6 +257,9 @@ export function isComplete(rows: readonly OutcomeRow[], maxErrored: number): boo
  * trial of one case, and its bound would cost a third of the power at 59 cases (docs/statistics.md).
  * Exit codes, with `--fail-on-regression`:
  * 1 regressed, 3 inconclusive, else 0; without it always 0.
+ * Inconclusive before anything else: a side that is not a whole run (its run folder has no summary, its
+ * file's last line is cut off); `allowPartial` waives that and the short side. Errored cases are counted
+ * in cases' worth, an errored trial 1/k of its case (erroredShare, docs/statistics.md#errored-trials).
  */
 export type ComparisonVerdict = 'regressed' | 'improved' | 'no significant change' | 'inconclusive';
 

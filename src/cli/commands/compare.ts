@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { defineCommand, helpText, parseFlags } from '../args.ts';
 import { configFromArgs, CONFIG_FLAGS, USAGE_BOUND_FLAGS, usageBoundsFrom } from '../common.ts';
 import type { Command } from '../command.ts';
-import { ALLOW_DIFFERENT_FLAG, ALLOW_PARTIAL_FLAG, compareJson, compareMarkdown, compareTerminal, runComparison } from '../../compare/index.ts';
+import { ALLOW_DIFFERENT_FLAG, compareJson, compareMarkdown, compareTerminal, runComparison } from '../../compare/index.ts';
 import { DEFAULT_RESAMPLES } from '../../stats/bootstrap.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.ts';
 import { SkillOptError } from '../../util/errors.ts';
@@ -19,6 +19,7 @@ import { writeCompareReport } from '../../report/index.ts';
 import { UNIT_GRANULARITIES, type UnitGranularity } from '../../skill/units.ts';
 import { attributionMarkdown, attributionTerminal } from '../../compare/render-attribution.ts';
 import { attributeComparison, type AttributionResult } from '../attribute.ts';
+import { ALLOW_PARTIAL_FLAG } from '../../compare/index.ts';
 
 /** The flag compare/index.ts names in its messages (the type check keeps the two spellings one). */
 const ALLOW_DIFFERENT = 'allow-different-tasks' satisfies (typeof ALLOW_DIFFERENT_FLAG extends `--${infer N}` ? N : never);
@@ -58,11 +59,12 @@ const SPEC = defineCommand({
 
   Verdict ("fail only on evidence", one-sided at evaluation.alpha, 0.05): regressed when the test finds
   the change below 0 (single trials: and the upper bound of the change is below 0) and the change is
-  below −evaluation.max_regression; improved in the mirror case; inconclusive when either side is not a
-  whole run (a run folder without summary.json / eval_summary.json, a cut-off last line), lost more
-  errored cases than evaluation.max_errored (an errored trial counts 1/k of its case), has fewer cases
-  than its run selected (--allow-partial compares the cases both sides have instead), or nothing pairs;
+  below −evaluation.max_regression; improved in the mirror case; inconclusive when either side has more
+  errored cases than evaluation.max_errored, has fewer cases than its run selected, or nothing pairs;
   otherwise no significant change (the report says which true drop it would catch 80% of the time).
+  An errored trial counts 1/k of its case toward evaluation.max_errored. A side that is not a whole run
+  (a run folder without summary.json / eval_summary.json, a cut-off last line) is inconclusive too;
+  --allow-partial compares the cases both sides have instead, and lets a short side through.
 
   Tokens, cost and latency: the paired change of each per case (mean, 95% bootstrap interval, one-sided
   sign-flip p for "increased"); --max-token-increase 10% (and its twins) fails the comparison under
