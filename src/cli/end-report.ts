@@ -4,6 +4,7 @@ import pc from 'picocolors';
 import { exactCommand } from '../util/command-line.ts';
 import { redactText } from '../util/redact.ts';
 import { escapeControls } from '../util/control-chars.ts';
+import { printOut } from '../util/print.ts';
 
 export interface EndReport {
   title: string;
@@ -40,6 +41,6 @@ export function renderEndReport(r: EndReport): string {
 }
 
 export function printEndReport(r: EndReport): void {
-  console.log(renderEndReport(r));
+  printOut(renderEndReport(r));
 }
 

@@ -13,7 +13,6 @@ import { costLine } from '../cost/display.ts';
 import type { RunCost } from '../cost/run-cost.ts';
 import { score3 } from '../util/format.ts';
 import { writeResolvedConfig } from '../config/redact.ts';
-import { redactText } from '../util/redact.ts';
 import { Accounting, createModelClient, TOTAL_KEY } from '../model/index.ts';
 import { unifiedDiff } from '../skill/diff.ts';
 import type { TokenSummary } from '../types.ts';
@@ -36,6 +35,7 @@ import { withRunSession, type RunSessionOptions } from './run-session.ts';
 import { cacheMetric } from '../model/cache/metric.ts';
 import { writeRunReport } from '../report/index.ts';
 import { evalCfgOptions, shellQuote, valCoverageWarning } from '../optimizer/coverage.ts';
+import { printOut } from '../util/print.ts';
 
 export interface OptimizeMode {
   /** `test --optimize`: stop at the target and exit 1 when it is not reached. */
@@ -44,7 +44,7 @@ export interface OptimizeMode {
 }
 
 function log(line: string): void {
-  console.log(redactText(`[skillopt] ${escapeControls(line)}`));
+  printOut(`[skillopt] ${escapeControls(line)}`);
 }
 
 /** The flags an optimize run reads: the config flags, `--skill`, and `--trials` for the suggested eval. */
@@ -132,9 +132,11 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
 /**
  * File names of best_skill.diff: the initial skill's path relative to the project (both sides), so
  * `git apply <out_root>/best_skill.diff` from the project root updates the skill in place; a skill
- * outside the project gets the generic initial_skill.md → best_skill.md.
+ * outside the project (or served by an MCP server) gets the generic initial_skill.md → best_skill.md.
  */
 export function diffNames(initialSkillPath: string, cwd = process.cwd()): { oldName: string; newName: string } {
+  // a skill served over MCP (`mcp:<server>:skill://…`) is no file of the project
+  if (/^[a-z][a-z0-9+.-]+:/i.test(initialSkillPath) && !isAbsolute(initialSkillPath)) return { oldName: 'initial_skill.md', newName: 'best_skill.md' };
   const r = relative(cwd, initialSkillPath);
   if (!r || r.startsWith('..') || isAbsolute(r)) return { oldName: 'initial_skill.md', newName: 'best_skill.md' };
   const name = r.split(sep).join('/');

@@ -7,6 +7,8 @@ import { eventText } from './trajectory.ts';
 import pc from 'picocolors';
 import { caseChangeLabel, type ComparisonDecision } from '../suite/verdict.ts';
 import { oneLineClip } from '../util/clip.ts';
+import { escapeControls } from '../util/control-chars.ts';
+import { oneLine } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
 import { buildRunFile, CompareFileSchema } from '../runfiles/index.ts';
 import { VERSION } from '../version.ts';
@@ -319,7 +321,8 @@ export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
   }
   lines.push('');
   lines.push(`<sub>baseline: ${mdCell(sidesDescription(i.baseline))} · candidate: ${mdCell(sidesDescription(i.candidate))}</sub>`);
-  return `${lines.join('\n')}\n`;
+  // compare.md, the step summary and --markdown: the model's text (tool names, arguments) shown escaped
+  return escapeControls(`${lines.join('\n')}\n`);
 }
 
 // ── terminal ───────────────────────────────────────────────────────────────────────────────────────
@@ -386,7 +389,7 @@ export function compareTerminal(i: CompareReportInput, opts: { written: string[]
     const first = c.errored.cases[0]!;
     out.push(
       `${pc.magenta('errored')} (${c.errored.cases.length}: baseline ${c.errored.baseline}, candidate ${c.errored.candidate}): ${idList(c.errored.cases, multi)}` +
-        (first.error ? pc.dim(` — first: ${oneLineClip(first.error, 120)}`) : ''),
+        (first.error ? pc.dim(` — first: ${oneLineClip(oneLine(first.error), 120)}`) : ''),
     );
   }
   out.push('');

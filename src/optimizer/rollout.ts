@@ -17,7 +17,7 @@ import { rowCost, type KeptCosts } from './kept-cost.ts';
 import { appendLine, writeJsonAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { buildRunFile, EvaluationSummarySchema } from '../runfiles/index.ts';
 import { parseJsonLines } from '../util/jsonl.ts';
-import { SkillOptError } from '../util/errors.ts';
+import { oneLine, SkillOptError } from '../util/errors.ts';
 import type { SessionHost } from '../vitest/host.ts';
 import type { SuiteRunner } from '../vitest/runner.ts';
 import type { Budget } from './budget.ts';
@@ -146,10 +146,10 @@ export class Rollouts {
       const rows = [...fresh.values()].flat();
       const errored = rows.filter((r) => r.error_kind === 'infra');
       if (errored.length > 0 && errored.length === rows.length && opts.allErroredIsFatal !== false) {
-        throw new InfrastructureStop(`every call of the ${label} rollout failed: ${errored[0]!.error}`);
+        throw new InfrastructureStop(`every call of the ${label} rollout failed: ${oneLine(errored[0]!.error)}`);
       }
       // an evaluation with a limit says so below, with its retries
-      if (errored.length > 0 && opts.maxErrored === undefined) this.log(`warning: ${errored.length} ${k > 1 ? 'trial(s)' : 'case(s)'} of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${errored[0]!.error})`);
+      if (errored.length > 0 && opts.maxErrored === undefined) this.log(`warning: ${errored.length} ${k > 1 ? 'trial(s)' : 'case(s)'} of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${oneLine(errored[0]!.error)})`);
     }
     if (opts.maxErrored !== undefined) {
       const maxErrored = opts.maxErrored;
@@ -164,8 +164,8 @@ export class Rollouts {
       if (!complete()) {
         const first = rows().find((r) => r.error_kind !== null)!;
         const lost = `${erroredShown(erroredShare(caseOutcomes(rows())), ids.length)} in the ${label} even after ${RETRY_ROUNDS} retries (evaluation.max_errored ${maxErrored})`;
-        if (!opts.keepErrored) throw new InfrastructureStop(`${lost}, so it is not scored; first: ${first.id}: ${first.error}`);
-        this.log(`warning: ${lost}: left out (first: ${first.id}: ${first.error})`);
+        if (!opts.keepErrored) throw new InfrastructureStop(`${lost}, so it is not scored; first: ${first.id}: ${oneLine(first.error)}`);
+        this.log(`warning: ${lost}: left out (first: ${first.id}: ${oneLine(first.error)})`);
       }
     }
     const records = ids.flatMap((id) => done.get(id) ?? fresh.get(id) ?? []);

@@ -13,6 +13,8 @@
 import type { CaseRecord } from '../types.ts';
 import type { GateThresholds, GateVerdict, SuiteSelection } from '../contract/session.ts';
 import { oneLineClip } from '../util/clip.ts';
+import { oneLine } from '../util/errors.ts';
+import { displayPath } from '../util/paths.ts';
 import { caseOutcomes, type CaseOutcome, type OutcomeRow, type ScoreStats } from './summary.ts';
 import { REPLAY_MISS_NEXT, replayMissLine } from '../model/cache/cache.ts';
 import { costGateActive, costGateReasons, gateMeasured, type CostRow } from './cost-gate.ts';
@@ -42,6 +44,19 @@ export interface VerdictInput {
   cancelled?: boolean;
   /** Cases `env.max_cost` did not let start, and why (docs/accounting.md#budgets). */
   notRun?: { count: number; reason: string } | null;
+  /** Where each suite is declared (`path:line:column`, by suite name): the file to fix when the suite is at fault. */
+  sites?: Readonly<Record<string, string | null | undefined>>;
+}
+
+/** What to do about the first errored case: fix the suite when the suite is at fault, else look at the endpoint. */
+function erroredNext(first: CaseRecord | undefined, sites: VerdictInput['sites']): string {
+  if (first?.error_kind === 'scorer') return `fix the scorer error of ${first.id}, then rerun`;
+  if (first?.error_kind === 'tool_handler') {
+    const site = sites?.[first.suite];
+    const file = site ? displayPath(site.replace(/:\d+:\d+$/, '')) : `the file of suite '${first.suite}'`;
+    return `fix the tool handler named above in ${file} (its stack is the error of ${first.id} in results.jsonl), then rerun`;
+  }
+  return 'check the endpoint named above (model.base_url, the API key variable, model.timeout_s), then rerun; errored cases are not scored';
 }
 
 export function gateActive(t: GateThresholds): boolean {
@@ -206,10 +221,8 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
       exit_code: EXIT_CODES.inconclusive,
       reason:
         `inconclusive: ${parts.join(', ')} (evaluation.max_errored ${input.maxErrored})` +
-        (first ? `; first: ${first.id}: ${oneLineClip(first.error ?? first.feedback, 300)}` : ''),
-      next: first?.error_kind === 'scorer'
-        ? `fix the scorer error of ${first.id}, then rerun`
-        : 'check the endpoint named above (model.base_url, the API key variable, model.timeout_s), then rerun; errored cases are not scored',
+        (first ? `; first: ${first.id}: ${oneLineClip(oneLine(first.error ?? first.feedback), 300)}` : ''),
+      next: erroredNext(first, input.sites),
     };
   }
   const failedGate = input.gates.find((g) => !g.ok);

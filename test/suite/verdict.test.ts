@@ -38,6 +38,20 @@ describe('decideVerdict', () => {
     expect(v.next).toMatch(/^check the endpoint/);
   });
 
+  test("a tool handler's crash: the why line is its first line (no stack frame), next names the suite's file", () => {
+    const crash: CaseRecord = {
+      ...rec('b', 'errored'),
+      error_kind: 'tool_handler',
+      error: "suite 's': tool 'boom' handler threw: TypeError: broken (bench/s.skill.test.ts:20:9)\nTypeError: broken\n    at Object.handler (/p/bench/s.skill.test.ts:20:9)\n    at runTool (/p/node_modules/skillopt/dist/agent/loop.js:191:38)",
+    };
+    const v = verdict([rec('a', 'pass'), crash], { sites: { s: `${process.cwd()}/bench/s.skill.test.ts:4:1` } });
+    expect(v.exit_code).toBe(EXIT_CODES.inconclusive);
+    expect(v.reason).toBe("inconclusive: 1 of 2 cases errored (evaluation.max_errored 0); first: b: suite 's': tool 'boom' handler threw: TypeError: broken (bench/s.skill.test.ts:20:9)");
+    expect(v.next).toBe('fix the tool handler named above in bench/s.skill.test.ts (its stack is the error of b in results.jsonl), then rerun');
+    // the suite's file unknown: named by the suite
+    expect(verdict([crash]).next).toBe("fix the tool handler named above in the file of suite 's' (its stack is the error of b in results.jsonl), then rerun");
+  });
+
   test('inconclusive wins over a failed gate: the gate cannot be trusted on a partial score', () => {
     const records = [rec('a', 'fail'), rec('b', 'errored')];
     const gate = evaluateGate('s', scoreStats(records), THRESHOLDS);

@@ -13,12 +13,13 @@ import { ALLOW_DIFFERENT_FLAG, compareJson, compareMarkdown, compareTerminal, ru
 import { DEFAULT_RESAMPLES } from '../../stats/bootstrap.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.ts';
 import { SkillOptError } from '../../util/errors.ts';
-import { redactText } from '../../util/redact.ts';
 import { appendStepSummary } from '../github.ts';
 import { writeCompareReport } from '../../report/index.ts';
 import { UNIT_GRANULARITIES, type UnitGranularity } from '../../skill/units.ts';
 import { attributionMarkdown, attributionTerminal } from '../../compare/render-attribution.ts';
 import { attributeComparison, type AttributionResult } from '../attribute.ts';
+import { printable, printErr, printOut } from '../../util/print.ts';
+import { printableJson } from '../../util/control-chars.ts';
 import { ALLOW_PARTIAL_FLAG } from '../../compare/index.ts';
 
 /** The flag compare/index.ts names in its messages (the type check keeps the two spellings one). */
@@ -125,7 +126,7 @@ export const command: Command = {
         granularity,
         budget: budget ?? null,
         skills: { baseline: args['baseline-skill'], candidate: args['candidate-skill'] },
-        log: (l) => console.error(redactText(`[skillopt] ${l}`)),
+        log: (l) => printErr(`[skillopt] ${l}`),
       });
     } else if (args['baseline-skill'] || args['candidate-skill'] || args['attribute-budget'] !== undefined) {
       throw new SkillOptError('--baseline-skill, --candidate-skill and --attribute-budget go with --attribute');
@@ -141,15 +142,15 @@ export const command: Command = {
       writeFileAtomic(written[1]!, markdown);
     } catch (e) {
       // the comparison stands without its files (a read-only artifact folder): say so, keep the verdict
-      console.error(redactText(`[skillopt] warning: could not write compare.json / compare.md to ${outDir} (${(e as Error).message}); choose a folder with --out`));
+      printErr(`[skillopt] warning: could not write compare.json / compare.md to ${outDir} (${(e as Error).message}); choose a folder with --out`);
       written = [];
     }
     const html = writeCompareReport(outDir, { compare: json, baselineRows: run.baseline.rows, candidateRows: run.candidate.rows });
     if (html) written.push(html);
     appendStepSummary(markdown);
-    if (args.json) console.log(redactText(JSON.stringify(json, null, 2)));
-    else if (args.markdown) process.stdout.write(redactText(markdown));
-    else console.log(redactText([compareTerminal(run, { written, width: process.stdout.columns }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n')));
+    if (args.json) printOut(printableJson(JSON.stringify(json, null, 2)));
+    else if (args.markdown) process.stdout.write(printable(markdown));
+    else printOut([compareTerminal(run, { written, width: process.stdout.columns }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n'));
     return run.decision.exit_code;
   },
 };
