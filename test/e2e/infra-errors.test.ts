@@ -204,4 +204,28 @@ describe('infrastructure errors', () => {
       await sim.close();
     }
   });
+
+  test('eval --models through the fault proxy: a cell\'s results.jsonl keeps its errored rows, one per case', async () => {
+    const sim = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
+    // one worker, so requests come in case order: every fourth fails (never three in a row, which opens the breaker)
+    let n = 0;
+    const proxy = await startFaultProxy(sim.url, () => (n++ % 4 === 1 ? { status: 503 } : { pass: true }));
+    try {
+      const dir = tmp.make('matrix-rows');
+      const out = join(dir, 'out');
+      const r = await skillopt(
+        ['eval', '--config', endpointConfig(dir, proxy.baseURL, { retries: 0, workers: 1 }), '--models', 'sim-small', '--skills', 'skills/mini/initial.md', '--split', 'test', '--cfg-options', `env.out_root=${out}`, 'cache.mode=off'],
+        { env: KEY_ENV },
+      );
+      expect(r.code).toBe(3);
+      const failed = proxy.faults.status_503!;
+      expect(failed).toBe(3);
+      const rows = readJsonl(join(out, 'cells', 'sim-small__skills-mini-initial', 'results.jsonl'));
+      expect(rows).toHaveLength(12);
+      expect(rows.filter((row) => row.error_kind === 'infra')).toHaveLength(failed);
+    } finally {
+      await proxy.close();
+      await sim.close();
+    }
+  });
 });
