@@ -10,6 +10,9 @@ import { skillHash } from '../skill/hash.ts';
 import { evalPrefix, stepsPerEpoch } from '../suite/splits.ts';
 import type { SuiteSummary } from '../suite/summary.ts';
 import { SkillOptError } from '../util/errors.ts';
+import { oneLineClip } from '../util/clip.ts';
+import type { CaseRecord } from '../types.ts';
+import type { LostTrainCase } from '../runfiles/index.ts';
 import type { SuiteManifest } from '../contract/session.ts';
 import { gateScore, semanticDensity, type GateTest, type ValidationScore } from './gate.ts';
 import type { OptimizerLLM } from './llm.ts';
@@ -154,11 +157,29 @@ export class RunContext {
     this.store.writeJson('usage.json', this.kept.sent());
   }
 
+  /**
+   * A train rollout's cases still errored after its retries (docs/optimizer.md#train-cases-that-error):
+   * logged, kept in the state for the run's summary and end report, and returned for the stage's record.
+   */
+  loseTrainCases(where: string, records: readonly CaseRecord[]): LostTrainCase[] {
+    const lost: LostTrainCase[] = [];
+    for (const r of records) {
+      if (r.error_kind === null || lost.some((x) => x.id === r.id)) continue;
+      lost.push({ where, id: r.id, error: oneLineClip(r.error ?? r.error_kind, 300) });
+    }
+    if (lost.length === 0) return lost;
+    const kept = (this.state.lost_train_cases ??= []);
+    for (const x of lost) if (!kept.some((k) => k.where === x.where && k.id === x.id)) kept.push(x);
+    this.log(`warning: ${lost.length} train case(s) of the ${where} still errored after their retries and were left out: ${lost.map((x) => x.id).join(', ')} (first: ${lost[0]!.error})`);
+    return lost;
+  }
+
   /** A commit: the state, with the usage of everything kept so far. */
   saveState(): void {
     this.state.commits = (this.state.commits ?? 0) + 1;
     this.state.token_summary = this.o.accounting.snapshot();
     this.state.scheduler_counter = this.scheduler.state();
+    this.state.optimizer_replies = { ...this.o.llm.replies };
     this.store.writeState(this.state);
     this.persistUsage();
   }

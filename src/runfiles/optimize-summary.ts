@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { rate, schemaVersion } from './version.ts';
 import { RunCostSchema } from './summary.ts';
+import { LostTrainCaseSchema } from './step-record.ts';
 
 /** Per-stage (or per-role) call counters, keyed by stage; `_total` sums them. */
 export const TokenSummarySchema = z.record(
@@ -68,7 +69,20 @@ export const BestSelectionSchema = z.looseObject({
   ),
 });
 
-export const StoppedSchema = z.looseObject({ reason: z.string(), detail: z.string(), step: z.number() }).nullable();
+/**
+ * Why an optimize run stopped before its last step (docs/optimizer.md): its target reached, `train.patience`
+ * steps without an accepted candidate, a budget spent, an endpoint down, or every optimizer reply unusable
+ * (docs/optimizer.md#when-the-optimizer-model-cannot-be-used). `budget`, `infrastructure` and
+ * `optimizer_unusable` resume on a rerun of the same folder.
+ */
+export const STOP_REASONS = ['target_reached', 'patience', 'budget', 'infrastructure', 'optimizer_unusable'] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
+
+export const StoppedSchema = z.looseObject({ reason: z.enum(STOP_REASONS), detail: z.string(), step: z.number() }).nullable();
+
+/** The optimizer model's replies over a run: usable, unusable (invalid after a re-ask) and the first unusable one's reason. */
+export const OptimizerRepliesSchema = z.object({ usable: z.number(), unusable: z.number(), first_unusable: z.string().nullable() });
+export type OptimizerReplies = z.infer<typeof OptimizerRepliesSchema>;
 
 export const OptimizeSummarySchema = z.looseObject({
   schema_version: schemaVersion,
@@ -84,6 +98,10 @@ export const OptimizeSummarySchema = z.looseObject({
   total_steps: z.number().optional(),
   steps_per_epoch: z.number().optional(),
   stopped: StoppedSchema.optional(),
+  /** The optimizer model's replies: how many could be used, how many could not, and why the first could not. */
+  optimizer_replies: OptimizerRepliesSchema.optional(),
+  /** Train cases still errored after their rollout's retries, over the whole run (the step records name theirs). */
+  lost_train_cases: z.array(LostTrainCaseSchema).optional(),
   total_wall_time_s: z.number().optional(),
   token_summary: TokenSummarySchema.optional(),
   /** Measured over the run's case rows, the optimizer role and `by_stage` as sent (docs/accounting.md#cost). */
