@@ -385,6 +385,22 @@ const ModelSchema = z.strictObject({
   target_minimax_api_key: str(''),
 });
 
+/** A list of names, or (as `--cfg-options` gives it) one comma-separated string; none by default. */
+function commaList() {
+  return z
+    .preprocess(
+      (v) =>
+        typeof v === 'string'
+          ? v
+              .split(',')
+              .map((w) => w.trim())
+              .filter((w) => w.length > 0)
+          : v,
+      z.array(z.string().min(1)),
+    )
+    .default(() => []);
+}
+
 const TrainSchema = z.strictObject({
   num_epochs: posInt(4),
   /** 0 = infer from the train split; when set it must match. */
@@ -403,6 +419,16 @@ const TrainSchema = z.strictObject({
   max_cost: nonNeg(0),
   /** Stop after this many steps without a gate acceptance (0 = off). */
   patience: nonNegInt(0),
+  /**
+   * Optimize for several target models at once (docs/optimizer.md#several-models): names of the config's
+   * `models:` entries or model ids at the target endpoint; empty = the target role's model alone. A list,
+   * or one comma-separated string (`--models` sets it).
+   */
+  models: commaList(),
+  /** With `train.models`: what the gate and the best skill maximize, the worst model's val score or the mean over the models. */
+  objective: aliasEnum(['worst', 'mean'], {}).default('worst'),
+  /** With `train.models`: models the seed and best skills are scored on once at the end, on test ("transfer"). */
+  transfer_models: commaList(),
 });
 
 const GradientSchema = z.strictObject({

@@ -12,6 +12,8 @@ import { metaResultRel, type RunContext } from './context.ts';
 import type { ValidationScore } from './gate.ts';
 import { OptimizerLLM } from './llm.ts';
 import { TRAIN_ROLLOUT } from './rollout.ts';
+import { join } from 'node:path';
+import type { CaseRecord } from '../types.ts';
 import { buildPairs, countByCategory, keepByPolicy, renderComparison, type ComparisonPair } from './longitudinal.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
 
@@ -128,10 +130,21 @@ async function compare(ctx: RunContext, epoch: number, prevSkill: string, dirRel
   const order = sampleTrain(ctx.trainIds, ctx.trainIds.length, ctx.cfg.train.seed + epoch * 2000);
   const sample = order.slice(0, opt.slow_update_samples);
   // train cases: errored ones are run again, those still errored are recorded (docs/optimizer.md#train-cases-that-error)
-  const rollout = async (skill: string, ids: string[], dir: string, label: string) => {
-    const out = await rollouts.run(skill, ids, dir, label, TRAIN_ROLLOUT);
-    ctx.loseTrainCases(label, out.records);
-    return out;
+  // several training models: on every model, each in `<dir>/<model label>`; pairs are made per model
+  const rollout = async (skill: string, ids: string[], dir: string, label: string): Promise<{ records: CaseRecord[] }> => {
+    if (!ctx.multi) {
+      const out = await rollouts.run(skill, ids, dir, label, TRAIN_ROLLOUT);
+      ctx.loseTrainCases(label, out.records);
+      return out;
+    }
+    const outs = await Promise.all(
+      ctx.models.map(async (m) => {
+        const out = await m.rollouts.run(skill, ids, join(dir, m.label), `${label} on ${m.name}`, TRAIN_ROLLOUT);
+        ctx.loseTrainCases(`${label} on ${m.name}`, out.records);
+        return out.records;
+      }),
+    );
+    return { records: outs.flat() };
   };
   const prev = await rollout(prevSkill, sample, ctx.store.path(dirRel, 'rollout_prev'), `epoch ${epoch} previous-skill comparison`);
   const curr = await rollout(ctx.current, sample, ctx.store.path(dirRel, 'rollout_curr'), `epoch ${epoch} current-skill comparison`);

@@ -14,6 +14,8 @@ import { TOTAL_KEY } from '../model/index.ts';
 import type { RunContext } from './context.ts';
 import { describeItem, type Item } from './patch.ts';
 import { evaluateItems, gateReference } from './validation.ts';
+import { join } from 'node:path';
+import { modelKey, type TrainingModel } from './models.ts';
 
 export interface SalvageEdit {
   /** 1-based position among the ranked edits. */
@@ -56,21 +58,32 @@ export async function planSalvage(
   const k = ctx.cfg.env.trials;
   const ref = gateReference(ctx);
   const hash = skillHash(o.candidate);
+  // several training models: a val item on one model is the unit (named `<id> on <model>`)
+  const arms = ctx.multi ? ctx.models.map((m) => ({ model: m as TrainingModel | undefined, key: (h: string) => modelKey(h, m.name) })) : [{ model: undefined as TrainingModel | undefined, key: (h: string) => h }];
+  const name = (arm: (typeof arms)[number], id: string) => (arm.model ? `${id} on ${arm.model.name}` : id);
   const broken: string[] = [];
   const fixed: string[] = [];
-  for (const id of ctx.valIds) {
-    const cand = ctx.ledger.standard(hash, id, k);
-    const was = ctx.ledger.standard(ref.hash, id, k);
-    if (cand.length === 0 || was.length === 0) continue; // not evaluated (racing stopped early)
-    if (majority(was) && !majority(cand)) broken.push(id);
-    else if (!majority(was) && majority(cand)) fixed.push(id);
-  }
+  const brokenBy = arms.map(() => [] as string[]);
+  const fixedBy = arms.map(() => [] as string[]);
+  arms.forEach((arm, a) => {
+    for (const id of ctx.valIds) {
+      const cand = ctx.ledger.standard(arm.key(hash), id, k);
+      const was = ctx.ledger.standard(arm.key(ref.hash), id, k);
+      if (cand.length === 0 || was.length === 0) continue; // not evaluated (racing stopped early)
+      if (majority(was) && !majority(cand)) {
+        broken.push(name(arm, id));
+        brokenBy[a]!.push(id);
+      } else if (!majority(was) && majority(cand)) {
+        fixed.push(name(arm, id));
+        fixedBy[a]!.push(id);
+      }
+    }
+  });
   if (broken.length === 0) return null;
 
   ctx.log(`  salvage: ${applied.length} edits, ${broken.length} broken and ${fixed.length} fixed val item(s): each edit dropped in turn`);
   const calls = () => ctx.o.accounting.snapshot()[TOTAL_KEY]?.calls ?? 0;
   const before = calls();
-  const items = [...broken, ...fixed];
   const variantOf = (keep: readonly number[]): string | null => {
     const composed = ctx.subject.compose(o.parent, applyEdits(view, keep.map((i) => o.ranked[i]) as Edit[]).skill);
     return 'doc' in composed ? composed.doc : null;
@@ -80,10 +93,19 @@ export async function planSalvage(
     const without = variantOf(applied.filter((j) => j !== i));
     const entry: SalvageEdit = { index: i + 1, edit: describeItem(o.ranked[i]!), breaks: [], fixes: [] };
     if (without !== null) {
-      await evaluateItems(ctx, without, items, `${o.dir}/without_edit_${String(i + 1).padStart(2, '0')}`, `${o.label} (without edit ${i + 1})`);
       const h = skillHash(without);
-      for (const id of broken) if (majority(ctx.ledger.standard(h, id, k))) entry.breaks.push(id);
-      for (const id of fixed) if (!majority(ctx.ledger.standard(h, id, k))) entry.fixes.push(id);
+      const folder = `${o.dir}/without_edit_${String(i + 1).padStart(2, '0')}`;
+      await Promise.all(
+        arms.map(async (arm, a) => {
+          const items = [...brokenBy[a]!, ...fixedBy[a]!];
+          if (items.length === 0) return;
+          await evaluateItems(ctx, without, items, arm.model ? join(folder, arm.model.label) : folder, `${o.label} (without edit ${i + 1})`, undefined, arm.model);
+        }),
+      );
+      arms.forEach((arm, a) => {
+        for (const id of brokenBy[a]!) if (majority(ctx.ledger.standard(arm.key(h), id, k))) entry.breaks.push(name(arm, id));
+        for (const id of fixedBy[a]!) if (!majority(ctx.ledger.standard(arm.key(h), id, k))) entry.fixes.push(name(arm, id));
+      });
     }
     edits.push(entry);
   }
