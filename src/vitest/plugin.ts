@@ -11,9 +11,8 @@
  * opens it from the config `skillopt test` would read (`options.config`, else `SKILLOPT_CONFIG`, else
  * `skillopt.yaml` in the folder Vitest runs in), with `SKILLOPT_CFG_OPTIONS` (space-separated).
  */
-import type { Plugin } from 'vite';
 import type { ViteUserConfig } from 'vitest/config';
-import type { TestProject, Vitest } from 'vitest/node';
+import type { TestProject, Vite, Vitest } from 'vitest/node';
 import { findConfigPath } from '../config/find.ts';
 import { loadConfig } from '../config/load.ts';
 import { outRoot } from '../config/out-root.ts';
@@ -73,7 +72,7 @@ function reachesGateway(pool: unknown): boolean {
   return typeof name === 'string' && THREAD_POOLS.has(name);
 }
 
-export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
+export function skillopt(options: SkillOptPluginOptions = {}): Vite.Plugin {
   let opened: Promise<{ host: SessionHost | null; owned: boolean }> | undefined;
   const open = () => (opened ??= hostFor(options));
   return {
