@@ -7,7 +7,15 @@
  * skillopt table that follows names the worst cases, and results.jsonl holds every one.
  * The skillopt() plugin puts it in place of the `default` reporter.
  */
-import { DefaultReporter, type TestCase, type TestModule } from 'vitest/node';
+import * as vitestNode from 'vitest/node';
+import type { DefaultReporter as VitestDefaultReporter, TestCase, TestModule } from 'vitest/node';
+
+/**
+ * Vitest's default reporter, from where the running Vitest documents it: `vitest/node` since 4.1 (which
+ * deprecates `vitest/reporters`, with a warning on import), `vitest/reporters` in 4.0.
+ */
+const DefaultReporter: typeof VitestDefaultReporter =
+  (vitestNode as { DefaultReporter?: typeof VitestDefaultReporter }).DefaultReporter ?? (await import('vitest/reporters')).DefaultReporter;
 
 export const LARGE_RUN = 500;
 export const SHOWN_FAILURES = 10;
@@ -19,46 +27,45 @@ interface TaskNode {
   tasks?: TaskNode[];
 }
 
-type ErrorsSummary = (files: TaskNode[], errors: unknown[]) => void;
-
-/** The tree with only the first `keep` failed tests (suites that failed themselves stay). */
-export function firstFailures(files: readonly TaskNode[], keep: number): { files: TaskNode[]; hidden: number } {
+/**
+ * The tree with the errors of the first `keep` failed tests only: the later failed tests stay (so the
+ * summary still counts them) without their errors, which the error summary would print one block each.
+ * Suites that failed themselves keep theirs. The run's own tree is not changed.
+ * (Vitest's `reportSummary` prints the error summary, then the counts from the same tree.)
+ */
+export function errorsOfFirstFailures<T extends TaskNode>(files: readonly T[], keep: number): { files: T[]; hidden: number } {
   let kept = 0;
   let hidden = 0;
-  const prune = (task: TaskNode): TaskNode | null => {
-    if (!task.tasks) {
-      if (task.result?.state !== 'fail') return null;
-      if (kept < keep) return (kept++, task);
-      return (hidden++, null);
+  const prune = (task: TaskNode): TaskNode => {
+    if (task.tasks) {
+      const tasks = task.tasks.map(prune);
+      return tasks.some((t, i) => t !== task.tasks![i]) ? { ...task, tasks } : task;
     }
-    const tasks = task.tasks.map(prune).filter((t): t is TaskNode => t !== null);
-    return tasks.length || task.result?.errors?.length ? { ...task, tasks } : null;
+    if (task.result?.state !== 'fail') return task;
+    if (kept < keep) return (kept++, task);
+    hidden++;
+    return { ...task, result: { ...task.result, errors: [] } };
   };
-  return { files: files.map((f) => prune(f) ?? { ...f, tasks: [] }), hidden };
+  return { files: files.map((f) => prune(f) as T), hidden };
 }
 
 export class SkillConsoleReporter extends DefaultReporter {
   private cases = 0;
   private listed = 0;
 
-  constructor(options?: ConstructorParameters<typeof DefaultReporter>[0]) {
-    super(options);
-    // Vitest declares its error summary private; a large run gets it for the first failures only.
-    const self = this as unknown as { printErrorsSummary: ErrorsSummary };
-    const full = self.printErrorsSummary.bind(this);
-    self.printErrorsSummary = (files, errors) => {
-      if (!this.large) return full(files, errors);
-      const shown = firstFailures(files, SHOWN_FAILURES);
-      full(shown.files, errors);
-      if (shown.hidden > 0) this.error(`… and ${shown.hidden} more failed cases: the worst are in the skillopt table below, every case in results.jsonl\n`);
-    };
+  /** The end summary: a large run prints the errors of its first failures only, then says how many more failed. */
+  override reportSummary(files: Parameters<VitestDefaultReporter['reportSummary']>[0], errors: unknown[]): void {
+    if (!this.large) return super.reportSummary(files, errors);
+    const shown = errorsOfFirstFailures(files, SHOWN_FAILURES);
+    super.reportSummary(shown.files, errors);
+    if (shown.hidden > 0) this.error(`… and ${shown.hidden} more failed cases: the worst are in the skillopt table below, every case in results.jsonl\n`);
   }
 
   private get large(): boolean {
     return this.cases > LARGE_RUN;
   }
 
-  override onTestRunStart(specifications: Parameters<DefaultReporter['onTestRunStart']>[0]): void {
+  override onTestRunStart(specifications: Parameters<VitestDefaultReporter['onTestRunStart']>[0]): void {
     super.onTestRunStart(specifications);
     this.cases = 0;
   }
@@ -75,7 +82,7 @@ export class SkillConsoleReporter extends DefaultReporter {
     if (this.large && this.listed > SHOWN_FAILURES) this.log(`   … and ${this.listed - SHOWN_FAILURES} more failed cases`);
   }
 
-  protected override printTestCase(moduleState: Parameters<DefaultReporter['printTestCase']>[0], test: TestCase): void {
+  protected override printTestCase(moduleState: Parameters<VitestDefaultReporter['printTestCase']>[0], test: TestCase): void {
     if (!this.large) return super.printTestCase(moduleState, test);
     if (test.result().state !== 'failed') return;
     if (this.listed++ < SHOWN_FAILURES) super.printTestCase(moduleState, test);

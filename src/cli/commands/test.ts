@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
 import { EXIT_CODES, selectionNote } from '../../suite/verdict.ts';
 import type { ShardSpec } from '../../contract/session.ts';
-import { withShardBlob } from '../../vitest/shard-blob.ts';
+import { withShardBlob } from '../../vitest-internals.ts';
 import { summarize } from '../../vitest/reporter.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
 import type { RunResult } from '../../vitest/host.ts';
