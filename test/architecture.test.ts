@@ -144,7 +144,7 @@ describe('architecture', () => {
     expect(graph.size).toBeGreaterThan(50);
     expect(graph.get('cli/commands/train.ts')).toContain('cli/command.ts'); // import type
     expect(graph.get('suite/runtime.ts')).toContain('model/index.ts'); // import()
-    expect(graph.get('vitest/index.ts')).toContain('contract/session.ts'); // export type … from
+    expect(graph.get('index.ts')).toContain('suite/agent.ts'); // export type … from
     const planted = importsOf(
       'model/planted.ts',
       [
