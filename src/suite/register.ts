@@ -16,7 +16,6 @@ import { costGateMeasuredText } from './cost-gate.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { costLine } from '../cost/display.ts';
 import { withoutCaseStacks } from '../vitest-internals.ts';
-import { currentSuite } from './current-suite.ts';
 import { runCost } from '../cost/run-cost.ts';
 
 export interface Registration<E> {
@@ -47,9 +46,8 @@ export function registerCases<E>(reg: Registration<E>): void {
   const concurrentTest = test.concurrent;
   // Vitest 4.1 copies a describe block's meta into every case defined in it (each copy then crosses to the
   // main thread and into blob reports), and 4.0 shares a `meta` given to `describe` with every case: the
-  // selection goes on the suite's own task once its cases are defined.
-  describe(suite, () => {
-    const suiteTask = currentSuite().suite;
+  // selection goes on the suite's own task (the collector `describe` returns holds it) once its cases are defined.
+  const collector = describe(suite, () => {
     withoutCaseStacks(() => {
       for (const task of selected) {
         concurrentTest(
@@ -101,7 +99,7 @@ export function registerCases<E>(reg: Registration<E>): void {
         if (!verdict.ok) throw caseError(`suite gate failed for '${suite}': ${verdict.reasons.join('; ')}${of}`, site);
       });
     }
-    if (suiteTask) suiteTask.meta.skilloptSuite = selection;
+    collector.suite!.meta.skilloptSuite = selection;
   });
 }
 

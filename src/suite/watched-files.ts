@@ -10,9 +10,9 @@
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as vitest from 'vitest';
 import type { ProvidedSession } from '../contract/session.ts';
 import { collectingFileMeta } from '../vitest-internals.ts';
-import { currentSuite } from './current-suite.ts';
 
 /** One suite's files, absolute paths with forward slashes; null where it reads no file. */
 export interface SuiteFiles {
@@ -57,9 +57,10 @@ export function suiteFiles(session: ProvidedSession, suite: string, source: unkn
 export function recordSuiteFiles(session: ProvidedSession, suite: string, source: unknown, seedSkill: string | URL): void {
   let meta: { skilloptFiles?: SuiteFiles[] } | undefined;
   try {
-    // the collector's `file` is Vitest 4.1's; 4.0 reaches the file being collected only through its worker state
-    const collector = currentSuite() as { file?: { meta: typeof meta } };
-    meta = collector.file ? collector.file.meta : (collectingFileMeta() ?? undefined);
+    // Vitest 4.1: the current suite's collector (`TestRunner`, public) knows its file; 4.0 has neither, and
+    // reaches the file being collected only through its worker state
+    const runner = (vitest as { TestRunner?: { getCurrentSuite(): { file?: { meta: typeof meta } } } }).TestRunner;
+    meta = runner ? runner.getCurrentSuite().file?.meta : (collectingFileMeta() ?? undefined);
   } catch {
     return;
   }

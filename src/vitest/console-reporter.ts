@@ -7,15 +7,9 @@
  * skillopt table that follows names the worst cases, and results.jsonl holds every one.
  * The skillopt() plugin puts it in place of the `default` reporter.
  */
-import * as vitestNode from 'vitest/node';
-import type { DefaultReporter as VitestDefaultReporter, TestCase, TestModule } from 'vitest/node';
+import type { DefaultReporter, TestCase, TestModule } from 'vitest/node';
 
-/**
- * Vitest's default reporter, from where the running Vitest documents it: `vitest/node` since 4.1 (which
- * deprecates `vitest/reporters`, with a warning on import), `vitest/reporters` in 4.0.
- */
-const DefaultReporter: typeof VitestDefaultReporter =
-  (vitestNode as { DefaultReporter?: typeof VitestDefaultReporter }).DefaultReporter ?? (await import('vitest/reporters')).DefaultReporter;
+type DefaultReporterClass = typeof DefaultReporter;
 
 export const LARGE_RUN = 500;
 export const SHOWN_FAILURES = 10;
@@ -49,42 +43,63 @@ export function errorsOfFirstFailures<T extends TaskNode>(files: readonly T[], k
   return { files: files.map((f) => prune(f) as T), hidden };
 }
 
-export class SkillConsoleReporter extends DefaultReporter {
-  private cases = 0;
-  private listed = 0;
+/**
+ * Vitest's default reporter, from where the running Vitest documents it: `vitest/node` since 4.1 (which
+ * deprecates `vitest/reporters`, with a warning on import), `vitest/reporters` in 4.0.
+ */
+async function defaultReporterClass(): Promise<DefaultReporterClass> {
+  const node = (await import('vitest/node')) as { DefaultReporter?: DefaultReporterClass };
+  return node.DefaultReporter ?? (await import('vitest/reporters')).DefaultReporter;
+}
 
-  /** The end summary: a large run prints the errors of its first failures only, then says how many more failed. */
-  override reportSummary(files: Parameters<VitestDefaultReporter['reportSummary']>[0], errors: unknown[]): void {
-    if (!this.large) return super.reportSummary(files, errors);
-    const shown = errorsOfFirstFailures(files, SHOWN_FAILURES);
-    super.reportSummary(shown.files, errors);
-    if (shown.hidden > 0) this.error(`… and ${shown.hidden} more failed cases: the worst are in the skillopt table below, every case in results.jsonl\n`);
-  }
+function compact(Base: DefaultReporterClass) {
+  return class SkillConsoleReporter extends Base {
+    private cases = 0;
+    private listed = 0;
 
-  private get large(): boolean {
-    return this.cases > LARGE_RUN;
-  }
+    /** The end summary: a large run prints the errors of its first failures only, then says how many more failed. */
+    override reportSummary(files: Parameters<DefaultReporter['reportSummary']>[0], errors: unknown[]): void {
+      if (!this.large) return super.reportSummary(files, errors);
+      const shown = errorsOfFirstFailures(files, SHOWN_FAILURES);
+      super.reportSummary(shown.files, errors);
+      if (shown.hidden > 0) this.error(`… and ${shown.hidden} more failed cases: the worst are in the skillopt table below, every case in results.jsonl\n`);
+    }
 
-  override onTestRunStart(specifications: Parameters<VitestDefaultReporter['onTestRunStart']>[0]): void {
-    super.onTestRunStart(specifications);
-    this.cases = 0;
-  }
+    private get large(): boolean {
+      return this.cases > LARGE_RUN;
+    }
 
-  override onTestModuleCollected(module: TestModule): void {
-    super.onTestModuleCollected(module);
-    for (const _ of module.children.allTests()) this.cases++;
-    if (this.large) this.renderSucceed = false;
-  }
+    override onTestRunStart(specifications: Parameters<DefaultReporter['onTestRunStart']>[0]): void {
+      super.onTestRunStart(specifications);
+      this.cases = 0;
+    }
 
-  protected override printTestModule(module: TestModule): void {
-    this.listed = 0;
-    super.printTestModule(module);
-    if (this.large && this.listed > SHOWN_FAILURES) this.log(`   … and ${this.listed - SHOWN_FAILURES} more failed cases`);
-  }
+    override onTestModuleCollected(module: TestModule): void {
+      super.onTestModuleCollected(module);
+      for (const _ of module.children.allTests()) this.cases++;
+      if (this.large) this.renderSucceed = false;
+    }
 
-  protected override printTestCase(moduleState: Parameters<VitestDefaultReporter['printTestCase']>[0], test: TestCase): void {
-    if (!this.large) return super.printTestCase(moduleState, test);
-    if (test.result().state !== 'failed') return;
-    if (this.listed++ < SHOWN_FAILURES) super.printTestCase(moduleState, test);
-  }
+    protected override printTestModule(module: TestModule): void {
+      this.listed = 0;
+      super.printTestModule(module);
+      if (this.large && this.listed > SHOWN_FAILURES) this.log(`   … and ${this.listed - SHOWN_FAILURES} more failed cases`);
+    }
+
+    protected override printTestCase(moduleState: Parameters<DefaultReporter['printTestCase']>[0], test: TestCase): void {
+      if (!this.large) return super.printTestCase(moduleState, test);
+      if (test.result().state !== 'failed') return;
+      if (this.listed++ < SHOWN_FAILURES) super.printTestCase(moduleState, test);
+    }
+  };
+}
+
+type CompactReporterClass = new (options?: ConstructorParameters<DefaultReporterClass>[0]) => DefaultReporter;
+
+let loaded: Promise<CompactReporterClass> | undefined;
+
+/** The compact reporter's class, built on the running Vitest's default reporter (loaded once, when first asked for). */
+export function skillConsoleReporter(): Promise<CompactReporterClass> {
+  loaded ??= defaultReporterClass().then(compact);
+  return loaded;
 }

@@ -19,7 +19,7 @@ import { outRoot } from '../config/out-root.ts';
 import { redactText } from '../util/redact.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { currentHost, openHost, type SessionHost } from './host.ts';
-import { SkillConsoleReporter } from './console-reporter.ts';
+import { skillConsoleReporter } from './console-reporter.ts';
 import { SkillReporter } from './reporter.ts';
 import { caseTimeoutMs } from '../suite/case-timeout.ts';
 import { discardPrestarted } from './prestart.ts';
@@ -63,6 +63,8 @@ export function casesInFlight(session: Pick<SessionHost['session'], 'config' | '
   const { target, judge } = session.roles;
   return target.concurrency <= workers && judge.concurrency <= workers ? workers + Math.ceil(workers / 4) : workers;
 }
+
+const isDefaultReporter = (r: unknown): r is [string, unknown] => Array.isArray(r) && r[0] === 'default';
 
 /** Pools whose workers are threads of this process (they reach the host's model gateway). */
 const THREAD_POOLS = new Set([WARM_POOL_NAME, 'threads', 'vmThreads']);
@@ -109,9 +111,12 @@ export function skillopt(options: SkillOptPluginOptions = {}): Vite.Plugin {
         withReporter.add(vitest.config);
         const reporters = vitest.config.reporters as unknown[];
         // Vitest's default console reporter, compact for large runs (src/vitest/console-reporter.ts)
-        reporters.forEach((r, i) => {
-          if (Array.isArray(r) && r[0] === 'default') reporters[i] = new SkillConsoleReporter(r[1] as ConstructorParameters<typeof SkillConsoleReporter>[0]);
-        });
+        if (reporters.some(isDefaultReporter)) {
+          const SkillConsoleReporter = await skillConsoleReporter();
+          reporters.forEach((r, i) => {
+            if (isDefaultReporter(r)) reporters[i] = new SkillConsoleReporter(r[1] as ConstructorParameters<typeof SkillConsoleReporter>[0]);
+          });
+        }
         reporters.push(new SkillReporter());
         if (owned) {
           let closed = false;

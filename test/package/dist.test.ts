@@ -9,7 +9,7 @@ import { builtinModules } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { assertBuilt, REPO } from '../e2e/helpers.ts';
+import { assertBuilt, REPO, run } from '../e2e/helpers.ts';
 
 const DIST = join(REPO, 'dist');
 const SRC = join(REPO, 'src');
@@ -54,6 +54,13 @@ describe('the packed package', () => {
       }
     }
     expect(foreign).toEqual([]);
+  });
+
+  it('each entry loads with require() (no top-level await): a CommonJS project\'s vitest.config.ts is bundled to require skillopt/vitest', async () => {
+    assertBuilt();
+    const entries = ['dist/index.js', 'dist/vitest/index.js', 'dist/runfiles/public.js'].map((f) => join(REPO, f));
+    const r = await run(process.execPath, ['-e', `for (const f of ${JSON.stringify(entries)}) require(f)`], { cwd: REPO });
+    expect(r.code, r.all).toBe(0);
   });
 
   it('declares Vitest and zod as peers with ranges, its other dependencies with caret ranges, and no dependency twice', () => {
