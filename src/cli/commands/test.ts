@@ -3,7 +3,8 @@
  * defines pass through unchanged (-t, --reporter, --outputFile.junit, --shard, --merge-reports, file filters).
  * With `--optimize` it runs the optimizer until the validation pass rate reaches `--target`.
  */
-import { readRunFile, RunSummarySchema } from '../../runfiles/index.ts';
+import { readRunFile } from '../../runfiles/parse.ts';
+import { RunSummarySchema } from '../../runfiles/summary.ts';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
