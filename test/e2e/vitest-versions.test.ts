@@ -47,7 +47,7 @@ beforeAll(async () => {
   // --ignore-scripts: pack the dist/ that is there (`prepare` would rebuild it)
   const name = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest], { cwd: REPO, encoding: 'utf8' }).trim().split('\n').pop()!;
   tarball = join(dest, name);
-});
+}, 180_000);
 afterAll(async () => {
   await registry?.close();
   tmp.cleanup();
@@ -56,7 +56,15 @@ afterAll(async () => {
 function npm(args: string[], cwd: string): Promise<RunResult> {
   return run('npm', args, {
     cwd,
-    env: { npm_config_registry: `${registry.url}/`, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' },
+    env: {
+      npm_config_registry: `${registry.url}/`,
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_update_notifier: 'false',
+      // a proxy of the machine's must not carry the requests to the loopback registry
+      npm_config_noproxy: '127.0.0.1,localhost',
+      NO_PROXY: '127.0.0.1,localhost',
+    },
   });
 }
 
@@ -145,7 +153,7 @@ describe('the packed skillopt in a user project, on each end of the Vitest peer 
     expect(registry.versions('vitest')).toEqual([GROUPS.lowest.vitest, GROUPS.highest.vitest].filter((v, i, a) => a.indexOf(v) === i));
   });
 
-  test(`lowest: a project with vitest@${GROUPS.lowest.vitest} and zod@${GROUPS.lowest.zod} installs skillopt and keeps one of each`, async () => {
+  test(`lowest: a project with vitest@${GROUPS.lowest.vitest} and zod@${GROUPS.lowest.zod} installs skillopt and keeps one of each`, { timeout: 300_000 }, async () => {
     const dir = tmp.make('lowest');
     writeProject(dir);
     const first = await npm(['install', '--save-dev', `vitest@${GROUPS.lowest.vitest}`, `zod@${GROUPS.lowest.zod}`], dir);
@@ -157,7 +165,7 @@ describe('the packed skillopt in a user project, on each end of the Vitest peer 
     await runCommands(dir, GROUPS.lowest.vitest!);
   });
 
-  test('highest: the README install command takes the highest Vitest and zod, and the project keeps one of each', async () => {
+  test('highest: the README install command takes the highest Vitest and zod, and the project keeps one of each', { timeout: 300_000 }, async () => {
     const dir = tmp.make('highest');
     writeProject(dir);
     const r = await npm(['install', '--save-dev', tarball, ...readmeInstall()], dir);

@@ -106,7 +106,8 @@ export async function startLocalRegistry(repo: string): Promise<LocalRegistry> {
       'dist-tags': { latest: releases.at(-1) ?? sorted.at(-1) },
       versions: Object.fromEntries(sorted.map((v) => [v, versions.get(v)])),
     });
-    res.writeHead(200, { 'content-type': 'application/json' });
+    // no-store: npm keeps no copy of a document from a registry whose port is gone after the test
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
     res.end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
