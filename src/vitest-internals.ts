@@ -3,10 +3,11 @@
  * Each export names what it relies on. The lowest and the highest Vitest of the peer range are tested with
  * them (test/e2e/vitest-versions.test.ts); a Vitest release that changes one of these breaks here.
  *
- * Everything else skillopt does with Vitest is public: the plugin's `configureVitest` and resolved config,
- * reporters (`vitest/node` types, `DefaultReporter` extended through `vitest/reporters`), the custom pool API
- * (`PoolWorker`, `WorkerRequest`/`WorkerResponse`, the worker side's `vitest/worker`), `createVitest`,
- * `startVitest`, `parseCLI`, `provide`/`inject`, `onCancel`, and `getCurrentSuite` of `vitest/suite`.
+ * Everything else skillopt does with Vitest is public: the plugin's `configureVitest` and the resolved config
+ * it may change, reporters (`DefaultReporter` extended, from `vitest/node`, or `vitest/reporters` in 4.0),
+ * the custom pool API (`PoolWorker`, `WorkerRequest`/`WorkerResponse`, the worker side's `vitest/worker`),
+ * `createVitest`, `startVitest`, `parseCLI`, `provide`/`inject`, `onCancel`, the collector `describe`
+ * returns, and 4.1's `TestRunner`. Where 4.0 and 4.1 differ in those, the caller says so.
  *
  * Nothing here imports Vitest at the top level: the suites' worker threads import this module too, and the
  * main thread's uses load what they need when they are called.
