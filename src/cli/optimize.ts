@@ -18,7 +18,7 @@ import { unifiedDiff } from '../skill/diff.ts';
 import type { TokenSummary } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { SuiteRunner, parseVitestArgs } from '../vitest/runner.ts';
-import { Budget, cycleCost, preflightWarning } from '../optimizer/budget.ts';
+import { Budget, cycleCost, preflightWarning, type MoneyBudget } from '../optimizer/budget.ts';
 import { Engine, type EngineResult } from '../optimizer/engine.ts';
 import { OptimizerLLM } from '../optimizer/llm.ts';
 import { PromptLibrary } from '../optimizer/prompts.ts';
@@ -36,6 +36,8 @@ import { cacheMetric } from '../model/cache/metric.ts';
 import { writeRunReport } from '../report/index.ts';
 import { evalCfgOptions, shellQuote, valCoverageWarning } from '../optimizer/coverage.ts';
 import { printOut } from '../util/print.ts';
+import { openTrainingLanes, resolveTrainingModels, simulatedModelIds } from './optimize-models.ts';
+import { parseModelList } from '../matrix/models.ts';
 
 export interface OptimizeMode {
   /** `test --optimize`: stop at the target and exit 1 when it is not reached. */
@@ -50,17 +52,40 @@ function log(line: string): void {
 /** The flags an optimize run reads: the config flags, `--skill`, and `--trials` for the suggested eval. */
 export interface OptimizeFlagValues extends ConfigFlagValues {
   skill: string | undefined;
+  /** Several target models (docs/optimizer.md#several-models): `train.models`, `train.objective`, `train.transfer_models`. */
+  models?: string[];
+  objective?: string | undefined;
+  'transfer-models'?: string[];
+}
+
+/** The `--cfg-options` the model flags amount to (applied after the command line's own). */
+export function modelFlagOptions(args: Pick<OptimizeFlagValues, 'models' | 'objective' | 'transfer-models'>): string[] {
+  const models = args.models?.length ? parseModelList(args.models) : [];
+  const transfer = args['transfer-models']?.length ? parseModelList(args['transfer-models']) : [];
+  if (models.length === 0 && (args.objective !== undefined || transfer.length > 0)) {
+    throw new SkillOptError(`--${args.objective !== undefined ? 'objective' : 'transfer-models'} goes with --models: the models the skill is optimized for`);
+  }
+  if (args.objective !== undefined && args.objective !== 'worst' && args.objective !== 'mean') throw new SkillOptError(`--objective must be worst or mean, got '${args.objective}'`);
+  return [
+    ...(models.length ? [`train.models=${models.join(',')}`] : []),
+    ...(args.objective !== undefined ? [`train.objective=${args.objective}`] : []),
+    ...(transfer.length ? [`train.transfer_models=${transfer.join(',')}`] : []),
+  ];
 }
 
 /** `vitestArgs`: what `skillopt test --optimize` hands on to Vitest (file filters, its flags); `train` hands on none. */
 export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[], mode: OptimizeMode): Promise<number> {
-  const { config, files } = configFromArgs(args, { required: true });
+  const { config, files } = configFromArgs({ ...args, 'cfg-options': [...args['cfg-options'], ...modelFlagOptions(args)] }, { required: true });
   checkCaseBudget(config, 'train.max_cost');
   const target = mode.target ?? config.train.target_pass_rate ?? (mode.stopAtTarget ? 0.9 : null);
   if (target !== null && (target < 0 || target > 1)) throw new SkillOptError(`--target must be between 0 and 1, got ${target}`);
   const outDir = outRoot(config, 'skillopt', config.model.optimizer);
   const { filters, options } = parseVitestArgs(vitestArgs);
-  const session: RunSessionOptions = { outDir, host: { config, outDir: null, quiet: true, session: { mode: 'rollout' }, log }, log, restoreOnReplayStop: true };
+  // several target models (docs/optimizer.md#several-models): the simulated model serves each, and they share the endpoint limits
+  const models = resolveTrainingModels(config);
+  const multi = models.train.length > 0;
+  const hostOptions = multi ? { simulatedModels: simulatedModelIds(models), shareEndpointLimits: true } : {};
+  const session: RunSessionOptions = { outDir, host: { config, outDir: null, quiet: true, session: { mode: 'rollout' }, log, ...hostOptions }, log, restoreOnReplayStop: true };
   return withRunSession(session, async ({ host, closeAtEnd }) => {
     const accounting = new Accounting();
     const runner = closeAtEnd(await SuiteRunner.open({ host, filters, vitestOptions: options }));
@@ -76,19 +101,23 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
     const initialSkill = skillFlag ? readSkillFile(skillFlag) : manifest.seed_skill;
     // a trigger suite: only the optimized skill's description is edited, scored by its trigger F1
     const subject = manifest.trigger ? descriptionSubject(manifest.trigger, initialSkill.path) : undefined;
+    if (subject && multi) throw new SkillOptError(`--models optimizes a skill for several models; '${manifest.suite}' is a trigger suite, whose description is optimized for the target model alone: leave out --models`);
     const suiteFile = runner.files.find((f) => f.includes(`${manifest.suite}.skill.test`)) ?? runner.files[0]!;
     claimRunDir(outDir, { kind: 'optimize', config, roles: host.roles, manifest, suiteFiles: runner.files, skill: initialSkill });
     const prompts = new PromptLibrary([join(dirname(suiteFile), 'prompts')]);
     const pricing = config.model.pricing;
-    const money = config.train.max_cost > 0
+    const money: MoneyBudget | null = config.train.max_cost > 0
       ? { maxCost: config.train.max_cost, currency: config.model.currency, prices: { optimizer: priceFor(pricing, host.roles.optimizer.model), target: priceFor(pricing, host.roles.target.model), judge: priceFor(pricing, host.roles.judge.model) }, judgeModel: host.roles.judge.model }
       : null;
     const budget = new Budget(accounting, config.train.max_model_calls, config.train.max_tokens, money);
+    const lanes = multi ? closeAtEnd(await openTrainingLanes(host, models, { accounting, budget, log, filters })) : null;
+    if (lanes && money) money.prices.targets = lanes.prices;
     const optimizer = createModelClient(host.roles.optimizer, { accounting, log, cache: host.cache });
     const llm = new OptimizerLLM(optimizer, prompts, budget, log);
     const store = new RunStore(outDir);
     const rollouts = new Rollouts(runner, host, accounting, budget, log);
-    const engine = new Engine({ config, manifest, initialSkill, store, rollouts, llm, prompts, accounting, budget, target: mode.stopAtTarget ? target : config.train.target_pass_rate, log, ...(subject ? { subject } : {}) });
+    const several = lanes ? { models: lanes.train, transfer: lanes.transfer, objective: config.train.objective, prices: { pricing: lanes.pricing, targets: lanes.targets } } : {};
+    const engine = new Engine({ config, manifest, initialSkill, store, rollouts, llm, prompts, accounting, budget, target: mode.stopAtTarget ? target : config.train.target_pass_rate, log, ...(subject ? { subject } : {}), ...several });
     writeResolvedConfig(store.path('config.json'), config, {
       derived: { ...engine.derived, planned_edit_budgets: engine.plannedEditBudgets, config_files: files, suite: manifest.suite, dataset: manifest.dataset, initial_skill: initialSkill.path, simulated: host.session.simulated },
       roles: host.roles,
@@ -108,7 +137,7 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
     if (coverage) log(`warning: ${coverage}`);
 
     const result = await engine.run();
-    const simulated = host.session.simulated || rollouts.sawSimulated;
+    const simulated = host.session.simulated || rollouts.sawSimulated || [...(lanes?.train ?? []), ...(lanes?.transfer ?? [])].some((m) => m.rollouts.sawSimulated);
     // calls and tokens count requests sent; the model-call cache's hits and misses by role and stage are beside them
     result.summary.cache = host.cache?.summary() ?? offSummary();
     const summary = { ...result.summary, simulated, config_files: files };

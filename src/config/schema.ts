@@ -199,6 +199,7 @@ const SimulatedModelSchema = z.strictObject({
   analyst_context_recall: z.number().min(0).max(1).optional(),
   analyst_notes_effect: z.number().min(0).max(1).optional(),
   analyst_generalize: int().min(0).optional(),
+  analyst_budget_compress: z.number().min(0).max(1).optional(),
   ranker_accuracy: z.number().min(0).max(1).optional(),
   routing_noise: z.number().min(0).max(1).optional(),
   result_call_rules: z.boolean().optional(),
@@ -230,6 +231,11 @@ const SimulatedSchema = z.strictObject({
   analyst_notes_effect: prob(0.5),
   /** Successes of one answer a success analyst needs to generalize a rule to another identifier they share (0 = never). */
   analyst_generalize: nonNegInt(2),
+  /**
+   * Several target models: probability that an error analyst reads a failure on one model only, whose
+   * attention budget the skill exceeds, as the skill's length — proposing a compression, not a rule.
+   */
+  analyst_budget_compress: prob(0.9),
   /** Probability that each ranking pick is the best supported item left (otherwise another one). */
   ranker_accuracy: prob(0.8),
   /** Agent presentation: probability that the simulated target's choice of skill to load is replaced by another. */

@@ -5,6 +5,7 @@
  * runs them in order.
  */
 import type { SkillOptConfig } from '../config/schema.ts';
+import type { Pricing } from '../cost/pricing.ts';
 import type { Accounting } from '../model/index.ts';
 import { skillHash } from '../skill/hash.ts';
 import { evalPrefix, stepsPerEpoch } from '../suite/splits.ts';
@@ -54,6 +55,8 @@ export interface EngineOptions {
   objective?: Objective;
   /** With `models`: models the seed and best skills are scored on once at the end, on test. */
   transfer?: readonly TrainingModel[];
+  /** With `models`: every model's prices by model id, and each name's model id (its `rollout:<name>` stage's price). */
+  prices?: { pricing: Pricing; targets: Readonly<Record<string, string>> };
 }
 
 /** `meta_skill/epoch_EE/meta_skill_result.json`, relative to the run directory. */

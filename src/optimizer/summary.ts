@@ -105,7 +105,7 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
     skill_tokens: skillTokens(ctx.best),
     skill_tokens_by_skill: { initial: skillTokens(ctx.o.initialSkill.text), best: skillTokens(ctx.best), final: skillTokens(ctx.current) },
     best_selection: ctx.bestSelection(),
-    cost: optimizeRunCost(runRows(ctx.store.root), tokens, cfg.model),
+    cost: optimizeRunCost(runRows(ctx.store.root), tokens, ctx.o.prices ? { ...cfg.model, pricing: ctx.o.prices.pricing, targets: ctx.o.prices.targets } : cfg.model),
     candidate_selection: cfg.optimizer.candidate_selection,
     ...(isPareto(ctx) ? { pareto: poolOf(ctx).summary() } : {}),
     overfit_guard: {
