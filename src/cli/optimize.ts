@@ -26,7 +26,8 @@ import { Rollouts } from '../optimizer/rollout.ts';
 import { EXIT_CODES } from '../suite/verdict.ts';
 import { RunStore } from '../optimizer/run-store.ts';
 import { claimRunDir } from '../rundir/fingerprint.ts';
-import { buildRunFile, OptimizeSummarySchema, type LostTrainCase } from '../runfiles/index.ts';
+import { buildRunFile, OptimizeSummarySchema, type LostTrainCase, type ModelReportFile } from '../runfiles/index.ts';
+import { modelLines } from './model-lines.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { descriptionSubject } from '../optimizer/subject.ts';
 import { checkSkillFile, startsWithFrontmatter } from '../skill/frontmatter.ts';
@@ -172,9 +173,15 @@ export function diffNames(initialSkillPath: string, cwd = process.cwd()): { oldN
   return { oldName: name, newName: name };
 }
 
-function usageLine(tokens: TokenSummary): string {
+/** Calls and tokens by stage; a run over several models lists its `rollout:<model>` stages first, in the models' order. */
+function usageLine(tokens: TokenSummary, models: readonly string[] = []): string {
+  const rank = (k: string) => {
+    const i = models.indexOf(k.startsWith('rollout:') ? k.slice('rollout:'.length) : '');
+    return i < 0 ? models.length : i;
+  };
   return Object.entries(tokens)
     .filter(([k]) => k !== TOTAL_KEY)
+    .sort((a, b) => rank(a[0]) - rank(b[0]))
     .map(([k, s]) => `${k} ${s.calls}/${s.prompt_tokens + s.completion_tokens}`)
     .join(' · ');
 }
@@ -214,11 +221,12 @@ function report(
       ...(s.optimized_skill
         ? triggerMetrics(s, o.target)
         : ([
-            ['val', `pass rate ${score3(s.baseline_selection_pass_rate as number | null)} → ${score3(s.best_selection_pass_rate as number | null)} (baseline → best, step ${s.best_step})` + (o.target !== null ? `, target ${o.target}` : '')],
-            ['test', `pass rate ${score3(s.baseline_test_pass_rate as number | null)} → ${score3(s.test_pass_rate as number | null)} (baseline → best)`],
+            ['val', `${objectiveWords(s)}pass rate ${score3(s.baseline_selection_pass_rate as number | null)} → ${score3(s.best_selection_pass_rate as number | null)} (baseline → best, step ${s.best_step})` + (o.target !== null ? `, target ${o.target}` : '')],
+            ['test', `${objectiveWords(s)}pass rate ${score3(s.baseline_test_pass_rate as number | null)} → ${score3(s.test_pass_rate as number | null)} (baseline → best)`],
+            ...(s.models ? modelLines(s.models as ModelReportFile[], (s.cost as RunCost | undefined)?.currency ?? 'USD') : []),
           ] as Array<[string, string]>)),
       ['steps', `${s.completed_steps}/${s.total_steps} · ${s.total_accepts} accepted · ${s.total_rejects} rejected · ${s.total_skips} skipped` + (stopped ? ` · stopped: ${stopped.reason}` : '')],
-      ['calls', `${total.calls} model calls, ${total.prompt_tokens + total.completion_tokens} tokens (${usageLine(tokens)}); ${total.attempts} HTTP attempts, ${total.retries} retries`],
+      ['calls', `${total.calls} model calls, ${total.prompt_tokens + total.completion_tokens} tokens (${usageLine(tokens, ((s.models as ModelReportFile[] | undefined) ?? []).map((m) => m.name))}); ${total.attempts} HTTP attempts, ${total.retries} retries`],
       ...(s.cost ? ([['cost', costLine(s.cost as RunCost, s.skill_tokens as number | undefined, { optimize: true })]] as Array<[string, string]>) : []),
       ...lostMetric(s.lost_in_flight as TokenSummary | undefined),
       ...(s.cache ? cacheMetric((s.cache as CacheSummary).mode, s.cache as CacheSummary) : []),
@@ -229,6 +237,12 @@ function report(
     caveat: lostCaveat(s.lost_train_cases as LostTrainCase[] | undefined),
     simulated: o.simulated,
   });
+}
+
+/** A run over several models: whose pass rate the val and test lines give (the objective's over the training models). */
+function objectiveWords(s: Record<string, unknown>): string {
+  if (!s.models) return '';
+  return s.objective === 'mean' ? 'mean over the models: ' : 'worst model: ';
 }
 
 /** The headline's word on train cases that stayed errored (docs/optimizer.md#train-cases-that-error), or null. */
