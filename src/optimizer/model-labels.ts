@@ -11,9 +11,13 @@ import { clip } from '../util/clip.ts';
 
 export type ModelLabels = Pick<Trajectory, 'model' | 'fails_on' | 'models'>;
 
-/** Where a case failed, in words: `sim-small only`, `both` (of two), `every model`, or the names. */
-export function failsOn(failing: readonly string[], all: readonly string[]): string {
-  if (failing.length === 1) return `${failing[0]} only`;
+/**
+ * Where a case failed, in words: `sim-small only`, `both` (of two), `every model`, or the names. `scored`:
+ * the models that scored it (default all): a case that errored on a model is never `only` or `every`.
+ */
+export function failsOn(failing: readonly string[], all: readonly string[], scored: readonly string[] = all): string {
+  const whole = scored.length === all.length;
+  if (failing.length === 1 && whole) return `${failing[0]} only`;
   if (failing.length === all.length) return all.length === 2 ? 'both' : 'every model';
   return failing.join(', ');
 }
@@ -57,7 +61,7 @@ export function labelledRecords(byModel: ReadonlyArray<readonly [string, readonl
     records.push(shown.r);
     labels.set(shown.r, {
       model: shown.name,
-      ...(failing.length > 0 ? { fails_on: failsOn(failing.map((x) => x.name), names) } : {}),
+      ...(failing.length > 0 ? { fails_on: failsOn(failing.map((x) => x.name), names, scored.map((x) => x.name)) } : {}),
       models,
     });
   }

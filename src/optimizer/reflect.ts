@@ -221,6 +221,8 @@ export interface ReflectOptions {
   kept?: KeptCosts;
   /** A run over several models: each record's labels by model (model-labels.ts). */
   labels?: ReadonlyMap<CaseRecord, ModelLabels>;
+  /** A run over several models: the analysts' note on labelled failures (prompts/analyst_models.md), after their system prompt. */
+  modelsSuffix?: string;
 }
 
 export interface ReflectResult {
@@ -293,9 +295,10 @@ export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
     ]);
     const wantsNotes = o.skillAware.enabled && (job.source === 'failure' || o.skillAware.source === 'both');
     const tap = new Accounting();
+    const suffix = [o.modelsSuffix, wantsNotes ? o.skillAware.suffix : undefined].filter((x) => x !== undefined).join('');
     const reply = (await o.llm.call(stage, user, {
       account: 'analyst',
-      systemSuffix: wantsNotes ? o.skillAware.suffix : undefined,
+      systemSuffix: suffix === '' ? undefined : suffix,
       tap,
     })) as Record<string, unknown> | null;
     const result: MinibatchFile = {

@@ -66,7 +66,7 @@ export async function rolloutAndReflect(
     t = performance.now();
     const r = await reflect({
       records: ctx.subject.reflectable(rollout.reflected),
-      ...(rollout.labels ? { labels: rollout.labels } : {}),
+      ...(rollout.labels ? { labels: rollout.labels, modelsSuffix: `\n\n${ctx.o.prompts.get('analyst_models').text}` } : {}),
       skill: view,
       llm: ctx.o.llm,
       patchesDir: `${bdir}/patches`,

@@ -76,8 +76,8 @@ export function compressionProposal(skill: string, support: number): Proposal | 
   const target = skill.slice(start, stop);
   const content = compressed.slice(start, compressed.length - (skill.length - stop));
   const edit: Edit = { op: 'replace', target, content };
-  // the edit must give the compressed skill exactly (content is trimmed when applied)
-  if (applyEdits(skill, [edit]).skill !== compressed) return null;
+  // the edit must give the compressed skill (content is trimmed when applied: trailing whitespace aside)
+  if (applyEdits(skill, [edit]).skill.trimEnd() !== compressed.trimEnd()) return null;
   return {
     token: 'compress',
     answer: '',
