@@ -151,6 +151,22 @@ export class RunContext {
     return metricValue(v, ev.gate_metric, ev.gate_mixed_weight);
   }
 
+  /**
+   * The training model the current skill does worst on: the lowest gate score of the last validated current
+   * skill (the gate's reference), the first model on a tie.
+   */
+  worstTrainingModel(): TrainingModel {
+    const ref = this.state.gate_reference?.hash ?? skillHash(this.current);
+    const scores = this.state.selection_cache[ref]?.models ?? {};
+    let worst = this.models[0]!;
+    for (const m of this.models) {
+      const v = scores[m.name];
+      const w = scores[worst.name];
+      if (v && w && this.metric(v) < this.metric(w) - 1e-9) worst = m;
+    }
+    return worst;
+  }
+
   /** The val ledger's keys of a skill: one per training model, or the hash alone. */
   ledgerKeys(hash: string): string[] {
     return this.multi ? this.models.map((m) => modelKey(hash, m.name)) : [hash];

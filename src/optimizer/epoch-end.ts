@@ -130,21 +130,14 @@ async function compare(ctx: RunContext, epoch: number, prevSkill: string, dirRel
   const order = sampleTrain(ctx.trainIds, ctx.trainIds.length, ctx.cfg.train.seed + epoch * 2000);
   const sample = order.slice(0, opt.slow_update_samples);
   // train cases: errored ones are run again, those still errored are recorded (docs/optimizer.md#train-cases-that-error)
-  // several training models: on every model, each in `<dir>/<model label>`; pairs are made per model
+  // several training models: the comparison feeds one reflection, so it runs on one model, the one the
+  // current skill does worst on (docs/optimizer.md#several-models), in `<dir>/<model label>`
+  const model = ctx.multi ? ctx.worstTrainingModel() : null;
   const rollout = async (skill: string, ids: string[], dir: string, label: string): Promise<{ records: CaseRecord[] }> => {
-    if (!ctx.multi) {
-      const out = await rollouts.run(skill, ids, dir, label, TRAIN_ROLLOUT);
-      ctx.loseTrainCases(label, out.records);
-      return out;
-    }
-    const outs = await Promise.all(
-      ctx.models.map(async (m) => {
-        const out = await m.rollouts.run(skill, ids, join(dir, m.label), `${label} on ${m.name}`, TRAIN_ROLLOUT);
-        ctx.loseTrainCases(`${label} on ${m.name}`, out.records);
-        return out.records;
-      }),
-    );
-    return { records: outs.flat() };
+    const where = model ? `${label} on ${model.name}` : label;
+    const out = await (model ? model.rollouts : rollouts).run(skill, ids, model ? join(dir, model.label) : dir, where, TRAIN_ROLLOUT);
+    ctx.loseTrainCases(where, out.records);
+    return out;
   };
   const prev = await rollout(prevSkill, sample, ctx.store.path(dirRel, 'rollout_prev'), `epoch ${epoch} previous-skill comparison`);
   const curr = await rollout(ctx.current, sample, ctx.store.path(dirRel, 'rollout_curr'), `epoch ${epoch} current-skill comparison`);
