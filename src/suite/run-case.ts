@@ -4,6 +4,7 @@
  * usage, latency). A model endpoint that fails, or a cache miss in replay, makes an errored record, not a
  * thrown case; any other error is thrown.
  */
+import { getMaxListeners, setMaxListeners } from 'node:events';
 import type { CaseErrorKind, CaseRecord, ChatMessage, SkillTask } from '../types.ts';
 import { oneLine } from '../util/errors.ts';
 import { isCacheMiss } from '../model/cache/cache.ts';
@@ -54,6 +55,9 @@ export function toolHandlerError(suite: string, e: ToolHandlerError, site: strin
 }
 
 /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
+/** Abort listeners one sample may hold on its case's signal at once (its call, a judge call, a tool loop's). */
+const LISTENERS_PER_SAMPLE = 4;
+
 export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: AbortSignal) => Promise<CaseRecord[]> {
   const { skill, buildMessages, runner, runtime, scorer, splitOf, passThreshold, hash, samples, trials } = c;
   /** One sample of a task: call the target (trial t is the request's seed when there are several), score it. */
@@ -157,11 +161,18 @@ export function caseRunner<E>(c: CaseContext<E>): (task: SkillTask<E>, signal: A
     }, c.limits ?? null);
   }
 
-  /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
-  return (task: SkillTask<E>, signal: AbortSignal): Promise<CaseRecord[]> =>
-    samples
+  /**
+   * Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them
+   * within model.concurrency. Each sample's pending calls listen on the case's signal until they settle,
+   * so a case of many samples (attribution asks for up to 60) raises the signal's listener limit with them.
+   */
+  return (task: SkillTask<E>, signal: AbortSignal): Promise<CaseRecord[]> => {
+    const n = samples ? samples.length : trials;
+    if (n > 1) setMaxListeners(Math.max(getMaxListeners(signal), LISTENERS_PER_SAMPLE * n), signal);
+    return samples
       ? Promise.all(samples.map((t) => runTrial(task, t, signal)))
       : trials === 1
         ? runTrial(task, undefined, signal).then((r) => [r])
         : Promise.all(Array.from({ length: trials }, (_, t) => runTrial(task, t, signal)));
+  };
 }
