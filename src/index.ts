@@ -11,3 +11,6 @@ export type { SkillTask, Score, ChatMessage, CaseRecord, SplitName, SplitSelecto
 export { tool, ToolError, type Tool, type ToolSet, type ToolContext } from './agent/tool.ts';
 export type { TrajectoryStep, TrajectoryCall, TrajectoryResult, ToolCall } from './types.ts';
 export type { RunHook, RunContext, RunModel, ChatReply } from './suite/tool-runner.ts';
+export type { McpOptions, McpServerConfig, McpStdioServer, McpHttpServer, McpScope, McpCacheMode, McpSetupContext } from './mcp/config.ts';
+export { McpRequestError, type McpClient, type McpClients, type McpToolResult, type McpResourceContents } from './mcp/client.ts';
+export type { McpSkillSource } from './suite/define.ts';

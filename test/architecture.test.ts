@@ -30,6 +30,7 @@ const LAYERS = [
   'cost', // prices, a case's cost, a run's cost and latency totals
   'contract', // what the host hands to the suites in Vitest's workers, and what they report back
   'agent', // tools and the tool loop: the model's function calls answered over a case's state
+  'mcp', // MCP servers as a suite's tools: the SDK client, lifecycle, record and replay, skills from resources
   'rundir', // a run directory's fingerprint and snapshot
   'suite', // defineSuite, scorers, summaries and verdicts
   'compare', // comparing two runs
@@ -37,6 +38,7 @@ const LAYERS = [
   'report', // the HTML reports
   'vitest', // the plugin, the host, the reporter, the warm pool
   'optimizer',
+  'matrix', // model × skill runs: cells, lanes, the matrix manifest
   'cli',
   'index.ts', // the package's public entry
 ];

@@ -46,11 +46,25 @@ export interface BuiltinTool {
   answer(call: ToolCall): { ok: boolean; content: string };
 }
 
+/**
+ * A tool answered outside the loop (an MCP server's, docs/agents.md#mcp): its spec is sent as given, `call`
+ * gets the raw argument text and applies the time limit itself (a recorded run replays its timeouts). A
+ * call that throws ends the case: its server is gone, an infrastructure failure, never a model failure.
+ */
+export interface RemoteTool {
+  spec: ToolSpec;
+  /** Where the call goes, kept on the trajectory's call (`server/tool` in the scorers). */
+  mcp: { server: string; tool: string };
+  call(args: string, o: { signal?: AbortSignal; timeoutMs: number }): Promise<{ ok: boolean; content: string }>;
+}
+
 export type LoopBound = 'maxTurns' | 'maxToolCalls';
 
 export interface LoopOptions<S = unknown> {
   tools?: ToolSet<S>;
   builtins?: readonly BuiltinTool[];
+  /** Tools of MCP servers, offered after the suite's own. */
+  remote?: readonly RemoteTool[];
   state?: S;
   task?: SkillTask<unknown>;
   signal?: AbortSignal;
@@ -235,7 +249,8 @@ async function runTool<S>(
 export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage[], o: LoopOptions<S> = {}): Promise<LoopResult> {
   const tools = o.tools ?? {};
   const builtins = new Map((o.builtins ?? []).map((b) => [b.spec.name, b]));
-  const specs = [...(o.builtins ?? []).map((b) => b.spec), ...toolSpecs(tools)];
+  const remote = new Map((o.remote ?? []).map((r) => [r.spec.name, r]));
+  const specs = [...(o.builtins ?? []).map((b) => b.spec), ...toolSpecs(tools), ...(o.remote ?? []).map((r) => r.spec)];
   const maxTurns = o.maxTurns ?? DEFAULT_MAX_TURNS;
   const maxToolCalls = o.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
   const timeoutMs = o.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
@@ -246,7 +261,7 @@ export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage
   let made = 0;
   let text = '';
   const base = (o.firstTurn ?? 1) - 1;
-  const names = () => [...builtins.keys(), ...Object.keys(tools)].join(', ') || '(none)';
+  const names = () => [...builtins.keys(), ...Object.keys(tools), ...remote.keys()].join(', ') || '(none)';
   const partial = (turn: number) => ({ text, usage, simulated, transcript, trajectory, turns: turn, toolCalls: made });
   for (let turn = 1; ; turn++) {
     let res: ModelTurn;
@@ -262,7 +277,12 @@ export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage
     const calls = res.toolCalls ?? [];
     const step: TrajectoryStep = { turn: base + turn, kind: 'assistant' };
     if (res.text) step.content = res.text;
-    if (calls.length > 0) step.tool_calls = calls.map((c) => ({ id: c.id, name: c.name, args: argsOf(c.arguments) }));
+    if (calls.length > 0) {
+      step.tool_calls = calls.map((c) => {
+        const r = builtins.has(c.name) || Object.hasOwn(tools, c.name) ? undefined : remote.get(c.name);
+        return { id: c.id, name: c.name, args: argsOf(c.arguments), ...(r ? { mcp: { ...r.mcp } } : {}) };
+      });
+    }
     trajectory.push(step);
     if (calls.length === 0) return { ...partial(turn), bound: null, boundFeedback: null };
     transcript.push({ role: 'assistant', content: res.text, tool_calls: calls });
@@ -287,6 +307,13 @@ export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage
           throw new ToolHandlerError(call.name, r.crash, partial(turn));
         }
         out = r;
+      } else if (remote.has(call.name)) {
+        try {
+          out = await remote.get(call.name)!.call(call.arguments, { ...(o.signal ? { signal: o.signal } : {}), timeoutMs });
+        } catch (e) {
+          if (e && typeof e === 'object') loopSpent.set(e, partial(turn));
+          throw e;
+        }
       } else out = { ok: false, content: `error: there is no tool '${call.name}'; the tools are: ${names()}` };
       const ms = Math.round(performance.now() - started);
       transcript.push({ role: 'tool', tool_call_id: call.id, content: out.content });

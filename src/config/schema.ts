@@ -17,7 +17,7 @@
 import { z } from 'zod';
 import { CACHE_MODES, type CacheMode } from '../model/cache/settings.ts';
 
-export const SECTIONS = ['model', 'train', 'gradient', 'optimizer', 'evaluation', 'env', 'cache'] as const;
+export const SECTIONS = ['model', 'train', 'gradient', 'optimizer', 'evaluation', 'env', 'cache', 'models'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 // ── backends ────────────────────────────────────────────────────────────────────────────────────
@@ -186,6 +186,25 @@ const SPLIT_RATIO_RE = /^\d+(:\d+){2}$/;
 
 // ── sections ────────────────────────────────────────────────────────────────────────────────────
 
+/** `model.simulated.profiles.<id>`: the knobs one simulated model id gets, on top of its profile (every key optional). */
+const SimulatedModelSchema = z.strictObject({
+  noise: z.number().min(0).max(1).optional(),
+  max_rules: int().min(0).optional(),
+  interference: z.number().min(0).max(1).optional(),
+  dilution: z.number().min(0).optional(),
+  dilution_rules: int().min(0).optional(),
+  dilution_chars: int().min(0).optional(),
+  analyst_error_rate: z.number().min(0).max(1).optional(),
+  analyst_misread_rate: z.number().min(0).max(1).optional(),
+  analyst_context_recall: z.number().min(0).max(1).optional(),
+  analyst_notes_effect: z.number().min(0).max(1).optional(),
+  analyst_generalize: int().min(0).optional(),
+  ranker_accuracy: z.number().min(0).max(1).optional(),
+  routing_noise: z.number().min(0).max(1).optional(),
+  result_call_rules: z.boolean().optional(),
+  latency_ms: z.number().min(0).optional(),
+});
+
 const SimulatedSchema = z.strictObject({
   /** Seed of the simulated server's random choices (noise, interference, dilution, analyst errors, ranking). */
   seed: int().default(0),
@@ -217,6 +236,15 @@ const SimulatedSchema = z.strictObject({
   routing_noise: prob(0),
   /** Artificial latency per request, milliseconds. */
   latency_ms: nonNeg(0),
+  /**
+   * Whether the target follows call rules triggered by a tool result. Unset: each model's profile decides
+   * (docs/simulated-model.md#model-profiles), yes for a model without one.
+   */
+  result_call_rules: z.boolean().optional(),
+  /** Multiplies a profile's latency (unset: 1; 0: none); `latency_ms` above 0 replaces it. */
+  latency_scale: z.number().min(0).optional(),
+  /** Per model id: knobs on top of its profile and of the keys above (docs/simulated-model.md#model-profiles). */
+  profiles: z.record(z.string().min(1), SimulatedModelSchema).optional(),
 });
 
 /**
@@ -417,11 +445,12 @@ const OptimizerSchema = z.strictObject({
   clip_edits: bool(true),
   /**
    * Which validated candidate is best_skill.md (docs/optimizer.md#choosing-the-best-skill): `highest`, the
-   * highest gate score; `cheapest_within`, the fewest mean tokens per val case among those whose val pass
-   * rate is within `cost_tolerance` of the highest.
+   * highest gate score; `cheapest_within`, highest's choice unless the val cases show that a candidate with
+   * fewer mean tokens per case loses at most `cost_tolerance` against it (a 95% upper bound on the share of
+   * cases it does worse on), then the fewest tokens among those.
    */
   select_best: aliasEnum(['highest', 'cheapest_within'], {}).default('cheapest_within'),
-  /** cheapest_within: how far below the highest val pass rate a candidate may be (a fraction: 0.01 = 1 point). */
+  /** cheapest_within: the val loss a cheaper skill may have, as a bound on the share of val cases lost (a fraction: 0.01 = 1 point). */
   cost_tolerance: prob(0.01),
   /**
    * on: a compress stage (docs/optimizer.md, "Compression") proposes deletions and merges of redundant or
@@ -577,6 +606,22 @@ const CacheSchema = z.strictObject({
   dir: z.string().min(1).default('.skillopt/cache'),
 });
 
+/**
+ * `models.<name>`: a named target model for `--models` (docs/matrix.md#models). Unset keys inherit the
+ * target role's settings of `model.*`; `base_url` makes it an OpenAI-compatible endpoint of its own.
+ */
+const NamedModelSchema = z.strictObject({
+  /** The model id sent in requests. */
+  model: z.string().min(1),
+  base_url: z.string().refine(isHttpUrl, { error: (iss) => `expected an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(iss.input)}` }).optional(),
+  /** The environment variable that holds its API key. */
+  api_key_env: z.string().min(1).optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  max_tokens: int().min(1).optional(),
+  /** Its price per million tokens (docs/accounting.md#cost), for this name only. */
+  pricing: PriceSchema.optional(),
+});
+
 export const ConfigSchema = z
   .strictObject({
     model: ModelSchema.prefault({}),
@@ -586,6 +631,8 @@ export const ConfigSchema = z
     evaluation: EvaluationSchema.prefault({}),
     env: EnvSchema.prefault({}),
     cache: CacheSchema.prefault({}),
+    /** Named target models for `--models` (docs/matrix.md#models); none by default. */
+    models: z.record(z.string().min(1), NamedModelSchema).default(() => ({})),
   })
   .superRefine((cfg, ctx) => {
     if (cfg.optimizer.min_learning_rate > cfg.optimizer.learning_rate) {

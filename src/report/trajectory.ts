@@ -94,9 +94,10 @@ export function trajectoryTimeline(steps: TrajectoryStep[], opts: { width?: numb
         out.push(...block(s.content.trim(), '        ', width - 8, 12));
       }
       for (const c of s.tool_calls ?? []) {
-        // the tool name and the call id are the model's: shown escaped like its answer
+        // the tool name and the call id are the model's, an MCP server's tool name its server's: shown escaped like its answer
         const name = oneLineClip(c.name, 60);
-        out.push(`      ${pc.yellow('→ call')} ${name} ${oneLineClip(argsText(c.args), width - 16 - name.length)}${pc.dim(`  (${oneLineClip(c.id, 60)})`)}`);
+        const origin = c.mcp ? ` ${pc.dim(`[${oneLineClip(`${c.mcp.server}/${c.mcp.tool}`, 80)}]`)}` : '';
+        out.push(`      ${pc.yellow('→ call')} ${name}${origin} ${oneLineClip(argsText(c.args), width - 16 - name.length)}${pc.dim(`  (${oneLineClip(c.id, 60)})`)}`);
       }
     } else if (s.result) {
       const r = s.result;

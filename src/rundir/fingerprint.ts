@@ -65,6 +65,8 @@ export const RESUMABLE_KEYS: readonly string[] = [
   'model.*concurrency*',
   'model.*api_key_env',
   'cache.*', // the model-call cache changes where replies come from, never what they are
+  'models.*', // named models act only through --models, which makes them the run's model.* keys
+  'model.simulated.latency_scale', // delays the simulated model's replies, never changes them
 ];
 
 /** Sections an eval or a test never uses (the optimizer's). */

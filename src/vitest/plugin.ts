@@ -17,6 +17,7 @@ import type { TestProject, Vitest } from 'vitest/node';
 import { findConfigPath } from '../config/find.ts';
 import { loadConfig } from '../config/load.ts';
 import { outRoot } from '../config/out-root.ts';
+import { withProfilePrices } from '../sim/profiles.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { currentHost, openHost, type SessionHost } from './host.ts';
 import { SkillConsoleReporter } from './console-reporter.ts';
@@ -47,7 +48,7 @@ async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionH
   const path = findConfigPath(options.config);
   if (!path) return { host: null, owned: false };
   const cfgOptions = options.cfgOptions ?? (process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? []);
-  const { config } = loadConfig({ path, cfgOptions });
+  const config = withProfilePrices(loadConfig({ path, cfgOptions }).config);
   const host = await openHost({ config, outDir: outRoot(config, 'test'), log: (l) => printOut(escapeControls(l)) });
   return { host, owned: true };
 }
@@ -113,7 +114,7 @@ export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
         reporters.forEach((r, i) => {
           if (Array.isArray(r) && r[0] === 'default') reporters[i] = new SkillConsoleReporter(r[1] as ConstructorParameters<typeof SkillConsoleReporter>[0]);
         });
-        reporters.push(new SkillReporter());
+        reporters.push(new SkillReporter(host));
         if (owned) {
           let closed = false;
           vitest.onClose(() => (closed ? undefined : ((closed = true), host.close())));

@@ -8,6 +8,7 @@ import { stringify } from 'yaml';
 import { loadConfig } from '../../config/load.ts';
 import { redactConfig } from '../../config/redact.ts';
 import { resolveRoles } from '../../config/roles.ts';
+import { withProfilePrices } from '../../sim/profiles.ts';
 import { displayPath } from '../../util/paths.ts';
 import { defineCommand, helpText, parseFlags } from '../args.ts';
 import { cfgOptionsFromFlags, CONFIG_FLAGS } from '../common.ts';
@@ -38,7 +39,8 @@ export const command: Command = {
     const loaded = loadConfig({ path: args.config, cfgOptions: cfgOptionsFromFlags(args), env });
     const roles = resolveRoles(loaded.config, env, { sourceOf: loaded.sourceOf });
     for (const w of loaded.warnings) printErr(`${pc.yellow('skillopt: warning:')} ${w}`);
-    const config = redactConfig(loaded.config);
+    // as a run resolves it: a simulated profile's model priced by its profile unless the config prices it
+    const config = redactConfig(withProfilePrices(loaded.config));
     if (args.json) {
       printOut(printableJson(JSON.stringify(config, null, 2)));
       return 0;
