@@ -8,6 +8,8 @@
  *     "- When the input mentions `Cannot access a disposed`, answer `null-reference`." and 4 inert units
  *     (three rules whose triggers occur in no task, and a prose paragraph), the planted rule placed either
  *     after the seed's `ObjectDisposedException` rule (the first unit in document order) or at the end;
+ *   - a third pair whose skills behave alike: the first candidate against itself without the inert units
+ *     (every flip between them is noise);
  *   - model.simulated.noise 0.1 (the default world otherwise), trials 3; run s (0-based) evaluates the
  *     baseline with simulated seed 3s + 1, the candidate with 3s + 2, and the attribution re-runs with
  *     3s + 3 (each re-run then on its own fresh samples, as the attribution chooses them).
@@ -238,26 +240,33 @@ try {
   // 6. The runs.
   console.log(`${NEW_API ? 'attribution with fresh samples, reproduction and confirmation' : 'attribution before fresh samples (the runs\' trial indices, no confirmation)'} (${REPO})`);
   console.log(`noise ${NOISE}, trials ${TRIALS}, ${SEEDS} runs a placement; truth from ${DRAWS} draws a case and skill; noise flip: |Δp| < ${SAME}; true effect: |Δp| ≥ ${MOVED}\n`);
-  const seedTruth = truth(seed);
-  const summary = {};
-  for (const [placement, candText] of Object.entries(placements)) {
-    const candTruth = truth(candText);
-    const change = skillChange(seed, candText);
-    const idOf = (t) => change.units.find((u) => u.text === t).id;
+  // the two placements against the seed skill, and the candidate against itself without the inert units
+  // (skills that behave alike: every flip between them is noise)
+  const scenarios = [
+    { name: 'planted rule after the anchor', base: seed, cand: placements.after_anchor },
+    { name: 'planted rule at the end', base: seed, cand: placements.at_end },
+    { name: 'alike: the first candidate against itself without the inert units', base: [...insertAfter(lines, lines.indexOf(ANCHOR), PLANTED)].join('\n') + '\n', cand: placements.after_anchor },
+  ];
+  const range = (xs) => `${Math.min(...xs)}–${Math.max(...xs)} (mean ${Math.round(xs.reduce((x, y) => x + y, 0) / xs.length)})`;
+  for (const sc of scenarios) {
+    const baseTruth = truth(sc.base);
+    const candTruth = truth(sc.cand);
+    const change = skillChange(sc.base, sc.cand);
+    const idOf = (t) => change.units.find((u) => u.text === t)?.id ?? null;
     const planted = idOf(PLANTED);
     const inertIds = new Set(INERT.map(idOf));
-    const withoutPlanted = truth(change.textWith([planted]));
-    const trueBreaks = new Set(tasks.filter((t) => Math.abs(candTruth.get(t.id) - withoutPlanted.get(t.id)) >= MOVED).map((t) => t.id));
-    console.log(`## planted rule ${placement === 'after_anchor' ? 'after the anchor' : 'at the end'}: ${change.units.length} units, planted ${planted}, inert ${[...inertIds].join(', ')}; the planted unit's true effect: ${[...trueBreaks].map((id) => `${id} ${seedTruth.get(id).toFixed(2)}→${candTruth.get(id).toFixed(2)} (without it ${withoutPlanted.get(id).toFixed(2)})`).join(', ')}`);
-    const s = { runs: 0, inertRuns: 0, plantedWrongRuns: 0, d011Regressed: 0, d011Planted: 0, noiseFlipBlamedRuns: 0, noiseFlips: 0, unsupportedRuns: 0, unsupported: 0, firstUnitUnsupported: 0, blames: 0, calls: [], budgets: [], overBudget: 0 };
+    const trueBreaks = planted ? new Set(tasks.filter((t) => Math.abs(candTruth.get(t.id) - truth(change.textWith([planted])).get(t.id)) >= MOVED).map((t) => t.id)) : new Set();
+    const effect = planted ? `; the planted unit's true effect: ${[...trueBreaks].map((id) => `${id} ${baseTruth.get(id).toFixed(2)}→${candTruth.get(id).toFixed(2)} (without it ${truth(change.textWith([planted])).get(id).toFixed(2)})`).join(', ')}` : '';
+    console.log(`## ${sc.name}: ${change.units.length} units${planted ? `, planted ${planted}` : ''}, inert ${[...inertIds].join(', ')}${effect}`);
+    const s = { runs: 0, inertRuns: 0, plantedWrongRuns: 0, d011Regressed: 0, d011Planted: 0, noiseFlipBlamedRuns: 0, noiseFlips: 0, noiseFlipsBlamed: 0, unsupportedRuns: 0, unsupported: 0, firstUnitUnsupported: 0, blames: 0, calls: [], budgets: [], perCase: [], overBudget: 0 };
     console.log('| run | regressed / fixed | noise flips (blamed) | blames | unsupported | dnd-011 | inert blamed | planted blamed elsewhere | calls / budget |');
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (let r = 0; r < SEEDS; r++) {
-      const baseRows = evaluate(seed, 3 * r + 1);
-      const candRows = evaluate(candText, 3 * r + 2);
-      const { comparison, a, budget } = await attribute(baseRows, candRows, seed, candText, 3 * r + 3);
+      const baseRows = evaluate(sc.base, 3 * r + 1);
+      const candRows = evaluate(sc.cand, 3 * r + 2);
+      const { comparison, a, budget } = await attribute(baseRows, candRows, sc.base, sc.cand, 3 * r + 3);
       const flipped = [...comparison.regressed.map((c) => c.id), ...comparison.fixed.map((c) => c.id)];
-      const noiseFlips = new Set(flipped.filter((id) => Math.abs(seedTruth.get(id) - candTruth.get(id)) < SAME));
+      const noiseFlips = new Set(flipped.filter((id) => Math.abs(baseTruth.get(id) - candTruth.get(id)) < SAME));
       const blames = blamesOf(a);
       // a blame is supported when reverting its units moves the case toward the baseline by MOVED or more
       const unsupported = blames.filter(([units, id, dir]) => {
@@ -265,13 +274,14 @@ try {
         return (dir === 'regressed' ? moved : -moved) < MOVED;
       });
       const inertBlamed = blames.filter(([units]) => units.some((u) => inertIds.has(u)));
-      const plantedElsewhere = blames.filter(([units, id]) => units.includes(planted) && !trueBreaks.has(id));
+      const plantedElsewhere = planted ? blames.filter(([units, id]) => units.includes(planted) && !trueBreaks.has(id)) : [];
       const flipBlamed = blames.filter(([, id]) => noiseFlips.has(id));
       const d011 = comparison.regressed.some((c) => c.id === 'dnd-011');
       const d011Planted = blames.some(([units, id]) => id === 'dnd-011' && units.length === 1 && units[0] === planted);
       s.runs++;
       s.blames += blames.length;
       s.noiseFlips += noiseFlips.size;
+      s.noiseFlipsBlamed += new Set(flipBlamed.map(([, id]) => id)).size;
       if (inertBlamed.length) s.inertRuns++;
       if (plantedElsewhere.length) s.plantedWrongRuns++;
       if (flipBlamed.length) s.noiseFlipBlamedRuns++;
@@ -282,6 +292,7 @@ try {
       if (d011 && d011Planted) s.d011Planted++;
       s.calls.push(a.calls);
       s.budgets.push(budget);
+      if (flipped.length) s.perCase.push(Math.round(a.calls / flipped.length));
       if (a.calls > budget) s.overBudget++;
       const show = (list) => (list.length ? list.map(([u, id]) => `${u.join('+')}→${id}`).join(' ') : '—');
       const status = (id) => {
@@ -292,16 +303,17 @@ try {
         const b = blames.filter(([, c]) => c === id);
         return b.length ? show(b) : 'not blamed';
       };
-      console.log(`| ${r} | ${comparison.regressed.length} / ${comparison.fixed.length} | ${noiseFlips.size} (${flipBlamed.length}) | ${blames.length} | ${show(unsupported)} | ${d011 ? (d011Planted ? 'regressed, planted' : `regressed, ${status('dnd-011')}`) : 'not regressed'} | ${show(inertBlamed)} | ${show(plantedElsewhere)} | ${a.calls} / ${budget} |`);
+      const d011Text = !planted ? '—' : d011 ? (d011Planted ? 'regressed, planted' : `regressed, ${status('dnd-011')}`) : 'not regressed';
+      console.log(`| ${r} | ${comparison.regressed.length} / ${comparison.fixed.length} | ${noiseFlips.size} (${new Set(flipBlamed.map(([, id]) => id)).size}) | ${blames.length} | ${show(unsupported)} | ${d011Text} | ${show(inertBlamed)} | ${show(plantedElsewhere)} | ${a.calls} / ${budget} |`);
     }
-    summary[placement] = s;
-    const range = (xs) => `${Math.min(...xs)}–${Math.max(...xs)} (mean ${Math.round(xs.reduce((x, y) => x + y, 0) / xs.length)})`;
     console.log(`\n- an inert unit blamed: ${s.inertRuns} of ${s.runs} runs`);
-    console.log(`- the planted unit blamed for a case it does not truly break: ${s.plantedWrongRuns} of ${s.runs} runs`);
-    console.log(`- dnd-011 regressed in ${s.d011Regressed} runs, blamed on the planted unit alone in ${s.d011Planted}`);
-    console.log(`- a noise flip blamed: ${s.noiseFlipBlamedRuns} of ${s.runs} runs (${s.noiseFlips} noise flips in all)`);
-    console.log(`- unsupported blames: in ${s.unsupportedRuns} of ${s.runs} runs, ${s.unsupported} of ${s.blames} blames (${s.firstUnitUnsupported} on u1)`);
-    console.log(`- calls: ${range(s.calls)} of budgets ${range(s.budgets)}; over budget: ${s.overBudget}\n`);
+    if (planted) {
+      console.log(`- the planted unit blamed for a case it does not truly break: ${s.plantedWrongRuns} of ${s.runs} runs`);
+      console.log(`- dnd-011 regressed in ${s.d011Regressed} runs, blamed on the planted unit alone in ${s.d011Planted}`);
+    }
+    console.log(`- a noise flip blamed: ${s.noiseFlipBlamedRuns} of ${s.runs} runs (${s.noiseFlipsBlamed} of ${s.noiseFlips} noise flips)`);
+    console.log(`- unsupported blames: in ${s.unsupportedRuns} of ${s.runs} runs, ${s.unsupported} of ${s.blames} blames (${s.unsupported ? s.firstUnitUnsupported : 0} on u1)`);
+    console.log(`- calls: ${range(s.calls)} of budgets ${range(s.budgets)}; per changed case ${s.perCase.length ? range(s.perCase) : '—'}; over budget: ${s.overBudget}\n`);
   }
 } finally {
   rmSync(tmp, { recursive: true, force: true });

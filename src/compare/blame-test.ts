@@ -34,13 +34,14 @@ export function searchSizes(deterministic: boolean): { samples: number; rounds: 
 
 /**
  * Samples to plan for one changed case among `units`: a reproduction and a confirmation to their second
- * look (2 × 2 × LOOKS[1]), and a search of ⌈log₂ units⌉ steps of two rounds of both halves. A case that
- * needs the third look takes more, one that settles at the first less.
+ * look (2 × 2 × LOOKS[1]), and a search of ⌈log₂ units⌉ steps of three rounds of both halves. A case that
+ * needs the third look or more rounds takes more, one that settles sooner less.
  */
 export function samplesPerCase(units: number, deterministic: boolean): number {
   const s = searchSizes(deterministic);
   const arm = deterministic ? 1 : LOOKS[1];
-  return 4 * arm + 4 * s.samples * Math.ceil(Math.log2(Math.max(1, units)));
+  const rounds = deterministic ? 1 : 3;
+  return 4 * arm + 2 * rounds * s.samples * Math.ceil(Math.log2(Math.max(1, units)));
 }
 
 export interface RestoreTest {

@@ -90,7 +90,7 @@ export async function planSalvage(
   }
   if (broken.length === 0) return null;
 
-  ctx.log(`  salvage: ${applied.length} edits, ${broken.length} broken and ${fixed.length} fixed val item(s): each edit dropped in turn`);
+  ctx.log(`  salvage: ${applied.length} edits, ${broken.length} broken and ${fixed.length} fixed val item(s): the breaks re-run on fresh samples, each edit dropped in turn`);
   const calls = () => ctx.o.accounting.snapshot()[TOTAL_KEY]?.calls ?? 0;
   const before = calls();
   const variantOf = (keep: readonly number[]): string | null => {
@@ -129,8 +129,10 @@ export async function planSalvage(
   const noise = broken.filter((_, j) => !reproduced[j]!.holds);
   const pairs = applied.filter((i) => withouts.get(i) !== null).flatMap((i) => real.map((id) => [i, id] as const));
   const settled = alpha / Math.max(1, pairs.length);
+  // every edit is tested against every reproduced break (no search picks a suspect), so most pairs have no
+  // effect: a look that shows none stops there, as a reproduction's does
   const looked: Looked[] = await Promise.all(
-    pairs.map(([i, id]) => lookAgain(pairOf({ reverted: [String(i)], text: withouts.get(i)! }, id), [[0, 1]], { deterministic: ctx.deterministic, alpha, settled, futile: 1 })),
+    pairs.map(([i, id]) => lookAgain(pairOf({ reverted: [String(i)], text: withouts.get(i)! }, id), [[0, 1]], { deterministic: ctx.deterministic, alpha, settled, futile: FUTILE })),
   );
   const adjusted = adjustBlames(looked.flatMap((l) => (l.test ? [l.test] : [])), alpha);
   let next = 0;

@@ -93,9 +93,9 @@ describe('the test of a blame', () => {
     expect(adjustBlames(tests, 0.05)[2]).toBe(0.6);
   });
 
-  it('plans a reproduction and a confirmation to their second look and a search of ⌈log₂ units⌉ steps per case', () => {
-    expect(samplesPerCase(39, false)).toBe(4 * LOOKS[1] + 4 * 3 * 6);
+  it('plans a reproduction and a confirmation to their second look and a search of ⌈log₂ units⌉ steps of three rounds per case', () => {
+    expect(samplesPerCase(39, false)).toBe(4 * LOOKS[1] + 2 * 3 * 3 * 6);
     expect(samplesPerCase(1, false)).toBe(4 * LOOKS[1]);
-    expect(samplesPerCase(39, true)).toBe(4 + 4 * 6);
+    expect(samplesPerCase(39, true)).toBe(4 + 2 * 6);
   });
 });
