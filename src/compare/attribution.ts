@@ -3,11 +3,11 @@
  * Every case whose outcome flipped (regressed first) goes through three questions, each on fresh samples
  * (reruns.ts):
  *
- * 1. Does the flip reproduce? The baseline's and the candidate's text, m samples each, one-sided exact
- *    test at α. A flip that does not is `noise`, and nothing is searched.
+ * 1. Does the flip reproduce? The baseline's and the candidate's text, up to LOOKS samples each, a
+ *    one-sided exact test at α (blame-test.ts). A flip that does not is `noise`, and nothing is searched.
  * 2. Which units? The search of explain.ts, looking at both halves at each step.
- * 3. Is it so? Its unit (or set) reverted against the candidate, m fresh samples each (a set: also against
- *    the set without each member). The p-values of every confirmation are adjusted together with the
+ * 3. Is it so? Its unit (or set) reverted against the candidate, up to LOOKS fresh samples each (a set:
+ *    also against the set without each member). The p-values of every confirmation are adjusted together with the
  *    project's one multiplicity rule; a blame stands when its adjusted p is below α. The rest are
  *    unexplained, with the reason.
  *
