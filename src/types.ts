@@ -148,6 +148,8 @@ export interface TrajectoryCall {
   id: string;
   name: string;
   args: unknown;
+  /** A call of an MCP server's tool (docs/agents.md#mcp): the server and the tool's own name (`name` is the one offered). */
+  mcp?: { server: string; tool: string };
 }
 
 /** What a tool call returned, as the model saw it (content clipped to 4 kB in records, with a marker giving the full length). */

@@ -19,6 +19,7 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 /** Bottom first. A top-level file of src/ is a layer of its own, named by its file name. */
 const LAYERS = [
   'util', // helpers that know nothing of skills or models
+  'vitest-internals.ts', // every use of Vitest beyond its public API (imports nothing of src/)
   'protocol', // the optimizer's wire contract: imports nothing
   'types.ts', // the record types every layer shares
   'version.ts',
@@ -30,6 +31,7 @@ const LAYERS = [
   'cost', // prices, a case's cost, a run's cost and latency totals
   'contract', // what the host hands to the suites in Vitest's workers, and what they report back
   'agent', // tools and the tool loop: the model's function calls answered over a case's state
+  'mcp', // MCP servers as a suite's tools: the SDK client, lifecycle, record and replay, skills from resources
   'rundir', // a run directory's fingerprint and snapshot
   'suite', // defineSuite, scorers, summaries and verdicts
   'compare', // comparing two runs
@@ -37,6 +39,7 @@ const LAYERS = [
   'report', // the HTML reports
   'vitest', // the plugin, the host, the reporter, the warm pool
   'optimizer',
+  'matrix', // model × skill runs: cells, lanes, the matrix manifest
   'cli',
   'index.ts', // the package's public entry
 ];
@@ -143,7 +146,7 @@ describe('architecture', () => {
     expect(graph.size).toBeGreaterThan(50);
     expect(graph.get('cli/commands/train.ts')).toContain('cli/command.ts'); // import type
     expect(graph.get('suite/runtime.ts')).toContain('model/index.ts'); // import()
-    expect(graph.get('vitest/index.ts')).toContain('contract/session.ts'); // export type … from
+    expect(graph.get('index.ts')).toContain('suite/agent.ts'); // export type … from
     const planted = importsOf(
       'model/planted.ts',
       [

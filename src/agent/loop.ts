@@ -46,11 +46,25 @@ export interface BuiltinTool {
   answer(call: ToolCall): { ok: boolean; content: string };
 }
 
+/**
+ * A tool answered outside the loop (an MCP server's, docs/agents.md#mcp): its spec is sent as given, `call`
+ * gets the raw argument text and applies the time limit itself (a recorded run replays its timeouts). A
+ * call that throws ends the case: its server is gone, an infrastructure failure, never a model failure.
+ */
+export interface RemoteTool {
+  spec: ToolSpec;
+  /** Where the call goes, kept on the trajectory's call (`server/tool` in the scorers). */
+  mcp: { server: string; tool: string };
+  call(args: string, o: { signal?: AbortSignal; timeoutMs: number }): Promise<{ ok: boolean; content: string }>;
+}
+
 export type LoopBound = 'maxTurns' | 'maxToolCalls';
 
 export interface LoopOptions<S = unknown> {
   tools?: ToolSet<S>;
   builtins?: readonly BuiltinTool[];
+  /** Tools of MCP servers, offered after the suite's own. */
+  remote?: readonly RemoteTool[];
   state?: S;
   task?: SkillTask<unknown>;
   signal?: AbortSignal;
@@ -92,10 +106,15 @@ export class ToolHandlerError extends Error {
     super(`tool '${tool}' handler threw: ${thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown)}`);
   }
 
-  /** Message and stack, for the record's `error`. */
-  detail(): string {
+  /** `headline` (default: the message) and, on the lines after it, the thrown error's stack: the record's `error`. */
+  detail(headline = this.message): string {
     const stack = this.thrown instanceof Error && this.thrown.stack ? this.thrown.stack : '';
-    return stack ? `${this.message}\n${stack}` : this.message;
+    return stack ? `${headline}\n${stack}` : headline;
+  }
+
+  /** The thrown error's stack, or '' when it has none (a thrown string). */
+  get thrownStack(): string {
+    return this.thrown instanceof Error && typeof this.thrown.stack === 'string' ? this.thrown.stack : '';
   }
 }
 
@@ -118,9 +137,27 @@ export function toolSpecs(tools: ToolSet | undefined): ToolSpec[] {
   return Object.entries(tools).map(([name, t]) => ({ name, description: t.description, parameters: toolParameters(t.input) }));
 }
 
-/** A result as the record keeps it: at most RESULT_CLIP characters, with a marker giving the full length. */
+const CLIP_MARKER = /^… \[clipped: \d+ chars in full\]$/;
+
+/**
+ * A result as the record keeps it: at most RESULT_CLIP characters, with a marker giving the full length.
+ * A result clipped already is left as it is (its marker keeps the length in full).
+ */
 export function clipResult(content: string): string {
-  return content.length <= RESULT_CLIP ? content : `${content.slice(0, RESULT_CLIP)}… [clipped: ${content.length} chars in full]`;
+  if (content.length <= RESULT_CLIP || CLIP_MARKER.test(content.slice(RESULT_CLIP))) return content;
+  return `${content.slice(0, RESULT_CLIP)}… [clipped: ${content.length} chars in full]`;
+}
+
+/** A transcript as a record stores it: every tool message clipped like the trajectory's results (clipResult). */
+export function storedTranscript(messages: ChatMessage[]): ChatMessage[] {
+  if (!messages.some((m) => m.role === 'tool' && m.content.length > RESULT_CLIP)) return messages;
+  return messages.map((m) => (m.role === 'tool' ? { ...m, content: clipResult(m.content) } : m));
+}
+
+/** A trajectory as a record stores it: every result clipped (a `run` hook may return steps of its own). */
+export function storedTrajectory(steps: TrajectoryStep[]): TrajectoryStep[] {
+  if (!steps.some((s) => (s.result?.content.length ?? 0) > RESULT_CLIP)) return steps;
+  return steps.map((s) => (s.result ? { ...s, result: { ...s.result, content: clipResult(s.result.content) } } : s));
 }
 
 /** The arguments as the trajectory shows them: the parsed JSON, or the raw text when it is not JSON. */
@@ -177,9 +214,12 @@ async function runTool<S>(
       reject(new Timeout());
     }, timeoutMs);
   });
+  // every listener this call adds to the case's signal goes when the call settles (finally): a turn of
+  // 1,000 calls must not leave 1,000 behind
+  let onCancel: (() => void) | undefined;
   const cancelled = new Promise<never>((_, reject) => {
     if (outer?.aborted) reject(outer.reason ?? new Error('aborted'));
-    else outer?.addEventListener('abort', () => reject(outer.reason ?? new Error('aborted')), { once: true });
+    else outer?.addEventListener('abort', (onCancel = () => reject(outer.reason ?? new Error('aborted'))), { once: true });
   });
   cancelled.catch(() => {});
   timedOut.catch(() => {});
@@ -198,6 +238,7 @@ async function runTool<S>(
   } finally {
     clearTimeout(timer);
     outer?.removeEventListener('abort', onAbort);
+    if (onCancel) outer?.removeEventListener('abort', onCancel);
   }
 }
 
@@ -208,7 +249,8 @@ async function runTool<S>(
 export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage[], o: LoopOptions<S> = {}): Promise<LoopResult> {
   const tools = o.tools ?? {};
   const builtins = new Map((o.builtins ?? []).map((b) => [b.spec.name, b]));
-  const specs = [...(o.builtins ?? []).map((b) => b.spec), ...toolSpecs(tools)];
+  const remote = new Map((o.remote ?? []).map((r) => [r.spec.name, r]));
+  const specs = [...(o.builtins ?? []).map((b) => b.spec), ...toolSpecs(tools), ...(o.remote ?? []).map((r) => r.spec)];
   const maxTurns = o.maxTurns ?? DEFAULT_MAX_TURNS;
   const maxToolCalls = o.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS;
   const timeoutMs = o.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
@@ -219,7 +261,7 @@ export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage
   let made = 0;
   let text = '';
   const base = (o.firstTurn ?? 1) - 1;
-  const names = () => [...builtins.keys(), ...Object.keys(tools)].join(', ') || '(none)';
+  const names = () => [...builtins.keys(), ...Object.keys(tools), ...remote.keys()].join(', ') || '(none)';
   const partial = (turn: number) => ({ text, usage, simulated, transcript, trajectory, turns: turn, toolCalls: made });
   for (let turn = 1; ; turn++) {
     let res: ModelTurn;
@@ -235,7 +277,12 @@ export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage
     const calls = res.toolCalls ?? [];
     const step: TrajectoryStep = { turn: base + turn, kind: 'assistant' };
     if (res.text) step.content = res.text;
-    if (calls.length > 0) step.tool_calls = calls.map((c) => ({ id: c.id, name: c.name, args: argsOf(c.arguments) }));
+    if (calls.length > 0) {
+      step.tool_calls = calls.map((c) => {
+        const r = builtins.has(c.name) || Object.hasOwn(tools, c.name) ? undefined : remote.get(c.name);
+        return { id: c.id, name: c.name, args: argsOf(c.arguments), ...(r ? { mcp: { ...r.mcp } } : {}) };
+      });
+    }
     trajectory.push(step);
     if (calls.length === 0) return { ...partial(turn), bound: null, boundFeedback: null };
     transcript.push({ role: 'assistant', content: res.text, tool_calls: calls });
@@ -260,6 +307,13 @@ export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage
           throw new ToolHandlerError(call.name, r.crash, partial(turn));
         }
         out = r;
+      } else if (remote.has(call.name)) {
+        try {
+          out = await remote.get(call.name)!.call(call.arguments, { ...(o.signal ? { signal: o.signal } : {}), timeoutMs });
+        } catch (e) {
+          if (e && typeof e === 'object') loopSpent.set(e, partial(turn));
+          throw e;
+        }
       } else out = { ok: false, content: `error: there is no tool '${call.name}'; the tools are: ${names()}` };
       const ms = Math.round(performance.now() - started);
       transcript.push({ role: 'tool', tool_call_id: call.id, content: out.content });

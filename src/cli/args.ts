@@ -97,11 +97,18 @@ export function parseFlags<T extends FlagTable>(spec: CommandSpec<T>, argv: stri
     if (!passedIndexes.has(index)) passed.push(argv[index]!);
     passedIndexes.add(index);
   };
-  // what the words after the previous flag belong to
-  let after: { list: string } | 'passed' | null = null;
+  // what the words after the previous flag belong to (a list: its name as typed and whether it took a word)
+  let after: { list: string; shown: string; took: boolean } | 'passed' | null = null;
   let terminated = false;
+  /** The words after a list flag end: it must have taken one (`--cfg-options` alone is a mistake, not nothing). */
+  const closeList = (next?: string) => {
+    if (after === null || after === 'passed' || after.took) return;
+    const flag = table[after.list]!;
+    throw new SkillOptError(`${after.shown} needs at least one ${flag.arg ?? 'value'}${next !== undefined ? `, got '${next}'` : ''}`);
+  };
   for (const token of tokens) {
     if (token.kind === 'option-terminator') {
+      closeList();
       terminated = true;
       if (passOn) pass(token.index);
       after = null;
@@ -110,13 +117,16 @@ export function parseFlags<T extends FlagTable>(spec: CommandSpec<T>, argv: stri
     if (token.kind === 'positional') {
       if (!terminated && after !== null && after !== 'passed' && (table[after.list]!.words?.test(token.value) ?? true)) {
         raw.get(after.list)!.push(token.value);
+        after.took = true;
         continue;
       }
+      if (!terminated) closeList(token.value);
       after = null;
       if (passOn) pass(token.index);
       else positionals.push(token.value);
       continue;
     }
+    closeList();
     const flag = table[token.name];
     const shown = token.rawName.startsWith('--') ? `--${token.name}` : token.rawName;
     if (!flag) {
@@ -134,7 +144,7 @@ export function parseFlags<T extends FlagTable>(spec: CommandSpec<T>, argv: stri
     after = null;
     if (flag.type === 'list') {
       if (token.value !== undefined) values.push(token.value);
-      after = { list: token.name };
+      after = { list: token.name, shown, took: token.value !== undefined };
     } else if (flag.type === 'boolean') {
       values.push(token.value ?? 'true');
     } else {
@@ -142,6 +152,7 @@ export function parseFlags<T extends FlagTable>(spec: CommandSpec<T>, argv: stri
       values.push(token.value);
     }
   }
+  closeList();
   const values: Record<string, unknown> = {};
   for (const [name, flag] of Object.entries(table)) values[name] = typed(name, flag, raw.get(name));
   return { values: values as FlagValues<T>, positionals, passed };

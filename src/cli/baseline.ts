@@ -10,13 +10,13 @@ import type { CaseChange } from '../compare/index.ts';
 import { caseChangeLabel, EXIT_CODES, type RunVerdict } from '../suite/verdict.ts';
 import type { RunResult } from '../vitest/host.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
-import { redactText } from '../util/redact.ts';
 import { oneLineClip } from '../util/clip.ts';
 import { writeCompareReport } from '../report/index.ts';
 import { printAnnotations, type Annotation } from './github.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { attributionMarkdown, attributionTerminal } from '../compare/render-attribution.ts';
 import type { AttributionResult } from './attribute.ts';
+import { printOut } from '../util/print.ts';
 
 export interface BaselineOptions {
   /** The baseline side, loaded before the run so a wrong path fails at once. */
@@ -24,6 +24,8 @@ export interface BaselineOptions {
   failOnRegression: boolean;
   maxRegression: number;
   maxErrored: number;
+  /** `--allow-partial`: compare the cases both runs have when the baseline is not a whole run. */
+  allowPartial?: boolean;
   /** evaluation.alpha: the level of the comparison's one-sided tests. */
   alpha?: number;
   /** The tolerated relative increase of tokens, cost and latency per case (`--max-token-increase` …). */
@@ -100,6 +102,7 @@ export async function judgeAgainstBaseline(
     maxRegression: b.maxRegression,
     maxErrored: b.maxErrored,
     failOnRegression: b.failOnRegression,
+    allowPartial: b.allowPartial ?? false,
     confidence: 1 - (b.alpha ?? 0.05),
     ...(b.usageBounds ? { usageBounds: b.usageBounds } : {}),
   });
@@ -113,7 +116,7 @@ export async function judgeAgainstBaseline(
   // the comparison's page, as `skillopt compare` writes it (the run's own report.html stays the run's)
   const html = writeCompareReport(outDir, { compare: json, baselineRows: b.side.rows, candidateRows: candidate.rows });
   if (html) written.push(html);
-  console.log(redactText(`\n${[compareTerminal(comparison, { written, width: process.stdout.columns }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n')}`));
+  printOut(`\n${[compareTerminal(comparison, { written, width: process.stdout.columns }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n')}`);
   const sites = new Map(ran.selections.map((s) => [s.suite, s.site ?? null]));
   const answer = (x: CaseChange['baseline']) => JSON.stringify(oneLineClip(x.output, 80));
   printAnnotations(

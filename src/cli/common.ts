@@ -9,6 +9,7 @@ import { checkSkillFile } from '../skill/frontmatter.ts';
 import type { Flag } from './args.ts';
 import { resolveRoles } from '../config/roles.ts';
 import { budgetPricingError } from '../cost/case-budget.ts';
+import { withProfilePrices } from '../sim/profiles.ts';
 
 /** The flags of every command that reads a config. `--model-cache M` is `cache.mode` (not `--cache`: Vitest owns that one). */
 export const CONFIG_FLAGS = {
@@ -50,7 +51,9 @@ export function configFromArgs(values: ConfigFlagValues, opts: { required: boole
       `no config: pass --config <file.yaml>, set SKILLOPT_CONFIG, or add ${PROJECT_CONFIG} to the project (it names the model endpoint; e.g. --config configs/dotnetdebug/sim.yaml runs offline on the simulated model)`,
     );
   }
-  return loadConfig({ path, cfgOptions: cfgOptionsFromFlags(values) });
+  const { config, files } = loadConfig({ path, cfgOptions: cfgOptionsFromFlags(values) });
+  // the simulated model's profiles price their ids unless the config does (docs/simulated-model.md#model-profiles)
+  return { config: withProfilePrices(config), files };
 }
 
 /** `--skill none`: the target gets the task alone (no system message), so `compare` shows the skill's lift. */

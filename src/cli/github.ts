@@ -7,6 +7,7 @@ import { appendFileSync } from 'node:fs';
 import { relative, sep } from 'node:path';
 import { redactText } from '../util/redact.ts';
 import { escapeControls } from '../util/control-chars.ts';
+import { printErr, printOut } from '../util/print.ts';
 
 /** Append markdown to the step summary when $GITHUB_STEP_SUMMARY names a file; a failure is a warning, never fatal. */
 export function appendStepSummary(markdown: string, env: NodeJS.ProcessEnv = process.env): void {
@@ -17,7 +18,7 @@ export function appendStepSummary(markdown: string, env: NodeJS.ProcessEnv = pro
     const text = escapeControls(markdown);
     appendFileSync(file, `${redactText(text.endsWith('\n') ? text : `${text}\n`)}\n`);
   } catch (e) {
-    console.error(redactText(`[skillopt] warning: could not append to GITHUB_STEP_SUMMARY (${file}): ${(e as Error).message}`));
+    printErr(`[skillopt] warning: could not append to GITHUB_STEP_SUMMARY (${file}): ${(e as Error).message}`);
   }
 }
 
@@ -47,5 +48,5 @@ export function annotationLine(a: Annotation, cwd = process.cwd()): string {
 /** Print annotations when running in GitHub Actions. */
 export function printAnnotations(list: Annotation[], env: NodeJS.ProcessEnv = process.env): void {
   if (env.GITHUB_ACTIONS !== 'true') return;
-  for (const a of list) console.log(redactText(annotationLine(a)));
+  for (const a of list) printOut(annotationLine(a));
 }

@@ -5,11 +5,12 @@
  */
 import { inspect } from 'node:util';
 import pc from 'picocolors';
+import { closest } from '../util/closest.ts';
 import { SkillOptError, oneLine } from '../util/errors.ts';
-import { redactText } from '../util/redact.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import type { Command } from './command.ts';
 import { USAGE_PREFIX } from './args.ts';
+import { printErr } from '../util/print.ts';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
   test: {
@@ -70,8 +71,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const entry = COMMANDS[name];
   if (!entry) {
-    console.error(redactText(`skillopt: unknown command '${name}'\n\n${help()}`));
-    return 2;
+    const near = closest(name, Object.keys(COMMANDS));
+    throw new SkillOptError(`unknown command '${name}'${near ? ` (did you mean ${near}?)` : ''}; see skillopt --help`);
   }
   const { command } = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
@@ -83,8 +84,8 @@ export async function main(argv: string[]): Promise<number> {
 
 /** Print an error as one line, redacted; the stack only with SKILLOPT_DEBUG=1. */
 export function reportFatal(err: unknown): number {
-  if (process.env.SKILLOPT_DEBUG) console.error(redactText(escapeControls(inspect(err))));
+  if (process.env.SKILLOPT_DEBUG) printErr(escapeControls(inspect(err)));
   const prefix = pc.red('skillopt: error:');
-  console.error(redactText(`${prefix} ${escapeControls(oneLine(err), { layout: false })}`));
+  printErr(`${prefix} ${escapeControls(oneLine(err), { layout: false })}`);
   return err instanceof SkillOptError ? err.exitCode : 1;
 }

@@ -13,7 +13,6 @@ import { costLine } from '../cost/display.ts';
 import type { RunCost } from '../cost/run-cost.ts';
 import { score3 } from '../util/format.ts';
 import { writeResolvedConfig } from '../config/redact.ts';
-import { redactText } from '../util/redact.ts';
 import { Accounting, createModelClient, TOTAL_KEY } from '../model/index.ts';
 import { unifiedDiff } from '../skill/diff.ts';
 import type { TokenSummary } from '../types.ts';
@@ -27,7 +26,7 @@ import { Rollouts } from '../optimizer/rollout.ts';
 import { EXIT_CODES } from '../suite/verdict.ts';
 import { RunStore } from '../optimizer/run-store.ts';
 import { claimRunDir } from '../rundir/fingerprint.ts';
-import { buildRunFile, OptimizeSummarySchema } from '../runfiles/index.ts';
+import { buildRunFile, OptimizeSummarySchema, type LostTrainCase } from '../runfiles/index.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { descriptionSubject } from '../optimizer/subject.ts';
 import { checkSkillFile, startsWithFrontmatter } from '../skill/frontmatter.ts';
@@ -36,6 +35,7 @@ import { withRunSession, type RunSessionOptions } from './run-session.ts';
 import { cacheMetric } from '../model/cache/metric.ts';
 import { writeRunReport } from '../report/index.ts';
 import { evalCfgOptions, shellQuote, valCoverageWarning } from '../optimizer/coverage.ts';
+import { printOut } from '../util/print.ts';
 
 export interface OptimizeMode {
   /** `test --optimize`: stop at the target and exit 1 when it is not reached. */
@@ -44,7 +44,7 @@ export interface OptimizeMode {
 }
 
 function log(line: string): void {
-  console.log(redactText(`[skillopt] ${escapeControls(line)}`));
+  printOut(`[skillopt] ${escapeControls(line)}`);
 }
 
 /** The flags an optimize run reads: the config flags, `--skill`, and `--trials` for the suggested eval. */
@@ -121,7 +121,8 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
     if (reportFile) log(`report: ${displayPath(reportFile)}`);
     // An endpoint that stayed down leaves the run unfinished, not failed: inconclusive, resumable.
     const inconclusive = result.stopped?.reason === 'infrastructure';
-    const ok = !inconclusive && (mode.stopAtTarget ? result.targetReached : !result.stopped || result.stopped.reason !== 'budget');
+    const unusable = result.stopped?.reason === 'optimizer_unusable';
+    const ok = !inconclusive && !unusable && (mode.stopAtTarget ? result.targetReached : !result.stopped || result.stopped.reason !== 'budget');
     const evalOptions = evalCfgOptions([...args['cfg-options'], ...(args.trials !== undefined ? [`env.trials=${args.trials}`] : [])]);
     report(result, { ok, inconclusive, title: mode.stopAtTarget ? 'skillopt test --optimize' : 'skillopt train', outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: args.config ?? '', evalOptions });
     return ok ? EXIT_CODES.pass : inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.fail;
@@ -131,9 +132,11 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
 /**
  * File names of best_skill.diff: the initial skill's path relative to the project (both sides), so
  * `git apply <out_root>/best_skill.diff` from the project root updates the skill in place; a skill
- * outside the project gets the generic initial_skill.md → best_skill.md.
+ * outside the project (or served by an MCP server) gets the generic initial_skill.md → best_skill.md.
  */
 export function diffNames(initialSkillPath: string, cwd = process.cwd()): { oldName: string; newName: string } {
+  // a skill served over MCP (`mcp:<server>:skill://…`) is no file of the project
+  if (/^[a-z][a-z0-9+.-]+:/i.test(initialSkillPath) && !isAbsolute(initialSkillPath)) return { oldName: 'initial_skill.md', newName: 'best_skill.md' };
   const r = relative(cwd, initialSkillPath);
   if (!r || r.startsWith('..') || isAbsolute(r)) return { oldName: 'initial_skill.md', newName: 'best_skill.md' };
   const name = r.split(sep).join('/');
@@ -156,7 +159,7 @@ function report(
   const total = tokens[TOTAL_KEY]!;
   const stopped = result.stopped;
   const failure = !o.ok
-    ? stopped && ['budget', 'infrastructure'].includes(stopped.reason)
+    ? stopped && ['budget', 'infrastructure', 'optimizer_unusable'].includes(stopped.reason)
       ? stopped.detail
       : o.target !== null
         ? `the best validation ${s.optimized_skill ? `trigger F1 of '${String(s.optimized_skill)}'` : 'pass rate'} ${score3(s.best_selection_pass_rate as number | null)} did not reach the target ${o.target}`
@@ -166,6 +169,8 @@ function report(
     ? `raise train.max_model_calls / train.max_tokens / train.max_cost and rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
     : !o.ok && stopped?.reason === 'infrastructure'
       ? `fix the endpoint, then rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
+      : !o.ok && stopped?.reason === 'optimizer_unusable'
+        ? `more epochs cannot help: check the optimizer model and its endpoint (model.optimizer, model.optimizer_base_url or model.base_url): its replies must be JSON that fits each stage's schema (the first reason is above; every one is in the step records' warnings). Fixed at the same model: rerun the same command with env.out_root=${displayPath(o.outDir)} to resume; another model.optimizer: a new env.out_root`
       : !o.ok
         ? `review ${displayPath(join(o.outDir, 'best_skill.diff'))}; raise train.num_epochs and rerun with env.out_root=${displayPath(o.outDir)} to resume, or change optimizer.learning_rate with a new env.out_root`
         : `review ${displayPath(join(o.outDir, 'best_skill.diff'))} (or report.html), then check it on the test split: npx skillopt eval --config ${o.configPath} --skill ${displayPath(join(o.outDir, 'best_skill.md'))} --split test` +
@@ -192,8 +197,17 @@ function report(
     ],
     failure,
     next,
+    caveat: lostCaveat(s.lost_train_cases as LostTrainCase[] | undefined),
     simulated: o.simulated,
   });
+}
+
+/** The headline's word on train cases that stayed errored (docs/optimizer.md#train-cases-that-error), or null. */
+export function lostCaveat(lost: readonly LostTrainCase[] | undefined): string | null {
+  if (!lost?.length) return null;
+  const ids = [...new Set(lost.map((x) => x.id))];
+  const where = lost.length === 1 ? ` in the ${lost[0]!.where}` : ` in ${new Set(lost.map((x) => x.where)).size} train rollout(s)`;
+  return `${ids.length} train case${ids.length === 1 ? '' : 's'} lost: ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''} errored after ${ids.length === 1 ? 'its' : 'their'} retries${where} and ${ids.length === 1 ? 'was' : 'were'} left out (summary.json lost_train_cases)`;
 }
 
 /** Calls an interrupted run sent and kept nothing of: known to the resumed run, not in the counts above. */

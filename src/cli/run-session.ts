@@ -27,7 +27,7 @@ export interface RunSession {
 export async function withRunSession<T>(opts: RunSessionOptions, body: (run: RunSession) => Promise<T>): Promise<T> {
   // one run per folder: the lock first, and the folder's fingerprint checked before anything is written
   const lock = acquireRunLock(opts.outDir, { log: opts.log });
-  const host = await openHost(opts.host).catch((e: unknown) => {
+  const host = await openHost({ ...opts.host, session: { ...opts.host.session, runDir: opts.outDir } }).catch((e: unknown) => {
     lock.release();
     throw e;
   });

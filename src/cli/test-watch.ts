@@ -7,9 +7,11 @@
 import pc from 'picocolors';
 import { startVitest } from 'vitest/node';
 import type { CaseRecord } from '../types.ts';
+import { oneLine } from '../util/errors.ts';
 import { score3 } from '../util/format.ts';
 import { displayPath } from '../util/paths.ts';
 import type { RunResult, SessionHost } from '../vitest/host.ts';
+import { printOut } from '../util/print.ts';
 
 export interface TestWatchOptions {
   host: SessionHost;
@@ -50,7 +52,7 @@ export function renderWatchReport(run: number, result: RunResult, opts: { simula
     ? verdict.reason
     : (result.errors[0] ??
       (failedGate ? `suite gate failed for '${failedGate.suite}': ${failedGate.reasons.join('; ')}` : null) ??
-      (firstError ? `${firstError.id}: ${firstError.error}` : null) ??
+      (firstError ? `${firstError.id}: ${oneLine(firstError.error)}` : null) ??
       (c.n === 0 ? 'no skill case ran (see the output above)' : null));
   if (failure && !ok) lines.push(`  ${pc.red('failure:')}  ${failure}`);
   lines.push(`  next:     edit the skill, the dataset or the suite to rerun; press q to quit`);
@@ -60,7 +62,7 @@ export function renderWatchReport(run: number, result: RunResult, opts: { simula
 /** Run the suites in watch mode; resolves when Vitest closes (Vitest itself exits the process on q / Ctrl-C). */
 export async function runTestWatch(opts: TestWatchOptions): Promise<number> {
   const { host } = opts;
-  const log = opts.log ?? ((t: string) => console.log(t));
+  const log = opts.log ?? ((t: string) => printOut(t));
   let runs = 0;
   host.sink = (result) => {
     const run = ++runs;

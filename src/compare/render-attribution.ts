@@ -4,6 +4,7 @@
  */
 import type { Attribution, UnitAttribution } from './attribution.ts';
 import type { CaseRef } from './compare.ts';
+import { escapeControls } from '../util/control-chars.ts';
 
 export interface AttributionView extends Attribution {
   granularity: string;
@@ -44,5 +45,5 @@ export function attributionTerminal(a: AttributionView, totals: { regressed: num
 
 export function attributionMarkdown(a: AttributionView, totals: { regressed: number; fixed: number }): string {
   const body = unitLines(a, totals);
-  return [`#### Which change did it (${a.granularity} units, ${a.calls} model calls)`, '', ...(body.length ? body.map((l) => `- ${l}`) : ['- no unit explains a changed case']), ''].join('\n');
+  return escapeControls([`#### Which change did it (${a.granularity} units, ${a.calls} model calls)`, '', ...(body.length ? body.map((l) => `- ${l}`) : ['- no unit explains a changed case']), ''].join('\n'));
 }

@@ -7,6 +7,8 @@ import { eventText } from './trajectory.ts';
 import pc from 'picocolors';
 import { caseChangeLabel, type ComparisonDecision } from '../suite/verdict.ts';
 import { oneLineClip } from '../util/clip.ts';
+import { escapeControls } from '../util/control-chars.ts';
+import { oneLine } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
 import { buildRunFile, CompareFileSchema } from '../runfiles/index.ts';
 import { VERSION } from '../version.ts';
@@ -20,6 +22,8 @@ export const COMPARE_REPORT_VERSION = 1;
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 const r6n = (x: number | null) => (x === null ? null : r6(x));
 const pair6 = (x: [number, number] | null): [number, number] | null => (x ? [r6(x[0]), r6(x[1])] : null);
+/** A side's errored cases, and with trials its errored trials (each 1/k of a case to the verdict). */
+const erroredCell = (s: Comparison['baseline']) => (s.trials > 1 && s.errored_trials > 0 ? `${s.errored} (+${s.errored_trials} trials)` : String(s.errored));
 
 function sideJson(side: Side, c: Comparison['baseline']) {
   return {
@@ -42,6 +46,7 @@ function sideJson(side: Side, c: Comparison['baseline']) {
     interval_method: c.interval_method,
     cases_with_errored_trials: c.cases_with_errored_trials,
     torn_last_line: side.skipped_lines > 0,
+    partial: side.partial ?? null,
     simulated: c.simulated,
   };
 }
@@ -182,6 +187,7 @@ export function sideWarnings(i: CompareReportInput): string[] {
   const out: string[] = [];
   for (const [name, side] of [['baseline', i.baseline], ['candidate', i.candidate]] as const) {
     if (side.skipped_lines > 0) out.push(`the ${name}'s last line (${displayPath(side.file)}) is cut off — a killed or still-running run — and was not read`);
+    else if (side.partial) out.push(`the ${name} is not a whole run: ${side.partial}; its results cover ${i.comparison[name].cases} cases`);
     const m = i.comparison.missing[name];
     if (m.count > 0) {
       const named = m.cases.slice(0, 8).map((x) => x.id);
@@ -293,8 +299,8 @@ export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
   lines.push(`| | pass rate | ${pct}% interval | scored | errored |`);
   lines.push('|---|---:|---|---:|---:|');
   const mdRate = (s: Comparison['baseline']) => `${f3(s.pass_rate)}${s.rate_over === 'scored' && s.pass_rate !== null ? ' (own scored cases)' : ''} | ${ci(s.interval)}${s.interval ? ` ${methodOf(s)}` : ''}`;
-  lines.push(`| baseline | ${mdRate(c.baseline)} | ${c.baseline.scored} | ${c.baseline.errored} |`);
-  lines.push(`| candidate | ${mdRate(c.candidate)} | ${c.candidate.scored} | ${c.candidate.errored} |`);
+  lines.push(`| baseline | ${mdRate(c.baseline)} | ${c.baseline.scored} | ${erroredCell(c.baseline)} |`);
+  lines.push(`| candidate | ${mdRate(c.candidate)} | ${c.candidate.scored} | ${erroredCell(c.candidate)} |`);
   lines.push(`| **change** | **${signed(c.delta)}** | ${ci(c.interval, (v) => signed(v))} | p(worse) = ${pValue(c.p_value)} | |`);
   lines.push('');
   if (d.usage) lines.push(`${d.usage.exceeded.length ? '🔴' : d.usage.unchecked.length ? '🟣' : '⚪'} **Cost bounds:** ${mdCell(d.usage.reason)}`, '');
@@ -331,7 +337,8 @@ export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
   }
   lines.push('');
   lines.push(`<sub>baseline: ${mdCell(sidesDescription(i.baseline))} · candidate: ${mdCell(sidesDescription(i.candidate))}</sub>`);
-  return `${lines.join('\n')}\n`;
+  // compare.md, the step summary and --markdown: the model's text (tool names, arguments) shown escaped
+  return escapeControls(`${lines.join('\n')}\n`);
 }
 
 // ── terminal ───────────────────────────────────────────────────────────────────────────────────────
@@ -398,13 +405,13 @@ export function compareTerminal(i: CompareReportInput, opts: { written: string[]
     const first = c.errored.cases[0]!;
     out.push(
       `${pc.magenta('errored')} (${c.errored.cases.length}: baseline ${c.errored.baseline}, candidate ${c.errored.candidate}): ${idList(c.errored.cases, multi)}` +
-        (first.error ? pc.dim(` — first: ${oneLineClip(first.error, 120)}`) : ''),
+        (first.error ? pc.dim(` — first: ${oneLineClip(oneLine(first.error), 120)}`) : ''),
     );
   }
   out.push('');
   const row = (k: string, v: string) => out.push(`  ${k.padEnd(11)} ${v}`);
   const rate = (s: Comparison['baseline']) =>
-    `${f3(s.pass_rate)} ${pc.dim(s.interval ? `${ci(s.interval)} ${methodOf(s)}` : ci(s.interval))}  ${pc.dim(`${s.scored} scored, ${s.errored} errored${s.trials > 1 ? `, ${s.trials} trials` : ''}${s.rate_over === 'scored' && s.pass_rate !== null ? ' (rate over its own scored cases: none paired)' : ''}`)}`;
+    `${f3(s.pass_rate)} ${pc.dim(s.interval ? `${ci(s.interval)} ${methodOf(s)}` : ci(s.interval))}  ${pc.dim(`${s.scored} scored, ${erroredCell(s)} errored${s.trials > 1 ? `, ${s.trials} trials` : ''}${s.rate_over === 'scored' && s.pass_rate !== null ? ' (rate over its own scored cases: none paired)' : ''}`)}`;
   row('baseline', rate(c.baseline));
   row('candidate', rate(c.candidate));
   row('change', `${pc.bold(signed(c.delta))} ${pc.dim(`${pct}% interval ${ci(c.interval, (v) => signed(v))}`)} · one-sided p(worse) ${pValue(c.p_value)} · over ${c.n_paired} paired cases`);

@@ -4,7 +4,7 @@
  * the divergence, with what each side did there (null: that side had already ended).
  */
 import type { TrajectoryStep } from '../types.ts';
-import { clip } from '../util/clip.ts';
+import { clip, oneLineClip } from '../util/clip.ts';
 
 export type TrajectoryEvent = {
   /** The 1-based model turn of the event. */
@@ -72,10 +72,13 @@ export function firstDivergence(baseline: TrajectoryStep[], candidate: Trajector
   return null;
 }
 
-/** One line for a divergent event: `turn 2 call run_command {"cmd":"…"}`, `turn 3 answer "…"`, `(ended)`. */
+/**
+ * One line for a divergent event: `turn 2 call run_command {"cmd":"…"}`, `turn 3 answer "…"`, `(ended)`.
+ * The tool name and the arguments are the model's: their control characters are shown (`\x1b`).
+ */
 export function eventText(e: TrajectoryEvent | null, max = 120): string {
   if (!e) return '(ended)';
-  if (e.kind === 'call') return clip(`turn ${e.turn} call ${e.name} ${e.args === undefined ? '{}' : JSON.stringify(e.args)}`, max);
-  if (e.kind === 'result') return clip(`turn ${e.turn} result ${e.name} ${e.ok ? 'ok' : 'error'}`, max);
-  return clip(`turn ${e.turn} answer ${JSON.stringify(e.text ?? '')}`, max);
+  if (e.kind === 'call') return oneLineClip(`turn ${e.turn} call ${e.name} ${e.args === undefined ? '{}' : JSON.stringify(e.args)}`, max);
+  if (e.kind === 'result') return oneLineClip(`turn ${e.turn} result ${e.name} ${e.ok ? 'ok' : 'error'}`, max);
+  return oneLineClip(`turn ${e.turn} answer ${JSON.stringify(e.text ?? '')}`, max);
 }

@@ -83,12 +83,19 @@ function sectionsHaving(key: string): string[] {
 
 export type FlatRoute = { path: string[] } | { retired: string } | { error: string };
 
-/** Route an undotted legacy key to its dotted path. */
-export function routeFlatKey(key: string): FlatRoute {
+/**
+ * Route an undotted legacy key to its dotted path. `raw`, the value given, shapes the example when the key
+ * is a section's name (`model=1`): a section holds keys, not a value.
+ */
+export function routeFlatKey(key: string, raw = 'VALUE'): FlatRoute {
   if (RETIRED_FLAT[key]) return { retired: RETIRED_FLAT[key] };
   const hit = flatKeyMap().get(key);
   if (hit === 'ambiguous') return { error: `${key}: ambiguous key, use one of ${sectionsHaving(key).join(', ')}` };
   if (hit) return { path: [...hit] };
+  if ((SECTIONS as readonly string[]).includes(key)) {
+    const first = Object.keys(knownTree()[key] as object)[0]!;
+    return { error: `${key} is a section, not a key: set one of its keys, such as ${key}.${first}=${raw}` };
+  }
   const s = suggest([key]);
   return { error: `${key}: unknown key${s ? ` (did you mean ${s}?)` : ''}` };
 }

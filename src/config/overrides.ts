@@ -85,7 +85,7 @@ export function parseCfgOptions(items: readonly string[]): ParsedCfgOptions {
       if (split === null || split.some((p) => p === '')) throw new ConfigError(`${source}: malformed key path '${key}'`);
       path = split;
     } else {
-      const route = routeFlatKey(key);
+      const route = routeFlatKey(key, raw);
       if ('error' in route) throw new ConfigError(`${source}: ${route.error}`);
       if ('retired' in route) {
         warnings.push(`${source}: ${route.retired}: retired upstream key, ignored`);

@@ -17,7 +17,7 @@
 import { z } from 'zod';
 import { CACHE_MODES, type CacheMode } from '../model/cache/settings.ts';
 
-export const SECTIONS = ['model', 'train', 'gradient', 'optimizer', 'evaluation', 'env', 'cache'] as const;
+export const SECTIONS = ['model', 'train', 'gradient', 'optimizer', 'evaluation', 'env', 'cache', 'models'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 // ── backends ────────────────────────────────────────────────────────────────────────────────────
@@ -136,6 +136,24 @@ const increase = () =>
 const nullableBool = () => z.boolean().nullable().default(null);
 /** Upstream keeps a few opaque scalars as strings ("0.7", "8000", "false"); accept any scalar. */
 const scalar = (d: string) => z.union([z.string(), z.number(), z.boolean()]).default(d);
+/** Whether `text` is an absolute http(s) URL with a host. */
+function isHttpUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+/**
+ * A role's base URL or endpoint: "" (unset: the role falls back, docs/configuration.md) or an http(s) URL.
+ * Anything else is a config error before any request, not an endpoint retried until the run gives up.
+ */
+const endpointUrl = () =>
+  z
+    .string()
+    .refine((v) => v === '' || isHttpUrl(v), { error: (iss) => `expected an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(iss.input)}` })
+    .default('');
 /** `true | false | "auto"`-style SDK selectors. */
 const sdkSelector = (d: string | null) => z.union([z.boolean(), z.string()]).nullable().default(d);
 
@@ -168,6 +186,25 @@ const SPLIT_RATIO_RE = /^\d+(:\d+){2}$/;
 
 // ── sections ────────────────────────────────────────────────────────────────────────────────────
 
+/** `model.simulated.profiles.<id>`: the knobs one simulated model id gets, on top of its profile (every key optional). */
+const SimulatedModelSchema = z.strictObject({
+  noise: z.number().min(0).max(1).optional(),
+  max_rules: int().min(0).optional(),
+  interference: z.number().min(0).max(1).optional(),
+  dilution: z.number().min(0).optional(),
+  dilution_rules: int().min(0).optional(),
+  dilution_chars: int().min(0).optional(),
+  analyst_error_rate: z.number().min(0).max(1).optional(),
+  analyst_misread_rate: z.number().min(0).max(1).optional(),
+  analyst_context_recall: z.number().min(0).max(1).optional(),
+  analyst_notes_effect: z.number().min(0).max(1).optional(),
+  analyst_generalize: int().min(0).optional(),
+  ranker_accuracy: z.number().min(0).max(1).optional(),
+  routing_noise: z.number().min(0).max(1).optional(),
+  result_call_rules: z.boolean().optional(),
+  latency_ms: z.number().min(0).optional(),
+});
+
 const SimulatedSchema = z.strictObject({
   /** Seed of the simulated server's random choices (noise, interference, dilution, analyst errors, ranking). */
   seed: int().default(0),
@@ -199,6 +236,15 @@ const SimulatedSchema = z.strictObject({
   routing_noise: prob(0),
   /** Artificial latency per request, milliseconds. */
   latency_ms: nonNeg(0),
+  /**
+   * Whether the target follows call rules triggered by a tool result. Unset: each model's profile decides
+   * (docs/simulated-model.md#model-profiles), yes for a model without one.
+   */
+  result_call_rules: z.boolean().optional(),
+  /** Multiplies a profile's latency (unset: 1; 0: none); `latency_ms` above 0 replaces it. */
+  latency_scale: z.number().min(0).optional(),
+  /** Per model id: knobs on top of its profile and of the keys above (docs/simulated-model.md#model-profiles). */
+  profiles: z.record(z.string().min(1), SimulatedModelSchema).optional(),
 });
 
 /**
@@ -221,10 +267,10 @@ const ModelSchema = z.strictObject({
   judge: str(''),
   judge_backend: backend.default(''),
   // OpenAI-compatible endpoints ("" → environment → https://api.openai.com/v1)
-  base_url: str(''),
-  optimizer_base_url: str(''),
-  target_base_url: str(''),
-  judge_base_url: str(''),
+  base_url: endpointUrl(),
+  optimizer_base_url: endpointUrl(),
+  target_base_url: endpointUrl(),
+  judge_base_url: endpointUrl(),
   api_key_env: str('OPENAI_COMPATIBLE_API_KEY'),
   optimizer_api_key_env: str(''),
   target_api_key_env: str(''),
@@ -281,45 +327,45 @@ const ModelSchema = z.strictObject({
   copilot_chat_target_model: str(''),
   copilot_chat_timeout: z.number().positive().nullable().default(null),
   // upstream: Azure OpenAI (shared, then per role)
-  azure_openai_endpoint: str(''),
+  azure_openai_endpoint: endpointUrl(),
   azure_openai_api_version: str(AZURE_API_VERSION),
   azure_openai_api_key: str(''),
   azure_openai_auth_mode: azureAuth(),
   azure_openai_ad_scope: str(AZURE_AD_SCOPE),
   azure_openai_managed_identity_client_id: str(''),
-  optimizer_azure_openai_endpoint: str(''),
+  optimizer_azure_openai_endpoint: endpointUrl(),
   optimizer_azure_openai_api_version: str(AZURE_API_VERSION),
   optimizer_azure_openai_api_key: str(''),
   optimizer_azure_openai_auth_mode: azureAuth(),
   optimizer_azure_openai_ad_scope: str(AZURE_AD_SCOPE),
   optimizer_azure_openai_managed_identity_client_id: str(''),
-  target_azure_openai_endpoint: str(''),
+  target_azure_openai_endpoint: endpointUrl(),
   target_azure_openai_api_version: str(AZURE_API_VERSION),
   target_azure_openai_api_key: str(''),
   target_azure_openai_auth_mode: azureAuth(),
   target_azure_openai_ad_scope: str(AZURE_AD_SCOPE),
   target_azure_openai_managed_identity_client_id: str(''),
   // upstream legacy Azure keys (accepted; azure_endpoint is a fallback for azure_openai_endpoint)
-  azure_endpoint: str(''),
+  azure_endpoint: endpointUrl(),
   azure_api_version: str(''),
   azure_api_key: str(''),
   // upstream: Qwen chat (shared, then per role)
   qwen_chat_thinking_mode: qwenThinking(),
-  qwen_chat_base_url: str(''),
+  qwen_chat_base_url: endpointUrl(),
   qwen_chat_api_key: str(''),
   qwen_chat_temperature: z.number().nullable().default(null),
   qwen_chat_timeout_seconds: z.number().positive().nullable().default(null),
   qwen_chat_max_tokens: int().min(1).nullable().default(null),
   qwen_chat_enable_thinking: nullableBool(),
   optimizer_qwen_chat_thinking_mode: qwenThinking(),
-  optimizer_qwen_chat_base_url: str(''),
+  optimizer_qwen_chat_base_url: endpointUrl(),
   optimizer_qwen_chat_api_key: str(''),
   optimizer_qwen_chat_temperature: z.number().nullable().default(null),
   optimizer_qwen_chat_timeout_seconds: z.number().positive().nullable().default(null),
   optimizer_qwen_chat_max_tokens: int().min(1).nullable().default(null),
   optimizer_qwen_chat_enable_thinking: nullableBool(),
   target_qwen_chat_thinking_mode: qwenThinking(),
-  target_qwen_chat_base_url: str(''),
+  target_qwen_chat_base_url: endpointUrl(),
   target_qwen_chat_api_key: str(''),
   target_qwen_chat_temperature: z.number().nullable().default(null),
   target_qwen_chat_timeout_seconds: z.number().positive().nullable().default(null),
@@ -327,14 +373,14 @@ const ModelSchema = z.strictObject({
   target_qwen_chat_enable_thinking: nullableBool(),
   // upstream: MiniMax
   minimax_region: aliasEnum(['', 'global_en', 'cn_zh'], {}).default(''),
-  minimax_base_url: str(''),
+  minimax_base_url: endpointUrl(),
   minimax_api_key: str(''),
   minimax_model: str('MiniMax-M3'),
   minimax_temperature: scalar('0.7'),
   minimax_max_tokens: scalar('8000'),
   minimax_enable_thinking: scalar('false'),
-  optimizer_minimax_base_url: str(''),
-  target_minimax_base_url: str(''),
+  optimizer_minimax_base_url: endpointUrl(),
+  target_minimax_base_url: endpointUrl(),
   optimizer_minimax_api_key: str(''),
   target_minimax_api_key: str(''),
 });
@@ -399,11 +445,12 @@ const OptimizerSchema = z.strictObject({
   clip_edits: bool(true),
   /**
    * Which validated candidate is best_skill.md (docs/optimizer.md#choosing-the-best-skill): `highest`, the
-   * highest gate score; `cheapest_within`, the fewest mean tokens per val case among those whose val pass
-   * rate is within `cost_tolerance` of the highest.
+   * highest gate score; `cheapest_within`, highest's choice unless the val cases show that a candidate with
+   * fewer mean tokens per case loses at most `cost_tolerance` against it (a 95% upper bound on the share of
+   * cases it does worse on), then the fewest tokens among those.
    */
   select_best: aliasEnum(['highest', 'cheapest_within'], {}).default('cheapest_within'),
-  /** cheapest_within: how far below the highest val pass rate a candidate may be (a fraction: 0.01 = 1 point). */
+  /** cheapest_within: the val loss a cheaper skill may have, as a bound on the share of val cases lost (a fraction: 0.01 = 1 point). */
   cost_tolerance: prob(0.01),
   /**
    * on: a compress stage (docs/optimizer.md, "Compression") proposes deletions and merges of redundant or
@@ -559,6 +606,22 @@ const CacheSchema = z.strictObject({
   dir: z.string().min(1).default('.skillopt/cache'),
 });
 
+/**
+ * `models.<name>`: a named target model for `--models` (docs/matrix.md#models). Unset keys inherit the
+ * target role's settings of `model.*`; `base_url` makes it an OpenAI-compatible endpoint of its own.
+ */
+const NamedModelSchema = z.strictObject({
+  /** The model id sent in requests. */
+  model: z.string().min(1),
+  base_url: z.string().refine(isHttpUrl, { error: (iss) => `expected an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(iss.input)}` }).optional(),
+  /** The environment variable that holds its API key. */
+  api_key_env: z.string().min(1).optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  max_tokens: int().min(1).optional(),
+  /** Its price per million tokens (docs/accounting.md#cost), for this name only. */
+  pricing: PriceSchema.optional(),
+});
+
 export const ConfigSchema = z
   .strictObject({
     model: ModelSchema.prefault({}),
@@ -568,6 +631,8 @@ export const ConfigSchema = z
     evaluation: EvaluationSchema.prefault({}),
     env: EnvSchema.prefault({}),
     cache: CacheSchema.prefault({}),
+    /** Named target models for `--models` (docs/matrix.md#models); none by default. */
+    models: z.record(z.string().min(1), NamedModelSchema).default(() => ({})),
   })
   .superRefine((cfg, ctx) => {
     if (cfg.optimizer.min_learning_rate > cfg.optimizer.learning_rate) {

@@ -37,6 +37,8 @@ export interface ProvidedSession {
   namePattern?: string | null;
   /** `--shard=i/n`: this process runs part i of n of every suite's selected tasks (skillopt's own task-level split). */
   shard?: ShardSpec | null;
+  /** The run's output folder (`env.out_root`, resolved): a suite's MCP workspaces go under it (docs/agents.md#mcp). */
+  runDir?: string | null;
   /** Skill under test per suite name; `*` applies to every suite. Absent → the suite's seed skill. */
   skills: Record<string, SkillOverride>;
   config: SkillOptConfig;
@@ -167,6 +169,8 @@ export interface SuiteManifest {
   labels?: Record<string, string | null>;
   /** Trigger suites: the skill whose description `--optimize` rewrites, and every listed skill. */
   trigger?: TriggerManifest;
+  /** Where the suite is declared (`path:line:column` of its defineSkillSuite call). */
+  site?: string | null;
 }
 
 /** What a trigger suite tells the optimizer: the optimized skill (its seed is `seed_skill`) and the fixed others. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { caseOutcomes } from '../suite/summary.ts';
 import { type CompareFile, CompareFileSchema } from '../runfiles/index.ts';
 import type { CaseRecord } from '../types.ts';
-import { SkillOptError } from '../util/errors.ts';
+import { oneLine, SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
 import { clip, expectedText, lastRows } from './cases.ts';
 import type { CompareReportData, ReportMeta } from './model.ts';
@@ -75,7 +75,7 @@ function pairedCases(base: CaseRecord[], cand: CaseRecord[]): NonNullable<Compar
     else if (x.flaky || y.flaky) status = 'flaky';
     else status = x.passed ? 'still passing' : 'still failing';
     const first = (x ?? y)!.rows[0]!;
-    const fb = (r: CaseRecord | null) => (r ? clip(r.error_kind !== null ? `${r.error_kind} error: ${r.error ?? ''}` : r.feedback ?? '', 200) : '');
+    const fb = (r: CaseRecord | null) => (r ? clip(r.error_kind !== null ? `${r.error_kind} error: ${oneLine(r.error ?? '')}` : r.feedback ?? '', 200) : '');
     rows.push([
       first.suite,
       first.id,

@@ -273,7 +273,7 @@ function baselineMap(rows: LocatedRecord[]): Record<string, [string, string]> {
   const out: Record<string, [string, string]> = {};
   for (const c of caseOutcomes(lastRows(rows).map((r) => r.record))) {
     const shown = c.rows.find((r) => r.error_kind === null) ?? c.rows[0]!;
-    out[`${c.suite}\u0000${c.id}`] = [c.errored ? 'errored' : c.passed ? 'pass' : 'fail', clip(shown.output ?? '', 200)];
+    out[`${c.suite}\n${c.id}`] = [c.errored ? 'errored' : c.passed ? 'pass' : 'fail', clip(shown.output ?? '', 200)];
   }
   return out;
 }

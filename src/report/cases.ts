@@ -15,6 +15,7 @@
 import { caseOutcomes } from '../suite/summary.ts';
 import type { CaseRecord, ChatMessage } from '../types.ts';
 import { clip as clipTo } from '../util/clip.ts';
+import { oneLine } from '../util/errors.ts';
 import { embedTrajectory, embeddedSize, type EmbeddedStep } from './trajectory.ts';
 
 /** Answers, expected values, feedback and errors in the table: at most this many characters, one line. */
@@ -140,7 +141,7 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string; cur
         cost = cost === null || u.cost === null || u.cost === undefined ? null : cost + u.cost;
       }
     }
-    const feedback = shown.error_kind !== null ? `${shown.error_kind} error: ${shown.error ?? ''}` : shown.feedback ?? '';
+    const feedback = shown.error_kind !== null ? `${shown.error_kind} error: ${oneLine(shown.error ?? '')}` : shown.feedback ?? '';
     rows[i] = [
       c.suite,
       c.id,
@@ -167,7 +168,7 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string; cur
           r.error_kind !== null ? null : r.pass ? 1 : 0,
           r.soft ?? 0,
           clip(r.output ?? '', TRIAL_CLIP_CHARS),
-          clip(r.error_kind !== null ? `${r.error_kind} error: ${r.error ?? ''}` : r.feedback ?? '', TRIAL_CLIP_CHARS),
+          clip(r.error_kind !== null ? `${r.error_kind} error: ${oneLine(r.error ?? '')}` : r.feedback ?? '', TRIAL_CLIP_CHARS),
           r.error_kind,
         ]),
       );

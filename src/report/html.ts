@@ -4,12 +4,16 @@
  * 'none'` makes the browser refuse any request the page might try. The page draws its charts (SVG) and
  * tables from the data when it opens.
  *
+ * Every string of the data, keys too, has its control characters shown as `\x1b` (util/control-chars.ts), as
+ * the terminal shows them: the page draws what a model wrote, tool names and error bodies included.
+ *
  * Built by string concatenation; the JSON is escaped so that nothing in it can end its script element
  * (`<` → `\u003c`) and so that the file holds no `://` at all (`:\/\/` inside JSON strings), which keeps a
  * plain search for `http://` meaningful. Credentials are masked before that escaping (util/redact.ts
  * recognises URLs by their `://`).
  */
 import { readFileSync } from 'node:fs';
+import { escapeControlsDeep } from '../util/control-chars.ts';
 import { redactText } from '../util/redact.ts';
 import { sourceAsset } from '../util/paths.ts';
 import type { ReportData, ReportMeta } from './model.ts';
@@ -26,9 +30,9 @@ function loadAssets(): { css: string; js: string } {
   return assets;
 }
 
-/** JSON for a `<script type="application/json">` element: redacted, then escaped (see the module comment). */
+/** JSON for a `<script type="application/json">` element: control characters shown, redacted, then escaped (see the module comment). */
 export function scriptJson(value: unknown): string {
-  const json = redactText(JSON.stringify(value));
+  const json = redactText(JSON.stringify(escapeControlsDeep(value)));
   return json.replace(/<|:\/\//g, (m) => (m === '<' ? '\\u003c' : ':\\/\\/'));
 }
 

@@ -21,6 +21,7 @@ import { buildEvalReport, buildTestReport } from './build-test.ts';
 import { renderReportHtml } from './html.ts';
 import type { ReportData, ReportMeta } from './model.ts';
 import { COMPARE_REPORT_FILE, detectRunFolder, REPORT_FILE, type RunFolderKind } from './read-run.ts';
+import { printErr } from '../util/print.ts';
 
 export { REPORT_FILE, COMPARE_REPORT_FILE, detectRunFolder } from './read-run.ts';
 
@@ -65,9 +66,9 @@ export function buildRunReport(dir: string, input: RunReportInput = {}): string 
 
 /**
  * The report at the end of a run: never throws (a warning line instead). `log` prints the warning;
- * default console.error.
+ * default stderr (util/print.ts).
  */
-export function writeRunReport(dir: string, input: RunReportInput = {}, log: (line: string) => void = (l) => console.error(l)): string | null {
+export function writeRunReport(dir: string, input: RunReportInput = {}, log: (line: string) => void = printErr): string | null {
   try {
     return buildRunReport(dir, { ...input, command: input.command === undefined ? commandLine() : input.command });
   } catch (e) {
@@ -80,7 +81,7 @@ export function writeRunReport(dir: string, input: RunReportInput = {}, log: (li
 export function writeCompareReport(
   dir: string,
   input: { compare: CompareFile; baselineRows?: CaseRecord[]; candidateRows?: CaseRecord[]; command?: string | null },
-  log: (line: string) => void = (l) => console.error(l),
+  log: (line: string) => void = printErr,
 ): string | null {
   const file = join(dir, COMPARE_REPORT_FILE);
   try {

@@ -128,6 +128,7 @@ export interface OptimizeReportData {
   /** How best_skill.md was chosen (`optimizer.select_best`); null for runs that did not record it. */
   best_rule: { rule: string; tolerance: number | null } | null;
   /** The best skill's test (or, without one, validation) cases, with the initial skill's outcome beside them. */
+  /** `baseline`: the initial skill's outcome and answer by `suite\nid` (a newline: the data's escaping keeps it). */
   eval: { label: string; cases: CaseTableData; baseline: Record<string, [string, string]> | null; baseline_label: string | null } | null;
 }
 

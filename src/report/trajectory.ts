@@ -94,13 +94,16 @@ export function trajectoryTimeline(steps: TrajectoryStep[], opts: { width?: numb
         out.push(...block(s.content.trim(), '        ', width - 8, 12));
       }
       for (const c of s.tool_calls ?? []) {
-        out.push(`      ${pc.yellow('→ call')} ${c.name} ${oneLineClip(argsText(c.args), width - 16 - c.name.length)}${pc.dim(`  (${c.id})`)}`);
+        // the tool name and the call id are the model's, an MCP server's tool name its server's: shown escaped like its answer
+        const name = oneLineClip(c.name, 60);
+        const origin = c.mcp ? ` ${pc.dim(`[${oneLineClip(`${c.mcp.server}/${c.mcp.tool}`, 80)}]`)}` : '';
+        out.push(`      ${pc.yellow('→ call')} ${name}${origin} ${oneLineClip(argsText(c.args), width - 16 - name.length)}${pc.dim(`  (${oneLineClip(c.id, 60)})`)}`);
       }
     } else if (s.result) {
       const r = s.result;
       const status = r.ok ? pc.green('ok') : pc.red('error');
       const clipped = hasClipMarker(r.content) ? pc.yellow(' · clipped') : '';
-      out.push(`      ${pc.magenta('← result')} ${r.name} ${status} ${pc.dim(`${r.ms} ms · ${r.content.length} chars`)}${clipped}`);
+      out.push(`      ${pc.magenta('← result')} ${oneLineClip(r.name, 60)} ${status} ${pc.dim(`${r.ms} ms · ${r.content.length} chars`)}${clipped}`);
       if (r.content.trim() !== '') out.push(...block(r.content.trimEnd(), '        ', width - 8, resultLines));
     }
   }

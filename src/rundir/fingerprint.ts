@@ -29,7 +29,8 @@ import { join, resolve } from 'node:path';
 import { isSecretKey } from '../util/redact.ts';
 import { defaultConfig, type SkillOptConfig } from '../config/schema.ts';
 import type { RoleConfig } from '../model/types.ts';
-import { buildRunFile, parseRunFile, RunRecordSchema, type RunRecordFile } from '../runfiles/index.ts';
+import { buildRunFile, parseRunFile } from '../runfiles/parse.ts';
+import { RunRecordSchema, type RunRecordFile } from '../runfiles/run-record.ts';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
@@ -65,6 +66,8 @@ export const RESUMABLE_KEYS: readonly string[] = [
   'model.*concurrency*',
   'model.*api_key_env',
   'cache.*', // the model-call cache changes where replies come from, never what they are
+  'models.*', // named models act only through --models, which makes them the run's model.* keys
+  'model.simulated.latency_scale', // delays the simulated model's replies, never changes them
 ];
 
 /** Sections an eval or a test never uses (the optimizer's). */

@@ -5,6 +5,7 @@
 import { CacheEntrySchema } from './cache-entry.ts';
 import { CompareFileSchema } from './compare-file.ts';
 import { EvalSummarySchema } from './eval-summary.ts';
+import { MatrixRunSchema } from './matrix-run.ts';
 import { OptimizeSummarySchema } from './optimize-summary.ts';
 import { ResultRowSchema } from './results-row.ts';
 import { RunRecordSchema } from './run-record.ts';
@@ -17,6 +18,7 @@ import { ResolvedConfigFileSchema } from './resolved-config.ts';
 export * from './cache-entry.ts';
 export * from './compare-file.ts';
 export * from './eval-summary.ts';
+export * from './matrix-run.ts';
 export * from './optimize-summary.ts';
 export * from './parse.ts';
 export * from './results-row.ts';
@@ -47,4 +49,5 @@ export const RUN_FILE_SCHEMAS = {
   'runtime-state': RuntimeStateSchema,
   'compare': CompareFileSchema,
   'cache-entry': CacheEntrySchema,
+  'matrix-run': MatrixRunSchema,
 } as const;

@@ -29,7 +29,7 @@ export const TrajectoryStepSchema = z.looseObject({
   turn: z.int().min(1),
   kind: z.enum(['assistant', 'tool']),
   content: z.string().optional(),
-  tool_calls: z.array(z.looseObject({ id: z.string(), name: z.string(), args: z.unknown() })).optional(),
+  tool_calls: z.array(z.looseObject({ id: z.string(), name: z.string(), args: z.unknown(), mcp: z.object({ server: z.string(), tool: z.string() }).optional() })).optional(),
   tool_call_id: z.string().optional(),
   result: z.looseObject({ name: z.string(), ok: z.boolean(), content: z.string(), ms: z.number().min(0) }).optional(),
 });

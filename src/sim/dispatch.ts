@@ -5,8 +5,10 @@
  * reply, whatever the order or concurrency of requests.
  */
 import { SimHttpError } from './errors.ts';
+import { SkillOptError } from '../util/errors.ts';
 import { digest } from './hash.ts';
 import { DEFAULT_SIM_KNOBS, resolveKnobs, type SimKnobs } from './knobs.ts';
+import { changedKnobs, simWorld, type SimModelSettings, type SimWorld } from './profiles.ts';
 import { resolveStage, simulateStage } from './optimizer.ts';
 import { simulateTarget, type SimMessage, type SimPastCall, type SimToolCall, type SimToolContext } from './target.ts';
 import { LOAD_SKILL_TOOL_NAME, simulateRouting } from './routing.ts';
@@ -21,9 +23,47 @@ export interface SimStats {
   byModel: Record<string, number>;
 }
 
-/** The resolved knobs of a simulated model (unset knobs: DEFAULT_SIM_KNOBS, the realistic world). */
+/**
+ * The resolved knobs of a simulated model server (unset knobs: DEFAULT_SIM_KNOBS, the realistic world): the
+ * world of every model id without a profile or settings of its own. `world`, when the caller set anything
+ * beside the knobs, holds it (profiles.ts makes each id's world).
+ */
 export interface SimConfig extends SimKnobs {
   models: string[];
+  world?: SimWorldOptions;
+}
+
+/** What a server is started with beside its knobs: what profiles and single model ids change. */
+export interface SimWorldOptions {
+  /** Whether the target follows call rules triggered by a tool result, for every model (default: each profile's, else yes). */
+  resultCallRules?: boolean;
+  /** A delay per reply for every model, in ms; 0 or unset: each profile's. */
+  latencyMs?: number;
+  /** Multiplies a profile's latency (default 1). */
+  latencyScale?: number;
+  /** Settings of one model id, on top of its profile and the shared knobs. */
+  profiles?: Readonly<Record<string, SimModelSettings>>;
+}
+
+const worlds = new WeakMap<SimConfig, Map<string, SimWorld>>();
+
+/**
+ * The world model id `model` is answered in (profiles.ts simWorld), computed once per server and id. The
+ * knobs that differ from the default world apply on top of a profile, as the config's do.
+ */
+export function simWorldFor(cfg: SimConfig, model: string): SimWorld {
+  let byModel = worlds.get(cfg);
+  if (!byModel) worlds.set(cfg, (byModel = new Map()));
+  let world = byModel.get(model);
+  if (!world) {
+    const { models: _models, world: options = {}, ...knobs } = cfg;
+    const explicit: SimModelSettings = { seed: knobs.seed, ...changedKnobs(knobs) };
+    if (options.resultCallRules !== undefined) explicit.resultCallRules = options.resultCallRules;
+    if (options.latencyMs !== undefined) explicit.latencyMs = options.latencyMs;
+    world = simWorld(model, { explicit, perModel: options.profiles ?? {}, ...(options.latencyScale !== undefined ? { latencyScale: options.latencyScale } : {}) });
+    byModel.set(model, world);
+  }
+  return world;
 }
 
 /** `created` of every completion: fixed, so replies are byte-identical. */
@@ -118,6 +158,7 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
     }
     return { role: (m as { role: string }).role, content: contentText((m as { content?: unknown }).content) };
   });
+  const world = simWorldFor(cfg, model);
   const lastUser = lastUserMessage(messages);
   // A stage's input is the prompt its conversation was opened with: a re-ask sends the whole conversation
   // (the first reply and the correction request after it), and is answered as the first request was.
@@ -130,17 +171,17 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
     // A seeded request samples unless it asks for temperature 0 (then its answer is stable across seeds).
     const sample = typeof req.seed === 'number' && req.temperature !== 0 ? req.seed : undefined;
     // Agent presentation: a turn that offers `load_skill` first decides which listed skill to load.
-    const routed = simulateRouting({ messages, tools: req.tools }, lastUser, { seed: cfg.seed, model, routingNoise: cfg.routingNoise, ...(sample === undefined ? {} : { sample }) });
+    const routed = simulateRouting({ messages, tools: req.tools }, lastUser, { seed: cfg.seed, model, routingNoise: world.routingNoise, ...(sample === undefined ? {} : { sample }) });
     if (typeof routed === 'string') {
       loadSkill = routed;
       content = JSON.stringify({ name: routed });
     } else {
-      const reply = simulateTarget(messages, model, sample === undefined ? cfg : { ...cfg, sample }, toolContext(req, req.messages));
+      const reply = simulateTarget(messages, model, sample === undefined ? world : { ...world, sample }, toolContext(req, req.messages));
       calls = reply.calls;
       content = calls.length > 0 ? JSON.stringify(calls) : reply.content;
     }
   } else {
-    const reply = simulateStage(stage, stageInput, { ...cfg, model });
+    const reply = simulateStage(stage, stageInput, { ...world, model });
     content = JSON.stringify(reply);
   }
   const promptChars = messages.reduce((n, m) => n + m.content.length, 0);
@@ -239,10 +280,26 @@ export function toolContext(req: Record<string, unknown>, raw: readonly unknown[
 }
 
 /** Resolve and validate options (throws SkillOptError naming the bad option). */
-export function resolveSimConfig(opts: Partial<SimKnobs> & { models?: string[] } = {}): SimConfig {
+export function resolveSimConfig(opts: Partial<SimKnobs> & SimWorldOptions & { models?: string[] } = {}): SimConfig {
   const knobs: Partial<SimKnobs> = {};
   for (const k of Object.keys(DEFAULT_SIM_KNOBS) as (keyof SimKnobs)[]) if (opts[k] !== undefined) knobs[k] = opts[k];
-  return { models: [...(opts.models ?? [])], ...resolveKnobs(knobs) };
+  const cfg: SimConfig = { models: [...(opts.models ?? [])], ...resolveKnobs(knobs) };
+  const nonNegative = (what: string, v: number | undefined) => {
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0)) throw new SkillOptError(`simulated model server: ${what} must be a non-negative number, got ${v}`);
+  };
+  nonNegative('latencyScale', opts.latencyScale);
+  const profiles = opts.profiles ?? {};
+  for (const [id, own] of Object.entries(profiles)) nonNegative(`${id}: latencyMs`, own.latencyMs);
+  const world: SimWorldOptions = {
+    ...(opts.resultCallRules !== undefined ? { resultCallRules: opts.resultCallRules } : {}),
+    ...(opts.latencyMs !== undefined && opts.latencyMs > 0 ? { latencyMs: opts.latencyMs } : {}),
+    ...(opts.latencyScale !== undefined ? { latencyScale: opts.latencyScale } : {}),
+    ...(Object.keys(profiles).length > 0 ? { profiles } : {}),
+  };
+  if (Object.keys(world).length > 0) cfg.world = world;
+  // a knob out of range for one model id is an error now, not at its first request
+  for (const id of new Set([...cfg.models, ...Object.keys(profiles)])) simWorldFor(cfg, id);
+  return cfg;
 }
 
 /** One request as the route sees it; `body` reads the request body (only a completion reads it). */

@@ -117,6 +117,34 @@ export interface SimulatedConfigBlock {
   routing_noise: number;
 }
 
+/** `model.simulated.profiles.<id>`: the knobs of one model id (snake_case, every key optional). */
+export type SimulatedModelBlock = Partial<Omit<SimulatedConfigBlock, 'seed'>> & { result_call_rules?: boolean; latency_ms?: number };
+
+/** The config block `model.simulated` with the keys beside the knobs. */
+export interface SimulatedBlock extends SimulatedConfigBlock {
+  latency_ms: number;
+  result_call_rules?: boolean | undefined;
+  latency_scale?: number | undefined;
+  profiles?: Readonly<Record<string, SimulatedModelBlock>> | undefined;
+}
+
+/** Config key (snake_case) → knob name. */
+export const KNOB_KEYS: Readonly<Record<Exclude<keyof SimulatedConfigBlock, 'seed'>, Exclude<keyof SimKnobs, 'seed'>>> = {
+  noise: 'noise',
+  max_rules: 'maxRules',
+  interference: 'interference',
+  dilution: 'dilution',
+  dilution_rules: 'dilutionRules',
+  dilution_chars: 'dilutionChars',
+  analyst_error_rate: 'analystErrorRate',
+  analyst_misread_rate: 'analystMisreadRate',
+  analyst_context_recall: 'analystContextRecall',
+  analyst_notes_effect: 'analystNotesEffect',
+  analyst_generalize: 'analystGeneralize',
+  ranker_accuracy: 'rankerAccuracy',
+  routing_noise: 'routingNoise',
+};
+
 export function knobsFromConfig(sim: SimulatedConfigBlock): SimKnobs {
   return {
     seed: sim.seed,

@@ -9,16 +9,19 @@ import type { AddressInfo } from 'node:net';
 import { SkillOptError } from '../util/errors.ts';
 import { SimHttpError } from './errors.ts';
 import { DEFAULT_SIM_KNOBS, type SimKnobs } from './knobs.ts';
-import { dispatchRequest, resolveSimConfig, type SimStats } from './dispatch.ts';
+import { dispatchRequest, resolveSimConfig, simWorldFor, type SimStats, type SimWorldOptions } from './dispatch.ts';
 
-export interface SimServerOptions extends Partial<SimKnobs> {
+export interface SimServerOptions extends Partial<SimKnobs>, Omit<SimWorldOptions, 'latencyMs'> {
   /** Interface to bind; default 127.0.0.1. */
   host?: string;
   /** Port; 0 (default) = ephemeral. */
   port?: number;
   /** Accepted model ids; empty (default) = any. */
   models?: string[];
-  /** Delay before each successful chat completion reply, in ms (errors are immediate); default 0. */
+  /**
+   * Delay before each successful chat completion reply, in ms (errors are immediate); default 0: none, or
+   * a profile's for a profile's model id (docs/simulated-model.md#model-profiles).
+   */
   latencyMs?: number;
   /** Receives the banner and one line per request (every line says "simulated"). */
   log?: (line: string) => void;
@@ -97,13 +100,14 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     stats.byModel[model] = (stats.byModel[model] ?? 0) + 1;
   };
 
-  const later = (res: ServerResponse, fn: () => void) => {
-    if (latencyMs <= 0) return fn();
+  const later = (res: ServerResponse, model: string, fn: () => void) => {
+    const delay = simWorldFor(cfg, model).latencyMs;
+    if (delay <= 0) return fn();
     const entry = {
       timer: setTimeout(() => {
         pending.delete(entry);
         fn();
-      }, latencyMs),
+      }, delay),
       res,
     };
     pending.add(entry);
@@ -122,7 +126,7 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     }
     const { result } = reply;
     count(result.stage, result.model);
-    later(res, () => {
+    later(res, result.model, () => {
       line(200, `model=${result.model} role=${result.stage === 'target' ? 'target' : `optimizer stage=${result.stage}`} tokens=${result.completion.usage.total_tokens}`);
       sendJson(res, 200, result.completion);
     });

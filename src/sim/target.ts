@@ -84,6 +84,8 @@ export interface TargetOptions {
   dilutionRules?: number;
   /** Attention budget in characters of system prompt; 0 (default) = none. */
   dilutionChars?: number;
+  /** Whether call rules triggered by a tool result are followed (default true); they still count as rules. */
+  resultCallRules?: boolean;
 }
 
 export interface TargetReply {
@@ -182,7 +184,8 @@ export function simulateTarget(
   const result = lastToolResult(messages, tools);
 
   if (procedure) {
-    const callRules = visible ? skill.calls.filter((r) => visible.has(r.lineIndex)) : skill.calls;
+    const seen = visible ? skill.calls.filter((r) => visible.has(r.lineIndex)) : skill.calls;
+    const callRules = opts.resultCallRules === false ? seen.filter((r) => r.source !== 'result') : seen;
     const turn = decideCalls(callRules, tools, input, result, key, pMiss, opts);
     if (turn.calls.length > 0) return { content: '', match: null, noisy: turn.noisy, missed: turn.missed, confused: turn.confused, calls: turn.calls };
   }

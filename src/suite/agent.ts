@@ -24,6 +24,7 @@ import { displayPath } from '../util/paths.ts';
 import type { ProvidedSession, SuiteManifest } from '../contract/session.ts';
 import type { TaskSource } from './dataset.ts';
 import type { SuiteRuntime } from './runtime.ts';
+import type { McpCase } from '../mcp/suite.ts';
 import { addUsage, emptyUsage, noteSpentBefore } from './usage.ts';
 
 export type Presentation = 'system' | 'agent';
@@ -151,10 +152,12 @@ export interface LoopSettings {
   toolTimeoutMs?: number;
 }
 
-/** A case's own inputs to the loop: its task and its state (the suite's `state(task)`). */
+/** A case's own inputs to the loop: its task, its state (the suite's `state(task)`) and its MCP servers. */
 export interface CaseInputs {
   task: SkillTask<unknown>;
   state: unknown;
+  /** The case's view of the suite's MCP servers (docs/agents.md#mcp): their tools join the loop. */
+  mcp?: McpCase | null;
 }
 
 /** The `load_skill` built-in of the tool loop: a listed skill's body, or an error naming the listed skills. */
@@ -218,6 +221,7 @@ export async function runAgent(
   const r = await loopThrough(targetCall(runtime, opts.signal, opts.trial), messages, {
     builtins: [loadSkillBuiltin(skills, loaded)],
     ...(loop.tools ? { tools: loop.tools } : {}),
+    ...(opts.inputs?.mcp ? { remote: opts.inputs.mcp.remoteTools() } : {}),
     ...(opts.inputs ? { task: opts.inputs.task, state: opts.inputs.state } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(loop.maxTurns !== undefined ? { maxTurns: loop.maxTurns } : {}),

@@ -33,15 +33,23 @@ import { registerManifest } from './manifest.ts';
 import { caseRunner } from './run-case.ts';
 import { checkCaseLimits, type CaseLimits } from './cost-gate.ts';
 import { registerCases } from './register.ts';
-import { admittedRunner } from './admitted.ts';
+import { admittedRunner, type CaseRun } from './admitted.ts';
+import { checkMcpOptions, type CheckedMcp, type McpOptions } from '../mcp/config.ts';
+import { McpSuite } from '../mcp/suite.ts';
+import type { McpRecorder } from '../mcp/record.ts';
+import { LOAD_SKILL } from './agent.ts';
+import type { SuiteRuntime } from './runtime.ts';
 
 export interface SkillSuiteOptions<E = unknown> {
   /** Suite name; configs select it with `env.name`. */
   name: string;
   /** The dataset: a JSON/JSONL file (path relative to the project root, or a URL) or the tasks themselves. */
   tasks: TaskSource<E>;
-  /** The seed skill used when no other skill is under test (path relative to the project root, or a URL). */
-  skill: string | URL;
+  /**
+   * The seed skill used when no other skill is under test: a path relative to the project root, a URL, or
+   * a skill an MCP server serves, `{ mcp: 'server', uri: 'skill://name' }` (docs/agents.md#skills-from-mcp).
+   */
+  skill: string | URL | McpSkillSource;
   /** How to score an answer. A plain function `(ctx) => Score | number | boolean` works too. */
   scorer: ScorerLike<E>;
   /** Build the target's messages. Default: the skill as system prompt, the task input as user message. */
@@ -77,6 +85,18 @@ export interface SkillSuiteOptions<E = unknown> {
   maxToolCalls?: number;
   /** A handler running longer is aborted and the timeout goes back to the model as a tool error (default 30 000). */
   toolTimeoutMs?: number;
+  /** MCP servers whose tools the target may call beside `tools` (docs/agents.md#mcp). */
+  mcp?: McpOptions<E>;
+}
+
+/** A seed skill served by one of the suite's MCP servers (SEP-2640: `skill://<skill-path>[/SKILL.md]`). */
+export interface McpSkillSource {
+  mcp: string;
+  uri: string;
+}
+
+function isMcpSkill(skill: unknown): skill is McpSkillSource {
+  return typeof skill === 'object' && skill !== null && !(skill instanceof URL) && 'mcp' in skill;
 }
 
 export interface SkillSuite<E = unknown> {
@@ -109,17 +129,54 @@ function readSession(): ProvidedSession {
   return session;
 }
 
-/** The seed skill: `env.skill_init` when the config sets one, else the suite's own. */
+/** The seed skill: `env.skill_init` when the config sets one, else the suite's own (a file; an MCP skill is read by McpSuite). */
 function readSeedSkill(session: ProvidedSession, options: SkillSuiteOptions<never>): { text: string; path: string } {
-  const path = session.config.env.skill_init ? resolve(session.config.env.skill_init) : pathOf(options.skill);
+  const path = session.config.env.skill_init ? resolve(session.config.env.skill_init) : pathOf(options.skill as string | URL);
   if (!existsSync(path)) throw new SkillOptError(`suite '${options.name}': seed skill not found: ${path}`);
   const text = readFileSync(path, 'utf8');
   checkSkillFile(path, text); // a SKILL.md (or any skill with frontmatter) follows the Agent Skills format
   return { text, path };
 }
 
-function skillUnderTest(session: ProvidedSession, options: SkillSuiteOptions<never>): { text: string; path: string } {
-  return session.skills[options.name] ?? session.skills['*'] ?? readSeedSkill(session, options);
+type SkillText = { text: string; path: string };
+
+/** The skill under test: the session's override, else the seed (read from its MCP server: a promise). */
+function skillUnderTest(session: ProvidedSession, options: SkillSuiteOptions<never>, mcp: McpSuite | null): SkillText | Promise<SkillText> {
+  const given = session.skills[options.name] ?? session.skills['*'];
+  if (given) return given;
+  return seedSkill(session, options, mcp);
+}
+
+function seedSkill(session: ProvidedSession, options: SkillSuiteOptions<never>, mcp: McpSuite | null): SkillText | Promise<SkillText> {
+  if (!isMcpSkill(options.skill) || session.config.env.skill_init) return readSeedSkill(session, options);
+  const source = options.skill;
+  return mcp!.readSkill(source.mcp, source.uri).then((skill) => {
+    checkSkillFile(skill.path, skill.text);
+    return skill;
+  });
+}
+
+/** The session's cache as an MCP recorder (null when the cache is off). */
+function mcpRecorder(session: ProvidedSession, runtime: SuiteRuntime): McpRecorder | null {
+  const { mode, dir } = session.config.cache;
+  if (mode === 'off') return null;
+  const port = runtime.recorder;
+  return { mode, dir, recall: (stage, key) => port.recall(stage, key), record: (stage, key, value) => port.record(stage, key, value) };
+}
+
+/** The suite's `mcp` option checked, and `skill: { mcp }` naming one of its servers. */
+function checkedMcp<E>(options: SkillSuiteOptions<E>): CheckedMcp<E> | null {
+  const checked = options.mcp === undefined ? null : checkMcpOptions<E>(options.name, options.mcp);
+  if (isMcpSkill(options.skill)) {
+    const { mcp: server, uri } = options.skill;
+    if (typeof server !== 'string' || typeof uri !== 'string' || !uri.includes('://')) {
+      throw new SkillOptError(`suite '${options.name}': skill must be { mcp: '<server>', uri: 'skill://<name>' }, got ${JSON.stringify(options.skill)}`);
+    }
+    if (!checked?.servers.some((x) => x.name === server)) {
+      throw new SkillOptError(`suite '${options.name}': skill.mcp names the server '${server}', which is not in mcp.servers${checked ? ` (${checked.servers.map((x) => x.name).join(', ')})` : ' (the suite has no mcp option)'}`);
+    }
+  }
+  return checked;
 }
 
 const positiveInt = (suite: string, key: string, v: unknown): number | undefined => {
@@ -212,11 +269,19 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const scorer = toScorer(options.scorer);
   // `env.data_path` in the config swaps the dataset without touching the suite file.
   const source: TaskSource<E> = session.config.env.data_path ? session.config.env.data_path : options.tasks;
-  recordSuiteFiles(session, options.name, source, options.skill); // `vitest watch` reruns the suite when they change
+  recordSuiteFiles(session, options.name, source, isMcpSkill(options.skill) ? null : options.skill); // `vitest watch` reruns the suite when they change
   const tasks = kind?.loadTasks ? kind.loadTasks(source) : loadTasks(source, { suite: options.name, validate: scorer.validate?.bind(scorer) });
 
+  const mcp = checkedMcp(options);
   if (session.mode === 'manifest') {
-    registerManifest(options.name, session, tasks, source, readSeedSkill(session, opts), kind);
+    if (!isMcpSkill(options.skill) || session.config.env.skill_init) {
+      registerManifest(options.name, session, tasks, source, readSeedSkill(session, opts), kind, site);
+      return { name: options.name, options };
+    }
+    // the seed is served by an MCP server: read it (or its record) for the manifest, then stop the server
+    const reader = new McpSuite<E>({ suite: options.name, checked: mcp!, recorder: mcpRecorder(session, suiteRuntime(session.roles, session.runId, session.gateway, session.config)), runDir: session.runDir ?? null, reserved: [], toolTimeoutMs: DEFAULT_TOOL_TIMEOUT_MS });
+    const seed = (seedSkill(session, opts, reader as McpSuite) as Promise<SkillText>).finally(() => reader.close());
+    registerManifest(options.name, session, tasks, source, seed, kind, site);
     return { name: options.name, options };
   }
 
@@ -228,17 +293,26 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     test.skip(`${options.name} (-t ${session.namePattern} matched none of its ${unmatched} tasks)`, { meta: { skilloptUnmatched: marker } }, () => {});
     return { name: options.name, options };
   }
-  const skill = skillUnderTest(session, opts);
+  const runtime = suiteRuntime(session.roles, session.runId, session.gateway, session.config);
   // the agent presentation (and trigger suites) run a case as an agent: skills listed, load_skill offered
   const presentation = session.config.env.presentation || options.presentation || 'system';
   const loop = loopSettings(session, options);
-  const runner = options.run
-    ? runHookRunner<E>(options.name, skill, options.run, loop)
-    : ((kind ?? (presentation === 'agent' ? agentKind<E>(options.name, options.distractors ?? [], loop) : null))?.runner(session, skill) ??
-      (options.tools && Object.keys(options.tools).length > 0 ? toolLoopRunner<E>(loop) : null));
-  const hash = skillHash(skill.text);
+  const hasTools = options.tools !== undefined && Object.keys(options.tools).length > 0;
+  const agentLike = kind !== undefined || presentation === 'agent';
+  const mcpSuite = mcp
+    ? new McpSuite<E>({
+        suite: options.name,
+        checked: mcp,
+        recorder: mcpRecorder(session, runtime),
+        runDir: session.runDir ?? null,
+        reserved: [...Object.keys(options.tools ?? {}), ...(agentLike ? [LOAD_SKILL] : [])],
+        toolTimeoutMs: loop.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+      })
+    : null;
+  // servers start now, while Vitest collects; the suite's cases (and its beforeAll) wait for them
+  mcpSuite?.ready().catch(() => {});
+  const skillOrPending = skillUnderTest(session, opts, mcpSuite as McpSuite | null);
   const buildMessages = options.messages ?? defaultMessages;
-  const runtime = suiteRuntime(session.roles, session.runId, session.gateway, session.config);
   const passThreshold = session.config.evaluation.pass_threshold;
   const thresholds = gateThresholds(session, opts);
   const gated = session.mode === 'test' && gateActive(thresholds);
@@ -250,13 +324,15 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   }
   const maxErrored = session.config.evaluation.max_errored;
   // a tool loop may make up to maxTurns target calls and wait on handlers up to their timeout each
-  const looping = runner !== null && (options.run !== undefined || (options.tools !== undefined && Object.keys(options.tools).length > 0));
+  const looping = options.run !== undefined || (!agentLike && (hasTools || mcp !== null));
+  // a case-scoped MCP server starts with its case
+  const mcpStartMs = Math.max(0, ...(mcp?.servers.filter((x) => x.scope === 'case').map((x) => x.startTimeoutMs) ?? []));
   const timeout = looping
     ? caseTimeoutMs(session.roles, {
         turns: loop.maxTurns ?? DEFAULT_MAX_TURNS,
-        toolMs: (loop.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS) * (loop.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS),
+        toolMs: (loop.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS) * (loop.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS) + mcpStartMs,
       })
-    : caseTimeoutMs(session.roles, presentation === 'agent' && !kind ? { turns: loop.maxTurns ?? DEFAULT_MAX_TURNS, toolMs: 0 } : undefined);
+    : caseTimeoutMs(session.roles, presentation === 'agent' && !kind ? { turns: loop.maxTurns ?? DEFAULT_MAX_TURNS, toolMs: mcp ? (loop.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS) * (loop.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS) + mcpStartMs : 0 } : undefined);
   const selection: SuiteSelection = {
     suite: options.name,
     total: tasks.length,
@@ -267,7 +343,6 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     max_errored: maxErrored,
     misses_fail: session.mode === 'test' && !gated,
     site,
-    skill_tokens: skillTokens(skill.text),
     currency: session.config.model.currency,
   };
 
@@ -275,24 +350,46 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const samples = session.mode === 'rollout' && session.samples?.length ? session.samples : null;
   const failOnFlaky = session.config.evaluation.fail_on_flaky;
 
-  const runScored = caseRunner<E>({
-    suite: options.name,
-    skill,
-    hash,
-    buildMessages,
-    runner,
-    runtime,
-    scorer,
-    splitOf,
-    passThreshold,
-    simulated: session.simulated,
-    ...(options.state ? { state: options.state } : {}),
-    trials,
-    samples,
-    limits,
-  });
-  // kept rows of a rerun, and env.max_cost's admission (suite/admitted.ts)
-  const runCase = admittedRunner<E>(runScored, { suite: options.name, session, runtime, hash, trials: samples ? samples.length : trials });
+  /** How a case runs, once the skill under test is known. */
+  const build = (skill: SkillText) => {
+    const runner = options.run
+      ? runHookRunner<E>(options.name, skill, options.run, loop)
+      : ((kind ?? (presentation === 'agent' ? agentKind<E>(options.name, options.distractors ?? [], loop) : null))?.runner(session, skill) ??
+        (hasTools || mcp ? toolLoopRunner<E>(loop) : null));
+    const hash = skillHash(skill.text);
+    selection.skill_tokens = skillTokens(skill.text);
+    const runScored = caseRunner<E>({
+      suite: options.name,
+      skill,
+      hash,
+      buildMessages,
+      runner,
+      runtime,
+      scorer,
+      splitOf,
+      passThreshold,
+      simulated: session.simulated,
+      ...(options.state ? { state: options.state } : {}),
+      trials,
+      samples,
+      limits,
+      site,
+      mcp: mcpSuite,
+    });
+    // kept rows of a rerun, and env.max_cost's admission (suite/admitted.ts)
+    return admittedRunner<E>(runScored, { suite: options.name, session, runtime, hash, trials: samples ? samples.length : trials, samples: samples !== null });
+  };
+  let runCase: CaseRun<E>;
+  let prepared: Promise<unknown> | null = mcpSuite?.ready() ?? null;
+  if (skillOrPending instanceof Promise) {
+    // the seed comes from an MCP server: cases wait for it; a failure is the suite's (its beforeAll)
+    const built = skillOrPending.then(build);
+    built.catch(() => {});
+    prepared = Promise.all([prepared, built]);
+    runCase = async (task, signal) => (await built)(task, signal);
+  } else {
+    runCase = build(skillOrPending);
+  }
   // the cases Vitest starts first start now, before it finishes collecting (suite/head-start.ts)
   const firstWave = new Map(selected.slice(0, vitestWave()).map((t) => [t.id, t]));
   const early = headStart([...firstWave.keys()], firstWave.size, (id, signal) => runCase(firstWave.get(id)!, signal));
@@ -313,6 +410,16 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
     failOnFlaky,
     timeout,
     site,
+    ...(mcpSuite
+      ? {
+          setup: {
+            // the servers started and an MCP-served seed read while the suite is collected (a failure is its load error)
+            before: () => prepared!.then(() => undefined),
+            after: () => mcpSuite.close(),
+            timeoutMs: Math.max(...mcp!.servers.map((x) => x.startTimeoutMs)) + 30_000,
+          },
+        }
+      : {}),
   });
   return { name: options.name, options };
 }

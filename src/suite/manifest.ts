@@ -14,15 +14,17 @@ export function registerManifest<E>(
   session: ProvidedSession,
   tasks: SkillTask<E>[],
   source: TaskSource<E>,
-  seed: { text: string; path: string },
+  /** The seed skill; a promise when an MCP server serves it. */
+  seed: { text: string; path: string } | Promise<{ text: string; path: string }>,
   kind: SuiteKind<E> | undefined,
+  site: string | null,
 ): void {
   const { splits } = splitView(tasks, session.config);
-  test(`${name} manifest`, (ctx) => {
+  test(`${name} manifest`, async (ctx) => {
     ctx.task.meta.skilloptManifest = {
       suite: name,
       dataset: describeSource(source, name),
-      seed_skill: seed,
+      seed_skill: await seed,
       splits: {
         train: splits.train.map((t) => t.id),
         val: splits.val.map((t) => t.id),
@@ -30,6 +32,7 @@ export function registerManifest<E>(
       },
       task_types: Object.fromEntries(tasks.map((t) => [t.id, t.task_type ?? null])),
       ...kind?.manifest?.(),
+      site,
       labels: Object.fromEntries(tasks.map((t) => [t.id, typeof t.expected === 'string' && t.expected.length <= 80 ? t.expected : null])),
     };
   });

@@ -3,18 +3,20 @@
  * selected task (named by its id, its records in the task meta where the reporter and the optimizer read
  * them), and in `test` mode with an active gate, the `suite gate` test after them.
  */
-import { describe, test, type TaskMeta } from 'vitest';
+import { afterAll, describe, test } from 'vitest';
 import type { CaseRecord, SkillTask } from '../types.ts';
 import { oneLineClip } from '../util/clip.ts';
+import { oneLine } from '../util/errors.ts';
 import type { GateThresholds, ProvidedSession, SuiteSelection } from '../contract/session.ts';
 import { caseOutcomes, DEFAULT_CURRENCY, scoreStats } from './summary.ts';
 import { inSuiteFile } from './site.ts';
 import type { HeadStart } from './head-start.ts';
 import { isNotRun, type CaseRun, type NotRun } from './admitted.ts';
-import { evaluateGate, isComplete } from './verdict.ts';
+import { erroredBeyond, erroredShare, erroredShown, evaluateGate } from './verdict.ts';
 import { costGateMeasuredText } from './cost-gate.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { costLine } from '../cost/display.ts';
+import { withoutCaseStacks } from '../vitest-internals.ts';
 import { runCost } from '../cost/run-cost.ts';
 
 export interface Registration<E> {
@@ -36,17 +38,33 @@ export interface Registration<E> {
   timeout: number;
   /** The defineSkillSuite call in the suite file, where failures point. */
   site: string | null;
+  /**
+   * Work around the cases (the suite's MCP servers, docs/agents.md#mcp): `before` is awaited while the
+   * suite is collected (its failure is the suite file's one-line load error), `after` runs once its cases
+   * are done, or at once when `before` failed.
+   */
+  setup?: { before: () => Promise<void>; after: () => Promise<void>; timeoutMs: number };
 }
 
 export function registerCases<E>(reg: Registration<E>): void {
-  const { suite, mode, total, selected, early, runCase, gated, thresholds, maxErrored, trials, failOnFlaky, timeout, site, filters, selection } = reg;
+  const { suite, mode, total, selected, early, runCase, gated, thresholds, maxErrored, trials, failOnFlaky, timeout, site, filters, selection, setup } = reg;
   // What the suite gate needs of each row; the full records travel in task meta and are kept there only.
   const gateRows: GateRow[] = [];
   const concurrentTest = test.concurrent;
-  // Vitest copies a describe block's meta into every case defined in it (each copy then crosses to the main
-  // thread and into blob reports): the selection goes on the suite once its cases are defined.
-  const suiteMeta: TaskMeta = {};
-  describe(suite, { meta: suiteMeta }, () => {
+  // Vitest 4.1 copies a describe block's meta into every case defined in it (each copy then crosses to the
+  // main thread and into blob reports), and 4.0 shares a `meta` given to `describe` with every case: the
+  // selection goes on the suite's own task (the collector `describe` returns holds it) once its cases are defined.
+  const collector = describe(suite, async () => {
+    if (setup) {
+      // during collection: a failure is the suite file's load error, as a bad dataset's is
+      try {
+        await setup.before();
+      } catch (e) {
+        await setup.after().catch(() => {});
+        throw e;
+      }
+      afterAll(setup.after, setup.timeoutMs);
+    }
     withoutCaseStacks(() => {
       for (const task of selected) {
         concurrentTest(
@@ -63,7 +81,12 @@ export function registerCases<E>(reg: Registration<E>): void {
             if (rows.length > 1) ctx.task.meta.skilloptTrials = rows;
             if (gated) for (const r of rows) gateRows.push(gateRow(r));
             const outcome = caseOutcomes(rows)[0]!;
-            if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${escapeControls(rows[0]!.error ?? '', { layout: false })}`, site);
+            if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${escapeControls(oneLine(rows[0]!.error ?? ''), { layout: false })}`, site);
+            if (outcome.scored < rows.length) {
+              // scored on the other trials; the run's verdict counts these (docs/statistics.md#errored-trials)
+              const first = rows.find((r) => r.error_kind !== null)!;
+              await ctx.annotate(`${rows.length - outcome.scored} of ${rows.length} trials errored (${first.error_kind}): ${escapeControls(oneLineClip(oneLine(first.error ?? ''), 300), { layout: false })}`, 'skillopt:errored');
+            }
             if (outcome.flaky) await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
             if (mode === 'test' && (!outcome.passed || (failOnFlaky && outcome.flaky))) {
               const miss = rows.find((r) => r.error_kind === null && !r.pass)!;
@@ -88,9 +111,10 @@ export function registerCases<E>(reg: Registration<E>): void {
         const measured = costGateMeasuredText(verdict);
         if (measured) await ctx.annotate(measured, 'skillopt:gate');
         const of = filters.length ? ` on ${selected.length} of ${total} tasks (${filters.join(', ')})` : '';
-        if (!isComplete(stats, maxErrored) || stats.n < selected.length) {
+        const lost = erroredShare(caseOutcomes(gateRows));
+        if (erroredBeyond(lost, maxErrored) || stats.n < selected.length) {
           throw caseError(
-            `suite gate of '${suite}' is inconclusive: ${stats.errored} of ${selected.length} cases errored, ` +
+            `suite gate of '${suite}' is inconclusive: ${erroredShown(lost, selected.length)}, ` +
               `${selected.length - stats.n} did not run (evaluation.max_errored ${maxErrored})`,
             site,
           );
@@ -98,7 +122,7 @@ export function registerCases<E>(reg: Registration<E>): void {
         if (!verdict.ok) throw caseError(`suite gate failed for '${suite}': ${verdict.reasons.join('; ')}${of}`, site);
       });
     }
-    suiteMeta.skilloptSuite = selection;
+    collector.suite!.meta.skilloptSuite = selection;
   });
 }
 
@@ -117,39 +141,6 @@ function gateRow(r: CaseRecord): GateRow {
     ...(r.judge_usage ? { judge_usage: r.judge_usage } : {}),
     latency_ms: r.latency_ms,
   };
-}
-
-/** Whether Vitest reads each case's definition stack (`includeTaskLocation`); a runner we cannot read counts as yes. */
-function taskLocationWanted(): boolean {
-  const config = (globalThis as { __vitest_worker__?: { config?: { includeTaskLocation?: boolean } } }).__vitest_worker__?.config;
-  return !config || Boolean(config.includeTaskLocation);
-}
-
-/**
- * Define cases without the stack Vitest captures for each (an Error kept with its call sites, about 1 kB a
- * case: 10 MB of a 10,000-case suite). It serves only a case's `location`, and our cases are defined by
- * the library during collection, where no frame of the suite file is on the stack, so it never finds one.
- * V8 captures no stack while `Error.stackTraceLimit` is an accessor; Vitest's own set-and-restore of the
- * limit goes through it. Left alone when Vitest wants locations (it would read the missing stack).
- */
-/** @internal Exported for its unit test. */
-export function withoutCaseStacks(define: () => void): void {
-  const own = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit');
-  if (!own || !('value' in own) || !own.configurable || taskLocationWanted()) return define();
-  let limit: unknown = own.value;
-  Object.defineProperty(Error, 'stackTraceLimit', {
-    configurable: true,
-    enumerable: own.enumerable ?? true,
-    get: () => limit,
-    set: (v: unknown) => {
-      limit = v;
-    },
-  });
-  try {
-    define();
-  } finally {
-    Object.defineProperty(Error, 'stackTraceLimit', { ...own, value: limit });
-  }
 }
 
 const clip = (v: unknown, max = 200) => oneLineClip(JSON.stringify(v) ?? String(v), max);

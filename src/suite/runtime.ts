@@ -6,7 +6,7 @@
 import type { ChatOptions, ChatResult, ModelClient, StructuredResult } from '../model/client.ts';
 import { isInfraError } from '../model/errors.ts';
 import { GatewayClient, gatewayReachable } from '../model/gateway/client.ts';
-import type { GatewayAddress } from '../model/gateway/protocol.ts';
+import type { GatewayAddress, Recalled } from '../model/gateway/protocol.ts';
 import type { RoleConfig } from '../model/types.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
 import type { JudgeVerdict } from '../protocol/schemas.ts';
@@ -39,6 +39,9 @@ interface ModelPort {
     messages: ChatMessage[],
     o: { stage: string; signal?: AbortSignal },
   ): Promise<StructuredResult<JudgeVerdict>>;
+  /** A recorded MCP response (docs/cache.md#mcp-servers) from the session's model-call cache. */
+  recall(stage: string, key: string): Promise<Recalled>;
+  record(stage: string, key: string, value: Record<string, unknown>): void;
   close(): void;
 }
 
@@ -53,12 +56,25 @@ class LocalPort implements ModelPort {
   /** `config`: the session's, for its model-call cache (this process opens its own on the same folder). */
   constructor(private readonly config?: Pick<SkillOptConfig, 'cache' | 'model'>) {}
 
+  private openCache(): Promise<import('../model/cache/cache.ts').ModelCache | null> {
+    const config = this.config;
+    this.cache ??= config ? import('../model/cache/cache.ts').then((m) => m.openModelCache(config)) : Promise.resolve(null);
+    return this.cache;
+  }
+
+  async recall(stage: string, key: string): Promise<Recalled> {
+    const cache = await this.openCache();
+    return cache ? cache.recall(stage, key) : { miss: true };
+  }
+
+  record(stage: string, key: string, value: Record<string, unknown>): void {
+    void this.openCache().then((cache) => cache?.record(stage, key, value));
+  }
+
   private client(role: RoleConfig): Promise<ModelClient> {
     let c = this.clients.get(role);
     if (!c) {
-      const config = this.config;
-      this.cache ??= config ? import('../model/cache/cache.ts').then((m) => m.openModelCache(config)) : Promise.resolve(null);
-      const cache = this.cache;
+      const cache = this.openCache();
       c = import('../model/index.ts').then(async (m) => m.createModelClient(role, { accounting: new m.Accounting(), cache: await cache }));
       this.clients.set(role, c);
     }
@@ -143,6 +159,14 @@ export class SuiteRuntime {
       this.noteFailure(e);
       throw e;
     }
+  }
+
+  /**
+   * Where a suite's MCP traffic is recorded and replayed (docs/cache.md#mcp-servers): the session's
+   * model-call cache, through the host's gateway (or this worker's own cache in a `forks` pool).
+   */
+  get recorder(): { recall(stage: string, key: string): Promise<Recalled>; record(stage: string, key: string, value: Record<string, unknown>): void } {
+    return this.port;
   }
 
   /** The host's admission of cases (`env.max_cost`): only through the gateway; null for clients of this worker's own (a `forks` pool). */

@@ -10,6 +10,7 @@ import { SkillOptError } from '../util/errors.ts';
 import { loopThrough, targetCall, type CaseInputs, type CaseRun, type CaseRunner, type LoopSettings } from './agent.ts';
 import type { CallExtras, SuiteRuntime } from './runtime.ts';
 import { addUsage, emptyUsage, noteSpentBefore } from './usage.ts';
+import type { McpClients } from '../mcp/client.ts';
 
 /** A suite's tools in the system presentation: the messages as built, the loop over the suite's tools. */
 export function toolLoopRunner<E>(loop: LoopSettings): CaseRunner<E> {
@@ -18,6 +19,7 @@ export function toolLoopRunner<E>(loop: LoopSettings): CaseRunner<E> {
     async run(runtime, messages, signal, trial, inputs) {
       const r = await loopThrough(targetCall(runtime, signal, trial), messages, {
         ...(loop.tools ? { tools: loop.tools } : {}),
+        ...(inputs.mcp ? { remote: inputs.mcp.remoteTools() } : {}),
         task: inputs.task,
         state: inputs.state,
         signal,
@@ -38,15 +40,18 @@ export interface ChatReply {
 }
 
 export interface RunModel {
-  /** One request through skillopt's client. `tools` are `tool()` objects by name. */
+  /**
+   * One request through skillopt's client. `tools` are `tool()` objects by name; `mcp: true` offers the
+   * suite's MCP tools too (their calls come back for you to make, with `ctx.mcp`).
+   */
   chat(
     messages: ChatMessage[],
-    opts?: { tools?: ToolSet; response_format?: CallExtras['responseFormat']; temperature?: number | null },
+    opts?: { tools?: ToolSet; mcp?: boolean; response_format?: CallExtras['responseFormat']; temperature?: number | null },
   ): Promise<ChatReply>;
-  /** The built-in tool loop from these messages. */
+  /** The built-in tool loop from these messages; `mcp: true` (the default when the suite has `mcp`) runs the MCP tools too. */
   loop(
     messages: ChatMessage[],
-    opts: { tools: ToolSet; maxTurns?: number; maxToolCalls?: number; toolTimeoutMs?: number },
+    opts: { tools?: ToolSet; mcp?: boolean; maxTurns?: number; maxToolCalls?: number; toolTimeoutMs?: number },
   ): Promise<{ output: string; trajectory: TrajectoryStep[] }>;
 }
 
@@ -57,6 +62,8 @@ export interface RunContext<E = unknown, S = unknown> {
   model: RunModel;
   state: S;
   signal: AbortSignal;
+  /** The suite's MCP servers by name (docs/agents.md#mcp); their requests are the case's, recorded and replayed. */
+  mcp: McpClients;
 }
 
 export type RunHook<E = unknown, S = unknown> = (ctx: RunContext<E, S>) => Promise<string | { output: string; trajectory?: TrajectoryStep[] }> | string | { output: string; trajectory?: TrajectoryStep[] };
@@ -82,7 +89,8 @@ export function runHookRunner<E>(suite: string, skill: { text: string }, hook: R
           };
           let res;
           try {
-            res = await runtime.callTarget(msgs, signal, trial, opts.tools ? toolSpecs(opts.tools) : undefined, extras);
+            const specs = [...(opts.tools ? toolSpecs(opts.tools) : []), ...(opts.mcp && inputs.mcp ? inputs.mcp.remoteTools().map((t) => t.spec) : [])];
+            res = await runtime.callTarget(msgs, signal, trial, specs.length ? specs : undefined, extras);
           } catch (e) {
             noteSpentBefore(e, usage);
             throw e;
@@ -94,7 +102,11 @@ export function runHookRunner<E>(suite: string, skill: { text: string }, hook: R
           if (res.text) step.content = res.text;
           if (res.toolCalls?.length) {
             toolCalls += res.toolCalls.length;
-            step.tool_calls = res.toolCalls.map((c) => ({ id: c.id, name: c.name, args: parseArgs(c.arguments) }));
+            const offered = opts.mcp && inputs.mcp ? inputs.mcp.offeredTools : [];
+            step.tool_calls = res.toolCalls.map((c) => {
+              const t = offered.find((o) => o.offered === c.name);
+              return { id: c.id, name: c.name, args: parseArgs(c.arguments), ...(t ? { mcp: { server: t.server, tool: t.tool } } : {}) };
+            });
           }
           trajectory.push(step);
           return { content: res.text, ...(res.toolCalls?.length ? { tool_calls: res.toolCalls } : {}) };
@@ -103,7 +115,8 @@ export function runHookRunner<E>(suite: string, skill: { text: string }, hook: R
           let r;
           try {
             r = await loopThrough(call, msgs, {
-              tools: opts.tools,
+              ...(opts.tools ? { tools: opts.tools } : {}),
+              ...(inputs.mcp && opts.mcp !== false ? { remote: inputs.mcp.remoteTools() } : {}),
               task: inputs.task,
               state: inputs.state,
               signal,
@@ -128,7 +141,7 @@ export function runHookRunner<E>(suite: string, skill: { text: string }, hook: R
           return { output: r.text, trajectory: r.trajectory };
         },
       };
-      const out = await hook({ skill: skill.text, task: inputs.task as SkillTask<E>, model, state: inputs.state, signal });
+      const out = await hook({ skill: skill.text, task: inputs.task as SkillTask<E>, model, state: inputs.state, signal, mcp: inputs.mcp?.clients ?? {} });
       const { output, steps } =
         typeof out === 'string'
           ? { output: out, steps: trajectory }

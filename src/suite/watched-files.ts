@@ -10,8 +10,9 @@
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TestRunner } from 'vitest';
+import * as vitest from 'vitest';
 import type { ProvidedSession } from '../contract/session.ts';
+import { collectingFileMeta } from '../vitest-internals.ts';
 
 /** One suite's files, absolute paths with forward slashes; null where it reads no file. */
 export interface SuiteFiles {
@@ -46,17 +47,20 @@ function filePath(p: unknown): string | null {
  * `env.skill_init`, else the suite's seed skill, as in define.ts) and the dataset (`source`, when it is
  * a file rather than inline tasks).
  */
-export function suiteFiles(session: ProvidedSession, suite: string, source: unknown, seedSkill: string | URL): SuiteFiles {
+export function suiteFiles(session: ProvidedSession, suite: string, source: unknown, seedSkill: string | URL | null): SuiteFiles {
   const override = session.skills[suite] ?? session.skills['*'];
   const skill = override ? filePath(override.path) : filePath(session.config.env.skill_init || seedSkill);
   return { suite, skill, dataset: Array.isArray(source) ? null : filePath(source) };
 }
 
 /** Record the suite's files on the test module being collected (no-op outside a collection). */
-export function recordSuiteFiles(session: ProvidedSession, suite: string, source: unknown, seedSkill: string | URL): void {
+export function recordSuiteFiles(session: ProvidedSession, suite: string, source: unknown, seedSkill: string | URL | null): void {
   let meta: { skilloptFiles?: SuiteFiles[] } | undefined;
   try {
-    meta = TestRunner.getCurrentSuite().file?.meta;
+    // Vitest 4.1: the current suite's collector (`TestRunner`, public) knows its file; 4.0 has neither, and
+    // reaches the file being collected only through its worker state
+    const runner = (vitest as { TestRunner?: { getCurrentSuite(): { file?: { meta: typeof meta } } } }).TestRunner;
+    meta = runner ? runner.getCurrentSuite().file?.meta : (collectingFileMeta() ?? undefined);
   } catch {
     return;
   }

@@ -1,7 +1,7 @@
 /**
  * The one redaction function for free text: everything skillopt writes or prints passes `redactText`
- * at the boundary — util/atomic.ts (every file a run writes), the CLI's output (end report, the fatal
- * error line, `[skillopt]` log lines, the reporter's table, `skillopt config`) — and the model layer's
+ * at the boundary — util/atomic.ts (every file a run writes), the CLI's output (util/print.ts: end report,
+ * the fatal error line, `[skillopt]` log lines, the reporter's table, `skillopt config`) — and the model layer's
  * error messages use it too, so an endpoint error that travels into a case record is already clean.
  *
  * It masks

@@ -11,12 +11,15 @@ import type { SkillOptConfig } from '../config/schema.ts';
 import { openModelGateway, type ModelGateway } from '../model/gateway/server.ts';
 import { openModelCache, runLabel, type ModelCache } from '../model/cache/cache.ts';
 import type { RoleConfig } from '../model/types.ts';
+import { Limiter } from '../model/limiter.ts';
 import type { SimServerThread } from '../sim/thread.ts';
 import { knobsFromConfig } from '../sim/knobs.ts';
+import { simWorldFromConfig } from '../sim/profiles.ts';
 import type { RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import type { LoadError, RunVerdict } from '../suite/verdict.ts';
 import { discardPrestarted } from './prestart.ts';
+import { watchMcpServers } from '../mcp/reaper.ts';
 import { CaseBudget } from '../cost/case-budget.ts';
 import { HOST_ENV_FLAG, type GateVerdict, type ProvidedSession, type SuiteManifest, type SuiteSelection } from '../contract/session.ts';
 
@@ -97,6 +100,18 @@ export interface OpenHostOptions {
   modelServer?: 'eager' | 'on-demand';
   /** `test` / `eval`: apply `env.max_cost` to the cases (when it is set). */
   caseBudget?: boolean;
+  /** More model ids the in-process simulated model serves besides the roles' (a matrix run's models). */
+  simulatedModels?: readonly string[];
+  /**
+   * Target roles of several models on one endpoint share one limit of requests in flight (the first one's
+   * `concurrency`): a matrix run's cells call the endpoint as one run would.
+   */
+  shareEndpointLimits?: boolean;
+}
+
+/** An endpoint as the limits see it: backend and URL (Azure: its endpoint). */
+function endpointKey(role: RoleConfig): string {
+  return `${role.role} ${role.backend} ${role.azure?.endpoint ?? role.baseURL}`;
 }
 
 /** Resolve roles, start the simulated model if a role needs it (or arrange it for the first call), and install the host. */
@@ -115,9 +130,9 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       simServer = await startSimServerThread({
         host: '127.0.0.1',
         port: 0,
-        models: [...new Set(simulatedRoles.map((r) => r.model))],
+        models: [...new Set([...simulatedRoles.map((r) => r.model), ...(opts.simulatedModels ?? [])])],
         ...knobsFromConfig(sim),
-        latencyMs: sim.latency_ms,
+        ...simWorldFromConfig(sim),
         log: opts.log ?? (() => {}),
         logRequests: false,
       });
@@ -127,14 +142,28 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
   if (simulatedRoles.length > 0 && opts.modelServer !== 'on-demand') await serverUrl();
   const cache = openModelCache(opts.config, { log: opts.log ?? ((l) => console.warn(l)) });
   const caseBudget = opts.caseBudget && opts.config.env.max_cost > 0 ? new CaseBudget(opts.config.env.max_cost, opts.config.model.currency) : null;
+  const limiters = new Map<string, Limiter>();
   const gateway = openModelGateway({
     admission: caseBudget,
+    ...(opts.shareEndpointLimits
+      ? {
+          limiterFor: (role: RoleConfig) => {
+            if (role.role !== 'target') return undefined;
+            const key = endpointKey(role);
+            let limiter = limiters.get(key);
+            if (!limiter) limiters.set(key, (limiter = new Limiter(Math.max(1, role.concurrency))));
+            return limiter;
+          },
+        }
+      : {}),
     ...(opts.log ? { log: opts.log } : {}),
     ...(opts.env ? { env: opts.env } : {}),
     cache,
     // a worker's copy of a simulated role may predate the server: it gets the server's address here
     resolveRole: (role) => (role.backend === 'simulated' && !role.baseURL ? serverUrl().then((baseURL) => ({ ...role, baseURL })) : role),
   });
+  // MCP servers the suites start in this process's worker threads: killed if a run leaves any (docs/agents.md#mcp)
+  const mcpServers = watchMcpServers();
   const host: SessionHost = {
     session: {
       mode: 'test',
@@ -142,6 +171,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       split: 'all',
       ids: null,
       skills: {},
+      runDir: opts.outDir,
       ...opts.session,
       // Workers read no secret from the config: API keys come from the environment by name (model/sdk.ts).
       config: redactConfig(opts.config),
@@ -172,6 +202,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       }
       closed = true;
       gateway.close();
+      mcpServers.close();
       discardPrestarted();
       cache?.recordRun(runLabel());
       cache?.close();
@@ -182,4 +213,32 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
   installHost(host);
   process.env[HOST_ENV_FLAG] = '1';
   return host;
+}
+
+/**
+ * A host for another Vitest instance of this process (a matrix run's lane, src/matrix/lanes.ts): the same
+ * gateway, model-call cache and simulated server as `main`, a session, sinks and output folder of its own.
+ * Closing it closes nothing of `main`'s.
+ */
+export function laneHost(main: SessionHost): SessionHost {
+  const lane: SessionHost = {
+    session: { ...main.session },
+    roles: main.roles,
+    get simServer() {
+      return main.simServer;
+    },
+    startModelServer: () => main.startModelServer(),
+    gateway: main.gateway,
+    cache: main.cache,
+    caseBudget: null,
+    outDir: null,
+    quiet: true,
+    sink: null,
+    caseSink: null,
+    suiteLoaded: null,
+    async close() {
+      if (currentHost() === lane) installHost(undefined);
+    },
+  };
+  return lane;
 }

@@ -5,7 +5,7 @@
 import type { TestCase, TestModule } from 'vitest/node';
 import type { CaseRecord } from '../types.ts';
 import { oneLine } from '../util/errors.ts';
-import { currentHost, type RunResult } from './host.ts';
+import { currentHost, type RunResult, type SessionHost } from './host.ts';
 import type { GateVerdict, SuiteManifest, SuiteSelection, UnmatchedPattern } from '../contract/session.ts';
 import { scoreStats } from '../suite/summary.ts';
 import { decideVerdict, evaluateGate, type LoadError } from '../suite/verdict.ts';
@@ -17,7 +17,7 @@ export type SerializedError = { message?: string; name?: string };
 export const GATE_TEST_NAME = 'suite gate';
 
 /** Errors that are a mistake in the user's input (dataset, config, scorer options): exit 2, not a crash. */
-const USAGE_ERRORS = new Set(['SkillOptError', 'ConfigError', 'DatasetError', 'ScorerError', 'SkillFormatError']);
+const USAGE_ERRORS = new Set(['SkillOptError', 'ConfigError', 'DatasetError', 'ScorerError', 'SkillFormatError', 'McpStartError']);
 
 /**
  * What a run's skill tests told the reporter, gathered case by case as results arrive. A merged blob
@@ -110,8 +110,9 @@ export class RunCollector {
     modules: ReadonlyArray<TestModule>,
     unhandled: ReadonlyArray<SerializedError>,
     wallTimeS: number,
-    opts: { nameFilter?: string | null; cancelled?: boolean } = {},
+    opts: { nameFilter?: string | null; cancelled?: boolean; host?: SessionHost | undefined } = {},
   ): RunResult {
+    const host = opts.host ?? currentHost();
     const loadErrors: LoadError[] = [];
     const files: string[] = [];
     for (const mod of modules) {
@@ -146,7 +147,7 @@ export class RunCollector {
       loadErrors.push({ message: unmatchedLine([...this.unmatched.values()]), usage: true });
     }
     if (skillRun && selections.length === 0 && records.length === 0 && this.manifests.size === 0 && loadErrors.length === 0) {
-      const wanted = currentHost()?.session.config.env.name;
+      const wanted = host?.session.config.env.name;
       loadErrors.push({
         message: `no skill suite ran${wanted ? `: env.name '${wanted}' names none of the suites found (${[...this.otherSuites].sort().join(', ')})` : ''}`,
         usage: true,
@@ -155,13 +156,14 @@ export class RunCollector {
     const verdict = decideVerdict({
       records,
       selected: selections.length ? selections.reduce((n, s) => n + s.selected, 0) : records.length,
-      maxErrored: selections[0]?.max_errored ?? currentHost()?.session.config.evaluation.max_errored ?? 0,
+      maxErrored: selections[0]?.max_errored ?? host?.session.config.evaluation.max_errored ?? 0,
       gates,
       loadErrors,
       missesFail: selections.some((s) => s.misses_fail),
       filters: [...new Set(selections.flatMap((s) => s.filters))],
       cancelled: opts.cancelled ?? false,
       notRun: this.notRun.size ? { count: this.notRun.size, reason: [...this.notRun.values()][0]! } : null,
+      sites: Object.fromEntries(selections.map((s) => [s.suite, s.site ?? null])),
     });
     return {
       records,

@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import pc from 'picocolors';
 import type { Reporter, TestCase, TestModule, TestRunEndReason, TestSpecification, Vitest } from 'vitest/node';
 import { displayPath } from '../util/paths.ts';
-import { redactText } from '../util/redact.ts';
-import { currentHost } from './host.ts';
-import { withShardBlob } from './shard-blob.ts';
+import { currentHost, type SessionHost } from './host.ts';
+import { takeOverFileShard } from '../vitest-internals.ts';
 import { caseOutcomes } from '../suite/summary.ts';
 import { casesSpanS, GATE_TEST_NAME, rowsOf, RunCollector, suiteLoaded, type SerializedError } from './reporter-collector.ts';
 import { renderTable } from './reporter-table.ts';
 import { reportModule, summarize, writeRunFiles } from './reporter-run-files.ts';
+import { printable } from '../util/print.ts';
 
 export { casesSpanS, collectRun, RunCollector } from './reporter-collector.ts';
 export { renderTable } from './reporter-table.ts';
@@ -23,6 +23,16 @@ export { summarize, writeRunFiles } from './reporter-run-files.ts';
 const isSkillFile = (moduleId: string) => /\.skill\.test\.[cm]?[jt]s$/.test(moduleId);
 
 export class SkillReporter implements Reporter {
+  /**
+   * The session host of this reporter's Vitest instance (the plugin's); without one, the process's current
+   * host. Several Vitest instances of one process (a matrix run's lanes) each report to their own.
+   */
+  constructor(private readonly boundHost?: SessionHost) {}
+
+  private get host(): SessionHost | undefined {
+    return this.boundHost ?? currentHost();
+  }
+
   private vitest: Vitest | undefined;
   private started = 0;
   private expected = 0;
@@ -46,7 +56,7 @@ export class SkillReporter implements Reporter {
   }
 
   onTestModuleCollected(mod: TestModule): void {
-    if (isSkillFile(mod.moduleId) && suiteLoaded(mod)) currentHost()?.suiteLoaded?.();
+    if (isSkillFile(mod.moduleId) && suiteLoaded(mod)) this.host?.suiteLoaded?.();
     // Cases that will run: not the suite gate (it records no case), not those `-t` or `.skip` left out.
     for (const t of mod.children.allTests()) {
       if (t.name !== GATE_TEST_NAME && t.options.mode !== 'skip' && t.options.mode !== 'todo') this.expected++;
@@ -58,7 +68,7 @@ export class SkillReporter implements Reporter {
     this.collector.add(test);
     const rows = rowsOf(test.meta());
     if (rows.length === 0) return;
-    const host = currentHost();
+    const host = this.host;
     if (host?.caseSink) for (const row of rows) host.caseSink(row);
     this.done++;
     const outcome = caseOutcomes(rows)[0]!;
@@ -83,11 +93,11 @@ export class SkillReporter implements Reporter {
     // Loaded (it started loading with the run) before the run is handed on: from here on nothing waits for I/O,
     // so the listeners' own output (the watch report) still follows the table.
     await reportModule();
-    const host = currentHost();
+    const host = this.host;
     // A merged blob report replays in milliseconds: then the cases' own time span is the better figure.
     const wall = Math.max((performance.now() - this.started) / 1000, casesSpanS(modules));
     const pattern = this.vitest?.config?.testNamePattern;
-    const result = this.collector.result(modules, unhandled, wall, { nameFilter: pattern ? pattern.source : null, cancelled: reason === 'interrupted' });
+    const result = this.collector.result(modules, unhandled, wall, { nameFilter: pattern ? pattern.source : null, cancelled: reason === 'interrupted', host });
     host?.sink?.(result);
     if (host?.quiet || !result.skillRun) return;
     // The verdict decides the exit code of a run of skill suites (3 = inconclusive, 2 = our input is wrong).
@@ -106,18 +116,16 @@ export class SkillReporter implements Reporter {
    * moves into the session before Vitest reads it. A run that mixes other test files keeps Vitest's sharding.
    */
   private takeOverShard(specifications: ReadonlyArray<TestSpecification>): void {
-    const config = this.vitest?.config as (Vitest['config'] & { shard?: { index: number; count: number } }) | undefined;
-    const host = currentHost();
-    if (!config?.shard || !host || specifications.length === 0 || !specifications.every((s) => isSkillFile(s.moduleId))) return;
-    const { index, count } = config.shard;
-    host.session = { ...host.session, shard: { index, count } };
-    for (const project of this.vitest!.projects) project.provide('skillopt', host.session);
-    config.outputFile = withShardBlob(config.outputFile, { index, count }) as typeof config.outputFile;
-    config.shard = undefined;
+    const host = this.host;
+    if (!this.vitest || !host || specifications.length === 0 || !specifications.every((s) => isSkillFile(s.moduleId))) return;
+    const shard = takeOverFileShard(this.vitest);
+    if (!shard) return;
+    host.session = { ...host.session, shard };
+    for (const project of this.vitest.projects) project.provide('skillopt', host.session);
   }
 
   private log(raw: string): void {
-    const line = redactText(raw);
+    const line = printable(raw);
     if (this.vitest) this.vitest.logger.log(line);
     else console.log(line);
   }

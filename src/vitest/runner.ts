@@ -8,7 +8,7 @@ import { readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { createVitest, parseCLI, type TestSpecification, type Vitest } from 'vitest/node';
 import { SkillOptError } from '../util/errors.ts';
-import type { RunResult, SessionHost } from './host.ts';
+import { currentHost, installHost, type RunResult, type SessionHost } from './host.ts';
 import type { ProvidedSession, SuiteManifest } from '../contract/session.ts';
 
 export interface SuiteRunnerOptions {
@@ -57,6 +57,28 @@ function hasFileNamed(root: string, name: RegExp, depth = 8): boolean {
   return depth > 0 && entries.some((e) => e.isDirectory() && !e.name.startsWith('.') && !SKIPPED_DIRS.has(e.name) && hasFileNamed(join(root, e.name), name, depth - 1));
 }
 
+let opening: Promise<unknown> = Promise.resolve();
+
+/**
+ * Run `create` (a Vitest instance starting) with `host` as the process's current host, one at a time: the
+ * plugin binds the Vitest instance it configures to the current host, so each of several instances of one
+ * process (a matrix run's lanes, src/matrix/lanes.ts) reports to its own.
+ */
+async function withHostInstalled<T>(host: SessionHost, create: () => Promise<T>): Promise<T> {
+  const turn = opening.then(async () => {
+    const before = currentHost();
+    if (before === host) return create();
+    installHost(host);
+    try {
+      return await create();
+    } finally {
+      installHost(before);
+    }
+  });
+  opening = turn.catch(() => {});
+  return turn;
+}
+
 export class SuiteRunner {
   private runs = 0;
 
@@ -68,16 +90,20 @@ export class SuiteRunner {
 
   static async open(opts: SuiteRunnerOptions): Promise<SuiteRunner> {
     const filters = opts.filters?.length ? opts.filters : defaultFilters(opts.host.session.config.env.name);
-    const vitest = await createVitest('test', {
-      watch: false,
-      run: true,
-      // Rollouts are reported by the optimizer; Vitest's own reporter stays silent.
-      reporters: [{}],
-      passWithNoTests: false,
-      ...opts.vitestOptions,
-    });
+    const vitest = await withHostInstalled(opts.host, () =>
+      createVitest('test', {
+        watch: false,
+        run: true,
+        // Rollouts are reported by the optimizer; Vitest's own reporter stays silent.
+        reporters: [{}],
+        passWithNoTests: false,
+        ...opts.vitestOptions,
+      }),
+    );
     try {
-      await vitest.standalone();
+      // Reporters and the coverage provider, without running a test: `standalone()` since Vitest 4.1, `init()` in 4.0.
+      const standalone = (vitest as Partial<Pick<Vitest, 'standalone'>>).standalone;
+      await (standalone ? standalone.call(vitest) : (vitest as unknown as { init(): Promise<void> }).init());
       const specs = (await vitest.globTestSpecifications(filters)).filter((s) => /\.skill\.test\.[cm]?[jt]s$/.test(s.moduleId));
       if (specs.length === 0) {
         throw new SkillOptError(

@@ -3,9 +3,10 @@
  * transcript and the trajectory, the bounds, the handler errors and the timeout. The e2e tests
  * (test/e2e/tool-loop.test.ts) run the same loop through the real SDK.
  */
+import { getEventListeners } from 'node:events';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { clipResult, runToolLoop, toolSpecs, ToolHandlerError, type CallModel, type ModelTurn } from '../../src/agent/loop.ts';
+import { clipResult, loopBeforeFailure, runToolLoop, toolSpecs, ToolHandlerError, type CallModel, type ModelTurn, type RemoteTool } from '../../src/agent/loop.ts';
 import { tool, ToolError } from '../../src/agent/tool.ts';
 import type { ChatMessage, ToolCall, ToolSpec } from '../../src/types.ts';
 
@@ -107,6 +108,20 @@ describe('runToolLoop', () => {
     expect(calls.trajectory.filter((s) => s.kind === 'tool')).toHaveLength(4);
   });
 
+  test("1,000 calls in one turn leave no abort listener behind on the case's signal (each is removed when its call settles)", async () => {
+    const ctl = new AbortController();
+    const seen: number[] = [];
+    const count = { count: tool({ description: 'c', input: z.object({}), handler: () => seen.push(getEventListeners(ctl.signal, 'abort').length) }) };
+    const calls = Array.from({ length: 1000 }, (_, i) => call(`c${i}`, 'count', '{}'));
+    const r = await runToolLoop(scripted([{ toolCalls: calls }, { text: 'counted' }]), [{ role: 'user', content: 'x' }], { tools: count, signal: ctl.signal, maxToolCalls: 1000 });
+    expect(r.toolCalls).toBe(1000);
+    expect(r.trajectory.filter((s) => s.kind === 'tool' && s.result?.ok)).toHaveLength(1000);
+    // while a call runs, only its own listeners are on the signal: the same number for the 1st and the 1000th
+    expect(new Set(seen)).toEqual(new Set([seen[0]]));
+    expect(seen[0]).toBeLessThanOrEqual(2);
+    expect(getEventListeners(ctl.signal, 'abort')).toHaveLength(0);
+  });
+
   test('a handler past toolTimeoutMs is aborted and the timeout is its result', async () => {
     let aborted = false;
     const slow = {
@@ -129,5 +144,37 @@ describe('runToolLoop', () => {
     expect(model.sent[1]!.messages.at(-1)!.content).toHaveLength(10_000);
     expect(r.trajectory[1]!.result!.content).toBe(clipResult('x'.repeat(10_000)));
     expect(r.trajectory[1]!.result!.content).toMatch(/^x{4096}… \[clipped: 10000 chars in full\]$/);
+  });
+});
+
+describe('remote tools (an MCP server\'s, docs/agents.md#mcp)', () => {
+  const spec: ToolSpec = { name: 'lookup', description: 'Look a key up', parameters: { type: 'object', properties: { key: { type: 'string', pattern: '^[a-z]+$' } } } };
+  const remote = (call: RemoteTool['call']): RemoteTool => ({ spec, mcp: { server: 'kv', tool: 'lookup' }, call });
+
+  test('offered after the suite\'s tools with their spec as given; the call gets the raw arguments and the time limit; the trajectory names the server', async () => {
+    const seen: Array<{ args: string; timeoutMs: number }> = [];
+    const model = scripted([{ toolCalls: [call('c1', 'lookup', '{"key":"a"}'), call('c2', 'read_file', '{"path":"a.txt"}')] }, { text: 'a is 1' }]);
+    const r = await runToolLoop(model, [{ role: 'user', content: 'a?' }], {
+      tools,
+      state,
+      toolTimeoutMs: 1234,
+      remote: [remote(async (args, o) => (seen.push({ args, timeoutMs: o.timeoutMs }), { ok: true, content: '1' }))],
+    });
+    expect(model.sent[0]!.tools.map((t) => t.name)).toEqual(['read_file', 'stat', 'lookup']);
+    expect(model.sent[0]!.tools[2]).toBe(spec);
+    expect(seen).toEqual([{ args: '{"key":"a"}', timeoutMs: 1234 }]);
+    expect(r.trajectory[0]!.tool_calls).toEqual([
+      { id: 'c1', name: 'lookup', args: { key: 'a' }, mcp: { server: 'kv', tool: 'lookup' } },
+      { id: 'c2', name: 'read_file', args: { path: 'a.txt' } },
+    ]);
+    expect(r.trajectory[1]!.result).toMatchObject({ name: 'lookup', ok: true, content: '1' });
+  });
+
+  test('a remote call that throws (its server died) ends the loop with the error, what was done before kept for the record', async () => {
+    const died = new Error('MCP server kv exited');
+    const model = scripted([{ toolCalls: [call('c1', 'lookup', '{"key":"a"}')] }]);
+    const e = await runToolLoop(model, [{ role: 'user', content: 'a?' }], { remote: [remote(async () => { throw died; })] }).catch((x: unknown) => x);
+    expect(e).toBe(died);
+    expect(loopBeforeFailure(e)).toMatchObject({ turns: 1, toolCalls: 1, trajectory: [{ kind: 'assistant', tool_calls: [{ name: 'lookup' }] }] });
   });
 });

@@ -55,6 +55,15 @@ describe('parseFlags', () => {
     expect(errorOf(() => parseFlags(SPEC, ['--optimize=maybe'])).message).toBe("--optimize takes no value, got 'maybe'");
   });
 
+  test('a list flag given nothing is a usage error naming it (not an empty list)', () => {
+    for (const argv of [['--cfg-options'], ['--cfg-options', '--optimize'], ['dir', '--cfg-options', '--', 'x'], ['--cfg-options', 'notakv']]) {
+      const e = errorOf(() => parseFlags(SPEC, argv));
+      expect(e.exitCode).toBe(2);
+      expect(e.message).toBe(`--cfg-options needs at least one k=v${argv.includes('notakv') ? ", got 'notakv'" : ''}`);
+    }
+    expect(parseFlags(SPEC, ['--cfg-options', 'a=1', '--cfg-options=b=2']).values['cfg-options']).toEqual(['a=1', 'b=2']);
+  });
+
   test('a flag the command does not define: exit 2 with the nearest one it does', () => {
     const e = errorOf(() => parseFlags(SPEC, ['--cfg-option', 'a=1']));
     expect(e.exitCode).toBe(2);

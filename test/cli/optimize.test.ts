@@ -11,4 +11,8 @@ describe('diffNames', () => {
   test('a skill outside the project: the generic names', () => {
     expect(diffNames('/elsewhere/skill.md', '/proj')).toEqual({ oldName: 'initial_skill.md', newName: 'best_skill.md' });
   });
+
+  test('a skill served over MCP: the generic names (nothing in the project to patch)', () => {
+    expect(diffNames('mcp:notes:skill://release-notes/SKILL.md', '/proj')).toEqual({ oldName: 'initial_skill.md', newName: 'best_skill.md' });
+  });
 });

@@ -82,3 +82,10 @@ describe('skillopt config', () => {
     expect(err.join('\n')).toContain("unexpected argument 'oops'");
   });
 });
+
+describe('skillopt config: simulated profiles', () => {
+  it('prints a simulated profile model with its profile price, as a run resolves it', async () => {
+    expect(await command.run(['--json', '--cfg-options', 'model.backend=simulated', 'model.target=sim-large', 'model.optimizer=mitko'])).toBe(0);
+    expect(JSON.parse(out.join('\n')).model.pricing).toEqual({ 'sim-large': { input_per_mtok: 3, cached_input_per_mtok: 0.75, output_per_mtok: 15 } });
+  });
+});

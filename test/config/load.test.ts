@@ -291,6 +291,23 @@ describe('errors: one line naming the source and the key path', () => {
     expect(loadError({ cfgOptions: ['max_tokens=1'] })).toContain('ambiguous key, use one of model.max_tokens, train.max_tokens');
   });
 
+  it('a section given a value instead of keys says so (not "did you mean" the section itself)', () => {
+    expect(loadError({ cfgOptions: ['model=1'] })).toBe('--cfg-options model=1: model is a section, not a key: set one of its keys, such as model.backend=1');
+    expect(loadError({ cfgOptions: ['cache=off'] })).toBe('--cfg-options cache=off: cache is a section, not a key: set one of its keys, such as cache.mode=off');
+  });
+
+  it('every base URL and endpoint of every role must be an http(s) URL, wherever it is set', () => {
+    const d = fixture({ 'u.yaml': 'model:\n  target_azure_openai_endpoint: my-resource.openai.azure.com\n' });
+    for (const key of ['base_url', 'optimizer_base_url', 'target_base_url', 'judge_base_url', 'azure_openai_endpoint', 'optimizer_azure_openai_endpoint', 'azure_endpoint', 'qwen_chat_base_url', 'target_qwen_chat_base_url', 'minimax_base_url', 'optimizer_minimax_base_url']) {
+      expect(loadError({ cfgOptions: [`model.${key}=notaurl`] })).toBe(`--cfg-options model.${key}=notaurl: model.${key}: expected an http(s) URL such as http://localhost:8000/v1, got "notaurl"`);
+    }
+    expect(loadError({ cfgOptions: ['model.base_url=ftp://host/v1'] })).toContain('model.base_url: expected an http(s) URL');
+    expect(loadError({ path: join(d, 'u.yaml') })).toBe(`${join(d, 'u.yaml')}: model.target_azure_openai_endpoint: expected an http(s) URL such as http://localhost:8000/v1, got "my-resource.openai.azure.com"`);
+    expect(loadError({ env: { OPENAI_COMPATIBLE_BASE_URL: 'localhost:8000' } })).toBe('environment variable OPENAI_COMPATIBLE_BASE_URL: model.base_url: expected an http(s) URL such as http://localhost:8000/v1, got "localhost:8000"');
+    // "" is unset (the role falls back), and real URLs load
+    expect(loadConfig({ env: {}, cfgOptions: ['model.base_url=', 'model.target_base_url=http://127.0.0.1:9/v1', 'model.azure_openai_endpoint=https://r.openai.azure.com/'] }).config.model.target_base_url).toBe('http://127.0.0.1:9/v1');
+  });
+
   it('malformed YAML has line and column', () => {
     const d = fixture({ 'bad.yaml': 'train:\n  batch_size: 2\n  seed: [1, 2\n' });
     const msg = loadError({ path: join(d, 'bad.yaml') });

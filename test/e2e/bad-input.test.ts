@@ -121,4 +121,24 @@ describe.concurrent('bad input: one line naming the file and the id, non-zero ex
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^skillopt: error: --cfg-options env\.limt=3: env\.limt: unknown key/);
   });
+
+  test('a base URL that is not a URL, a section given a value, an empty --cfg-options: exit 2, one line, nothing run', async () => {
+    const dir = tmp.make('cfg-values');
+    const eval_ = (...cfg: string[]) => skillopt(['eval', '--config', CONFIG, '--skill', 'skills/mini/initial.md', '--split', 'test', '--cfg-options', `env.out_root=${join(dir, 'out')}`, ...cfg]);
+    const [url, section, empty] = await Promise.all([
+      eval_('model.backend=openai_compat', 'model.base_url=notaurl'),
+      eval_('model=1'),
+      skillopt(['eval', '--config', CONFIG, '--skill', 'skills/mini/initial.md', '--cfg-options']),
+    ]);
+    for (const [r, line] of [
+      [url, 'skillopt: error: --cfg-options model.base_url=notaurl: model.base_url: expected an http(s) URL such as http://localhost:8000/v1, got "notaurl"'],
+      [section, 'skillopt: error: --cfg-options model=1: model is a section, not a key: set one of its keys, such as model.backend=1'],
+      [empty, 'skillopt: error: --cfg-options needs at least one k=v'],
+    ] as const) {
+      expect(r.code, r.all).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trim().split('\n')).toEqual([line]);
+    }
+    expect(existsSync(join(dir, 'out'))).toBe(false);
+  });
 });

@@ -56,10 +56,11 @@ describe.concurrent('skillopt CLI basics', () => {
     }
   });
 
-  test('an unknown command exits 2 naming it', async () => {
-    const r = await skillopt(['frobnicate']);
+  test('an unknown command exits 2 with one line naming it and the command it meant', async () => {
+    const r = await skillopt(['evl']);
     expect(r.code).toBe(2);
-    expect(r.stderr.split('\n')[0]).toBe("skillopt: unknown command 'frobnicate'");
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim()).toBe("skillopt: error: unknown command 'evl' (did you mean eval?); see skillopt --help");
   });
 
   test('config: a mistyped key is one line naming the file and the key path, exit != 0', async () => {

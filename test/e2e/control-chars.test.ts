@@ -1,12 +1,15 @@
 /**
  * An endpoint whose replies hold terminal control sequences (OSC retitle ending in BEL, CSI clear screen in
  * its 7-bit and C1 spellings) cannot drive the user's terminal: `skillopt eval`, `skillopt test` and
- * `skillopt show` print them as `\x1b`, `\x07`, `\x9b`, and so does the GitHub step summary.
+ * `skillopt show` print them as `\x1b`, `\x07`, `\x9b`, and so does the GitHub step summary. Nor can the
+ * other strings a model chooses (a tool name, an argument key, an error body): `show --case` and `compare`
+ * (its table, `--markdown`, `--json`) print them escaped too.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startFaultServer, type FaultServer } from '../helpers/fault-server.ts';
+import { EVIL_NAME, evilRuns, SHOWN_BODY, SHOWN_KEY, SHOWN_NAME } from '../helpers/model-text.ts';
 import { assertBuilt, skillopt, tempDirs, writeConfig } from './helpers.ts';
 
 const tmp = tempDirs('controls');
@@ -52,4 +55,32 @@ test('eval, test and show print model output with its control characters escaped
   expect(show.code, show.all).toBe(0);
   expect(show.stdout).toContain('unsure\\x1b]0;pwned\\x07'); // the answer column is clipped
   expect(rawControls(show.all)).toEqual([]);
+});
+
+test('a tool name, an argument key and an error body reach no stream raw: show --case, compare, --markdown, --json', async () => {
+  const { base, cand } = evilRuns(tmp.make('model-text'));
+  const out = tmp.make('model-text-out');
+  const [traj, err, table, md, json] = await Promise.all([
+    skillopt(['show', cand, '--case', 't-1']),
+    skillopt(['show', cand, '--case', 't-2']),
+    skillopt(['compare', base, cand, '--out', out]),
+    skillopt(['compare', base, cand, '--out', out, '--markdown']),
+    skillopt(['compare', base, cand, '--out', out, '--json']),
+  ]);
+  for (const r of [traj, err, table, md, json]) {
+    expect(r.code, r.all).toBe(0);
+    expect(rawControls(r.all)).toEqual([]);
+  }
+  expect(traj.stdout).toContain(SHOWN_NAME);
+  expect(traj.stdout).toContain(SHOWN_KEY);
+  expect(traj.stdout).toContain(SHOWN_BODY);
+  expect(err.stdout).toContain(SHOWN_BODY);
+  for (const r of [table, md]) {
+    expect(r.stdout).toContain(SHOWN_NAME);
+    expect(r.stdout).toContain(SHOWN_KEY);
+  }
+  // --json prints the data as it is (the C1 and DEL characters as \u escapes), the same as compare.json
+  const printed = JSON.parse(json.stdout);
+  expect(printed.regressed[0].divergence.candidate.name).toBe(EVIL_NAME);
+  expect(printed).toEqual(JSON.parse(readFileSync(`${out}/compare.json`, 'utf8')));
 });

@@ -155,7 +155,9 @@ describe('the tool loop through the CLI', () => {
       // a handler crash: errored (never failed), message and stack in the record
       const crash = rows.get('crash');
       expect(crash).toMatchObject({ pass: false, error_kind: 'tool_handler', turns: 1, tool_calls: 1 });
-      expect(crash.error).toMatch(/^tool 'boom' handler threw: TypeError: broken handler\nTypeError: broken handler\n\s+at /);
+      // its first line names the suite, the tool and the handler's line in the suite file; the stack follows
+      expect(crash.error).toMatch(/^suite 'tools': tool 'boom' handler threw: TypeError: broken handler \(benchmarks\/tools\/tools\.skill\.test\.ts:20:\d+\)\nTypeError: broken handler\n\s+at /);
+      expect(crash.feedback).toBe(crash.error.split('\n')[0]);
 
       // the bounds fail the case, naming the bound
       expect(rows.get('turns')).toMatchObject({ pass: false, hard: 0, error_kind: null, turns: 3, tool_calls: 3 });
@@ -175,6 +177,11 @@ describe('the tool loop through the CLI', () => {
       const r2 = await skillopt(['test', '--config', cfg, '--model-cache', 'rw', '--cfg-options', `env.out_root=${out2}`, `cache.dir=${cache}`], { cwd: dir, env: KEY_ENV });
       expect(r2.code, r2.all).toBe(3);
       expect(readJson(join(out2, 'summary.json')).verdict).toMatchObject({ verdict: 'inconclusive', exit_code: 3 });
+      // the end report: why names the handler in one line (the stack stays in the record), next the suite file
+      const why = r2.stdout.split('\n').find((l) => l.startsWith('  why:'))!;
+      expect(why).toMatch(/first: crash: suite 'tools': tool 'boom' handler threw: TypeError: broken handler \(benchmarks\/tools\/tools\.skill\.test\.ts:20:\d+\)$/);
+      expect(r2.stdout.split('\n').find((l) => l.startsWith('  next:'))).toBe('  next:     fix the tool handler named above in benchmarks/tools/tools.skill.test.ts (its stack is the error of crash in results.jsonl), then rerun');
+      expect(r2.all).not.toMatch(/\bat (?:Object\.handler|runTool)\b/);
       expect(server.requests.length).toBe(requests1);
       const again = byId(readJsonl(join(out2, 'results.jsonl')));
       expect(again.get('several').trajectory).toEqual(several.trajectory.map((s: any) => (s.result ? { ...s, result: { ...s.result, ms: expect.any(Number) } } : s)));

@@ -248,6 +248,12 @@ describe('the HTML reports in Chromium', () => {
     await page.locator('#steps-table tbody tr.row').first().click();
     await visible(page.locator('#steps-table tr.detail table.edits tbody tr'));
     expect(await page.locator('#skill-diff .add').count()).toBeGreaterThan(0);
+    // the initial skill's outcome beside every test case (looked up by suite and id in the embedded data)
+    const keys = await page.locator('#cases-table thead th').evaluateAll((ths) => ths.map((th) => th.getAttribute('data-key')));
+    expect(keys).toContain('baseline');
+    const initial = await columnTexts(page, keys.indexOf('baseline') + 1);
+    expect(initial.length).toBe(await rowCount(page));
+    expect(initial.every((t) => /^(pass|fail|errored)/.test(t.trim())), initial.join(' | ')).toBe(true);
     await checkCaseTable(page, { statusColumn: 4, scoreColumn: 6 });
     await finish(o, 'optimize', file);
   });

@@ -111,6 +111,19 @@ describe('skillopt show <dir> --case ID', () => {
     expect(text).toMatch(/… \d+ more lines/);
   });
 
+  test("an MCP server's call shows its server and tool, escaped like model output", () => {
+    const steps: TrajectoryStep[] = [
+      { turn: 1, kind: 'assistant', tool_calls: [{ id: 'c1', name: 'fs_read', args: { path: 'a.md' }, mcp: { server: 'fs', tool: 'read\u001b[2Jfile' } }] },
+      { turn: 1, kind: 'tool', tool_call_id: 'c1', result: { name: 'fs_read', ok: true, content: 'hello\u001b]0;title\u0007', ms: 2 } },
+      { turn: 2, kind: 'assistant', content: 'done' },
+    ];
+    const dir = runFolder([withTraj(row('m-1', true), steps)]);
+    const text = stripVTControlCharacters(showCase(dir, 'm-1', { width: 120 }));
+    expect(text).toContain('→ call fs_read [fs/read\\x1b[2Jfile] {"path":"a.md"}');
+    expect(text).toContain('hello\\x1b]0;title\\x07');
+    expect(text).not.toContain('\u001b[2J');
+  });
+
   test('the run view points at --case when its cases have trajectories', () => {
     const dir = runFolder([withTraj(row('a', true), traj()), withTraj(row('b', false), traj())]);
     expect(stripVTControlCharacters(showRun(dir))).toMatch(/a case with its trajectory: skillopt show .* --case b$/m);

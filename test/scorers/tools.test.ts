@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseCallFindings } from '../../src/protocol/tool-feedback.ts';
-import { finalState, noToolCalls, threshold, toolCallLimit, toolCalls, weighted, exactMatch, type ScoreContext } from '../../src/suite/scorers/index.ts';
+import { finalState, mcpServers, noToolCalls, threshold, toolCallLimit, toolCalls, weighted, exactMatch, type ScoreContext } from '../../src/suite/scorers/index.ts';
+import type { McpClients } from '../../src/mcp/client.ts';
 import type { TrajectoryStep } from '../../src/types.ts';
 import { ctx } from './helpers.ts';
 
@@ -150,7 +151,7 @@ describe('finalState', () => {
   });
 
   it('a case without state, a bad return value and bad options are errors naming the scorer', async () => {
-    await expect(finalState(() => true).score(withCalls([]))).rejects.toThrow('scorer final_state: task t-1: the case has no state (give the suite a `state` function)');
+    await expect(finalState(() => true).score(withCalls([]))).rejects.toThrow('scorer final_state: task t-1: the case has no state (give the suite a `state` function, or `mcp` servers to read from)');
     await expect(finalState(() => NaN).score(withCalls([], { state: {} }))).rejects.toThrow('scorer final_state: returned score = NaN');
     expect(() => finalState('x' as never)).toThrow('scorer final_state: expects a function (state, ctx) => score, got `x`');
     expect(() => finalState(() => 1, { nme: 'x' } as never)).toThrow(/^scorer final_state: unknown option `nme` \(did you mean `name`\?\)/);
@@ -212,6 +213,50 @@ describe('combined with weighted and threshold', () => {
 describe('the package root', () => {
   it('exports the trajectory scorers under the names of docs/agents.md', async () => {
     const api = await import('../../src/index.ts');
-    for (const name of ['toolCalls', 'finalState', 'noToolCalls', 'toolCallLimit']) expect(typeof (api as Record<string, unknown>)[name], name).toBe('function');
+    for (const name of ['toolCalls', 'finalState', 'noToolCalls', 'toolCallLimit', 'mcpServers']) expect(typeof (api as Record<string, unknown>)[name], name).toBe('function');
+  });
+});
+
+describe('MCP tools in the trajectory scorers', () => {
+  /** Calls as the loop records MCP ones: the offered name, and the server and tool's own name. */
+  function mcpTraj(calls: Array<[offered: string, server: string, tool: string, args: unknown]>): TrajectoryStep[] {
+    return calls.map(([name, server, tool, args], i) => ({ turn: i + 1, kind: 'assistant' as const, tool_calls: [{ id: `c${i}`, name, args, mcp: { server, tool } }] }));
+  }
+  const offered = [
+    { offered: 'a_search', server: 'a', tool: 'search' },
+    { offered: 'b_search', server: 'b', tool: 'search' },
+  ];
+
+  it('toolCalls: `server/tool` names a call whatever it was offered as; findings name the offered name, which the model calls', async () => {
+    const s = toolCalls({ expected: [{ name: 'b/search', args: { q: 'x' } }, { name: 'a/search' }] });
+    const right = await s.score({ ...ctx('x', 'x'), trajectory: mcpTraj([['b_search', 'b', 'search', { q: 'x' }], ['a_search', 'a', 'search', {}]]), mcpTools: offered });
+    expect(right).toMatchObject({ hard: 1, soft: 1 });
+    const wrong = await s.score({ ...ctx('x', 'x'), trajectory: mcpTraj([['a_search', 'a', 'search', { q: 'x' }]]), mcpTools: offered });
+    expect(parseCallFindings(wrong.feedback)).toEqual([
+      { kind: 'missing', name: 'b_search', args: { q: 'x' } },
+    ]);
+    // without the offered names (a tool that was not offered) the finding keeps `server/tool`
+    const none = await s.score({ ...ctx('x', 'x'), trajectory: [] });
+    expect(none.feedback).toContain('missing call: b/search {"q":"x"}');
+  });
+
+  it('mcpServers: required servers touched, forbidden ones not; the feedback names each miss with its calls', async () => {
+    const traj = mcpTraj([['a_search', 'a', 'search', {}], ['a_search', 'a', 'search', {}]]);
+    expect(await mcpServers({ required: ['a'] }).score({ ...ctx('x', 'x'), trajectory: traj })).toEqual({ hard: 1, soft: 1, feedback: 'touched a' });
+    expect(await mcpServers({ required: ['b'], forbidden: ['a'] }).score({ ...ctx('x', 'x'), trajectory: traj })).toEqual({
+      hard: 0,
+      soft: 0,
+      feedback: 'touched a\nmissing server: b (no call of its tools)\nforbidden server: a (2 calls: search, search)',
+    });
+    expect(await mcpServers({ forbidden: ['b'] }).score(ctx('x', 'x'))).toEqual({ hard: 1, soft: 1, feedback: 'touched no MCP server' });
+    expect(() => mcpServers({})).toThrow('scorer mcp_servers: give `required` or `forbidden` servers');
+    expect(() => mcpServers({ required: ['a'], forbidden: ['a'] })).toThrow("server 'a' is both required and forbidden");
+    expect(() => mcpServers({ requird: ['a'] } as never)).toThrow(/unknown option `requird` \(did you mean `required`\?\)/);
+  });
+
+  it('finalState reads the final state through the MCP clients when the case has no state of its own', async () => {
+    const mcp = { fs: { callTool: async () => ({ ok: true, text: 'Failing test: t1' }) } } as unknown as McpClients;
+    const s = finalState(async (_state, c) => (await c.mcp!.fs!.callTool('read_text_file', { path: 'notes.md' })).text.includes('t1'));
+    expect(await s.score({ ...ctx('x', 'x'), mcp })).toMatchObject({ hard: 1 });
   });
 });

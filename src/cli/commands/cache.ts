@@ -8,10 +8,10 @@ import { cacheStats, formatBytes, parseAge, parseSize, pruneCache } from '../../
 import { describeHolder } from '../../util/lock.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
-import { redactText } from '../../util/redact.ts';
 import { defineCommand, helpText, noOperands, parseFlags, type FlagValues } from '../args.ts';
 import { configFromArgs, CONFIG_FLAGS } from '../common.ts';
 import type { Command } from '../command.ts';
+import { printOut } from '../../util/print.ts';
 
 const SPEC = defineCommand({
   name: 'cache',
@@ -52,7 +52,7 @@ export const command: Command = {
     const { values: args, positionals } = parseFlags({ ...SPEC, name: `cache ${sub}` }, rest);
     noOperands({ ...SPEC, name: `cache ${sub}` }, positionals);
     const dir = cacheDir(args);
-    const out = (line: string) => console.log(redactText(line));
+    const out = (line: string) => printOut(line);
 
     if (sub === 'stats') {
       const s = cacheStats(dir, { runs: args.runs });

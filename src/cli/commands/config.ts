@@ -8,11 +8,13 @@ import { stringify } from 'yaml';
 import { loadConfig } from '../../config/load.ts';
 import { redactConfig } from '../../config/redact.ts';
 import { resolveRoles } from '../../config/roles.ts';
+import { withProfilePrices } from '../../sim/profiles.ts';
 import { displayPath } from '../../util/paths.ts';
-import { redactText } from '../../util/redact.ts';
 import { defineCommand, helpText, parseFlags } from '../args.ts';
 import { cfgOptionsFromFlags, CONFIG_FLAGS } from '../common.ts';
 import type { Command } from '../command.ts';
+import { printErr, printOut } from '../../util/print.ts';
+import { printableJson } from '../../util/control-chars.ts';
 
 const SPEC = defineCommand({
   name: 'config',
@@ -30,16 +32,17 @@ export const command: Command = {
   async run(argv) {
     const { values: args, positionals } = parseFlags(SPEC, argv);
     if (positionals.length > 0) {
-      console.error(redactText(`skillopt config: unexpected argument '${positionals[0]}'\n\nUsage: ${helpText(SPEC)}`));
+      printErr(`skillopt config: unexpected argument '${positionals[0]}'\n\nUsage: ${helpText(SPEC)}`);
       return 2;
     }
     const env = process.env;
     const loaded = loadConfig({ path: args.config, cfgOptions: cfgOptionsFromFlags(args), env });
     const roles = resolveRoles(loaded.config, env, { sourceOf: loaded.sourceOf });
-    for (const w of loaded.warnings) console.error(redactText(`${pc.yellow('skillopt: warning:')} ${w}`));
-    const config = redactConfig(loaded.config);
+    for (const w of loaded.warnings) printErr(`${pc.yellow('skillopt: warning:')} ${w}`);
+    // as a run resolves it: a simulated profile's model priced by its profile unless the config prices it
+    const config = redactConfig(withProfilePrices(loaded.config));
     if (args.json) {
-      console.log(redactText(JSON.stringify(config, null, 2)));
+      printOut(printableJson(JSON.stringify(config, null, 2)));
       return 0;
     }
     const header = [
@@ -53,7 +56,7 @@ export const command: Command = {
           (r.backend === 'simulated' ? ' (in-process simulated server)' : ` url=${r.baseURL} key-env=${r.apiKeyEnv}`),
       ),
     ];
-    console.log(redactText(`${header.join('\n')}\n${stringify(config, { lineWidth: 0 })}`.trimEnd()));
+    printOut(`${header.join('\n')}\n${stringify(config, { lineWidth: 0 })}`.trimEnd());
     return 0;
   },
 };

@@ -6,9 +6,9 @@
  */
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
-import { redactText } from '../../util/redact.ts';
 import { defineCommand, helpText, parseFlags } from '../args.ts';
 import type { Command } from '../command.ts';
+import { printOut } from '../../util/print.ts';
 
 const SPEC = defineCommand({
   name: 'report',
@@ -29,8 +29,8 @@ export const command: Command = {
     const started = performance.now();
     const written = regenerateReports(dirs[0]!);
     const ms = Math.round(performance.now() - started);
-    for (const file of written) console.log(redactText(`[skillopt] wrote ${displayPath(file)}`));
-    console.log(redactText(`[skillopt] ${written.length} report(s) in ${ms} ms; open in a browser (a single file, nothing fetched)`));
+    for (const file of written) printOut(`[skillopt] wrote ${displayPath(file)}`);
+    printOut(`[skillopt] ${written.length} report(s) in ${ms} ms; open in a browser (a single file, nothing fetched)`);
     return 0;
   },
 };

@@ -4,9 +4,9 @@
  * run is a one-line error (exit 2).
  */
 import { SkillOptError } from '../../util/errors.ts';
-import { redactText } from '../../util/redact.ts';
 import { defineCommand, helpText, parseFlags } from '../args.ts';
 import type { Command } from '../command.ts';
+import { printOut } from '../../util/print.ts';
 
 const SPEC = defineCommand({
   name: 'show',
@@ -26,7 +26,7 @@ export const command: Command = {
     if (dirs.length !== 1) throw new SkillOptError(dirs.length === 0 ? 'show needs a run folder: skillopt show <dir>' : `show takes one folder, got ${dirs.length}: ${dirs.join(' ')}`);
     const { showCase, showRun } = await import('../../report/show.ts');
     const text = values.case !== undefined ? showCase(dirs[0]!, values.case, { width: process.stdout.columns }) : showRun(dirs[0]!, { width: process.stdout.columns });
-    console.log(redactText(text));
+    printOut(text);
     return 0;
   },
 };

@@ -3,6 +3,7 @@ import type { Command } from '../command.ts';
 import { defineCommand, helpText, noOperands, parseFlags } from '../args.ts';
 import { DEFAULT_SIM_KNOBS } from '../../sim/knobs.ts';
 import { startSimServer, type SimServer, type SimServerOptions } from '../../sim/server.ts';
+import { printOut } from '../../util/print.ts';
 
 const D = DEFAULT_SIM_KNOBS;
 
@@ -24,13 +25,14 @@ const SPEC = defineCommand({
   flags: {
     host: { type: 'string', default: '127.0.0.1', help: 'the address to listen on' },
     port: { type: 'number', default: 8000, help: 'the port to listen on (0 = any free port)' },
-    model: { type: 'list', arg: 'ID', help: 'the model ids it serves (repeat the flag or separate ids by commas; default mitko)' },
+    model: { type: 'list', arg: 'ID', help: 'the model ids it serves (repeat the flag or separate ids by commas; default mitko); sim-small, sim-medium and sim-large have profiles (docs/simulated-model.md)' },
     seed: { type: 'number', arg: 'N', help: `seed of every pseudo-random decision (default ${D.seed})` },
     noise: { type: 'number', arg: 'P', help: `target: probability of a wrong answer (default ${D.noise})` },
     'max-rules': { type: 'number', arg: 'N', help: `target: rules after the N-th are not seen; 0 = unlimited (default ${D.maxRules})` },
     'analyst-error-rate': { type: 'number', arg: 'P', help: `analysts: probability of a rule keyed on a common word (default ${D.analystErrorRate})` },
     'routing-noise': { type: 'number', arg: 'P', help: `agents: probability that a load_skill decision is replaced (default ${D.routingNoise})` },
-    'latency-ms': { type: 'number', arg: 'N', help: 'delay every reply by N ms (default 0)' },
+    'latency-ms': { type: 'number', arg: 'N', help: "delay every reply by N ms (default 0: a profile's latency)" },
+    'latency-scale': { type: 'number', arg: 'X', help: "multiply a profile's latency by X (default 1; 0 = none)" },
     interference: { type: 'number', arg: 'P', help: `target: probability of following a competing rule (default ${D.interference})` },
     dilution: { type: 'number', arg: 'X', help: `target: miss probability per unit of overload past the attention budget (default ${D.dilution})` },
     'dilution-rules': { type: 'number', arg: 'N', help: `target: attention budget in rules; 0 = none (default ${D.dilutionRules})` },
@@ -62,6 +64,7 @@ export function parseSimServerArgs(argv: string[]): SimServerOptions {
   if (args['analyst-error-rate'] !== undefined) opts.analystErrorRate = args['analyst-error-rate'];
   if (args['routing-noise'] !== undefined) opts.routingNoise = args['routing-noise'];
   if (args['latency-ms'] !== undefined) opts.latencyMs = args['latency-ms'];
+  if (args['latency-scale'] !== undefined) opts.latencyScale = args['latency-scale'];
   for (const [flag, option] of Object.entries(WORLD_FLAGS) as [keyof typeof WORLD_FLAGS, (typeof WORLD_FLAGS)[keyof typeof WORLD_FLAGS]][]) {
     const v = args[flag];
     if (v !== undefined) opts[option] = v;
@@ -84,7 +87,7 @@ export interface ServeOptions {
  * resolve 0. A port in use rejects with a one-line SkillOptError.
  */
 export async function serveSimulated(options: SimServerOptions, serve: ServeOptions = {}): Promise<number> {
-  const log = serve.log ?? ((line: string) => console.log(line));
+  const log = serve.log ?? ((line: string) => printOut(line));
   const server = await startSimServer({ ...options, log });
   serve.onListening?.(server);
   await new Promise<void>((resolve) => {

@@ -3,19 +3,22 @@
  * defines pass through unchanged (-t, --reporter, --outputFile.junit, --shard, --merge-reports, file filters).
  * With `--optimize` it runs the optimizer until the validation pass rate reaches `--target`.
  */
-import { readRunFile, RunSummarySchema } from '../../runfiles/index.ts';
+import { readRunFile } from '../../runfiles/parse.ts';
+import { RunSummarySchema } from '../../runfiles/summary.ts';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
 import { EXIT_CODES, selectionNote } from '../../suite/verdict.ts';
 import type { ShardSpec } from '../../contract/session.ts';
-import { withShardBlob } from '../../vitest/shard-blob.ts';
+import { withShardBlob } from '../../vitest-internals.ts';
 import { summarize } from '../../vitest/reporter.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
+import { erroredCounts } from '../../suite/summary.ts';
 import type { RunResult } from '../../vitest/host.ts';
 import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
-import { defineCommand, hasForeignFlag, helpText, parseFlags, type PassOn } from '../args.ts';
+import { defineCommand, hasForeignFlag, helpText, parseFlags, type FlagValues, type PassOn } from '../args.ts';
+import { MATRIX_FLAGS } from '../matrix-flags.ts';
 import { isVitestFlag, vitestFlags } from '../../vitest/cli-flags.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { findConfigPath } from '../../config/find.ts';
@@ -25,13 +28,13 @@ import type { CaseRecord } from '../../types.ts';
 import type { Command } from '../command.ts';
 import { score3 } from '../../util/format.ts';
 import { displayPath } from '../../util/paths.ts';
-import { redactText } from '../../util/redact.ts';
 import { claimRunDir, vitestSelection } from '../../rundir/fingerprint.ts';
 import { withRunSession, type RunSessionOptions } from '../run-session.ts';
 import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
 import { HeldOutput } from '../held-output.ts';
 import { UNIT_GRANULARITIES, type UnitGranularity } from '../../skill/units.ts';
+import { printErr, printOut } from '../../util/print.ts';
 
 const SPEC = defineCommand({
   name: 'test',
@@ -48,11 +51,13 @@ const SPEC = defineCommand({
     baseline: { type: 'string', arg: 'B', help: "a results.jsonl or run folder to compare this run's cases with" },
     'fail-on-regression': { type: 'boolean', help: 'with --baseline: exit 1 when the run regressed from it, 3 when inconclusive' },
     'max-regression': { type: 'number', arg: 'X', help: 'with --baseline: the tolerated drop in pass rate (default evaluation.max_regression)' },
+    'allow-partial': { type: 'boolean', help: 'with --baseline: compare the cases both runs have even when the baseline is not a whole run (killed, or its last line cut off)' },
     ...USAGE_BOUND_FLAGS,
     attribute: { type: 'boolean', help: 'with --baseline: re-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)' },
     'attribute-granularity': { type: 'string', arg: UNIT_GRANULARITIES.join('|'), default: 'block', help: 'what one part of the change is: a markdown block, a line or a diff hunk' },
     'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default 30 × the changed cases × their trials)' },
     'baseline-skill': { type: 'string', arg: 'FILE', help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)" },
+    ...MATRIX_FLAGS,
   },
   about: '  env.name in the config picks the suite; model.* picks the endpoints.',
   notes: `  Vitest's own flags go to Vitest: -t <pattern>, --reporter=junit --outputFile.junit=out.xml, --shard=1/2,
@@ -77,6 +82,8 @@ export const command: Command = {
     if (args.optimize && args.attribute) {
       throw new SkillOptError('--attribute explains a --baseline comparison of a test run, not an optimize run: compare its test evaluation with `skillopt compare <baseline> <run>/test_eval --attribute`');
     }
+    if (args.models.length > 0) return testMatrix(args, passed);
+    if (args.skills.length > 0) throw new SkillOptError('--skills goes with --models (one skill without it: --skill)');
     if (args.optimize) {
       const { runOptimize } = await import('../optimize.ts');
       return runOptimize(args, passed, { stopAtTarget: true, target: args.target });
@@ -95,8 +102,8 @@ export const command: Command = {
     const skillPath = args.skill;
     const skill = skillPath ? skillFromFlag(skillPath) : undefined;
     const baselinePath = args.baseline;
-    if (!baselinePath && (args['fail-on-regression'] || args['max-regression'] !== undefined)) {
-      throw new SkillOptError('--fail-on-regression and --max-regression need --baseline <results.jsonl | run folder>');
+    if (!baselinePath && (args['fail-on-regression'] || args['max-regression'] !== undefined || args['allow-partial'])) {
+      throw new SkillOptError('--fail-on-regression, --max-regression and --allow-partial need --baseline <results.jsonl | run folder>');
     }
     const boundFlag = (['max-token-increase', 'max-cost-increase', 'max-latency-increase'] as const).find((f) => args[f] !== undefined);
     if (!baselinePath && boundFlag) throw new SkillOptError(`--${boundFlag} needs --baseline <results.jsonl | run folder>`);
@@ -109,6 +116,7 @@ export const command: Command = {
           failOnRegression: args['fail-on-regression'],
           maxRegression: args['max-regression'] ?? config.evaluation.max_regression,
           maxErrored: config.evaluation.max_errored,
+          allowPartial: args['allow-partial'],
           alpha: config.evaluation.alpha,
           usageBounds: usageBoundsFrom(args, config),
         }, { suite: config.env.name || null, split })
@@ -129,12 +137,12 @@ export const command: Command = {
         config,
         outDir,
         session: { mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, ...selection },
-        log: (l: string) => console.log(redactText(escapeControls(l))),
+        log: (l: string) => printOut(escapeControls(l)),
         // no model server before the suites have loaded: one whose dataset is wrong starts none
         modelServer: options.watch ? 'eager' : 'on-demand',
         caseBudget: !options.watch,
       },
-      log: (l: string) => console.log(`[skillopt] ${l}`),
+      log: (l: string) => printOut(`[skillopt] ${l}`),
       restoreOnReplayStop: false,
     };
     try {
@@ -153,7 +161,7 @@ export const command: Command = {
         if (kept) {
           host.session = { ...host.session, kept: kept.rows };
           host.caseBudget?.keep(Object.values(kept.rows).flat(), Object.keys(kept.rows).length);
-          console.log(`[skillopt] reusing ${Object.keys(kept.rows).length} case(s) scored by the run that env.max_cost stopped (${kept.notRun} not run) in ${displayPath(outDir)}`);
+          printOut(`[skillopt] reusing ${Object.keys(kept.rows).length} case(s) scored by the run that env.max_cost stopped (${kept.notRun} not run) in ${displayPath(outDir)}`);
         }
         if (options.watch) return await (await import('../test-watch.ts')).runTestWatch({ host, filters: filters.length ? filters : defaultFilters(config.env.name), options, skillPath: skill?.path });
         const vitest = await startVitest('test', filters.length ? filters : defaultFilters(config.env.name), {
@@ -185,7 +193,7 @@ export const command: Command = {
             budget: attributeOpts.budget,
             skills: { baseline: attributeOpts.baselineSkill },
             candidateSkill: skill ?? 'seed',
-            log: (l) => console.error(redactText(`[skillopt] ${l}`)),
+            log: (l) => printErr(`[skillopt] ${l}`),
           })
       : undefined;
     const judged = baselineModule && baseline && ran && verdict && ran.records.length ? await baselineModule.judgeAgainstBaseline(baseline, outDir, ran, verdict, attributeWith) : null;
@@ -212,7 +220,7 @@ export const command: Command = {
       skill: { label: 'skill', path: skill?.path ?? (config.env.skill_init || 'the seed skill of each suite') },
       metrics: o && u && o.n > 0
         ? [
-            ['cases', `${o.n} ran of ${o.selected} selected: ${o.passed} pass, ${o.failed} fail, ${o.errored} errored` + (note ? ` · ${note}` : '')],
+            ['cases', `${o.n} ran of ${o.selected} selected: ${o.passed} pass, ${o.failed} fail, ${erroredCounts(o)}` + (note ? ` · ${note}` : '')],
             ['pass', `rate ${score3(o.pass_rate)} over ${o.scored} scored · mean hard ${score3(o.mean_hard)} · mean soft ${score3(o.mean_soft)}`],
             ['tokens', `target ${u.target.prompt_tokens + u.target.completion_tokens} (prompt + completion) over ${u.target.calls} calls` +
               (u.judge.calls ? ` · judge ${u.judge.prompt_tokens + u.judge.completion_tokens} over ${u.judge.calls} calls` : '')],
@@ -238,6 +246,35 @@ export const command: Command = {
     return exitCode;
   },
 };
+
+/** Flags of `skillopt test` a matrix run does not take (yet). */
+const NOT_WITH_MODELS = ['optimize', 'baseline', 'fail-on-regression', 'max-regression', 'attribute', 'max-token-increase', 'max-cost-increase', 'max-latency-increase'] as const;
+
+/** `skillopt test --models …`: the test run on every model × skill cell (docs/matrix.md). */
+async function testMatrix(args: FlagValues<typeof SPEC.flags>, passed: string[]): Promise<number> {
+  const given = NOT_WITH_MODELS.find((f) => args[f] !== undefined && args[f] !== false);
+  if (given) throw new SkillOptError(`--${given} does not go with --models yet: run it on one cell's folder (docs/matrix.md)`);
+  if (args.skill !== undefined && args.skills.length > 0) throw new SkillOptError('--skill and --skills do not go together: with --models, list every skill in --skills');
+  const { filters, options } = parseVitestArgs(passed);
+  const { testNamePattern, ...rest } = options;
+  const defaults = parseVitestArgs([]).options;
+  const other = Object.keys(rest).find((k) => JSON.stringify(rest[k]) !== JSON.stringify(defaults[k]));
+  if (other !== undefined) throw new SkillOptError(`--models runs each cell in-process: of Vitest's flags it takes file filters and -t only, not ${other}`);
+  const { config } = configFromArgs(args, { required: true });
+  const { runMatrixCommand } = await import('../matrix.ts');
+  const namePattern = testNamePattern === undefined || testNamePattern === '' ? null : String(testNamePattern);
+  return runMatrixCommand({
+    kind: 'test',
+    config,
+    models: args.models,
+    skills: args.skills.length > 0 ? args.skills : args.skill !== undefined ? [args.skill] : undefined,
+    parallelCells: args['parallel-cells'],
+    split: normalizeSplit(args.split ?? 'all'),
+    ...(filters.length ? { filters } : {}),
+    namePattern,
+    selection: vitestSelection(filters, options) as Record<string, string | string[]>,
+  });
+}
 
 /** `--attribute` and its flags, checked before the run; null without `--attribute`. */
 function attributeOptions(

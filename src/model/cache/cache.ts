@@ -13,11 +13,11 @@
  */
 import { resolve } from 'node:path';
 import type { CacheMode, CacheSettings } from './settings.ts';
-import { SCHEMA_VERSION } from '../../runfiles/index.ts';
+import { SCHEMA_VERSION } from '../../runfiles/version.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
 import type { RoleConfig } from '../types.ts';
-import { cacheKey, endpointIdentity, endpointLabel, simKnobs, type EntryKind, type SimKnobs } from './key.ts';
+import { cacheKey, endpointIdentity, endpointLabel, simKnobs, simKnobsOf, type EntryKind, type SimKnobs } from './key.ts';
 import { FileStore, type StoredEntry } from './store.ts';
 import { registerCacheUser } from './users.ts';
 import type { Held } from '../../util/lock.ts';
@@ -87,6 +87,9 @@ export function replayMissLine(
 /** The next step after a replay miss. */
 export const REPLAY_MISS_NEXT = 'fill the cache first: run the same command with --model-cache rw (or ro, which calls the endpoint only for what is missing and writes nothing)';
 
+/** The role MCP records are counted under (`by_role.mcp`). */
+const MCP_ROLE = { role: 'mcp' } as const;
+
 /** Mutable counters per role, then stage. */
 type Counters = Map<string, Map<string, CacheTally & { writes: number }>>;
 
@@ -95,6 +98,8 @@ export interface ModelCacheOptions {
   mode: Exclude<CacheMode, 'off'>;
   /** The in-process simulated model's knobs (part of its identity). */
   sim: SimKnobs | null;
+  /** A simulated model id's knobs when they differ by id (`model.simulated.profiles`); default: `sim` for every id. */
+  simOf?: (model: string) => SimKnobs;
   /** Warnings (corrupt entry, failed write), one line each; never a secret. */
   log?: (line: string) => void;
 }
@@ -105,6 +110,7 @@ export class ModelCache {
   readonly dir: string;
   readonly store: FileStore;
   private readonly sim: SimKnobs | null;
+  private readonly simOf: ((model: string) => SimKnobs) | undefined;
   private readonly log: (line: string) => void;
   private readonly identities = new WeakMap<RoleConfig, string>();
   private readonly counters: Counters = new Map();
@@ -118,6 +124,7 @@ export class ModelCache {
     this.dir = resolve(opts.dir);
     this.store = new FileStore(this.dir);
     this.sim = opts.sim;
+    this.simOf = opts.simOf;
     this.log = opts.log ?? ((line) => console.warn(line));
     this.user = registerCacheUser(this.dir);
   }
@@ -130,7 +137,7 @@ export class ModelCache {
   /** The key of a request of `role` (see key.ts). */
   key(role: RoleConfig, kind: EntryKind, request: unknown): string {
     let id = this.identities.get(role);
-    if (id === undefined) this.identities.set(role, (id = JSON.stringify(endpointIdentity(role, this.sim))));
+    if (id === undefined) this.identities.set(role, (id = JSON.stringify(endpointIdentity(role, this.simKnobs(role)))));
     return cacheKey(id, kind, request);
   }
 
@@ -138,7 +145,7 @@ export class ModelCache {
    * The stored value of `key`, decoded; undefined on a miss. Counted as a hit or a miss of `role`/`stage`.
    * `decode` returns undefined for a value it cannot use: that is a corrupt entry, a miss with a warning.
    */
-  get<T>(role: RoleConfig, stage: string, kind: EntryKind, key: string, decode: (value: unknown) => T | undefined): { value: T } | { miss: true; corrupt?: string } {
+  get<T>(role: { role: string }, stage: string, kind: EntryKind, key: string, decode: (value: unknown) => T | undefined): { value: T } | { miss: true; corrupt?: string } {
     const read = this.store.read(key, kind, { markUsed: this.mode === 'rw' });
     let corrupt: string | undefined;
     if (read && 'entry' in read) {
@@ -159,9 +166,22 @@ export class ModelCache {
   }
 
   /** Store a successful reply (`rw` only). A write that fails is a warning (once), never an error of the call. */
-  put(role: RoleConfig, stage: string, kind: EntryKind, key: string, value: unknown): void {
+  put(role: { role: string }, stage: string, kind: EntryKind, key: string, value: unknown): void {
     if (this.mode !== 'rw') return;
     if (this.tryWrite({ schema_version: SCHEMA_VERSION, v: 1, key, kind, role: role.role, stage, created: new Date().toISOString(), value })) this.count(role.role, stage).writes++;
+  }
+
+  /**
+   * A recorded MCP response (docs/cache.md#mcp-servers), counted under role `mcp` and its stage (the
+   * server); undefined on a miss. `corrupt`: why an entry that exists could not be used.
+   */
+  recall(stage: string, key: string): { value: Record<string, unknown> } | { miss: true; corrupt?: string } {
+    return this.get(MCP_ROLE, stage, 'mcp', key, (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined));
+  }
+
+  /** Record an MCP response (`rw` only, like put). */
+  record(stage: string, key: string, value: Record<string, unknown>): void {
+    this.put(MCP_ROLE, stage, 'mcp', key, value);
   }
 
   /** The error of a replay miss of `key`; `corrupt`: why its entry could not be used. */
@@ -169,10 +189,14 @@ export class ModelCache {
     return new CacheMissError({
       role: role.role,
       stage,
-      endpoint: endpointLabel(role, this.sim),
+      endpoint: endpointLabel(role, this.simKnobs(role)),
       dir: this.dir,
       ...(corrupt ? { corrupt: { entry: this.store.pathOf(key), why: corrupt } } : {}),
     });
+  }
+
+  private simKnobs(role: RoleConfig): SimKnobs | null {
+    return this.simOf ? this.simOf(role.model) : this.sim;
   }
 
   private tryWrite(entry: StoredEntry): boolean {
@@ -245,6 +269,7 @@ export function openModelCache(config: CacheSettings, opts: { log?: (line: strin
     dir: config.cache.dir,
     mode,
     sim: simKnobs(config.model.simulated),
+    simOf: (model) => simKnobsOf(config.model.simulated, model),
     ...(opts.log ? { log: opts.log } : {}),
   });
 }

@@ -23,21 +23,38 @@ import type { RoleConfig } from '../types.ts';
 /** Bumped when the material or the stored value changes shape: old entries then simply miss. */
 export const KEY_VERSION = 1;
 
-/** The simulated model's knobs that change its replies: config `model.simulated.*` without `latency_ms`. */
+/** The simulated model's knobs that change its replies: config `model.simulated.*` without the latency. */
 export type SimKnobs = Readonly<Record<string, number | string | boolean | null>>;
+
+/** Keys that only delay the simulated model's replies. */
+const DELAY_KEYS = new Set(['latency_ms', 'latency_scale']);
 
 /** `model.simulated` as an identity: every knob but the latency, in a fixed order. */
 export function simKnobs(simulated: Readonly<Record<string, unknown>>): SimKnobs {
   const out: Record<string, number | string | boolean | null> = {};
   for (const k of Object.keys(simulated).sort()) {
     const v = simulated[k];
-    if (k === 'latency_ms' || v === undefined || (typeof v === 'object' && v !== null)) continue;
+    if (DELAY_KEYS.has(k) || v === undefined || (typeof v === 'object' && v !== null)) continue;
     out[k] = v as number | string | boolean | null;
   }
   return out;
 }
 
-export type EntryKind = 'chat' | 'structured';
+/**
+ * The knobs of one simulated model id: `model.simulated`'s, and those `model.simulated.profiles.<id>` sets
+ * for it (as `profiles.<id>.<knob>`). A model id's built-in profile is implied by the id itself.
+ */
+export function simKnobsOf(simulated: Readonly<Record<string, unknown>>, model: string): SimKnobs {
+  const shared = simKnobs(simulated);
+  const profiles = simulated.profiles;
+  const own = profiles && typeof profiles === 'object' && Object.hasOwn(profiles, model) ? (profiles as Record<string, unknown>)[model] : undefined;
+  if (!own || typeof own !== 'object') return shared;
+  const mine = simKnobs(own as Record<string, unknown>);
+  return { ...shared, ...Object.fromEntries(Object.entries(mine).map(([k, v]) => [`profiles.${model}.${k}`, v])) };
+}
+
+/** `mcp`: a recorded MCP request and its response (docs/cache.md#mcp-servers), keyed by mcpKey. */
+export type EntryKind = 'chat' | 'structured' | 'mcp';
 
 /** `scheme://user:pass@host/…` → `scheme://host/…`; no trailing slash; the query string dropped (keys travel there). */
 export function urlIdentity(url: string): string {
@@ -68,6 +85,14 @@ export function endpointLabel(role: RoleConfig, sim: SimKnobs | null): string {
     return `simulated ${role.model}${keys.length ? ` (${keys.map((n) => `${n} ${String(k[n])}`).join(', ')})` : ''}`;
   }
   return `${role.model} at ${urlIdentity(role.azure ? role.azure.endpoint : role.baseURL)}`;
+}
+
+/**
+ * The key of a recorded MCP request: the material (src/mcp/record.ts: the suite, the server, the request and
+ * what it depends on) under the identity `{"mcp":true}`, so it can never equal a model call's key.
+ */
+export function mcpKey(material: unknown): string {
+  return cacheKey('{"mcp":true}', 'mcp', material);
 }
 
 /** The key: SHA-256 (hex) of `[version, endpoint, kind, request]` as JSON. `endpoint` is endpointIdentity's JSON. */

@@ -10,7 +10,7 @@ import type { ChatMessage, ToolSpec } from '../../types.ts';
 import type { ChatOptions, ChatResult, StructuredResult } from '../client.ts';
 import { ModelInfraError, requestContext } from '../errors.ts';
 import type { RoleConfig } from '../types.ts';
-import { decodeError, GatewayPoster, received, type GatewayAddress, type GatewayOp } from './protocol.ts';
+import { decodeError, GatewayPoster, received, type GatewayAddress, type GatewayOp, type Recalled } from './protocol.ts';
 
 interface Pending {
   resolve: (value: unknown) => void;
@@ -85,6 +85,26 @@ export class GatewayClient {
   settle(cost: number | null): void {
     if (this.closed) return;
     this.poster.send({ t: 'settle', id: `${this.owner}:s${this.next++}`, cost });
+  }
+
+  /** A recorded MCP response from the host's model-call cache (docs/cache.md#mcp-servers). */
+  recall(stage: string, key: string): Promise<Recalled> {
+    if (this.closed) return Promise.reject(new Error('the model gateway client was closed'));
+    const id = `${this.owner}:r${this.next++}`;
+    return new Promise<Recalled>((resolve, reject) => {
+      this.pending.set(id, {
+        resolve: (v) => resolve(v as Recalled),
+        reject,
+        aborted: (detail) => new ModelInfraError({ role: 'mcp', model: 'mcp', url: 'the model gateway', stage, kind: 'aborted', attempts: 0, detail }),
+      });
+      this.poster.send({ t: 'recall', id, stage, key });
+    });
+  }
+
+  /** Record an MCP response in the host's model-call cache (written in `rw` mode only). */
+  record(stage: string, key: string, value: Record<string, unknown>): void {
+    if (this.closed) return;
+    this.poster.send({ t: 'record', stage, key, value });
   }
 
   /** Stop listening; calls still waiting reject as aborted. */

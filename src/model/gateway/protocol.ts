@@ -95,7 +95,29 @@ export interface GatewaySettle {
   cost: number | null;
 }
 
-export type GatewayMessage = GatewayCall | GatewayCancel | GatewayReply | GatewayAdmit | GatewayAdmitted | GatewaySettle;
+/**
+ * A recorded MCP response a suite looks up in the host's model-call cache (docs/cache.md#mcp-servers); the
+ * answer is a `reply` whose value is `{ value }` or `{ miss: true, corrupt? }`.
+ */
+export interface GatewayRecall {
+  t: 'recall';
+  id: string;
+  stage: string;
+  key: string;
+}
+
+/** An MCP response a suite records in the host's model-call cache (written only in `rw` mode). */
+export interface GatewayRecord {
+  t: 'record';
+  stage: string;
+  key: string;
+  value: Record<string, unknown>;
+}
+
+export type GatewayMessage = GatewayCall | GatewayCancel | GatewayReply | GatewayAdmit | GatewayAdmitted | GatewaySettle | GatewayRecall | GatewayRecord;
+
+/** What a recall answers. */
+export type Recalled = { value: Record<string, unknown> } | { miss: true; corrupt?: string };
 
 /** What the host decides cases' admission with (src/cost/case-budget.ts). */
 export interface CaseAdmission {

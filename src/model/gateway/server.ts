@@ -10,6 +10,7 @@ import type { ModelCache } from '../cache/cache.ts';
 import { JudgeSchema } from '../../protocol/schemas.ts';
 import type { ModelClient } from '../client.ts';
 import type { RoleConfig } from '../types.ts';
+import type { Limiter } from '../limiter.ts';
 import { encodeError, GatewayPoster, received, type CaseAdmission, type GatewayAddress, type GatewayCall } from './protocol.ts';
 
 export interface ModelGateway {
@@ -34,6 +35,11 @@ export interface ModelGatewayOptions {
   resolveRole?: (role: RoleConfig) => RoleConfig | Promise<RoleConfig>;
   /** Decides whether a case may start (`env.max_cost`); absent: every case is admitted. */
   admission?: CaseAdmission | null;
+  /**
+   * The limiter a role's client shares with other clients (a matrix run's targets on one endpoint), from
+   * the resolved role; undefined: a limiter of its own with `role.concurrency` slots.
+   */
+  limiterFor?: (role: RoleConfig) => Limiter | undefined;
 }
 
 export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
@@ -53,8 +59,10 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
       const [{ createModelClient }, role] = await Promise.all([clientModule, opts.resolveRole ? opts.resolveRole(sent) : sent]);
       client = clients.get(key);
       if (client) return client;
+      const limiter = opts.limiterFor?.(role);
       client = createModelClient(role, {
         accounting,
+        ...(limiter ? { limiter } : {}),
         ...(opts.log ? { log: opts.log } : {}),
         ...(opts.env ? { env: opts.env } : {}),
         ...(opts.cache ? { cache: opts.cache } : {}),
@@ -91,6 +99,16 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
         if (!opts.admission) poster.send({ t: 'admitted', id, ok: true });
         else void opts.admission.request().then((d) => poster.send({ t: 'admitted', id, ok: d.ok, ...(d.reason !== undefined ? { reason: d.reason } : {}) }));
       } else if (msg.t === 'settle') opts.admission?.settle(msg.cost);
+      else if (msg.t === 'recall') {
+        let value: unknown;
+        try {
+          value = opts.cache ? opts.cache.recall(msg.stage, msg.key) : { miss: true };
+        } catch (e) {
+          poster.send({ t: 'reply', id: msg.id, ok: false, error: encodeError(e) });
+          continue;
+        }
+        poster.send({ t: 'reply', id: msg.id, ok: true, value });
+      } else if (msg.t === 'record') opts.cache?.record(msg.stage, msg.key, msg.value);
     }
   };
 

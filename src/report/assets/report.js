@@ -361,7 +361,7 @@
     cols.push({ key: 'split', label: 'split', get: g('split') });
     cols.push({ key: 'task_type', label: 'task type', get: g('task_type') });
     cols.push({ key: 'status', label: 'pass', get: g('status'), render: function (r) { return statusBadge(r[C.status]) + (r[C.trials] ? ' <span class="muted small">' + esc(r[C.trials]) + '</span>' : ''); }, sortGet: function (r) { return r[C.status] === 'errored' ? -1 : r[C.pass]; } });
-    if (extra && extra.baseline) cols.push({ key: 'baseline', label: extra.baselineLabel, get: function (r) { var b = extra.baseline[r[C.suite] + '\u0000' + r[C.id]]; return b ? b[0] : null; }, render: function (r) { var b = extra.baseline[r[C.suite] + '\u0000' + r[C.id]]; return b ? statusBadge(b[0]) : '—'; } });
+    if (extra && extra.baseline) cols.push({ key: 'baseline', label: extra.baselineLabel, get: function (r) { var b = extra.baseline[r[C.suite] + '\n' + r[C.id]]; return b ? b[0] : null; }, render: function (r) { var b = extra.baseline[r[C.suite] + '\n' + r[C.id]]; return b ? statusBadge(b[0]) : '—'; } });
     cols.push({ key: 'score', label: 'score', get: g('score'), num: true, render: function (r) { return f3(r[C.score]); }, title: 'soft score (mean over trials)' });
     cols.push({ key: 'expected', label: 'expected', get: g('expected'), cls: 'clip', render: function (r) { return '<span title="' + esc(r[C.expected]) + '">' + esc(r[C.expected]) + '</span>'; } });
     cols.push({ key: 'answer', label: 'answer', get: g('answer'), cls: 'clip', render: function (r) { return '<span title="' + esc(r[C.answer]) + '">' + esc(r[C.answer]) + '</span>'; } });
@@ -378,7 +378,7 @@
     selects.push({ key: 'split', label: 'split', get: g('split') });
     selects.push({ key: 'task_type', label: 'task type', get: g('task_type') });
     if (cases.trials > 1) selects.push({ key: 'flaky', label: 'flaky', get: function (r) { return r[C.flaky] ? 'flaky' : 'stable'; } });
-    if (extra && extra.baseline) selects.push({ key: 'baseline', label: extra.baselineLabel, get: function (r) { var b = extra.baseline[r[C.suite] + '\u0000' + r[C.id]]; return b ? b[0] : null; } });
+    if (extra && extra.baseline) selects.push({ key: 'baseline', label: extra.baselineLabel, get: function (r) { var b = extra.baseline[r[C.suite] + '\n' + r[C.id]]; return b ? b[0] : null; } });
     return {
       id: id,
       rows: cases.rows,
@@ -405,7 +405,7 @@
       ['full record', r[C.line] ? '<code>' + esc(cases.source) + '</code> line ' + r[C.line] : '<code>' + esc(cases.source) + '</code>'],
     ];
     if (extra && extra.baseline) {
-      var b = extra.baseline[r[C.suite] + '\u0000' + r[C.id]];
+      var b = extra.baseline[r[C.suite] + '\n' + r[C.id]];
       if (b) pairs.push([extra.baselineLabel, statusBadge(b[0]) + ' <pre>' + esc(b[1]) + '</pre>']);
     }
     var h = kv(pairs);

@@ -40,6 +40,7 @@ export { threshold, weighted, type ThresholdOptions, type WeightedComponent, typ
 export {
   argsSubset,
   finalState,
+  mcpServers,
   noToolCalls,
   toolCallLimit,
   toolCalls,
@@ -48,5 +49,6 @@ export {
   type CallCountOptions,
   type ExpectedCall,
   type FinalStateOptions,
+  type McpServersOptions,
   type ToolCallsOptions,
 } from './tools.ts';

@@ -54,6 +54,7 @@ export const OPTION_SCHEMAS = {
     name: optionalString,
   }),
   finalState: z.strictObject({ name: optionalString }),
+  mcpServers: z.strictObject({ required: z.array(z.string()).optional(), forbidden: z.array(z.string()).optional(), name: optionalString }),
   callCount: z.strictObject({ name: optionalString }),
 } as const;
 

@@ -15,8 +15,27 @@ import { checkOptions, OPTION_SCHEMAS } from './options.ts';
 
 /** One call the target should make: the tool's name and, optionally, its arguments (absent: any arguments). */
 export interface ExpectedCall {
+  /** The name the tool is offered under, or `server/tool` for an MCP server's tool (docs/agents.md#mcp). */
   name: string;
   args?: unknown;
+}
+
+/** Whether call `c` is of the tool `name` names: its offered name, or `server/tool` of an MCP call. */
+function callIs(name: string, c: TrajectoryCall): boolean {
+  return c.name === name || (c.mcp !== undefined && name.includes('/') && `${c.mcp.server}/${c.mcp.tool}` === name);
+}
+
+/**
+ * `server/tool` names written as the name the case offered the tool under (what the model calls and the
+ * analyst writes call rules with); any other name as it is.
+ */
+function offeredNames(expected: ExpectedCall[], offered: ScoreContext['mcpTools']): ExpectedCall[] {
+  if (!offered?.length) return expected;
+  return expected.map((e) => {
+    if (!e.name.includes('/')) return e;
+    const t = offered.find((o) => `${o.server}/${o.tool}` === e.name);
+    return t ? { ...e, name: t.offered } : e;
+  });
 }
 
 /** Decides whether a call's arguments are right: `expected` is the expected call's `args`. */
@@ -96,7 +115,7 @@ export function toolCalls<E = unknown>(options: ToolCallsOptions<E>): Scorer<E> 
   const argsOpt = options.args ?? 'exact';
   const argsMatch: ArgsMatcher =
     typeof argsOpt === 'function' ? argsOpt : argsOpt === 'subset' ? (e, a) => argsSubset(e, a) : (e, a) => jsonEqual(e, a, false);
-  const matches = (e: ExpectedCall, c: TrajectoryCall) => c.name === e.name && (e.args === undefined || argsMatch(e.args, c.args, { name: c.name }));
+  const matches = (e: ExpectedCall, c: TrajectoryCall) => callIs(e.name, c) && (e.args === undefined || argsMatch(e.args, c.args, { name: c.name }));
 
   return {
     name,
@@ -104,7 +123,7 @@ export function toolCalls<E = unknown>(options: ToolCallsOptions<E>): Scorer<E> 
       expectedListOf(name, options.expected, task);
     },
     score(ctx) {
-      const expected = expectedListOf(name, options.expected, ctx.task);
+      const expected = offeredNames(expectedListOf(name, options.expected, ctx.task), ctx.mcpTools);
       const calls = trajectoryCalls(ctx.trajectory);
       const used = new Array<boolean>(calls.length).fill(false);
       // Each finding keeps the index of the call it is about (the position of a missing call: where it was due), to list them in trajectory order.
@@ -131,7 +150,7 @@ export function toolCalls<E = unknown>(options: ToolCallsOptions<E>): Scorer<E> 
           findings.push({ at: early, finding: { kind: 'order', name: e.name, args: calls[early]!.args, after: expected[i - 1]?.name ?? '(start)' } });
           return;
         }
-        const sameName = unusedFrom(from, (c) => c.name === e.name);
+        const sameName = unusedFrom(from, (c) => callIs(e.name, c));
         if (sameName >= 0) {
           used[sameName] = true;
           credit += 0.5;
@@ -168,8 +187,10 @@ export interface FinalStateOptions {
 }
 
 /**
- * Scores the case's state after the run (the suite's `state(task)` as the tool handlers left it):
- * `fn(state, ctx)` returns a Score, a number in [0, 1] or a boolean (read as a custom scorer's result).
+ * Scores the case's state after the run (the suite's `state(task)` as the tool handlers left it, and the
+ * MCP servers' through `ctx.mcp`, e.g. `await ctx.mcp.fs.callTool('read_text_file', { path: 'notes.md' })`:
+ * those reads are recorded, so a replay scores with no server): `fn(state, ctx)` returns a Score, a number
+ * in [0, 1] or a boolean (read as a custom scorer's result).
  */
 export function finalState<E = unknown, S = unknown>(
   fn: (state: S, ctx: ScoreContext<E>) => ScoreLike | Promise<ScoreLike>,
@@ -181,7 +202,7 @@ export function finalState<E = unknown, S = unknown>(
   return {
     name,
     async score(ctx) {
-      if (ctx.state === undefined) throw new ScorerError(name, `task ${ctx.task.id}: the case has no state (give the suite a \`state\` function)`);
+      if (ctx.state === undefined && ctx.mcp === undefined) throw new ScorerError(name, `task ${ctx.task.id}: the case has no state (give the suite a \`state\` function, or \`mcp\` servers to read from)`);
       return toScore(await fn(ctx.state as S, ctx), name);
     },
   };
@@ -218,6 +239,48 @@ export function toolCallLimit<E = unknown>(limit: number, options: CallCountOpti
       if (calls.length <= limit) return { hard: 1, soft: 1, feedback: `made ${plural(calls.length, 'tool call')} (limit ${limit})` };
       const findings: CallFinding[] = calls.slice(limit).map((c) => ({ kind: 'extra', name: c.name, args: c.args }));
       return { hard: 0, soft: limit / calls.length, feedback: findingsFeedback(`made ${plural(calls.length, 'tool call')}, the limit is ${limit}`, findings) };
+    },
+  };
+}
+
+export interface McpServersOptions {
+  /** Servers the case must call a tool of. */
+  required?: string[];
+  /** Servers the case must not call a tool of. */
+  forbidden?: string[];
+  name?: string;
+}
+
+/**
+ * Which MCP servers a case touched (docs/agents.md#mcp): the servers of the tools the model called. Each
+ * required server called and each forbidden one not called is worth 1; soft = the share met, hard = all met.
+ * The feedback names each server missed or touched against the rule, with the calls made to it.
+ */
+export function mcpServers<E = unknown>(options: McpServersOptions): Scorer<E> {
+  checkOptions('mcp_servers', OPTION_SCHEMAS.mcpServers, options ?? {});
+  const name = options.name ?? 'mcp_servers';
+  const required = options.required ?? [];
+  const forbidden = options.forbidden ?? [];
+  if (required.length + forbidden.length === 0) throw new ScorerError(name, 'give `required` or `forbidden` servers (names in the suite\'s mcp.servers)');
+  const both = required.find((r) => forbidden.includes(r));
+  if (both) throw new ScorerError(name, `server '${both}' is both required and forbidden`);
+  return {
+    name,
+    score({ trajectory }) {
+      const byServer = new Map<string, string[]>();
+      for (const c of trajectoryCalls(trajectory)) if (c.mcp) byServer.set(c.mcp.server, [...(byServer.get(c.mcp.server) ?? []), c.mcp.tool]);
+      const findings: string[] = [];
+      for (const r of required) if (!byServer.has(r)) findings.push(`missing server: ${r} (no call of its tools)`);
+      for (const f of forbidden) {
+        const made = byServer.get(f);
+        if (made) findings.push(`forbidden server: ${f} (${plural(made.length, 'call')}: ${made.join(', ')})`);
+      }
+      const total = required.length + forbidden.length;
+      const met = total - findings.length;
+      const touched = [...byServer.keys()].sort();
+      const summary = `touched ${touched.length ? touched.join(', ') : 'no MCP server'}`;
+      if (findings.length === 0) return { hard: 1, soft: 1, feedback: summary };
+      return { hard: 0, soft: met / total, feedback: [summary, ...findings].join('\n') };
     },
   };
 }

@@ -6,6 +6,7 @@
 import type { JudgeVerdict } from '../../protocol/schemas.ts';
 import type { ChatMessage, Score, SkillTask, TrajectoryStep } from '../../types.ts';
 import { SkillOptError } from '../../util/errors.ts';
+import type { McpClients } from '../../mcp/client.ts';
 
 /** What an LLM-judge scorer asks the judge role to grade. */
 export interface JudgeRequest {
@@ -26,6 +27,10 @@ export interface ScoreContext<E = unknown> {
   /** The case's state after the run (the suite's `state(task)`, changed by the tool handlers); undefined without one. */
   state?: unknown;
   signal?: AbortSignal;
+  /** The suite's MCP servers (docs/agents.md#mcp), to read the final state from; their requests are recorded like the case's. */
+  mcp?: McpClients;
+  /** The MCP tools the model was offered: offered name, server and the tool's own name (`server/tool` in toolCalls). */
+  mcpTools?: ReadonlyArray<{ offered: string; server: string; tool: string }>;
   /** Provided by the suite runtime (judge role). Its errors propagate unchanged (they are infrastructure errors). */
   judge(request: JudgeRequest): Promise<JudgeVerdict>;
 }
