@@ -316,6 +316,9 @@ describe('the HTML reports in Chromium', () => {
     // the link to a broken case leads to its row in the regressed table, which links back to the unit
     const link = row.locator('td.breaks a.case-link').first();
     expect(await link.textContent()).toBe(breaker.breaks[0]!.id);
+    // each blame carries its confirmation: the counts and p in its title, the unit's largest adjusted p in its row
+    expect(await row.locator('td.breaks span[title]').first().getAttribute('title')).toMatch(/^reverted \d+\/\d+ pass, candidate \d+\/\d+; p = \S+, adjusted \S+$/);
+    expect(await row.locator('td.num').last().textContent()).toMatch(/^\d/);
     await link.click();
     const target = page.locator('tr:target');
     await visible(target);

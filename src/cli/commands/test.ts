@@ -55,7 +55,7 @@ const SPEC = defineCommand({
     ...USAGE_BOUND_FLAGS,
     attribute: { type: 'boolean', help: 'with --baseline: re-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)' },
     'attribute-granularity': { type: 'string', arg: UNIT_GRANULARITIES.join('|'), default: 'block', help: 'what one part of the change is: a markdown block, a line or a diff hunk' },
-    'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default 30 × the changed cases × their trials)' },
+    'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default: per changed case, a reproduction, a search and a confirmation; docs/attribution.md#budget)' },
     'baseline-skill': { type: 'string', arg: 'FILE', help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)" },
     ...MATRIX_FLAGS,
   },

@@ -807,7 +807,7 @@
 
   function pText(p) { return p === null || p === undefined ? '—' : p < 0.001 ? p.toExponential(1) : p.toFixed(3); }
 
-  /** Per changed case, the links to what explains it: its unit or its combo. */
+  /** Per changed case, the links to what explains it (its unit or its combo), or why nothing does. */
   function attributionIndex(A) {
     var by = {};
     var add = function (list, html) { list.forEach(function (x) { var k = x.suite + '\u0000' + x.id; by[k] = (by[k] ? by[k] + ', ' : '') + html; }); };
@@ -821,38 +821,69 @@
       add(cb.breaks, link);
       add(cb.fixes, link);
     });
+    add(A.noise, '<span class="muted small">noise: did not reproduce</span>');
+    A.unexplained.forEach(function (x) { add([x], '<span class="muted small">unexplained: ' + esc(REASONS[x.reason] || x.reason) + '</span>'); });
     return by;
+  }
+
+  var REASONS = {
+    budget: 'the budget ran out',
+    errored: 'its samples errored',
+    outside_units: 'reverting every unit does not restore it',
+    no_small_set: 'only a large set of units restores it',
+    not_confirmed: 'the search\'s suspect was not confirmed'
+  };
+
+  /** The largest adjusted p of a unit's (or combo's) blames, or a dash (a deterministic target gives none). */
+  function worstP(list) {
+    var ps = list.map(function (b) { return b.p_adjusted; }).filter(function (p) { return p !== null && p !== undefined; });
+    return ps.length ? pText(Math.max.apply(null, ps)) : '—';
+  }
+
+  /** Links to the blamed cases, each titled with its confirmation's counts and p-values. */
+  function blameLinks(list, anchored) {
+    return list.map(function (b) {
+      var title = 'reverted ' + b.reverted.passes + '/' + b.reverted.scored + ' pass, candidate ' + b.candidate.passes + '/' + b.candidate.scored + (b.p_adjusted === null ? '' : '; p = ' + pText(b.p) + ', adjusted ' + pText(b.p_adjusted));
+      return '<span title="' + esc(title) + '">' + caseLinks([b], anchored) + '</span>';
+    }).join(', ');
   }
 
   function attributionHtml(A, anchored, totals) {
     var inCombo = {};
     A.combos.forEach(function (cb) { cb.units.forEach(function (x) { inCombo[x] = true; }); });
     var shown = A.units.filter(function (u) { return u.breaks.length + u.fixes.length > 0 || inCombo[u.id]; });
-    var h = '<p class="muted small">' + esc(A.units.length) + ' ' + esc(A.granularity) + ' unit(s) of the skill change; the flipped cases were re-run with units reverted (' +
-      int(A.calls) + ' model calls of a budget of ' + int(A.budget) + '). A unit explains a case when reverting it alone restores the baseline\'s outcome.' +
+    var samples = A.deterministic ? 'one sample a question: the target runs at temperature 0, so noise cannot be told from the change' : esc(A.samples.join(' / ')) + ' fresh samples an arm';
+    var h = '<p class="muted small">' + esc(A.units.length) + ' ' + esc(A.granularity) + ' unit(s) of the skill change; each flipped case was re-run on fresh samples (' + samples + '; ' +
+      int(A.calls) + ' model calls of a budget of ' + int(A.budget) + '). A unit is blamed for a case when the flip reproduces and reverting the unit gives the case its baseline outcome back, confirmed by an exact test whose p is adjusted over the ' + int(A.tested) + ' confirmation(s) tested (α = ' + esc(A.alpha) + ').' +
       (A.skills ? ' Baseline skill <code>' + esc(A.skills.baseline) + '</code>, candidate skill <code>' + esc(A.skills.candidate) + '</code>.' : '') + '</p>';
-    if (!shown.length) h += '<p class="muted">No unit explains a changed case.</p>';
+    if (!shown.length) h += '<p class="muted">No unit is confirmed to explain a changed case.</p>';
     if (shown.length) {
-      h += '<table id="attribution-table"><thead><tr><th>unit</th><th>lines</th><th>text</th><th>breaks</th><th>fixes</th><th class="num" title="exact paired test of its breaks against its fixes">p</th></tr></thead><tbody>';
+      h += '<table id="attribution-table"><thead><tr><th>unit</th><th>lines</th><th>text</th><th>breaks</th><th>fixes</th><th class="num" title="the largest adjusted p of its confirmations">adjusted p</th></tr></thead><tbody>';
       shown.forEach(function (u) {
         var lines = u.lines[0] === u.lines[1] ? String(u.lines[0]) : u.lines[0] + '–' + u.lines[1];
         // its added lines, or (a deletion) its removed lines each prefixed "-": shown as written, uncoloured,
         // since a markdown list item starts with "-" too
         var text = '<pre class="unit-text">' + esc(u.text) + '</pre>';
         h += '<tr id="unit-' + esc(u.id) + '" class="unit"><td class="id">' + esc(u.kind) + ' ' + esc(u.id.slice(1)) + '</td><td class="num">' + esc(lines) + '</td><td>' + text + '</td>' +
-          '<td class="breaks">' + (u.breaks.length ? '<span class="o-rejected">' + u.breaks.length + ' of ' + totals.regressed + '</span> ' + caseLinks(u.breaks, anchored) : '') + '</td>' +
-          '<td class="fixes">' + (u.fixes.length ? '<span class="o-accepted">' + u.fixes.length + ' of ' + totals.fixed + '</span> ' + caseLinks(u.fixes, anchored) : '') + '</td>' +
-          '<td class="num">' + pText(u.p) + '</td></tr>';
+          '<td class="breaks">' + (u.breaks.length ? '<span class="o-rejected">' + u.breaks.length + ' of ' + totals.regressed + '</span> ' + blameLinks(u.breaks, anchored) : '') + '</td>' +
+          '<td class="fixes">' + (u.fixes.length ? '<span class="o-accepted">' + u.fixes.length + ' of ' + totals.fixed + '</span> ' + blameLinks(u.fixes, anchored) : '') + '</td>' +
+          '<td class="num">' + worstP(u.breaks.concat(u.fixes)) + '</td></tr>';
       });
       h += '</tbody></table>';
     }
     if (A.combos.length) {
       h += '<h3>Units that explain a case only together</h3><ul id="attribution-combos">' + A.combos.map(function (cb, i) {
         return '<li id="combo-' + i + '">' + cb.units.map(function (x) { return '<a href="#unit-' + esc(x) + '">' + esc(x.slice(1)) + '</a>'; }).join(' + ') + ' together: ' +
-          [cb.breaks.length ? 'breaks ' + caseLinks(cb.breaks, anchored) : '', cb.fixes.length ? 'fixes ' + caseLinks(cb.fixes, anchored) : ''].filter(Boolean).join('; ') + '</li>';
+          [cb.breaks.length ? 'breaks ' + blameLinks(cb.breaks, anchored) : '', cb.fixes.length ? 'fixes ' + blameLinks(cb.fixes, anchored) : ''].filter(Boolean).join('; ') + ' (adjusted p ' + worstP(cb.breaks.concat(cb.fixes)) + ')</li>';
       }).join('') + '</ul>';
     }
-    if (A.unexplained.length) h += '<p id="attribution-unexplained"><b>Unexplained</b> <span class="muted small">(reverting every unit does not restore them, or the budget ran out)</span>: ' + caseLinks(A.unexplained, anchored) + '</p>';
+    if (A.noise.length) h += '<p id="attribution-noise"><b>Noise</b> <span class="muted small">(the flip did not reproduce on fresh samples of both skills; no unit is blamed)</span>: ' + caseLinks(A.noise, anchored) + '</p>';
+    if (A.unexplained.length) {
+      h += '<p id="attribution-unexplained"><b>Unexplained</b>: ' + Object.keys(REASONS).map(function (r) {
+        var of = A.unexplained.filter(function (x) { return x.reason === r; });
+        return of.length ? '<span class="muted small">' + esc(REASONS[r]) + ':</span> ' + caseLinks(of, anchored) : '';
+      }).filter(Boolean).join('; ') + '</p>';
+    }
     return h;
   }
 
