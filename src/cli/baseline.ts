@@ -119,7 +119,7 @@ export async function judgeAgainstBaseline(
   printAnnotations(
     comparison.comparison.regressed.map((c): Annotation => {
       // error level only for a case that regressed on evidence; a flip that may be chance is a warning
-      const label = caseChangeLabel(c, 'worse', comparison.decision.verdict, 1 - comparison.comparison.confidence);
+      const label = caseChangeLabel(c, 'worse', 1 - comparison.comparison.confidence);
       const fractions = c.baseline.trials > 1 || c.candidate.trials > 1 ? ` (trials ${c.baseline.passes}/${c.baseline.scored_trials} → ${c.candidate.passes}/${c.candidate.scored_trials})` : '';
       return {
         level: label === 'regressed' ? 'error' : 'warning',

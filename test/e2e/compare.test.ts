@@ -101,21 +101,22 @@ describe('skillopt compare: verdicts and exit codes', () => {
     for (const extra of [['--max-regression', '0.2'], ['--cfg-options', 'evaluation.max_regression=0.2'], ['--config', writeConfig(cwd, 'margin.yaml', 'evaluation:\n  max_regression: 0.2\n')]]) {
       const r = await skillopt(['compare', allPass, tenRegressions, '--fail-on-regression', ...extra], { cwd });
       expect(r.code, extra.join(' ')).toBe(0);
-      expect(verdictLine(r.stdout)).toMatch(/^NO SIGNIFICANT CHANGE — Δ = −0\.169 is a real drop .* but within evaluation\.max_regression 0\.2 \(rule: drop_within_margin\)$/);
+      expect(verdictLine(r.stdout)).toMatch(/^NO SIGNIFICANT CHANGE — Δ = −0\.169 is a real drop .* but not shown to be beyond evaluation\.max_regression 0\.2 \(rule: drop_within_margin\)$/);
     }
     // positional paths after a --cfg-options list still count as the two runs
-    const after = await skillopt(['compare', '--cfg-options', 'evaluation.max_regression=0.1', allPass, tenRegressions, '--fail-on-regression'], { cwd });
+    const after = await skillopt(['compare', '--cfg-options', 'evaluation.max_regression=0.05', allPass, tenRegressions, '--fail-on-regression'], { cwd });
     expect(after.code).toBe(1);
   });
 
-  test('5 trials per case: the seeded paired bootstrap, flaky cases listed, the same figures on every run', async () => {
+  test('5 trials per case: the permutation test over the trials and its interval, flaky cases listed, the same figures on every run', async () => {
     const base = outRoot('trials-base', ids(40).flatMap((id) => trials(id, 5, 5)));
     const cand = outRoot('trials-cand', ids(40).flatMap((id, i) => trials(id, i < 12 ? 1 : i < 16 ? 3 : 5, 5)));
     const once = await skillopt(['compare', base, cand, '--json', '--fail-on-regression'], { cwd: tmp.make('cwd') });
     const twice = await skillopt(['compare', base, cand, '--json', '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(once.code).toBe(1);
     const j = JSON.parse(once.stdout);
-    expect(j).toMatchObject({ verdict: 'regressed', method: 'permutation_bootstrap', test: 'permutation_exact', interval_method: 'bootstrap_percentile', resamples: 2000, seed: 0, n_paired: 40 });
+    expect(j).toMatchObject({ verdict: 'regressed', method: 'trial_permutation', test: 'permutation_exact', interval_method: 'test_inversion', resamples: 2000, seed: 0, n_paired: 40 });
+    expect(j.trial_agreement).toMatchObject({ baseline: { observed: 0 }, correlated: false });
     expect(j.p_value).toBeLessThan(1e-6); // 16 cases down, 12 of them from 5/5 to 1/5 (6/252 each)
     expect(j.regressed).toHaveLength(12);
     expect(j.flaky).toHaveLength(16);
@@ -251,7 +252,7 @@ describe('skillopt compare: trials and truncated runs', () => {
     const cand = trialRun('real-cand', (i) => (i < 10 ? 1 : 5));
     expect((await skillopt(['compare', base, cand, ...gate], { cwd: tmp.make('cwd') })).code).toBe(1);
     const r = await skillopt(['compare', base, cand], { cwd: tmp.make('cwd') });
-    expect(r.stdout).toMatch(/method\s+trials: exact stratified permutation test over cases \(one-sided\), paired bootstrap 95% percentile interval/);
+    expect(r.stdout).toMatch(/method\s+trials: exact stratified permutation test over the cases' trials \(one-sided\), 95% interval read off the test/);
     expect(r.stdout).toMatch(/could miss\s+a true drop of 0\.\d{3} would be caught 80% of the time; smaller ones may not be \(normal approximation, 59 cases × 5 trials/);
     expect(r.stdout).toMatch(/^regressed \(10\)$/m);
   });
