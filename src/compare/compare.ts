@@ -207,6 +207,12 @@ export interface Comparison {
   /** One-sided p for "got worse" (and for "got better"). */
   p_value: number | null;
   p_value_better: number | null;
+  /**
+   * The smallest p-value each direction's test could have given with these cases (what a multiplicity
+   * family needs, stats/multiplicity.ts): it depends only on what the test conditions on (the discordant
+   * pairs, each case's pooled trials), never on the outcome. Null without paired cases.
+   */
+  attainable: { worse: number; better: number } | null;
   counts: {
     regressed: number;
     fixed: number;
@@ -501,6 +507,7 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
   let bounds: Comparison['bounds'] = null;
   let pWorse: number | null = null;
   let pBetter: number | null = null;
+  let attainable: Comparison['attainable'] = null;
   let mde: MinimumDetectable | null = null;
   const resamples = opts.resamples ?? DEFAULT_PATTERNS;
   const seed = opts.seed ?? 0;
@@ -514,6 +521,9 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     bounds = { lower: one.lo, upper: one.hi };
     pWorse = mcnemar.p_worse;
     pBetter = mcnemar.p_better;
+    // every discordant pair going one way: ½ to the power of their number
+    const extreme = 0.5 ** (table.b + table.c);
+    attainable = { worse: extreme, better: extreme };
     mde = powerMde(d, 1, (table.b + table.c) / n, alpha, maxRegression, true);
   } else if (cases) {
     // the p-value, the verdict and the interval all from the one test
@@ -523,6 +533,8 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     bounds = read.bounds;
     pWorse = cases.p_worse;
     pBetter = cases.p_better;
+    const dist = cases.distribution;
+    attainable = cases.moving ? { worse: dist.atMost(dist.min), better: dist.atLeast(dist.max) } : { worse: 1, better: 1 };
     const exact = cases.method === 'exact';
     method = cases.level === 'trials' ? 'trial_permutation' : 'case_sign_flip';
     test = cases.level === 'trials' ? (exact ? 'permutation_exact' : 'permutation_normal') : exact ? 'sign_flip_exact' : 'sign_flip_normal';
@@ -558,6 +570,7 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     bounds,
     p_value: pWorse,
     p_value_better: pBetter,
+    attainable,
     counts: {
       regressed: regressed.length,
       fixed: fixed.length,

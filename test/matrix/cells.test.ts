@@ -8,7 +8,7 @@ import { resolveRoles } from '../../src/config/roles.ts';
 import { checkCellDir, keptRows } from '../../src/matrix/cell-dir.ts';
 import { matrixCells } from '../../src/matrix/cells.ts';
 import { resolveMatrixModels } from '../../src/matrix/models.ts';
-import { matrixExitCode } from '../../src/matrix/run.ts';
+import { matrixExitCode } from '../../src/suite/verdict.ts';
 import { MatrixManifest, readMatrixRun } from '../../src/matrix/manifest.ts';
 import { matrixSkills, skillLabel } from '../../src/matrix/skills.ts';
 import { runFingerprint, writeRunRecord } from '../../src/rundir/fingerprint.ts';
