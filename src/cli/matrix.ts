@@ -10,12 +10,16 @@ import type { SuiteManifest } from '../contract/session.ts';
 import { resolveMatrixModels, parseModelList } from '../matrix/models.ts';
 import { matrixSkills, type MatrixSkill } from '../matrix/skills.ts';
 import { runMatrix, type MatrixCellKind, type MatrixResult } from '../matrix/run.ts';
+import { writeMatrixOutputs, type MatrixOutputs } from '../matrix/outputs.ts';
+import { casesLine, frontierLine, liftCounts, matrixTerminal } from '../matrix/render.ts';
+import { MATRIX_FILE } from '../matrix/stats.ts';
+import type { MatrixFile } from '../runfiles/index.ts';
+import { appendStepSummary } from './github.ts';
 import { datasetDigest } from '../rundir/fingerprint.ts';
 import type { SplitSelector } from '../types.ts';
 import { appendLine, writeLinesAtomic } from '../util/atomic.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { SkillOptError } from '../util/errors.ts';
-import { score3 } from '../util/format.ts';
 import { displayPath } from '../util/paths.ts';
 import { printOut } from '../util/print.ts';
 import { writeRunFiles } from '../vitest/reporter.ts';
@@ -116,22 +120,28 @@ export async function runMatrixCommand(input: MatrixCommandInput): Promise<numbe
   const outDir = outRoot(config, kind, 'matrix');
   const cellKind = kind === 'eval' ? evalCells(split) : testCells(split, input);
   const result = await runMatrix({ cellKind, config, outDir, models, skills, split, lanes: input.parallelCells, ...(input.filters ? { filters: input.filters } : {}), log });
-  printMatrixReport(kind, outDir, result);
+  const outputs = writeMatrixOutputs(outDir, result.manifest, { alpha: config.evaluation.alpha, maxErrored: config.evaluation.max_errored, title: `skillopt ${kind} --models` });
+  printMatrixReport(kind, outDir, result, outputs);
+  appendStepSummary(outputs.markdown);
   return result.exitCode;
 }
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
-/** One line per cell, then the end report. */
-function printMatrixReport(kind: 'eval' | 'test', outDir: string, r: MatrixResult): void {
-  const rows = r.cells.map(({ entry, summary }) => {
-    const o = summary?.overall;
-    const score = o ? `pass rate ${score3(o.pass_rate)} (${o.scored} scored${o.errored ? `, ${o.errored} errored` : ''})` : 'no summary';
-    return [`${entry.model} × ${entry.skill}`, score, entry.verdict ?? entry.status, entry.dir] as const;
-  });
-  const width = (i: 0 | 1 | 2) => Math.max(...rows.map((row) => row[i].length));
+/** The statistics' lines of the end report: lifts, frontier, cases, the files. */
+export function matrixMetrics(m: MatrixFile, outDir: string): Array<[string, string]> {
+  const metrics: Array<[string, string]> = [];
+  if (m.lifts.length) metrics.push(['lifts', `${plural(m.lifts.length, 'lift')} over ${m.baseline_skill}, adjusted: ${liftCounts(m)}`]);
+  metrics.push(['frontier', [frontierLine(m), ...m.frontier.statements].join('; ')]);
+  metrics.push(['cases', casesLine(m)]);
+  metrics.push(['matrix', `${displayPath(join(outDir, MATRIX_FILE))}, matrix.md, matrix.html (every case in every cell)`]);
+  return metrics;
+}
+
+/** The compact table (one line per model), then the end report. */
+function printMatrixReport(kind: 'eval' | 'test', outDir: string, r: MatrixResult, out: MatrixOutputs): void {
   printOut('');
-  for (const row of rows) printOut(escapeControls(`  ${row[0].padEnd(width(0))}  ${row[1].padEnd(width(1))}  ${row[2].padEnd(width(2))}  ${row[3]}`, { layout: false }));
+  for (const line of matrixTerminal(out.file)) printOut(escapeControls(line, { layout: false }));
   const failed = r.cells.filter((c) => c.entry.exit_code !== 0);
   printEndReport({
     title: `skillopt ${kind} --models`,
@@ -140,10 +150,10 @@ function printMatrixReport(kind: 'eval' | 'test', outDir: string, r: MatrixResul
     outDir,
     metrics: [
       ['cells', `${r.cells.length} (${plural(r.manifest.models.length, 'model')} × ${plural(r.manifest.skills.length, 'skill')}): ${r.ran} ran, ${r.reused} complete from an earlier run`],
-      ['matrix', `${displayPath(join(outDir, 'matrix-run.json'))} lists every cell and its folder`],
+      ...matrixMetrics(out.file, outDir),
     ],
     failure: failed.length ? `${failed.length} cell(s) did not pass: ${failed.map((c) => `${c.entry.model} × ${c.entry.skill} (${c.entry.verdict ?? c.entry.status})`).join(', ')}` : null,
-    next: `inspect a cell with npx skillopt show ${displayPath(join(outDir, r.cells[0]?.entry.dir ?? ''))}; compare two with npx skillopt compare <cell> <cell>`,
+    next: `open ${displayPath(join(outDir, 'matrix.html'))}; inspect a cell with npx skillopt show ${displayPath(join(outDir, r.cells[0]?.entry.dir ?? ''))}`,
     simulated: r.simulated,
   });
 }

@@ -12,6 +12,7 @@
 import { caseKey, type CaseRef } from '../compare/index.ts';
 import type { MatrixCase } from '../runfiles/index.ts';
 import { caseOutcomes } from '../suite/summary.ts';
+import { round6 } from '../util/format.ts';
 import type { MatrixCellData } from './cell-data.ts';
 import type { Lift } from './lifts.ts';
 
@@ -46,7 +47,7 @@ export function matrixCases(input: ClassInput): MatrixCase[] {
   const at = (c: MatrixCellData, key: string) => fractions[input.cells.indexOf(c)]!.get(key);
 
   return keys.map((key) => {
-    const outcomes = input.cells.map((c) => at(c, key) ?? null);
+    const outcomes = input.cells.map((c) => round6(at(c, key) ?? null));
     const seen = withSkill.map((c) => at(c, key)).filter((f): f is number => f !== null && f !== undefined);
     const failsEverywhere = seen.length > 0 && seen.every((f) => !passes(f));
     const modelSpecific = skills.flatMap((skill) => {

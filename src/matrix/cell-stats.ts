@@ -8,6 +8,7 @@ import { runCost } from '../cost/run-cost.ts';
 import { caseMean, rowCost, rowTokens } from '../suite/cost-gate.ts';
 import { caseOutcomes, scoreStats, type CaseOutcome } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
+import { round6, sig6 } from '../util/format.ts';
 import type { MatrixCellData } from './cell-data.ts';
 
 /** The mean over scored cases of each case's mean value over its trials; null when known for no case. */
@@ -50,12 +51,12 @@ export function cellStats(cell: MatrixCellData): MatrixCellStats {
     errored_trials: stats.errored_trials ?? cell.rows.filter((r) => r.error_kind !== null).length,
     flaky: stats.flaky ?? 0,
     tokens: cost.tokens.prompt + cost.tokens.completion,
-    mean_tokens_per_case: tokensPerCase,
+    mean_tokens_per_case: round6(tokensPerCase),
     currency: cell.currency,
-    cost: cost.total,
-    cost_per_case: costPerCase,
-    cost_per_pass: perPass(costPerCase),
-    tokens_per_pass: perPass(tokensPerCase),
+    cost: sig6(cost.total),
+    cost_per_case: sig6(costPerCase),
+    cost_per_pass: sig6(perPass(costPerCase)),
+    tokens_per_pass: round6(perPass(tokensPerCase)),
     latency_p50_ms: cost.latency.p50_ms,
     latency_p95_ms: cost.latency.p95_ms,
     simulated: cell.rows.some((r) => r.simulated === true),

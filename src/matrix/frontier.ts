@@ -35,6 +35,11 @@ export function cheaperWords(ratio: number, what: string): string {
   return `${Math.round(100 / ratio)}% of the ${what}`;
 }
 
+/** `a`, `a and b`, `a, b and c`. */
+function listWords(items: readonly string[]): string {
+  return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
 function overlaps(a: [number, number] | null, b: [number, number] | null): boolean {
   if (!a || !b) return false;
   return a[0] <= b[1] && b[0] <= a[1];
@@ -76,7 +81,7 @@ export function matrixFrontier(all: readonly FrontierCell[], o: FamilyOptions & 
     const cheapest = [...group].sort(cheapestFirst)[0]!;
     const words = (c: FrontierCell) => cellWords(c.stats, o.noSkill);
     if (rate(leader) === 0) {
-      statements.push(`${group.map(words).join(', ')} pass nothing alike`);
+      statements.push(`${listWords(group.map(words))} pass no case`);
     } else if (cheapest !== leader && Number.isFinite(value(leader)) && value(cheapest) > 0) {
       statements.push(`${words(cheapest)} ties ${words(leader)} at ${cheaperWords(value(leader) / value(cheapest), what)}`);
     } else if (cheapest === leader) {

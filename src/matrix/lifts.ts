@@ -10,6 +10,7 @@
 import type { Comparison } from '../compare/index.ts';
 import type { MatrixLift, MatrixModelComparison } from '../runfiles/index.ts';
 import { decideLift, decideModelPair } from '../suite/verdict.ts';
+import { round6 } from '../util/format.ts';
 import type { MatrixCellData } from './cell-data.ts';
 import { comparePair, familyEvidence, pairedJson, type PairOptions } from './paired.ts';
 
@@ -40,7 +41,7 @@ export function matrixLifts(grid: MatrixGrid, o: FamilyOptions): Lift[] {
     const d = decideLift(e, o.maxErrored);
     return {
       comparison: p.comparison,
-      json: { model: p.model, skill: p.skill, vs: first, ...pairedJson(p.comparison, e, d.reason), mde_80: p.comparison.mde?.drop ?? null, verdict: d.verdict },
+      json: { model: p.model, skill: p.skill, vs: first, ...pairedJson(p.comparison, e, d.reason), mde_80: round6(p.comparison.mde?.drop ?? null), verdict: d.verdict },
     };
   });
 }

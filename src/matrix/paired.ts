@@ -8,6 +8,7 @@
 import { compareRecords, type Comparison } from '../compare/index.ts';
 import { familyAdjusted } from '../stats/multiplicity.ts';
 import type { FamilyEvidence } from '../suite/verdict.ts';
+import { round6, sig6 } from '../util/format.ts';
 import type { MatrixCellData } from './cell-data.ts';
 
 const UNREAD_RESAMPLES = 100;
@@ -62,14 +63,14 @@ export function pairedJson(c: Comparison, e: FamilyEvidence, reason: string) {
   const up = (c.delta ?? 0) >= 0;
   return {
     n: c.n_paired,
-    delta: c.delta,
-    interval: c.interval,
-    p: up ? c.p_value_better : c.p_value,
-    p_adjusted: up ? e.p_value_better : e.p_value,
-    p_better: c.p_value_better,
-    p_worse: c.p_value,
-    p_better_adjusted: e.p_value_better,
-    p_worse_adjusted: e.p_value,
+    delta: round6(c.delta),
+    interval: c.interval && ([round6(c.interval[0]), round6(c.interval[1])] as [number, number]),
+    p: sig6(up ? c.p_value_better : c.p_value),
+    p_adjusted: sig6(up ? e.p_value_better : e.p_value),
+    p_better: sig6(c.p_value_better),
+    p_worse: sig6(c.p_value),
+    p_better_adjusted: sig6(e.p_value_better),
+    p_worse_adjusted: sig6(e.p_value),
     fixed: c.counts.fixed,
     regressed: c.counts.regressed,
     method: c.method,
