@@ -602,3 +602,9 @@ function usageChanges(
   const of = (m: UsageMetric) => usageChange(m, pairs, { confidence: o.confidence, resamples: o.resamples, seed: o.seed, bound: o.bounds[m] ?? null });
   return { token_change: of('tokens'), cost_change: of('cost'), latency_change: of('latency') };
 }
+
+/** The largest drops first: the cases a reviewer should look at. */
+export function worstRegressed(list: readonly CaseChange[], n = 5): CaseChange[] {
+  const drop = (c: CaseChange) => (c.baseline.pass_fraction ?? 0) - (c.candidate.pass_fraction ?? 0);
+  return [...list].sort((a, b) => drop(b) - drop(a) || a.suite.localeCompare(b.suite) || a.id.localeCompare(b.id)).slice(0, n);
+}

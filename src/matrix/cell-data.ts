@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { lastRowPerTrial, loadSide } from '../compare/index.ts';
+import { lastRowPerTrial, loadSide, type Side } from '../compare/index.ts';
 import { readRunFile, RunSummarySchema, type MatrixCellEntry, type MatrixRunFile } from '../runfiles/index.ts';
 import { DEFAULT_CURRENCY } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
@@ -16,6 +16,8 @@ export interface MatrixCellData {
   /** The cell's folder (absolute). */
   path: string;
   rows: CaseRecord[];
+  /** What its run.json says of the tasks it ran (suite, dataset, split); null without one. */
+  run: Side['run'];
   /** Cases its run recorded it selected; null when unknown. */
   selected: number | null;
   currency: string;
@@ -26,9 +28,9 @@ export function readCell(root: string, entry: MatrixCellEntry): MatrixCellData {
   const path = join(root, entry.dir);
   const summaryFile = join(path, 'summary.json');
   const currency = readRunFile(RunSummarySchema, summaryFile, displayPath(summaryFile))?.cost?.currency ?? DEFAULT_CURRENCY;
-  if (!existsSync(join(path, 'results.jsonl'))) return { entry, path, rows: [], selected: null, currency };
+  if (!existsSync(join(path, 'results.jsonl'))) return { entry, path, rows: [], run: null, selected: null, currency };
   const side = loadSide(path);
-  return { entry, path, rows: lastRowPerTrial(side.rows), selected: side.selected ?? null, currency };
+  return { entry, path, rows: lastRowPerTrial(side.rows), run: side.run, selected: side.selected ?? null, currency };
 }
 
 /** Every cell of the matrix folder `root`, in matrix-run.json's order. */

@@ -17,8 +17,8 @@ import { comparePair, familyEvidence, pairedJson, type PairOptions } from './pai
 export interface MatrixGrid {
   models: readonly string[];
   skills: readonly string[];
-  /** The cell of a model and a skill. */
-  cell(model: string, skill: string): MatrixCellData;
+  /** The cell of a model and a skill; undefined when the matrix lacks it (assembled from runs of different skills). */
+  cell(model: string, skill: string): MatrixCellData | undefined;
 }
 
 export interface Lift {
@@ -34,7 +34,13 @@ export interface FamilyOptions extends PairOptions {
 export function matrixLifts(grid: MatrixGrid, o: FamilyOptions): Lift[] {
   const [first, ...others] = grid.skills;
   if (first === undefined) return [];
-  const pairs = grid.models.flatMap((model) => others.map((skill) => ({ model, skill, comparison: comparePair(grid.cell(model, first), grid.cell(model, skill), o) })));
+  const pairs = grid.models.flatMap((model) =>
+    others.flatMap((skill) => {
+      const base = grid.cell(model, first);
+      const cand = grid.cell(model, skill);
+      return base && cand ? [{ model, skill, comparison: comparePair(base, cand, o) }] : [];
+    }),
+  );
   const evidence = familyEvidence(pairs.map((p) => p.comparison), 1 - o.confidence);
   return pairs.map((p, i) => {
     const e = evidence[i]!;
@@ -49,7 +55,13 @@ export function matrixLifts(grid: MatrixGrid, o: FamilyOptions): Lift[] {
 /** With each skill, each model against each earlier model, adjusted over all such pairs. */
 export function modelComparisons(grid: MatrixGrid, o: FamilyOptions): MatrixModelComparison[] {
   const pairs = grid.skills.flatMap((skill) =>
-    grid.models.flatMap((model, j) => grid.models.slice(0, j).map((vs) => ({ skill, model, vs, comparison: comparePair(grid.cell(vs, skill), grid.cell(model, skill), o) }))),
+    grid.models.flatMap((model, j) =>
+      grid.models.slice(0, j).flatMap((vs) => {
+        const base = grid.cell(vs, skill);
+        const cand = grid.cell(model, skill);
+        return base && cand ? [{ skill, model, vs, comparison: comparePair(base, cand, o) }] : [];
+      }),
+    ),
   );
   const evidence = familyEvidence(pairs.map((p) => p.comparison), 1 - o.confidence);
   return pairs.map((p, i) => {

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { writeMatrixReport } from '../report/index.ts';
-import type { MatrixRunFile } from '../runfiles/index.ts';
+import type { MatrixGate, MatrixRunFile } from '../runfiles/index.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
 import { readCells } from './cell-data.ts';
 import { matrixMarkdown } from './render.ts';
@@ -19,8 +19,13 @@ export interface MatrixOutputs extends MatrixStats {
   written: string[];
 }
 
-export function writeMatrixOutputs(dir: string, manifest: MatrixRunFile, o: MatrixStatsOptions & { title?: string; command?: string | null; log?: (line: string) => void }): MatrixOutputs {
+export function writeMatrixOutputs(
+  dir: string,
+  manifest: MatrixRunFile,
+  o: MatrixStatsOptions & { title?: string; command?: string | null; log?: (line: string) => void; gate?: MatrixGate },
+): MatrixOutputs {
   const stats = matrixStats(manifest, readCells(dir, manifest), o);
+  if (o.gate) stats.file.gate = o.gate;
   const markdown = matrixMarkdown(stats.file, o.title === undefined ? {} : { title: o.title });
   const written = [join(dir, MATRIX_FILE), join(dir, MATRIX_MARKDOWN_FILE)];
   writeJsonAtomic(written[0]!, stats.file);

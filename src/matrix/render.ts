@@ -4,7 +4,7 @@
  * lines the end report adds (lifts, frontier, cases).
  */
 import { amountShown } from '../cost/pricing.ts';
-import type { MatrixCellRef, MatrixCellStats, MatrixFile, MatrixLift } from '../runfiles/index.ts';
+import type { MatrixCellRef, MatrixCellStats, MatrixFile, MatrixGate, MatrixLift } from '../runfiles/index.ts';
 import { score3 } from '../util/format.ts';
 import { cellWords } from './frontier.ts';
 
@@ -79,6 +79,17 @@ export function matrixTerminal(m: MatrixFile): string[] {
   return [`  pass rate${family} · ${perPassWhat(m)}`, ...rows.map(line)];
 }
 
+/** The gate's lines for the terminal: one per compared cell that did not stay the same, then the verdict. */
+export function gateTerminal(g: MatrixGate): string[] {
+  const lines = [`  against the baseline matrix ${g.baseline} (each cell with its own, adjusted across ${plural(g.cells.length, 'cell')}):`];
+  for (const c of g.cells) {
+    const cases = c.regressed.length ? ` — regressed cases: ${c.regressed.slice(0, 8).map((r) => r.id).join(', ')}${c.regressed.length > 8 ? `, … (${c.regressed.length})` : ''}` : '';
+    lines.push(`    ${c.model} × ${c.skill}: ${c.verdict} (${c.reason})${cases}`);
+  }
+  if (g.unpaired.length) lines.push(`    not in the baseline, not compared: ${g.unpaired.map((u) => `${u.model} × ${u.skill}`).join(', ')}`);
+  return lines;
+}
+
 const mdEscape = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const pct = Math.round;
 
@@ -138,6 +149,14 @@ export function matrixMarkdown(m: MatrixFile, opts: { title?: string } = {}): st
   const failing = m.cases.filter((c) => c.classes.includes('fails_everywhere'));
   if (failing.length) out.push(`- fail on every model: ${failing.slice(0, 10).map((c) => `\`${mdEscape(c.id)}\``).join(', ')}${failing.length > 10 ? ', …' : ''}`);
   out.push('');
+  if (m.gate) {
+    const g = m.gate;
+    out.push(`### Against the baseline matrix: ${g.verdict}`, '');
+    out.push(`${mdEscape(g.reason)}`, '');
+    out.push('| model | skill | Δ | p(worse), adjusted | verdict | regressed cases |', '|---|---|---|---|---|---|');
+    for (const c of g.cells) out.push(`| ${mdEscape(c.model)} | \`${mdEscape(c.skill)}\` | ${signed(c.delta)} | ${pShown(c.p_worse_adjusted)} | ${c.verdict === 'regressed' ? `**${c.verdict}**` : c.verdict} | ${c.regressed.slice(0, 10).map((r) => `\`${mdEscape(r.id)}\``).join(', ')}${c.regressed.length > 10 ? ', …' : ''} |`);
+    out.push('');
+  }
   out.push('matrix.json has every figure; matrix.html draws them, with every case in every cell.', '');
   return out.join('\n');
 }

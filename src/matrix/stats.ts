@@ -4,7 +4,6 @@
  * folders of separate runs gives the same file as one run of all its cells).
  */
 import { buildRunFile, MatrixFileSchema, type MatrixFile, type MatrixRunFile } from '../runfiles/index.ts';
-import { SkillOptError } from '../util/errors.ts';
 import { VERSION } from '../version.ts';
 import { matrixCases } from './case-classes.ts';
 import type { MatrixCellData } from './cell-data.ts';
@@ -35,11 +34,7 @@ export function matrixStats(manifest: MatrixRunFile, cells: readonly MatrixCellD
   const grid: MatrixGrid = {
     models,
     skills,
-    cell(model, skill) {
-      const c = byKey.get(`${model}\u0000${skill}`);
-      if (!c) throw new SkillOptError(`the matrix has no cell for ${model} × ${skill}`);
-      return c;
-    },
+    cell: (model, skill) => byKey.get(`${model}\u0000${skill}`),
   };
   const noSkill = new Set(manifest.skills.filter((s) => s.kind === 'none').map((s) => s.label));
   const family = { confidence: 1 - o.alpha, maxErrored: o.maxErrored };

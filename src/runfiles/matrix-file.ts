@@ -133,6 +133,36 @@ export const MatrixCaseSchema = z.looseObject({
   differs: z.boolean(),
 });
 
+/** `test --models … --baseline <matrix folder>`: each cell against the baseline matrix's cell of the same model and skill. */
+export const MatrixGateSchema = z.looseObject({
+  /** The baseline matrix folder, as given. */
+  baseline: z.string(),
+  /** evaluation.max_regression: a drop is flagged only when shown to be beyond it. */
+  max_regression: z.number(),
+  fail_on_regression: z.boolean(),
+  cells: z.array(
+    z.looseObject({
+      model: z.string(),
+      skill: z.string(),
+      n: z.int().min(0),
+      delta: nullableNumber,
+      interval,
+      /** One-sided p for "got worse", and the same adjusted across the compared cells. */
+      p_worse: nullableNumber,
+      p_worse_adjusted: nullableNumber,
+      verdict: z.enum(['regressed', 'improved', 'no significant change', 'inconclusive']),
+      reason: z.string(),
+      /** Cases that went pass → fail in this cell, worst first. */
+      regressed: z.array(z.object({ suite: z.string(), id: z.string() })),
+    }),
+  ),
+  /** Cells of this run without a cell of the same model and skill in the baseline: not compared. */
+  unpaired: z.array(MatrixCellRefSchema),
+  verdict: z.enum(['regressed', 'improved', 'no significant change', 'inconclusive']),
+  reason: z.string(),
+  exit_code: z.int(),
+});
+
 export const MatrixFileSchema = z.looseObject({
   schema_version: schemaVersion,
   skillopt_version: z.string(),
@@ -162,7 +192,10 @@ export const MatrixFileSchema = z.looseObject({
     differs: z.int().min(0),
   }),
   simulated: z.boolean(),
+  /** Present when the run was gated against a baseline matrix (`--baseline`). */
+  gate: MatrixGateSchema.optional(),
 });
+export type MatrixGate = z.infer<typeof MatrixGateSchema>;
 export type MatrixFile = z.infer<typeof MatrixFileSchema>;
 export type MatrixCellStats = z.infer<typeof MatrixCellStatsSchema>;
 export type MatrixLift = z.infer<typeof MatrixLiftSchema>;

@@ -476,6 +476,24 @@ export function significantlyBetter(e: FamilyEvidence, maxErrored: number): bool
   return familyDirection(e, maxErrored).direction === 'better';
 }
 
+/**
+ * One cell of a matrix gate against the baseline matrix's cell: decideComparison on its evidence with the
+ * p-values adjusted across the gate's cells (the margin `evaluation.max_regression` as for one run), the
+ * reason saying that the p-value is the adjusted one.
+ */
+export function decideGateCell(e: FamilyEvidence, opts: { maxRegression: number; maxErrored: number; failOnRegression: boolean }): ComparisonDecision {
+  const d = decideComparison(e, opts);
+  if (d.verdict === 'inconclusive') return d;
+  const alpha = (1 - e.confidence).toFixed(2);
+  const delta = `Δ ${signed(e.delta ?? 0)}`;
+  if (d.verdict === 'regressed') {
+    const beyond = opts.maxRegression > 0 && e.bounds ? `, upper bound ${signed(e.bounds.upper)} below −${opts.maxRegression}` : '';
+    return { ...d, reason: `${delta}, p(worse) adjusted across ${plural(e.family.worse, 'cell')} ${pShown(e.p_value)} < ${alpha}${beyond}` };
+  }
+  if (d.verdict === 'improved') return { ...d, reason: `${delta}, p(better) adjusted across ${plural(e.family.better, 'cell')} ${pShown(e.p_value_better)} < ${alpha}` };
+  return { ...d, reason: `${delta}: ${d.rule === 'drop_within_margin' ? `a drop not shown to be beyond evaluation.max_regression ${opts.maxRegression}` : 'no evidence of a change'} after adjustment across cells (p(worse) ${pShown(e.p_value)})` };
+}
+
 /** One cell of a matrix gate (`test --models … --baseline <matrix> --fail-on-regression`): its comparison with the baseline's cell. */
 export interface MatrixGateCell {
   model: string;

@@ -244,7 +244,7 @@ export const command: Command = {
 };
 
 /** Flags of `skillopt test` a matrix run does not take (yet). */
-const NOT_WITH_MODELS = ['optimize', 'baseline', 'fail-on-regression', 'max-regression', 'attribute', 'max-token-increase', 'max-cost-increase', 'max-latency-increase'] as const;
+const NOT_WITH_MODELS = ['optimize', 'attribute', 'max-token-increase', 'max-cost-increase', 'max-latency-increase'] as const;
 
 /** `skillopt test --models …`: the test run on every model × skill cell (docs/matrix.md). */
 async function testMatrix(args: FlagValues<typeof SPEC.flags>, passed: string[]): Promise<number> {
@@ -257,6 +257,9 @@ async function testMatrix(args: FlagValues<typeof SPEC.flags>, passed: string[])
   const other = Object.keys(rest).find((k) => JSON.stringify(rest[k]) !== JSON.stringify(defaults[k]));
   if (other !== undefined) throw new SkillOptError(`--models runs each cell in-process: of Vitest's flags it takes file filters and -t only, not ${other}`);
   const { config } = configFromArgs(args, { required: true });
+  if (!args.baseline && (args['fail-on-regression'] || args['max-regression'] !== undefined)) {
+    throw new SkillOptError('--fail-on-regression and --max-regression need --baseline <matrix folder>');
+  }
   const { runMatrixCommand } = await import('../matrix.ts');
   const namePattern = testNamePattern === undefined || testNamePattern === '' ? null : String(testNamePattern);
   return runMatrixCommand({
@@ -269,6 +272,9 @@ async function testMatrix(args: FlagValues<typeof SPEC.flags>, passed: string[])
     ...(filters.length ? { filters } : {}),
     namePattern,
     selection: vitestSelection(filters, options) as Record<string, string | string[]>,
+    ...(args.baseline
+      ? { baseline: { arg: args.baseline, failOnRegression: args['fail-on-regression'], maxRegression: args['max-regression'] ?? config.evaluation.max_regression } }
+      : {}),
   });
 }
 
