@@ -58,7 +58,10 @@ export function frontierLine(m: MatrixFile): string {
 /** The case classes in one line. */
 export function casesLine(m: MatrixFile): string {
   const k = m.case_counts;
-  return `${plural(k.cases, 'case')}: ${k.fails_everywhere} fail on every model, ${k.model_specific} model-specific, ${k.helped} helped and ${k.hurt} hurt by a skill on some model, ${k.differs} differ between cells`;
+  const by = new Map<string, number>();
+  for (const c of m.cases) for (const model of new Set(c.model_specific.map((x) => x.model))) by.set(model, (by.get(model) ?? 0) + 1);
+  const which = by.size ? ` (${[...by].map(([model, n]) => `${model} ${n}`).join(', ')})` : '';
+  return `${plural(k.cases, 'case')}: ${k.fails_everywhere} fail on every model, ${k.model_specific} model-specific${which}, ${k.helped} helped and ${k.hurt} hurt by a skill on some model, ${k.differs} differ between cells`;
 }
 
 /** The terminal table: a header of skills, then one line per model (pass rate, lift and verdict, cost per pass per skill). */
