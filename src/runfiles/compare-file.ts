@@ -49,15 +49,19 @@ export const TrajectoryEventSchema = z.looseObject({
 });
 
 /**
- * A regressed or fixed case. `divergence` (regressed cases with a trajectory on both sides): the first
- * event at which the trajectories part, with each side's event there (null: that side had ended); null
- * when they made the same calls throughout.
+ * A regressed or fixed case. `label`: `regressed` / `improved` on the case's own evidence, else `changed`;
+ * `p_value`: its trials' exact test adjusted over the comparison's cases (Benjamini–Hochberg), `p_raw`
+ * before the adjustment, both null without own evidence (docs/statistics.md "Many cases, one rule").
+ * `divergence` (regressed cases with a trajectory on both sides): the first event at which the
+ * trajectories part, with each side's event there (null: that side had ended); null when they made the
+ * same calls throughout.
  */
 export const CompareCaseSchema = z.looseObject({
   suite: z.string(),
   id: z.string(),
   label: z.string().optional(),
   p_value: z.number().nullable().optional(),
+  p_raw: z.number().nullable().optional(),
   expected: z.unknown().optional(),
   baseline: z.looseObject({}),
   candidate: z.looseObject({}),
@@ -69,14 +73,17 @@ export const CompareCaseSchema = z.looseObject({
 
 /**
  * A paired change of tokens, cost or latency per case (docs/statistics.md "Cost, tokens and latency"):
- * the mean of the per-case differences (candidate − baseline) with its 95% bootstrap interval, the
- * one-sided p for "increased", the bound (a relative increase; null: none) and whether the increase is
- * significant and beyond it. `relative` is mean / baseline_mean. All null when no case is measured on both sides.
+ * the mean of the per-case differences (candidate − baseline) with its 95% interval, the one-sided p for
+ * "increased", the bound (a relative increase; null: none), `p_bound` for "beyond the bound" and whether
+ * the test shows it beyond (`exceeded`), all from one paired sign-flip test. `relative` is mean /
+ * baseline_mean. All null when no case is measured on both sides; an interval is null when the test
+ * cannot bound it (too few cases).
  */
 export const UsageChangeSchema = z.looseObject({
   mean: z.number().nullable(),
   interval: interval,
   p: z.number().nullable(),
+  p_bound: z.number().nullable().optional(),
   bound: z.number().nullable(),
   exceeded: z.boolean(),
   relative: z.number().nullable().optional(),

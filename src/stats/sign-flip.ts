@@ -1,14 +1,16 @@
 /**
  * Exact paired tests over cases (docs/statistics.md), for runs scored with trials.
  *
- * - `casesTest`: what `compare` decides on. The case is the unit and its trials estimate its pass
+ * - `casesTest`: the test over the cases' trials. The case is the unit and its trials estimate its pass
  *   probability. Under "no change" a case's trials of both runs are exchangeable, so the candidate's
  *   passes are a hypergeometric draw from the case's pooled passes, independently across cases; the
  *   statistic is Σ (f_cand − f_base) over cases. At one trial per side a case that differs is +1 or −1
  *   with probability ½ (a sign flip) and the test is exact McNemar. The values are multiples of 1/k, so
- *   the null distribution is built exactly by dynamic programming over the cases that can move (pooled
- *   trials not all alike); beyond EXACT_LIMIT of them a normal approximation (with continuity
- *   correction) takes over. The switch depends on those cases only, never on the total.
+ *   the null distribution is built exactly (lattice-sum.ts) over the cases that can move (pooled trials
+ *   not all alike); beyond EXACT_LIMIT of them, or past the convolution's work bound, a normal
+ *   approximation (with continuity correction) takes over. The switch depends on those cases only, never
+ *   on the total. Whether it or the sign flip of whole cases decides: paired-cases.ts.
+ * - `ownTrialsTest`: one case's own evidence, Fisher's exact test of its trials.
  * - `pairedTest`: the optimizer's paired gate, the same permutation test over soft or hard samples of
  *   val items (described below).
  */

@@ -36,16 +36,17 @@ describe('skillopt compare: verdicts and exit codes', () => {
     tenRegressions = outRoot('ten-regressions', run59((i) => i < 10));
   });
 
-  test('10 regressions of 59: regressed, exit 1 with --fail-on-regression; the regressed ids first, both answers side by side', async () => {
+  test('10 regressions of 59: regressed, exit 1 with --fail-on-regression; the flipped ids first (single trials: changed, no case is evidence alone), both answers side by side', async () => {
     const r = await skillopt(['compare', allPass, tenRegressions, '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(1);
     expect(verdictLine(r.stdout)).toMatch(/^REGRESSED — the one-sided 95% upper bound of Δ is −0\.\d+ < 0 \(p = 9\.8e-4\).*\(rule: evidence_of_regression\)$/);
     const lines = r.stdout.split('\n');
-    const at = lines.findIndex((l) => l.startsWith('regressed (10)'));
+    expect(lines).toContain('regressed (0)');
+    const at = lines.findIndex((l) => l.startsWith('changed pass → fail (10)'));
     expect(at).toBeGreaterThan(0);
     expect(lines[at + 2]).toMatch(/^ {2}t-01\s+pass: right answer for t-01\s+fail: wrong answer for t-01$/);
-    expect(r.stdout.indexOf('regressed (10)')).toBeLessThan(r.stdout.indexOf('verdict'));
+    expect(r.stdout.indexOf('changed pass → fail (10)')).toBeLessThan(r.stdout.indexOf('verdict'));
     expect(r.stdout).toMatch(/change\s+−0\.169 95% interval \[−0\.285, −0\.073\] · one-sided p\(worse\) 0\.0010 · over 59 paired cases/);
     expect(r.stdout).toMatch(/baseline\s+1\.000 \[0\.939, 1\.000\]/);
     expect(r.stdout).toMatch(/could miss\s+a true drop of 0\.191 would be caught 80% of the time; smaller ones may not be \(Connor's formula, 59 cases/);
@@ -64,7 +65,7 @@ describe('skillopt compare: verdicts and exit codes', () => {
     const r = await skillopt(['compare', tenRegressions, allPass, '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(r.code).toBe(0);
     expect(verdictLine(r.stdout)).toMatch(/^IMPROVED — the one-sided 95% lower bound of Δ is \+0\.\d+ > 0/);
-    expect(r.stdout).toMatch(/^fixed \(10\)$/m);
+    expect(r.stdout).toMatch(/^changed fail → pass \(10\)$/m);
   });
 
   test('identical runs: no significant change, and how large a drop it could have missed', async () => {
@@ -197,7 +198,8 @@ describe('skillopt compare: outputs', () => {
     expect(md).toMatch(/\| baseline \| 0\.983 \| \[0\.\d{3}, 0\.\d{3}\] Wilson \| 60 \| 0 \|/);
     expect(md).toMatch(/· still passing 50 ·/);
     expect(md).toMatch(/\| \*\*change\*\* \| \*\*−0\.119\*\* \| \[−0\.\d{3}, −0\.\d{3}\] \| p\(worse\) = 0\.020 \| \|/);
-    expect(md).toContain('**Regressed (8)**');
+    expect(md).toContain('**Regressed:** none'); // single trials: no flip is evidence alone
+    expect(md).toContain('**Changed pass → fail (8)**');
     expect(md).toContain('| `t-01` | `right answer for t-01` | pass: `right answer for t-01` | fail: `wrong answer for t-01` |');
     expect(md).toContain('**Changed fail → pass (1)**'); // one fix inside a regressed verdict: no evidence it is one
   });
