@@ -24,6 +24,8 @@ export interface BaselineOptions {
   failOnRegression: boolean;
   maxRegression: number;
   maxErrored: number;
+  /** `--allow-partial`: compare the cases both runs have when the baseline is not a whole run. */
+  allowPartial?: boolean;
   /** evaluation.alpha: the level of the comparison's one-sided tests. */
   alpha?: number;
   /** The tolerated relative increase of tokens, cost and latency per case (`--max-token-increase` …). */
@@ -95,6 +97,7 @@ export async function judgeAgainstBaseline(
     maxRegression: b.maxRegression,
     maxErrored: b.maxErrored,
     failOnRegression: b.failOnRegression,
+    allowPartial: b.allowPartial ?? false,
     confidence: 1 - (b.alpha ?? 0.05),
     ...(b.usageBounds ? { usageBounds: b.usageBounds } : {}),
   });

@@ -19,6 +19,8 @@ export interface EndReport {
   failure?: string | null;
   /** After the status, when two verdicts were reached: which one decided it and which did not (`skillopt test --baseline`). */
   decidedBy?: string | null;
+  /** After the status, in parentheses: what the status does not say (`1 train case lost: …`). */
+  caveat?: string | null;
   simulated: boolean;
 }
 
@@ -27,7 +29,7 @@ export function renderEndReport(r: EndReport): string {
   const status = r.ok ? pc.green('OK') : r.inconclusive ? pc.magenta('INCONCLUSIVE') : pc.red('FAILED');
   const lines = [
     '',
-    `${pc.bold(r.title)} ${status}${r.decidedBy ? ` ${r.decidedBy}` : ''}${r.simulated ? pc.yellow(' — simulated model') : ''}`,
+    `${pc.bold(r.title)} ${status}${r.caveat ? ` (${escapeControls(r.caveat, { layout: false })})` : ''}${r.decidedBy ? ` ${r.decidedBy}` : ''}${r.simulated ? pc.yellow(' — simulated model') : ''}`,
     `  command:  ${exactCommand()}`,
   ];
   if (r.outDir) lines.push(`  output:   ${displayPath(r.outDir)}`);

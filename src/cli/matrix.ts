@@ -66,8 +66,8 @@ function evalCells(split: SplitSelector): MatrixCellKind {
     async run(cell, lane) {
       const skill = cellSkill(cell.skill, manifest!.seed_skill)!;
       const { records, verdict } = await evalRun({ host: lane.host, runner: lane.runner, config: cell.model.config, manifest: manifest!, skill, split, outDir: cell.path, log: (l) => log(`${cell.model.name} × ${cell.skill.label}: ${l}`) });
-      // the cell's scored rows, once each and in order (a resumed cell's kept trials were sent again with the new ones)
-      writeLinesAtomic(join(cell.path, 'results.jsonl'), records.filter((r) => r.error_kind === null).map((r) => JSON.stringify(r)));
+      // the cell's rows, one per case × trial, errored ones included, in order (a resumed cell's kept trials were sent again with the new ones)
+      writeLinesAtomic(join(cell.path, 'results.jsonl'), records.map((r) => JSON.stringify(r)));
       return { verdict: verdict.verdict, exit_code: verdict.exit_code };
     },
   };

@@ -26,7 +26,7 @@ import { Rollouts } from '../optimizer/rollout.ts';
 import { EXIT_CODES } from '../suite/verdict.ts';
 import { RunStore } from '../optimizer/run-store.ts';
 import { claimRunDir } from '../rundir/fingerprint.ts';
-import { buildRunFile, OptimizeSummarySchema } from '../runfiles/index.ts';
+import { buildRunFile, OptimizeSummarySchema, type LostTrainCase } from '../runfiles/index.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { descriptionSubject } from '../optimizer/subject.ts';
 import { checkSkillFile, startsWithFrontmatter } from '../skill/frontmatter.ts';
@@ -121,7 +121,8 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
     if (reportFile) log(`report: ${displayPath(reportFile)}`);
     // An endpoint that stayed down leaves the run unfinished, not failed: inconclusive, resumable.
     const inconclusive = result.stopped?.reason === 'infrastructure';
-    const ok = !inconclusive && (mode.stopAtTarget ? result.targetReached : !result.stopped || result.stopped.reason !== 'budget');
+    const unusable = result.stopped?.reason === 'optimizer_unusable';
+    const ok = !inconclusive && !unusable && (mode.stopAtTarget ? result.targetReached : !result.stopped || result.stopped.reason !== 'budget');
     const evalOptions = evalCfgOptions([...args['cfg-options'], ...(args.trials !== undefined ? [`env.trials=${args.trials}`] : [])]);
     report(result, { ok, inconclusive, title: mode.stopAtTarget ? 'skillopt test --optimize' : 'skillopt train', outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: args.config ?? '', evalOptions });
     return ok ? EXIT_CODES.pass : inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.fail;
@@ -158,7 +159,7 @@ function report(
   const total = tokens[TOTAL_KEY]!;
   const stopped = result.stopped;
   const failure = !o.ok
-    ? stopped && ['budget', 'infrastructure'].includes(stopped.reason)
+    ? stopped && ['budget', 'infrastructure', 'optimizer_unusable'].includes(stopped.reason)
       ? stopped.detail
       : o.target !== null
         ? `the best validation ${s.optimized_skill ? `trigger F1 of '${String(s.optimized_skill)}'` : 'pass rate'} ${score3(s.best_selection_pass_rate as number | null)} did not reach the target ${o.target}`
@@ -168,6 +169,8 @@ function report(
     ? `raise train.max_model_calls / train.max_tokens / train.max_cost and rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
     : !o.ok && stopped?.reason === 'infrastructure'
       ? `fix the endpoint, then rerun the same command with env.out_root=${displayPath(o.outDir)} to resume`
+      : !o.ok && stopped?.reason === 'optimizer_unusable'
+        ? `more epochs cannot help: check the optimizer model and its endpoint (model.optimizer, model.optimizer_base_url or model.base_url): its replies must be JSON that fits each stage's schema (the first reason is above; every one is in the step records' warnings). Fixed at the same model: rerun the same command with env.out_root=${displayPath(o.outDir)} to resume; another model.optimizer: a new env.out_root`
       : !o.ok
         ? `review ${displayPath(join(o.outDir, 'best_skill.diff'))}; raise train.num_epochs and rerun with env.out_root=${displayPath(o.outDir)} to resume, or change optimizer.learning_rate with a new env.out_root`
         : `review ${displayPath(join(o.outDir, 'best_skill.diff'))} (or report.html), then check it on the test split: npx skillopt eval --config ${o.configPath} --skill ${displayPath(join(o.outDir, 'best_skill.md'))} --split test` +
@@ -194,8 +197,17 @@ function report(
     ],
     failure,
     next,
+    caveat: lostCaveat(s.lost_train_cases as LostTrainCase[] | undefined),
     simulated: o.simulated,
   });
+}
+
+/** The headline's word on train cases that stayed errored (docs/optimizer.md#train-cases-that-error), or null. */
+export function lostCaveat(lost: readonly LostTrainCase[] | undefined): string | null {
+  if (!lost?.length) return null;
+  const ids = [...new Set(lost.map((x) => x.id))];
+  const where = lost.length === 1 ? ` in the ${lost[0]!.where}` : ` in ${new Set(lost.map((x) => x.where)).size} train rollout(s)`;
+  return `${ids.length} train case${ids.length === 1 ? '' : 's'} lost: ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''} errored after ${ids.length === 1 ? 'its' : 'their'} retries${where} and ${ids.length === 1 ? 'was' : 'were'} left out (summary.json lost_train_cases)`;
 }
 
 /** Calls an interrupted run sent and kept nothing of: known to the resumed run, not in the counts above. */

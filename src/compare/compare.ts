@@ -40,7 +40,7 @@ import type { CaseRecord } from '../types.ts';
 import { caseKey } from './same-tasks.ts';
 import { DEFAULT_PATTERNS, pairedMeanChange, type PairedMeanChange } from '../stats/paired-mean.ts';
 import { caseMean, rowCost, rowTokens } from '../suite/cost-gate.ts';
-import { usageIncreaseExceeded } from '../suite/verdict.ts';
+import { erroredShare, usageIncreaseExceeded, type ErroredShare } from '../suite/verdict.ts';
 
 export interface CompareOptions {
   /** Confidence of the interval (two-sided) and of the decision's bounds (one-sided); default 0.95. */
@@ -231,6 +231,8 @@ export interface Comparison {
   only_baseline: CaseRef[];
   only_candidate: CaseRef[];
   errored: { baseline: number; candidate: number; cases: ErroredCase[] };
+  /** What each side lost to errors, errored trials included: the verdict bounds it by evaluation.max_errored. */
+  errored_share: { baseline: ErroredShare; candidate: ErroredShare };
   /**
    * Selected cases a side's results lack (its run recorded how many it selected): `count` of them, and
    * those that can be named (in the other side's results). A side that is short is never compared as whole.
@@ -588,6 +590,7 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     only_baseline: onlyBaseline,
     only_candidate: onlyCandidate,
     errored: { baseline: baseStats.errored, candidate: candStats.errored, cases: erroredCases },
+    errored_share: { baseline: erroredShare([...base.values()]), candidate: erroredShare([...cand.values()]) },
     missing: { baseline: missingOf(baseStats, onlyCandidate), candidate: missingOf(candStats, onlyBaseline) },
     mde,
     ...usageChanges(pairs, { confidence, resamples, seed, bounds: opts.usageBounds ?? {} }),

@@ -21,7 +21,11 @@ export interface RunComparisonOptions extends Omit<CompareOptions, 'maxRegressio
   failOnRegression: boolean;
   /** Compare even when the sides ran different datasets or splits (pairing whatever ids they share). */
   allowDifferentTasks?: boolean;
+  /** Compare the cases both sides have even when a side is not a whole run (`--allow-partial`). */
+  allowPartial?: boolean;
 }
+
+export const ALLOW_PARTIAL_FLAG = '--allow-partial';
 
 export const ALLOW_DIFFERENT_FLAG = '--allow-different-tasks';
 
@@ -44,8 +48,10 @@ export function compareSides(baseline: Side, candidate: Side, opts: RunCompariso
     selected: { baseline: baseline.selected ?? null, candidate: candidate.selected ?? null },
     ...(opts.usageBounds ? { usageBounds: opts.usageBounds } : {}),
   });
+  const partial = (side: Side, cases: number) => (side.partial ? { why: side.partial, cases } : null);
+  const evidence = { ...comparison, partial: { baseline: partial(baseline, comparison.baseline.cases), candidate: partial(candidate, comparison.candidate.cases) } };
   const decision = decideUsageBounds(
-    decideComparison(comparison, opts),
+    decideComparison(evidence, opts),
     [comparison.token_change, comparison.cost_change, comparison.latency_change],
     opts.failOnRegression,
   );

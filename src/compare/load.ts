@@ -64,6 +64,8 @@ export interface Side {
   skipped_lines: number;
   /** Cases the run recorded it selected (summary.json `overall.selected`, else eval_summary.json `n_items`); null when unknown. */
   selected?: number | null;
+  /** Why the side is not a whole run (partialReason); null or absent: whole as far as its files tell. */
+  partial?: string | null;
 }
 
 const OPTIMIZE_MARKERS = ['history.json', 'best_skill.md', 'runtime_state.json'];
@@ -267,10 +269,26 @@ export function selectedCases(results: string): number | null {
   return readRunFile(EvalSummarySelectionSchema, evalFile, displayPath(evalFile))?.n_items ?? null;
 }
 
+/**
+ * Why a side is not a whole run, or null (docs/ci.md#comparing-runs): its results file's last line is cut
+ * off (a killed or still-running run), or its run folder (one whose run recorded run.json) has no
+ * summary.json / eval_summary.json beside the results, which every run writes when it ends. A results
+ * file named alone is judged by its lines only.
+ */
+export function partialReason(file: string, o: { namedAlone: boolean; skipped: number; run: SideRun | null }): string | null {
+  if (o.skipped > 0) return `the last line of ${displayPath(file)} is cut off (a killed or still-running run)`;
+  if (o.namedAlone || o.run === null) return null;
+  const dir = dirname(file);
+  if (existsSync(join(dir, 'summary.json')) || existsSync(join(dir, 'eval_summary.json'))) return null;
+  return `${displayPath(dir)} has no summary.json or eval_summary.json (the run did not finish: killed, or still running)`;
+}
+
 /** Load one side of a comparison. */
 export function loadSide(arg: string): Side {
   const { file, folder, kind, note } = resolveSide(arg);
   const { rows, skipped } = readResultRows(file);
   for (const r of rows) r.error_kind ??= null; // a row without the field was scored
-  return { arg, file, folder, kind, note, run: runOf(dirname(file), file), rows, skipped_lines: skipped, selected: selectedCases(file) };
+  const run = runOf(dirname(file), file);
+  const partial = partialReason(file, { namedAlone: file === resolve(arg), skipped, run });
+  return { arg, file, folder, kind, note, run, rows, skipped_lines: skipped, selected: selectedCases(file), partial };
 }

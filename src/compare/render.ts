@@ -23,6 +23,8 @@ export const COMPARE_REPORT_VERSION = 1;
 const r6 = (x: number) => round6(x);
 const r6n = (x: number | null) => round6(x);
 const pair6 = (x: [number, number] | null): [number, number] | null => (x ? [r6(x[0]), r6(x[1])] : null);
+/** A side's errored cases, and with trials its errored trials (each 1/k of a case to the verdict). */
+const erroredCell = (s: Comparison['baseline']) => (s.trials > 1 && s.errored_trials > 0 ? `${s.errored} (+${s.errored_trials} trials)` : String(s.errored));
 
 function sideJson(side: Side, c: Comparison['baseline']) {
   return {
@@ -45,6 +47,7 @@ function sideJson(side: Side, c: Comparison['baseline']) {
     interval_method: c.interval_method,
     cases_with_errored_trials: c.cases_with_errored_trials,
     torn_last_line: side.skipped_lines > 0,
+    partial: side.partial ?? null,
     simulated: c.simulated,
   };
 }
@@ -185,6 +188,7 @@ export function sideWarnings(i: CompareReportInput): string[] {
   const out: string[] = [];
   for (const [name, side] of [['baseline', i.baseline], ['candidate', i.candidate]] as const) {
     if (side.skipped_lines > 0) out.push(`the ${name}'s last line (${displayPath(side.file)}) is cut off — a killed or still-running run — and was not read`);
+    else if (side.partial) out.push(`the ${name} is not a whole run: ${side.partial}; its results cover ${i.comparison[name].cases} cases`);
     const m = i.comparison.missing[name];
     if (m.count > 0) {
       const named = m.cases.slice(0, 8).map((x) => x.id);
@@ -296,8 +300,8 @@ export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
   lines.push(`| | pass rate | ${pct}% interval | scored | errored |`);
   lines.push('|---|---:|---|---:|---:|');
   const mdRate = (s: Comparison['baseline']) => `${f3(s.pass_rate)}${s.rate_over === 'scored' && s.pass_rate !== null ? ' (own scored cases)' : ''} | ${ci(s.interval)}${s.interval ? ` ${methodOf(s)}` : ''}`;
-  lines.push(`| baseline | ${mdRate(c.baseline)} | ${c.baseline.scored} | ${c.baseline.errored} |`);
-  lines.push(`| candidate | ${mdRate(c.candidate)} | ${c.candidate.scored} | ${c.candidate.errored} |`);
+  lines.push(`| baseline | ${mdRate(c.baseline)} | ${c.baseline.scored} | ${erroredCell(c.baseline)} |`);
+  lines.push(`| candidate | ${mdRate(c.candidate)} | ${c.candidate.scored} | ${erroredCell(c.candidate)} |`);
   lines.push(`| **change** | **${signed(c.delta)}** | ${ci(c.interval, (v) => signed(v))} | p(worse) = ${pValue(c.p_value)} | |`);
   lines.push('');
   if (d.usage) lines.push(`${d.usage.exceeded.length ? '🔴' : d.usage.unchecked.length ? '🟣' : '⚪'} **Cost bounds:** ${mdCell(d.usage.reason)}`, '');
@@ -408,7 +412,7 @@ export function compareTerminal(i: CompareReportInput, opts: { written: string[]
   out.push('');
   const row = (k: string, v: string) => out.push(`  ${k.padEnd(11)} ${v}`);
   const rate = (s: Comparison['baseline']) =>
-    `${f3(s.pass_rate)} ${pc.dim(s.interval ? `${ci(s.interval)} ${methodOf(s)}` : ci(s.interval))}  ${pc.dim(`${s.scored} scored, ${s.errored} errored${s.trials > 1 ? `, ${s.trials} trials` : ''}${s.rate_over === 'scored' && s.pass_rate !== null ? ' (rate over its own scored cases: none paired)' : ''}`)}`;
+    `${f3(s.pass_rate)} ${pc.dim(s.interval ? `${ci(s.interval)} ${methodOf(s)}` : ci(s.interval))}  ${pc.dim(`${s.scored} scored, ${erroredCell(s)} errored${s.trials > 1 ? `, ${s.trials} trials` : ''}${s.rate_over === 'scored' && s.pass_rate !== null ? ' (rate over its own scored cases: none paired)' : ''}`)}`;
   row('baseline', rate(c.baseline));
   row('candidate', rate(c.candidate));
   row('change', `${pc.bold(signed(c.delta))} ${pc.dim(`${pct}% interval ${ci(c.interval, (v) => signed(v))}`)} · one-sided p(worse) ${pValue(c.p_value)} · over ${c.n_paired} paired cases`);

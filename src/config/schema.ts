@@ -445,11 +445,12 @@ const OptimizerSchema = z.strictObject({
   clip_edits: bool(true),
   /**
    * Which validated candidate is best_skill.md (docs/optimizer.md#choosing-the-best-skill): `highest`, the
-   * highest gate score; `cheapest_within`, the fewest mean tokens per val case among those whose val pass
-   * rate is within `cost_tolerance` of the highest.
+   * highest gate score; `cheapest_within`, highest's choice unless the val cases show that a candidate with
+   * fewer mean tokens per case loses at most `cost_tolerance` against it (a 95% upper bound on the share of
+   * cases it does worse on), then the fewest tokens among those.
    */
   select_best: aliasEnum(['highest', 'cheapest_within'], {}).default('cheapest_within'),
-  /** cheapest_within: how far below the highest val pass rate a candidate may be (a fraction: 0.01 = 1 point). */
+  /** cheapest_within: the val loss a cheaper skill may have, as a bound on the share of val cases lost (a fraction: 0.01 = 1 point). */
   cost_tolerance: prob(0.01),
   /**
    * on: a compress stage (docs/optimizer.md, "Compression") proposes deletions and merges of redundant or

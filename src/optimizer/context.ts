@@ -10,6 +10,9 @@ import { skillHash } from '../skill/hash.ts';
 import { evalPrefix, stepsPerEpoch } from '../suite/splits.ts';
 import type { SuiteSummary } from '../suite/summary.ts';
 import { SkillOptError } from '../util/errors.ts';
+import { oneLineClip } from '../util/clip.ts';
+import type { CaseRecord } from '../types.ts';
+import type { LostTrainCase } from '../runfiles/index.ts';
 import type { SuiteManifest } from '../contract/session.ts';
 import { gateScore, semanticDensity, type GateTest, type ValidationScore } from './gate.ts';
 import type { OptimizerLLM } from './llm.ts';
@@ -23,7 +26,7 @@ import type { RunStore, RuntimeState } from './run-store.ts';
 import { EditBudgetScheduler } from './scheduler.ts';
 import { SKILL_SUBJECT, type OptimizationSubject } from './subject.ts';
 import { ValLedger } from './val-ledger.ts';
-import { cheapestWithin, describeSelection, type BestSelection } from './best.ts';
+import { cheapestWithin, describeSelection, type BestSelection, type CaseLosses, type CheapestWithinOptions } from './best.ts';
 
 export interface EngineOptions {
   config: SkillOptConfig;
@@ -154,11 +157,29 @@ export class RunContext {
     this.store.writeJson('usage.json', this.kept.sent());
   }
 
+  /**
+   * A train rollout's cases still errored after its retries (docs/optimizer.md#train-cases-that-error):
+   * logged, kept in the state for the run's summary and end report, and returned for the stage's record.
+   */
+  loseTrainCases(where: string, records: readonly CaseRecord[]): LostTrainCase[] {
+    const lost: LostTrainCase[] = [];
+    for (const r of records) {
+      if (r.error_kind === null || lost.some((x) => x.id === r.id)) continue;
+      lost.push({ where, id: r.id, error: oneLineClip(r.error ?? r.error_kind, 300) });
+    }
+    if (lost.length === 0) return lost;
+    const kept = (this.state.lost_train_cases ??= []);
+    for (const x of lost) if (!kept.some((k) => k.where === x.where && k.id === x.id)) kept.push(x);
+    this.log(`warning: ${lost.length} train case(s) of the ${where} still errored after their retries and were left out: ${lost.map((x) => x.id).join(', ')} (first: ${lost[0]!.error})`);
+    return lost;
+  }
+
   /** A commit: the state, with the usage of everything kept so far. */
   saveState(): void {
     this.state.commits = (this.state.commits ?? 0) + 1;
     this.state.token_summary = this.o.accounting.snapshot();
     this.state.scheduler_counter = this.scheduler.state();
+    this.state.optimizer_replies = { ...this.o.llm.replies };
     this.store.writeState(this.state);
     this.persistUsage();
   }
@@ -181,7 +202,10 @@ export class RunContext {
    */
   promoteIfBetter(skill: string, score: number, step: number, ties = false): boolean {
     const top = ties ? score >= this.topScore() : score > this.topScore();
-    if (top) this.state.top_score = score;
+    if (top) {
+      this.state.top_score = score;
+      this.state.top_hash = skillHash(skill);
+    }
     this.recordCandidate(skill, score, step, this.state.current_origin);
     if (this.cfg.optimizer.select_best === 'cheapest_within') return this.chooseBest();
     if (!top) return false;
@@ -210,9 +234,22 @@ export class RunContext {
     list.push({ hash, path, step, origin, score, pass_rate: pass, mean_tokens: usage.mean_tokens, mean_cost: usage.mean_cost, seq: list.length });
   }
 
+  /** cheapest_within's inputs: the tolerance, `highest`'s choice, and how to count a candidate's val losses against it. */
+  private selectionOptions(): CheapestWithinOptions {
+    return { tolerance: this.cfg.optimizer.cost_tolerance, topHash: this.state.top_hash, countLosses: (c, ref) => this.casesLost(c.hash, ref.hash) };
+  }
+
+  /** The val cases on which skill `hash` passes a smaller share of its standard samples than skill `ref` does. */
+  casesLost(hash: string, ref: string): CaseLosses {
+    const k = this.cfg.env.trials;
+    let lost = 0;
+    for (const id of this.valIds) if (this.ledger.passFraction(hash, id, k) < this.ledger.passFraction(ref, id, k)) lost++;
+    return { lost, cases: this.valIds.length };
+  }
+
   /** cheapest_within: make the rule's choice among the recorded candidates the best skill; whether it changed. */
   private chooseBest(): boolean {
-    const c = cheapestWithin(this.state.best_candidates ?? [], this.cfg.optimizer.cost_tolerance);
+    const c = cheapestWithin(this.state.best_candidates ?? [], this.selectionOptions());
     if (!c) return false;
     const changed = skillHash(this.best) !== c.hash;
     if (changed) this.best = this.store.readText(this.store.path(c.path));
@@ -225,7 +262,7 @@ export class RunContext {
   /** summary.json's record of how best_skill.md was chosen. */
   bestSelection(): BestSelection {
     const opt = this.cfg.optimizer;
-    return describeSelection(this.state.best_candidates ?? [], opt.select_best, opt.cost_tolerance, skillHash(this.best));
+    return describeSelection(this.state.best_candidates ?? [], opt.select_best, skillHash(this.best), this.selectionOptions());
   }
 
   warn(step: number, line: string): void {

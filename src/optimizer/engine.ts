@@ -8,12 +8,14 @@
 import { isInfraError } from '../model/index.ts';
 import { planTrainEpoch } from '../suite/splits.ts';
 import { oneLine } from '../util/errors.ts';
+import { oneLineClip } from '../util/clip.ts';
 import { BudgetExhausted } from './budget.ts';
 import { RunContext, type EngineOptions } from './context.ts';
 import { epochEnd } from './epoch-end.ts';
 import { finish, NO_TESTS, type FinishResult } from './finish.ts';
 import { InfrastructureStop } from './rollout.ts';
 import type { RuntimeState } from './run-store.ts';
+import type { OptimizerReplies } from '../runfiles/index.ts';
 import { start } from './start.ts';
 import { runStep } from './step.ts';
 import { buildSummary } from './summary.ts';
@@ -66,9 +68,13 @@ export class Engine {
           const step = (epoch - 1) * ctx.stepsPerEpoch + s + 1;
           if (step <= ctx.state.last_completed_step) continue;
           await runStep(ctx, epoch, s, step, batches);
+          const patienceSpent = train.patience > 0 && ctx.state.steps_since_accept >= train.patience;
           if (ctx.targetReached()) {
             ctx.state.stopped = { reason: 'target_reached', detail: `validation pass rate ${ctx.currentPassRate()!.toFixed(3)} ≥ target ${ctx.o.target}`, step };
-          } else if (train.patience > 0 && ctx.state.steps_since_accept >= train.patience) {
+          } else if (ctx.o.llm.noneUsable() && (s === ctx.stepsPerEpoch - 1 || patienceSpent)) {
+            // a whole epoch (or the patience) and not one optimizer reply could be used: more steps would send the same requests
+            ctx.state.stopped = { reason: 'optimizer_unusable', detail: unusableDetail(ctx.o.llm.replies), step };
+          } else if (patienceSpent) {
             ctx.state.stopped = { reason: 'patience', detail: `${train.patience} steps without an accepted candidate`, step };
           }
           if (ctx.state.stopped) ctx.saveState();
@@ -78,7 +84,8 @@ export class Engine {
     } catch (e) {
       this.stopOn(e);
     }
-    const hardStop = ctx.state.stopped?.reason === 'budget' || ctx.state.stopped?.reason === 'infrastructure';
+    // a resumable stop: the test evaluations wait for the rerun that finishes the run
+    const hardStop = ['budget', 'infrastructure', 'optimizer_unusable'].includes(ctx.state.stopped?.reason ?? '');
     let tests: FinishResult = NO_TESTS;
     if (!hardStop) {
       try {
@@ -110,4 +117,9 @@ export class Engine {
     ctx.log(`stopped: ${detail}`);
     ctx.saveState();
   }
+}
+
+/** Why an optimizer_unusable stop stopped: how many replies, and the first one's reason. */
+export function unusableDetail(r: OptimizerReplies): string {
+  return `the optimizer model's replies could not be used: ${r.unusable} of ${r.unusable + r.usable} unusable, none usable; first: ${oneLineClip(r.first_unusable ?? 'unknown', 400)}`;
 }

@@ -11,6 +11,7 @@ import { skillSection, tag } from '../protocol/prompt.ts';
 import { metaResultRel, type RunContext } from './context.ts';
 import type { ValidationScore } from './gate.ts';
 import { OptimizerLLM } from './llm.ts';
+import { TRAIN_ROLLOUT } from './rollout.ts';
 import { buildPairs, countByCategory, keepByPolicy, renderComparison, type ComparisonPair } from './longitudinal.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
 
@@ -126,8 +127,14 @@ async function compare(ctx: RunContext, epoch: number, prevSkill: string, dirRel
   // One shuffle of the train ids: the sample is its head, top-up items come from the rest.
   const order = sampleTrain(ctx.trainIds, ctx.trainIds.length, ctx.cfg.train.seed + epoch * 2000);
   const sample = order.slice(0, opt.slow_update_samples);
-  const prev = await rollouts.run(prevSkill, sample, ctx.store.path(dirRel, 'rollout_prev'), `epoch ${epoch} previous-skill comparison`);
-  const curr = await rollouts.run(ctx.current, sample, ctx.store.path(dirRel, 'rollout_curr'), `epoch ${epoch} current-skill comparison`);
+  // train cases: errored ones are run again, those still errored are recorded (docs/optimizer.md#train-cases-that-error)
+  const rollout = async (skill: string, ids: string[], dir: string, label: string) => {
+    const out = await rollouts.run(skill, ids, dir, label, TRAIN_ROLLOUT);
+    ctx.loseTrainCases(label, out.records);
+    return out;
+  };
+  const prev = await rollout(prevSkill, sample, ctx.store.path(dirRel, 'rollout_prev'), `epoch ${epoch} previous-skill comparison`);
+  const curr = await rollout(ctx.current, sample, ctx.store.path(dirRel, 'rollout_curr'), `epoch ${epoch} current-skill comparison`);
   const all = buildPairs(prev.records, curr.records);
   let pairs = keepByPolicy(all, opt.longitudinal_pair_policy);
   if (opt.longitudinal_pair_policy === 'changed' && pairs.length < opt.slow_update_samples) {
@@ -138,8 +145,8 @@ async function compare(ctx: RunContext, epoch: number, prevSkill: string, dirRel
     while (pairs.length < opt.slow_update_samples && offset < rest.length) {
       const chunk = rest.slice(offset, offset + (opt.slow_update_samples - pairs.length));
       offset += chunk.length;
-      const p = await rollouts.run(prevSkill, chunk, ctx.store.path(dirRel, 'topup', `round_${round}`, 'rollout_prev'), `epoch ${epoch} top-up`);
-      const c = await rollouts.run(ctx.current, chunk, ctx.store.path(dirRel, 'topup', `round_${round}`, 'rollout_curr'), `epoch ${epoch} top-up`);
+      const p = await rollout(prevSkill, chunk, ctx.store.path(dirRel, 'topup', `round_${round}`, 'rollout_prev'), `epoch ${epoch} top-up`);
+      const c = await rollout(ctx.current, chunk, ctx.store.path(dirRel, 'topup', `round_${round}`, 'rollout_curr'), `epoch ${epoch} top-up`);
       const built = buildPairs(p.records, c.records);
       const more = keepByPolicy(built, 'changed');
       all.push(...built);

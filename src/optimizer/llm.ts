@@ -10,6 +10,7 @@ import type { Budget } from './budget.ts';
 import type { PromptLibrary } from './prompts.ts';
 import { oneLine } from '../util/errors.ts';
 import { stageHeader } from '../protocol/prompt.ts';
+import type { OptimizerReplies } from '../runfiles/index.ts';
 
 export interface StageCall {
   /** Accounting stage (analyst, merge, ranking, …); defaults to the schema stage name. */
@@ -23,6 +24,8 @@ export interface StageCall {
 
 export class OptimizerLLM {
   readonly warnings: string[] = [];
+  /** Replies over the run (a resumed run starts from the state's): the optimizer_unusable stop reads them. */
+  replies: OptimizerReplies = { usable: 0, unusable: 0, first_unusable: null };
 
   constructor(
     private readonly client: ModelClient,
@@ -49,14 +52,22 @@ export class OptimizerLLM {
         ],
         { stage: opts.account ?? stage, maxTokens: opts.maxTokens, ...(opts.tap ? { tap: opts.tap } : {}) },
       );
+      this.replies.usable++;
       return res.value;
     } catch (e) {
       if (!isOutputError(e)) throw e;
       const warning = `${stage}: unusable optimizer reply, nothing taken from it (${oneLine(e)})`;
+      this.replies.unusable++;
+      this.replies.first_unusable ??= warning;
       this.warnings.push(warning);
       this.log(`warning: ${warning}`);
       return null;
     }
+  }
+
+  /** Whether the optimizer model has answered, and no reply of it could be used (docs/optimizer.md#when-the-optimizer-model-cannot-be-used). */
+  noneUsable(): boolean {
+    return this.replies.usable === 0 && this.replies.unusable > 0;
   }
 
   /** Warnings since the last drain (recorded per step). */

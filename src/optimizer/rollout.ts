@@ -1,17 +1,20 @@
 /**
  * Rollouts of a skill on a list of task ids, through the suites (SuiteRunner). Each finished case is
- * appended to `<dir>/results.jsonl` as it arrives, so a killed run resumes with only the missing ids;
- * infrastructure-errored cases are not persisted (a rerun retries them) and never scored.
+ * appended to `<dir>/results.jsonl` as it arrives, so a killed run resumes with only the missing ids.
+ * Errored cases are written too, with their `error_kind` (a results file has one row per case × trial,
+ * docs/output-files.md), never scored and never reused: a rerun runs them again, and its row replaces
+ * the errored one when the rollout ends.
  */
 import { skillTokens } from '../cost/run-cost.ts';
 import { existsSync, mkdirSync, readFileSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Accounting } from '../model/index.ts';
 import { skillHash } from '../skill/hash.ts';
-import { suiteSummary, type SuiteSummary } from '../suite/summary.ts';
+import { caseOutcomes, suiteSummary, type SuiteSummary } from '../suite/summary.ts';
+import { erroredShare, erroredShown, isComplete } from '../suite/verdict.ts';
 import type { CaseRecord } from '../types.ts';
 import { rowCost, type KeptCosts } from './kept-cost.ts';
-import { appendLine, writeJsonAtomic } from '../util/atomic.ts';
+import { appendLine, writeJsonAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { buildRunFile, EvaluationSummarySchema } from '../runfiles/index.ts';
 import { parseJsonLines } from '../util/jsonl.ts';
 import { oneLine, SkillOptError } from '../util/errors.ts';
@@ -29,6 +32,13 @@ export class InfrastructureStop extends SkillOptError {
 
 /** Extra runs of an evaluation's errored cases before the run stops (the model client already retried each call). */
 const RETRY_ROUNDS = 2;
+
+/**
+ * A train rollout (a step's batch, an epoch's comparison): its errored cases are run again as a
+ * validation's are, and the cases still errored are returned for the caller to record, not a stop
+ * (docs/optimizer.md#train-cases-that-error).
+ */
+export const TRAIN_ROLLOUT = { maxErrored: 0, keepErrored: true } as const;
 
 export interface RolloutOutcome {
   records: CaseRecord[];
@@ -50,6 +60,30 @@ export function readResults(path: string): CaseRecord[] {
   return parseJsonLines<CaseRecord>(complete).map((r) => r.value);
 }
 
+/** A row's place in a results file: one row per skill, case and trial. */
+const trialKey = (r: Pick<CaseRecord, 'skill_hash' | 'id' | 'trial'>) => `${r.skill_hash}\u0000${r.id}\u0000${r.trial ?? ''}`;
+
+/**
+ * Drop every row of a results file that a later row of the same skill, case and trial replaced (an
+ * errored case run again), atomically; the file is left as it is when nothing was replaced.
+ */
+export function dropReplacedRows(path: string): void {
+  if (!existsSync(path)) return;
+  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.length > 0);
+  const last = new Map<string, number>();
+  const keys = lines.map((line, i) => {
+    try {
+      const key = trialKey(JSON.parse(line) as CaseRecord);
+      last.set(key, i);
+      return key;
+    } catch {
+      return null; // a damaged line stays where it is (readResults skips it)
+    }
+  });
+  const kept = lines.filter((_, i) => keys[i] === null || last.get(keys[i]!) === i);
+  if (kept.length < lines.length) writeLinesAtomic(path, kept);
+}
+
 export class Rollouts {
   /** Whether any case was answered by the simulated model (in-process or a standalone sim-server). */
   sawSimulated = false;
@@ -69,15 +103,17 @@ export class Rollouts {
    * `writeSummary: false` leaves `summary.json` to the caller (the test evaluation writes its own layout);
    * `maxErrored` makes it an evaluation whose score is gated or reported on: errored cases beyond it are
    * run again (RETRY_ROUNDS more times), and if they still error the run stops, resumable, naming the
-   * first failure. A partial score is never returned. `samples` runs these trial indices of every task
-   * instead of env.trials' (the paired gate's extra samples of uncertain items).
+   * first failure. A partial score is never returned. `keepErrored` (the train batches) retries the same
+   * way but returns the cases still errored instead of stopping: the caller records them as lost.
+   * `samples` runs these trial indices of every task instead of env.trials' (the paired gate's extra
+   * samples of uncertain items).
    */
   async run(
     skill: string,
     ids: string[],
     dir: string,
     label: string,
-    opts: { allErroredIsFatal?: boolean; writeSummary?: boolean; maxErrored?: number; samples?: number[] } = {},
+    opts: { allErroredIsFatal?: boolean; writeSummary?: boolean; maxErrored?: number; keepErrored?: boolean; samples?: number[] } = {},
   ): Promise<RolloutOutcome> {
     const hash = skillHash(skill);
     const file = join(dir, 'results.jsonl');
@@ -86,7 +122,9 @@ export class Rollouts {
     const k = samples ? samples.length : this.host.session.config.env.trials;
     const wanted = (r: CaseRecord) => (samples ? r.trial !== undefined && samples.includes(r.trial) : (k > 1) === (r.trial !== undefined));
     const finished = new Map<string, Map<number, CaseRecord>>();
+    let replaced = false;
     for (const r of readResults(file)) {
+      if (r.error_kind !== null) replaced = true; // run again below; its new row replaces it
       if (r.skill_hash !== hash || r.error_kind !== null || !wanted(r)) continue;
       let rows = finished.get(r.id);
       if (!rows) finished.set(r.id, (rows = new Map()));
@@ -110,24 +148,28 @@ export class Rollouts {
       if (errored.length > 0 && errored.length === rows.length && opts.allErroredIsFatal !== false) {
         throw new InfrastructureStop(`every call of the ${label} rollout failed: ${oneLine(errored[0]!.error)}`);
       }
-      if (errored.length > 0) this.log(`warning: ${errored.length} ${k > 1 ? 'trial(s)' : 'case(s)'} of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${oneLine(errored[0]!.error)})`);
+      // an evaluation with a limit says so below, with its retries
+      if (errored.length > 0 && opts.maxErrored === undefined) this.log(`warning: ${errored.length} ${k > 1 ? 'trial(s)' : 'case(s)'} of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${oneLine(errored[0]!.error)})`);
     }
     if (opts.maxErrored !== undefined) {
-      for (let round = 1; round <= RETRY_ROUNDS && erroredIds().length > opts.maxErrored; round++) {
+      const maxErrored = opts.maxErrored;
+      const rows = () => ids.flatMap((id) => done.get(id) ?? fresh.get(id) ?? []);
+      const complete = () => isComplete(rows(), maxErrored);
+      for (let round = 1; round <= RETRY_ROUNDS && !complete(); round++) {
         missing = erroredIds();
-        this.log(`${missing.length} of ${ids.length} cases of the ${label} errored (evaluation.max_errored ${opts.maxErrored}); running them again (${round}/${RETRY_ROUNDS})`);
+        this.log(`${missing.length} of ${ids.length} cases of the ${label} errored (evaluation.max_errored ${maxErrored}); running them again (${round}/${RETRY_ROUNDS})`);
         this.budget.ensure(`the ${label} retry (${missing.length * k} calls)`, missing.length * k);
         await this.runCases(skill, hash, label, missing, dir, file, fresh, samples);
       }
-      const still = erroredIds();
-      if (still.length > opts.maxErrored) {
-        const first = fresh.get(still[0]!)!.find((r) => r.error_kind !== null)!;
-        throw new InfrastructureStop(
-          `${still.length} of ${ids.length} cases of the ${label} still errored after ${RETRY_ROUNDS} retries (evaluation.max_errored ${opts.maxErrored}), so it is not scored; first: ${first.id}: ${oneLine(first.error)}`,
-        );
+      if (!complete()) {
+        const first = rows().find((r) => r.error_kind !== null)!;
+        const lost = `${erroredShown(erroredShare(caseOutcomes(rows())), ids.length)} in the ${label} even after ${RETRY_ROUNDS} retries (evaluation.max_errored ${maxErrored})`;
+        if (!opts.keepErrored) throw new InfrastructureStop(`${lost}, so it is not scored; first: ${first.id}: ${oneLine(first.error)}`);
+        this.log(`warning: ${lost}: left out (first: ${first.id}: ${oneLine(first.error)})`);
       }
     }
     const records = ids.flatMap((id) => done.get(id) ?? fresh.get(id) ?? []);
+    if (replaced || [...fresh.values()].some((rows) => rows.some((r) => r.error_kind !== null))) dropReplacedRows(file);
     const summary = { ...suiteSummary(records, this.host.session.config.model.currency), skill_tokens: skillTokens(skill) };
     if (opts.writeSummary !== false) writeJsonAtomic(join(dir, 'summary.json'), buildRunFile(EvaluationSummarySchema, { label, skill_hash: hash, ...summary }, 'summary.json'));
     return { records, summary, reused };
@@ -149,7 +191,7 @@ export class Rollouts {
     }
   }
 
-  /** Run `ids` through the suites; each scored case is appended to `file` as it arrives and lands in `into`. */
+  /** Run `ids` through the suites; each case (errored ones too) is appended to `file` as it arrives and lands in `into`. */
   private async runCases(skill: string, hash: string, label: string, ids: string[], dir: string, file: string, into: Map<string, CaseRecord[]>, samples: number[] | null): Promise<void> {
     const wanted = new Set(ids);
     mkdirSync(dir, { recursive: true });
@@ -157,7 +199,6 @@ export class Rollouts {
     const held: string[] | null = this.host.cache?.mode === 'replay' ? [] : null;
     this.host.caseSink = (rec) => {
       if (rec.skill_hash !== hash || !wanted.has(rec.id)) return;
-      if (rec.error_kind !== null) return;
       // an optimizer run stamps its rows with the commits before them (kept-cost.ts); eval rows stay as they are
       this.kept?.wroteRow(rowKey(file, rec));
       const line = JSON.stringify(this.kept ? { ...rec, after_commit: this.kept.stamp() } : rec);
@@ -189,5 +230,5 @@ export class Rollouts {
 
 /** A row's identity among the kept rows of a run: its file, case, trial and skill. */
 function rowKey(file: string, r: Pick<CaseRecord, 'id' | 'trial' | 'skill_hash'>): string {
-  return `${file}\u0000${r.id}\u0000${r.trial ?? ''}\u0000${r.skill_hash}`;
+  return `${file}\u0000${trialKey(r)}`;
 }

@@ -8,6 +8,8 @@ import type { RunContext } from './context.ts';
 import type { Patch } from './patch.ts';
 import { reflect } from './reflect.ts';
 import type { FailurePattern } from './step-buffer.ts';
+import { TRAIN_ROLLOUT } from './rollout.ts';
+import type { LostTrainCase } from '../runfiles/index.ts';
 
 export interface Reflection {
   failure: Patch[];
@@ -18,6 +20,8 @@ export interface Reflection {
   /** One row per accumulation batch (the step record's `accumulation_batches`). */
   batchRows: Record<string, unknown>[];
   records: CaseRecord[];
+  /** Train cases still errored after their retries, left out of the reflection. */
+  lost: LostTrainCase[];
   /** Seconds in rollouts and in reflection. */
   rollout_s: number;
   reflect_s: number;
@@ -39,7 +43,7 @@ export async function rolloutAndReflect(
   const opt = ctx.cfg.optimizer;
   const grad = ctx.cfg.gradient;
   const accum = ctx.cfg.train.accumulation;
-  const out: Reflection = { failure: [], success: [], notes: [], patterns: [], batchRows: [], records: [], rollout_s: 0, reflect_s: 0 };
+  const out: Reflection = { failure: [], success: [], notes: [], patterns: [], batchRows: [], records: [], lost: [], rollout_s: 0, reflect_s: 0 };
   let tRoll = 0;
   let tReflect = 0;
   // what the stages see and edit: the whole skill, or (description optimization) one field of it
@@ -49,8 +53,10 @@ export async function rolloutAndReflect(
     const batch = o.batches[o.stepInEpoch * accum + a]!;
     const bdir = accum === 1 ? o.dir : `${o.dir}/batch_${a}`;
     let t = performance.now();
-    const rollout = await ctx.o.rollouts.run(o.parent, batch.items, `${bdir}/rollout`, `step ${o.step} train batch`);
+    const label = `step ${o.step} train batch`;
+    const rollout = await ctx.o.rollouts.run(o.parent, batch.items, `${bdir}/rollout`, label, TRAIN_ROLLOUT);
     ctx.persistUsage();
+    out.lost.push(...ctx.loseTrainCases(accum === 1 ? label : `${label} ${a}`, rollout.records));
     tRoll += performance.now() - t;
     out.records.push(...rollout.records);
     t = performance.now();

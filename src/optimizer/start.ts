@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { estimateLine } from './budget.ts';
 import type { TokenSummary } from '../types.ts';
+import { skillHash } from '../skill/hash.ts';
 import { ensureAppendix } from '../skill/regions.ts';
 import type { RunContext } from './context.ts';
 import { KeptCosts } from './kept-cost.ts';
@@ -32,9 +33,10 @@ export async function start(ctx: RunContext): Promise<void> {
     // counted as the stages reuse it (kept-cost.ts).
     o.accounting.merge(committed);
     ctx.log(`resuming after step ${resumed.last_completed_step} (current ${resumed.current_score.toFixed(3)}, best ${resumed.best_score.toFixed(3)})`);
-    // A budget or infrastructure stop is what a rerun is for (raised budget, endpoint back): go on.
-    // The budget counts the earlier runs' calls too (what they sent, kept or not).
-    if (resumed.stopped && (resumed.stopped.reason === 'budget' || resumed.stopped.reason === 'infrastructure')) {
+    if (resumed.optimizer_replies) o.llm.replies = { ...resumed.optimizer_replies };
+    // A budget, infrastructure or unusable-optimizer stop is what a rerun is for (raised budget, endpoint
+    // back, optimizer fixed): go on. The budget counts the earlier runs' calls too (what they sent, kept or not).
+    if (resumed.stopped && (resumed.stopped.reason === 'budget' || resumed.stopped.reason === 'infrastructure' || resumed.stopped.reason === 'optimizer_unusable')) {
       ctx.log(`the previous run stopped (${resumed.stopped.reason}: ${resumed.stopped.detail}); continuing`);
       ctx.state.stopped = null;
     }
@@ -83,6 +85,7 @@ async function validateBaseline(ctx: RunContext): Promise<void> {
   ctx.state.current_score = score;
   ctx.state.best_score = score;
   ctx.state.top_score = score;
+  ctx.state.top_hash = skillHash(ctx.current);
   ctx.recordCandidate(ctx.current, score, 0, ctx.state.current_origin);
   setGateReference(ctx, ctx.current);
   ctx.saveState();

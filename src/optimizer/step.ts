@@ -63,6 +63,7 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
     lr_control_mode: ctx.cfg.optimizer.lr_control_mode,
     gate_metric: ctx.cfg.evaluation.gate_metric,
     ...(picked.id !== null ? { parent_id: picked.id } : {}),
+    ...(r.lost.length ? { lost_train_cases: r.lost } : {}),
   };
   const digest: StepDigest = {
     step,

@@ -80,6 +80,8 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
     target_pass_rate: ctx.o.target,
     target_reached: ctx.targetReachedByBest(),
     stopped: state.stopped,
+    lost_train_cases: state.lost_train_cases ?? [],
+    optimizer_replies: { ...ctx.o.llm.replies },
     ungated_changes: state.ungated_changes,
     // calls (and their HTTP attempts) made before the end-of-run test evaluations
     optimization_calls: (total?.calls ?? 0) - (state.test_eval_calls ?? 0),

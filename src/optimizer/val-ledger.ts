@@ -68,6 +68,12 @@ export class ValLedger {
     return this.samples(hash, id).filter((s) => s.t === null || s.t < k);
   }
 
+  /** The share of an item's standard samples that passed (0 when it has none: every sample errored). */
+  passFraction(hash: string, id: string, k: number): number {
+    const s = this.standard(hash, id, k);
+    return s.length ? s.filter((x) => x.pass).length / s.length : 0;
+  }
+
   /**
    * The mean usage per case of the skill `hash` over the items `ids`, from their standard samples (trials
    * below `k`): a case's tokens are the mean over its samples that reported usage.

@@ -17,7 +17,7 @@ import { costLine } from '../cost/display.ts';
 import { formatMoney } from '../cost/pricing.ts';
 import { runCost } from '../cost/run-cost.ts';
 import { groupBy } from '../util/group.ts';
-import { DEFAULT_CURRENCY } from '../suite/summary.ts';
+import { DEFAULT_CURRENCY, erroredCounts } from '../suite/summary.ts';
 import { makeMeta, raw, readChecked, readLocatedResults, roleFacts } from './read-run.ts';
 
 const f3 = score3;
@@ -53,7 +53,7 @@ export function runScores(summary: RunSummary, located: LocatedRecord[]): RunSco
   const u = o.usage;
   const cards: Card[] = [];
   cards.push(['pass rate', f3(o.pass_rate), o.pass_rate_ci ? `95% CI ${f3(o.pass_rate_ci[0])}–${f3(o.pass_rate_ci[1])} over ${o.scored} scored` : `over ${o.scored} scored`]);
-  cards.push(['cases', `${o.passed} / ${o.n}`, `${o.passed} pass · ${o.failed} fail · ${o.errored} errored${o.selected !== o.n ? ` · ${o.selected} selected` : ''}`]);
+  cards.push(['cases', `${o.passed} / ${o.n}`, `${o.passed} pass · ${o.failed} fail · ${erroredCounts(o)}${o.selected !== o.n ? ` · ${o.selected} selected` : ''}`]);
   cards.push(['mean score', `${f3(o.mean_soft)}`, `soft; hard ${f3(o.mean_hard)}`]);
   if (o.trials) cards.push(['trials', `${o.trials} per task`, `pass@k ${f3(o.pass_at_k)} · pass^k ${f3(o.pass_all_k)} · ${o.flaky ?? 0} flaky`]);
   cards.push(['tokens', kTok(u.target.prompt_tokens + u.target.completion_tokens + u.judge.prompt_tokens + u.judge.completion_tokens), `target ${u.target.calls} calls${u.judge.calls ? ` · judge ${u.judge.calls} calls` : ''}`]);

@@ -173,7 +173,7 @@ function compareLines(d: CompareReportData, width: number): string[] {
   const out: string[] = [];
   const color = c.verdict === 'regressed' ? pc.red : c.verdict === 'improved' ? pc.green : c.verdict === 'inconclusive' ? pc.magenta : pc.bold;
   out.push(line('verdict', `${color(String(c.verdict).toUpperCase())} — ${c.reason}`));
-  const side = (s: any) => `${f3(s?.pass_rate)}${s?.interval ? pc.dim(` [${f3(s.interval[0])}, ${f3(s.interval[1])}]`) : ''}  ${s?.scored ?? 0} scored, ${s?.errored ?? 0} errored`;
+  const side = (s: any) => `${f3(s?.pass_rate)}${s?.interval ? pc.dim(` [${f3(s.interval[0])}, ${f3(s.interval[1])}]`) : ''}  ${s?.scored ?? 0} scored, ${s?.errored ?? 0} errored${s?.trials > 1 && s?.errored_trials ? ` (+${s.errored_trials} trials)` : ''}`;
   out.push(line('baseline', side(c.baseline)));
   out.push(line('candidate', side(c.candidate)));
   out.push(line('change', `${c.delta === null ? '—' : `${c.delta >= 0 ? '+' : '−'}${Math.abs(c.delta).toFixed(3)}`}${c.interval ? pc.dim(` 95% interval [${f3(c.interval[0])}, ${f3(c.interval[1])}]`) : ''} over ${c.n_paired} paired cases`));

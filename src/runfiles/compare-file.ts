@@ -13,6 +13,8 @@ export const CompareSideSchema = z.looseObject({
   errored: z.number().optional(),
   pass_rate: rate,
   interval: interval.optional(),
+  /** Why the side is not a whole run (its run folder has no summary, its last line is cut off); null: whole. */
+  partial: z.string().nullable().optional(),
 });
 
 const caseRef = z.object({ suite: z.string(), id: z.string() });

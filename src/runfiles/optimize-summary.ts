@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { rate, schemaVersion } from './version.ts';
 import { RunCostSchema } from './summary.ts';
+import { LostTrainCaseSchema } from './step-record.ts';
 
 /** Per-stage (or per-role) call counters, keyed by stage; `_total` sums them. */
 export const TokenSummarySchema = z.record(
@@ -47,14 +48,41 @@ export const BestSelectionSchema = z.looseObject({
   rule: z.enum(['highest', 'cheapest_within']),
   /** cheapest_within: the tolerance; null for `highest`. */
   tolerance: z.number().nullable(),
+  /** cheapest_within: the one-sided confidence of each candidate's `loss_bound`; null for `highest` (absent in older runs). */
+  confidence: z.number().nullable().optional(),
   /** The highest val pass rate among the candidates. */
   highest_pass_rate: z.number().nullable(),
+  /** The hash of `highest`'s choice, the skill a cheaper candidate is compared with (absent in older runs). */
+  reference: z.string().nullable().optional(),
   /** The chosen candidate's hash. */
   chosen: z.string().nullable(),
-  candidates: z.array(z.looseObject({ ...BestCandidateFields, eligible: z.boolean(), chosen: z.boolean() })),
+  candidates: z.array(
+    z.looseObject({
+      ...BestCandidateFields,
+      /** cheapest_within: val cases on which it did worse than the reference; null for the reference and under `highest` (absent in older runs). */
+      cases_lost: z.number().nullable().optional(),
+      /** cheapest_within: upper bound of the share of val cases it loses against the reference, at `confidence` (absent in older runs). */
+      loss_bound: z.number().nullable().optional(),
+      eligible: z.boolean(),
+      chosen: z.boolean(),
+    }),
+  ),
 });
 
-export const StoppedSchema = z.looseObject({ reason: z.string(), detail: z.string(), step: z.number() }).nullable();
+/**
+ * Why an optimize run stopped before its last step (docs/optimizer.md): its target reached, `train.patience`
+ * steps without an accepted candidate, a budget spent, an endpoint down, or every optimizer reply unusable
+ * (docs/optimizer.md#when-the-optimizer-model-cannot-be-used). `budget`, `infrastructure` and
+ * `optimizer_unusable` resume on a rerun of the same folder.
+ */
+export const STOP_REASONS = ['target_reached', 'patience', 'budget', 'infrastructure', 'optimizer_unusable'] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
+
+export const StoppedSchema = z.looseObject({ reason: z.enum(STOP_REASONS), detail: z.string(), step: z.number() }).nullable();
+
+/** The optimizer model's replies over a run: usable, unusable (invalid after a re-ask) and the first unusable one's reason. */
+export const OptimizerRepliesSchema = z.object({ usable: z.number(), unusable: z.number(), first_unusable: z.string().nullable() });
+export type OptimizerReplies = z.infer<typeof OptimizerRepliesSchema>;
 
 export const OptimizeSummarySchema = z.looseObject({
   schema_version: schemaVersion,
@@ -70,6 +98,10 @@ export const OptimizeSummarySchema = z.looseObject({
   total_steps: z.number().optional(),
   steps_per_epoch: z.number().optional(),
   stopped: StoppedSchema.optional(),
+  /** The optimizer model's replies: how many could be used, how many could not, and why the first could not. */
+  optimizer_replies: OptimizerRepliesSchema.optional(),
+  /** Train cases still errored after their rollout's retries, over the whole run (the step records name theirs). */
+  lost_train_cases: z.array(LostTrainCaseSchema).optional(),
   total_wall_time_s: z.number().optional(),
   token_summary: TokenSummarySchema.optional(),
   /** Measured over the run's case rows, the optimizer role and `by_stage` as sent (docs/accounting.md#cost). */

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { schemaVersion } from './version.ts';
-import { BestCandidateFields, StoppedSchema, TokenSummarySchema } from './optimize-summary.ts';
+import { BestCandidateFields, OptimizerRepliesSchema, StoppedSchema, TokenSummarySchema } from './optimize-summary.ts';
+import { LostTrainCaseSchema } from './step-record.ts';
 
 /** A skill's validation result (the gate's and the selection cache's unit). */
 export const ValidationScoreSchema = z.object({
@@ -72,7 +73,7 @@ const runtimeStateShape = {
   /** Epochs whose slow update / meta skill stages finished. */
   epoch_end_done: z.array(z.number()),
   ungated_changes: z.array(UngatedChangeSchema),
-  /** Set when the run stopped early (target reached, patience, budget, infrastructure). */
+  /** Set when the run stopped early (target reached, patience, budget, infrastructure, optimizer_unusable). */
   stopped: StoppedSchema,
   /** Usage of everything kept so far (a resumed run counts on from it). */
   token_summary: TokenSummarySchema,
@@ -92,11 +93,17 @@ const runtimeStateShape = {
   test_eval_attempts: z.number().optional(),
   /** The highest gate score validated so far (absent in older runs: best_score, which was that). */
   top_score: z.number().optional(),
+  /** The hash of the skill that holds top_score: `highest`'s choice, the reference of `cheapest_within` (absent in older runs). */
+  top_hash: z.string().optional(),
   /**
    * The skills that could be best (initial, adopted, final), with their validation and mean target-role
    * usage per val case: what `optimizer.select_best` chooses from (absent in older runs).
    */
   best_candidates: z.array(BestCandidateSchema).optional(),
+  /** Train cases still errored after their rollout's retries, so far (absent in older runs: none). */
+  lost_train_cases: z.array(LostTrainCaseSchema).optional(),
+  /** The optimizer model's replies so far (absent in older runs: not counted). */
+  optimizer_replies: OptimizerRepliesSchema.optional(),
 };
 
 export const RuntimeStateSchema = z.looseObject({ schema_version: schemaVersion, ...runtimeStateShape });

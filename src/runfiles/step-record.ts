@@ -5,6 +5,14 @@
 import { z } from 'zod';
 import { schemaVersion } from './version.ts';
 
+/**
+ * A train case still errored after its rollout's retries (docs/optimizer.md#train-cases-that-error):
+ * where (`step 3 train batch`, `epoch 2 comparison`), the case and its first error. It was left out of
+ * what that stage read.
+ */
+export const LostTrainCaseSchema = z.object({ where: z.string(), id: z.string(), error: z.string() });
+export type LostTrainCase = z.infer<typeof LostTrainCaseSchema>;
+
 export const StepRecordSchema = z.looseObject({
   schema_version: schemaVersion,
   step: z.int().min(1),
@@ -14,6 +22,8 @@ export const StepRecordSchema = z.looseObject({
   best_score: z.number().optional(),
   candidate_gate_score: z.number().nullable().optional(),
   wall_time_s: z.number().optional(),
+  /** The step's train cases still errored after their retries, left out of its reflection. */
+  lost_train_cases: z.array(LostTrainCaseSchema).optional(),
 });
 export type StepRecordFile = z.infer<typeof StepRecordSchema>;
 

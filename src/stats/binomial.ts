@@ -66,3 +66,25 @@ export function mcnemarExact(b: number, c: number): McNemarResult {
   for (let i = 0; i <= b; i++) lower += w[i]!;
   return { b, c, p_worse: Math.min(1, upper / total), p_better: Math.min(1, lower / total) };
 }
+
+/**
+ * The exact (Clopper–Pearson) one-sided upper confidence bound of a proportion from `x` of `n`: the p at
+ * which P(X ≤ x) = 1 − confidence for X ~ Binomial(n, p) (1 when x = n; 1 − (1 − confidence)^(1/n) when
+ * x = 0). Found by bisection on the exact tail, to 1e-12.
+ */
+export function binomialUpperBound(x: number, n: number, confidence = 0.95): number {
+  if (!Number.isInteger(x) || !Number.isInteger(n) || n < 1 || x < 0 || x > n) throw new RangeError(`binomialUpperBound needs integers 0 ≤ x ≤ n, n ≥ 1, got x=${x}, n=${n}`);
+  if (!(confidence > 0 && confidence < 1)) throw new RangeError(`binomialUpperBound needs 0 < confidence < 1, got ${confidence}`);
+  if (x === n) return 1;
+  const alpha = 1 - confidence;
+  if (x === 0) return 1 - alpha ** (1 / n);
+  // P(X ≤ x) = 1 − P(X ≥ x + 1) falls as p rises: the bound is where it reaches alpha
+  let lo = x / n;
+  let hi = 1;
+  while (hi - lo > 1e-12) {
+    const mid = (lo + hi) / 2;
+    if (1 - binomialUpperTail(x + 1, n, mid) > alpha) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}

@@ -12,7 +12,7 @@ import { caseOutcomes, DEFAULT_CURRENCY, scoreStats } from './summary.ts';
 import { inSuiteFile } from './site.ts';
 import type { HeadStart } from './head-start.ts';
 import { isNotRun, type CaseRun, type NotRun } from './admitted.ts';
-import { evaluateGate, isComplete } from './verdict.ts';
+import { erroredBeyond, erroredShare, erroredShown, evaluateGate } from './verdict.ts';
 import { costGateMeasuredText } from './cost-gate.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { costLine } from '../cost/display.ts';
@@ -81,6 +81,11 @@ export function registerCases<E>(reg: Registration<E>): void {
             if (gated) for (const r of rows) gateRows.push(gateRow(r));
             const outcome = caseOutcomes(rows)[0]!;
             if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${escapeControls(oneLine(rows[0]!.error ?? ''), { layout: false })}`, site);
+            if (outcome.scored < rows.length) {
+              // scored on the other trials; the run's verdict counts these (docs/statistics.md#errored-trials)
+              const first = rows.find((r) => r.error_kind !== null)!;
+              await ctx.annotate(`${rows.length - outcome.scored} of ${rows.length} trials errored (${first.error_kind}): ${escapeControls(oneLineClip(oneLine(first.error ?? ''), 300), { layout: false })}`, 'skillopt:errored');
+            }
             if (outcome.flaky) await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
             if (mode === 'test' && (!outcome.passed || (failOnFlaky && outcome.flaky))) {
               const miss = rows.find((r) => r.error_kind === null && !r.pass)!;
@@ -105,9 +110,10 @@ export function registerCases<E>(reg: Registration<E>): void {
         const measured = costGateMeasuredText(verdict);
         if (measured) await ctx.annotate(measured, 'skillopt:gate');
         const of = filters.length ? ` on ${selected.length} of ${total} tasks (${filters.join(', ')})` : '';
-        if (!isComplete(stats, maxErrored) || stats.n < selected.length) {
+        const lost = erroredShare(caseOutcomes(gateRows));
+        if (erroredBeyond(lost, maxErrored) || stats.n < selected.length) {
           throw caseError(
-            `suite gate of '${suite}' is inconclusive: ${stats.errored} of ${selected.length} cases errored, ` +
+            `suite gate of '${suite}' is inconclusive: ${erroredShown(lost, selected.length)}, ` +
               `${selected.length - stats.n} did not run (evaluation.max_errored ${maxErrored})`,
             site,
           );

@@ -203,6 +203,11 @@ export function scoreStats<R extends OutcomeRow>(records: readonly R[], outcomes
   return stats;
 }
 
+/** `3 errored`, with trials `0 errored, 34 errored trials`: an end report's count of what was not scored. */
+export function erroredCounts(s: Pick<ScoreStats, 'errored' | 'errored_trials'>): string {
+  return `${s.errored} errored` + (s.errored_trials ? `, ${s.errored_trials} errored trial${s.errored_trials === 1 ? '' : 's'}` : '');
+}
+
 const emptyRoleUsage = (): RoleUsage => ({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0, reasoning_tokens: 0, rows_without_usage: 0 });
 
 export function usageByRole(records: CaseRecord[]): UsageByRole {

@@ -5,7 +5,8 @@
  *
  * - A gate is decided on the cases that ran (a filtered run says what was selected out of how many).
  * - Errored cases (endpoint, timeout, unreadable reply) never count as wrong answers; beyond
- *   `evaluation.max_errored` the verdict is `inconclusive` (exit 3), never pass or fail.
+ *   `evaluation.max_errored` the verdict is `inconclusive` (exit 3), never pass or fail. With trials an
+ *   errored trial counts as 1/k of its case (`erroredShare`, docs/statistics.md#errored-trials).
  * - The reason names the first concrete failure: a load error, the first errored case, the gate, the first
  *   miss — in that order, so the skill is blamed only when the skill is the cause.
  */
@@ -14,7 +15,7 @@ import type { GateThresholds, GateVerdict, SuiteSelection } from '../contract/se
 import { oneLineClip } from '../util/clip.ts';
 import { oneLine } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
-import { caseOutcomes, type ScoreStats } from './summary.ts';
+import { caseOutcomes, type CaseOutcome, type OutcomeRow, type ScoreStats } from './summary.ts';
 import { REPLAY_MISS_NEXT, replayMissLine } from '../model/cache/cache.ts';
 import { costGateActive, costGateReasons, gateMeasured, type CostRow } from './cost-gate.ts';
 
@@ -95,6 +96,65 @@ export function selectionNote(selections: SuiteSelection[], ran?: number): strin
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+/**
+ * What a run lost to errors, in cases' worth (docs/statistics.md#errored-trials): each errored trial
+ * counts as 1/k of its case, k the trials its case ran, so a case whose trials all errored counts 1 and
+ * k errored trials spread over k cases count as much as one case lost whole. With single trials it is
+ * the errored cases. `evaluation.max_errored` bounds `equivalents`.
+ */
+export interface ErroredShare {
+  /** Errored case-equivalents: Σ over cases of (errored trials / trials). */
+  equivalents: number;
+  /** Errored trial rows, and rows in all. */
+  trials: number;
+  rows: number;
+  /** Cases whose trials all errored (never scored). */
+  cases: number;
+  /** Cases with at least one errored trial, in the order they came: the first few are named. */
+  touched: Array<{ suite: string; id: string }>;
+  /** Most trials of any case (1: single-trial). */
+  k: number;
+}
+
+export function erroredShare(outcomes: ReadonlyArray<CaseOutcome<OutcomeRow>>): ErroredShare {
+  const share: ErroredShare = { equivalents: 0, trials: 0, rows: 0, cases: 0, touched: [], k: 1 };
+  for (const c of outcomes) {
+    const errored = c.rows.length - c.scored;
+    share.rows += c.rows.length;
+    share.k = Math.max(share.k, c.rows.length);
+    if (errored === 0) continue;
+    share.trials += errored;
+    share.equivalents += errored / c.rows.length;
+    share.touched.push({ suite: c.suite, id: c.id });
+    if (c.errored) share.cases++;
+  }
+  return share;
+}
+
+/** Whether a run lost more than `evaluation.max_errored` cases' worth (the tolerance absorbs float sums of 1/k). */
+export function erroredBeyond(share: Pick<ErroredShare, 'equivalents'>, maxErrored: number): boolean {
+  return share.equivalents > maxErrored + 1e-9;
+}
+
+/** `0.5`, `2`, `1.33`: a count of case-equivalents as printed. */
+const equivalentsShown = (x: number) => String(Math.round(x * 100) / 100);
+
+/** `19 of 59 cases errored` or, with trials, `34 of 118 trials errored in 30 cases (17 cases' worth, 2 cases wholly)`. */
+export function erroredShown(share: ErroredShare, selected?: number): string {
+  if (share.k === 1) {
+    const of = selected ?? share.rows;
+    return of > 0 ? `${share.trials} of ${of} cases errored` : `${plural(share.trials, 'case')} errored`;
+  }
+  const whole = share.cases ? `, ${plural(share.cases, 'case')} wholly` : '';
+  return `${share.trials} of ${share.rows} trials errored in ${plural(share.touched.length, 'case')} (${equivalentsShown(share.equivalents)} cases' worth${whole})`;
+}
+
+/** The first `max` cases' ids, and how many more. */
+function named(cases: ReadonlyArray<{ id: string }>, max = 5): string {
+  const ids = cases.slice(0, max).map((c) => c.id);
+  return ids.join(', ') + (cases.length > ids.length ? `, and ${cases.length - ids.length} more` : '');
+}
+
 /** The verdict of one run (or one evaluation) from what it recorded. */
 export function decideVerdict(input: VerdictInput): RunVerdict {
   const { records } = input;
@@ -128,10 +188,12 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
   // pass fraction is below one half.
   const cases = caseOutcomes(records);
   const errored = cases.filter((c) => c.errored).map((c) => c.rows[0]!);
+  const share = erroredShare(cases);
+  const tooManyErrored = erroredBeyond(share, input.maxErrored);
   const missing = Math.max(0, input.selected - cases.length);
   const misses = cases.filter((c) => !c.errored && !c.passed).map((c) => c.rows.find((r) => r.error_kind === null && !r.pass)!);
   const casesFail = input.missesFail && misses.length > 0;
-  if (input.cancelled && missing > 0 && errored.length <= input.maxErrored) {
+  if (input.cancelled && missing > 0 && !tooManyErrored) {
     // --bail stopped the run at a failure (whose record may not even have arrived): a failure, not a mystery.
     return {
       verdict: 'fail',
@@ -149,11 +211,11 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
       next: 'raise env.max_cost and rerun the same command with the same env.out_root: only the cases not yet scored run',
     };
   }
-  if (errored.length > input.maxErrored || (missing > 0 && !casesFail)) {
+  if (tooManyErrored || (missing > 0 && !casesFail)) {
     const parts: string[] = [];
-    if (errored.length) parts.push(`${errored.length} of ${input.selected} cases errored`);
+    if (share.trials) parts.push(erroredShown(share, input.selected) + (share.k > 1 ? `: ${named(share.touched)}` : ''));
     if (missing) parts.push(`${missing} of ${input.selected} selected cases did not run`);
-    const first = errored[0];
+    const first = cases.find((c) => c.scored < c.rows.length)?.rows.find((r) => r.error_kind !== null);
     return {
       verdict: 'inconclusive',
       exit_code: EXIT_CODES.inconclusive,
@@ -184,9 +246,9 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
   return { verdict: 'pass', exit_code: EXIT_CODES.pass, reason: null, next: null };
 }
 
-/** Whether an evaluation's score may be gated on, cached or reused as complete. */
-export function isComplete(stats: Pick<ScoreStats, 'errored'>, maxErrored: number): boolean {
-  return stats.errored <= maxErrored;
+/** Whether an evaluation's score may be gated on, cached or reused as complete: its rows lost no more than `evaluation.max_errored` cases' worth. */
+export function isComplete(rows: readonly OutcomeRow[], maxErrored: number): boolean {
+  return !erroredBeyond(erroredShare(caseOutcomes(rows)), maxErrored);
 }
 
 // ── comparisons: `skillopt compare` (and `skillopt test --baseline`) ─────────────────────────────────
@@ -208,11 +270,14 @@ export function isComplete(stats: Pick<ScoreStats, 'errored'>, maxErrored: numbe
  * itself (stats/paired-cases.ts), so the upper bound is below 0 exactly when p < α.
  * Exit codes, with `--fail-on-regression`:
  * 1 regressed, 3 inconclusive, else 0; without it always 0.
+ * Inconclusive before anything else: a side that is not a whole run (its run folder has no summary, its
+ * file's last line is cut off); `allowPartial` waives that and the short side. Errored cases are counted
+ * in cases' worth, an errored trial 1/k of its case (erroredShare, docs/statistics.md#errored-trials).
  */
 export type ComparisonVerdict = 'regressed' | 'improved' | 'no significant change' | 'inconclusive';
 
 /** Which rule decided a comparison. */
-export type ComparisonRule = 'errored' | 'missing_cases' | 'no_paired_cases' | 'evidence_of_regression' | 'evidence_of_improvement' | 'drop_within_margin' | 'no_evidence';
+export type ComparisonRule = 'partial_run' | 'errored' | 'missing_cases' | 'no_paired_cases' | 'evidence_of_regression' | 'evidence_of_improvement' | 'drop_within_margin' | 'no_evidence';
 
 /** What a comparison's verdict is decided on (a Comparison of src/compare/ carries all of it). */
 export interface ComparisonEvidence {
@@ -226,8 +291,12 @@ export interface ComparisonEvidence {
   confidence: number;
   /** Cases whose trials all errored, per side. */
   errored: { baseline: number; candidate: number };
+  /** What each side lost to errors, errored trials included (absent in older callers: `errored` alone, as whole cases). */
+  errored_share?: { baseline: ErroredShare; candidate: ErroredShare };
   /** `test`: the exact test decides alone (trials); otherwise the bounds and the test must agree. */
   decided_by?: 'test' | 'test_and_bounds';
+  /** A side that is not a whole run (a killed run's folder, a cut-off file): why, and the cases its results cover. */
+  partial?: { baseline: { why: string; cases: number } | null; candidate: { why: string; cases: number } | null };
   /** Selected cases a side's results lack (absent in older callers: none). */
   missing?: { baseline: { count: number; cases: Array<{ suite: string; id: string }> }; candidate: { count: number; cases: Array<{ suite: string; id: string }> } };
 }
@@ -330,25 +399,38 @@ export function flagsRegression(x: { upper: number; p_value: number | null }, al
   return significantDrop(x, alpha) && x.upper < -maxRegression;
 }
 
+/** A side known only by its count of wholly errored cases (single-trial callers). */
+const wholeCases = (n: number): ErroredShare => ({ equivalents: n, trials: n, rows: 0, cases: n, touched: [], k: 1 });
+
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
 const pShown = (p: number | null) => (p === null ? '—' : p < 0.001 ? p.toExponential(1) : p.toFixed(3));
 
 export function decideComparison(
   e: ComparisonEvidence,
-  opts: { maxRegression: number; maxErrored: number; failOnRegression: boolean },
+  opts: { maxRegression: number; maxErrored: number; failOnRegression: boolean; allowPartial?: boolean },
 ): ComparisonDecision {
   const exit = (verdict: ComparisonVerdict) =>
     !opts.failOnRegression ? EXIT_CODES.pass : verdict === 'regressed' ? EXIT_CODES.fail : verdict === 'inconclusive' ? EXIT_CODES.inconclusive : EXIT_CODES.pass;
   const decided = (verdict: ComparisonVerdict, rule: ComparisonRule, reason: string): ComparisonDecision => ({ verdict, rule, reason, exit_code: exit(verdict) });
-  const { baseline, candidate } = e.errored;
-  if (baseline > opts.maxErrored || candidate > opts.maxErrored) {
+  for (const side of opts.allowPartial ? [] : (['candidate', 'baseline'] as const)) {
+    const p = e.partial?.[side];
+    if (!p) continue;
+    return decided(
+      'inconclusive',
+      'partial_run',
+      `the ${side} is not a whole run: ${p.why}; its results cover ${plural(p.cases, 'case')}, so the comparison proves nothing (--allow-partial compares the cases both sides have)`,
+    );
+  }
+  const lost = e.errored_share ?? { baseline: wholeCases(e.errored.baseline), candidate: wholeCases(e.errored.candidate) };
+  if (erroredBeyond(lost.baseline, opts.maxErrored) || erroredBeyond(lost.candidate, opts.maxErrored)) {
+    const side = (name: string, x: ErroredShare) => (x.trials === 0 ? `the ${name} none` : `the ${name} ${erroredShown(x)}${x.touched.length ? ` (${named(x.touched)})` : ''}`);
     return decided(
       'inconclusive',
       'errored',
-      `${plural(baseline, 'baseline case')} and ${plural(candidate, 'candidate case')} errored (evaluation.max_errored ${opts.maxErrored}): errored cases are not scored, so the comparison proves nothing`,
+      `${side('baseline', lost.baseline)}, ${side('candidate', lost.candidate)} (evaluation.max_errored ${opts.maxErrored}): errored trials are not scored, so the comparison proves nothing`,
     );
   }
-  for (const side of ['candidate', 'baseline'] as const) {
+  for (const side of opts.allowPartial ? [] : (['candidate', 'baseline'] as const)) {
     const m = e.missing?.[side];
     if (!m || m.count === 0) continue;
     const named = m.cases.slice(0, 5).map((x) => x.id);
@@ -358,7 +440,7 @@ export function decideComparison(
       'missing_cases',
       `the ${side} is missing ${m.count} of the cases its run selected` +
         (named.length ? ` (${named.join(', ')}${more > 0 ? `, and ${more} more` : ''})` : '') +
-        ': a truncated or partial results.jsonl is not a whole run, so the comparison proves nothing',
+        ': a truncated or partial results.jsonl is not a whole run, so the comparison proves nothing (--allow-partial compares the cases both sides have)',
     );
   }
   if (e.n_paired === 0 || e.delta === null || e.bounds === null) {

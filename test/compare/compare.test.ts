@@ -483,3 +483,54 @@ describe('a side short of the cases its run selected (a truncated results.jsonl)
     expect(decideComparison(c, { maxRegression: 0, maxErrored: 0, failOnRegression: true }).verdict).toBe('no significant change');
   });
 });
+
+describe('a side that is not a whole run (a killed run, a cut-off last line)', () => {
+  const opts = { maxRegression: 0, maxErrored: 0, failOnRegression: true };
+  /** An eval run folder as a run leaves it: run.json at the start, results as cases finish, the summaries at the end. */
+  const runFolder = (name: string, rows: ReturnType<typeof all>, o: { finished: boolean; selected?: number }) => {
+    const dir = join(tmp, 'partial', name);
+    writeResults(join(dir, 'results.jsonl'), rows);
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ kind: 'eval', fingerprint: { suite: 'syn', dataset: 'sha256:abc', split: 'test' }, about: { dataset: 'd.json' } }));
+    if (o.finished) writeFileSync(join(dir, 'eval_summary.json'), JSON.stringify({ n_items: o.selected ?? rows.length }));
+    return dir;
+  };
+
+  test('a run folder killed after 30 of 59 cases (no summary): inconclusive, naming the cases it covers; --allow-partial compares the cases both have', () => {
+    const baseline = runFolder('base', all(59, () => true), { finished: true });
+    const killed = runFolder('killed', all(30, () => true), { finished: false });
+    const r = runComparison(baseline, killed, opts);
+    expect(r.candidate.partial).toMatch(/has no summary\.json or eval_summary\.json \(the run did not finish/);
+    expect(r.decision).toMatchObject({ verdict: 'inconclusive', rule: 'partial_run', exit_code: 3 });
+    expect(r.decision.reason).toMatch(/^the candidate is not a whole run: .*killed.* has no summary\.json or eval_summary\.json .*; its results cover 30 cases, so the comparison proves nothing \(--allow-partial compares the cases both sides have\)$/);
+    const allowed = runComparison(baseline, killed, { ...opts, allowPartial: true });
+    expect(allowed.decision).toMatchObject({ verdict: 'no significant change', exit_code: 0 });
+    expect(allowed.comparison.n_paired).toBe(30);
+    // a killed baseline is refused the same way
+    expect(runComparison(killed, baseline, opts).decision.reason).toMatch(/^the baseline is not a whole run: .*its results cover 30 cases/);
+    // the finished run with the same rows is whole
+    expect(runComparison(baseline, runFolder('finished', all(59, () => true), { finished: true }), opts).decision.verdict).toBe('no significant change');
+  });
+
+  test('a results.jsonl named alone: compared as before, unless its last line is cut off', () => {
+    const base = writeResults(join(tmp, 'alone', 'base.jsonl'), all(59, () => true));
+    const cand = writeResults(join(tmp, 'alone', 'cand.jsonl'), all(30, () => true));
+    expect(runComparison(base, cand, opts).decision.verdict).toBe('no significant change');
+    // the killed run folder's results file, named alone, is not judged by its folder
+    const killed = runFolder('killed-alone', all(30, () => true), { finished: false });
+    expect(runComparison(base, join(killed, 'results.jsonl'), opts).decision.verdict).toBe('no significant change');
+    // a cut last line: a killed or still-running run
+    writeFileSync(cand, `${all(30, () => true).map((x) => JSON.stringify(x)).join('\n')}\n{"suite":"syn","id":"t-3`);
+    const torn = runComparison(base, cand, opts);
+    expect(torn.candidate.skipped_lines).toBe(1);
+    expect(torn.decision).toMatchObject({ verdict: 'inconclusive', rule: 'partial_run', exit_code: 3 });
+    expect(torn.decision.reason).toMatch(/^the candidate is not a whole run: the last line of .*cand\.jsonl is cut off \(a killed or still-running run\); its results cover 30 cases/);
+    expect(runComparison(base, cand, { ...opts, allowPartial: true }).decision.verdict).toBe('no significant change');
+  });
+
+  test('--allow-partial also compares a side short of the cases its summary says it selected', () => {
+    const baseline = runFolder('base-sel', all(59, () => true), { finished: true });
+    const short = runFolder('short', all(40, () => true), { finished: true, selected: 59 });
+    expect(runComparison(baseline, short, opts).decision.rule).toBe('missing_cases');
+    expect(runComparison(baseline, short, { ...opts, allowPartial: true }).decision.verdict).toBe('no significant change');
+  });
+});

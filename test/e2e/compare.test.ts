@@ -18,10 +18,12 @@ afterAll(() => tmp.cleanup());
 const run59 = (fail: (i: number) => boolean = () => false): CaseRecord[] => ids(59).map((id, i) => row(id, !fail(i)));
 
 /** A folder holding results.jsonl (an out_root), optionally with a run.json fingerprint. */
-function outRoot(name: string, rows: CaseRecord[], fingerprint?: Record<string, string>): string {
+/** An eval out_root; with a fingerprint it is a run folder (run.json), finished unless `killed` (its eval_summary.json). */
+function outRoot(name: string, rows: CaseRecord[], fingerprint?: Record<string, string>, o: { killed?: boolean } = {}): string {
   const dir = tmp.make(name);
   writeResults(join(dir, 'results.jsonl'), rows);
   if (fingerprint) writeFileSync(join(dir, 'run.json'), JSON.stringify({ version: 1, kind: 'eval', fingerprint: { run: 'eval', ...fingerprint }, about: { dataset: 'data/tasks.json' } }));
+  if (fingerprint && !o.killed) writeFileSync(join(dir, 'eval_summary.json'), JSON.stringify({ n_items: new Set(rows.map((r) => r.id)).size }));
   return dir;
 }
 
@@ -89,7 +91,7 @@ describe('skillopt compare: verdicts and exit codes', () => {
     const withErrors = outRoot('errored', [...run59().slice(0, 57), errored('t-58'), errored('t-59')]);
     const r = await skillopt(['compare', allPass, withErrors, '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(r.code).toBe(3);
-    expect(verdictLine(r.stdout)).toMatch(/^INCONCLUSIVE — 0 baseline cases and 2 candidate cases errored \(evaluation\.max_errored 0\)/);
+    expect(verdictLine(r.stdout)).toMatch(/^INCONCLUSIVE — the baseline none, the candidate 2 of 59 cases errored \(t-58, t-59\) \(evaluation\.max_errored 0\)/);
     expect(r.stdout).toMatch(/errored \(2: baseline 0, candidate 2\): t-58, t-59 — first: connect ECONNREFUSED/);
     expect((await skillopt(['compare', allPass, withErrors], { cwd: tmp.make('cwd') })).code).toBe(0);
     const tolerated = await skillopt(['compare', allPass, withErrors, '--fail-on-regression', '--cfg-options', 'evaluation.max_errored=2'], { cwd: tmp.make('cwd') });
@@ -128,6 +130,22 @@ describe('skillopt compare: verdicts and exit codes', () => {
     expect(j.mde_80).toBe(j.mde.drop);
     expect(j.baseline).toMatchObject({ interval_method: 'wilson', cases_with_errored_trials: 0 }); // every case 5/5: Wilson, not [1, 1]
     expect(j.candidate.interval_method).toBe('t');
+  });
+});
+
+describe('skillopt compare: a killed candidate does not pass the gate', () => {
+  test('a run folder without its summary (killed after 30 of 59 cases) is inconclusive, exit 3, naming the cases it covers; --allow-partial compares the cases both have', async () => {
+    const fp = { suite: 'syn', dataset: 'sha256:abc', split: 'test' };
+    const base = outRoot('whole-base', run59(), fp);
+    const killed = outRoot('killed', run59().slice(0, 30), fp, { killed: true });
+    const cwd = tmp.make('cwd');
+    const r = await skillopt(['compare', base, killed, '--fail-on-regression'], { cwd });
+    expect(r.code).toBe(3);
+    expect(verdictLine(r.stdout)).toMatch(/^INCONCLUSIVE — the candidate is not a whole run: .* has no summary\.json or eval_summary\.json \(the run did not finish: killed, or still running\); its results cover 30 cases, .*\(rule: partial_run\)$/);
+    expect(r.stdout).toMatch(/the candidate is not a whole run: .*; its results cover 30 cases/);
+    const allowed = await skillopt(['compare', base, killed, '--fail-on-regression', '--allow-partial', '--json'], { cwd });
+    expect(allowed.code).toBe(0);
+    expect(JSON.parse(allowed.stdout)).toMatchObject({ verdict: 'no significant change', n_paired: 30, candidate: { partial: expect.stringContaining('no summary.json') } });
   });
 });
 
@@ -259,7 +277,7 @@ describe('skillopt compare: trials and truncated runs', () => {
     expect(r.stdout).toMatch(/^regressed \(10\)$/m);
   });
 
-  test('a truncated candidate (2 rows of 59 and half a line) is inconclusive, exit 3, naming the missing cases and the torn line', async () => {
+  test('a truncated candidate (2 rows of 59 and half a line) is inconclusive, exit 3, naming the torn line and the missing cases', async () => {
     const base = outRoot('trunc-base', run59());
     const dir = tmp.make('trunc-cand');
     const rows = run59();
@@ -269,13 +287,16 @@ describe('skillopt compare: trials and truncated runs', () => {
     writeFileSync(join(dir, 'eval_summary.json'), JSON.stringify({ n_items: 59 }));
     const r = await skillopt(['compare', base, dir, '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(r.code).toBe(3);
-    expect(verdictLine(r.stdout)).toMatch(/^INCONCLUSIVE — the candidate is missing 57 of the cases its run selected \(t-03, t-04, t-05, t-06, t-07, and 52 more\).*\(rule: missing_cases\)$/);
+    expect(verdictLine(r.stdout)).toMatch(/^INCONCLUSIVE — the candidate is not a whole run: the last line of .*results\.jsonl is cut off \(a killed or still-running run\); its results cover 2 cases.*\(rule: partial_run\)$/);
     expect(r.stdout).toMatch(/warning: the candidate's last line \(.*results\.jsonl\) is cut off — a killed or still-running run — and was not read/);
     expect(r.stdout).toMatch(/warning: the candidate has 2 of the 59 cases its run selected; missing 57: t-03, t-04/);
     const j = readJson(join(dir, 'compare.json'));
     expect(j.candidate).toMatchObject({ selected: 59, torn_last_line: true });
     expect(j.missing.candidate.count).toBe(57);
-    // the same folder with only eval_summary.json still knows its denominator
+    // without the torn line the missing cases decide, named; the same folder with only eval_summary.json still knows its denominator
+    writeFileSync(join(dir, 'results.jsonl'), `${JSON.stringify(rows[0])}\n${JSON.stringify(rows[1])}\n`);
+    const whole = await skillopt(['compare', base, dir, '--fail-on-regression'], { cwd: tmp.make('cwd') });
+    expect(verdictLine(whole.stdout)).toMatch(/^INCONCLUSIVE — the candidate is missing 57 of the cases its run selected \(t-03, t-04, t-05, t-06, t-07, and 52 more\).*\(rule: missing_cases\)$/);
     rmSync(join(dir, 'summary.json'));
     expect((await skillopt(['compare', base, dir, '--fail-on-regression'], { cwd: tmp.make('cwd') })).code).toBe(3);
   });

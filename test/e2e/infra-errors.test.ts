@@ -5,6 +5,7 @@
  *   circuit breaker stops calling the endpoint after the first few failures;
  * - 429 with `Retry-After: 0` once, then a good answer: the retry works and the case scores normally.
  */
+import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFaultProxy, startFaultServer } from '../helpers/fault-server.ts';
@@ -124,6 +125,104 @@ describe('infrastructure errors', () => {
       for (const row of failed) expect(row.usage).toMatchObject({ calls: 2, attempts: 1 + RETRIES + 1 });
       expect(rows.reduce((n, row) => n + row.usage.attempts, 0)).toBe(proxy.requests);
       expect(proxy.faults.status_503).toBe(failed.length * (RETRIES + 1));
+    } finally {
+      await proxy.close();
+      await sim.close();
+    }
+  });
+
+  test.each([1, 2])('eval through a fault proxy with model.retries=0, --trials %i: one row per case × trial, errored ones with their error_kind; compare and show count them; a rerun replaces them', async (k) => {
+    // a request's first arrival fails when its bytes say so: the same cases fail whatever the order, a rerun passes
+    const sim = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
+    const proxy = await startFaultProxy(sim.url, (r) => (r.seen === 0 && r.hash % 3 === 0 ? { status: 503 } : { pass: true }));
+    try {
+      const dir = tmp.make(`eval-rows-${k}`);
+      const out = join(dir, 'out');
+      const args = ['eval', '--config', endpointConfig(dir, proxy.baseURL, { retries: 0, workers: 1 }), '--skill', 'skills/mini/initial.md', '--split', 'test', '--trials', String(k), '--cfg-options', `env.out_root=${out}`, 'cache.mode=off'];
+      const first = await skillopt(args, { env: KEY_ENV });
+      const failed = proxy.faults.status_503!;
+      expect(failed).toBeGreaterThan(0);
+      const rows = readJsonl(join(out, 'results.jsonl'));
+      // 12 test cases × k trials, every one written; each failed request is one errored trial (no retry, no breaker)
+      expect(rows).toHaveLength(12 * k);
+      expect(new Set(rows.map((r) => `${r.id}/${r.trial ?? 0}`)).size).toBe(12 * k);
+      expect(rows.filter((r) => r.error_kind === 'infra')).toHaveLength(failed);
+      expect(rows.filter((r) => r.error_kind !== null).every((r) => /503/.test(r.error))).toBe(true);
+      // never passed, never missing: inconclusive, the errored trials counted
+      expect(first.code).toBe(3);
+      const summary = readJson(join(out, 'eval_summary.json'));
+      expect(summary.verdict).toBe('inconclusive');
+      if (k === 1) expect(summary).toMatchObject({ n_items: 12, n_errored: failed, n_scored: 12 - failed });
+      else expect(summary).toMatchObject({ n_items: 12, errored_trials: failed });
+      expect(reportLine(first.stdout, 'why')).toMatch(k === 1 ? new RegExp(`^inconclusive: ${failed} of 12 cases errored`) : new RegExp(`^inconclusive: ${failed} of 24 trials errored in \\d+ cases`));
+      const faulted = join(dir, 'faulted');
+      cpSync(out, faulted, { recursive: true });
+      const shown = await skillopt(['show', faulted]);
+      expect(shown.stdout).toMatch(k === 1 ? new RegExp(`cases: .* · ${failed} errored`) : new RegExp(`cases: .* · \\d+ errored, ${failed} errored trials`));
+
+      // the rerun runs only the errored cases again and replaces their rows: still one row per case × trial
+      const second = await skillopt(args, { env: KEY_ENV });
+      expect(second.code).toBe(0);
+      const after = readJsonl(join(out, 'results.jsonl'));
+      expect(after).toHaveLength(12 * k);
+      expect(after.every((r) => r.error_kind === null)).toBe(true);
+      expect(new Set(after.map((r) => `${r.id}/${r.trial ?? 0}`)).size).toBe(12 * k);
+      expect(readJson(join(out, 'eval_summary.json'))).toMatchObject({ verdict: 'pass', n_errored: 0 });
+
+      // compare: the faulted run's errored trials are errored, not missing and not passed
+      const c = await skillopt(['compare', out, faulted, '--fail-on-regression', '--json'], { env: KEY_ENV });
+      expect(c.code).toBe(3);
+      const report = JSON.parse(c.stdout);
+      expect(report).toMatchObject({ verdict: 'inconclusive', rule: 'errored' });
+      expect(report.candidate.errored_trials).toBe(failed);
+      expect(report.missing).toMatchObject({ baseline: { count: 0 }, candidate: { count: 0 } });
+
+      // `skillopt test` through a fresh proxy of the same plan: the same verdict, JUnit marks each case's errored trials
+      if (k === 1) return;
+      const again = await startFaultProxy(sim.url, (r) => (r.seen === 0 && r.hash % 3 === 0 ? { status: 503 } : { pass: true }));
+      try {
+        const junit = join(dir, 'junit.xml');
+        const t = await skillopt(
+          ['test', '--config', endpointConfig(dir, again.baseURL, { retries: 0, workers: 1 }), '--split', 'test', '--trials', '2', '--reporter=default', '--reporter=junit', `--outputFile.junit=${junit}`, '--cfg-options', `env.out_root=${join(dir, 'test-out')}`, 'cache.mode=off'],
+          { env: KEY_ENV },
+        );
+        expect(t.code).toBe(3);
+        const lost = again.faults.status_503!;
+        expect(readJsonl(join(dir, 'test-out', 'results.jsonl')).filter((r) => r.error_kind !== null)).toHaveLength(lost);
+        expect(reportLine(t.stdout, 'cases')).toMatch(new RegExp(`, ${lost} errored trials?`));
+        expect(reportLine(t.stdout, 'why')).toMatch(new RegExp(`^inconclusive: ${lost} of 24 trials errored in \\d+ cases`));
+        const xml = readFileSync(junit, 'utf8');
+        const marked = (xml.match(/<property name="skillopt:errored" value="1 of 2 trials errored \(infra\): [^"]*503[^"]*"/g) ?? []).length;
+        const wholly = readJsonl(join(dir, 'test-out', 'results.jsonl')).reduce((m, r) => m.set(r.id, (m.get(r.id) ?? 0) + (r.error_kind ? 1 : 0)), new Map<string, number>());
+        expect(marked).toBe([...wholly.values()].filter((n) => n === 1).length);
+        expect(marked).toBeGreaterThan(0);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await proxy.close();
+      await sim.close();
+    }
+  });
+
+  test('eval --models through the fault proxy: a cell\'s results.jsonl keeps its errored rows, one per case', async () => {
+    const sim = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
+    // one worker, so requests come in case order: every fourth fails (never three in a row, which opens the breaker)
+    let n = 0;
+    const proxy = await startFaultProxy(sim.url, () => (n++ % 4 === 1 ? { status: 503 } : { pass: true }));
+    try {
+      const dir = tmp.make('matrix-rows');
+      const out = join(dir, 'out');
+      const r = await skillopt(
+        ['eval', '--config', endpointConfig(dir, proxy.baseURL, { retries: 0, workers: 1 }), '--models', 'sim-small', '--skills', 'skills/mini/initial.md', '--split', 'test', '--cfg-options', `env.out_root=${out}`, 'cache.mode=off'],
+        { env: KEY_ENV },
+      );
+      expect(r.code).toBe(3);
+      const failed = proxy.faults.status_503!;
+      expect(failed).toBe(3);
+      const rows = readJsonl(join(out, 'cells', 'sim-small__skills-mini-initial', 'results.jsonl'));
+      expect(rows).toHaveLength(12);
+      expect(rows.filter((row) => row.error_kind === 'infra')).toHaveLength(failed);
     } finally {
       await proxy.close();
       await sim.close();

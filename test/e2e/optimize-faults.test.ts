@@ -15,7 +15,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFaultProxy, type FaultProxy, type ProxyFault, type ProxyRequest } from '../helpers/fault-server.ts';
-import { assertBuilt, history, readJson, readText, reportLine, simServers, tempDirs, train, type CliRun } from './optimize-helpers.ts';
+import { assertBuilt, history, OPT, readJson, readText, reportLine, simServers, tempDirs, train, type CliRun } from './optimize-helpers.ts';
 
 const tmp = tempDirs('faults');
 const sims = simServers();
@@ -199,5 +199,53 @@ describe('kill -9 and resume: the same calls and tokens as the uninterrupted run
     expect(behind.stats().requests).toBe(sumB.token_summary._total.attempts);
     expect(sumB.lost_in_flight._total.calls).toBe(0);
     expect(reportLine(resumed.stdout, 'lost')).toBeUndefined();
+  });
+});
+
+describe('a train case whose calls fail beyond the client\'s retries', () => {
+  const trainInput = (id: string): string => (readJson(join(OPT, 'benchmarks', 'opt', 'tasks.json')) as Array<{ id: string; input: string }>).find((t) => t.id === id)!.input;
+  /** Target requests of train case `id` (never the optimizer's) get HTTP 503: only a body's first arrival when `transient`. */
+  const failing = (id: string, transient: boolean) => (r: ProxyRequest): ProxyFault =>
+    !isOptimizer(r.body) && firstUser(r.body).includes(trainInput(id)) && (!transient || r.seen === 0) ? { status: 503 } : { pass: true };
+  const NO_RETRY = ['model.retries=0'];
+
+  test('a transient fault (model.retries=0): the train batch runs the case again, and the run ends as the clean one did', async () => {
+    const { out: outA, run: clean } = await uninterrupted();
+    expect(clean.code).toBe(0);
+    const behind = await sims.start();
+    const proxy = await startFaultProxy(behind.url, failing('t-05', true));
+    proxies.push(proxy);
+    const out = tmp.make('transient');
+    const r = await train(out, [...killOptions(proxy.baseURL), ...NO_RETRY], { config: CONFIG });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(proxy.faults.status_503).toBeGreaterThan(0);
+    // the same run: its batches were reflected on whole
+    expect(readText(join(out, 'best_skill.md'))).toBe(readText(join(outA, 'best_skill.md')));
+    expect(r.stdout).toMatch(/cases of the step \d+ train batch errored \(evaluation\.max_errored 0\); running them again \(1\/2\)/);
+    const view = (dir: string) => history(dir).map((s) => [s.step, s.action, s.current_score, s.best_score, s.rollout_n, s.rollout_hard]);
+    expect(view(out)).toEqual(view(outA));
+    expect(readJson(join(out, 'summary.json')).lost_train_cases).toEqual([]);
+    expect(r.stdout).toMatch(/^skillopt train OK — simulated model$/m);
+  });
+
+  test('a case that stays down: recorded in its step record and summary.json, and the headline says a train case was lost', async () => {
+    const behind = await sims.start();
+    const proxy = await startFaultProxy(behind.url, failing('t-05', false));
+    proxies.push(proxy);
+    const out = tmp.make('down');
+    const r = await train(out, [...killOptions(proxy.baseURL), ...NO_RETRY], { config: CONFIG });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lost = readJson(join(out, 'summary.json')).lost_train_cases as Array<{ where: string; id: string; error: string }>;
+    expect(lost.length).toBeGreaterThan(0);
+    expect(lost.every((x) => x.id === 't-05' && /503/.test(x.error))).toBe(true);
+    const steps = history(out).filter((s) => Array.isArray(s.lost_train_cases));
+    expect(steps.length).toBeGreaterThan(0);
+    expect(steps.flatMap((s) => s.lost_train_cases as Array<{ where: string }>).map((x) => x.where)).toEqual(lost.filter((x) => x.where.endsWith('train batch')).map((x) => x.where));
+    // three attempts at each lost rollout: the first run and RETRY_ROUNDS (2) more
+    expect(proxy.faults.status_503).toBe(3 * lost.length);
+    const where = lost.length === 1 ? `in the ${lost[0]!.where}` : `in ${new Set(lost.map((x) => x.where)).size} train rollout\\(s\\)`;
+    expect(r.stdout).toMatch(new RegExp(`^skillopt train OK \\(1 train case lost: t-05 errored after its retries ${where} and was left out \\(summary\\.json lost_train_cases\\)\\) — simulated model$`, 'm'));
   });
 });

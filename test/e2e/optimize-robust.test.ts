@@ -1,8 +1,9 @@
 /**
  * The optimizer when things go wrong, end to end through `skillopt train`:
  * - garbage optimizer output (the optimizer role answered by a fault server that only ever writes
- *   prose, the target by the simulated model): the run completes (exit 0), applies nothing, and the
- *   step records and the log say why;
+ *   prose, the target by the simulated model): the run stops after its first epoch (optimizer_unusable,
+ *   exit 1), applies nothing, and the step records, the log and the end report say why; unusable
+ *   replies to the epoch-end stages only: nothing injected, the reason on record, the run goes on;
  * - the optimizer endpoint down: an infrastructure stop with its outputs, resumed once it is back;
  * - a bad analyst (`model.simulated.analyst_error_rate`): with the gate on, the validation score the
  *   run continues from never decreases; with `evaluation.use_gate=false` and every error analyst wrong,
@@ -17,8 +18,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { regionTexts } from '../../src/skill/regions.ts';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
-import { startFaultServer, type FaultServer } from '../helpers/fault-server.ts';
-import { assertBuilt, history, OPT, OPT_SEED_SKILL, readJson, readText, stepDirs, tempDirs, train } from './optimize-helpers.ts';
+import { startFaultProxy, startFaultServer, type FaultServer } from '../helpers/fault-server.ts';
+import { assertBuilt, history, OPT, OPT_SEED_SKILL, readJson, readText, reportLine, skillopt, stepDirs, tempDirs, train } from './optimize-helpers.ts';
 import { freePort } from './helpers.ts';
 
 const tmp = tempDirs('robust');
@@ -36,27 +37,51 @@ const QUICK = 'evaluation.eval_test=false';
 const ONE_STEP = 'train.batch_size=8';
 
 describe.concurrent('robustness', () => {
-  test('garbage optimizer output: the run completes, applies nothing, and says why', async () => {
+  test('garbage optimizer output: every reply unusable → the run stops after the epoch (optimizer_unusable), applies nothing, and points at the optimizer, not at more epochs', async () => {
     const sim: SimServer = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
     const fault: FaultServer = await startFaultServer([], { fallback: { content: PROSE } });
     closers.push(() => sim.close(), () => fault.close());
     const out = tmp.make('garbage');
-    const r = await train(out, [`model.optimizer_base_url=${fault.baseURL}`, `model.target_base_url=${sim.url}`, ONE_STEP, QUICK], { config: 'configs/opt/external.yaml' });
+    const r = await skillopt(['test', '--optimize', '--target', '0.9', '--config', 'configs/opt/external.yaml', '--cfg-options', `env.out_root=${out}`, `model.optimizer_base_url=${fault.baseURL}`, `model.target_base_url=${sim.url}`, ONE_STEP, QUICK]);
     expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(1);
     // nothing was applied
     expect(readText(join(out, 'best_skill.md'))).toBe(readText(OPT_SEED_SKILL));
     expect(readText(join(out, 'best_skill.diff'))).toBe('');
+    // the first epoch (one step) and no more: a second would send the same requests
     const h = history(out);
-    expect(h).toHaveLength(2);
-    expect(h.every((s) => s.action === 'skip_no_patches')).toBe(true);
-    // every step says why: the analysts' replies were unusable
-    for (const s of h) {
-      expect(s.warnings.length).toBeGreaterThan(0);
-      for (const w of s.warnings) expect(w).toMatch(/^analyst_(error|success): unusable optimizer reply, nothing taken from it \(.+\)$/);
-    }
+    expect(h).toHaveLength(1);
+    expect(h[0]!.action).toBe('skip_no_patches');
+    // the step says why: the analysts' replies were unusable
+    expect(h[0]!.warnings.length).toBeGreaterThan(0);
+    for (const w of h[0]!.warnings) expect(w).toMatch(/^analyst_(error|success): unusable optimizer reply, nothing taken from it \(.+\)$/);
     expect(r.stdout).toMatch(/^\[skillopt\] warning: analyst_error: unusable optimizer reply, nothing taken from it/m);
-    // the epoch-2 slow update and meta skill got prose too: nothing injected, the reason is on record
+    const summary = readJson(join(out, 'summary.json'));
+    const n = summary.optimizer_replies.unusable;
+    expect(summary.optimizer_replies).toMatchObject({ usable: 0, unusable: h[0]!.warnings.length, first_unusable: h[0]!.warnings[0] });
+    expect(summary).toMatchObject({ total_accepts: 0, total_skips: 1, best_step: 0, stopped: { reason: 'optimizer_unusable', step: 1 } });
+    expect(summary.stopped.detail).toMatch(new RegExp(`^the optimizer model's replies could not be used: ${n} of ${n} unusable, none usable; first: analyst_error: unusable optimizer reply`));
+    expect(readJson(join(out, 'runtime_state.json')).stopped.reason).toBe('optimizer_unusable');
+    // the end report says so and points at the optimizer model and endpoint
+    expect(reportLine(r.stdout, 'steps')).toMatch(/· stopped: optimizer_unusable$/);
+    expect(reportLine(r.stdout, 'failure')).toBe(summary.stopped.detail);
+    expect(reportLine(r.stdout, 'next')).toMatch(/^more epochs cannot help: check the optimizer model and its endpoint \(model\.optimizer, model\.optimizer_base_url or model\.base_url\)/);
+    expect(r.stdout).not.toMatch(/num_epochs/);
+    // the optimizer endpoint got every optimizer call (each asked once more with the validation error)
+    expect(summary.token_summary.analyst.attempts).toBe(2 * n);
+    expect(fault.chatRequests.length).toBe(summary.token_summary._total.attempts - summary.token_summary.rollout.attempts);
+  });
+
+  test('unusable replies at the epoch end only: the slow update and meta skill inject nothing and say why, the run goes on', async () => {
+    const sim: SimServer = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
+    const epochEnd = (body: any) => ['slow_update', 'meta_skill'].includes(String(body?.response_format?.json_schema?.name ?? ''));
+    const proxy = await startFaultProxy(sim.url, (q) => (epochEnd(q.body) ? { truncateContent: true } : { pass: true }));
+    closers.push(() => proxy.close(), () => sim.close());
+    const out = tmp.make('epoch-end');
+    const r = await train(out, [`model.base_url=${proxy.baseURL}`, 'cache.mode=off', ONE_STEP, QUICK], { config: 'configs/opt/external.yaml' });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(proxy.faults.truncated).toBeGreaterThan(0);
     const slow = readJson(join(out, 'slow_update', 'epoch_02', 'slow_result.json'));
     expect(slow.action).toBe('no_content');
     expect(slow.warnings).toEqual([expect.stringMatching(/^slow_update: unusable optimizer reply/)]);
@@ -65,10 +90,9 @@ describe.concurrent('robustness', () => {
     expect(meta.warnings).toEqual([expect.stringMatching(/^meta_skill: unusable optimizer reply/)]);
     expect(r.stdout).toMatch(/warning: slow_update: unusable optimizer reply/);
     const summary = readJson(join(out, 'summary.json'));
-    expect(summary).toMatchObject({ total_accepts: 0, total_skips: 2, best_step: 0, stopped: null });
-    // the optimizer endpoint got every optimizer call (each asked once more with the validation error)
-    expect(summary.token_summary.analyst.attempts).toBeGreaterThan(0);
-    expect(fault.chatRequests.length).toBe(summary.token_summary._total.attempts - summary.token_summary.rollout.attempts);
+    expect(summary.stopped).toBeNull();
+    expect(summary.optimizer_replies.usable).toBeGreaterThan(0);
+    expect(summary.optimizer_replies.unusable).toBe(2);
   });
 
   test('optimizer endpoint down: stops inconclusive (exit 3, outputs intact); back up → the rerun resumes', async () => {

@@ -3,7 +3,7 @@
  * scores its pass fraction, flaky cases are counted and marked, and the suite's pass rate carries an
  * interval. Also `--skill none`, the bare model, for a skill's lift. Mini fixture, simulated model.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { assertBuilt, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, tempDirs, writeFile } from './helpers.ts';
@@ -153,6 +153,21 @@ describe.concurrent('skillopt test --baseline: run and compare in one step', () 
     const same = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${join(dir, 'same')}`]);
     expect(same.code, same.all).toBe(0);
     expect(readJson(join(dir, 'same', 'compare.json'))).toMatchObject({ verdict: 'no significant change' });
+  });
+
+  test('a baseline whose run did not finish (no summary.json) is inconclusive, exit 3, unless --allow-partial', async () => {
+    const dir = tmp.make('killed-baseline');
+    const main = join(dir, 'main');
+    const args = ['--config', CONFIG, '--split', 'test', '--cfg-options', 'evaluation.min_pass_rate=0.05'];
+    expect((await skillopt(['test', ...args, `env.out_root=${main}`])).code).toBe(0);
+    const killed = join(dir, 'killed');
+    cpSync(main, killed, { recursive: true });
+    rmSync(join(killed, 'summary.json'));
+    const partial = await skillopt(['test', '--baseline', killed, '--fail-on-regression', ...args, `env.out_root=${join(dir, 'vs-killed')}`]);
+    expect(partial.code, partial.all).toBe(3);
+    expect(reportLine(partial.stdout, 'failure')).toMatch(/^inconclusive against the baseline: the baseline is not a whole run: .* has no summary\.json or eval_summary\.json .*; its results cover 12 cases/);
+    const allowed = await skillopt(['test', '--baseline', killed, '--fail-on-regression', '--allow-partial', ...args, `env.out_root=${join(dir, 'vs-killed-allowed')}`]);
+    expect(allowed.code, allowed.all).toBe(0);
   });
 
   test('--fail-on-regression beside a failing suite gate: the headline says the comparison decided, not the gate', async () => {

@@ -159,7 +159,7 @@ gradient:
       expect(r.code, r.all).toBe(3);
       expect(r.stdout).toMatch(/skillopt train INCONCLUSIVE/);
       expect(r.stdout).toMatch(/running them again \(1\/2\)/);
-      expect(reportLine(r.stdout, 'why')).toMatch(/still errored after 2 retries .*not scored; first: mini-\d{3}: target request to http:\/\/127\.0\.0\.1:\d+\/v1/);
+      expect(reportLine(r.stdout, 'why')).toMatch(/errored in the .* even after 2 retries .*not scored; first: mini-\d{3}: target request to http:\/\/127\.0\.0\.1:\d+\/v1/);
       const state = readJson(join(out, 'runtime_state.json'));
       expect(state.stopped).toMatchObject({ reason: 'infrastructure' });
       expect(state.baseline).toBeNull();

@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { wilsonInterval } from '../../src/stats/interval.ts';
 import { passAtK, passHatK } from '../../src/stats/pass-at-k.ts';
-import { binomialUpperTail, mcnemarExact } from '../../src/stats/binomial.ts';
+import { binomialUpperBound, binomialUpperTail, mcnemarExact } from '../../src/stats/binomial.ts';
 import { newcombePaired } from '../../src/stats/newcombe.ts';
 import { normalQuantile, zOneSided, zTwoSided } from '../../src/stats/normal.ts';
 import { quantileSorted } from '../../src/stats/quantile.ts';
@@ -93,6 +93,19 @@ describe('exact binomial tail and McNemar', () => {
     expect(binomialUpperTail(0, 10000)).toBe(1);
     expect(binomialUpperTail(10001, 10000)).toBe(0);
     expect(binomialUpperTail(9000, 10000)).toBeLessThan(1e-300 + 1e-200);
+  });
+  test('Clopper–Pearson upper bound: P(X ≤ x | n, bound) = 1 − confidence; scipy beta.ppf(0.95, x + 1, n − x)', () => {
+    expect(binomialUpperBound(1, 29)).toBeCloseTo(0.1533920245261827, 9);
+    expect(binomialUpperBound(3, 100)).toBeCloseTo(0.07571079374983004, 9);
+    expect(binomialUpperBound(0, 16)).toBeCloseTo(0.17074972298248092, 12);
+    for (const [x, n, conf] of [[2, 10, 0.95], [7, 40, 0.9], [50, 500, 0.99]] as const) {
+      const u = binomialUpperBound(x, n, conf);
+      expect(1 - binomialUpperTail(x + 1, n, u)).toBeCloseTo(1 - conf, 9);
+    }
+    expect(binomialUpperBound(5, 5)).toBe(1);
+    expect(() => binomialUpperBound(6, 5)).toThrow(RangeError);
+    expect(() => binomialUpperBound(1.5, 5)).toThrow(RangeError);
+    expect(() => binomialUpperBound(1, 5, 1)).toThrow(RangeError);
   });
 });
 

@@ -47,9 +47,10 @@ describe('cases under trials', () => {
     expect(s.pass_rate_ci).toEqual([Math.round(ci[0] * 1e6) / 1e6, Math.round(ci[1] * 1e6) / 1e6]);
   });
 
-  test('a verdict counts cases, not rows: one errored case of four, inconclusive at max_errored 0, decided at 1', () => {
-    expect(decideVerdict({ records: rows, selected: 4, maxErrored: 0, gates: [], loadErrors: [], missesFail: false }).reason).toMatch(/^inconclusive: 1 of 4 cases errored/);
-    expect(decideVerdict({ records: rows, selected: 4, maxErrored: 1, gates: [], loadErrors: [], missesFail: true }).reason).toMatch(/^1 of 4 cases failed; first: c:/);
+  test('a verdict counts errored trials as 1/k of their case: one case wholly errored and one trial of another, 1.5 cases\' worth', () => {
+    expect(decideVerdict({ records: rows, selected: 4, maxErrored: 0, gates: [], loadErrors: [], missesFail: false }).reason).toMatch(/^inconclusive: 3 of 8 trials errored in 2 cases \(1\.5 cases' worth, 1 case wholly\)/);
+    expect(decideVerdict({ records: rows, selected: 4, maxErrored: 1, gates: [], loadErrors: [], missesFail: true }).verdict).toBe('inconclusive');
+    expect(decideVerdict({ records: rows, selected: 4, maxErrored: 2, gates: [], loadErrors: [], missesFail: true }).reason).toMatch(/^1 of 4 cases failed; first: c:/);
   });
 });
 

@@ -1,6 +1,8 @@
 /** The verdict module (DESIGN §10): one decision for every command, the reporter and the optimizer. */
 import { describe, expect, test } from 'vitest';
-import { decideVerdict, evaluateGate, EXIT_CODES, isComplete, selectionNote, type VerdictInput } from '../../src/suite/verdict.ts';
+import { decideComparison, decideVerdict, erroredShare, evaluateGate, EXIT_CODES, isComplete, selectionNote, type ComparisonEvidence, type VerdictInput } from '../../src/suite/verdict.ts';
+import { caseOutcomes } from '../../src/suite/summary.ts';
+import { compareRecords } from '../../src/compare/compare.ts';
 import { namePatternRegExp, selectTasks, shardOf } from '../../src/suite/selection.ts';
 import { scoreStats } from '../../src/suite/summary.ts';
 import { ConfigSchema } from '../../src/config/schema.ts';
@@ -91,10 +93,75 @@ describe('decideVerdict', () => {
     expect(verdict([], { selected: 0, filters: ['-t nothing'] }).reason).toBe('no case ran: the selection is empty (-t nothing)');
   });
 
-  test('isComplete: errored count against the allowance', () => {
-    expect(isComplete({ errored: 0 }, 0)).toBe(true);
-    expect(isComplete({ errored: 1 }, 0)).toBe(false);
-    expect(isComplete({ errored: 1 }, 1)).toBe(true);
+  test('isComplete: errored cases\' worth against the allowance', () => {
+    expect(isComplete([rec('a', 'pass')], 0)).toBe(true);
+    expect(isComplete([rec('a', 'errored')], 0)).toBe(false);
+    expect(isComplete([rec('a', 'errored')], 1)).toBe(true);
+    // one errored trial of two is half a case: beyond 0, within 1
+    const half = [trial('a', 0, 'pass'), trial('a', 1, 'errored')];
+    expect(isComplete(half, 0)).toBe(false);
+    expect(isComplete(half, 1)).toBe(true);
+  });
+});
+
+/** Trial `t` of case `id`. */
+function trial(id: string, t: number, outcome: 'pass' | 'fail' | 'errored'): CaseRecord {
+  return { ...rec(id, outcome), trial: t };
+}
+
+/** `n` cases of `k` trials each; `erroredTrials(i)` of case i's trials error, the others pass when `pass(i)`. */
+function trialRun(n: number, k: number, o: { erroredTrials?: (i: number) => number; pass?: (i: number) => boolean } = {}): CaseRecord[] {
+  const rows: CaseRecord[] = [];
+  for (let i = 0; i < n; i++) {
+    const lost = o.erroredTrials?.(i) ?? 0;
+    for (let t = 0; t < k; t++) rows.push(trial(`c${String(i).padStart(2, '0')}`, t, t < lost ? 'errored' : (o.pass?.(i) ?? true) ? 'pass' : 'fail'));
+  }
+  return rows;
+}
+
+describe('errored trials count toward evaluation.max_errored, as 1/k of their case', () => {
+  test('erroredShare: a case whose trials all errored counts 1, an errored trial of k counts 1/k', () => {
+    const rows = [...trialRun(1, 4, { erroredTrials: () => 4 }), ...trialRun(3, 4, { erroredTrials: () => 1 }).map((r) => ({ ...r, id: `x${r.id}` })), ...trialRun(2, 4).map((r) => ({ ...r, id: `y${r.id}` }))];
+    const share = erroredShare(caseOutcomes(rows));
+    expect(share).toMatchObject({ equivalents: 1.75, trials: 7, rows: 24, cases: 1, k: 4 });
+    expect(share.touched.map((c) => c.id)).toEqual(['c00', 'xc00', 'xc01', 'xc02']);
+    // single trials: the errored cases
+    expect(erroredShare(caseOutcomes([rec('a', 'errored'), rec('b', 'pass')]))).toMatchObject({ equivalents: 1, trials: 1, rows: 2, cases: 1, k: 1 });
+  });
+
+  test('a run with errored trials but no case wholly errored is inconclusive (exit 3), naming the cases', () => {
+    // 59 cases × 2 trials, one trial of 34 cases errored: before, "59 scored, 0 errored" and a pass
+    const rows = trialRun(59, 2, { erroredTrials: (i) => (i < 34 ? 1 : 0) });
+    const v = verdict(rows, { selected: 59 });
+    expect(v).toMatchObject({ verdict: 'inconclusive', exit_code: EXIT_CODES.inconclusive });
+    expect(v.reason).toMatch(/^inconclusive: 34 of 118 trials errored in 34 cases \(17 cases' worth\): c00, c01, c02, c03, c04, and 29 more \(evaluation\.max_errored 0\); first: c00: target request/);
+    // within the allowance, the run is judged on the scored trials
+    expect(verdict(rows, { selected: 59, maxErrored: 17 }).verdict).toBe('pass');
+    expect(verdict(rows, { selected: 59, maxErrored: 16 }).verdict).toBe('inconclusive');
+  });
+
+  test('a comparison where the candidate lost 80% of its trials is inconclusive, not improved, naming the cases', () => {
+    // the baseline fails every case; the candidate passes the one scored trial of each case, the others errored
+    const base = trialRun(20, 5, { pass: () => false });
+    const cand = trialRun(20, 5, { erroredTrials: () => 4 });
+    const c = compareRecords(base, cand);
+    expect(c.errored).toMatchObject({ baseline: 0, candidate: 0 }); // no case wholly errored
+    expect(c.p_value_better).toBeLessThan(0.05); // the survivors alone look like an improvement
+    const d = decideComparison(c, { maxRegression: 0, maxErrored: 0, failOnRegression: true });
+    expect(d).toMatchObject({ verdict: 'inconclusive', rule: 'errored', exit_code: EXIT_CODES.inconclusive });
+    expect(d.reason).toBe("the baseline none, the candidate 80 of 100 trials errored in 20 cases (16 cases' worth) (c00, c01, c02, c03, c04, and 15 more) (evaluation.max_errored 0): errored trials are not scored, so the comparison proves nothing");
+    // the baseline losing trials is inconclusive the same way
+    expect(decideComparison(compareRecords(cand, base), { maxRegression: 0, maxErrored: 0, failOnRegression: true }).verdict).toBe('inconclusive');
+    // an allowance of 16 cases' worth lets it be decided on the scored trials
+    expect(decideComparison(c, { maxRegression: 0, maxErrored: 16, failOnRegression: true }).verdict).toBe('improved');
+  });
+
+  test('without errored_share (an older caller) the whole-case counts decide, as before', () => {
+    const e: ComparisonEvidence = { n_paired: 10, delta: 0, bounds: { lower: -0.1, upper: 0.1 }, p_value: 0.5, p_value_better: 0.5, confidence: 0.95, errored: { baseline: 0, candidate: 2 } };
+    const d = decideComparison(e, { maxRegression: 0, maxErrored: 1, failOnRegression: true });
+    expect(d).toMatchObject({ verdict: 'inconclusive', rule: 'errored' });
+    expect(d.reason).toMatch(/^the baseline none, the candidate 2 cases errored \(evaluation\.max_errored 1\)/);
+    expect(decideComparison(e, { maxRegression: 0, maxErrored: 2, failOnRegression: true }).verdict).toBe('no significant change');
   });
 });
 

@@ -20,9 +20,11 @@ import { attributionMarkdown, attributionTerminal } from '../../compare/render-a
 import { attributeComparison, type AttributionResult } from '../attribute.ts';
 import { printable, printErr, printOut } from '../../util/print.ts';
 import { printableJson } from '../../util/control-chars.ts';
+import { ALLOW_PARTIAL_FLAG } from '../../compare/index.ts';
 
 /** The flag compare/index.ts names in its messages (the type check keeps the two spellings one). */
 const ALLOW_DIFFERENT = 'allow-different-tasks' satisfies (typeof ALLOW_DIFFERENT_FLAG extends `--${infer N}` ? N : never);
+const ALLOW_PARTIAL = 'allow-partial' satisfies (typeof ALLOW_PARTIAL_FLAG extends `--${infer N}` ? N : never);
 
 const SPEC = defineCommand({
   name: 'compare',
@@ -35,6 +37,7 @@ const SPEC = defineCommand({
     markdown: { type: 'boolean', help: 'print the report as markdown for a PR comment instead of the table' },
     out: { type: 'string', arg: 'DIR', help: "write compare.json and compare.md there (default: the candidate's folder)" },
     [ALLOW_DIFFERENT]: { type: 'boolean', help: 'compare runs of different datasets or splits (refused otherwise, exit 2)' },
+    [ALLOW_PARTIAL]: { type: 'boolean', help: 'compare the cases both sides have when a side is not a whole run (a run folder without its summary, a cut-off last line: inconclusive otherwise)' },
     config: CONFIG_FLAGS.config,
     'cfg-options': CONFIG_FLAGS['cfg-options'],
     'model-cache': CONFIG_FLAGS['model-cache'],
@@ -61,6 +64,9 @@ const SPEC = defineCommand({
   be beyond the margin); improved when the test finds it above 0; inconclusive when either side has more
   errored cases than evaluation.max_errored, has fewer cases than its run selected, or nothing pairs;
   otherwise no significant change (the report says which true drop it would catch 80% of the time).
+  An errored trial counts 1/k of its case toward evaluation.max_errored. A side that is not a whole run
+  (a run folder without summary.json / eval_summary.json, a cut-off last line) is inconclusive too;
+  --allow-partial compares the cases both sides have instead, and lets a short side through.
 
   Tokens, cost and latency: the paired change of each per case (mean, 95% interval and one-sided p for
   "increased" from the paired sign-flip test); --max-token-increase 10% (and its twins) fails the
@@ -104,6 +110,7 @@ export const command: Command = {
       maxErrored: config.evaluation.max_errored,
       failOnRegression,
       allowDifferentTasks: args[ALLOW_DIFFERENT],
+      allowPartial: args[ALLOW_PARTIAL],
       resamples,
       seed,
       confidence: 1 - config.evaluation.alpha,

@@ -6,6 +6,7 @@ import { costLine } from '../../cost/display.ts';
 import { join } from 'node:path';
 import { renderTable } from '../../vitest/reporter.ts';
 import { selectionNote } from '../../suite/verdict.ts';
+import { erroredCounts } from '../../suite/summary.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
 import { SuiteRunner } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
@@ -83,7 +84,7 @@ export const command: Command = {
         outDir,
         skill: { label: 'skill', path: skill.path },
         metrics: [
-          ['split', `${split} · ${o.selected} selected: ${o.scored} scored, ${o.errored} errored` + (o.not_run ? `, ${o.not_run} not run` : '') + (note ? ` · ${note}` : '')],
+          ['split', `${split} · ${o.selected} selected: ${o.scored} scored, ${erroredCounts(o)}` + (o.not_run ? `, ${o.not_run} not run` : '') + (note ? ` · ${note}` : '')],
           ['score', `pass rate ${score3(o.pass_rate)} over ${o.scored} scored · hard ${score3(o.mean_hard)} · soft ${score3(o.mean_soft)}`],
           ['tokens', `${evalSummary.tokens.prompt_tokens + evalSummary.tokens.completion_tokens} (prompt + completion) over ${u.target.calls + u.judge.calls} calls`],
           ['cost', costLine(summary.cost, summary.skill_tokens)],

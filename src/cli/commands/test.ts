@@ -12,6 +12,7 @@ import type { ShardSpec } from '../../contract/session.ts';
 import { withShardBlob } from '../../vitest/shard-blob.ts';
 import { summarize } from '../../vitest/reporter.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
+import { erroredCounts } from '../../suite/summary.ts';
 import type { RunResult } from '../../vitest/host.ts';
 import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
@@ -49,6 +50,7 @@ const SPEC = defineCommand({
     baseline: { type: 'string', arg: 'B', help: "a results.jsonl or run folder to compare this run's cases with" },
     'fail-on-regression': { type: 'boolean', help: 'with --baseline: exit 1 when the run regressed from it, 3 when inconclusive' },
     'max-regression': { type: 'number', arg: 'X', help: 'with --baseline: the tolerated drop in pass rate (default evaluation.max_regression)' },
+    'allow-partial': { type: 'boolean', help: 'with --baseline: compare the cases both runs have even when the baseline is not a whole run (killed, or its last line cut off)' },
     ...USAGE_BOUND_FLAGS,
     attribute: { type: 'boolean', help: 'with --baseline: re-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)' },
     'attribute-granularity': { type: 'string', arg: UNIT_GRANULARITIES.join('|'), default: 'block', help: 'what one part of the change is: a markdown block, a line or a diff hunk' },
@@ -99,8 +101,8 @@ export const command: Command = {
     const skillPath = args.skill;
     const skill = skillPath ? skillFromFlag(skillPath) : undefined;
     const baselinePath = args.baseline;
-    if (!baselinePath && (args['fail-on-regression'] || args['max-regression'] !== undefined)) {
-      throw new SkillOptError('--fail-on-regression and --max-regression need --baseline <results.jsonl | run folder>');
+    if (!baselinePath && (args['fail-on-regression'] || args['max-regression'] !== undefined || args['allow-partial'])) {
+      throw new SkillOptError('--fail-on-regression, --max-regression and --allow-partial need --baseline <results.jsonl | run folder>');
     }
     const boundFlag = (['max-token-increase', 'max-cost-increase', 'max-latency-increase'] as const).find((f) => args[f] !== undefined);
     if (!baselinePath && boundFlag) throw new SkillOptError(`--${boundFlag} needs --baseline <results.jsonl | run folder>`);
@@ -113,6 +115,7 @@ export const command: Command = {
           failOnRegression: args['fail-on-regression'],
           maxRegression: args['max-regression'] ?? config.evaluation.max_regression,
           maxErrored: config.evaluation.max_errored,
+          allowPartial: args['allow-partial'],
           alpha: config.evaluation.alpha,
           usageBounds: usageBoundsFrom(args, config),
         }, { suite: config.env.name || null, split })
@@ -216,7 +219,7 @@ export const command: Command = {
       skill: { label: 'skill', path: skill?.path ?? (config.env.skill_init || 'the seed skill of each suite') },
       metrics: o && u && o.n > 0
         ? [
-            ['cases', `${o.n} ran of ${o.selected} selected: ${o.passed} pass, ${o.failed} fail, ${o.errored} errored` + (note ? ` · ${note}` : '')],
+            ['cases', `${o.n} ran of ${o.selected} selected: ${o.passed} pass, ${o.failed} fail, ${erroredCounts(o)}` + (note ? ` · ${note}` : '')],
             ['pass', `rate ${score3(o.pass_rate)} over ${o.scored} scored · mean hard ${score3(o.mean_hard)} · mean soft ${score3(o.mean_soft)}`],
             ['tokens', `target ${u.target.prompt_tokens + u.target.completion_tokens} (prompt + completion) over ${u.target.calls} calls` +
               (u.judge.calls ? ` · judge ${u.judge.prompt_tokens + u.judge.completion_tokens} over ${u.judge.calls} calls` : '')],
