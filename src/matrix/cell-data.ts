@@ -20,6 +20,8 @@ export interface MatrixCellData {
   run: Side['run'];
   /** Cases its run recorded it selected; null when unknown. */
   selected: number | null;
+  /** Why its folder is not a whole run (compare/load.ts partialReason: killed, still running); null when whole. */
+  partial: string | null;
   currency: string;
 }
 
@@ -28,9 +30,9 @@ export function readCell(root: string, entry: MatrixCellEntry): MatrixCellData {
   const path = join(root, entry.dir);
   const summaryFile = join(path, 'summary.json');
   const currency = readRunFile(RunSummarySchema, summaryFile, displayPath(summaryFile))?.cost?.currency ?? DEFAULT_CURRENCY;
-  if (!existsSync(join(path, 'results.jsonl'))) return { entry, path, rows: [], run: null, selected: null, currency };
+  if (!existsSync(join(path, 'results.jsonl'))) return { entry, path, rows: [], run: null, selected: null, partial: 'it has not run', currency };
   const side = loadSide(path);
-  return { entry, path, rows: lastRowPerTrial(side.rows), run: side.run, selected: side.selected ?? null, currency };
+  return { entry, path, rows: lastRowPerTrial(side.rows), run: side.run, selected: side.selected ?? null, partial: side.partial ?? null, currency };
 }
 
 /** Every cell of the matrix folder `root`, in matrix-run.json's order. */

@@ -7,7 +7,7 @@
  */
 import { compareRecords, type Comparison } from '../compare/index.ts';
 import { familyAdjusted } from '../stats/multiplicity.ts';
-import type { FamilyEvidence } from '../suite/verdict.ts';
+import type { ComparisonEvidence, FamilyEvidence } from '../suite/verdict.ts';
 import { round6, sig6 } from '../util/format.ts';
 import type { MatrixCellData } from './cell-data.ts';
 
@@ -17,23 +17,31 @@ export interface PairOptions {
   confidence: number;
 }
 
+/** A comparison of two cells, with whether each is a whole run (a cell cut short makes it inconclusive). */
+export type CellComparison = Comparison & { partial: NonNullable<ComparisonEvidence['partial']> };
+
 /** `candidate` against `baseline` over their shared cases (the p-values as tested, before any adjustment). */
-export function comparePair(baseline: MatrixCellData, candidate: MatrixCellData, o: PairOptions): Comparison {
-  return compareRecords(baseline.rows, candidate.rows, {
+export function comparePair(baseline: MatrixCellData, candidate: MatrixCellData, o: PairOptions): CellComparison {
+  const partial = (c: MatrixCellData, cases: number) => (c.partial ? { why: c.partial, cases } : null);
+  const comparison = compareRecords(baseline.rows, candidate.rows, {
     confidence: o.confidence,
     // the matrix reads the pass-rate test only: the paired changes in tokens, cost and latency that
     // compareRecords also makes are not read, so their Monte Carlo runs at its smallest
     resamples: UNREAD_RESAMPLES,
     selected: { baseline: baseline.selected, candidate: candidate.selected },
   });
+  return { ...comparison, partial: { baseline: partial(baseline, comparison.baseline.cases), candidate: partial(candidate, comparison.candidate.cases) } };
 }
 
 /**
  * Each comparison's evidence with its p-values adjusted over the family of `comparisons` (per direction);
- * a comparison with nothing paired is no member and keeps null p-values.
+ * a comparison with nothing paired, or of a cell that is not a whole run, is no member and keeps null p-values.
  */
-export function familyEvidence(comparisons: readonly Comparison[], alpha: number): FamilyEvidence[] {
-  const members = comparisons.map((c, i) => ({ c, i })).filter(({ c }) => c.p_value !== null && c.p_value_better !== null && c.attainable !== null);
+export function familyEvidence(comparisons: readonly CellComparison[], alpha: number): FamilyEvidence[] {
+  // a comparison of a cell cut short is inconclusive, whatever its p: no member of the family
+  const members = comparisons
+    .map((c, i) => ({ c, i }))
+    .filter(({ c }) => c.p_value !== null && c.p_value_better !== null && c.attainable !== null && !c.partial.baseline && !c.partial.candidate);
   const worse = familyAdjusted(members.map(({ c }) => ({ p: c.p_value!, attainable: c.attainable!.worse })), alpha);
   const better = familyAdjusted(members.map(({ c }) => ({ p: c.p_value_better!, attainable: c.attainable!.better })), alpha);
   const size = {
@@ -53,6 +61,7 @@ export function familyEvidence(comparisons: readonly Comparison[], alpha: number
       errored: c.errored,
       decided_by: c.decided_by,
       missing: c.missing,
+      partial: c.partial,
       family: size,
     };
   });

@@ -29,6 +29,15 @@ describe('the skills of a matrix run', () => {
     expect(skillLabel('/elsewhere/SKILL.md')).not.toBe(skillLabel('/other/SKILL.md'));
   });
 
+  it('NAME=FILE names a file\'s cells, wherever the file is', () => {
+    expect(matrixSkills(['none,best=/elsewhere/best_skill.md'], read).map((s) => [s.label, s.kind, s.path])).toEqual([
+      ['none', 'none', null],
+      ['best', 'file', join(process.cwd(), '/elsewhere/best_skill.md')],
+    ]);
+    expect(() => matrixSkills(['none=x.md'], read)).toThrow('--skills none=x.md: none names no file; choose another name for it');
+    expect(() => matrixSkills(['a=x.md,a=y.md'], read)).toThrow('would share the cell folder name a: name one (NAME=PATH)');
+  });
+
   it('refuses an item twice and two files that would share a folder', () => {
     expect(() => matrixSkills(['none,none'], read)).toThrow('--skills names none twice');
     expect(() => matrixSkills(['a/b.md,a-b.md'], read)).toThrow('--skills a/b.md and a-b.md would share the cell folder name a-b');
