@@ -55,7 +55,7 @@ export function detectRunFolder(dir: string): RunFolder {
   const compare = has(abs, 'compare.json');
   const matrix = has(abs, 'matrix.json');
   if (!kind && !compare && !matrix) {
-    throw new SkillOptError(`${dir}: not a skillopt run folder (no run.json, results.jsonl, history.json, compare.json or matrix.json in it)`);
+    throw new SkillOptError(`${dir}: not a skillopt run folder (no run.json, results.jsonl, history.json or compare.json in it)`);
   }
   return { dir: abs, kind, record, compare, matrix };
 }

@@ -47,7 +47,7 @@ const SPEC = defineCommand({
     trials: { type: 'number', arg: 'K', help: 'run every task K times (env.trials): a case scores its pass fraction; flaky = trials disagree' },
     optimize: { type: 'boolean', help: 'optimize the skill until the validation pass rate reaches --target' },
     target: { type: 'number', arg: 'X', help: 'target validation pass rate for --optimize (default train.target_pass_rate, else 0.9)' },
-    baseline: { type: 'string', arg: 'B', help: "a results.jsonl or run folder to compare this run's cases with" },
+    baseline: { type: 'string', arg: 'B', help: "a results.jsonl or run folder to compare this run's cases with (with --models: a matrix folder, cell with cell)" },
     'fail-on-regression': { type: 'boolean', help: 'with --baseline: exit 1 when the run regressed from it, 3 when inconclusive' },
     'max-regression': { type: 'number', arg: 'X', help: 'with --baseline: the tolerated drop in pass rate (default evaluation.max_regression)' },
     'allow-partial': { type: 'boolean', help: 'with --baseline: compare the cases both runs have even when the baseline is not a whole run (killed, or its last line cut off)' },
