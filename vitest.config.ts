@@ -16,12 +16,16 @@ export default defineConfig({
           name: 'unit',
           include: ['test/**/*.test.ts'],
           exclude: ['**/*.skill.test.ts', '**/node_modules/**'],
-          benchmark: { include: ['test/**/*.bench.ts'] },
           // each file: a temp directory of its own that it must leave empty, and no network beyond loopback
           setupFiles: ['./test/setup/guard.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
+      },
+      {
+        // The micro-benchmarks (`npm run bench`): tinybench inside a test each, printing its table (test/bench/benchmark.ts).
+        extends: true,
+        test: { name: 'bench', include: ['test/bench/*.bench.ts'], setupFiles: ['./test/setup/guard.ts'], testTimeout: 300_000 },
       },
       {
         // The skill benchmarks: run them with `npx skillopt test` (or `npx vitest --project skills`), after

@@ -9,6 +9,7 @@
  * (timeout, cancel) to it. A case no test takes (a cancelled run) is dropped without an unhandled rejection.
  */
 import { WORKER_REQUEST } from '../contract/session.ts';
+import { workerRun } from '../vitest-internals.ts';
 
 export interface HeadStart<T> {
   /** The case's early run, once (undefined: not started early, or already taken). */
@@ -38,11 +39,6 @@ export function headStart<T>(ids: readonly string[], count: number, run: (id: st
   };
 }
 
-interface WorkerState {
-  config?: { maxConcurrency?: number; testNamePattern?: unknown; tagsFilter?: unknown };
-  ctx?: { files?: Array<{ testLocations?: unknown[]; testNamePattern?: unknown; testIds?: unknown[]; testTagsFilter?: unknown }> };
-}
-
 /**
  * How many cases Vitest starts at once in this worker, when a head start is safe: its `maxConcurrency`.
  * 0 — no head start — unless the warm pool's thread says it is running the tests (not `vitest list`, not
@@ -50,12 +46,7 @@ interface WorkerState {
  * the suite would have started.
  */
 export function vitestWave(): number {
-  const g = globalThis as { __vitest_worker__?: WorkerState } & Record<symbol, unknown>;
-  if (g[WORKER_REQUEST] !== 'run') return 0;
-  const state = g.__vitest_worker__;
-  const config = state?.config;
-  if (!config || config.testNamePattern || config.tagsFilter) return 0;
-  const filtered = (state.ctx?.files ?? []).some((f) => f.testLocations?.length || f.testNamePattern || f.testIds?.length || f.testTagsFilter);
-  if (filtered) return 0;
-  return typeof config.maxConcurrency === 'number' && config.maxConcurrency > 0 ? config.maxConcurrency : 0;
+  if ((globalThis as Record<symbol, unknown>)[WORKER_REQUEST] !== 'run') return 0;
+  const run = workerRun();
+  return run && !run.filtered ? run.maxConcurrency : 0;
 }

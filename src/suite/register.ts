@@ -3,7 +3,7 @@
  * selected task (named by its id, its records in the task meta where the reporter and the optimizer read
  * them), and in `test` mode with an active gate, the `suite gate` test after them.
  */
-import { afterAll, describe, test, type TaskMeta } from 'vitest';
+import { afterAll, describe, test } from 'vitest';
 import type { CaseRecord, SkillTask } from '../types.ts';
 import { oneLineClip } from '../util/clip.ts';
 import { oneLine } from '../util/errors.ts';
@@ -16,6 +16,7 @@ import { erroredBeyond, erroredShare, erroredShown, evaluateGate } from './verdi
 import { costGateMeasuredText } from './cost-gate.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { costLine } from '../cost/display.ts';
+import { withoutCaseStacks } from '../vitest-internals.ts';
 import { runCost } from '../cost/run-cost.ts';
 
 export interface Registration<E> {
@@ -50,10 +51,10 @@ export function registerCases<E>(reg: Registration<E>): void {
   // What the suite gate needs of each row; the full records travel in task meta and are kept there only.
   const gateRows: GateRow[] = [];
   const concurrentTest = test.concurrent;
-  // Vitest copies a describe block's meta into every case defined in it (each copy then crosses to the main
-  // thread and into blob reports): the selection goes on the suite once its cases are defined.
-  const suiteMeta: TaskMeta = {};
-  describe(suite, { meta: suiteMeta }, async () => {
+  // Vitest 4.1 copies a describe block's meta into every case defined in it (each copy then crosses to the
+  // main thread and into blob reports), and 4.0 shares a `meta` given to `describe` with every case: the
+  // selection goes on the suite's own task (the collector `describe` returns holds it) once its cases are defined.
+  const collector = describe(suite, async () => {
     if (setup) {
       // during collection: a failure is the suite file's load error, as a bad dataset's is
       try {
@@ -121,7 +122,7 @@ export function registerCases<E>(reg: Registration<E>): void {
         if (!verdict.ok) throw caseError(`suite gate failed for '${suite}': ${verdict.reasons.join('; ')}${of}`, site);
       });
     }
-    suiteMeta.skilloptSuite = selection;
+    collector.suite!.meta.skilloptSuite = selection;
   });
 }
 
@@ -140,39 +141,6 @@ function gateRow(r: CaseRecord): GateRow {
     ...(r.judge_usage ? { judge_usage: r.judge_usage } : {}),
     latency_ms: r.latency_ms,
   };
-}
-
-/** Whether Vitest reads each case's definition stack (`includeTaskLocation`); a runner we cannot read counts as yes. */
-function taskLocationWanted(): boolean {
-  const config = (globalThis as { __vitest_worker__?: { config?: { includeTaskLocation?: boolean } } }).__vitest_worker__?.config;
-  return !config || Boolean(config.includeTaskLocation);
-}
-
-/**
- * Define cases without the stack Vitest captures for each (an Error kept with its call sites, about 1 kB a
- * case: 10 MB of a 10,000-case suite). It serves only a case's `location`, and our cases are defined by
- * the library during collection, where no frame of the suite file is on the stack, so it never finds one.
- * V8 captures no stack while `Error.stackTraceLimit` is an accessor; Vitest's own set-and-restore of the
- * limit goes through it. Left alone when Vitest wants locations (it would read the missing stack).
- */
-/** @internal Exported for its unit test. */
-export function withoutCaseStacks(define: () => void): void {
-  const own = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit');
-  if (!own || !('value' in own) || !own.configurable || taskLocationWanted()) return define();
-  let limit: unknown = own.value;
-  Object.defineProperty(Error, 'stackTraceLimit', {
-    configurable: true,
-    enumerable: own.enumerable ?? true,
-    get: () => limit,
-    set: (v: unknown) => {
-      limit = v;
-    },
-  });
-  try {
-    define();
-  } finally {
-    Object.defineProperty(Error, 'stackTraceLimit', { ...own, value: limit });
-  }
 }
 
 const clip = (v: unknown, max = 200) => oneLineClip(JSON.stringify(v) ?? String(v), max);

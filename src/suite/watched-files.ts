@@ -10,8 +10,9 @@
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TestRunner } from 'vitest';
+import * as vitest from 'vitest';
 import type { ProvidedSession } from '../contract/session.ts';
+import { collectingFileMeta } from '../vitest-internals.ts';
 
 /** One suite's files, absolute paths with forward slashes; null where it reads no file. */
 export interface SuiteFiles {
@@ -56,7 +57,10 @@ export function suiteFiles(session: ProvidedSession, suite: string, source: unkn
 export function recordSuiteFiles(session: ProvidedSession, suite: string, source: unknown, seedSkill: string | URL | null): void {
   let meta: { skilloptFiles?: SuiteFiles[] } | undefined;
   try {
-    meta = TestRunner.getCurrentSuite().file?.meta;
+    // Vitest 4.1: the current suite's collector (`TestRunner`, public) knows its file; 4.0 has neither, and
+    // reaches the file being collected only through its worker state
+    const runner = (vitest as { TestRunner?: { getCurrentSuite(): { file?: { meta: typeof meta } } } }).TestRunner;
+    meta = runner ? runner.getCurrentSuite().file?.meta : (collectingFileMeta() ?? undefined);
   } catch {
     return;
   }

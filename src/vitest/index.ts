@@ -1,4 +1,2 @@
-/** `skillopt/vitest`: the Vitest plugin and reporter (main-process side). */
+/** `skillopt/vitest`: the Vitest plugin (main-process side). Every export is listed in docs/api.md. */
 export { skillopt, type SkillOptPluginOptions } from './plugin.ts';
-export { SkillReporter, collectRun, renderTable, writeRunFiles } from './reporter.ts';
-export type { ProvidedSession, GateVerdict, SuiteManifest } from '../contract/session.ts';

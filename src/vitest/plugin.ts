@@ -11,16 +11,15 @@
  * opens it from the config `skillopt test` would read (`options.config`, else `SKILLOPT_CONFIG`, else
  * `skillopt.yaml` in the folder Vitest runs in), with `SKILLOPT_CFG_OPTIONS` (space-separated).
  */
-import type { Plugin } from 'vite';
 import type { ViteUserConfig } from 'vitest/config';
-import type { TestProject, Vitest } from 'vitest/node';
+import type { TestProject, Vite, Vitest } from 'vitest/node';
 import { findConfigPath } from '../config/find.ts';
 import { loadConfig } from '../config/load.ts';
 import { outRoot } from '../config/out-root.ts';
 import { withProfilePrices } from '../sim/profiles.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { currentHost, openHost, type SessionHost } from './host.ts';
-import { SkillConsoleReporter } from './console-reporter.ts';
+import { skillConsoleReporter } from './console-reporter.ts';
 import { SkillReporter } from './reporter.ts';
 import { caseTimeoutMs } from '../suite/case-timeout.ts';
 import { discardPrestarted } from './prestart.ts';
@@ -66,6 +65,8 @@ export function casesInFlight(session: Pick<SessionHost['session'], 'config' | '
   return target.concurrency <= workers && judge.concurrency <= workers ? workers + Math.ceil(workers / 4) : workers;
 }
 
+const isDefaultReporter = (r: unknown): r is [string, unknown] => Array.isArray(r) && r[0] === 'default';
+
 /** Pools whose workers are threads of this process (they reach the host's model gateway). */
 const THREAD_POOLS = new Set([WARM_POOL_NAME, 'threads', 'vmThreads']);
 
@@ -74,7 +75,7 @@ function reachesGateway(pool: unknown): boolean {
   return typeof name === 'string' && THREAD_POOLS.has(name);
 }
 
-export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
+export function skillopt(options: SkillOptPluginOptions = {}): Vite.Plugin {
   let opened: Promise<{ host: SessionHost | null; owned: boolean }> | undefined;
   const open = () => (opened ??= hostFor(options));
   return {
@@ -111,9 +112,12 @@ export function skillopt(options: SkillOptPluginOptions = {}): Plugin {
         withReporter.add(vitest.config);
         const reporters = vitest.config.reporters as unknown[];
         // Vitest's default console reporter, compact for large runs (src/vitest/console-reporter.ts)
-        reporters.forEach((r, i) => {
-          if (Array.isArray(r) && r[0] === 'default') reporters[i] = new SkillConsoleReporter(r[1] as ConstructorParameters<typeof SkillConsoleReporter>[0]);
-        });
+        if (reporters.some(isDefaultReporter)) {
+          const SkillConsoleReporter = await skillConsoleReporter();
+          reporters.forEach((r, i) => {
+            if (isDefaultReporter(r)) reporters[i] = new SkillConsoleReporter(r[1] as ConstructorParameters<typeof SkillConsoleReporter>[0]);
+          });
+        }
         reporters.push(new SkillReporter(host));
         if (owned) {
           let closed = false;

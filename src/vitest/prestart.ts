@@ -11,11 +11,10 @@
  * before the run starts, as for every reused thread. It is unref'd: a command that never runs a suite
  * exits as if it had not been started.
  */
-import { dirname, join } from 'node:path';
-import { isatty } from 'node:tty';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { compiledSibling } from '../util/paths.ts';
+import { defaultThreadOptions, threadKey } from '../vitest-internals.ts';
 
 interface Prestarted {
   key: string;
@@ -25,41 +24,13 @@ interface Prestarted {
 const SLOT = Symbol.for('skillopt.prestarted-thread');
 type Slot = { [SLOT]?: Prestarted };
 
-/** The warm pool's key for a thread: which Vitest runtime it loads, with which Node flags. */
-export function threadKey(distPath: string, execArgv: readonly string[]): string {
-  return JSON.stringify([distPath, execArgv]);
-}
-
-/**
- * What Vitest 4 gives a threads-pool worker of a project with a default config: its dist folder, and the
- * flags of `resolveOptions` and `resolveConditions` in its pool (Vite's default server conditions).
- */
-function vitestDefaults(): { distPath: string; execArgv: string[]; env: NodeJS.ProcessEnv } {
-  const distPath = dirname(fileURLToPath(import.meta.resolve('vitest/node')));
-  const mode = process.env.NODE_ENV === 'production' ? 'production' : 'development';
-  const execArgv = [
-    '--experimental-import-meta-resolve',
-    '--require', join(distPath, '..', 'suppress-warnings.cjs'),
-    '--conditions', 'node', '--conditions', mode,
-  ];
-  const env = {
-    ...process.env,
-    TEST: 'true',
-    VITEST: 'true',
-    NODE_ENV: process.env.NODE_ENV || 'test',
-    VITEST_MODE: 'RUN',
-    FORCE_TTY: isatty(1) ? 'true' : '',
-  };
-  return { distPath, execArgv, env };
-}
-
 /** Start the thread: it loads Vitest's worker runtime, then the `vitest` entry and this package's. Returns its id. */
 export function prestartWarmThread(): number {
   const slot = globalThis as Slot;
   if (slot[SLOT]) return slot[SLOT].thread.threadId;
-  const { distPath, execArgv, env } = vitestDefaults();
+  const { distPath, execArgv, env } = defaultThreadOptions();
   // Suites import `vitest` and `skillopt` (resolved to these files when skillopt is installed, as users have it).
-  const preload = [join(distPath, 'index.js')];
+  const preload = [fileURLToPath(import.meta.resolve('vitest'))];
   if (import.meta.url.endsWith('.js')) preload.push(fileURLToPath(new URL('../index.js', import.meta.url)));
   const thread = new Worker(compiledSibling(import.meta.url, 'warm-worker'), {
     env,

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { runSummary, type RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import { writeJsonAtomic, writeLinesAtomic } from '../util/atomic.ts';
-import { buildRunFile, RunSummarySchema } from '../runfiles/index.ts';
+// the two schemas it writes, not every run file's (src/runfiles/index.ts builds them all: CPU before the first request)
+import { buildRunFile } from '../runfiles/parse.ts';
+import { RunSummarySchema } from '../runfiles/summary.ts';
 import type { RunResult } from './host.ts';
 
 /** The run's summary: scores with their counts, gates, what was selected, and the verdict. */

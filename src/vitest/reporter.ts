@@ -9,7 +9,7 @@ import pc from 'picocolors';
 import type { Reporter, TestCase, TestModule, TestRunEndReason, TestSpecification, Vitest } from 'vitest/node';
 import { displayPath } from '../util/paths.ts';
 import { currentHost, type SessionHost } from './host.ts';
-import { withShardBlob } from './shard-blob.ts';
+import { takeOverFileShard } from '../vitest-internals.ts';
 import { caseOutcomes } from '../suite/summary.ts';
 import { casesSpanS, GATE_TEST_NAME, rowsOf, RunCollector, suiteLoaded, type SerializedError } from './reporter-collector.ts';
 import { renderTable } from './reporter-table.ts';
@@ -116,14 +116,12 @@ export class SkillReporter implements Reporter {
    * moves into the session before Vitest reads it. A run that mixes other test files keeps Vitest's sharding.
    */
   private takeOverShard(specifications: ReadonlyArray<TestSpecification>): void {
-    const config = this.vitest?.config as (Vitest['config'] & { shard?: { index: number; count: number } }) | undefined;
     const host = this.host;
-    if (!config?.shard || !host || specifications.length === 0 || !specifications.every((s) => isSkillFile(s.moduleId))) return;
-    const { index, count } = config.shard;
-    host.session = { ...host.session, shard: { index, count } };
-    for (const project of this.vitest!.projects) project.provide('skillopt', host.session);
-    config.outputFile = withShardBlob(config.outputFile, { index, count }) as typeof config.outputFile;
-    config.shard = undefined;
+    if (!this.vitest || !host || specifications.length === 0 || !specifications.every((s) => isSkillFile(s.moduleId))) return;
+    const shard = takeOverFileShard(this.vitest);
+    if (!shard) return;
+    host.session = { ...host.session, shard };
+    for (const project of this.vitest.projects) project.provide('skillopt', host.session);
   }
 
   private log(raw: string): void {

@@ -101,7 +101,9 @@ export class SuiteRunner {
       }),
     );
     try {
-      await vitest.standalone();
+      // Reporters and the coverage provider, without running a test: `standalone()` since Vitest 4.1, `init()` in 4.0.
+      const standalone = (vitest as Partial<Pick<Vitest, 'standalone'>>).standalone;
+      await (standalone ? standalone.call(vitest) : (vitest as unknown as { init(): Promise<void> }).init());
       const specs = (await vitest.globTestSpecifications(filters)).filter((s) => /\.skill\.test\.[cm]?[jt]s$/.test(s.moduleId));
       if (specs.length === 0) {
         throw new SkillOptError(

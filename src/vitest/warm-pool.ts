@@ -14,9 +14,10 @@
  */
 import type { Writable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
-import type { PoolOptions, PoolRunnerInitializer, PoolWorker, Vitest, WorkerRequest } from 'vitest/node';
+import type { PoolOptions, PoolRunnerInitializer, PoolWorker, Vitest, WorkerRequest, WorkerResponse } from 'vitest/node';
 import { compiledSibling } from '../util/paths.ts';
-import { takePrestarted, threadKey } from './prestart.ts';
+import { threadKey } from '../vitest-internals.ts';
+import { takePrestarted } from './prestart.ts';
 
 export const WARM_POOL_NAME = 'skillopt-threads';
 const MAX_RUNS = 25;
@@ -61,11 +62,6 @@ function parkOf(vitest: Vitest): Park {
   return park;
 }
 
-/** Whether the run is being cancelled (bail, Ctrl-C); `isCancelling` is Vitest-internal, so read defensively. */
-function cancelling(options: PoolOptions): boolean {
-  return (options.project.vitest as unknown as { isCancelling?: unknown }).isCancelling === true;
-}
-
 class WarmThreadWorker implements PoolWorker {
   readonly name = WARM_POOL_NAME;
   private thread: Worker | undefined;
@@ -78,6 +74,8 @@ class WarmThreadWorker implements PoolWorker {
   /** Set when the runtime answered `stop` without an error: only then is the thread fit to reuse. */
   private stoppedCleanly = false;
   private stopRequested = false;
+  /** Set when Vitest cancels the run this worker serves (bail, Ctrl-C): its thread is not reused. */
+  private cancelled = false;
   /** Settles once `stop` has parked or ended the thread. */
   private settleStop: (() => void) | undefined;
 
@@ -180,6 +178,11 @@ class WarmThreadWorker implements PoolWorker {
     this.runs++;
     this.stoppedCleanly = false;
     this.stopRequested = false;
+    this.cancelled = false;
+    // Vitest forgets its cancel listeners when the next run starts: this one hears only this run's cancel.
+    this.options.project.vitest.onCancel(() => {
+      this.cancelled = true;
+    });
     this.thread.on('message', this.watchStop);
     this.stdout.setMaxListeners(1 + this.stdout.getMaxListeners());
     this.thread.stdout.pipe(this.stdout);
@@ -188,7 +191,7 @@ class WarmThreadWorker implements PoolWorker {
   }
 
   private readonly watchStop = (message: unknown): void => {
-    const m = message as { __vitest_worker_response__?: boolean; type?: string; error?: unknown };
+    const m = message as Partial<WorkerResponse> | null;
     if (this.stopRequested && m?.__vitest_worker_response__ && m.type === 'stopped') this.stoppedCleanly = !m.error;
   };
 
@@ -211,7 +214,7 @@ class WarmThreadWorker implements PoolWorker {
     this.stdout.setMaxListeners(this.stdout.getMaxListeners() - 1);
     thread.stderr.unpipe(this.stderr);
     this.stderr.setMaxListeners(this.stderr.getMaxListeners() - 1);
-    if (this.stoppedCleanly && !this.park.closed && !cancelling(this.options) && this.runs < MAX_RUNS && thread.threadId >= 0) {
+    if (this.stoppedCleanly && !this.park.closed && !this.cancelled && this.runs < MAX_RUNS && thread.threadId >= 0) {
       thread.unref();
       const park = this.park;
       const parked: ParkedThread = {

@@ -1,26 +1,27 @@
 /**
- * The thread side of the warm pool (see warm-pool.ts): Vitest's own worker runtime, loaded from the
- * running Vitest's dist folder, given an adapter whose teardown detaches the run's RPC instead of the
- * runtime itself. After `stop` the thread keeps its loaded modules and waits for the next run's `start`,
+ * The thread side of the warm pool (see warm-pool.ts): Vitest's own worker runtime (`vitest/worker`, the
+ * public entry of a custom pool's worker) of the running Vitest, given an adapter whose teardown detaches
+ * the run's RPC instead of the runtime itself. After `stop` the thread keeps its loaded modules and waits for the next run's `start`,
  * which the pool precedes with the run's environment.
  */
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ENV_MESSAGE } from './warm-pool.ts';
 import { WORKER_REQUEST } from '../contract/session.ts';
+import { vitestWorkerEntry } from '../vitest-internals.ts';
 
 type Listener = (message: unknown) => void;
+/** `vitest/worker`; `setupEnvironment` (and `runBaseTests`' traces) since Vitest 4.1. */
 interface VitestWorkerModule {
   init(worker: Record<string, unknown>): void;
   runBaseTests(method: 'run' | 'collect', state: unknown, traces: unknown): Promise<void>;
-  setupEnvironment(context: unknown): Promise<unknown>;
+  setupEnvironment?(context: unknown): Promise<unknown>;
 }
 
 if (!parentPort) throw new Error('skillopt warm pool: this module runs in a worker thread');
 const port = parentPort;
 const { distPath, preload = [] } = workerData as { distPath: string; preload?: string[] };
-const vitestWorker = (await import(pathToFileURL(join(distPath, 'worker.js')).href)) as VitestWorkerModule;
+const vitestWorker = (await import(vitestWorkerEntry(distPath))) as VitestWorkerModule;
 
 /** Whether this thread's current request runs the tests or only collects them (`vitest list`): the suites' head start (suite/head-start.ts) reads it. */
 function markRequest(method: 'run' | 'collect'): void {

@@ -1,5 +1,5 @@
 /** Scorer throughput: each bench scores one typical answer. */
-import { bench, describe } from 'vitest';
+import { benchmark } from './benchmark.ts';
 import { z } from 'zod';
 import { exactMatch, includesAll, jsonSchema, label, numeric, regex, weighted } from '../../src/suite/scorers/index.ts';
 import type { ScoreContext } from '../../src/suite/scorers/types.ts';
@@ -14,21 +14,21 @@ const ctx = <E>(expected: E, output: string): ScoreContext<E> => ({
 const answer = 'Root cause: disposed-object. The DbContext is used after its using block ends; keep it alive or await inside the using.';
 const Triage = z.object({ team: z.enum(['auth', 'billing', 'infra']), priority: z.enum(['p1', 'p2', 'p3']) });
 
-describe('scorers', () => {
-  const s = {
-    exact: exactMatch(),
-    includes: includesAll(['using', 'await', 'DbContext']),
-    re: regex(/disposed-object/),
-    lab: label({ labels }),
-    num: numeric({ tolerance: 0.01 }),
-    json: jsonSchema(Triage),
-    mix: weighted([{ scorer: label({ labels }), weight: 0.7 }, { scorer: includesAll(['using', 'await']), weight: 0.3 }]),
-  };
-  bench('exactMatch', () => void s.exact.score(ctx('disposed-object', ' Disposed-Object. ')));
-  bench('includesAll', () => void s.includes.score(ctx('x', answer)));
-  bench('regex', () => void s.re.score(ctx('x', answer)));
-  bench('label', () => void s.lab.score(ctx('disposed-object', answer)));
-  bench('numeric', () => void s.num.score(ctx(1234.5, 'The total is 1,234.50 USD')));
-  bench('jsonSchema (fields)', () => void s.json.score(ctx({ team: 'auth', priority: 'p2' }, 'Here: {"team":"auth","priority":"p1"}')));
-  bench('weighted(label, includesAll)', async () => void (await s.mix.score(ctx('disposed-object', answer))));
+const s = {
+  exact: exactMatch(),
+  includes: includesAll(['using', 'await', 'DbContext']),
+  re: regex(/disposed-object/),
+  lab: label({ labels }),
+  num: numeric({ tolerance: 0.01 }),
+  json: jsonSchema(Triage),
+  mix: weighted([{ scorer: label({ labels }), weight: 0.7 }, { scorer: includesAll(['using', 'await']), weight: 0.3 }]),
+};
+benchmark('scorers: one typical answer each', (bench) => {
+  bench.add('exactMatch', () => void s.exact.score(ctx('disposed-object', ' Disposed-Object. ')));
+  bench.add('includesAll', () => void s.includes.score(ctx('x', answer)));
+  bench.add('regex', () => void s.re.score(ctx('x', answer)));
+  bench.add('label', () => void s.lab.score(ctx('disposed-object', answer)));
+  bench.add('numeric', () => void s.num.score(ctx(1234.5, 'The total is 1,234.50 USD')));
+  bench.add('jsonSchema (fields)', () => void s.json.score(ctx({ team: 'auth', priority: 'p2' }, 'Here: {"team":"auth","priority":"p1"}')));
+  bench.add('weighted(label, includesAll)', async () => void (await s.mix.score(ctx('disposed-object', answer))));
 });

@@ -4,11 +4,11 @@
  * validated by zod, handler run, result stringified, trajectory step and clip) and a final answer, over a
  * model function that answers at once. Divide the mean by 10 for the per-turn figure.
  */
-import { bench, describe } from 'vitest';
 import { z } from 'zod';
 import { runToolLoop, type CallModel } from '../../src/agent/loop.ts';
 import { tool } from '../../src/agent/tool.ts';
 import type { ChatMessage } from '../../src/types.ts';
+import { benchmark } from './benchmark.ts';
 
 const TURNS = 10;
 const usage = { calls: 1, attempts: 1, prompt_tokens: 100, completion_tokens: 20, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 };
@@ -31,6 +31,6 @@ const model: CallModel = async (messages: ChatMessage[]) => {
 };
 const messages: ChatMessage[] = [{ role: 'system', content: 'skill' }, { role: 'user', content: 'do it' }];
 
-describe('tool loop', () => {
-  bench(`one case of ${TURNS} turns, 2 calls per turn (per turn = mean / ${TURNS})`, async () => void (await runToolLoop(model, messages, { tools, state: {} })), { time: 2000 });
-});
+benchmark('tool loop', (bench) => {
+  bench.add(`one case of ${TURNS} turns, 2 calls per turn (per turn = mean / ${TURNS})`, async () => void (await runToolLoop(model, messages, { tools, state: {} })));
+}, { time: 2000 });

@@ -1,6 +1,6 @@
 /** What a case costs to keep: no definition stack per case, and the gate folds slim rows as it did whole records. */
 import { afterEach, describe, expect, test } from 'vitest';
-import { withoutCaseStacks } from '../../src/suite/register.ts';
+import { withoutCaseStacks } from '../../src/vitest-internals.ts';
 import { caseOutcomes, scoreStats, type OutcomeRow } from '../../src/suite/summary.ts';
 import type { CaseRecord } from '../../src/types.ts';
 

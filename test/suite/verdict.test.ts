@@ -6,7 +6,7 @@ import { compareRecords } from '../../src/compare/compare.ts';
 import { namePatternRegExp, selectTasks, shardOf } from '../../src/suite/selection.ts';
 import { scoreStats } from '../../src/suite/summary.ts';
 import { ConfigSchema } from '../../src/config/schema.ts';
-import { withShardBlob } from '../../src/vitest/shard-blob.ts';
+import { withShardBlob } from '../../src/vitest-internals.ts';
 import type { CaseRecord } from '../../src/types.ts';
 
 function rec(id: string, outcome: 'pass' | 'fail' | 'errored'): CaseRecord {

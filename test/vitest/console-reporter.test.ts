@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { firstFailures, LARGE_RUN, SHOWN_FAILURES } from '../../src/vitest/console-reporter.ts';
+import { errorsOfFirstFailures, LARGE_RUN, SHOWN_FAILURES } from '../../src/vitest/console-reporter.ts';
 import { assertBuilt, readJson, readJsonl, REPO, skillopt } from '../e2e/helpers.ts';
 
 // inside the repository, where `vitest` and `skillopt/vitest` resolve as they do for test/fixtures
@@ -14,16 +14,18 @@ const dir = mkdtempSync(join(REPO, '.skillopt', 'console-reporter-'));
 beforeAll(assertBuilt);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test('the error summary of a large run keeps the first failed tests and the suites that failed themselves', () => {
-  const t = (state: string) => ({ type: 'test', result: { state } });
-  const failedSuite = { type: 'suite', result: { state: 'fail', errors: ['beforeAll failed'] }, tasks: [t('pass')] };
-  const file = { type: 'suite', tasks: [{ type: 'suite', tasks: [t('pass'), t('fail'), t('fail'), t('skip'), t('fail')] }, failedSuite] };
-  const { files, hidden } = firstFailures([file, { type: 'suite', tasks: [t('fail')] }], 2);
+test('the error summary of a large run keeps the errors of the first failed tests and of the suites that failed themselves', () => {
+  type Node = { type: string; result?: { state?: string; errors?: unknown[] }; tasks?: Node[] };
+  const t = (state: string, errors: string[] = []): Node => ({ type: 'test', result: { state, errors } });
+  const failedSuite: Node = { type: 'suite', result: { state: 'fail', errors: ['beforeAll failed'] }, tasks: [t('pass')] };
+  const file: Node = { type: 'suite', tasks: [{ type: 'suite', tasks: [t('pass'), t('fail', ['a']), t('fail', ['b']), t('skip'), t('fail', ['c'])] }, failedSuite] };
+  const { files, hidden } = errorsOfFirstFailures<Node>([file, { type: 'suite', tasks: [t('fail', ['d'])] }], 2);
   expect(hidden).toBe(2);
-  expect(files[0]!.tasks![0]!.tasks!.map((x) => x.result!.state)).toEqual(['fail', 'fail']);
-  expect(files[0]!.tasks![1]).toMatchObject({ result: { errors: ['beforeAll failed'] }, tasks: [] });
-  expect(files[1]!.tasks).toEqual([]);
-  expect(file.tasks[0]!.tasks).toHaveLength(5); // the run's own tree is untouched
+  // every test is still there, with its state (the summary counts them); the later failures lose their errors
+  expect(files[0]!.tasks![0]!.tasks!.map((x) => [x.result!.state, x.result!.errors])).toEqual([['pass', []], ['fail', ['a']], ['fail', ['b']], ['skip', []], ['fail', []]]);
+  expect(files[0]!.tasks![1]).toBe(failedSuite);
+  expect(files[1]!.tasks![0]!.result).toEqual({ state: 'fail', errors: [] });
+  expect(file.tasks![0]!.tasks![4]!.result!.errors).toEqual(['c']); // the run's own tree is untouched
 });
 
 test(`a run of more than ${LARGE_RUN} failing cases lists the first ${SHOWN_FAILURES}, says how many more, and keeps every case in results.jsonl`, async () => {
@@ -53,6 +55,7 @@ export default defineConfig({
   expect(r.stdout.match(/^\s+× c\d{4}/gm)).toHaveLength(SHOWN_FAILURES);
   expect(r.stdout).toContain(`… and ${failed - SHOWN_FAILURES} more failed cases\n`);
   expect(r.stderr.match(/ FAIL .*large\.skill\.test\.ts > large > c\d{4}/g)).toHaveLength(SHOWN_FAILURES);
+  expect(r.stderr).toContain(`Failed Tests ${failed}`);
   expect(r.stderr).toContain(`… and ${failed - SHOWN_FAILURES} more failed cases: the worst are in the skillopt table below, every case in results.jsonl`);
   expect(r.all).toMatch(new RegExp(`Tests\\s+${failed} failed \\| ${n - failed} passed \\(${n}\\)`));
 });

@@ -3,13 +3,14 @@
  * defines pass through unchanged (-t, --reporter, --outputFile.junit, --shard, --merge-reports, file filters).
  * With `--optimize` it runs the optimizer until the validation pass rate reaches `--target`.
  */
-import { readRunFile, RunSummarySchema } from '../../runfiles/index.ts';
+import { readRunFile } from '../../runfiles/parse.ts';
+import { RunSummarySchema } from '../../runfiles/summary.ts';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startVitest } from 'vitest/node';
 import { EXIT_CODES, selectionNote } from '../../suite/verdict.ts';
 import type { ShardSpec } from '../../contract/session.ts';
-import { withShardBlob } from '../../vitest/shard-blob.ts';
+import { withShardBlob } from '../../vitest-internals.ts';
 import { summarize } from '../../vitest/reporter.ts';
 import { normalizeSplit } from '../../suite/splits.ts';
 import { erroredCounts } from '../../suite/summary.ts';

@@ -13,7 +13,7 @@
  */
 import { resolve } from 'node:path';
 import type { CacheMode, CacheSettings } from './settings.ts';
-import { SCHEMA_VERSION } from '../../runfiles/index.ts';
+import { SCHEMA_VERSION } from '../../runfiles/version.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
 import type { RoleConfig } from '../types.ts';

@@ -25,7 +25,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { redactText } from '../../util/redact.ts';
-import { CacheEntrySchema, runFileProblem, type SCHEMA_VERSION } from '../../runfiles/index.ts';
+import { CacheEntrySchema } from '../../runfiles/cache-entry.ts';
+import { runFileProblem } from '../../runfiles/parse.ts';
+import type { SCHEMA_VERSION } from '../../runfiles/version.ts';
 import type { EntryKind } from './key.ts';
 import { parseJsonLines } from '../../util/jsonl.ts';
 
