@@ -207,6 +207,12 @@ export interface Comparison {
   /** One-sided p for "got worse" (and for "got better"). */
   p_value: number | null;
   p_value_better: number | null;
+  /**
+   * The smallest p-value each direction's test could have given with these cases (what a multiplicity
+   * family needs, stats/multiplicity.ts): it depends only on what the test conditions on (the discordant
+   * pairs, each case's pooled trials), never on the outcome. Null without paired cases.
+   */
+  attainable: { worse: number; better: number } | null;
   counts: {
     regressed: number;
     fixed: number;
@@ -503,6 +509,7 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
   let bounds: Comparison['bounds'] = null;
   let pWorse: number | null = null;
   let pBetter: number | null = null;
+  let attainable: Comparison['attainable'] = null;
   let mde: MinimumDetectable | null = null;
   const resamples = opts.resamples ?? DEFAULT_PATTERNS;
   const seed = opts.seed ?? 0;
@@ -516,6 +523,9 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     bounds = { lower: one.lo, upper: one.hi };
     pWorse = mcnemar.p_worse;
     pBetter = mcnemar.p_better;
+    // every discordant pair going one way: ½ to the power of their number
+    const extreme = 0.5 ** (table.b + table.c);
+    attainable = { worse: extreme, better: extreme };
     mde = powerMde(d, 1, (table.b + table.c) / n, alpha, maxRegression, true);
   } else if (cases) {
     // the p-value, the verdict and the interval all from the one test
@@ -525,6 +535,8 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     bounds = read.bounds;
     pWorse = cases.p_worse;
     pBetter = cases.p_better;
+    const dist = cases.distribution;
+    attainable = cases.moving ? { worse: dist.atMost(dist.min), better: dist.atLeast(dist.max) } : { worse: 1, better: 1 };
     const exact = cases.method === 'exact';
     method = cases.level === 'trials' ? 'trial_permutation' : 'case_sign_flip';
     test = cases.level === 'trials' ? (exact ? 'permutation_exact' : 'permutation_normal') : exact ? 'sign_flip_exact' : 'sign_flip_normal';
@@ -560,6 +572,7 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     bounds,
     p_value: pWorse,
     p_value_better: pBetter,
+    attainable,
     counts: {
       regressed: regressed.length,
       fixed: fixed.length,
@@ -591,4 +604,10 @@ function usageChanges(
 ): Pick<Comparison, 'token_change' | 'cost_change' | 'latency_change'> {
   const of = (m: UsageMetric) => usageChange(m, pairs, { confidence: o.confidence, resamples: o.resamples, seed: o.seed, bound: o.bounds[m] ?? null });
   return { token_change: of('tokens'), cost_change: of('cost'), latency_change: of('latency') };
+}
+
+/** The largest drops first: the cases a reviewer should look at. */
+export function worstRegressed(list: readonly CaseChange[], n = 5): CaseChange[] {
+  const drop = (c: CaseChange) => (c.baseline.pass_fraction ?? 0) - (c.candidate.pass_fraction ?? 0);
+  return [...list].sort((a, b) => drop(b) - drop(a) || a.suite.localeCompare(b.suite) || a.id.localeCompare(b.id)).slice(0, n);
 }

@@ -15,12 +15,13 @@ import { VERSION } from '../version.ts';
 import type { CaseChange, CaseRef, Comparison, UsageChange } from './compare.ts';
 import { boundShown } from '../suite/verdict.ts';
 import { amountShown } from '../cost/pricing.ts';
+import { round6 } from '../util/format.ts';
 import type { Side } from './load.ts';
 
 export const COMPARE_REPORT_VERSION = 1;
 
-const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
-const r6n = (x: number | null) => (x === null ? null : r6(x));
+const r6 = (x: number) => round6(x);
+const r6n = (x: number | null) => round6(x);
 const pair6 = (x: [number, number] | null): [number, number] | null => (x ? [r6(x[0]), r6(x[1])] : null);
 /** A side's errored cases, and with trials its errored trials (each 1/k of a case to the verdict). */
 const erroredCell = (s: Comparison['baseline']) => (s.trials > 1 && s.errored_trials > 0 ? `${s.errored} (+${s.errored_trials} trials)` : String(s.errored));

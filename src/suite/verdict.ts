@@ -495,3 +495,138 @@ export function caseChangeLabel(change: { p_value: number | null }, direction: '
   const label = direction === 'worse' ? 'regressed' : 'improved';
   return change.p_value !== null && change.p_value < alpha ? label : 'changed';
 }
+
+// ── a matrix of runs: `--models` (docs/matrix.md) ─────────────────────────────────────────────────────
+
+/** A matrix run's exit code from its cells': a usage error (2), else a failed cell (1), else an inconclusive one (3), else 0. */
+export function matrixExitCode(codes: readonly number[]): number {
+  for (const code of [EXIT_CODES.usage, EXIT_CODES.fail, EXIT_CODES.inconclusive]) if (codes.includes(code)) return code;
+  return codes.find((c) => c !== 0) ?? EXIT_CODES.pass;
+}
+
+/**
+ * The evidence of one comparison inside a matrix, its p-values adjusted over the family of its question
+ * (stats/multiplicity.ts; docs/statistics.md "Many cases, one rule"): `p_value` and `p_value_better` are
+ * the adjusted ones, and `family` says how many members each direction's family had.
+ */
+export interface FamilyEvidence extends ComparisonEvidence {
+  family: { worse: number; better: number };
+}
+
+/** A skill's lift over the matrix's first skill on one model. */
+export type LiftVerdict = 'helps' | 'hurts' | 'no detectable change' | 'inconclusive';
+/** One model against another with the same skill. */
+export type ModelPairVerdict = 'better' | 'worse' | 'no detectable difference' | 'inconclusive';
+
+export interface MatrixDecision<V extends string> {
+  verdict: V;
+  /** One line: why. */
+  reason: string;
+}
+
+/**
+ * The direction a matrix comparison was shown to move, on the same rule as a comparison of two runs
+ * (decideComparison, at a margin of 0) with the p-values adjusted over its family: `worse`, `better`, `none`
+ * (no evidence either way) or `inconclusive` (errored or missing cases, nothing paired).
+ */
+function familyDirection(e: FamilyEvidence, maxErrored: number): { direction: 'worse' | 'better' | 'none' | 'inconclusive'; reason: string } {
+  const d = decideComparison(e, { maxRegression: 0, maxErrored, failOnRegression: false });
+  if (d.verdict === 'inconclusive') return { direction: 'inconclusive', reason: d.reason };
+  const delta = e.delta ?? 0;
+  const of = (n: number) => `adjusted over ${n} comparison${n === 1 ? '' : 's'} of the family`;
+  if (d.verdict === 'regressed') return { direction: 'worse', reason: `Δ ${signed(delta)}, adjusted p(worse) = ${pShown(e.p_value)} < ${(1 - e.confidence).toFixed(2)} (${of(e.family.worse)})` };
+  if (d.verdict === 'improved') return { direction: 'better', reason: `Δ ${signed(delta)}, adjusted p(better) = ${pShown(e.p_value_better)} < ${(1 - e.confidence).toFixed(2)} (${of(e.family.better)})` };
+  return { direction: 'none', reason: `Δ ${signed(delta)}: no evidence either way after adjustment, p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}` };
+}
+
+/** A lift's verdict: the skill `helps` or `hurts` the model only on evidence adjusted over the family of lifts. */
+export function decideLift(e: FamilyEvidence, maxErrored: number): MatrixDecision<LiftVerdict> {
+  const { direction, reason } = familyDirection(e, maxErrored);
+  const verdict = direction === 'better' ? 'helps' : direction === 'worse' ? 'hurts' : direction === 'none' ? 'no detectable change' : 'inconclusive';
+  return { verdict, reason };
+}
+
+/** One model against another with the same skill, adjusted over the family of model pairs. */
+export function decideModelPair(e: FamilyEvidence, maxErrored: number): MatrixDecision<ModelPairVerdict> {
+  const { direction, reason } = familyDirection(e, maxErrored);
+  const verdict = direction === 'better' ? 'better' : direction === 'worse' ? 'worse' : direction === 'none' ? 'no detectable difference' : 'inconclusive';
+  return { verdict, reason };
+}
+
+/** On a frontier (docs/matrix.md#the-frontier): a cell is significantly better on pass rate than another, adjusted over the family of such pairs. */
+export function significantlyBetter(e: FamilyEvidence, maxErrored: number): boolean {
+  return familyDirection(e, maxErrored).direction === 'better';
+}
+
+/**
+ * One cell of a matrix gate against the baseline matrix's cell: decideComparison on its evidence with the
+ * p-values adjusted across the gate's cells (the margin `evaluation.max_regression` as for one run), the
+ * reason saying that the p-value is the adjusted one.
+ */
+export function decideGateCell(e: FamilyEvidence, opts: { maxRegression: number; maxErrored: number; failOnRegression: boolean }): ComparisonDecision {
+  const d = decideComparison(e, opts);
+  if (d.verdict === 'inconclusive') return d;
+  const alpha = (1 - e.confidence).toFixed(2);
+  const delta = `Δ ${signed(e.delta ?? 0)}`;
+  if (d.verdict === 'regressed') {
+    const beyond = opts.maxRegression > 0 && e.bounds ? `, upper bound ${signed(e.bounds.upper)} below −${opts.maxRegression}` : '';
+    return { ...d, reason: `${delta}, p(worse) adjusted across ${plural(e.family.worse, 'cell')} ${pShown(e.p_value)} < ${alpha}${beyond}` };
+  }
+  if (d.verdict === 'improved') return { ...d, reason: `${delta}, p(better) adjusted across ${plural(e.family.better, 'cell')} ${pShown(e.p_value_better)} < ${alpha}` };
+  return { ...d, reason: `${delta}: ${d.rule === 'drop_within_margin' ? `a drop not shown to be beyond evaluation.max_regression ${opts.maxRegression}` : 'no evidence of a change'} after adjustment across cells (p(worse) ${pShown(e.p_value)})` };
+}
+
+/** One cell of a matrix gate (`test --models … --baseline <matrix> --fail-on-regression`): its comparison with the baseline's cell. */
+export interface MatrixGateCell {
+  model: string;
+  skill: string;
+  /** decideComparison on the evidence adjusted over the gate's cells (FamilyEvidence). */
+  decision: ComparisonDecision;
+  /** The cases that regressed (pass → fail), worst first. */
+  regressed: string[];
+}
+
+export interface MatrixGateDecision {
+  verdict: ComparisonVerdict;
+  exit_code: number;
+  /** One line: which models regressed, on which cases; or why the gate is inconclusive. */
+  reason: string;
+}
+
+/**
+ * A matrix gate: the cells compared with the baseline matrix's cells of the same model and skill, their
+ * p-values for "got worse" adjusted across the cells. `regressed` when any cell regressed (naming each such
+ * model, its skill and cases), else `inconclusive` when a cell's comparison or run is, or nothing paired,
+ * else `improved` when one improved and none regressed, else `no significant change`. Exit codes with
+ * `--fail-on-regression`: a usage error of a cell (2) first, then 1 regressed, 3 inconclusive, else 0;
+ * without it, the cells' own (matrixExitCode).
+ */
+export function decideMatrixGate(cells: readonly MatrixGateCell[], opts: { failOnRegression: boolean; ownExit: number; unpaired: readonly string[] }): MatrixGateDecision {
+  const regressed = cells.filter((c) => c.decision.verdict === 'regressed');
+  const inconclusive = cells.filter((c) => c.decision.verdict === 'inconclusive');
+  const named = (c: MatrixGateCell) => {
+    const shown = c.regressed.slice(0, 5);
+    const more = c.regressed.length - shown.length;
+    return `${c.model} × ${c.skill} (${c.decision.reason}${shown.length ? `; cases ${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}` : ''})`;
+  };
+  let verdict: ComparisonVerdict;
+  let reason: string;
+  if (cells.length === 0) {
+    verdict = 'inconclusive';
+    reason = `no cell of this run has a cell of the same model and skill in the baseline matrix${opts.unpaired.length ? ` (${opts.unpaired.join(', ')})` : ''}: nothing to compare`;
+  } else if (regressed.length) {
+    verdict = 'regressed';
+    reason = `regressed on ${[...new Set(regressed.map((c) => c.model))].join(', ')}: ${regressed.map(named).join('; ')}`;
+  } else if (inconclusive.length) {
+    verdict = 'inconclusive';
+    reason = `inconclusive: ${inconclusive.map((c) => `${c.model} × ${c.skill}: ${c.decision.reason}`).join('; ')}`;
+  } else {
+    verdict = cells.some((c) => c.decision.verdict === 'improved') ? 'improved' : 'no significant change';
+    reason = `no cell regressed against the baseline (${plural(cells.length, 'cell')} compared, adjusted across cells)`;
+  }
+  let exit = opts.ownExit;
+  if (opts.failOnRegression && opts.ownExit !== EXIT_CODES.usage) {
+    exit = verdict === 'regressed' ? EXIT_CODES.fail : verdict === 'inconclusive' || opts.ownExit === EXIT_CODES.inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.pass;
+  }
+  return { verdict, exit_code: exit, reason };
+}
