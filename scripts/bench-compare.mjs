@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * How long `skillopt compare` takes on two 10,000-case runs (after `npm run build`): single-trial (exact
- * McNemar + Newcombe) and with 5 trials per case (the seeded paired bootstrap, B = 2,000). Rows are
+ * McNemar + Newcombe) and with 5 trials per case (the permutation test over the trials). Rows are
  * shaped like real ones: the skill as the system message (skills/dotnetdebug/initial.md, 3.3 kB) and a
  * task as the user message, so a 5-trial file holds 50,000 rows.
  *

@@ -12,142 +12,46 @@
  *   - "could miss": the mean reported mde_80 of the no-change pairs, and the power the same formula
  *     predicts at each planted drop, checked against the simulated detection rate (within ±0.1).
  *
- *   npm run build && node scripts/regression-power.mjs [--pairs 500] [--noise 0.2]
+ *   npm run build && nice -n 10 node scripts/regression-power.mjs [--pairs 2000] [--noise 0.2] [--dist DIR]
+ *
+ * The check fails when the planted detections disagree with the predicted power by more than 0.1, or when
+ * any false-alarm rate's upper 95% Wilson bound is above 5%: the goal is 5%, so the default 2,000 pairs
+ * per cell are enough to show a rate of 3.8% below it. `--dist DIR` runs the comparison code of another
+ * build (e.g. a copy of dist/ before a change) with the same world.
  *
  * Seeds: pair s (0-based) evaluates the good skill with simulated seeds 2s + 1 and 2s + 2, and the planted
  * skills with seed 2s + 2 (so a detection pair differs from the false-alarm pair only by the planted
  * rules); the subset of pair s is drawn by PyRandom(s).
  *
- * Two processes set things up (the README's optimize run for the good skill, an eval at noise 0 for the
- * test tasks' messages). Everything else runs in this process on the compiled code: the simulated
- * target (dist/sim/target.js, unchanged: the same function the simulated server calls per request) and
- * the real comparison and verdict (dist/compare, dist/suite/verdict.js). Two real `skillopt eval` runs
- * at noise 0.2 (k = 1 and k = 5) check first that the in-process evaluation gives exactly the rows the
- * CLI gives; the script stops when it does not.
+ * The world (the good skill, the test tasks, the in-process evaluation on the unchanged simulated target)
+ * is scripts/compare-world.mjs; the comparison and verdict are the real ones (dist/compare,
+ * dist/suite/verdict.js). Two real `skillopt eval` runs at noise 0.2 (k = 1 and k = 5) check first that
+ * the in-process evaluation gives exactly the rows the CLI gives; the script stops when it does not.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { buildWorld, comparisonCode, numberArg, rateOf } from './compare-world.mjs';
 
-const REPO = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(REPO, 'bin', 'skillopt.js');
-const CONFIG = 'configs/dotnetdebug/sim.yaml';
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const PAIRS = arg('pairs', 500);
-const NOISE = arg('noise', 0.2);
+const PAIRS = numberArg('pairs', 2000);
+const NOISE = numberArg('noise', 0.2);
 const SIZES = [1, 3, 5, 10, 59];
 const TRIALS = [1, 5];
 const PLANTED_TASKS = 5;
 const ALPHA = 0.05;
-/** The evaluations vary only `noise`: the simulated world's other target mechanisms are off, so the planted regression is exactly what matchRule says. */
-const NOISE_ONLY = ['model.simulated.interference=0', 'model.simulated.dilution=0'];
-const MODEL = 'mitko';
+/** The false-alarm rate's goal: every cell's upper 95% bound at most this (enough pairs to show it). */
+const FALSE_ALARM_GOAL = 0.05;
 
-const dist = (p) => import(join(REPO, 'dist', p));
-const { parseRules, matchRule } = await dist('sim/rules.js');
-const { simulateTarget } = await dist('sim/target.js');
-const { compareRecords } = await dist('compare/compare.js');
-const { decideComparison } = await dist('suite/verdict.js');
-const { wilsonInterval } = await dist('stats/interval.js');
-const { pairedPower } = await dist('stats/power.js');
-const { PyRandom } = await dist('util/rng.js');
-
-function skillopt(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out }));
-  });
-}
-
-const readRows = (file) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const { compareRecords, decideComparison, pairedPower } = await comparisonCode();
+const rate = await rateOf();
 const pct = (x) => (100 * x).toFixed(1);
-const rate = (hits, n) => {
-  const [lo, hi] = wilsonInterval(hits, n);
-  return { hits, n, p: hits / n, lo, hi, text: `${hits}/${n} = ${pct(hits / n)}% [${pct(lo)}, ${pct(hi)}]` };
-};
 
 const tmp = mkdtempSync(join(tmpdir(), 'skillopt-power-'));
 try {
-  // 1. A good skill: the README's main optimize run.
-  const opt = await skillopt(['test', '--optimize', '--target', '0.8', '--config', CONFIG, '--cfg-options', `env.out_root=${join(tmp, 'opt')}`]);
-  if (opt.code !== 0) throw new Error(`the optimize run failed:\n${opt.out}`);
-  const good = readFileSync(join(tmp, 'opt', 'best_skill.md'), 'utf8');
-  const goodPath = join(tmp, 'good.md');
-  writeFileSync(goodPath, good);
-
-  // 2. The test tasks as the target sees them (noise 0), and which the good skill passes.
-  const base = await skillopt(['eval', '--config', CONFIG, '--skill', goodPath, '--split', 'test', '--cfg-options', 'model.simulated.noise=0', ...NOISE_ONLY, `env.out_root=${join(tmp, 'base0')}`]);
-  if (base.code !== 0) throw new Error(base.out);
-  const tasks = readRows(join(tmp, 'base0', 'results.jsonl'));
-  const userOf = (r) => r.messages.filter((m) => m.role === 'user').at(-1).content;
-  const rules = parseRules(good);
-  const passing = tasks.filter((r) => r.pass);
-  const regressedWithout = (removed) => {
-    const kept = rules.filter((_, i) => !removed.has(i));
-    return passing.filter((r) => matchRule(kept, userOf(r))?.rule.answer !== r.expected).length;
-  };
-  /** The good skill without the rules behind exactly `m` of its passing tasks (fewest-task rules first). */
-  const plant = (m) => {
-    const byRule = rules.map((_, i) => ({ i, n: regressedWithout(new Set([i])) })).filter((x) => x.n > 0).sort((a, b) => a.n - b.n || a.i - b.i);
-    const removed = new Set();
-    for (const { i } of byRule) {
-      if (regressedWithout(new Set([...removed, i])) <= m) removed.add(i);
-      if (regressedWithout(removed) === m) break;
-    }
-    const got = regressedWithout(removed);
-    const lines = new Set([...removed].map((i) => rules[i].lineIndex));
-    return { skill: good.split('\n').filter((_, i) => !lines.has(i)).join('\n'), tasks: got, rules: removed.size };
-  };
-
-  // 3. The in-process evaluation: the simulated target's reply per (task, trial), scored as the label scorer does.
-  const simOpts = (seed) => ({ seed, noise: NOISE, maxRules: 0, interference: 0, dilution: 0, dilutionRules: 0, dilutionChars: 0 });
-  const evaluate = (skill, seed, k) => {
-    const rows = [];
-    for (const t of tasks) {
-      const messages = t.messages.map((m) => (m.role === 'system' ? { ...m, content: skill } : m));
-      for (let trial = 0; trial < k; trial++) {
-        const opts = k > 1 ? { ...simOpts(seed), sample: trial } : simOpts(seed);
-        const answer = simulateTarget(messages, MODEL, opts).content;
-        const pass = answer === t.expected;
-        rows.push({ suite: t.suite, id: t.id, ...(k > 1 ? { trial } : {}), expected: t.expected, output: answer, pass, hard: pass ? 1 : 0, soft: pass ? 1 : 0, error_kind: null, simulated: true });
-      }
-    }
-    return rows;
-  };
-
-  // 4. The in-process evaluation must give the CLI's rows exactly.
-  for (const k of TRIALS) {
-    const out = join(tmp, `check_k${k}`);
-    const r = await skillopt(['eval', '--config', CONFIG, '--skill', goodPath, '--split', 'test', '--trials', String(k), '--cfg-options',
-      `model.simulated.noise=${NOISE}`, 'model.simulated.seed=1', ...NOISE_ONLY, `env.out_root=${out}`]);
-    if (r.code !== 0) throw new Error(`eval exited ${r.code}:\n${r.out}`);
-    const key = (x) => `${x.id}\u0000${x.trial ?? 0}`;
-    const cli = new Map(readRows(join(out, 'results.jsonl')).map((x) => [key(x), x.pass]));
-    const mine = evaluate(good, 1, k);
-    const differ = mine.filter((x) => cli.get(key(x)) !== x.pass);
-    if (differ.length || cli.size !== mine.length) throw new Error(`k = ${k}: the in-process evaluation differs from skillopt eval on ${differ.length} of ${mine.length} rows`);
-  }
+  const { tasks, rules, passing, plant, evaluate, checkAgainstCli, subset, good } = await buildWorld({ noise: NOISE, tmp });
+  for (const k of TRIALS) await checkAgainstCli(k);
   console.log(`in-process evaluation = skillopt eval, row for row, at noise ${NOISE}, seed 1, k = 1 and 5`);
 
-  const subset = (s, n) => {
-    if (n >= tasks.length) return null;
-    const rng = new PyRandom(s);
-    const idx = tasks.map((_, i) => i);
-    for (let i = idx.length - 1; i > 0; i--) {
-      const j = Math.floor(rng.random() * (i + 1));
-      [idx[i], idx[j]] = [idx[j], idx[i]];
-    }
-    return new Set(idx.slice(0, n).map((i) => tasks[i].id));
-  };
   const gate = { maxRegression: 0, maxErrored: 0, failOnRegression: true };
   const judge = (a, b) => {
     const c = compareRecords(a, b, { confidence: 1 - ALPHA });
@@ -225,8 +129,8 @@ try {
   console.log('|---|---|---|---|');
   for (const k of TRIALS) console.log(`| ${k} | ${results[k].mde.toFixed(3)} | ${results[k].spread.v0.toFixed(4)} | ${results[k].spread.v1.toFixed(4)} |`);
   const worst = Math.max(...TRIALS.flatMap((k) => SIZES.map((n) => rate(results[k].alarms[n], PAIRS).hi)));
-  console.log(`\nhighest upper 95% bound of a false-alarm rate: ${pct(worst)}% (must be ≤ 6.5%)`);
-  if (!ok || worst > 0.065) {
+  console.log(`\nhighest upper 95% bound of a false-alarm rate: ${pct(worst)}% (must be ≤ ${pct(FALSE_ALARM_GOAL)}%)`);
+  if (!ok || worst > FALSE_ALARM_GOAL) {
     console.log('CHECK FAILED');
     process.exitCode = 1;
   }

@@ -6,9 +6,11 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { attribute, type Attribution, type ChangedCase } from '../compare/attribution.ts';
+import { attribute, caseKeyOf, defaultBudget, type Attribution, type ChangedCase } from '../compare/attribution.ts';
+import type { CaseRef } from '../compare/compare.ts';
 import type { ComparisonRun, Side } from '../compare/index.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
+import { deterministicTarget } from '../config/roles.ts';
 import { skillHash } from '../skill/hash.ts';
 import { skillChange, type UnitGranularity } from '../skill/units.ts';
 import { readRunFile, EvalSummarySchema } from '../runfiles/index.ts';
@@ -20,7 +22,7 @@ import { SuiteRunner } from '../vitest/runner.ts';
 export interface AttributeOptions {
   config: SkillOptConfig;
   granularity: UnitGranularity;
-  /** Calls at most; default 30 × the cases to explain × their trials. */
+  /** Calls at most; default defaultBudget (docs/attribution.md#budget). */
   budget: number | null;
   /** Skill files named on the command line, for runs that do not record theirs. */
   skills: { baseline?: string | undefined; candidate?: string | undefined };
@@ -91,13 +93,27 @@ export function sideSkill(side: Side, which: 'baseline' | 'candidate', flag: str
   );
 }
 
-/** The flipped cases, regressed first, with each case's trials. */
+/** The model calls one sample of a case took in the runs (the mean over its rows of both sides, at least 1). */
+function callsPerSample(run: ComparisonRun, c: CaseRef): number {
+  const rows = [...run.baseline.rows, ...run.candidate.rows].filter((r) => r.suite === c.suite && r.id === c.id);
+  const calls = rows.reduce((n, r) => n + (r.usage?.calls ?? 0) + (r.judge_usage?.calls ?? 0), 0);
+  return rows.length === 0 ? 1 : Math.max(1, calls / rows.length);
+}
+
+/** The flipped cases, regressed first, with the calls one sample of each takes. */
 export function changedCases(run: ComparisonRun): ChangedCase[] {
   const c = run.comparison;
   return [
-    ...c.regressed.map((x) => ({ suite: x.suite, id: x.id, direction: 'regressed' as const, trials: Math.max(x.baseline.trials, x.candidate.trials, 1) })),
-    ...c.fixed.map((x) => ({ suite: x.suite, id: x.id, direction: 'fixed' as const, trials: Math.max(x.baseline.trials, x.candidate.trials, 1) })),
+    ...c.regressed.map((x) => ({ suite: x.suite, id: x.id, direction: 'regressed' as const, callsPerSample: callsPerSample(run, x) })),
+    ...c.fixed.map((x) => ({ suite: x.suite, id: x.id, direction: 'fixed' as const, callsPerSample: callsPerSample(run, x) })),
   ];
+}
+
+/** The first trial index neither run used: the re-runs' fresh samples start there (docs/attribution.md#fresh-samples). */
+export function firstFreshSample(run: ComparisonRun): number {
+  let last = 0;
+  for (const r of [...run.baseline.rows, ...run.candidate.rows]) last = Math.max(last, r.trial ?? 0);
+  return last + 1;
 }
 
 export async function attributeComparison(run: ComparisonRun, opts: AttributeOptions): Promise<AttributionResult> {
@@ -110,9 +126,7 @@ export async function attributeComparison(run: ComparisonRun, opts: AttributeOpt
   const suites = [...new Set(cases.map((c) => c.suite))];
   if (suites.length > 1) throw new SkillOptError(`--attribute explains one suite at a time; the changed cases are in ${suites.join(', ')} (select one with --cfg-options env.name=…)`);
   const suite = suites[0] ?? run.candidate.rows[0]?.suite ?? opts.config.env.name;
-  const budget = opts.budget ?? 30 * cases.reduce((n, c) => n + c.trials, 0);
-  const trials = Math.max(1, ...cases.map((c) => c.trials));
-  const config: SkillOptConfig = { ...opts.config, env: { ...opts.config.env, name: suite, trials } };
+  const config: SkillOptConfig = { ...opts.config, env: { ...opts.config.env, name: suite } };
 
   // the suites run only when there is something to re-run, or a seed skill to read from the manifest
   const opened: { host?: Awaited<ReturnType<typeof openHost>>; runner?: SuiteRunner } = {};
@@ -128,7 +142,7 @@ export async function attributeComparison(run: ComparisonRun, opts: AttributeOpt
       if (!manifest) throw new SkillOptError(`--attribute: suite '${suite}' has no manifest to read its seed skill from`);
       candidate = knownSkill(run.candidate, manifest.seed_skill, "the suite's seed skill");
     }
-    return await explainChange(opts, { baseline, candidate, cases, budget, trials, runnerOf });
+    return await explainChange(opts, { baseline, candidate, cases, firstSample: firstFreshSample(run), deterministic: deterministicTarget(config.model), runnerOf });
   } finally {
     try {
       await opened.runner?.close();
@@ -140,49 +154,52 @@ export async function attributeComparison(run: ComparisonRun, opts: AttributeOpt
 
 async function explainChange(
   opts: AttributeOptions,
-  x: { baseline: { text: string; path: string }; candidate: { text: string; path: string }; cases: ChangedCase[]; budget: number; trials: number; runnerOf: () => Promise<SuiteRunner> },
+  x: { baseline: { text: string; path: string }; candidate: { text: string; path: string }; cases: ChangedCase[]; firstSample: number; deterministic: boolean; runnerOf: () => Promise<SuiteRunner> },
 ): Promise<AttributionResult> {
-  const { baseline, candidate, cases, budget, trials } = x;
+  const { baseline, candidate, cases, deterministic } = x;
   const change = skillChange(baseline.text, candidate.text, opts.granularity);
-  const result: AttributionResult = { units: [], combos: [], unexplained: [], calls: 0, granularity: opts.granularity, budget, skills: { baseline: baseline.path, candidate: candidate.path } };
+  const budget = opts.budget ?? defaultBudget(cases, change.units.length, deterministic);
+  const alpha = opts.config.evaluation.alpha;
+  const settings = { budget, alpha, deterministic, firstSample: x.firstSample, baselineText: baseline.text };
+  const result = { granularity: opts.granularity, budget, skills: { baseline: baseline.path, candidate: candidate.path } };
   if (cases.length === 0 || change.units.length === 0) {
     // nothing to re-run (no changed case, or no unit: every case is then unexplained), so no host is opened
     const never = async (): Promise<never> => {
       throw new Error('attribution: a re-run was asked for with nothing to re-run');
     };
-    return { ...result, ...(await attribute(change, cases, never, { budget })) };
+    return { ...result, ...(await attribute(change, cases, never, settings)) };
   }
   const runner = await x.runnerOf();
-  let runs = 0;
   const got = await attribute(
     change,
     cases,
-    async (variant, batch) => {
-      runs++;
+    async (variant, batch, samples) => {
+      const what = variant.reverted === null ? `${displayPath(baseline.path)}` : variant.reverted.length === 0 ? displayPath(candidate.path) : `${displayPath(candidate.path)} without ${variant.reverted.join(', ')}`;
       const res = await runner.run({
         mode: 'rollout',
         ids: batch.map((c) => c.id),
-        skills: { '*': { text: variant.text, path: `${displayPath(candidate.path)} without ${variant.reverted.join(', ')}` } },
-        samples: trials > 1 ? Array.from({ length: trials }, (_, t) => t) : null,
+        skills: { '*': { text: variant.text, path: what } },
+        samples: [...samples],
       });
       if (res.errors.length > 0 && res.records.length === 0) throw new SkillOptError(res.errors[0]!);
-      const passes = new Map<string, { pass: number; scored: number }>();
+      const counts = new Map<string, { passes: number; scored: number }>();
       let calls = 0;
       for (const r of res.records) {
         calls += r.usage.calls + (r.judge_usage?.calls ?? 0);
-        const key = `${r.suite}\u0000${r.id}`;
-        const p = passes.get(key) ?? { pass: 0, scored: 0 };
+        const key = caseKeyOf(r);
+        const c = counts.get(key) ?? { passes: 0, scored: 0 };
         if (r.error_kind === null) {
-          p.scored++;
-          if (r.pass) p.pass++;
+          c.scored++;
+          if (r.pass) c.passes++;
         }
-        passes.set(key, p);
+        counts.set(key, c);
       }
-      const passFraction = new Map([...passes].map(([k, p]) => [k, p.scored === 0 ? null : p.pass / p.scored]));
-      return { passFraction, calls };
+      return { counts, calls };
     },
-    { budget },
+    settings,
   );
-  opts.log(`attribution: ${cases.length} changed case(s), ${change.units.length} unit(s) (${opts.granularity}), ${runs} re-run(s), ${got.calls} model call(s) of a budget of ${budget}`);
+  opts.log(
+    `attribution: ${cases.length} changed case(s), ${change.units.length} unit(s) (${opts.granularity}), ${got.runs} re-run(s), ${got.calls} model call(s) of a budget of ${budget}${deterministic ? '; the target runs at temperature 0, so each question took one sample' : ''}`,
+  );
   return { ...result, ...got };
 }

@@ -5,7 +5,7 @@
  * noise passes and a real drop fails; without it the run's own verdict decides and the comparison informs.
  */
 import { join } from 'node:path';
-import { compareMarkdown, compareSides, compareTerminal, compareJson, differentTasks, loadSide, type ComparisonRun, type Side } from '../compare/index.ts';
+import { compareMarkdown, compareSides, compareTerminal, compareJson, differentTasks, loadSide, worstRegressed, type ComparisonRun, type Side } from '../compare/index.ts';
 import type { CaseChange } from '../compare/index.ts';
 import { caseChangeLabel, EXIT_CODES, type RunVerdict } from '../suite/verdict.ts';
 import type { RunResult } from '../vitest/host.ts';
@@ -78,11 +78,6 @@ function decidedByLine(comparisonDecided: boolean, d: ComparisonRun['decision'],
   return `by ${own}, not by the baseline comparison (${verdict}${failOnRegression ? '' : '; --fail-on-regression lets it decide'})`;
 }
 
-/** The largest drops first: the cases a reviewer should look at. */
-export function worstRegressed(list: readonly CaseChange[], n = 5): CaseChange[] {
-  const drop = (c: CaseChange) => (c.baseline.pass_fraction ?? 0) - (c.candidate.pass_fraction ?? 0);
-  return [...list].sort((a, b) => drop(b) - drop(a) || a.suite.localeCompare(b.suite) || a.id.localeCompare(b.id)).slice(0, n);
-}
 
 /**
  * Compare the run written in `outDir` with the baseline: print the comparison, write compare.json and
@@ -122,7 +117,7 @@ export async function judgeAgainstBaseline(
   printAnnotations(
     comparison.comparison.regressed.map((c): Annotation => {
       // error level only for a case that regressed on evidence; a flip that may be chance is a warning
-      const label = caseChangeLabel(c, 'worse', comparison.decision.verdict, 1 - comparison.comparison.confidence);
+      const label = caseChangeLabel(c, 'worse', 1 - comparison.comparison.confidence);
       const fractions = c.baseline.trials > 1 || c.candidate.trials > 1 ? ` (trials ${c.baseline.passes}/${c.baseline.scored_trials} → ${c.candidate.passes}/${c.candidate.scored_trials})` : '';
       return {
         level: label === 'regressed' ? 'error' : 'warning',

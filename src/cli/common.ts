@@ -88,7 +88,7 @@ export function checkCaseBudget(config: SkillOptConfig, key: 'env.max_cost' | 't
 
 /** `--max-token-increase 10%` and its two twins (compare, and test with --baseline): docs/ci.md "Gates on cost". */
 export const USAGE_BOUND_FLAGS = {
-  'max-token-increase': { type: 'string', arg: 'X%', help: 'fail on a significant increase of mean tokens per case beyond X% (or a fraction; default evaluation.max_token_increase, none)' },
+  'max-token-increase': { type: 'string', arg: 'X%', help: 'fail when the mean tokens per case are shown to have grown by more than X% (or a fraction; default evaluation.max_token_increase, none)' },
   'max-cost-increase': { type: 'string', arg: 'X%', help: 'the same for the mean cost per case (needs model.pricing; default evaluation.max_cost_increase)' },
   'max-latency-increase': { type: 'string', arg: 'X%', help: 'the same for the mean latency per case (default evaluation.max_latency_increase)' },
 } as const satisfies Record<string, Flag>;

@@ -29,6 +29,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
     summary: 'compare two runs case by case: regressed / fixed cases, the paired change, a verdict',
     load: () => import('./commands/compare.ts'),
   },
+  matrix: {
+    summary: 'assemble one model × skill matrix from the matrix folders of separate runs (one CI job per model)',
+    load: () => import('./commands/matrix.ts'),
+  },
   report: {
     summary: 'write (again) a run folder\'s report.html: one self-contained file, no network',
     load: () => import('./commands/report.ts'),

@@ -4,7 +4,7 @@ import type { Flag } from './args.ts';
 /** The flags `eval` and `test` take for a matrix run. */
 export const MATRIX_FLAGS = {
   models: { type: 'list', arg: 'A,B', help: 'run every model × skill cell: names of the config\'s models: entries, or model ids at the target endpoint (docs/matrix.md)' },
-  skills: { type: 'list', arg: 'none,seed,S', help: "with --models: the cells' skills: none (the bare model), seed (the suite's own; the default) or skill files" },
+  skills: { type: 'list', arg: 'none,seed,S', help: "with --models: the cells' skills: none (the bare model), seed (the suite's own; the default) or skill files, NAME=FILE to name one; lifts are over the first" },
   'parallel-cells': { type: 'number', arg: 'N', default: 3, help: 'with --models: cells run at once (they share the endpoint limits)' },
 } as const satisfies Record<string, Flag>;
 

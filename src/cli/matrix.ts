@@ -1,7 +1,7 @@
 /**
  * `skillopt eval|test --models A,B,C [--skills none,seed,PATH …]` (docs/matrix.md): the command's run on
  * every model × skill cell, each cell an ordinary eval or test run folder, through src/matrix. This module
- * is what a cell's run is for each command, the flags, and the end report.
+ * is what a cell's run is for each command; the end of the run is ./matrix-report.ts.
  */
 import { join } from 'node:path';
 import type { SkillOptConfig } from '../config/schema.ts';
@@ -9,18 +9,16 @@ import { outRoot } from '../config/out-root.ts';
 import type { SuiteManifest } from '../contract/session.ts';
 import { resolveMatrixModels, parseModelList } from '../matrix/models.ts';
 import { matrixSkills, type MatrixSkill } from '../matrix/skills.ts';
-import { runMatrix, type MatrixCellKind, type MatrixResult } from '../matrix/run.ts';
+import { runMatrix, type MatrixCellKind } from '../matrix/run.ts';
+import { finishMatrix, matrixBaseline, type MatrixBaselineFlags } from './matrix-report.ts';
 import { datasetDigest } from '../rundir/fingerprint.ts';
 import type { SplitSelector } from '../types.ts';
 import { appendLine, writeLinesAtomic } from '../util/atomic.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { SkillOptError } from '../util/errors.ts';
-import { score3 } from '../util/format.ts';
-import { displayPath } from '../util/paths.ts';
 import { printOut } from '../util/print.ts';
 import { writeRunFiles } from '../vitest/reporter.ts';
 import { NO_SKILL, readSkillFile } from './common.ts';
-import { printEndReport } from './end-report.ts';
 import { evalRun } from './eval-run.ts';
 
 export interface MatrixCommandInput {
@@ -34,6 +32,8 @@ export interface MatrixCommandInput {
   filters?: string[];
   namePattern?: string | null;
   selection?: Record<string, string | string[]>;
+  /** test: `--baseline <matrix folder>` and how it gates (docs/matrix.md#ci). */
+  baseline?: MatrixBaselineFlags;
 }
 
 /** The skill a cell's run is given (its text and path), or null for each suite's own (`seed` in a test run). */
@@ -113,37 +113,20 @@ export async function runMatrixCommand(input: MatrixCommandInput): Promise<numbe
   if (!Number.isInteger(input.parallelCells) || input.parallelCells < 1) throw new SkillOptError(`--parallel-cells must be a whole number of cells, 1 or more, got ${input.parallelCells}`);
   const models = resolveMatrixModels(config, parseModelList(input.models));
   const skills = matrixSkills(input.skills, (path) => readSkillFile(path));
+  // loaded before the run, so a wrong path fails at once
+  const baseline = input.baseline ? matrixBaseline(input.baseline) : null;
   const outDir = outRoot(config, kind, 'matrix');
   const cellKind = kind === 'eval' ? evalCells(split) : testCells(split, input);
   const result = await runMatrix({ cellKind, config, outDir, models, skills, split, lanes: input.parallelCells, ...(input.filters ? { filters: input.filters } : {}), log });
-  printMatrixReport(kind, outDir, result);
-  return result.exitCode;
-}
-
-const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-
-/** One line per cell, then the end report. */
-function printMatrixReport(kind: 'eval' | 'test', outDir: string, r: MatrixResult): void {
-  const rows = r.cells.map(({ entry, summary }) => {
-    const o = summary?.overall;
-    const score = o ? `pass rate ${score3(o.pass_rate)} (${o.scored} scored${o.errored ? `, ${o.errored} errored` : ''})` : 'no summary';
-    return [`${entry.model} × ${entry.skill}`, score, entry.verdict ?? entry.status, entry.dir] as const;
-  });
-  const width = (i: 0 | 1 | 2) => Math.max(...rows.map((row) => row[i].length));
-  printOut('');
-  for (const row of rows) printOut(escapeControls(`  ${row[0].padEnd(width(0))}  ${row[1].padEnd(width(1))}  ${row[2].padEnd(width(2))}  ${row[3]}`, { layout: false }));
-  const failed = r.cells.filter((c) => c.entry.exit_code !== 0);
-  printEndReport({
+  const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  return finishMatrix({
     title: `skillopt ${kind} --models`,
-    ok: r.exitCode === 0,
-    inconclusive: r.exitCode === 3,
     outDir,
-    metrics: [
-      ['cells', `${r.cells.length} (${plural(r.manifest.models.length, 'model')} × ${plural(r.manifest.skills.length, 'skill')}): ${r.ran} ran, ${r.reused} complete from an earlier run`],
-      ['matrix', `${displayPath(join(outDir, 'matrix-run.json'))} lists every cell and its folder`],
-    ],
-    failure: failed.length ? `${failed.length} cell(s) did not pass: ${failed.map((c) => `${c.entry.model} × ${c.entry.skill} (${c.entry.verdict ?? c.entry.status})`).join(', ')}` : null,
-    next: `inspect a cell with npx skillopt show ${displayPath(join(outDir, r.cells[0]?.entry.dir ?? ''))}; compare two with npx skillopt compare <cell> <cell>`,
-    simulated: r.simulated,
+    manifest: result.manifest,
+    config,
+    baseline,
+    ownExit: result.exitCode,
+    cells: `${result.cells.length} (${plural(result.manifest.models.length, 'model')} × ${plural(result.manifest.skills.length, 'skill')}): ${result.ran} ran, ${result.reused} complete from an earlier run`,
+    simulated: result.simulated,
   });
 }

@@ -12,9 +12,11 @@
  *   discordant pairs (b = regressed, c = fixed; one-sided p = P(X ≥ b), X ~ Binomial(b + c, ½)) and
  *   Newcombe's paired hybrid-Wilson interval (exact and closed-form: no resampling);
  * - trials (or any case with several or missing trials): the p-value of the exact stratified permutation
- *   test over cases (stats/sign-flip.ts casesTest: each case's trials are its sign flip; McNemar is its
- *   k = 1 case), and for the interval only a paired bootstrap over cases with a fixed seed (B = 2,000,
- *   percentile interval).
+ *   test over the cases' trials (stats/sign-flip.ts casesTest; McNemar is its k = 1 case), or, when each
+ *   run's trials agree far more than independent samples would (temperature 0, a deterministic endpoint),
+ *   of the exact sign flip of whole cases (stats/paired-cases.ts); the interval is read off that test.
+ *   A flipped case's own evidence is its trials' exact test, adjusted over the comparison's cases by the
+ *   one multiplicity rule (stats/multiplicity.ts).
  * Each side's pass rate over the paired cases carries the interval its summary.json gives it
  * (stats/interval.ts passRateInterval), labelled by its method. "Could miss" is the true drop caught
  * with 80% power (stats/power.ts). A side whose run recorded how many cases it selected is checked
@@ -27,30 +29,32 @@ import { firstDivergence, type TrajectoryDivergence } from './trajectory.ts';
 import { passRateInterval, type IntervalMethod } from '../stats/interval.ts';
 import { mcnemarExact } from '../stats/binomial.ts';
 import { newcombePaired, type PairedTable } from '../stats/newcombe.ts';
-import { DEFAULT_RESAMPLES, pairedBootstrap } from '../stats/bootstrap.ts';
 import { zOneSided, zTwoSided } from '../stats/normal.ts';
-import { casesTest } from '../stats/sign-flip.ts';
+import { ownTrialsTest, type CaseCounts } from '../stats/sign-flip.ts';
+import { changeInterval, pairedCasesTest, type PairedCasesTest, type TrialAgreement } from '../stats/paired-cases.ts';
+import { EXACT_LIMIT } from '../stats/lattice-sum.ts';
+import { familyAdjusted } from '../stats/multiplicity.ts';
 import { minimumDetectableDrop } from '../stats/power.ts';
 import { caseOutcomes, type CaseOutcome } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import { caseKey } from './same-tasks.ts';
-import { pairedMeanChange, type PairedMeanChange } from '../stats/paired-mean.ts';
+import { DEFAULT_PATTERNS, pairedMeanChange, type PairedMeanChange } from '../stats/paired-mean.ts';
 import { caseMean, rowCost, rowTokens } from '../suite/cost-gate.ts';
 import { erroredShare, usageIncreaseExceeded, type ErroredShare } from '../suite/verdict.ts';
 
 export interface CompareOptions {
   /** Confidence of the interval (two-sided) and of the decision's bounds (one-sided); default 0.95. */
   confidence?: number;
-  /** Bootstrap resamples (default 2,000) and seed (default 0). */
+  /** Monte Carlo sign patterns of the paired sign-flip test over more than 16 cases (default 2,000), and their seed (default 0). */
   resamples?: number;
   seed?: number;
-  /** evaluation.max_regression: a drop within it is never flagged, so "could miss" is at least this. */
+  /** evaluation.max_regression: a drop is flagged only when it is shown to be beyond this, so "could miss" is larger by it. */
   maxRegression?: number;
   /** Cases each side's run recorded it selected (summary.json / eval_summary.json); null when unknown. */
   selected?: { baseline: number | null; candidate: number | null };
   /**
    * The tolerated relative increase of mean tokens, cost and latency per case (`--max-token-increase 10%`
-   * = 0.1; null or absent: no bound). An increase fails only when it is significant and beyond its bound.
+   * = 0.1; null or absent: no bound). An increase fails only when it is shown to be beyond its bound.
    */
   usageBounds?: Partial<Record<UsageMetric, number | null>>;
 }
@@ -72,25 +76,32 @@ export interface UsageChange {
   candidate_mean: number | null;
   /** Mean of the per-case differences; null when no case is measured on both sides. */
   mean: number | null;
-  /** Two-sided bootstrap interval of `mean` at the comparison's confidence. */
+  /** Two-sided interval of `mean` at the comparison's confidence: the shifts the sign-flip test does not reject (null: too few cases). */
   interval: [number, number] | null;
-  /** mean / baseline_mean, and its interval likewise (null when the baseline mean is 0 or unknown). */
+  /** mean / baseline_mean, and its interval from the same test (null when the baseline mean is 0 or unknown, or too few cases). */
   relative: number | null;
   relative_interval: [number, number] | null;
   /** One-sided p for "increased" (the paired sign-flip test), and for "decreased". */
   p: number | null;
   p_decrease: number | null;
+  /** One-sided p for "increased beyond the bound" (H₀: the relative increase is at most the bound); null without a bound. */
+  p_bound: number | null;
   test: PairedMeanChange['test'] | null;
   /** The tolerated relative increase (null: none). */
   bound: number | null;
-  /** Significant at α and (relative) beyond the bound. */
+  /** Shown to be beyond the bound: p_bound < α. */
   exceeded: boolean;
 }
 
-export type CompareMethod = 'mcnemar_newcombe' | 'permutation_bootstrap';
-/** The test the p-value comes from: exact McNemar, the exact stratified permutation test over cases, or its normal approximation (over 200 moving cases). */
-export type TestMethod = 'mcnemar_exact' | 'permutation_exact' | 'permutation_normal';
-export type DeltaIntervalMethod = 'newcombe' | 'bootstrap_percentile';
+/**
+ * Single-trial pairs: McNemar's test and Newcombe's interval. With trials: the permutation test over each
+ * case's trials, or, when the runs' trials agree too much to be independent samples (stats/paired-cases.ts
+ * trialAgreement), the sign flip of whole cases; either with the interval read off that test.
+ */
+export type CompareMethod = 'mcnemar_newcombe' | 'trial_permutation' | 'case_sign_flip';
+/** The test the p-value comes from: exact McNemar, the stratified permutation test over cases' trials, or the sign flip of whole cases; each exact or its normal approximation. */
+export type TestMethod = 'mcnemar_exact' | 'permutation_exact' | 'permutation_normal' | 'sign_flip_exact' | 'sign_flip_normal';
+export type DeltaIntervalMethod = 'newcombe' | 'test_inversion';
 
 export interface CaseRef {
   suite: string;
@@ -114,8 +125,14 @@ export interface CaseChange extends CaseRef {
   expected: unknown;
   baseline: CaseSide;
   candidate: CaseSide;
-  /** With trials: the one-sided exact p of this case's own trials (Fisher's test, in the direction it moved); null for single trials. */
+  /**
+   * The case's own evidence, in the direction it moved: the one-sided exact p of its trials (Fisher's test),
+   * adjusted (Benjamini–Hochberg) over the comparison's cases (stats/multiplicity.ts). Null without own
+   * evidence: single trials, or trials that agree within runs (one answer each).
+   */
   p_value: number | null;
+  /** The same p before the adjustment (null likewise). */
+  p_raw: number | null;
   /**
    * A regressed case whose shown trial has a trajectory on both sides: the first event at which they part
    * ways (null: the same calls throughout). Absent otherwise.
@@ -171,22 +188,31 @@ export interface Comparison {
   /** Human wording of the method. */
   method_detail: string;
   confidence: number;
-  resamples: number | null;
-  seed: number | null;
+  /** Monte Carlo sign patterns and seed of the paired sign-flip tests of tokens, cost and latency (over 16 cases). */
+  resamples: number;
+  seed: number;
+  /** With trials: how much each run's trials of a case disagree, against independent trials (stats/paired-cases.ts); null for single trials. */
+  trial_agreement: TrialAgreement | null;
   n_paired: number;
   baseline: SideStats;
   candidate: SideStats;
   /** Δ = candidate − baseline pass rate over the paired cases; null without paired cases. */
   delta: number | null;
-  /** Two-sided interval of Δ at `confidence`. */
+  /** Two-sided interval of Δ at `confidence` (with trials: excludes 0 exactly when a one-sided p is below (1 − confidence)/2). */
   interval: [number, number] | null;
-  /** One-sided bounds of Δ at `confidence` (single trials: the verdict needs them to agree with the test). */
+  /** One-sided bounds of Δ at `confidence` (with trials: the upper is below 0 exactly when p(worse) < α; single trials: Newcombe's). */
   bounds: { lower: number; upper: number } | null;
-  /** `test`: with trials the exact test decides alone; `test_and_bounds`: single trials (McNemar and Newcombe's bounds). */
+  /** `test`: with trials the exact test decides, its bounds read off it; `test_and_bounds`: single trials (McNemar and Newcombe's bounds). */
   decided_by: 'test' | 'test_and_bounds';
   /** One-sided p for "got worse" (and for "got better"). */
   p_value: number | null;
   p_value_better: number | null;
+  /**
+   * The smallest p-value each direction's test could have given with these cases (what a multiplicity
+   * family needs, stats/multiplicity.ts): it depends only on what the test conditions on (the discordant
+   * pairs, each case's pooled trials), never on the outcome. Null without paired cases.
+   */
+  attainable: { worse: number; better: number } | null;
   counts: {
     regressed: number;
     fixed: number;
@@ -302,19 +328,33 @@ function powerMde(d: Float64Array, k: number, v0: number, alpha: number, maxRegr
   let ss = 0;
   for (let i = 0; i < n; i++) ss += (d[i]! - mean) ** 2;
   const v1 = n > 1 ? ss / (n - 1) : 0;
-  const drop = minimumDetectableDrop({ n, k, v0, v1 }, alpha);
+  const drop = minimumDetectableDrop({ n, k, v0, v1 }, alpha, 0.8, maxRegression);
   if (drop === null) return null;
-  return { drop: Math.min(1, Math.max(drop, maxRegression)), power: 0.8, method: binary ? 'connor' : 'normal_paired_differences', null_variance: v0, variance: v1 };
+  return { drop: Math.min(1, drop), power: 0.8, method: binary ? 'connor' : 'normal_paired_differences', null_variance: v0, variance: v1 };
 }
 
+const countsOf = (b: CaseOutcome, c: CaseOutcome): CaseCounts => ({ cand_passes: c.passes, cand_trials: c.scored, base_passes: b.passes, base_trials: b.scored });
+
 /**
- * A flipped case's own evidence with trials: the exact one-sided test of its trials (the permutation
- * test on one case is Fisher's exact test), in the direction it moved.
+ * Each paired case's own evidence, both ways (null for a case without: one trial a side, or every case
+ * when the runs' trials agree too much to be independent): the exact one-sided test of its trials (the
+ * permutation test on one case is Fisher's exact test), adjusted (Benjamini–Hochberg) over the family of
+ * the comparison's cases that can reach α in that direction (stats/multiplicity.ts; docs/statistics.md).
  */
-function ownTrialsP(b: CaseOutcome, c: CaseOutcome, worse: boolean): number | null {
-  if (b.rows.length === 1 && c.rows.length === 1) return null;
-  const t = casesTest([{ cand_passes: c.passes, cand_trials: c.scored, base_passes: b.passes, base_trials: b.scored }]);
-  return worse ? t.p_worse : t.p_better;
+function ownEvidence(pairs: ReadonlyArray<readonly [CaseOutcome, CaseOutcome]>, independentTrials: boolean, alpha: number) {
+  type Own = { raw: number; adjusted: number };
+  const none = pairs.map(() => null as { worse: Own; better: Own } | null);
+  if (!independentTrials) return none;
+  const tests = pairs.map(([b, c]) => (b.rows.length === 1 && c.rows.length === 1 ? null : ownTrialsTest(countsOf(b, c))));
+  const present = tests.flatMap((t) => (t ? [t] : []));
+  const worse = familyAdjusted(present.map((t) => ({ p: t.p_worse, attainable: t.attainable_worse })), alpha);
+  const better = familyAdjusted(present.map((t) => ({ p: t.p_better, attainable: t.attainable_better })), alpha);
+  let next = 0;
+  return tests.map((t) => {
+    if (!t) return null;
+    const i = next++;
+    return { worse: { raw: t.p_worse, adjusted: worse[i]! }, better: { raw: t.p_better, adjusted: better[i]! } };
+  });
 }
 
 const USAGE_VALUE: Record<UsageMetric, (r: CaseRecord) => number | null> = {
@@ -342,27 +382,39 @@ function usageChange(
   const n = base.length;
   const none: UsageChange = {
     metric, n, cases_without: pairs.length - n, baseline_mean: null, candidate_mean: null, mean: null, interval: null,
-    relative: null, relative_interval: null, p: null, p_decrease: null, test: null, bound: o.bound, exceeded: false,
+    relative: null, relative_interval: null, p: null, p_decrease: null, p_bound: null, test: null, bound: o.bound, exceeded: false,
   };
   if (n === 0) return none;
-  const d = cand.map((x, i) => x - base[i]!);
-  const change = pairedMeanChange(d, o);
-  const baselineMean = base.reduce((a, x) => a + x, 0) / n;
-  const rel = (x: number) => x / baselineMean;
-  const relative = baselineMean > 0 ? rel(change.mean) : null;
+  const change = pairedMeanChange(base, cand, o);
   return {
     ...none,
-    baseline_mean: baselineMean,
+    baseline_mean: base.reduce((a, x) => a + x, 0) / n,
     candidate_mean: cand.reduce((a, x) => a + x, 0) / n,
     mean: change.mean,
     interval: change.interval,
-    relative,
-    relative_interval: baselineMean > 0 ? [rel(change.interval[0]), rel(change.interval[1])] : null,
+    relative: change.relative,
+    relative_interval: change.relative_interval,
     p: change.p_increase,
     p_decrease: change.p_decrease,
+    p_bound: change.p_bound,
     test: change.test,
-    exceeded: usageIncreaseExceeded({ mean: change.mean, relative, p: change.p_increase }, 1 - o.confidence, o.bound),
+    exceeded: usageIncreaseExceeded({ p_bound: change.p_bound }, 1 - o.confidence),
   };
+}
+
+/** The method in words (compare.json `method_detail`, the markdown's footer). */
+function methodDetail(method: CompareMethod, test: TestMethod, cases: PairedCasesTest | null, confidence: number): string {
+  const pct = Math.round(confidence * 100);
+  if (method === 'mcnemar_newcombe') return `single-trial pairs: exact McNemar test (one-sided), Newcombe's paired hybrid-Wilson ${pct}% interval`;
+  const approx = cases?.approximation === 'variables'
+    ? `; normal approximation: over ${EXACT_LIMIT} cases can move`
+    : cases?.approximation === 'work'
+      ? '; normal approximation: uneven trial counts make the exact distribution too large'
+      : '';
+  const interval = `${pct}% interval read off the test`;
+  if (method === 'trial_permutation') return `trials: ${test === 'permutation_exact' ? 'exact' : 'approximate'} stratified permutation test over the cases' trials (one-sided${approx}), ${interval}`;
+  const ratio = cases?.agreement.ratio;
+  return `trials that agree within runs (each run's disagreement at most ${ratio === null || ratio === undefined ? '—' : ratio.toFixed(2)} of what independent trials show): ${test === 'sign_flip_exact' ? 'exact' : 'approximate'} sign-flip test of whole cases (one-sided${approx}), ${interval}`;
 }
 
 /** Compare the rows of two runs (each a results.jsonl's CaseRecords, trials allowed). Pure. */
@@ -413,19 +465,28 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
   erroredCases.sort(order);
 
   const n = pairedBase.length;
+  const alpha = 1 - confidence;
+  const binary = pairs.every(([b, c]) => b.rows.length === 1 && c.rows.length === 1);
+  const counts = pairs.map(([b, c]) => countsOf(b, c));
+  // with trials: the trial-level test, or whole cases when the runs' trials agree too much (stats/paired-cases.ts)
+  const cases = n > 0 && !binary ? pairedCasesTest(counts) : null;
+  const own = ownEvidence(pairs, cases?.level === 'trials', alpha);
+
   const regressed: CaseChange[] = [];
   const fixed: CaseChange[] = [];
   const stillFailing: CaseRef[] = [];
   const flaky: Comparison['flaky'] = [];
   let stillPassing = 0;
-  let binary = true;
   const d = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const b = pairedBase[i]!;
     const c = pairedCand[i]!;
     d[i] = c.fraction! - b.fraction!;
-    if (b.rows.length !== 1 || c.rows.length !== 1) binary = false;
-    const change = (worse: boolean): CaseChange => ({ ...ref(b), expected: b.rows[0]!.expected, baseline: caseSide(b), candidate: caseSide(c), p_value: ownTrialsP(b, c, worse) });
+    const change = (worse: boolean): CaseChange => {
+      const mine = own[i];
+      const p = mine ? (worse ? mine.worse : mine.better) : null;
+      return { ...ref(b), expected: b.rows[0]!.expected, baseline: caseSide(b), candidate: caseSide(c), p_value: p?.adjusted ?? null, p_raw: p?.raw ?? null };
+    };
     if (b.passed && !c.passed) {
       const entry = change(true);
       const tb = shownRow(b)?.trajectory;
@@ -441,49 +502,50 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
 
   const zTwo = zTwoSided(confidence);
   const zOne = zOneSided(confidence);
-  const alpha = 1 - confidence;
-  let method: CompareMethod = binary ? 'mcnemar_newcombe' : 'permutation_bootstrap';
-  let test: TestMethod = binary ? 'mcnemar_exact' : 'permutation_exact';
+  let method: CompareMethod = 'mcnemar_newcombe';
+  let test: TestMethod = 'mcnemar_exact';
   let delta: number | null = null;
   let interval: [number, number] | null = null;
   let bounds: Comparison['bounds'] = null;
   let pWorse: number | null = null;
   let pBetter: number | null = null;
+  let attainable: Comparison['attainable'] = null;
   let mde: MinimumDetectable | null = null;
-  const resamples = opts.resamples ?? DEFAULT_RESAMPLES;
+  const resamples = opts.resamples ?? DEFAULT_PATTERNS;
   const seed = opts.seed ?? 0;
   if (n > 0 && binary) {
     const table: PairedTable = { both: stillPassing, b: regressed.length, c: fixed.length, neither: stillFailing.length };
     const two = newcombePaired(table, zTwo);
     const one = newcombePaired(table, zOne);
-    const test = mcnemarExact(table.b, table.c);
+    const mcnemar = mcnemarExact(table.b, table.c);
     delta = two.delta;
     interval = [two.lo, two.hi];
     bounds = { lower: one.lo, upper: one.hi };
-    pWorse = test.p_worse;
-    pBetter = test.p_better;
+    pWorse = mcnemar.p_worse;
+    pBetter = mcnemar.p_better;
+    // every discordant pair going one way: ½ to the power of their number
+    const extreme = 0.5 ** (table.b + table.c);
+    attainable = { worse: extreme, better: extreme };
     mde = powerMde(d, 1, (table.b + table.c) / n, alpha, maxRegression, true);
-  } else if (n > 0) {
-    // the p-value (and so the verdict) from the exact sign-flip test; the bootstrap gives the interval only
-    const flip = casesTest(pairs.map(([b, c]) => ({ cand_passes: c.passes, cand_trials: c.scored, base_passes: b.passes, base_trials: b.scored })));
-    const boot = pairedBootstrap(d, { resamples, seed });
-    const ci = boot.interval(confidence);
-    delta = boot.mean;
-    interval = [ci.lo, ci.hi];
-    bounds = boot.bounds(confidence);
-    pWorse = flip.p_worse;
-    pBetter = flip.p_better;
-    test = flip.method === 'exact' ? 'permutation_exact' : 'permutation_normal';
-    const k = Math.max(...pairs.map(([b, c]) => Math.max(b.scored, c.scored)));
-    mde = powerMde(d, k, flip.null_variance, alpha, maxRegression, false);
-  } else {
-    method = 'mcnemar_newcombe';
+  } else if (cases) {
+    // the p-value, the verdict and the interval all from the one test
+    const read = changeInterval(counts, cases, confidence);
+    delta = cases.observed / (cases.grid * n);
+    interval = read.interval;
+    bounds = read.bounds;
+    pWorse = cases.p_worse;
+    pBetter = cases.p_better;
+    const dist = cases.distribution;
+    attainable = cases.moving ? { worse: dist.atMost(dist.min), better: dist.atLeast(dist.max) } : { worse: 1, better: 1 };
+    const exact = cases.method === 'exact';
+    method = cases.level === 'trials' ? 'trial_permutation' : 'case_sign_flip';
+    test = cases.level === 'trials' ? (exact ? 'permutation_exact' : 'permutation_normal') : exact ? 'sign_flip_exact' : 'sign_flip_normal';
+    // whole cases flipped count as one trial each: the power is McNemar's on the case means
+    let k = 1;
+    if (cases.level === 'trials') for (const [b, c] of pairs) k = Math.max(k, b.scored, c.scored);
+    mde = powerMde(d, k, cases.null_variance, alpha, maxRegression, false);
   }
-  const pct = Math.round(confidence * 100);
-  const method_detail =
-    method === 'mcnemar_newcombe'
-      ? `single-trial pairs: exact McNemar test (one-sided), Newcombe's paired hybrid-Wilson ${pct}% interval`
-      : `trials: ${test === 'permutation_exact' ? 'exact' : 'normal approximation of the'} stratified permutation test over cases (one-sided${test === 'permutation_normal' ? '; over 200 cases can move' : ''}), paired bootstrap ${pct}% percentile interval (B = ${resamples}, seed ${seed})`;
+  const method_detail = methodDetail(method, test, cases, confidence);
 
   const baseStats = sideStats(base, pairedBase, opts.selected?.baseline ?? null);
   const candStats = sideStats(cand, pairedCand, opts.selected?.candidate ?? null);
@@ -495,12 +557,13 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
   return {
     method,
     test,
-    interval_method: method === 'mcnemar_newcombe' ? 'newcombe' : 'bootstrap_percentile',
+    interval_method: method === 'mcnemar_newcombe' ? 'newcombe' : 'test_inversion',
     decided_by: method === 'mcnemar_newcombe' ? 'test_and_bounds' : 'test',
     method_detail,
     confidence,
-    resamples: method === 'permutation_bootstrap' ? resamples : null,
-    seed: method === 'permutation_bootstrap' ? seed : null,
+    resamples,
+    seed,
+    trial_agreement: cases?.agreement ?? null,
     n_paired: n,
     baseline: baseStats,
     candidate: candStats,
@@ -509,6 +572,7 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     bounds,
     p_value: pWorse,
     p_value_better: pBetter,
+    attainable,
     counts: {
       regressed: regressed.length,
       fixed: fixed.length,
@@ -540,4 +604,10 @@ function usageChanges(
 ): Pick<Comparison, 'token_change' | 'cost_change' | 'latency_change'> {
   const of = (m: UsageMetric) => usageChange(m, pairs, { confidence: o.confidence, resamples: o.resamples, seed: o.seed, bound: o.bounds[m] ?? null });
   return { token_change: of('tokens'), cost_change: of('cost'), latency_change: of('latency') };
+}
+
+/** The largest drops first: the cases a reviewer should look at. */
+export function worstRegressed(list: readonly CaseChange[], n = 5): CaseChange[] {
+  const drop = (c: CaseChange) => (c.baseline.pass_fraction ?? 0) - (c.candidate.pass_fraction ?? 0);
+  return [...list].sort((a, b) => drop(b) - drop(a) || a.suite.localeCompare(b.suite) || a.id.localeCompare(b.id)).slice(0, n);
 }

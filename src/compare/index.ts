@@ -10,7 +10,7 @@ import { loadSide, type Side } from './load.ts';
 import type { CompareReportInput } from './render.ts';
 import { differentTasks } from './same-tasks.ts';
 
-export { compareRecords, lastRowPerTrial, type Comparison, type CompareOptions, type CaseChange, type CaseRef, type UsageChange, type UsageMetric } from './compare.ts';
+export { compareRecords, lastRowPerTrial, worstRegressed, type Comparison, type CompareOptions, type CaseChange, type CaseRef, type UsageChange, type UsageMetric } from './compare.ts';
 export { loadSide, resolveSide, readResultRows, type Side } from './load.ts';
 export { differentTasks, caseKey } from './same-tasks.ts';
 export { compareJson, compareMarkdown, compareTerminal, type CompareReport, type CompareReportInput } from './render.ts';

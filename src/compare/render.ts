@@ -15,12 +15,13 @@ import { VERSION } from '../version.ts';
 import type { CaseChange, CaseRef, Comparison, UsageChange } from './compare.ts';
 import { boundShown } from '../suite/verdict.ts';
 import { amountShown } from '../cost/pricing.ts';
+import { round6 } from '../util/format.ts';
 import type { Side } from './load.ts';
 
 export const COMPARE_REPORT_VERSION = 1;
 
-const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
-const r6n = (x: number | null) => (x === null ? null : r6(x));
+const r6 = (x: number) => round6(x);
+const r6n = (x: number | null) => round6(x);
 const pair6 = (x: [number, number] | null): [number, number] | null => (x ? [r6(x[0]), r6(x[1])] : null);
 /** A side's errored cases, and with trials its errored trials (each 1/k of a case to the verdict). */
 const erroredCell = (s: Comparison['baseline']) => (s.trials > 1 && s.errored_trials > 0 ? `${s.errored} (+${s.errored_trials} trials)` : String(s.errored));
@@ -60,6 +61,7 @@ function changeJson(x: CaseChange, label: string) {
     id: x.id,
     label,
     p_value: r6n(x.p_value),
+    p_raw: r6n(x.p_raw),
     expected: x.expected,
     baseline: s(x.baseline),
     candidate: s(x.candidate),
@@ -76,7 +78,7 @@ export function divergenceLine(x: CaseChange, max = 200): string | null {
 }
 
 /** `regressed` / `improved` only on evidence, else `changed` (suite/verdict.ts caseChangeLabel). */
-const labelOf = (i: CompareReportInput, x: CaseChange, direction: 'worse' | 'better') => caseChangeLabel(x, direction, i.decision.verdict, 1 - i.comparison.confidence);
+const labelOf = (i: CompareReportInput, x: CaseChange, direction: 'worse' | 'better') => caseChangeLabel(x, direction, 1 - i.comparison.confidence);
 
 export interface CompareReportInput {
   baseline: Side;
@@ -96,6 +98,7 @@ function usageChangeJson(x: UsageChange) {
     mean: r6n(x.mean),
     interval: pair6(x.interval),
     p: r6n(x.p),
+    p_bound: r6n(x.p_bound),
     bound: x.bound,
     exceeded: x.exceeded,
     relative: r6n(x.relative),
@@ -107,6 +110,11 @@ function usageChangeJson(x: UsageChange) {
     cases_without: x.cases_without,
     test: x.test,
   };
+}
+
+function agreementJson(a: NonNullable<Comparison['trial_agreement']>) {
+  const run = (x: typeof a.baseline) => ({ observed: r6(x.observed), expected: r6(x.expected), ratio: r6n(x.ratio) });
+  return { baseline: run(a.baseline), candidate: run(a.candidate), ratio: r6n(a.ratio), correlated: a.correlated };
 }
 
 /** The report as compare.json and `--json` give it. Field names are stable. */
@@ -128,6 +136,7 @@ export function compareJson(i: CompareReportInput) {
     confidence: c.confidence,
     resamples: c.resamples,
     seed: c.seed,
+    trial_agreement: c.trial_agreement ? agreementJson(c.trial_agreement) : null,
     n_paired: c.n_paired,
     baseline: sideJson(i.baseline, c.baseline),
     candidate: sideJson(i.candidate, c.candidate),
@@ -239,11 +248,19 @@ export function usageRows(c: Comparison): Array<{ label: string; baseline: strin
       change: x.mean === null ? (key === 'cost_change' ? '— (no prices)' : '—') : signedWith(x.mean, unit),
       relative: rel,
       p: pValue(x.p),
-      bound: x.bound === null ? 'none' : `${x.exceeded ? 'EXCEEDED ' : ''}≤ +${boundShown(x.bound)}`,
+      bound: x.bound === null ? 'none' : `${x.exceeded ? 'EXCEEDED ' : ''}≤ +${boundShown(x.bound)}${x.p_bound !== null ? ` (p ${pValue(x.p_bound)})` : ''}`,
       exceeded: x.exceeded,
       unknown: !none ? null : key === 'cost_change' ? 'no paired case has a cost on both sides (no model.pricing)' : 'no paired case reported usage on both sides',
     };
   });
+}
+
+/** The test and interval of the pass-rate change, in a few words. */
+export function methodShort(c: Comparison): string {
+  const exact = c.test.endsWith('_exact') ? 'exact' : 'approximate';
+  if (c.method === 'mcnemar_newcombe') return 'exact McNemar + Newcombe interval';
+  if (c.method === 'trial_permutation') return `${exact} stratified permutation test over the trials + the interval it gives`;
+  return `${exact} sign-flip test of whole cases (their trials agree within runs) + the interval it gives`;
 }
 
 /** `a true drop of 0.210 would be caught 80% of the time; smaller ones may not be (…)`: the power, not the critical value. */
@@ -277,7 +294,7 @@ export function compareMarkdown(i: CompareReportInput, maxListed = 50): string {
   const lines: string[] = [];
   lines.push(`### ${VERDICT_EMOJI[d.verdict]} skillopt compare: **${d.verdict}**${c.simulated ? ' (simulated model)' : ''}`);
   lines.push('');
-  lines.push(`${mdCell(d.reason)} — ${c.n_paired} paired cases, ${c.method === 'mcnemar_newcombe' ? 'exact McNemar + Newcombe interval' : `${c.test === 'permutation_exact' ? 'exact stratified permutation test' : 'stratified permutation test (normal approximation)'} + paired bootstrap interval (B = ${c.resamples})`}.`);
+  lines.push(`${mdCell(d.reason)} — ${c.n_paired} paired cases, ${methodShort(c)}.`);
   for (const w of sideWarnings(i)) lines.push('', `> ⚠️ ${mdCell(w)}`);
   lines.push('');
   lines.push(`| | pass rate | ${pct}% interval | scored | errored |`);

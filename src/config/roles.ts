@@ -105,6 +105,14 @@ function unsupported(role: Role, backend: string, key: string, opts: ResolveRole
   );
 }
 
+/**
+ * Whether the target answers deterministically (temperature 0): more samples of a case then repeat the
+ * first, so the gate draws no extra samples and attribution asks each question once.
+ */
+export function deterministicTarget(model: Pick<ModelConfig, 'temperature' | 'target_temperature'>): boolean {
+  return (model.target_temperature ?? model.temperature) === 0;
+}
+
 /** Build every role's client settings. Throws ConfigError for a role on an unsupported backend. */
 export function resolveRoles(
   config: SkillOptConfig,

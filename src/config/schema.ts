@@ -557,13 +557,13 @@ const EvaluationSchema = z.strictObject({
   max_errored: nonNegInt(0),
   /**
    * `skillopt compare --fail-on-regression`: the drop in pass rate tolerated (a fraction: 0.02 = two points);
-   * a drop fails only when it is both significant and larger than this.
+   * a drop fails only when it is shown to be larger than this (docs/statistics.md "The verdict").
    */
   max_regression: prob(0),
   /**
    * `skillopt compare --fail-on-regression` (and `test --baseline`): the tolerated relative increase of
    * mean tokens / cost / latency per case (0.1 or "10%"; null = no bound). An increase fails only when it
-   * is significant and beyond its bound (docs/ci.md "Gates on cost").
+   * is shown to be beyond its bound (docs/ci.md "Gates on cost").
    */
   max_token_increase: increase(),
   max_cost_increase: increase(),

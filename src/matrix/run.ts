@@ -14,6 +14,7 @@ import { InfrastructureStop } from '../optimizer/rollout.ts';
 import { readRunFile, RunSummarySchema, type MatrixCellEntry, type MatrixModelEntry, type MatrixRunFile } from '../runfiles/index.ts';
 import { runFingerprint, writeRunRecord, type FingerprintInput } from '../rundir/fingerprint.ts';
 import type { SplitSelector } from '../types.ts';
+import { matrixExitCode } from '../suite/verdict.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { acquireRunLock } from '../util/lock.ts';
 import { displayPath } from '../util/paths.ts';
@@ -72,12 +73,6 @@ export interface MatrixResult {
   cells: Array<{ entry: MatrixCellEntry; summary: CellSummary | null }>;
   exitCode: number;
   simulated: boolean;
-}
-
-/** The matrix's exit code from its cells': a usage error (2), else a failed cell (1), else an inconclusive one (3), else 0. */
-export function matrixExitCode(codes: readonly number[]): number {
-  for (const code of [2, 1, 3]) if (codes.includes(code)) return code;
-  return codes.find((c) => c !== 0) ?? 0;
 }
 
 interface CellPlan {

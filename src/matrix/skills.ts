@@ -4,7 +4,8 @@
  * second part of its cells' folder names, that depends on the skill alone (so adding a skill to a rerun
  * renames no cell): `none`, `seed`, or the file's path below the working directory without its extension,
  * with every character a folder name should not hold made `-` (a file outside it: its name and 8 hex digits of
- * its path's hash).
+ * its path's hash). `NAME=PATH` names a file's cells itself (`best=outputs/run/best_skill.md`): a label that
+ * stays the same wherever the file is.
  */
 import { createHash } from 'node:crypto';
 import { basename, isAbsolute, relative, resolve } from 'node:path';
@@ -29,6 +30,9 @@ function shownPath(abs: string): string {
   return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : abs;
 }
 
+/** `NAME=PATH`: a label given with the file (letters, digits, `.`, `_`, `-`; not `none` or `seed`). */
+const NAMED = /^([A-Za-z0-9][A-Za-z0-9._-]*)=(.+)$/;
+
 const slug = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+/, '');
 
 /** The label of a skill file (see the module comment); a file outside the working directory: its name and a hash of its path. */
@@ -49,14 +53,16 @@ export function matrixSkills(values: readonly string[] | undefined, read: (path:
   const skills = (items.length > 0 ? items : [SEED_SKILL_ITEM]).map((item): MatrixSkill => {
     if (item === NO_SKILL_ITEM) return { label: NO_SKILL_ITEM, kind: 'none', path: null, text: '' };
     if (item === SEED_SKILL_ITEM) return { label: SEED_SKILL_ITEM, kind: 'seed', path: null, text: null };
-    const file = read(item);
-    return { label: skillLabel(file.path), kind: 'file', path: file.path, text: file.text };
+    const named = NAMED.exec(item);
+    if (named && (named[1] === NO_SKILL_ITEM || named[1] === SEED_SKILL_ITEM)) throw new SkillOptError(`--skills ${item}: ${named[1]} names no file; choose another name for it`);
+    const file = read(named ? named[2]! : item);
+    return { label: named ? named[1]! : skillLabel(file.path), kind: 'file', path: file.path, text: file.text };
   });
   for (const [i, a] of skills.entries()) {
     const b = skills.slice(i + 1).find((x) => x.label === a.label);
     if (!b) continue;
     throw new SkillOptError(
-      a.path === b.path ? `--skills names ${a.path === null ? a.label : shownPath(a.path)} twice` : `--skills ${shownPath(a.path!)} and ${shownPath(b.path!)} would share the cell folder name ${a.label}: copy one to another name`,
+      a.path === b.path ? `--skills names ${a.path === null ? a.label : shownPath(a.path)} twice` : `--skills ${shownPath(a.path!)} and ${shownPath(b.path!)} would share the cell folder name ${a.label}: name one (NAME=PATH)`,
     );
   }
   return skills;

@@ -6,6 +6,7 @@
  */
 import type { SkillOptConfig } from '../config/schema.ts';
 import type { Pricing } from '../cost/pricing.ts';
+import { deterministicTarget } from '../config/roles.ts';
 import type { Accounting } from '../model/index.ts';
 import { skillHash } from '../skill/hash.ts';
 import { evalPrefix, stepsPerEpoch } from '../suite/splits.ts';
@@ -93,6 +94,8 @@ export class RunContext {
   readonly gateTest: GateTest;
   /** The paired gate's extra samples per side: none when the target runs at temperature 0 (they would repeat the first). */
   readonly gateTrials: number;
+  /** The target runs at temperature 0: a second sample repeats the first. */
+  readonly deterministic: boolean;
   /** Racing needs a score that is a mean over val items (not description optimization's F1). */
   readonly racing: boolean;
   readonly started = performance.now();
@@ -133,8 +136,8 @@ export class RunContext {
     });
     this.ledger = new ValLedger(o.store);
     this.gateTest = this.subject === SKILL_SUBJECT ? (o.config.evaluation.gate_test as GateTest) : 'strict';
-    const m = o.config.model;
-    this.gateTrials = (m.target_temperature ?? m.temperature) === 0 ? 0 : o.config.evaluation.gate_trials;
+    this.deterministic = deterministicTarget(o.config.model);
+    this.gateTrials = this.deterministic ? 0 : o.config.evaluation.gate_trials;
     this.racing = o.config.evaluation.racing && this.subject === SKILL_SUBJECT;
     this.models = o.models ?? [];
     this.objective = o.objective ?? 'worst';

@@ -1,12 +1,17 @@
 /**
  * Salvage (docs/gate.md#salvage): a candidate of several edits that the gate rejects because val items
- * broke may still hold good edits. Each edit is dropped in turn and the broken and fixed val items are
- * evaluated again (through the val ledger, so an item a variant already has costs nothing, and through the
- * step folder, so a resumed step repeats no call). An edit *breaks* an item when dropping it gives the item
- * back; it *fixes* one when dropping it loses the item. The salvaged candidate keeps the edits that fix
- * items and break none, and is gated like any candidate. Patch mode only: there the edits are applied
- * without the model, so a variant without one edit is exact.
+ * broke may still hold good edits. An edit is blamed for a broken item only as attribution blames a unit
+ * (docs/attribution.md), on fresh samples of the item: the break must first reproduce (the gate's
+ * reference against the candidate), then the candidate without the edit must give the item back against
+ * the candidate, each an exact test whose p-values are adjusted together with the project's one
+ * multiplicity rule. An edit *fixes* an item when dropping it loses the item on the item's standard samples
+ * (through the val ledger, so an item a variant already has costs nothing). The salvaged candidate keeps
+ * the edits that fix items and are blamed for none, and is gated like any candidate. Every re-run goes
+ * through the val ledger and the step folder, so a resumed step repeats no call. Patch mode only: there
+ * the edits are applied without the model, so a variant without one edit is exact.
  */
+import { adjustBlames, FUTILE, lookAgain, type Looked } from '../compare/blame-test.ts';
+import { Reruns, type ChangedCase, type Variant } from '../compare/reruns.ts';
 import { applyEdits, isApplied } from '../skill/edits.ts';
 import { skillHash } from '../skill/hash.ts';
 import type { Edit } from '../protocol/schemas.ts';
@@ -17,12 +22,22 @@ import { evaluateItems, gateReference } from './validation.ts';
 import { join } from 'node:path';
 import { modelKey, type TrainingModel } from './models.ts';
 
+/** An edit's confirmation for one broken item: its p and adjusted p (null against a deterministic target). */
+export interface SalvageTest {
+  item: string;
+  p: number | null;
+  p_adjusted: number | null;
+}
+
 export interface SalvageEdit {
   /** 1-based position among the ranked edits. */
   index: number;
   edit: string;
+  /** Broken items dropping the edit was confirmed to give back. */
   breaks: string[];
   fixes: string[];
+  /** Its confirmation for every broken item whose break reproduced. */
+  tests: SalvageTest[];
 }
 
 export interface SalvagePlan {
@@ -30,12 +45,27 @@ export interface SalvagePlan {
   from: string;
   broken: string[];
   fixed: string[];
+  /** Broken items whose break did not reproduce on fresh samples: no edit is blamed for them. */
+  noise: string[];
   edits: SalvageEdit[];
   kept: number[];
   dropped: number[];
   /** The salvaged candidate, or null when no proper subset of the edits qualifies. */
   candidate: string | null;
   calls: number;
+}
+
+/**
+ * The first trial index of a step's salvage re-runs: past the standard samples and the gate's extra ones,
+ * and a range of its own per step, so no re-run repeats a sample another decision saw.
+ */
+const SALVAGE_STRIDE = 100_000;
+
+/** A val item on a model (the target model alone: `model` undefined), and its name in the plan. */
+interface ValItem {
+  id: string;
+  model: TrainingModel | undefined;
+  name: string;
 }
 
 const majority = (samples: ReadonlyArray<{ pass: boolean }>) => samples.length > 0 && samples.filter((s) => s.pass).length * 2 > samples.length;
@@ -47,7 +77,7 @@ const majority = (samples: ReadonlyArray<{ pass: boolean }>) => samples.length >
  */
 export async function planSalvage(
   ctx: RunContext,
-  o: { parent: string; candidate: string; ranked: Item[]; dir: string; label: string },
+  o: { parent: string; candidate: string; ranked: Item[]; dir: string; label: string; step: number },
 ): Promise<SalvagePlan | null> {
   if (ctx.mode !== 'patch' || !ctx.cfg.evaluation.salvage) return null;
   const view = ctx.subject.view(o.parent);
@@ -58,58 +88,104 @@ export async function planSalvage(
   const k = ctx.cfg.env.trials;
   const ref = gateReference(ctx);
   const hash = skillHash(o.candidate);
-  // several training models: a val item on one model is the unit (named `<id> on <model>`)
-  const arms = ctx.multi ? ctx.models.map((m) => ({ model: m as TrainingModel | undefined, key: (h: string) => modelKey(h, m.name) })) : [{ model: undefined as TrainingModel | undefined, key: (h: string) => h }];
-  const name = (arm: (typeof arms)[number], id: string) => (arm.model ? `${id} on ${arm.model.name}` : id);
-  const broken: string[] = [];
-  const fixed: string[] = [];
-  const brokenBy = arms.map(() => [] as string[]);
-  const fixedBy = arms.map(() => [] as string[]);
-  arms.forEach((arm, a) => {
+  // several training models: a val item on one model is the unit, named `<id> on <model>`
+  const models: Array<TrainingModel | undefined> = ctx.multi ? [...ctx.models] : [undefined];
+  const keyOf = (h: string, m: TrainingModel | undefined) => (m ? modelKey(h, m.name) : h);
+  const brokenItems: ValItem[] = [];
+  const fixedItems: ValItem[] = [];
+  for (const m of models) {
     for (const id of ctx.valIds) {
-      const cand = ctx.ledger.standard(arm.key(hash), id, k);
-      const was = ctx.ledger.standard(arm.key(ref.hash), id, k);
+      const cand = ctx.ledger.standard(keyOf(hash, m), id, k);
+      const was = ctx.ledger.standard(keyOf(ref.hash, m), id, k);
       if (cand.length === 0 || was.length === 0) continue; // not evaluated (racing stopped early)
-      if (majority(was) && !majority(cand)) {
-        broken.push(name(arm, id));
-        brokenBy[a]!.push(id);
-      } else if (!majority(was) && majority(cand)) {
-        fixed.push(name(arm, id));
-        fixedBy[a]!.push(id);
-      }
+      const item = { id, model: m, name: m ? `${id} on ${m.name}` : id };
+      if (majority(was) && !majority(cand)) brokenItems.push(item);
+      else if (!majority(was) && majority(cand)) fixedItems.push(item);
     }
-  });
+  }
+  const broken = brokenItems.map((x) => x.name);
+  const fixed = fixedItems.map((x) => x.name);
   if (broken.length === 0) return null;
+  /** Evaluate `text` on items (of any models), each model's in its folder under `dir`. */
+  const evaluateOn = (text: string, items: readonly ValItem[], dir: string, label: string, samples?: number[]) =>
+    Promise.all(
+      models.map((m) => {
+        const ids = items.filter((x) => x.model === m).map((x) => x.id);
+        return ids.length ? evaluateItems(ctx, text, ids, m ? join(dir, m.label) : dir, label, samples, m) : Promise.resolve([]);
+      }),
+    );
 
-  ctx.log(`  salvage: ${applied.length} edits, ${broken.length} broken and ${fixed.length} fixed val item(s): each edit dropped in turn`);
+  ctx.log(`  salvage: ${applied.length} edits, ${broken.length} broken and ${fixed.length} fixed val item(s): the breaks re-run on fresh samples, each edit dropped in turn`);
   const calls = () => ctx.o.accounting.snapshot()[TOTAL_KEY]?.calls ?? 0;
   const before = calls();
   const variantOf = (keep: readonly number[]): string | null => {
     const composed = ctx.subject.compose(o.parent, applyEdits(view, keep.map((i) => o.ranked[i]) as Edit[]).skill);
     return 'doc' in composed ? composed.doc : null;
   };
-  const edits: SalvageEdit[] = [];
-  for (const i of applied) {
-    const without = variantOf(applied.filter((j) => j !== i));
-    const entry: SalvageEdit = { index: i + 1, edit: describeItem(o.ranked[i]!), breaks: [], fixes: [] };
-    if (without !== null) {
-      const h = skillHash(without);
-      const folder = `${o.dir}/without_edit_${String(i + 1).padStart(2, '0')}`;
-      await Promise.all(
-        arms.map(async (arm, a) => {
-          const items = [...brokenBy[a]!, ...fixedBy[a]!];
-          if (items.length === 0) return;
-          await evaluateItems(ctx, without, items, arm.model ? join(folder, arm.model.label) : folder, `${o.label} (without edit ${i + 1})`, undefined, arm.model);
+  const withouts = new Map(applied.map((i) => [i, variantOf(applied.filter((j) => j !== i))]));
+  const without = (i: number) => `without_edit_${String(i + 1).padStart(2, '0')}`;
+
+  // the re-runs on fresh samples (compare/reruns.ts): `reverted` null is the gate's reference, [] the candidate, [i] the candidate without edit i
+  const reference: Variant = { reverted: null, text: ref.text };
+  const whole: Variant = { reverted: [], text: o.candidate };
+  const dirOf = (v: Variant) => `${o.dir}/fresh/${v.reverted === null ? 'reference' : v.reverted.length === 0 ? 'candidate' : without(Number(v.reverted[0]))}`;
+  // a re-run's item names its model as its suite (compare/reruns.ts keys counts by suite and id)
+  const byName = new Map(brokenItems.map((x) => [x.name, x]));
+  const reruns = new Reruns(
+    async (variant, items, samples) => {
+      const asked = items.map((c) => byName.get(c.id)!);
+      await evaluateOn(variant.text, asked, dirOf(variant), `${o.label} (fresh samples)`, [...samples]);
+      const h = skillHash(variant.text);
+      const counts = new Map(
+        asked.map((x) => {
+          const got = ctx.ledger.samples(keyOf(h, x.model), x.id).filter((s) => s.t !== null && samples.includes(s.t));
+          return [`\u0000${x.name}`, { passes: got.filter((s) => s.pass).length, scored: got.length }] as const;
         }),
       );
-      arms.forEach((arm, a) => {
-        for (const id of brokenBy[a]!) if (majority(ctx.ledger.standard(arm.key(h), id, k))) entry.breaks.push(name(arm, id));
-        for (const id of fixedBy[a]!) if (!majority(ctx.ledger.standard(arm.key(h), id, k))) entry.fixes.push(name(arm, id));
-      });
+      return { counts, calls: 0 };
+    },
+    { budget: Infinity, firstSample: k + ctx.gateTrials + SALVAGE_STRIDE * o.step },
+  );
+  const itemOf = (name: string): ChangedCase => ({ suite: '', id: name, direction: 'regressed', callsPerSample: 1 });
+  const alpha = ctx.cfg.evaluation.alpha;
+  const pairOf = (variant: Variant, id: string) => (n: number) => Promise.all([reruns.ask(variant, itemOf(id), n), reruns.ask(whole, itemOf(id), n)]);
+
+  // a break that does not reproduce against the reference on fresh samples is noise: no edit is blamed for it
+  const reproduced = await Promise.all(broken.map((id) => lookAgain(pairOf(reference, id), [[0, 1]], { deterministic: ctx.deterministic, alpha, settled: alpha, futile: FUTILE })));
+  const real = broken.filter((_, j) => reproduced[j]!.holds);
+  const noise = broken.filter((_, j) => !reproduced[j]!.holds);
+  const pairs = applied.filter((i) => withouts.get(i) !== null).flatMap((i) => real.map((id) => [i, id] as const));
+  const settled = alpha / Math.max(1, pairs.length);
+  // every edit is tested against every reproduced break (no search picks a suspect), so most pairs have no
+  // effect: a look that shows none stops there, as a reproduction's does
+  const looked: Looked[] = await Promise.all(
+    pairs.map(([i, id]) => lookAgain(pairOf({ reverted: [String(i)], text: withouts.get(i)! }, id), [[0, 1]], { deterministic: ctx.deterministic, alpha, settled, futile: FUTILE })),
+  );
+  const adjusted = adjustBlames(looked.flatMap((l) => (l.test ? [l.test] : [])), alpha);
+  let next = 0;
+  const verdicts = looked.map((l) => {
+    const pAdjusted = l.test ? adjusted[next++]! : null;
+    return { p: l.test?.p ?? null, p_adjusted: pAdjusted, stands: l.test ? pAdjusted! < alpha : l.holds };
+  });
+
+  const edits: SalvageEdit[] = [];
+  for (const i of applied) {
+    const text = withouts.get(i)!;
+    const entry: SalvageEdit = { index: i + 1, edit: describeItem(o.ranked[i]!), breaks: [], fixes: [], tests: [] };
+    pairs.forEach(([j, id], n) => {
+      if (j !== i) return;
+      const v = verdicts[n]!;
+      entry.tests.push({ item: id, p: v.p, p_adjusted: v.p_adjusted });
+      if (v.stands) entry.breaks.push(id);
+    });
+    if (text !== null && fixed.length > 0) {
+      await evaluateOn(text, fixedItems, `${o.dir}/${without(i)}`, `${o.label} (without edit ${i + 1})`);
+      const h = skillHash(text);
+      for (const x of fixedItems) if (!majority(ctx.ledger.standard(keyOf(h, x.model), x.id, k))) entry.fixes.push(x.name);
     }
     edits.push(entry);
   }
-  // never keep an edit that broke a val item in its own attribution run
+  // never keep an edit blamed for a broken val item
   const kept = edits.filter((e) => e.breaks.length === 0 && e.fixes.length > 0).map((e) => e.index - 1);
   const dropped = applied.filter((i) => !kept.includes(i));
   const candidate = kept.length > 0 && kept.length < applied.length ? variantOf(kept) : null;
@@ -117,6 +193,7 @@ export async function planSalvage(
     from: hash,
     broken,
     fixed,
+    noise,
     edits,
     kept: kept.map((i) => i + 1),
     dropped: dropped.map((i) => i + 1),

@@ -140,7 +140,7 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
         digest.score_before = prevScore;
         digest.score_after = g.score;
         if (g.models) digest.rejected_on = g.models.map((m) => `${m.model}: ${m.rule}`);
-        const plan = await planSalvage(ctx, { parent, candidate, ranked: proposal.ranked, dir: `${dir}/salvage`, label: `step ${step} salvage` });
+        const plan = await planSalvage(ctx, { parent, candidate, ranked: proposal.ranked, dir: `${dir}/salvage`, label: `step ${step} salvage`, step });
         if (plan) {
           const stats = ctx.state.gate_stats!;
           stats.salvage_calls = (stats.salvage_calls ?? 0) + plan.calls;

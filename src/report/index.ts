@@ -8,7 +8,7 @@
  */
 import { basename, join } from 'node:path';
 import { exactCommand } from '../util/command-line.ts';
-import type { CompareFile } from '../runfiles/index.ts';
+import type { CompareFile, MatrixFile } from '../runfiles/index.ts';
 import type { RunSummary } from '../suite/summary.ts';
 import type { CaseRecord } from '../types.ts';
 import { writeFileAtomic } from '../util/atomic.ts';
@@ -16,14 +16,15 @@ import { oneLine } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
 import { redactText } from '../util/redact.ts';
 import { buildCompareReport } from './build-compare.ts';
+import { buildMatrixReport } from './build-matrix.ts';
 import { buildOptimizeReport } from './build-optimize.ts';
 import { buildEvalReport, buildTestReport } from './build-test.ts';
 import { renderReportHtml } from './html.ts';
 import type { ReportData, ReportMeta } from './model.ts';
-import { COMPARE_REPORT_FILE, detectRunFolder, REPORT_FILE, type RunFolderKind } from './read-run.ts';
+import { COMPARE_REPORT_FILE, detectRunFolder, MATRIX_REPORT_FILE, REPORT_FILE, type RunFolderKind } from './read-run.ts';
 import { printErr } from '../util/print.ts';
 
-export { REPORT_FILE, COMPARE_REPORT_FILE, detectRunFolder } from './read-run.ts';
+export { REPORT_FILE, COMPARE_REPORT_FILE, MATRIX_REPORT_FILE, detectRunFolder } from './read-run.ts';
 
 /** The command line of this process as typed: `npx skillopt …`, or `npx vitest …` under plain Vitest. */
 export function commandLine(argv: string[] = process.argv): string {
@@ -93,6 +94,18 @@ export function writeCompareReport(
   }
 }
 
+/** `matrix.html` in a matrix folder (docs/matrix.md), from its matrix.json; never throws. */
+export function writeMatrixReport(dir: string, input: { matrix: MatrixFile; command?: string | null }, log: (line: string) => void = printErr): string | null {
+  const file = join(dir, MATRIX_REPORT_FILE);
+  try {
+    const r = buildMatrixReport(dir, { ...input, command: input.command === undefined ? commandLine() : input.command });
+    return write(file, r.meta, r.data);
+  } catch (e) {
+    log(redactText(`[skillopt] warning: could not write ${displayPath(file)}: ${oneLine(e)}`));
+    return null;
+  }
+}
+
 /** `skillopt report <dir>`: every report the folder can have, regenerated from its files. Throws a one-line error. */
 export function regenerateReports(dir: string): string[] {
   const folder = detectRunFolder(dir);
@@ -101,6 +114,10 @@ export function regenerateReports(dir: string): string[] {
   if (folder.compare) {
     const r = buildCompareReport(folder.dir, {});
     written.push(write(join(folder.dir, COMPARE_REPORT_FILE), r.meta, r.data));
+  }
+  if (folder.matrix) {
+    const r = buildMatrixReport(folder.dir, {});
+    written.push(write(join(folder.dir, MATRIX_REPORT_FILE), r.meta, r.data));
   }
   return written;
 }

@@ -1,8 +1,8 @@
 /** What a report embeds: the meta block (small, read back by `skillopt show` and by regeneration) and each kind's data. */
-import type { CompareFile } from '../runfiles/index.ts';
+import type { CompareFile, MatrixFile } from '../runfiles/index.ts';
 import type { CaseTableData } from './cases.ts';
 
-export type ReportKind = 'test' | 'eval' | 'optimize' | 'compare';
+export type ReportKind = 'test' | 'eval' | 'optimize' | 'compare' | 'matrix';
 
 export const REPORT_SCHEMA = 1;
 
@@ -160,4 +160,12 @@ export interface CompareReportData {
   cases: { columns: string[]; rows: unknown[][]; note: string } | null;
 }
 
-export type ReportData = TestReportData | EvalReportData | OptimizeReportData | CompareReportData;
+export interface MatrixReportData {
+  kind: 'matrix';
+  /** matrix.json as written (runfiles/matrix-file.ts). */
+  matrix: MatrixFile;
+  /** Per cell (matrix.json `cells` order): its report.html relative to the matrix folder, null when it has none. */
+  reports: Array<string | null>;
+}
+
+export type ReportData = TestReportData | EvalReportData | OptimizeReportData | CompareReportData | MatrixReportData;

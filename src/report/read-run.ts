@@ -19,6 +19,11 @@ import { REPORT_SCHEMA, type ReportKind, type ReportMeta } from './model.ts';
 /** The report file of a test, eval or optimize run folder, and of a comparison. */
 export const REPORT_FILE = 'report.html';
 export const COMPARE_REPORT_FILE = 'compare.html';
+/** The report of a matrix of runs (docs/matrix.md). */
+export const MATRIX_REPORT_FILE = 'matrix.html';
+
+/** The page each report kind is written to. */
+const PAGE: Record<ReportKind, string> = { test: REPORT_FILE, eval: REPORT_FILE, optimize: REPORT_FILE, compare: COMPARE_REPORT_FILE, matrix: MATRIX_REPORT_FILE };
 
 export type RunFolderKind = 'test' | 'eval' | 'optimize';
 
@@ -29,6 +34,8 @@ export interface RunFolder {
   record: RunRecord | null;
   /** Whether compare.json is there (a comparison written into this folder). */
   compare: boolean;
+  /** Whether matrix.json is there (a matrix folder, docs/matrix.md). */
+  matrix: boolean;
 }
 
 const has = (dir: string, name: string) => existsSync(join(dir, name));
@@ -46,10 +53,11 @@ export function detectRunFolder(dir: string): RunFolder {
     else if (has(abs, 'results.jsonl') && has(abs, 'summary.json')) kind = 'test';
   }
   const compare = has(abs, 'compare.json');
-  if (!kind && !compare) {
+  const matrix = has(abs, 'matrix.json');
+  if (!kind && !compare && !matrix) {
     throw new SkillOptError(`${dir}: not a skillopt run folder (no run.json, results.jsonl, history.json or compare.json in it)`);
   }
-  return { dir: abs, kind, record, compare };
+  return { dir: abs, kind, record, compare, matrix };
 }
 
 /** A run file read through its schema: null when absent, one line naming the file and field when it does not fit. */
@@ -106,13 +114,13 @@ function relFiles(dir: string, names: Array<[string, string]>): Array<[string, s
 }
 
 export function makeMeta(kind: ReportKind, dir: string, simulated: boolean, facts: Array<[string, string]>, command: string | null | undefined, files: Array<[string, string]>): ReportMeta {
-  const titles: Record<ReportKind, string> = { test: 'skillopt test', eval: 'skillopt eval', optimize: 'skillopt optimize run', compare: 'skillopt compare' };
+  const titles: Record<ReportKind, string> = { test: 'skillopt test', eval: 'skillopt eval', optimize: 'skillopt optimize run', compare: 'skillopt compare', matrix: 'skillopt matrix' };
   return {
     schema: REPORT_SCHEMA,
     kind,
     title: `${titles[kind]} · ${basename(dir)}`,
     folder: displayPath(dir),
-    command: command ?? commandFromReport(join(dir, kind === 'compare' ? COMPARE_REPORT_FILE : REPORT_FILE)),
+    command: command ?? commandFromReport(join(dir, PAGE[kind])),
     generated_at: new Date().toISOString(),
     skillopt_version: VERSION,
     simulated,

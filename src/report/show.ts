@@ -207,6 +207,9 @@ export function showRun(dir: string, opts: { width?: number } = {}): string {
     const r = buildCompareReport(folder.dir);
     blocks.push([...headerLines(r.meta, 'comparison'), ...compareLines(r.data, width), ...openLines(r.meta, folder.dir, COMPARE_REPORT_FILE)]);
   }
+  if (blocks.length === 0 && folder.matrix) {
+    throw new SkillOptError(`${dir}: a matrix folder: its table is matrix.md, its page matrix.html (docs/matrix.md); show one cell with skillopt show ${dir}/cells/<model>__<skill>`);
+  }
   return blocks.map((b) => b.join('\n')).join('\n\n');
 }
 

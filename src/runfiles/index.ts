@@ -5,6 +5,7 @@
 import { CacheEntrySchema } from './cache-entry.ts';
 import { CompareFileSchema } from './compare-file.ts';
 import { EvalSummarySchema } from './eval-summary.ts';
+import { MatrixFileSchema } from './matrix-file.ts';
 import { MatrixRunSchema } from './matrix-run.ts';
 import { OptimizeSummarySchema } from './optimize-summary.ts';
 import { ResultRowSchema } from './results-row.ts';
@@ -18,6 +19,7 @@ import { ResolvedConfigFileSchema } from './resolved-config.ts';
 export * from './cache-entry.ts';
 export * from './compare-file.ts';
 export * from './eval-summary.ts';
+export * from './matrix-file.ts';
 export * from './matrix-run.ts';
 export * from './optimize-summary.ts';
 export * from './parse.ts';
@@ -50,4 +52,5 @@ export const RUN_FILE_SCHEMAS = {
   'compare': CompareFileSchema,
   'cache-entry': CacheEntrySchema,
   'matrix-run': MatrixRunSchema,
+  'matrix': MatrixFileSchema,
 } as const;

@@ -9,6 +9,9 @@
  * trials passing to none: each adds 1/(2k − 1) of null variance, so v₀ = v₀(seen) + δ/(2k − 1) and
  * v₁ = max(v₁(seen), v₀ − δ²). At k = 1, v₀(seen) is the discordant share ψ and this is Connor's (1987)
  * formula for McNemar's test with ψ + δ discordant under the drop.
+ *
+ * With a margin m (`evaluation.max_regression`) a drop is flagged only when the one-sided upper bound of Δ
+ * is below −m, i.e. Σd_i ≤ −n·m − z_α·√(n·v₀): the same formula with √n·(δ − m) in place of √n·δ.
  */
 import { normalCdf, zOneSided } from './normal.ts';
 
@@ -37,29 +40,29 @@ function canReject(s: Spread, alpha: number): boolean {
   return s.n >= fewestCases(s.k, alpha);
 }
 
-/** Power to catch a true drop δ (> 0). */
-export function pairedPower(delta: number, s: Spread, alpha: number): number {
+/** Power to catch a true drop δ (> 0), beyond a margin m (default 0). */
+export function pairedPower(delta: number, s: Spread, alpha: number, margin = 0): number {
   if (!canReject(s, alpha)) return 0;
   const v0 = s.v0 + delta / (2 * s.k - 1);
   const v1 = Math.max(s.v1, v0 - delta * delta);
-  const shift = Math.sqrt(s.n) * delta - zOneSided(1 - alpha) * Math.sqrt(v0);
+  const shift = Math.sqrt(s.n) * (delta - margin) - zOneSided(1 - alpha) * Math.sqrt(v0);
   if (v1 <= 1e-15) return shift >= 0 ? 1 : 0;
   return normalCdf(shift / Math.sqrt(v1));
 }
 
 /**
- * The true drop caught with probability `power` (default 0.8), and never less than the fewest whole
- * cases that could reach significance (where the normal approximation is too kind); null when even a
- * drop of 1 would not be caught.
+ * The true drop caught with probability `power` (default 0.8) beyond the margin, and never less than the
+ * margin plus the fewest whole cases that could reach significance (where the normal approximation is too
+ * kind); null when even a drop of 1 would not be caught.
  */
-export function minimumDetectableDrop(s: Spread, alpha: number, power = 0.8): number | null {
-  if (pairedPower(1, s, alpha) < power) return null;
-  const floor = fewestCases(s.k, alpha) / s.n;
+export function minimumDetectableDrop(s: Spread, alpha: number, power = 0.8, margin = 0): number | null {
+  if (pairedPower(1, s, alpha, margin) < power) return null;
+  const floor = margin + fewestCases(s.k, alpha) / s.n;
   let lo = 0;
   let hi = 1;
   for (let i = 0; i < 60; i++) {
     const mid = (lo + hi) / 2;
-    if (pairedPower(mid, s, alpha) >= power) hi = mid;
+    if (pairedPower(mid, s, alpha, margin) >= power) hi = mid;
     else lo = mid;
   }
   return Math.min(1, Math.max(hi, floor));

@@ -1,18 +1,22 @@
 /**
  * Exact paired tests over cases (docs/statistics.md), for runs scored with trials.
  *
- * - `casesTest`: what `compare` decides on. The case is the unit and its trials estimate its pass
+ * - `casesTest`: the test over the cases' trials. The case is the unit and its trials estimate its pass
  *   probability. Under "no change" a case's trials of both runs are exchangeable, so the candidate's
  *   passes are a hypergeometric draw from the case's pooled passes, independently across cases; the
  *   statistic is Σ (f_cand − f_base) over cases. At one trial per side a case that differs is +1 or −1
  *   with probability ½ (a sign flip) and the test is exact McNemar. The values are multiples of 1/k, so
- *   the null distribution is built exactly by dynamic programming over the cases that can move (pooled
- *   trials not all alike); beyond EXACT_LIMIT of them a normal approximation (with continuity
- *   correction) takes over. The switch depends on those cases only, never on the total.
+ *   the null distribution is built exactly (lattice-sum.ts) over the cases that can move (pooled trials
+ *   not all alike); beyond EXACT_LIMIT of them, or past the convolution's work bound, a normal
+ *   approximation (with continuity correction) takes over. The switch depends on those cases only, never
+ *   on the total. Whether it or the sign flip of whole cases decides: paired-cases.ts.
+ * - `ownTrialsTest`: one case's own evidence, Fisher's exact test of its trials.
  * - `pairedTest`: the optimizer's paired gate, the same permutation test over soft or hard samples of
  *   val items (described below).
  */
-import { normalCdf } from './normal.ts';
+import { EXACT_LIMIT, latticeSum, type LatticeSum, type LatticeVariable } from './lattice-sum.ts';
+
+export { EXACT_LIMIT } from './lattice-sum.ts';
 
 /** One case of a paired comparison: passes out of scored trials on each side. */
 export interface CaseCounts {
@@ -25,20 +29,21 @@ export interface CaseCounts {
 export interface CasesTest {
   /** Cases compared (scored on both sides). */
   cases: number;
-  /** Cases whose pooled trials are not all alike: the only ones that move under the null. */
+  /** Cases that move under the null (their pooled trials are not all alike; for the sign flip, d ≠ 0). */
   moving: number;
   /** One-sided p for "got worse" (P(T ≤ observed)) and "got better" (P(T ≥ observed)). */
   p_worse: number;
   p_better: number;
   method: 'exact' | 'normal_approximation';
+  /** Why the approximation: more than EXACT_LIMIT moving cases, or an exact convolution too large (trial counts made uneven by errored trials). */
+  approximation: 'variables' | 'work' | null;
   /** Mean over cases of the null variance of f_cand − f_base (what the power of the test depends on). */
   null_variance: number;
+  /** The null distribution of the statistic Σ (f_cand − f_base) in grid units, its observed value, and the grid (1/grid per unit). */
+  distribution: LatticeSum;
+  observed: number;
+  grid: number;
 }
-
-/** Up to this many moving cases the null distribution is computed exactly. */
-export const EXACT_LIMIT = 200;
-/** Work bound of the exact convolution (array cells × support); past it the approximation is used. */
-const EXACT_WORK = 5e7;
 
 function choose(n: number, k: number): number {
   if (k < 0 || k > n) return 0;
@@ -49,25 +54,50 @@ function choose(n: number, k: number): number {
 
 const lcm = (a: number, b: number) => (a / gcd(a, b)) * b;
 
-/** The exact (or, past EXACT_LIMIT moving cases, normal) stratified permutation test of paired cases. */
-export function casesTest(cases: readonly CaseCounts[], opts: { exactLimit?: number } = {}): CasesTest {
+export function checkCaseCounts(cases: readonly CaseCounts[], who: string): void {
   for (const c of cases) {
     const ok = [c.cand_passes, c.cand_trials, c.base_passes, c.base_trials].every((x) => Number.isInteger(x) && x >= 0);
     if (!ok || c.cand_trials === 0 || c.base_trials === 0 || c.cand_passes > c.cand_trials || c.base_passes > c.base_trials) {
-      throw new RangeError(`casesTest needs passes ≤ trials, trials ≥ 1, got ${JSON.stringify(c)}`);
+      throw new RangeError(`${who} needs passes ≤ trials, trials ≥ 1, got ${JSON.stringify(c)}`);
     }
   }
+}
+
+/** The grid of a set of cases: every f_cand − f_base of theirs is a multiple of 1/grid. */
+export function caseGrid(cases: readonly CaseCounts[]): number {
+  let G = 1;
+  for (const c of cases) G = lcm(G, lcm(c.cand_trials, c.base_trials));
+  return G;
+}
+
+/** A test's result from its null distribution over the cases and the observed sum (grid units). */
+export function testFrom(cases: number, moving: number, vars: readonly LatticeVariable[], observed: number, grid: number, opts: { exactLimit?: number }): CasesTest {
+  const distribution = latticeSum(vars, opts);
+  return {
+    cases,
+    moving,
+    p_worse: moving === 0 ? 1 : distribution.atMost(observed),
+    p_better: moving === 0 ? 1 : distribution.atLeast(observed),
+    method: distribution.method,
+    approximation: distribution.approximation,
+    null_variance: cases ? distribution.variance / (grid * grid) / cases : 0,
+    distribution,
+    observed,
+    grid,
+  };
+}
+
+/** The exact (or, past EXACT_LIMIT moving cases, normal) stratified permutation test of paired cases. */
+export function casesTest(cases: readonly CaseCounts[], opts: { exactLimit?: number } = {}): CasesTest {
+  checkCaseCounts(cases, 'casesTest');
   const moving = cases.filter((c) => {
     const t = c.cand_passes + c.base_passes;
     return t > 0 && t < c.cand_trials + c.base_trials;
   });
   // every statistic X/a − (T − X)/b is a multiple of 1/G
-  let G = 1;
-  for (const c of moving) G = lcm(G, lcm(c.cand_trials, c.base_trials));
-  let variance = 0; // of the sum, in grid units²
+  const G = caseGrid(moving);
   let observed = 0;
-  let step = 0;
-  const supports: Array<{ lo: number; values: number[]; probs: number[] }> = [];
+  const vars: LatticeVariable[] = [];
   for (const c of moving) {
     const a = c.cand_trials;
     const b = c.base_trials;
@@ -76,53 +106,40 @@ export function casesTest(cases: readonly CaseCounts[], opts: { exactLimit?: num
     const unit = G / a + G / b; // grid units per extra candidate pass
     const at = (x: number) => x * unit - (G * T) / b;
     observed += at(c.cand_passes);
-    variance += unit * unit * ((a * b * T * (N - T)) / (N * N * (N - 1)));
-    step = gcd(step, unit);
     const xs: number[] = [];
     for (let x = Math.max(0, T - b); x <= Math.min(a, T); x++) xs.push(x);
     const all = choose(N, a);
-    supports.push({ lo: at(xs[0]!), values: xs.map(at), probs: xs.map((x) => (choose(T, x) * choose(N - T, a - x)) / all) });
+    vars.push({ values: xs.map(at), probs: xs.map((x) => (choose(T, x) * choose(N - T, a - x)) / all) });
   }
-  const base = { cases: cases.length, moving: moving.length, null_variance: cases.length ? variance / (G * G) / cases.length : 0 };
-  if (moving.length === 0) return { ...base, p_worse: 1, p_better: 1, method: 'exact' };
-  const range = supports.reduce((r, s) => r + (s.values.at(-1)! - s.lo), 0);
-  const work = (range + 1) * supports.reduce((w, s) => w + s.values.length, 0);
-  if (moving.length <= (opts.exactLimit ?? EXACT_LIMIT) && work <= EXACT_WORK) {
-    // dist[u] = P(Σ (stat_i − lo_i) = u)
-    let dist = new Float64Array(range + 1);
-    dist[0] = 1;
-    let reach = 0;
-    for (const s of supports) {
-      const next = new Float64Array(range + 1);
-      for (let u = 0; u <= reach; u++) {
-        const p = dist[u]!;
-        if (p === 0) continue;
-        for (let j = 0; j < s.values.length; j++) {
-          const v = u + s.values[j]! - s.lo;
-          next[v] = next[v]! + p * s.probs[j]!;
-        }
-      }
-      reach += s.values.at(-1)! - s.lo;
-      dist = next;
-    }
-    const shift = supports.reduce((x, s) => x + s.lo, 0);
-    const obs = Math.round(observed - shift);
-    let le = 0;
-    let ge = 0;
-    for (let u = 0; u <= range; u++) {
-      if (u <= obs) le += dist[u]!;
-      if (u >= obs) ge += dist[u]!;
-    }
-    return { ...base, p_worse: Math.min(1, le), p_better: Math.min(1, ge), method: 'exact' };
+  return testFrom(cases.length, moving.length, vars, observed, G, opts);
+}
+
+/** One case's own evidence: the stratified permutation test on it alone (Fisher's exact test of its trials). */
+export interface OwnTrialsTest {
+  p_worse: number;
+  p_better: number;
+  /** The smallest p-value each direction could give with these pooled trials (what a multiplicity family needs). */
+  attainable_worse: number;
+  attainable_better: number;
+}
+
+/** Fisher's one-sided exact tests of one case's trials: the candidate's passes, a hypergeometric share of the pooled passes. */
+export function ownTrialsTest(c: CaseCounts): OwnTrialsTest {
+  checkCaseCounts([c], 'ownTrialsTest');
+  const a = c.cand_trials;
+  const b = c.base_trials;
+  const T = c.cand_passes + c.base_passes;
+  const all = choose(a + b, a);
+  const lo = Math.max(0, T - b);
+  const hi = Math.min(a, T);
+  const pmf = (x: number) => (choose(T, x) * choose(a + b - T, a - x)) / all;
+  let worse = 0;
+  let better = 0;
+  for (let x = lo; x <= hi; x++) {
+    if (x <= c.cand_passes) worse += pmf(x);
+    if (x >= c.cand_passes) better += pmf(x);
   }
-  // the sum has mean 0 and lives on a lattice of `step` grid units: half a step of continuity correction
-  const sd = Math.sqrt(variance);
-  return {
-    ...base,
-    p_worse: Math.min(1, normalCdf((observed + step / 2) / sd)),
-    p_better: Math.min(1, normalCdf((-observed + step / 2) / sd)),
-    method: 'normal_approximation',
-  };
+  return { p_worse: Math.min(1, worse), p_better: Math.min(1, better), attainable_worse: Math.min(1, pmf(lo)), attainable_better: Math.min(1, pmf(hi)) };
 }
 
 /**

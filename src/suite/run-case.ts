@@ -4,6 +4,7 @@
  * usage, latency). A model endpoint that fails, or a cache miss in replay, makes an errored record, not a
  * thrown case; any other error is thrown.
  */
+import { getMaxListeners, setMaxListeners } from 'node:events';
 import type { CaseErrorKind, CaseRecord, ChatMessage, SkillTask } from '../types.ts';
 import { oneLine } from '../util/errors.ts';
 import { isCacheMiss } from '../model/cache/cache.ts';
@@ -59,6 +60,9 @@ export function toolHandlerError(suite: string, e: ToolHandlerError, site: strin
 
 /** Runs the samples of one case: all of them, or `only` these trial indices (the others kept from an earlier run). */
 export type CaseSamplesRun<E> = (task: SkillTask<E>, signal: AbortSignal, only?: readonly number[]) => Promise<CaseRecord[]>;
+
+/** Abort listeners one sample may hold on its case's signal at once (its call, a judge call, a tool loop's). */
+const LISTENERS_PER_SAMPLE = 4;
 
 /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
 export function caseRunner<E>(c: CaseContext<E>): CaseSamplesRun<E> {
@@ -181,13 +185,20 @@ export function caseRunner<E>(c: CaseContext<E>): CaseSamplesRun<E> {
     }, c.limits ?? null);
   }
 
-  /** Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them within model.concurrency. */
-  return (task: SkillTask<E>, signal: AbortSignal, only?: readonly number[]): Promise<CaseRecord[]> =>
-    only
+  /**
+   * Every sample of one case: its trials (or the rollout's samples), concurrently; the gateway keeps them
+   * within model.concurrency. Each sample's pending calls listen on the case's signal until they settle,
+   * so a case of many samples (attribution asks for up to 60) raises the signal's listener limit with them.
+   */
+  return (task: SkillTask<E>, signal: AbortSignal, only?: readonly number[]): Promise<CaseRecord[]> => {
+    const n = only ? only.length : samples ? samples.length : trials;
+    if (n > 1) setMaxListeners(Math.max(getMaxListeners(signal), LISTENERS_PER_SAMPLE * n), signal);
+    return only
       ? Promise.all(only.map((t) => runTrial(task, t, signal)))
       : samples
-      ? Promise.all(samples.map((t) => runTrial(task, t, signal)))
-      : trials === 1
-        ? runTrial(task, undefined, signal).then((r) => [r])
-        : Promise.all(Array.from({ length: trials }, (_, t) => runTrial(task, t, signal)));
+        ? Promise.all(samples.map((t) => runTrial(task, t, signal)))
+        : trials === 1
+          ? runTrial(task, undefined, signal).then((r) => [r])
+          : Promise.all(Array.from({ length: trials }, (_, t) => runTrial(task, t, signal)));
+  };
 }

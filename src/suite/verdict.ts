@@ -259,15 +259,15 @@ export function isComplete(rows: readonly OutcomeRow[], maxErrored: number): boo
  * cases, with one-sided bounds and p-values at the comparison's confidence (95%: α = 0.05):
  * - `inconclusive`: errored cases beyond `evaluation.max_errored` on either side, a side short of the
  *   cases its run recorded it selected (a truncated results.jsonl), or no paired case;
- * - `regressed`: the upper bound of Δ is below 0, the one-sided p for "got worse" is below α, AND
- *   Δ̂ < −m, m = `evaluation.max_regression`;
+ * - `regressed`: the one-sided p for "got worse" is below α AND the upper bound of Δ is below −m,
+ *   m = `evaluation.max_regression` (at m = 0: below 0). The margin is tested, not compared with Δ̂: a
+ *   true drop of exactly m is flagged at most α of the time (a non-inferiority test);
  * - `improved`: the lower bound of Δ is above 0 and the p for "got better" is below α;
- * - otherwise `no significant change` (a significant drop no larger than m included: rule `drop_within_margin`).
+ * - otherwise `no significant change` (a significant drop not shown to be beyond m included: rule `drop_within_margin`).
  * The p-value is asked too because Newcombe's interval (single-trial runs) is slightly liberal when
  * discordant pairs are few: alone it would flag 3 regressed of 3 discordant cases (exact p = 0.125). With
- * trials (`decided_by: 'test'`) the exact permutation test over cases decides alone: p < α and Δ̂ beyond
- * the margin. The bootstrap's interval is reported, never decided on: as a test it flags a single flaky
- * trial of one case, and its bound would cost a third of the power at 59 cases (docs/statistics.md).
+ * trials (`decided_by: 'test'`) the exact test over cases decides, and its bounds are read off the test
+ * itself (stats/paired-cases.ts), so the upper bound is below 0 exactly when p < α.
  * Exit codes, with `--fail-on-regression`:
  * 1 regressed, 3 inconclusive, else 0; without it always 0.
  * Inconclusive before anything else: a side that is not a whole run (its run folder has no summary, its
@@ -330,12 +330,14 @@ export interface UsageEvidence {
   relative: number | null;
   relative_interval: [number, number] | null;
   p: number | null;
+  /** One-sided p for "beyond the bound" (null without a bound). */
+  p_bound: number | null;
   bound: number | null;
   exceeded: boolean;
 }
 
 export interface UsageBoundsDecision {
-  /** The bounds an increase went beyond, significantly. */
+  /** The bounds an increase was shown to be beyond. */
   exceeded: UsageBoundMetric[];
   /** Bounds set that nothing could be measured for (no case with usage, or with a cost, on both sides). */
   unchecked: UsageBoundMetric[];
@@ -344,13 +346,13 @@ export interface UsageBoundsDecision {
 }
 
 /**
- * A relative increase fails its bound when it is significant (the one-sided paired sign-flip test, p < α)
- * and the mean increase is beyond `bound` × the baseline's mean. From a baseline mean of 0 any significant
- * increase is beyond it. No bound: never.
+ * An increase fails its bound when it is shown to be beyond it: the one-sided paired sign-flip test of
+ * H₀ "the relative increase is at most the bound" (stats/paired-mean.ts `p_bound`) rejects at α. So a true
+ * increase exactly at the bound fails at most α of the time (docs/statistics.md). From a baseline mean of
+ * 0 any significant increase is beyond it. No bound (p_bound null): never.
  */
-export function usageIncreaseExceeded(x: { mean: number; relative: number | null; p: number }, alpha: number, bound: number | null): boolean {
-  if (bound === null || !(x.p < alpha) || !(x.mean > 0)) return false;
-  return x.relative === null ? true : x.relative > bound;
+export function usageIncreaseExceeded(x: { p_bound: number | null }, alpha: number): boolean {
+  return x.p_bound !== null && x.p_bound < alpha;
 }
 
 const pct = (x: number) => `${x >= 0 ? '+' : '−'}${(Math.abs(x) * 100).toFixed(1)}%`;
@@ -372,9 +374,9 @@ export function decideUsageBounds(d: ComparisonDecision, changes: readonly Usage
     const bound = `${f.flag} ${boundShown(c.bound!)}`;
     if (c.n === 0) return `${f.what}: ${bound} cannot be checked: no paired case has ${c.metric === 'cost' ? 'a cost on both sides (set model.pricing)' : 'usage on both sides'}`;
     const rel = c.relative === null ? 'from a baseline of 0' : `${pct(c.relative)}${c.relative_interval ? ` [${pct(c.relative_interval[0])}, ${pct(c.relative_interval[1])}]` : ''}`;
-    const p = `p = ${pShown(c.p)}`;
-    if (c.exceeded) return `${f.what} ${rel} is a significant increase (${p}) beyond ${bound}`;
-    return `${f.what} ${rel} is within ${bound} (${p})`;
+    const p = `p = ${pShown(c.p_bound)}`;
+    if (c.exceeded) return `${f.what} ${rel} is beyond ${bound} (${p})`;
+    return `${f.what} ${rel} is not shown to be beyond ${bound} (${p})`;
   });
   let exit = d.exit_code;
   if (failOnRegression) {
@@ -389,9 +391,12 @@ export function significantDrop(x: { upper: number; p_value: number | null }, al
   return x.upper < 0 && (x.p_value === null || x.p_value < alpha);
 }
 
-/** The regression rule on its own (the comparison's minimum detectable drop asks it too). */
-export function flagsRegression(x: { delta: number; upper: number; p_value: number | null }, alpha: number, maxRegression: number): boolean {
-  return significantDrop(x, alpha) && x.delta < -maxRegression;
+/**
+ * The regression rule on its own: a significant drop whose one-sided upper bound is below −m, i.e. shown to
+ * be larger than the margin (a non-inferiority test: a true drop of exactly m is flagged at most α of the time).
+ */
+export function flagsRegression(x: { upper: number; p_value: number | null }, alpha: number, maxRegression: number): boolean {
+  return significantDrop(x, alpha) && x.upper < -maxRegression;
 }
 
 /** A side known only by its count of wholly errored cases (single-trial callers). */
@@ -444,35 +449,33 @@ export function decideComparison(
   const alpha = 1 - e.confidence;
   const pct = `${Math.round(e.confidence * 100)}%`;
   const m = opts.maxRegression;
+  const { lower, upper } = e.bounds;
+  // with a margin the drop must be shown to be beyond it: the upper bound below −m, not only Δ̂
+  const beyond = m > 0 ? `, and its one-sided ${pct} upper bound ${signed(upper)} is below −${m}: the drop is larger than evaluation.max_regression` : '';
   if (e.decided_by === 'test') {
     const worse = e.p_value !== null && e.p_value < alpha && e.delta < 0;
-    if (worse && e.delta < -m) {
-      return decided(
-        'regressed',
-        'evidence_of_regression',
-        `the exact one-sided test over cases gives p = ${pShown(e.p_value)} < ${alpha.toFixed(2)}, and the drop of ${Math.abs(e.delta).toFixed(3)} is beyond evaluation.max_regression ${m}`,
-      );
+    if (worse && upper < -m) {
+      return decided('regressed', 'evidence_of_regression', `the exact one-sided test over cases gives p = ${pShown(e.p_value)} < ${alpha.toFixed(2)} for a drop of ${Math.abs(e.delta).toFixed(3)}${beyond}`);
     }
     if (e.p_value_better !== null && e.p_value_better < alpha && e.delta > 0) {
       return decided('improved', 'evidence_of_improvement', `the exact one-sided test over cases gives p(better) = ${pShown(e.p_value_better)} < ${alpha.toFixed(2)}`);
     }
-    if (worse) return decided('no significant change', 'drop_within_margin', `Δ = ${signed(e.delta)} is a real drop (p = ${pShown(e.p_value)}) but within evaluation.max_regression ${m}`);
+    if (worse) return decided('no significant change', 'drop_within_margin', `Δ = ${signed(e.delta)} is a real drop (p = ${pShown(e.p_value)}) but not shown to be beyond evaluation.max_regression ${m} (one-sided ${pct} upper bound ${signed(upper)})`);
     return decided('no significant change', 'no_evidence', `no evidence of a change either way: the exact one-sided test over cases gives p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}`);
   }
-  const { lower, upper } = e.bounds;
-  const drop = { delta: e.delta, upper, p_value: e.p_value };
+  const drop = { upper, p_value: e.p_value };
   if (flagsRegression(drop, alpha, m)) {
     return decided(
       'regressed',
       'evidence_of_regression',
-      `the one-sided ${pct} upper bound of Δ is ${signed(upper)} < 0 (p = ${pShown(e.p_value)}), and the drop of ${Math.abs(e.delta).toFixed(3)} is beyond evaluation.max_regression ${m}`,
+      `the one-sided ${pct} upper bound of Δ is ${signed(upper)} < ${m > 0 ? `−${m}, beyond evaluation.max_regression` : '0'} (p = ${pShown(e.p_value)}), a drop of ${Math.abs(e.delta).toFixed(3)}`,
     );
   }
   if (lower > 0 && (e.p_value_better === null || e.p_value_better < alpha)) {
     return decided('improved', 'evidence_of_improvement', `the one-sided ${pct} lower bound of Δ is ${signed(lower)} > 0 (p = ${pShown(e.p_value_better)})`);
   }
   if (significantDrop(drop, alpha)) {
-    return decided('no significant change', 'drop_within_margin', `Δ = ${signed(e.delta)} is a real drop (upper bound ${signed(upper)} < 0, p = ${pShown(e.p_value)}) but within evaluation.max_regression ${m}`);
+    return decided('no significant change', 'drop_within_margin', `Δ = ${signed(e.delta)} is a real drop (upper bound ${signed(upper)} < 0, p = ${pShown(e.p_value)}) but not shown to be beyond evaluation.max_regression ${m}`);
   }
   return decided(
     'no significant change',
@@ -482,17 +485,148 @@ export function decideComparison(
 }
 
 /**
- * What a case whose pass flag flipped is called. It `regressed` (or `improved`) only on evidence: its own
- * trials are significant at α (`p_value`, with trials), or it is a single-trial flip inside a verdict
- * that found the same direction. Otherwise it only `changed`: under noise most single flips are chance.
+ * What a case whose pass flag flipped is called (docs/statistics.md "Many cases, one rule"). It `regressed`
+ * (or `improved`) only on its own evidence: its trials' exact test, adjusted (Benjamini–Hochberg) over the
+ * comparison's cases (`p_value`, stats/multiplicity.ts), is below α. Otherwise it only `changed`: a
+ * single-trial flip, a flip of trials that agree within runs, or one that many cases' noise would give,
+ * is no evidence alone.
  */
-export function caseChangeLabel(
-  change: { p_value: number | null },
-  direction: 'worse' | 'better',
-  verdict: ComparisonVerdict,
-  alpha: number,
-): 'regressed' | 'improved' | 'changed' {
+export function caseChangeLabel(change: { p_value: number | null }, direction: 'worse' | 'better', alpha: number): 'regressed' | 'improved' | 'changed' {
   const label = direction === 'worse' ? 'regressed' : 'improved';
-  if (change.p_value !== null) return change.p_value < alpha ? label : 'changed';
-  return verdict === label ? label : 'changed';
+  return change.p_value !== null && change.p_value < alpha ? label : 'changed';
+}
+
+// ── a matrix of runs: `--models` (docs/matrix.md) ─────────────────────────────────────────────────────
+
+/** A matrix run's exit code from its cells': a usage error (2), else a failed cell (1), else an inconclusive one (3), else 0. */
+export function matrixExitCode(codes: readonly number[]): number {
+  for (const code of [EXIT_CODES.usage, EXIT_CODES.fail, EXIT_CODES.inconclusive]) if (codes.includes(code)) return code;
+  return codes.find((c) => c !== 0) ?? EXIT_CODES.pass;
+}
+
+/**
+ * The evidence of one comparison inside a matrix, its p-values adjusted over the family of its question
+ * (stats/multiplicity.ts; docs/statistics.md "Many cases, one rule"): `p_value` and `p_value_better` are
+ * the adjusted ones, and `family` says how many members each direction's family had.
+ */
+export interface FamilyEvidence extends ComparisonEvidence {
+  family: { worse: number; better: number };
+}
+
+/** A skill's lift over the matrix's first skill on one model. */
+export type LiftVerdict = 'helps' | 'hurts' | 'no detectable change' | 'inconclusive';
+/** One model against another with the same skill. */
+export type ModelPairVerdict = 'better' | 'worse' | 'no detectable difference' | 'inconclusive';
+
+export interface MatrixDecision<V extends string> {
+  verdict: V;
+  /** One line: why. */
+  reason: string;
+}
+
+/**
+ * The direction a matrix comparison was shown to move, on the same rule as a comparison of two runs
+ * (decideComparison, at a margin of 0) with the p-values adjusted over its family: `worse`, `better`, `none`
+ * (no evidence either way) or `inconclusive` (errored or missing cases, nothing paired).
+ */
+function familyDirection(e: FamilyEvidence, maxErrored: number): { direction: 'worse' | 'better' | 'none' | 'inconclusive'; reason: string } {
+  const d = decideComparison(e, { maxRegression: 0, maxErrored, failOnRegression: false });
+  if (d.verdict === 'inconclusive') return { direction: 'inconclusive', reason: d.reason };
+  const delta = e.delta ?? 0;
+  const of = (n: number) => `adjusted over ${n} comparison${n === 1 ? '' : 's'} of the family`;
+  if (d.verdict === 'regressed') return { direction: 'worse', reason: `Δ ${signed(delta)}, adjusted p(worse) = ${pShown(e.p_value)} < ${(1 - e.confidence).toFixed(2)} (${of(e.family.worse)})` };
+  if (d.verdict === 'improved') return { direction: 'better', reason: `Δ ${signed(delta)}, adjusted p(better) = ${pShown(e.p_value_better)} < ${(1 - e.confidence).toFixed(2)} (${of(e.family.better)})` };
+  return { direction: 'none', reason: `Δ ${signed(delta)}: no evidence either way after adjustment, p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}` };
+}
+
+/** A lift's verdict: the skill `helps` or `hurts` the model only on evidence adjusted over the family of lifts. */
+export function decideLift(e: FamilyEvidence, maxErrored: number): MatrixDecision<LiftVerdict> {
+  const { direction, reason } = familyDirection(e, maxErrored);
+  const verdict = direction === 'better' ? 'helps' : direction === 'worse' ? 'hurts' : direction === 'none' ? 'no detectable change' : 'inconclusive';
+  return { verdict, reason };
+}
+
+/** One model against another with the same skill, adjusted over the family of model pairs. */
+export function decideModelPair(e: FamilyEvidence, maxErrored: number): MatrixDecision<ModelPairVerdict> {
+  const { direction, reason } = familyDirection(e, maxErrored);
+  const verdict = direction === 'better' ? 'better' : direction === 'worse' ? 'worse' : direction === 'none' ? 'no detectable difference' : 'inconclusive';
+  return { verdict, reason };
+}
+
+/** On a frontier (docs/matrix.md#the-frontier): a cell is significantly better on pass rate than another, adjusted over the family of such pairs. */
+export function significantlyBetter(e: FamilyEvidence, maxErrored: number): boolean {
+  return familyDirection(e, maxErrored).direction === 'better';
+}
+
+/**
+ * One cell of a matrix gate against the baseline matrix's cell: decideComparison on its evidence with the
+ * p-values adjusted across the gate's cells (the margin `evaluation.max_regression` as for one run), the
+ * reason saying that the p-value is the adjusted one.
+ */
+export function decideGateCell(e: FamilyEvidence, opts: { maxRegression: number; maxErrored: number; failOnRegression: boolean }): ComparisonDecision {
+  const d = decideComparison(e, opts);
+  if (d.verdict === 'inconclusive') return d;
+  const alpha = (1 - e.confidence).toFixed(2);
+  const delta = `Δ ${signed(e.delta ?? 0)}`;
+  if (d.verdict === 'regressed') {
+    const beyond = opts.maxRegression > 0 && e.bounds ? `, upper bound ${signed(e.bounds.upper)} below −${opts.maxRegression}` : '';
+    return { ...d, reason: `${delta}, p(worse) adjusted across ${plural(e.family.worse, 'cell')} ${pShown(e.p_value)} < ${alpha}${beyond}` };
+  }
+  if (d.verdict === 'improved') return { ...d, reason: `${delta}, p(better) adjusted across ${plural(e.family.better, 'cell')} ${pShown(e.p_value_better)} < ${alpha}` };
+  return { ...d, reason: `${delta}: ${d.rule === 'drop_within_margin' ? `a drop not shown to be beyond evaluation.max_regression ${opts.maxRegression}` : 'no evidence of a change'} after adjustment across cells (p(worse) ${pShown(e.p_value)})` };
+}
+
+/** One cell of a matrix gate (`test --models … --baseline <matrix> --fail-on-regression`): its comparison with the baseline's cell. */
+export interface MatrixGateCell {
+  model: string;
+  skill: string;
+  /** decideComparison on the evidence adjusted over the gate's cells (FamilyEvidence). */
+  decision: ComparisonDecision;
+  /** The cases that regressed (pass → fail), worst first. */
+  regressed: string[];
+}
+
+export interface MatrixGateDecision {
+  verdict: ComparisonVerdict;
+  exit_code: number;
+  /** One line: which models regressed, on which cases; or why the gate is inconclusive. */
+  reason: string;
+}
+
+/**
+ * A matrix gate: the cells compared with the baseline matrix's cells of the same model and skill, their
+ * p-values for "got worse" adjusted across the cells. `regressed` when any cell regressed (naming each such
+ * model, its skill and cases), else `inconclusive` when a cell's comparison or run is, or nothing paired,
+ * else `improved` when one improved and none regressed, else `no significant change`. Exit codes with
+ * `--fail-on-regression`: a usage error of a cell (2) first, then 1 regressed, 3 inconclusive, else 0;
+ * without it, the cells' own (matrixExitCode).
+ */
+export function decideMatrixGate(cells: readonly MatrixGateCell[], opts: { failOnRegression: boolean; ownExit: number; unpaired: readonly string[] }): MatrixGateDecision {
+  const regressed = cells.filter((c) => c.decision.verdict === 'regressed');
+  const inconclusive = cells.filter((c) => c.decision.verdict === 'inconclusive');
+  const named = (c: MatrixGateCell) => {
+    const shown = c.regressed.slice(0, 5);
+    const more = c.regressed.length - shown.length;
+    return `${c.model} × ${c.skill} (${c.decision.reason}${shown.length ? `; cases ${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}` : ''})`;
+  };
+  let verdict: ComparisonVerdict;
+  let reason: string;
+  if (cells.length === 0) {
+    verdict = 'inconclusive';
+    reason = `no cell of this run has a cell of the same model and skill in the baseline matrix${opts.unpaired.length ? ` (${opts.unpaired.join(', ')})` : ''}: nothing to compare`;
+  } else if (regressed.length) {
+    verdict = 'regressed';
+    reason = `regressed on ${[...new Set(regressed.map((c) => c.model))].join(', ')}: ${regressed.map(named).join('; ')}`;
+  } else if (inconclusive.length) {
+    verdict = 'inconclusive';
+    reason = `inconclusive: ${inconclusive.map((c) => `${c.model} × ${c.skill}: ${c.decision.reason}`).join('; ')}`;
+  } else {
+    verdict = cells.some((c) => c.decision.verdict === 'improved') ? 'improved' : 'no significant change';
+    reason = `no cell regressed against the baseline (${plural(cells.length, 'cell')} compared, adjusted across cells)`;
+  }
+  let exit = opts.ownExit;
+  if (opts.failOnRegression && opts.ownExit !== EXIT_CODES.usage) {
+    exit = verdict === 'regressed' ? EXIT_CODES.fail : verdict === 'inconclusive' || opts.ownExit === EXIT_CODES.inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.pass;
+  }
+  return { verdict, exit_code: exit, reason };
 }

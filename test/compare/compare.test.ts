@@ -8,12 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { compareRecords, lastRowPerTrial } from '../../src/compare/compare.ts';
-import { compareSides, runComparison } from '../../src/compare/index.ts';
+import { compareJson, compareSides, runComparison } from '../../src/compare/index.ts';
 import { loadSide, readResultRows, resolveSide } from '../../src/compare/load.ts';
 import { differentTasks } from '../../src/compare/same-tasks.ts';
 import { parseCompareArgs } from '../../src/cli/commands/compare.ts';
 import { caseChangeLabel, decideComparison, type ComparisonEvidence } from '../../src/suite/verdict.ts';
 import { errored, ids, row, trials, writeResults } from './rows.ts';
+import type { CaseRecord } from '../../src/types.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'skillopt-compare-unit-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -42,7 +43,7 @@ describe('compareRecords: single-trial pairs', () => {
       baseline: { pass_fraction: 1, output: 'right answer for t-01', trials: 1 },
       candidate: { pass_fraction: 0, output: 'wrong answer for t-01', trials: 1 },
     });
-    expect(c.resamples).toBeNull();
+    expect(c.trial_agreement).toBeNull();
   });
 
   test("could miss, 59 all-pass cases: Connor's 80%-power drop (0.10114), not the critical value 5/59", () => {
@@ -56,8 +57,9 @@ describe('compareRecords: single-trial pairs', () => {
     const c = compareRecords(all(59, (i) => i >= 8), all(59, (i) => i < 8 || i >= 16));
     expect(c.mde!.null_variance).toBeCloseTo(16 / 59, 12);
     expect(c.mde!.drop).toBeCloseTo(0.22373, 5);
+    // with a margin m the drop must be shown beyond it: √59·(δ − 0.2) − 1.645·√δ = 0.8416·√(δ − δ²): δ = 0.386481
     const wide = compareRecords(all(59, () => true), all(59, () => true), { maxRegression: 0.2 });
-    expect(wide.mde!.drop).toBe(0.2);
+    expect(wide.mde!.drop).toBeCloseTo(0.386481, 5);
   });
 
   test('too few cases to reach p < α: no drop could be caught (one case: the smallest p is 1/2)', () => {
@@ -107,16 +109,15 @@ describe('compareRecords: single-trial pairs', () => {
 });
 
 describe('compareRecords: trials', () => {
-  test('pass fraction per case over scored trials; passed at ≥ 0.5; flaky when 0 < f < 1; paired bootstrap', () => {
+  test('pass fraction per case over scored trials; passed at ≥ 0.5; flaky when 0 < f < 1; the interval read off the test', () => {
     const base = [...trials('a', 5, 5), ...trials('b', 3, 5), ...trials('c', 1, 2), ...trials('d', 0, 3)];
     // candidate: a 2/4 scored (one trial errored) → passes at 0.5; b 2/5 → regressed; c 2/2 → fixed (was 1/2 = 0.5: passed) …
     const cand = [...trials('a', 2, 4), errored('a', { trial: 4 }), ...trials('b', 2, 5), ...trials('c', 0, 2), ...trials('d', 3, 3)];
     const c = compareRecords(base, cand);
-    expect(c.method).toBe('permutation_bootstrap');
+    expect(c.method).toBe('trial_permutation');
     expect(c.test).toBe('permutation_exact');
-    expect(c.interval_method).toBe('bootstrap_percentile');
-    expect(c.resamples).toBe(2000);
-    expect(c.seed).toBe(0);
+    expect(c.interval_method).toBe('test_inversion');
+    expect(c.trial_agreement!.correlated).toBe(false);
     expect(c.regressed.map((x) => x.id)).toEqual(['b', 'c']);
     expect(c.fixed.map((x) => x.id)).toEqual(['d']);
     expect(c.regressed[0]!.candidate).toMatchObject({ passes: 2, scored_trials: 5, trials: 5, pass_fraction: 0.4 });
@@ -142,7 +143,7 @@ describe('compareRecords: trials', () => {
 
   test('single-trial on one side, trials on the other: the permutation test; with no spread, could miss is the fewest whole cases that reach p < α (2 of 10 at k = 3: 1/20 is not below 0.05)', () => {
     const c = compareRecords(all(10, () => true), ids(10).flatMap((id) => trials(id, 3, 3)));
-    expect(c.method).toBe('permutation_bootstrap');
+    expect(c.method).toBe('trial_permutation');
     expect(c.delta).toBe(0);
     expect(c.mde).toEqual({ drop: 0.2, power: 0.8, method: 'normal_paired_differences', null_variance: 0, variance: 0 });
   });
@@ -165,17 +166,26 @@ describe('decideComparison (the verdict rule)', () => {
     expect(decideComparison(ev({}), opts)).toMatchObject({ verdict: 'regressed', rule: 'evidence_of_regression', exit_code: 1 });
     expect(decideComparison(ev({}), { ...opts, failOnRegression: false })).toMatchObject({ verdict: 'regressed', exit_code: 0 });
     expect(decideComparison(ev({}), opts).reason).toContain('upper bound of Δ is −0.050 < 0');
+    expect(decideComparison(ev({}), { ...opts, maxRegression: 0.02 }).reason).toContain('upper bound of Δ is −0.050 < −0.02, beyond evaluation.max_regression');
   });
-  test('a significant drop within evaluation.max_regression: no significant change, rule drop_within_margin, exit 0', () => {
+  test('a significant drop not shown to be beyond evaluation.max_regression: no significant change, rule drop_within_margin, exit 0', () => {
     expect(decideComparison(ev({}), { ...opts, maxRegression: 0.1 })).toMatchObject({ verdict: 'no significant change', rule: 'drop_within_margin', exit_code: 0 });
-    expect(decideComparison(ev({}), { ...opts, maxRegression: 0.099 })).toMatchObject({ verdict: 'regressed' });
+    expect(decideComparison(ev({}), { ...opts, maxRegression: 0.049 })).toMatchObject({ verdict: 'regressed' });
   });
-  test('with trials the exact test decides alone: the bootstrap bound neither blocks nor makes a verdict', () => {
+  test('the margin is a hypothesis, not a cut on Δ̂: Δ̂ = −0.08 beyond m = 0.05 with an upper bound of −0.03 is not shown beyond it', () => {
+    // a true drop of exactly m gives Δ̂ beyond m half the time; only the bound keeps that from failing half the time
+    for (const decided_by of ['test', 'test_and_bounds'] as const) {
+      const e = ev({ decided_by, delta: -0.08, bounds: { lower: -0.13, upper: -0.03 }, p_value: 0.01 });
+      expect(decideComparison(e, { ...opts, maxRegression: 0.05 })).toMatchObject({ verdict: 'no significant change', rule: 'drop_within_margin', exit_code: 0 });
+      expect(decideComparison(e, { ...opts, maxRegression: 0.02 })).toMatchObject({ verdict: 'regressed', exit_code: 1 });
+    }
+  });
+  test('with trials the exact test decides, with the bounds read off it', () => {
     const t = (x: Partial<ComparisonEvidence>) => decideComparison(ev({ decided_by: 'test', ...x }), opts);
-    expect(t({ bounds: { lower: -0.2, upper: 0.01 }, p_value: 0.01 })).toMatchObject({ verdict: 'regressed', rule: 'evidence_of_regression', exit_code: 1 });
+    expect(t({ p_value: 0.01 })).toMatchObject({ verdict: 'regressed', rule: 'evidence_of_regression', exit_code: 1 });
     expect(t({ p_value: 0.06 })).toMatchObject({ verdict: 'no significant change', rule: 'no_evidence', exit_code: 0 });
     expect(t({ p_value: 0.01, delta: -0.05 })).toMatchObject({ verdict: 'regressed' });
-    expect(decideComparison(ev({ decided_by: 'test', p_value: 0.01 }), { ...opts, maxRegression: 0.1 })).toMatchObject({ rule: 'drop_within_margin' });
+    expect(decideComparison(ev({ decided_by: 'test', p_value: 0.01 }), { ...opts, maxRegression: 0.05 })).toMatchObject({ rule: 'drop_within_margin' });
     expect(t({ delta: 0.1, bounds: { lower: -0.01, upper: 0.2 }, p_value: 0.99, p_value_better: 0.01 })).toMatchObject({ verdict: 'improved' });
   });
   test('upper bound < 0 without the exact test agreeing: no evidence', () => {
@@ -335,18 +345,20 @@ describe('compare command arguments', () => {
   });
 });
 
-describe('trials: the verdict comes from the exact sign-flip test, not the bootstrap', () => {
+describe('trials: the verdict comes from the exact test over cases, and so does the interval', () => {
   const gate = { maxRegression: 0, maxErrored: 0, failOnRegression: true };
   const decide = (base: ReturnType<typeof trials>, cand: ReturnType<typeof trials>) => {
     const c = compareRecords(base, cand);
     return { c, d: decideComparison(c, gate) };
   };
 
-  test('one case, 5/5 → 4/5: p = 1/2, no significant change, exit 0 (the bootstrap said p = 0.0005)', () => {
+  test('one case, 5/5 → 4/5: p = 1/2, no significant change, exit 0; the interval holds 0 (the bootstrap printed [−0.2, −0.2])', () => {
     const { c, d } = decide(trials('a', 5, 5), trials('a', 4, 5));
     expect(c.test).toBe('permutation_exact');
     expect(c.p_value).toBeCloseTo(0.5, 12);
     expect(d).toMatchObject({ verdict: 'no significant change', exit_code: 0 });
+    expect(c.interval![0]).toBeLessThan(-0.2);
+    expect(c.interval![1]).toBeGreaterThan(0);
   });
 
   test('59 cases at 5/5, three lose one trial: p = 1/8, exit 0 (no case changed pass/fail)', () => {
@@ -358,29 +370,98 @@ describe('trials: the verdict comes from the exact sign-flip test, not the boots
     expect(d).toMatchObject({ verdict: 'no significant change', exit_code: 0 });
   });
 
-  test('a real regression still fails: 59 cases at 5/5, 10 drop to 1/5 → p = (6/252)^10, regressed, exit 1', () => {
+  test('a real regression still fails: 59 cases at 5/5, 10 drop to 1/5 → p = (6/252)^10, regressed, exit 1, each case on its own', () => {
     const base = ids(59).flatMap((id) => trials(id, 5, 5));
     const cand = ids(59).flatMap((id, i) => trials(id, i < 10 ? 1 : 5, 5));
     const { c, d } = decide(base, cand);
+    // the baseline agrees with itself, but the candidate's 1/5s disagree as samples do: 0.2 each against 6·4/90
+    expect(c.trial_agreement!.candidate.ratio).toBeCloseTo(0.75, 12);
+    expect(c.method).toBe('trial_permutation');
     expect(c.p_value! / (6 / 252) ** 10).toBeCloseTo(1, 9);
     expect(d).toMatchObject({ verdict: 'regressed', exit_code: 1 });
-    // each of the 10 is significant on its own trials: Fisher's P(X ≤ 1 | 6 passes of 10, 5 drawn) = 6/252
+    // each of the 10 is significant on its own trials: Fisher's P(X ≤ 1 | 6 passes of 10, 5 drawn) = 6/252, and stays
+    // so over the family of the 10 that can move (Benjamini–Hochberg: 10·p/10)
+    expect(c.regressed.map((x) => x.id)).toEqual(ids(10));
+    expect(c.regressed[0]!.p_raw).toBeCloseTo(6 / 252, 12);
     expect(c.regressed[0]!.p_value).toBeCloseTo(6 / 252, 12);
+    expect(c.regressed.every((x) => caseChangeLabel(x, 'worse', 0.05) === 'regressed')).toBe(true);
+  });
+
+  test('trials that agree within runs (temperature 0): 4 cases 5/5 → 0/5 are 4 flips, p = 1/16, not (1/252)^4', () => {
+    const base = ids(59).flatMap((id) => trials(id, 5, 5));
+    const cand = ids(59).flatMap((id, i) => trials(id, i < 4 ? 0 : 5, 5));
+    const { c, d } = decide(base, cand);
+    expect(d).toMatchObject({ verdict: 'no significant change', exit_code: 0 });
+    expect(c.p_value).toBeCloseTo(1 / 16, 12);
+    expect(c.method).toBe('case_sign_flip');
+    expect(c.test).toBe('sign_flip_exact');
+    expect(c.trial_agreement).toMatchObject({ ratio: 0, correlated: true });
+    // no case has evidence of its own: each is one answer repeated
+    expect(c.regressed.map((x) => [x.p_value, caseChangeLabel(x, 'worse', 0.05)])).toEqual(Array(4).fill([null, 'changed']));
+    expect(c.method_detail).toMatch(/^trials that agree within runs \(each run's disagreement at most 0\.00 of what independent trials show\): exact sign-flip test of whole cases/);
+    // and as at one trial a side, 5 such cases of 5 are needed: p = 1/32
+    expect(decide(base, ids(59).flatMap((id, i) => trials(id, i < 5 ? 0 : 5, 5))).d.verdict).toBe('regressed');
+  });
+
+  test('150,000 paired cases with trials: compared, not a stack overflow', () => {
+    // light rows (no messages or usage): the size is what is tested
+    const light = (id: string, pass: boolean, trial: number) => ({ suite: 'syn', id, trial, expected: 'x', output: pass ? 'x' : 'y', pass, hard: +pass, soft: +pass, error_kind: null }) as unknown as CaseRecord;
+    const many: CaseRecord[] = [];
+    for (let i = 0; i < 150_000; i++) many.push(light(`t${i}`, true, 0), light(`t${i}`, i % 7 !== 0, 1));
+    const c = compareRecords(many, many);
+    expect(c.n_paired).toBe(150_000);
+    expect(c.test).toBe('permutation_normal');
+    expect(c.p_value).toBeGreaterThan(0.4);
+  });
+
+  test('the normal approximation below 200 moving cases (uneven trial counts) says why: not "over 200 cases can move"', () => {
+    // errored trials leave 5 to 9 scored trials a side: the exact convolution on the grid of 1/2520 is too large
+    const base: CaseRecord[] = [];
+    const cand: CaseRecord[] = [];
+    ids(120).forEach((id, i) => {
+      const kb = 5 + (i % 5);
+      const kc = 5 + ((i * 3) % 5);
+      base.push(...trials(id, kb - 1, kb));
+      cand.push(...trials(id, kc - 2, kc));
+    });
+    const c = compareRecords(base, cand);
+    expect(c.test).toBe('permutation_normal');
+    expect(c.method_detail).toContain('uneven trial counts make the exact distribution too large');
+    expect(c.method_detail).not.toContain('over 200 cases can move');
   });
 });
 
-describe('per-case wording: a flip is "changed" unless there is evidence', () => {
-  test('single trial: regressed only inside a regressed verdict; with trials: only on its own significant trials', () => {
+describe('per-case wording: a flip is "changed" unless its own trials are evidence, over the family of cases', () => {
+  test('only an adjusted p below α is evidence; without one (single trials, trials that agree) a flip only changed', () => {
     const ch = (p: number | null) => ({ p_value: p });
-    expect(caseChangeLabel(ch(null), 'worse', 'no significant change', 0.05)).toBe('changed');
-    expect(caseChangeLabel(ch(null), 'worse', 'regressed', 0.05)).toBe('regressed');
-    expect(caseChangeLabel(ch(0.4), 'worse', 'regressed', 0.05)).toBe('changed');
-    expect(caseChangeLabel(ch(1 / 252), 'worse', 'no significant change', 0.05)).toBe('regressed');
-    expect(caseChangeLabel(ch(null), 'better', 'improved', 0.05)).toBe('improved');
+    expect(caseChangeLabel(ch(null), 'worse', 0.05)).toBe('changed');
+    expect(caseChangeLabel(ch(0.4), 'worse', 0.05)).toBe('changed');
+    expect(caseChangeLabel(ch(1 / 252), 'worse', 0.05)).toBe('regressed');
+    expect(caseChangeLabel(ch(0.01), 'better', 0.05)).toBe('improved');
+    expect(caseChangeLabel(ch(null), 'better', 0.05)).toBe('changed');
   });
   test('5/5 → 2/5 is a flip but not significant on 5 trials (p = 21/252)', () => {
     const c = compareRecords(trials('a', 5, 5), trials('a', 2, 5));
     expect(c.regressed[0]!.p_value).toBeCloseTo(21 / 252, 12);
+  });
+  test('single trials: a flip inside a regressed verdict is no evidence about that case (compare.json labels it changed)', () => {
+    const side = (rows: CaseRecord[], arg: string) => ({ arg, file: arg, folder: tmp, kind: 'results' as const, note: null, run: null, rows, skipped_lines: 0, selected: null });
+    const run = compareSides(side(all(20, () => true), 'a.jsonl'), side(all(20, (i) => i >= 8), 'b.jsonl'), { maxRegression: 0, maxErrored: 0, failOnRegression: true });
+    expect(run.decision.verdict).toBe('regressed');
+    expect(compareJson(run).regressed.map((x) => x.label)).toEqual(Array(8).fill('changed'));
+  });
+  test('three cases 5/5 → 1/5 (p = 6/252 each) among ten that could: adjusted over the ten, none is called regressed', () => {
+    // family (cases whose own test can reach 0.05): the three, and seven at 3/5 → 3/5 (6 pooled passes: P(X ≤ 3) = 186/252).
+    // Benjamini–Hochberg: 10·(6/252)/3 = 0.079 > 0.05
+    const base = ids(59).flatMap((id, i) => trials(id, i < 10 ? (i < 3 ? 5 : 3) : 5, 5));
+    const cand = ids(59).flatMap((id, i) => trials(id, i < 10 ? (i < 3 ? 1 : 3) : 5, 5));
+    const c = compareRecords(base, cand);
+    expect(c.regressed.map((x) => x.id)).toEqual(ids(3));
+    for (const x of c.regressed) {
+      expect(x.p_value).toBeCloseTo((10 * (6 / 252)) / 3, 12);
+      expect(x.p_raw).toBeCloseTo(6 / 252, 12);
+      expect(caseChangeLabel(x, 'worse', 0.05)).toBe('changed');
+    }
   });
 });
 

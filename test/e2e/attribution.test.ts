@@ -1,7 +1,9 @@
 /**
  * `skillopt compare --attribute` on real runs of the dotnetdebug benchmark against the simulated model: the
- * README's optimize run (initial vs best on the test split), a best skill with one planted harmful rule
- * (noise-free, and with noise 0.1 and three trials), the budget, and the refusals; and `skillopt test
+ * README's optimize run (initial vs best on the test split, every run at the default simulated seed: the
+ * shared-seed test), a best skill with one planted harmful rule and inert units under noise 0.1 and three
+ * trials with a simulated seed of its own for the baseline run, the candidate run and the re-runs (as a real
+ * model draws fresh noise), a deterministic target, the budget, and the refusals; and `skillopt test
  * --baseline <eval> --attribute` with a planted skill and with the suite's seed. The compiled CLI, offline.
  */
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,17 +19,31 @@ const CONFIG = 'configs/dotnetdebug/sim.yaml';
 const SEED = 'skills/dotnetdebug/initial.md';
 /** A longer trigger than the seed's `ObjectDisposedException` rule: it hijacks the disposed-context cases the seed passes. */
 const PLANTED = '- When the input mentions `Cannot access a disposed`, answer `null-reference`.';
+/** Rules whose triggers occur in no dotnetdebug task, and a prose line: reverting them changes nothing. */
+const INERT = ['- When the input mentions `Kestrel`, answer `httpclient-socket-exhaustion`.', 'Several patterns can match one report; weigh the exception type above the words around it.', '- When the input mentions `stackalloc`, answer `integer-overflow`.'];
+const ANCHOR = '- When the input mentions `ObjectDisposedException`, answer `disposed-object`.\n';
 
+interface Blame {
+  id: string;
+  p: number | null;
+  p_adjusted: number | null;
+  reverted: { passes: number; scored: number };
+  candidate: { passes: number; scored: number };
+}
 interface Unit {
   id: string;
   text: string;
-  breaks: Array<{ id: string }>;
-  fixes: Array<{ id: string }>;
+  breaks: Blame[];
+  fixes: Blame[];
 }
 interface AttributionJson {
   units: Unit[];
-  combos: Array<{ units: string[]; breaks: Array<{ id: string }> }>;
-  unexplained: Array<{ id: string }>;
+  combos: Array<{ units: string[]; breaks: Blame[]; fixes: Blame[] }>;
+  noise: Array<{ id: string; p: number | null }>;
+  unexplained: Array<{ id: string; reason: string }>;
+  samples: number[];
+  deterministic: boolean;
+  tested: number;
   calls: number;
   budget: number;
 }
@@ -40,6 +56,8 @@ async function evalOf(skill: string, out: string, extra: string[] = []): Promise
 async function attribution(base: string, cand: string, extra: string[] = []): Promise<{ json: { attribution: AttributionJson; counts: { regressed: number } }; stderr: string }> {
   const r = await skillopt(['compare', base, cand, '--attribute', '--json', '--config', CONFIG, '--model-cache', 'off', ...extra], { cwd: REPO });
   expect(r.code, r.all).toBe(0);
+  // a case re-run on many samples at once does not trip Node's listener-leak warning
+  expect(r.stderr).not.toContain('MaxListenersExceededWarning');
   return { json: JSON.parse(r.stdout), stderr: r.stderr };
 }
 
@@ -48,6 +66,8 @@ const blamed = (a: AttributionJson, id: string) => [
   ...a.units.filter((u) => u.breaks.some((c) => c.id === id)).map((u) => u.text),
   ...a.combos.filter((c) => c.breaks.some((b) => b.id === id)).map((c) => c.units.join('+')),
 ];
+/** Every unit text a confirmed blame (break or fix) names. */
+const anyBlame = (a: AttributionJson) => new Set(a.units.filter((u) => u.breaks.length + u.fixes.length > 0).map((u) => u.text));
 
 describe('skillopt compare --attribute', () => {
   let base: string;
@@ -64,54 +84,83 @@ describe('skillopt compare --attribute', () => {
     await evalOf(bestSkill, best);
   }, 120_000);
 
-  test("the README's run: the unit that broke dnd-047 is named, and no other", async () => {
+  test("the README's run (one simulated seed throughout): the unit that broke dnd-047 is named, and no other; every blame is confirmed", async () => {
     const { json, stderr } = await attribution(base, best);
+    const a = json.attribution;
     expect(json.counts.regressed).toBe(1);
-    expect(blamed(json.attribution, 'dnd-047')).toEqual(['- When the input mentions `thread`, answer `sync-over-async-deadlock`.']);
-    expect(json.attribution.calls).toBeGreaterThan(0);
-    expect(json.attribution.calls).toBeLessThanOrEqual(json.attribution.budget);
+    expect(blamed(a, 'dnd-047')).toEqual(['- When the input mentions `thread`, answer `sync-over-async-deadlock`.']);
+    const rate = (c: { passes: number; scored: number }) => c.passes / c.scored;
+    const breaks = [...a.units.flatMap((u) => u.breaks), ...a.combos.flatMap((c) => c.breaks)];
+    const fixes = [...a.units.flatMap((u) => u.fixes), ...a.combos.flatMap((c) => c.fixes)];
+    const blames = [...breaks, ...fixes];
+    expect(blames.length).toBeGreaterThan(30);
+    for (const b of blames) {
+      expect(b.p_adjusted).toBeLessThan(0.05);
+      expect(b.p_adjusted).toBeGreaterThanOrEqual(b.p!);
+    }
+    // reverting a break gives the pass back; reverting a fix loses it
+    for (const b of breaks) expect(rate(b.reverted)).toBeGreaterThan(rate(b.candidate));
+    for (const b of fixes) expect(rate(b.reverted)).toBeLessThan(rate(b.candidate));
+    expect(a.tested).toBeGreaterThanOrEqual(blames.length);
+    expect(a.calls).toBeGreaterThan(0);
+    expect(a.calls).toBeLessThanOrEqual(a.budget);
     expect(stderr).toMatch(/\[skillopt\] attribution: 42 changed case\(s\), \d+ unit\(s\) \(block\), \d+ re-run\(s\), \d+ model call\(s\) of a budget of \d+/);
   }, 120_000);
 
-  test('a planted harmful rule among the seed rules is blamed for every case it broke, and nothing else is', async () => {
-    const planted = join(tmp.make('planted'), 'planted.md');
-    const text = readFileSync(bestSkill, 'utf8');
-    const anchor = '- When the input mentions `ObjectDisposedException`, answer `disposed-object`.\n';
-    expect(text).toContain(anchor);
-    writeFileSync(planted, text.replace(anchor, `${anchor}${PLANTED}\n`));
-    const out = join(tmp.make('planted-run'), 'out');
-    await evalOf(planted, out);
-    const { json } = await attribution(base, out);
-    const a = json.attribution;
-    const unit = a.units.find((u) => u.text === PLANTED)!;
-    expect(unit.breaks.map((c) => c.id)).toEqual(['dnd-011']);
-    expect(unit.fixes).toEqual([]);
-    for (const c of unit.breaks) expect(blamed(a, c.id)).toEqual([PLANTED]);
-    expect(a.unexplained).toEqual([]);
-  }, 120_000);
-
-  test('the same under noise 0.1 with three trials, within the default budget', async () => {
-    const noisy = ['model.simulated.noise=0.1', 'env.trials=3'];
+  test('noise 0.1, three trials, a seed of its own for the baseline run, the candidate run and the re-runs: the planted rule is blamed for dnd-011, the inert units for nothing, and flips that do not reproduce are noise', async () => {
+    const noisy = (seed: number) => ['model.simulated.noise=0.1', 'env.trials=3', `model.simulated.seed=${seed}`];
     const planted = join(tmp.make('noisy'), 'planted.md');
-    const anchor = '- When the input mentions `ObjectDisposedException`, answer `disposed-object`.\n';
-    writeFileSync(planted, readFileSync(bestSkill, 'utf8').replace(anchor, `${anchor}${PLANTED}\n`));
+    const text = readFileSync(bestSkill, 'utf8');
+    expect(text).toContain(ANCHOR);
+    const withInert = text.replace(ANCHOR, `${ANCHOR}${PLANTED}\n\n${INERT[0]}\n`).replace('<!-- SLOW_UPDATE_START -->', `${INERT[1]}\n\n${INERT[2]}\n\n<!-- SLOW_UPDATE_START -->`);
+    writeFileSync(planted, withInert);
     const noisyBase = join(tmp.make('noisy-base'), 'out');
     const noisyCand = join(tmp.make('noisy-cand'), 'out');
-    await evalOf(SEED, noisyBase, noisy);
-    await evalOf(planted, noisyCand, noisy);
-    const { json } = await attribution(noisyBase, noisyCand, ['--cfg-options', ...noisy]);
+    await evalOf(SEED, noisyBase, noisy(1));
+    await evalOf(planted, noisyCand, noisy(2));
+    const { json } = await attribution(noisyBase, noisyCand, ['--cfg-options', ...noisy(3)]);
     const a = json.attribution;
     expect(blamed(a, 'dnd-011')).toEqual([PLANTED]);
     const unit = a.units.find((u) => u.text === PLANTED)!;
-    for (const c of unit.breaks) expect(blamed(a, c.id)).toEqual([PLANTED]);
+    expect(unit.breaks.map((c) => c.id)).toEqual(['dnd-011']);
+    for (const inert of INERT) expect(anyBlame(a).has(inert)).toBe(false);
+    expect(a.samples).toEqual([10, 30, 60]);
+    expect(a.deterministic).toBe(false);
     expect(a.calls).toBeLessThanOrEqual(a.budget);
+
+    // the same skill without the inert units, at a seed of its own: every flip against it is noise
+    const plantedOnly = join(tmp.make('noisy-planted'), 'planted.md');
+    writeFileSync(plantedOnly, text.replace(ANCHOR, `${ANCHOR}${PLANTED}\n`));
+    const alike = join(tmp.make('noisy-alike'), 'out');
+    await evalOf(plantedOnly, alike, noisy(4));
+    const same = (await attribution(alike, noisyCand, ['--cfg-options', ...noisy(3)])).json.attribution;
+    expect(same.units.map((u) => u.text).sort()).toEqual([...INERT].sort());
+    expect(same.noise.length).toBeGreaterThan(0);
+    expect(anyBlame(same).size + same.combos.length).toBe(0);
+    for (const c of same.noise) expect(c.p).toBeGreaterThanOrEqual(0.05);
+  }, 300_000);
+
+  test('against a deterministic target (temperature 0) each question takes one sample and the result says noise cannot be separated', async () => {
+    const t0 = ['model.target_temperature=0'];
+    const planted = join(tmp.make('t0'), 'planted.md');
+    writeFileSync(planted, readFileSync(bestSkill, 'utf8').replace(ANCHOR, `${ANCHOR}${PLANTED}\n`));
+    const t0Base = join(tmp.make('t0-base'), 'out');
+    const t0Cand = join(tmp.make('t0-cand'), 'out');
+    await evalOf(SEED, t0Base, t0);
+    await evalOf(planted, t0Cand, t0);
+    const r = await skillopt(['compare', t0Base, t0Cand, '--attribute', '--config', CONFIG, '--model-cache', 'off', '--cfg-options', ...t0], { cwd: REPO });
+    expect(r.code, r.all).toBe(0);
+    expect(r.stdout).toMatch(/^attribution: \d+ block unit\(s\), one sample a question, \d+ model call\(s\) of a budget of \d+$/m);
+    expect(r.stdout).toContain('the target runs at temperature 0: each question took one sample, so noise cannot be told from the change (no p-values)');
+    expect(r.stderr).toContain('the target runs at temperature 0, so each question took one sample');
   }, 180_000);
 
-  test('a budget too small leaves cases unexplained and is kept', async () => {
-    const { json } = await attribution(base, best, ['--attribute-budget', '5']);
-    expect(json.attribution.budget).toBe(5);
-    expect(json.attribution.calls).toBeLessThanOrEqual(5);
+  test('a budget too small leaves cases unexplained for the budget, and is kept', async () => {
+    const { json } = await attribution(base, best, ['--attribute-budget', '50']);
+    expect(json.attribution.budget).toBe(50);
+    expect(json.attribution.calls).toBeLessThanOrEqual(50);
     expect(json.attribution.unexplained.length).toBeGreaterThan(0);
+    expect(new Set(json.attribution.unexplained.map((c) => c.reason))).toEqual(new Set(['budget']));
   }, 60_000);
 
   test('a run whose skill is not recorded is refused in one line, before any request; a skill file that is not the one scored too', async () => {
@@ -149,13 +198,13 @@ describe('skillopt test --baseline <run> --attribute', () => {
     const r = await testRun(['--skill', planted, '--baseline', base], out);
     // the seed skill fails the suite gate on its own: the run's verdict decides (exit 1), the comparison informs
     expect(r.code, r.all).toBe(1);
-    expect(r.stdout).toMatch(/^attribution: 1 block unit\(s\), \d+ model call\(s\) of a budget of 30$/m);
-    expect(r.stdout).toMatch(/^ {2}block 1 \(line \d+, '- When the input mentions `Cannot access a disposed`, answe…'\): breaks 1 of 1 regression \(dnd-011\), p = 0\.500$/m);
-    expect(r.stderr).toMatch(/\[skillopt\] attribution: 1 changed case\(s\), 1 unit\(s\) \(block\), 1 re-run\(s\), \d+ model call\(s\) of a budget of 30/);
+    expect(r.stdout).toMatch(/^attribution: 1 block unit\(s\), 10 \/ 30 \/ 60 fresh samples an arm, \d+ model call\(s\) of a budget of 120$/m);
+    expect(r.stdout).toMatch(/^ {2}block 1 \(line \d+, '- When the input mentions `Cannot access a disposed`, answe…'\): breaks 1 of 1 regression \(dnd-011\), adjusted p = \d\.\de-\d+$/m);
+    expect(r.stderr).toMatch(/\[skillopt\] attribution: 1 changed case\(s\), 1 unit\(s\) \(block\), \d+ re-run\(s\), \d+ model call\(s\) of a budget of 120/);
     const json = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8')) as { attribution: AttributionJson & { skills: { candidate: string } } };
     expect(blamed(json.attribution, 'dnd-011')).toEqual([PLANTED]);
     expect(json.attribution.skills.candidate).toBe(planted);
-    expect(readFileSync(join(out, 'compare.md'), 'utf8')).toContain('#### Which change did it (block units,');
+    expect(readFileSync(join(out, 'compare.md'), 'utf8')).toContain('#### Which change did it (1 block unit(s), 10 / 30 / 60 fresh samples an arm,');
     expect(readFileSync(join(out, 'compare.html'), 'utf8')).toContain('"attribution":');
   }, 120_000);
 

@@ -38,16 +38,17 @@ describe('skillopt compare: verdicts and exit codes', () => {
     tenRegressions = outRoot('ten-regressions', run59((i) => i < 10));
   });
 
-  test('10 regressions of 59: regressed, exit 1 with --fail-on-regression; the regressed ids first, both answers side by side', async () => {
+  test('10 regressions of 59: regressed, exit 1 with --fail-on-regression; the flipped ids first (single trials: changed, no case is evidence alone), both answers side by side', async () => {
     const r = await skillopt(['compare', allPass, tenRegressions, '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(1);
     expect(verdictLine(r.stdout)).toMatch(/^REGRESSED — the one-sided 95% upper bound of Δ is −0\.\d+ < 0 \(p = 9\.8e-4\).*\(rule: evidence_of_regression\)$/);
     const lines = r.stdout.split('\n');
-    const at = lines.findIndex((l) => l.startsWith('regressed (10)'));
+    expect(lines).toContain('regressed (0)');
+    const at = lines.findIndex((l) => l.startsWith('changed pass → fail (10)'));
     expect(at).toBeGreaterThan(0);
     expect(lines[at + 2]).toMatch(/^ {2}t-01\s+pass: right answer for t-01\s+fail: wrong answer for t-01$/);
-    expect(r.stdout.indexOf('regressed (10)')).toBeLessThan(r.stdout.indexOf('verdict'));
+    expect(r.stdout.indexOf('changed pass → fail (10)')).toBeLessThan(r.stdout.indexOf('verdict'));
     expect(r.stdout).toMatch(/change\s+−0\.169 95% interval \[−0\.285, −0\.073\] · one-sided p\(worse\) 0\.0010 · over 59 paired cases/);
     expect(r.stdout).toMatch(/baseline\s+1\.000 \[0\.939, 1\.000\]/);
     expect(r.stdout).toMatch(/could miss\s+a true drop of 0\.191 would be caught 80% of the time; smaller ones may not be \(Connor's formula, 59 cases/);
@@ -66,7 +67,7 @@ describe('skillopt compare: verdicts and exit codes', () => {
     const r = await skillopt(['compare', tenRegressions, allPass, '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(r.code).toBe(0);
     expect(verdictLine(r.stdout)).toMatch(/^IMPROVED — the one-sided 95% lower bound of Δ is \+0\.\d+ > 0/);
-    expect(r.stdout).toMatch(/^fixed \(10\)$/m);
+    expect(r.stdout).toMatch(/^changed fail → pass \(10\)$/m);
   });
 
   test('identical runs: no significant change, and how large a drop it could have missed', async () => {
@@ -103,21 +104,22 @@ describe('skillopt compare: verdicts and exit codes', () => {
     for (const extra of [['--max-regression', '0.2'], ['--cfg-options', 'evaluation.max_regression=0.2'], ['--config', writeConfig(cwd, 'margin.yaml', 'evaluation:\n  max_regression: 0.2\n')]]) {
       const r = await skillopt(['compare', allPass, tenRegressions, '--fail-on-regression', ...extra], { cwd });
       expect(r.code, extra.join(' ')).toBe(0);
-      expect(verdictLine(r.stdout)).toMatch(/^NO SIGNIFICANT CHANGE — Δ = −0\.169 is a real drop .* but within evaluation\.max_regression 0\.2 \(rule: drop_within_margin\)$/);
+      expect(verdictLine(r.stdout)).toMatch(/^NO SIGNIFICANT CHANGE — Δ = −0\.169 is a real drop .* but not shown to be beyond evaluation\.max_regression 0\.2 \(rule: drop_within_margin\)$/);
     }
     // positional paths after a --cfg-options list still count as the two runs
-    const after = await skillopt(['compare', '--cfg-options', 'evaluation.max_regression=0.1', allPass, tenRegressions, '--fail-on-regression'], { cwd });
+    const after = await skillopt(['compare', '--cfg-options', 'evaluation.max_regression=0.05', allPass, tenRegressions, '--fail-on-regression'], { cwd });
     expect(after.code).toBe(1);
   });
 
-  test('5 trials per case: the seeded paired bootstrap, flaky cases listed, the same figures on every run', async () => {
+  test('5 trials per case: the permutation test over the trials and its interval, flaky cases listed, the same figures on every run', async () => {
     const base = outRoot('trials-base', ids(40).flatMap((id) => trials(id, 5, 5)));
     const cand = outRoot('trials-cand', ids(40).flatMap((id, i) => trials(id, i < 12 ? 1 : i < 16 ? 3 : 5, 5)));
     const once = await skillopt(['compare', base, cand, '--json', '--fail-on-regression'], { cwd: tmp.make('cwd') });
     const twice = await skillopt(['compare', base, cand, '--json', '--fail-on-regression'], { cwd: tmp.make('cwd') });
     expect(once.code).toBe(1);
     const j = JSON.parse(once.stdout);
-    expect(j).toMatchObject({ verdict: 'regressed', method: 'permutation_bootstrap', test: 'permutation_exact', interval_method: 'bootstrap_percentile', resamples: 2000, seed: 0, n_paired: 40 });
+    expect(j).toMatchObject({ verdict: 'regressed', method: 'trial_permutation', test: 'permutation_exact', interval_method: 'test_inversion', resamples: 2000, seed: 0, n_paired: 40 });
+    expect(j.trial_agreement).toMatchObject({ baseline: { observed: 0 }, correlated: false });
     expect(j.p_value).toBeLessThan(1e-6); // 16 cases down, 12 of them from 5/5 to 1/5 (6/252 each)
     expect(j.regressed).toHaveLength(12);
     expect(j.flaky).toHaveLength(16);
@@ -214,7 +216,8 @@ describe('skillopt compare: outputs', () => {
     expect(md).toMatch(/\| baseline \| 0\.983 \| \[0\.\d{3}, 0\.\d{3}\] Wilson \| 60 \| 0 \|/);
     expect(md).toMatch(/· still passing 50 ·/);
     expect(md).toMatch(/\| \*\*change\*\* \| \*\*−0\.119\*\* \| \[−0\.\d{3}, −0\.\d{3}\] \| p\(worse\) = 0\.020 \| \|/);
-    expect(md).toContain('**Regressed (8)**');
+    expect(md).toContain('**Regressed:** none'); // single trials: no flip is evidence alone
+    expect(md).toContain('**Changed pass → fail (8)**');
     expect(md).toContain('| `t-01` | `right answer for t-01` | pass: `right answer for t-01` | fail: `wrong answer for t-01` |');
     expect(md).toContain('**Changed fail → pass (1)**'); // one fix inside a regressed verdict: no evidence it is one
   });
@@ -269,7 +272,7 @@ describe('skillopt compare: trials and truncated runs', () => {
     const cand = trialRun('real-cand', (i) => (i < 10 ? 1 : 5));
     expect((await skillopt(['compare', base, cand, ...gate], { cwd: tmp.make('cwd') })).code).toBe(1);
     const r = await skillopt(['compare', base, cand], { cwd: tmp.make('cwd') });
-    expect(r.stdout).toMatch(/method\s+trials: exact stratified permutation test over cases \(one-sided\), paired bootstrap 95% percentile interval/);
+    expect(r.stdout).toMatch(/method\s+trials: exact stratified permutation test over the cases' trials \(one-sided\), 95% interval read off the test/);
     expect(r.stdout).toMatch(/could miss\s+a true drop of 0\.\d{3} would be caught 80% of the time; smaller ones may not be \(normal approximation, 59 cases × 5 trials/);
     expect(r.stdout).toMatch(/^regressed \(10\)$/m);
   });

@@ -4,13 +4,17 @@
  *   counting proxy: one ordinary eval folder per cell, matrix-run.json, `show` and `compare` on cells;
  * - amending: an added model runs only its cells (the proxy sees exactly their requests), `--trials`
  *   raised runs only the missing trials, a changed cell is refused before any request;
- * - `test --models` on the in-process simulated model: one test run folder per cell, exit code of the cells.
+ * - matrix.json / .md / .html and the terminal table of one line per model;
+ * - `test --models` on the in-process simulated model: one test run folder per cell, exit code of the cells;
+ *   the same cells run as three per-model runs and joined by `skillopt matrix` give the same matrix.json;
+ *   the per-model gate against that joined matrix: a candidate that breaks cases only on sim-small exits 1
+ *   naming sim-small and those cases, and with `--models sim-large` alone exits 0.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { skillLabel } from '../../src/matrix/skills.ts';
-import { MatrixRunSchema, parseRunFile } from '../../src/runfiles/index.ts';
+import { MatrixFileSchema, MatrixRunSchema, parseRunFile, type MatrixFile } from '../../src/runfiles/index.ts';
 import { SIM_PROFILES } from '../../src/sim/profiles.ts';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.ts';
@@ -67,6 +71,20 @@ describe('skillopt eval --models', () => {
     expect(manifest.cells.map((c) => [c.model, c.skill, c.dir, c.status, c.verdict, c.exit_code])).toEqual(
       cells.map((c) => [c.split('__')[0], c.split('__')[1], `cells/${c}`, 'complete', 'pass', 0]),
     );
+    // the statistics: matrix.json (through its schema), matrix.md, matrix.html; the terminal's one line per model
+    const m = parseRunFile(MatrixFileSchema, readJson(join(out, 'matrix.json')), 'matrix.json');
+    expect(m.cells.map((c) => [c.model, c.skill, c.n])).toEqual(cells.map((c) => [c.split('__')[0], c.split('__')[1], TEST_TASKS]));
+    expect(m.lifts.map((l) => [l.model, l.skill, l.vs, l.verdict])).toEqual([['sim-small', oracleLabel, 'none', 'helps'], ['sim-large', oracleLabel, 'none', 'helps']]);
+    expect(m.case_counts.cases).toBe(TEST_TASKS);
+    expect(readFileSync(join(out, 'matrix.md'), 'utf8')).toContain(`| model | \`none\` | \`${oracleLabel}\` |`);
+    expect(existsSync(join(out, 'matrix.html'))).toBe(true);
+    const table = first.stdout.split('\n');
+    const header = table.findIndex((l) => l.startsWith('  pass rate · lift over none (adjusted over 2 lifts)'));
+    expect(table[header + 1]).toMatch(new RegExp(`^  model +none +${oracleLabel}$`));
+    expect(table[header + 2]).toMatch(/^ {2}sim-small +0\.000 +— +\d\.\d{3} \+\d\.\d{3} helps +\S+$/);
+    expect(table[header + 3]).toMatch(/^ {2}sim-large /);
+    expect(reportLine(first.stdout, 'lifts')).toBe('2 lifts over none, adjusted: 2 helps, 0 hurts, 0 no detectable change');
+
     // the cells differ the way the profiles do: the bare model knows no label; with the oracle skill the small model errs more
     const pass = (cell: string) => readJson(join(out, 'cells', cell, 'eval_summary.json')).pass_rate as number;
     expect([pass('sim-small__none'), pass('sim-large__none')]).toEqual([0, 0]);
@@ -131,25 +149,73 @@ describe('skillopt eval --models', () => {
   });
 });
 
-describe('skillopt test --models', () => {
-  test('the in-process simulated model serves every model id; each cell is a test run folder; the exit code is the cells\'', async () => {
+/** matrix.json without what depends on timing: when it was made, the cells' latencies. */
+function untimed(file: string): Omit<MatrixFile, 'generated_at'> {
+  const { generated_at: _at, ...m } = parseRunFile(MatrixFileSchema, readJson(file), file);
+  return { ...m, cells: m.cells.map(({ latency_p50_ms: _p50, latency_p95_ms: _p95, ...c }) => c) } as Omit<MatrixFile, 'generated_at'>;
+}
+
+describe('skillopt test --models, skillopt matrix and the per-model gate', () => {
+  test('one test run folder per cell; three per-model runs joined give the same matrix.json; a candidate that breaks sim-small only fails there, naming the cases', async () => {
     const dir = tmp.make('test');
-    const out = join(dir, 'out');
-    const r = await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--models', 'sim-small,sim-large', '--split', 'test', '--cfg-options', `env.out_root=${out}`, 'model.simulated.latency_scale=0', 'evaluation.min_pass_rate=0.1']);
-    expect(r.stderr).toBe('');
-    const manifest = readJson(join(out, 'matrix-run.json'));
-    expect(manifest.cells.map((c: { dir: string }) => c.dir)).toEqual(['cells/sim-small__seed', 'cells/sim-large__seed']);
+    const models = ['sim-small', 'sim-medium', 'sim-large'];
+    // the skill's cells are named: the candidate later takes the same name (its PR changes the file)
+    const skill = writeFile(join(dir, 'triage.md'), MINI_ORACLE_SKILL);
+    const run = (out: string, ms: string, ...extra: string[]) =>
+      // one cell at a time: one Vitest instance per run (the cells' own concurrency is the other test's)
+      skillopt(['test', '--config', 'configs/mini/sim.yaml', '--models', ms, '--skills', `triage=${skill}`, '--split', 'test', '--parallel-cells', '1', ...extra, '--cfg-options', `env.out_root=${join(dir, out)}`, 'model.simulated.latency_scale=0']);
+
+    // one run of every model: each cell is a test run folder; the exit code is the cells'
+    const all = await run('all', models.join(','));
+    expect(all.stderr).toBe('');
+    const manifest = readJson(join(dir, 'all', 'matrix-run.json'));
+    expect(manifest.cells.map((c: { dir: string }) => c.dir)).toEqual(models.map((m) => `cells/${m}__triage`));
     for (const c of manifest.cells) {
-      const summary = readJson(join(out, c.dir, 'summary.json'));
+      const summary = readJson(join(dir, 'all', c.dir, 'summary.json'));
       expect(summary.overall).toMatchObject({ selected: TEST_TASKS, scored: TEST_TASKS });
       expect(summary.verdict.verdict).toBe(c.verdict);
-      expect(readJson(join(out, c.dir, 'run.json')).kind).toBe('test');
+      expect(readJson(join(dir, 'all', c.dir, 'run.json')).kind).toBe('test');
       // priced by the profile of its own model (the config prices no model): each cell's cases ran as its model
       const price = SIM_PROFILES[c.model]!.price;
       const t = summary.cost.tokens;
       expect(summary.cost.total).toBeCloseTo(((t.prompt - t.cached_prompt) * price.input_per_mtok + t.cached_prompt * price.cached_input_per_mtok + t.completion * price.output_per_mtok) / 1e6, 12);
     }
-    expect(r.code).toBe(manifest.cells.some((c: { exit_code: number }) => c.exit_code === 1) ? 1 : 0);
-    expect(readFileSync(join(out, 'cells', 'sim-large__seed', 'results.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(TEST_TASKS);
+    expect(all.code).toBe(manifest.cells.some((c: { exit_code: number }) => c.exit_code === 1) ? 1 : 0);
+    expect(readFileSync(join(dir, 'all', 'cells', 'sim-large__triage', 'results.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(TEST_TASKS);
+
+    // one job per model, joined: the same statistics as the one run (the timings aside)
+    const jobs = await Promise.all(models.map((m) => run(`job-${m}`, m)));
+    for (const j of jobs) expect(j.stderr).toBe('');
+    const joined = await skillopt(['matrix', ...models.map((m) => join(dir, `job-${m}`)), '--out', join(dir, 'joined')]);
+    expect(joined.stderr).toBe('');
+    expect(joined.code).toBe(all.code);
+    expect(reportLine(joined.stdout, 'cells')).toMatch(/^3 \(3 models × 1 skill\) from 3 folders: /);
+    expect(untimed(join(dir, 'joined', 'matrix.json'))).toEqual(untimed(join(dir, 'all', 'matrix.json')));
+    expect(readJson(join(dir, 'joined', 'matrix-run.json')).cells).toEqual(manifest.cells);
+
+    // a PR's skill that pushes the rules past what sim-small reads (30 rules): gated against the joined matrix
+    const filler = Array.from({ length: 30 }, (_, i) => `- When the input mentions \`legacy-code-${String(i).padStart(2, '0')}\`, answer \`config\`.`).join('\n');
+    writeFileSync(skill, MINI_ORACLE_SKILL.replace('\n\n- When', `\n\n${filler}\n- When`));
+    const gated = await run('pr', models.join(','), '--baseline', join(dir, 'joined'), '--fail-on-regression');
+    expect(gated.stderr).toBe('');
+    expect(gated.code).toBe(1);
+    const passed = (out: string, model: string) => new Set(readJsonl(join(dir, out, 'cells', `${model}__triage`, 'results.jsonl')).filter((r) => r.pass).map((r) => r.id as string));
+    const before = passed('joined', 'sim-small');
+    const after = passed('pr', 'sim-small');
+    const broken = [...before].filter((id) => !after.has(id)).sort();
+    expect(broken.length).toBeGreaterThanOrEqual(5);
+    const failure = reportLine(gated.stdout, 'failure')!;
+    expect(failure).toMatch(/^regressed on sim-small: sim-small × triage \(Δ −\d\.\d{3}, p\(worse\) adjusted across \d cells? [\d.e-]+ < 0\.05; cases /);
+    for (const id of broken.slice(0, 5)) expect(failure).toContain(id);
+    expect(failure).not.toMatch(/sim-medium|sim-large/);
+    const gate = readJson(join(dir, 'pr', 'matrix.json')).gate;
+    expect(gate.cells.map((c: { model: string; verdict: string }) => [c.model, c.verdict])).toEqual([['sim-small', 'regressed'], ['sim-medium', 'no significant change'], ['sim-large', 'no significant change']]);
+    expect(gate.cells[0].regressed.map((r: { id: string }) => r.id).sort()).toEqual(broken);
+
+    // the same candidate on sim-large alone: nothing regressed
+    const large = await run('pr-large', 'sim-large', '--baseline', join(dir, 'joined'), '--fail-on-regression');
+    expect(large.stderr).toBe('');
+    expect(large.code).toBe(0);
+    expect(reportLine(large.stdout, 'baseline')).toBe('no significant change: no cell regressed against the baseline (1 cell compared, adjusted across cells)');
   });
 });

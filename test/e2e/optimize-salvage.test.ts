@@ -1,9 +1,11 @@
 /**
  * Salvage in the gate (evaluation.salvage) on dotnetdebug against the simulated model, in the plain world
  * with train seed 42, where step 5's candidate is rejected with a broken val item: the edits that fix items
- * and break none are gated again and accepted. A run SIGKILLed while it attributes the broken items to the
- * edits resumes with the same steps, the same salvage record and the same best skill, counting the same calls.
+ * and are blamed for no break (confirmed on fresh samples) are gated again and accepted. A run SIGKILLed
+ * while it attributes the broken items to the edits resumes with the same steps, the same salvage record
+ * and the same best skill, counting the same calls.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { assertBuilt, history, readJson, readText, REPO, tempDirs, train } from './optimize-helpers.ts';
@@ -18,9 +20,10 @@ const ARGS = ['model.simulated.noise=0', 'model.simulated.analyst_error_rate=0',
 interface Salvage {
   broken: string[];
   fixed: string[];
+  noise: string[];
   kept: number[];
   dropped: number[];
-  edits: Array<{ index: number; breaks: string[]; fixes: string[] }>;
+  edits: Array<{ index: number; breaks: string[]; fixes: string[]; tests: Array<{ item: string; p: number | null; p_adjusted: number | null }> }>;
   action: string;
 }
 
@@ -40,8 +43,18 @@ describe.concurrent('salvage', () => {
       const s = r.salvage as Salvage;
       expect(s.kept.length).toBeGreaterThan(0);
       expect(s.dropped.length).toBeGreaterThan(0);
-      // never an edit that broke a val item in its own attribution run
+      // never an edit blamed for a broken val item; a blame is a confirmation whose adjusted p is below α
       for (const e of s.edits) if (s.kept.includes(e.index)) expect(e.breaks).toEqual([]);
+      for (const e of s.edits) {
+        expect(e.tests.map((t) => t.item).sort()).toEqual(s.broken.filter((id) => !s.noise.includes(id)).sort());
+        for (const t of e.tests) expect(e.breaks.includes(t.item)).toBe(t.p_adjusted! < 0.05);
+      }
+      // the re-runs that decided were fresh samples: past the standard and the gate's extra samples, a range per step
+      const fresh = join(outA, 'steps', `step_${String(r.step).padStart(4, '0')}`, 'salvage', 'fresh');
+      for (const dir of readdirSync(fresh)) {
+        const trials = readFileSync(join(fresh, dir, 'results.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { trial: number }).trial);
+        expect(Math.min(...trials)).toBeGreaterThanOrEqual(100_000 * r.step);
+      }
       expect(s.action).toMatch(/^accept/);
       expect(String(r.action)).toMatch(/^accept/);
     }

@@ -123,9 +123,12 @@ describe.concurrent('skillopt test --baseline: run and compare in one step', () 
     expect(readJson(join(pr, 'compare.json'))).toMatchObject({ verdict: 'regressed' });
     expect(readFileSync(join(pr, 'compare.html'), 'utf8')).toMatch(/^<!doctype html>/i);
     // (Vitest's own GitHub reporter adds one per failed test case; ours name the regression)
-    const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::error ') && l.includes('regressed::'));
+    // single trials: the suite regressed, but no one flip is evidence alone, so each is a warning, none an error
+    const lines = r.stdout.split('\n');
+    expect(lines.filter((l) => l.startsWith('::error ') && l.includes('regressed::'))).toHaveLength(0);
+    const annotations = lines.filter((l) => l.startsWith('::warning ') && l.includes('changed pass → fail::'));
     expect(annotations).toHaveLength(27);
-    expect(annotations[0]).toMatch(/^::error file=benchmarks\/mini\/mini\.skill\.test\.ts,line=3,col=1,title=skillopt%3A mini-\d{3} regressed::mini › mini-\d{3} passed on the baseline/);
+    expect(annotations[0]).toMatch(/^::warning file=benchmarks\/mini\/mini\.skill\.test\.ts,line=3,col=1,title=skillopt%3A mini-\d{3} changed pass → fail::mini › mini-\d{3} passed on the baseline/);
     const md = readFileSync(stepSummary, 'utf8');
     expect(md).toMatch(/^### ❌ skillopt test: FAILED by the baseline comparison \(regressed\), not by the run's own verdict \(FAILED: 27 of 30 cases failed; first: .*\) \(simulated model\)$/m);
     expect(r.stdout).toMatch(/^skillopt test FAILED by the baseline comparison \(regressed\), not by the run's own verdict \(FAILED: 27 of 30 cases failed; first: .*\) — simulated model$/m);

@@ -8,7 +8,7 @@ import { resolveRoles } from '../../src/config/roles.ts';
 import { checkCellDir, keptRows } from '../../src/matrix/cell-dir.ts';
 import { matrixCells } from '../../src/matrix/cells.ts';
 import { resolveMatrixModels } from '../../src/matrix/models.ts';
-import { matrixExitCode } from '../../src/matrix/run.ts';
+import { matrixExitCode } from '../../src/suite/verdict.ts';
 import { MatrixManifest, readMatrixRun } from '../../src/matrix/manifest.ts';
 import { matrixSkills, skillLabel } from '../../src/matrix/skills.ts';
 import { runFingerprint, writeRunRecord } from '../../src/rundir/fingerprint.ts';
@@ -27,6 +27,15 @@ describe('the skills of a matrix run', () => {
     expect(skillLabel('outputs/run 3/best_skill.md')).toBe('outputs-run-3-best_skill');
     expect(skillLabel('/elsewhere/SKILL.md')).toMatch(/^SKILL-[0-9a-f]{8}$/);
     expect(skillLabel('/elsewhere/SKILL.md')).not.toBe(skillLabel('/other/SKILL.md'));
+  });
+
+  it('NAME=FILE names a file\'s cells, wherever the file is', () => {
+    expect(matrixSkills(['none,best=/elsewhere/best_skill.md'], read).map((s) => [s.label, s.kind, s.path])).toEqual([
+      ['none', 'none', null],
+      ['best', 'file', join(process.cwd(), '/elsewhere/best_skill.md')],
+    ]);
+    expect(() => matrixSkills(['none=x.md'], read)).toThrow('--skills none=x.md: none names no file; choose another name for it');
+    expect(() => matrixSkills(['a=x.md,a=y.md'], read)).toThrow('would share the cell folder name a: name one (NAME=PATH)');
   });
 
   it('refuses an item twice and two files that would share a folder', () => {

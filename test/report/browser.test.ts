@@ -2,7 +2,7 @@
  * The HTML reports in a real browser: Debian's Chromium (`apt-get install chromium`; `.ci/run` installs
  * it when missing; CHROMIUM_PATH overrides /usr/bin/chromium) driven by playwright-core. Reports of every
  * kind are made by the compiled CLI as a user would (a test run and an eval of the mini fixture, an
- * optimize run of the mini fixture, a comparison of the two evals), then each is opened from disk in one
+ * optimize run of the mini fixture, a comparison of the two evals, a matrix of 2 models × 2 skills), then each is opened from disk in one
  * browser: its chart has points, its table has rows, filtering and sorting work, a row opens, nothing
  * but the file itself is requested, no script error. A screenshot of each is saved under
  * test-output/screenshots/. No timing assertions: every wait is for a selector.
@@ -21,7 +21,7 @@ const SHOTS = join(REPO, 'test-output', 'screenshots');
 
 const tmp = tempDirs('browser');
 let browser: Browser | undefined;
-const dirs = { test: '', eval: '', eval2: '', optimize: '', traj: '', trajBase: '', trajCand: '', attr: '' };
+const dirs = { test: '', eval: '', eval2: '', optimize: '', traj: '', trajBase: '', trajCand: '', attr: '', matrix: '' };
 
 /** The mini seed with a rule that fixes the `ECONNRESET` cases and one that hijacks a disk case (`service stopped` is the longer trigger). */
 const MINI_ATTRIBUTED_RULES = '- When the input mentions `ECONNRESET`, answer `network`.\n- When the input mentions `service stopped`, answer `network`.\n';
@@ -61,14 +61,18 @@ beforeAll(async () => {
   dirs.eval2 = join(root, 'eval2');
   dirs.optimize = join(root, 'optimize');
   const oracle = writeFile(join(root, 'oracle.md'), MINI_ORACLE_SKILL);
-  const [t, e1, e2, o] = await Promise.all([
+  dirs.matrix = join(root, 'matrix');
+  const [t, e1, e2, o, mx] = await Promise.all([
     skillopt(['test', '--config', 'configs/mini/sim.yaml', '--trials', '2', '--cfg-options', `env.out_root=${dirs.test}`, 'model.simulated.noise=0.3']),
     skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--skill', 'skills/mini/initial.md', '--cfg-options', `env.out_root=${dirs.eval}`]),
     skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--skill', oracle, '--cfg-options', `env.out_root=${dirs.eval2}`, 'model.simulated.noise=0.2']),
     // a seeded analyst that sometimes proposes a bad rule: the gate rejects a step
     skillopt(['test', '--optimize', '--target', '1', '--config', 'configs/mini/sim.yaml', '--cfg-options', `env.out_root=${dirs.optimize}`, 'model.simulated.analyst_error_rate=0.3', 'evaluation.gate_test=strict']),
+    // a matrix (docs/matrix.md): the seed and the oracle skill on two simulated profiles (the seed's one rule
+    // passes some cases in every cell: they do not differ)
+    skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--models', 'sim-small,sim-large', '--skills', `seed,oracle=${oracle}`, '--split', 'test', '--parallel-cells', '1', '--cfg-options', `env.out_root=${dirs.matrix}`, 'model.simulated.latency_scale=0']),
   ]);
-  for (const r of [e1, e2]) expect(r.code, r.all).toBe(0);
+  for (const r of [e1, e2, mx]) expect(r.code, r.all).toBe(0);
   expect([0, 1], t.all).toContain(t.code);
   expect([0, 1], o.all).toContain(o.code);
   expect(o.stdout, o.all).toContain('[skillopt] report: ');
@@ -105,9 +109,10 @@ interface Opened {
   errors: string[];
 }
 
-/** Open a report from disk: every request is recorded, and any that is not the file itself is refused. */
-async function open(file: string): Promise<Opened> {
+/** Open a report from disk: every request is recorded, and any that is not the file itself (or one of `also`) is refused. */
+async function open(file: string, also: string[] = []): Promise<Opened> {
   const url = pathToFileURL(file).href;
+  const allowed = new Set([url, ...also.map((f) => pathToFileURL(f).href)]);
   const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const requests: string[] = [];
@@ -115,7 +120,7 @@ async function open(file: string): Promise<Opened> {
   await context.route('**/*', (route) => {
     const u = route.request().url();
     requests.push(u);
-    return u === url ? route.continue() : route.abort();
+    return allowed.has(u) ? route.continue() : route.abort();
   });
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => {
@@ -316,6 +321,9 @@ describe('the HTML reports in Chromium', () => {
     // the link to a broken case leads to its row in the regressed table, which links back to the unit
     const link = row.locator('td.breaks a.case-link').first();
     expect(await link.textContent()).toBe(breaker.breaks[0]!.id);
+    // each blame carries its confirmation: the counts and p in its title, the unit's largest adjusted p in its row
+    expect(await row.locator('td.breaks span[title]').first().getAttribute('title')).toMatch(/^reverted \d+\/\d+ pass, candidate \d+\/\d+; p = \S+, adjusted \S+$/);
+    expect(await row.locator('td.num').last().textContent()).toMatch(/^\d/);
     await link.click();
     const target = page.locator('tr:target');
     await visible(target);
@@ -346,5 +354,48 @@ describe('the HTML reports in Chromium', () => {
     await page.locator('#cases-table tbody tr.row').first().click();
     await visible(page.locator('#cases-table tr.detail .side'));
     await finish(o, 'compare', file);
+  });
+  test('a matrix: the heatmap with intervals, the lifts, the cost frontier; the per-case grid keeps the cases that differ and a click opens the case in its cell\'s report', async () => {
+    const file = join(dirs.matrix, 'matrix.html');
+    expectSelfContained(file, 2_000_000);
+    const matrix = JSON.parse(readFileSync(join(dirs.matrix, 'matrix.json'), 'utf8'));
+    const small = matrix.cells.findIndex((c: { model: string; skill: string }) => c.model === 'sim-small' && c.skill === 'oracle');
+    const cellReport = join(dirs.matrix, matrix.cells[small].dir, 'report.html');
+    const o = await open(file, [cellReport]);
+    const { page } = o;
+    // the heatmap: one row per model, one column per skill, each cell with its interval and (for the oracle) its lift
+    expect(await page.locator('#heatmap tbody tr').count()).toBe(2);
+    expect(await page.locator('#heatmap tbody td[data-cell]').count()).toBe(4);
+    expect(await page.locator('#heatmap tbody td[data-cell]').first().textContent()).toMatch(/^\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]/);
+    const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
+    expect(await page.locator('#heatmap tbody td[data-cell] .st').allTextContents()).toEqual(matrix.lifts.map((l: { delta: number; verdict: string }) => `${signed(l.delta)} ${l.verdict}`));
+    // the lifts with intervals: a dot and a line each
+    expect(await page.locator('#lifts svg.chart circle.pt').count()).toBe(matrix.lifts.length);
+    expect(await page.locator('#lifts svg.chart line.ci').count()).toBe(matrix.lifts.length);
+    // cost per passing case against pass rate: the cells that passed something, the frontier, the tie groups
+    const priced = matrix.cells.filter((c: { cost_per_pass: number | null }) => c.cost_per_pass !== null && c.cost_per_pass > 0).length;
+    expect(priced).toBeGreaterThan(1);
+    expect(await page.locator('#scatter svg.chart circle.pt').count()).toBe(priced);
+    expect(await page.locator('#scatter .legend').textContent()).toContain('tie group 1');
+    expect(await page.locator('#frontier').textContent()).toContain(matrix.frontier.statements[0]);
+    // the per-case grid: every case, then only those that differ between cells
+    const total = await rowCount(page, '#grid-table');
+    expect(total).toBe(matrix.cases.length);
+    await page.selectOption('#grid-table select[data-filter="differs"]', 'different only');
+    await expect.poll(() => rowCount(page, '#grid-table')).toBe(matrix.case_counts.differs);
+    expect(matrix.case_counts.differs).toBeLessThan(total);
+    // a click on sim-small × oracle's outcome of the first case shown: that case, opened in the cell's report
+    const link = page.locator(`#grid-table tbody tr.row a.case-cell[data-cell="${small}"]`).first();
+    const id = (await page.locator('#grid-table tbody tr.row td.id').first().textContent())!;
+    await link.click();
+    await page.waitForURL(/report\.html#case=/);
+    await page.waitForSelector('body[data-ready]');
+    await visible(page.locator('#linked-case'));
+    expect(await page.locator('#linked-case td.id').textContent()).toBe(id);
+    await visible(page.locator('#cases-table tr.detail .msg'));
+    await page.screenshot({ path: join(SHOTS, 'matrix-case.png') });
+    expect(o.errors).toEqual([]);
+    expect(o.requests).toEqual([pathToFileURL(file).href, pathToFileURL(cellReport).href]);
+    await page.context().close();
   });
 });

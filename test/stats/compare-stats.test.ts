@@ -1,7 +1,7 @@
 /**
  * The statistics of `skillopt compare` (reference/statistics.md) against hand-computed values: Wilson,
  * pass@k / pass^k, the exact binomial tail and McNemar, Newcombe's paired interval, the normal quantile,
- * the type-7 quantile and the seeded paired bootstrap.
+ * and the type-7 quantile.
  */
 import { describe, expect, test } from 'vitest';
 import { wilsonInterval } from '../../src/stats/interval.ts';
@@ -10,7 +10,6 @@ import { binomialUpperBound, binomialUpperTail, mcnemarExact } from '../../src/s
 import { newcombePaired } from '../../src/stats/newcombe.ts';
 import { normalQuantile, zOneSided, zTwoSided } from '../../src/stats/normal.ts';
 import { quantileSorted } from '../../src/stats/quantile.ts';
-import { pairedBootstrap } from '../../src/stats/bootstrap.ts';
 
 describe('Wilson interval (z = 1.96)', () => {
   // n = 10: z²/n = 0.384146, denominator 1.384146.
@@ -159,51 +158,5 @@ describe('type-7 quantile', () => {
     const x = [1, 2, 3, 4];
     expect([0, 0.25, 0.5, 1].map((q) => quantileSorted(x, q))).toEqual([1, 1.75, 2.5, 4]);
     expect(quantileSorted([7], 0.3)).toBe(7);
-  });
-});
-
-describe('paired bootstrap', () => {
-  test('a constant difference: the interval is that constant; p(worse) = 1/(B+1) for a drop', () => {
-    const b = pairedBootstrap(new Array(50).fill(-1), { resamples: 500 });
-    expect(b.mean).toBe(-1);
-    expect(b.interval(0.95)).toEqual({ lo: -1, hi: -1 });
-    expect(b.pWorse).toBeCloseTo(1 / 501, 12);
-    expect(b.pBetter).toBe(1);
-  });
-  test('no difference at all: p = 1 both ways, interval [0, 0]', () => {
-    const b = pairedBootstrap(new Float64Array(30));
-    expect(b.resamples).toBe(2000);
-    expect(b.interval(0.95)).toEqual({ lo: 0, hi: 0 });
-    expect(b.pWorse).toBe(1);
-    expect(b.pBetter).toBe(1);
-  });
-  test('the same seed gives the same resamples; another seed other ones', () => {
-    const d = Array.from({ length: 40 }, (_, i) => ((i * 7) % 5) / 4 - 0.5);
-    const a = pairedBootstrap(d, { seed: 3 });
-    expect(pairedBootstrap(d, { seed: 3 }).means).toEqual(a.means);
-    expect(pairedBootstrap(d, { seed: 4 }).means).not.toEqual(a.means);
-  });
-  test('agrees with the normal approximation at n = 400: mean ± 1.96·s/√n', () => {
-    // 100 cases −1, 60 cases +1, 240 cases 0: mean −0.1, s² = (160/400 − 0.01)·400/399
-    const d = [...new Array(100).fill(-1), ...new Array(60).fill(1), ...new Array(240).fill(0)];
-    const b = pairedBootstrap(d, { resamples: 4000 });
-    const se = Math.sqrt(((160 / 400 - 0.01) * 400) / 399 / 400);
-    const ci = b.interval(0.95);
-    expect(b.mean).toBeCloseTo(-0.1, 12);
-    expect(ci.lo).toBeCloseTo(-0.1 - 1.96 * se, 2);
-    expect(ci.hi).toBeCloseTo(-0.1 + 1.96 * se, 2);
-    const one = b.bounds(0.95);
-    expect(one.upper).toBeLessThan(ci.hi);
-    expect(one.upper).toBeCloseTo(-0.1 + 1.645 * se, 2);
-    // significant drop: the share of resampled means ≥ 0 is tiny
-    expect(b.pWorse).toBeLessThan(0.01);
-  });
-  test('indices are uniform: resampling 0..n−1 has mean (n−1)/2 (both samplers: n ≤ 32768 and above)', () => {
-    for (const n of [3, 10, 40000]) {
-      const d = Array.from({ length: n }, (_, i) => i);
-      const b = pairedBootstrap(d, { resamples: n > 1000 ? 200 : 20000, seed: 1 });
-      const meanOfMeans = b.means.reduce((s, x) => s + x, 0) / b.means.length;
-      expect(meanOfMeans / ((n - 1) / 2)).toBeCloseTo(1, 2);
-    }
   });
 });

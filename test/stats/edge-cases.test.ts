@@ -47,6 +47,14 @@ describe('pass@k and pass^k', () => {
     expect(passAtK(5, 0, 5)).toBe(0);
     expect(passAtK(5, 0, 1)).toBe(0);
   });
+  test('counts that cannot be: more passes than samples, fractions or negatives are a caller\'s mistake, not a number', () => {
+    expect(() => passHatK(5, 7, 3)).toThrow(RangeError);
+    expect(() => passAtK(5, 7, 3)).toThrow(RangeError);
+    expect(() => passHatK(5, 2.5, 2)).toThrow(/whole numbers/);
+    expect(() => passAtK(5.5, 2, 2)).toThrow(/whole numbers/);
+    expect(() => passAtK(5, 2, 1.5)).toThrow(/whole numbers/);
+    expect(() => passHatK(5, -1, 2)).toThrow(RangeError);
+  });
   test('exact values: pass@3 of 2/5 = 1 − C(3,3)/C(5,3) = 0.9; pass^3 of 4/5 = C(4,3)/C(5,3) = 0.4', () => {
     expect(passAtK(5, 2, 3)).toBeCloseTo(0.9, 12);
     expect(passHatK(5, 4, 3)).toBeCloseTo(0.4, 12);

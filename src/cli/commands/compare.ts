@@ -10,7 +10,7 @@ import { defineCommand, helpText, parseFlags } from '../args.ts';
 import { configFromArgs, CONFIG_FLAGS, USAGE_BOUND_FLAGS, usageBoundsFrom } from '../common.ts';
 import type { Command } from '../command.ts';
 import { ALLOW_DIFFERENT_FLAG, compareJson, compareMarkdown, compareTerminal, runComparison } from '../../compare/index.ts';
-import { DEFAULT_RESAMPLES } from '../../stats/bootstrap.ts';
+import { DEFAULT_PATTERNS } from '../../stats/paired-mean.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { appendStepSummary } from '../github.ts';
@@ -43,33 +43,35 @@ const SPEC = defineCommand({
     'model-cache': CONFIG_FLAGS['model-cache'],
     attribute: { type: 'boolean', help: 're-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)' },
     'attribute-granularity': { type: 'string', arg: UNIT_GRANULARITIES.join('|'), default: 'block', help: 'what one part of the change is: a markdown block, a line or a diff hunk' },
-    'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default 30 × the changed cases × their trials)' },
+    'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default: per changed case, a reproduction, a search and a confirmation; docs/attribution.md#budget)' },
     'baseline-skill': { type: 'string', arg: 'FILE', help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)" },
     'candidate-skill': { type: 'string', arg: 'FILE', help: "--attribute: the candidate's skill file, when its run does not record it" },
-    resamples: { type: 'number', arg: 'N', default: DEFAULT_RESAMPLES, help: "the paired bootstrap's resamples" },
-    seed: { type: 'number', arg: 'N', default: 0, help: "the paired bootstrap's seed" },
+    resamples: { type: 'number', arg: 'N', default: DEFAULT_PATTERNS, help: 'sign patterns of the Monte Carlo sign-flip test of tokens, cost and latency (over 16 cases)' },
+    seed: { type: 'number', arg: 'N', default: 0, help: 'the seed of those sign patterns' },
   },
   about: `  Pairs the cases of two runs by (suite, task id) and reports regressed, fixed, still failing, flaky,
   unpaired and errored cases, each side's pass rate with a 95% interval, and the change in pass rate
   with a 95% paired interval and a one-sided p-value for "got worse" (single-trial runs: exact McNemar +
-  Newcombe's interval; with trials: the exact permutation test over cases decides, a seeded paired
-  bootstrap over cases gives the interval). docs/statistics.md has the methods.
+  Newcombe's interval; with trials: the exact permutation test over the cases' trials, or the sign flip
+  of whole cases when the trials agree within runs, with the interval read off that test).
+  docs/statistics.md has the methods.
 
   <baseline>, <candidate>  a results.jsonl, an eval or test out_root (a folder with results.jsonl), or an
                            optimize run directory (its best skill's test evaluation, test_eval/results.jsonl)
 
   Verdict ("fail only on evidence", one-sided at evaluation.alpha, 0.05): regressed when the test finds
-  the change below 0 (single trials: and the upper bound of the change is below 0) and the change is
-  below −evaluation.max_regression; improved in the mirror case; inconclusive when either side has more
+  the change below 0 and its one-sided upper bound is below −evaluation.max_regression (a drop shown to
+  be beyond the margin); improved when the test finds it above 0; inconclusive when either side has more
   errored cases than evaluation.max_errored, has fewer cases than its run selected, or nothing pairs;
   otherwise no significant change (the report says which true drop it would catch 80% of the time).
   An errored trial counts 1/k of its case toward evaluation.max_errored. A side that is not a whole run
   (a run folder without summary.json / eval_summary.json, a cut-off last line) is inconclusive too;
   --allow-partial compares the cases both sides have instead, and lets a short side through.
 
-  Tokens, cost and latency: the paired change of each per case (mean, 95% bootstrap interval, one-sided
-  sign-flip p for "increased"); --max-token-increase 10% (and its twins) fails the comparison under
-  --fail-on-regression (exit 1) when the increase is significant and beyond the bound (docs/ci.md).`,
+  Tokens, cost and latency: the paired change of each per case (mean, 95% interval and one-sided p for
+  "increased" from the paired sign-flip test); --max-token-increase 10% (and its twins) fails the
+  comparison under --fail-on-regression (exit 1) when the test shows the increase beyond the bound
+  (docs/ci.md).`,
   notes: '  With GITHUB_STEP_SUMMARY set (GitHub Actions), the markdown report is appended to that file too.',
 });
 

@@ -48,14 +48,14 @@ const SPEC = defineCommand({
     trials: { type: 'number', arg: 'K', help: 'run every task K times (env.trials): a case scores its pass fraction; flaky = trials disagree' },
     optimize: { type: 'boolean', help: 'optimize the skill until the validation pass rate reaches --target' },
     target: { type: 'number', arg: 'X', help: 'target validation pass rate for --optimize (default train.target_pass_rate, else 0.9)' },
-    baseline: { type: 'string', arg: 'B', help: "a results.jsonl or run folder to compare this run's cases with" },
+    baseline: { type: 'string', arg: 'B', help: "a results.jsonl or run folder to compare this run's cases with (with --models: a matrix folder, cell with cell)" },
     'fail-on-regression': { type: 'boolean', help: 'with --baseline: exit 1 when the run regressed from it, 3 when inconclusive' },
     'max-regression': { type: 'number', arg: 'X', help: 'with --baseline: the tolerated drop in pass rate (default evaluation.max_regression)' },
     'allow-partial': { type: 'boolean', help: 'with --baseline: compare the cases both runs have even when the baseline is not a whole run (killed, or its last line cut off)' },
     ...USAGE_BOUND_FLAGS,
     attribute: { type: 'boolean', help: 'with --baseline: re-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)' },
     'attribute-granularity': { type: 'string', arg: UNIT_GRANULARITIES.join('|'), default: 'block', help: 'what one part of the change is: a markdown block, a line or a diff hunk' },
-    'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default 30 × the changed cases × their trials)' },
+    'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default: per changed case, a reproduction, a search and a confirmation; docs/attribution.md#budget)' },
     'baseline-skill': { type: 'string', arg: 'FILE', help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)" },
     ...MATRIX_FLAGS,
     ...OPTIMIZE_MODEL_FLAGS,
@@ -250,7 +250,7 @@ export const command: Command = {
 };
 
 /** Flags of `skillopt test` a matrix run does not take (yet). */
-const NOT_WITH_MODELS = ['baseline', 'fail-on-regression', 'max-regression', 'attribute', 'max-token-increase', 'max-cost-increase', 'max-latency-increase'] as const;
+const NOT_WITH_MODELS = ['attribute', 'max-token-increase', 'max-cost-increase', 'max-latency-increase'] as const;
 
 /** `skillopt test --models …`: the test run on every model × skill cell (docs/matrix.md). */
 async function testMatrix(args: FlagValues<typeof SPEC.flags>, passed: string[]): Promise<number> {
@@ -263,6 +263,9 @@ async function testMatrix(args: FlagValues<typeof SPEC.flags>, passed: string[])
   const other = Object.keys(rest).find((k) => JSON.stringify(rest[k]) !== JSON.stringify(defaults[k]));
   if (other !== undefined) throw new SkillOptError(`--models runs each cell in-process: of Vitest's flags it takes file filters and -t only, not ${other}`);
   const { config } = configFromArgs(args, { required: true });
+  if (!args.baseline && (args['fail-on-regression'] || args['max-regression'] !== undefined)) {
+    throw new SkillOptError('--fail-on-regression and --max-regression need --baseline <matrix folder>');
+  }
   const { runMatrixCommand } = await import('../matrix.ts');
   const namePattern = testNamePattern === undefined || testNamePattern === '' ? null : String(testNamePattern);
   return runMatrixCommand({
@@ -275,6 +278,9 @@ async function testMatrix(args: FlagValues<typeof SPEC.flags>, passed: string[])
     ...(filters.length ? { filters } : {}),
     namePattern,
     selection: vitestSelection(filters, options) as Record<string, string | string[]>,
+    ...(args.baseline
+      ? { baseline: { arg: args.baseline, failOnRegression: args['fail-on-regression'], maxRegression: args['max-regression'] ?? config.evaluation.max_regression } }
+      : {}),
   });
 }
 

@@ -5,7 +5,7 @@
   /**
    * The page's two embedded JSON blocks (report/html.ts writes them): META names the run, DATA holds what is
    * drawn; `kind` picks the renderer. Their fields are the report builders' output (report/build-*.ts).
-   * @typedef {{ kind: 'optimize' | 'compare' | 'run' } & Record<string, any>} ReportData
+   * @typedef {{ kind: 'optimize' | 'compare' | 'matrix' | 'run' } & Record<string, any>} ReportData
    */
   /** @type {Record<string, any>} */
   var META = JSON.parse(document.getElementById('skillopt-meta').textContent);
@@ -68,7 +68,7 @@
    * @typedef {{ x: number, y: number | null, cls?: string, title?: string, key?: string }} ChartPoint
    * @typedef {{ cls: string, line?: boolean, step?: boolean, dots?: boolean, r?: number, points: ChartPoint[] }} ChartSeries
    * @typedef {{ width?: number, height?: number, x: number[], y: number[], xLabel?: string, yLabel?: string, label?: string,
-   *   yFmt?: (y: number) => string,
+   *   yFmt?: (y: number) => string, xFmt?: (x: number) => string,
    *   series?: ChartSeries[], hlines?: Array<{ y: number, cls: string, label?: string }>, xInt?: boolean }} LineChartOptions
    */
   /** An SVG line chart. @param {LineChartOptions} o @returns {string} */
@@ -83,7 +83,7 @@
     var yt = ticks(y0, y1, 5);
     for (var i = 0; i < yt.length; i++) s += '<line class="grid" x1="' + L + '" x2="' + (W - R) + '" y1="' + sy(yt[i]) + '" y2="' + sy(yt[i]) + '"/><text x="' + (L - 6) + '" y="' + (sy(yt[i]) + 4) + '" text-anchor="end">' + (o.yFmt ? o.yFmt(yt[i]) : yt[i]) + '</text>';
     var xt = ticks(x0, x1, Math.min(12, Math.max(2, Math.round(x1 - x0)))).filter(function (v) { return !o.xInt || v === Math.round(v); });
-    for (i = 0; i < xt.length; i++) s += '<text x="' + sx(xt[i]) + '" y="' + (H - B + 16) + '" text-anchor="middle">' + xt[i] + '</text>';
+    for (i = 0; i < xt.length; i++) s += '<text x="' + sx(xt[i]) + '" y="' + (H - B + 16) + '" text-anchor="middle">' + esc(o.xFmt ? o.xFmt(xt[i]) : xt[i]) + '</text>';
     s += '<line class="axis" x1="' + L + '" x2="' + (W - R) + '" y1="' + (H - B) + '" y2="' + (H - B) + '"/><line class="axis" x1="' + L + '" x2="' + L + '" y1="' + T + '" y2="' + (H - B) + '"/>';
     if (o.xLabel) s += '<text x="' + ((L + W - R) / 2) + '" y="' + (H - 6) + '" text-anchor="middle">' + esc(o.xLabel) + '</text>';
     if (o.yLabel) s += '<text x="12" y="' + ((T + H - B) / 2) + '" text-anchor="middle" transform="rotate(-90 12 ' + ((T + H - B) / 2) + ')">' + esc(o.yLabel) + '</text>';
@@ -318,7 +318,7 @@
 
   // ── header ───────────────────────────────────────────────────────────────────────────────────────
   function header(verdict) {
-    var kindLabel = { test: 'test run', eval: 'eval run', optimize: 'optimize run', compare: 'comparison' }[META.kind] || META.kind;
+    var kindLabel = { test: 'test run', eval: 'eval run', optimize: 'optimize run', compare: 'comparison', matrix: 'matrix of runs' }[META.kind] || META.kind;
     var h = '<header class="top"><h1>' + esc(META.title) + '</h1><div class="badges"><span class="badge">' + esc(kindLabel) + '</span>';
     if (verdict) h += '<span class="badge ' + esc(verdict.cls) + '" id="verdict-badge">' + esc(verdict.text) + '</span>';
     if (META.simulated) h += '<span class="badge sim">simulated model</span>';
@@ -516,6 +516,36 @@
     h += filesSection();
     app.innerHTML = h;
     t.mount();
+    openLinkedCase(t, S.cases);
+  }
+
+  /**
+   * `report.html#case=<suite>/<id>` (the per-case grid of matrix.html links there): the cases table filtered
+   * to that id, its row opened and scrolled to.
+   * @param {Table} t @param {Record<string, any>} cases
+   */
+  function openLinkedCase(t, cases) {
+    var m = /^#case=(.+)$/.exec(location.hash);
+    if (!m) return;
+    var want = decodeURIComponent(m[1]);
+    var C = {};
+    cases.columns.forEach(function (c, i) { C[c] = i; });
+    var search = /** @type {HTMLInputElement | null} */ (t.el.querySelector('[data-role=search]'));
+    var slash = want.indexOf('/');
+    var id = slash >= 0 ? want.slice(slash + 1) : want;
+    if (search) search.value = id;
+    t.query = id.toLowerCase();
+    t.page = 0;
+    t.refresh();
+    var rows = t.tbody.querySelectorAll('tr.row');
+    for (var i = 0; i < rows.length; i++) {
+      var r = cases.rows[Number(rows[i].getAttribute('data-i'))];
+      if (r[C.suite] + '/' + r[C.id] !== want) continue;
+      /** @type {HTMLElement} */ (rows[i]).click();
+      rows[i].scrollIntoView();
+      rows[i].setAttribute('id', 'linked-case');
+      return;
+    }
   }
 
   /** Tokens (uncached prompt, cached prompt, completion) and cost per split: [split, uncached, cached, completion, cost, rows]. */
@@ -808,6 +838,154 @@
     if (t) t.mount();
   }
 
+  // ── a matrix of runs (matrix.json, docs/matrix.md) ──────────────────────────────────────────────
+  /** Background of a heatmap cell for a pass rate (red → green), null: none. @param {number | null} x @returns {string} */
+  function heat(x) { return x === null || x === undefined ? '' : 'background:hsla(' + Math.round(120 * x) + ',70%,50%,0.28)'; }
+  function signed3(x) { return x === null || x === undefined ? '—' : (x >= 0 ? '+' : '−') + Math.abs(x).toFixed(3); }
+  function verdictCls(v) { return v === 'helps' || v === 'better' ? 'b-pass' : v === 'hurts' || v === 'worse' ? 'b-fail' : v === 'inconclusive' ? 'b-errored' : ''; }
+
+  function renderMatrix(D) {
+    var M = D.matrix;
+    var skills = M.skills.map(function (s) { return s.label; });
+    var at = {};
+    M.cells.forEach(function (c, i) { at[c.model + '\u0000' + c.skill] = i; });
+    var liftOf = {};
+    M.lifts.forEach(function (l) { liftOf[l.model + '\u0000' + l.skill] = l; });
+    var noSkill = {};
+    M.skills.forEach(function (s) { if (s.kind === 'none') noSkill[s.label] = true; });
+    var words = function (r) { return noSkill[r.skill] ? r.model + ' without a skill' : r.model + ' with ' + r.skill; };
+    var n = function (v) { return M.lifts.filter(function (l) { return l.verdict === v; }).length; };
+    var badge = M.lifts.length ? { text: n('helps') + ' helps · ' + n('hurts') + ' hurts', cls: n('hurts') ? 'fail' : n('helps') ? 'pass' : '' } : null;
+    var h = header(badge);
+    h += toc([['heatmap', 'pass rate per cell'], ['lifts', 'lifts'], ['frontier', 'cost and frontier'], ['models', 'models compared'], ['grid', 'cases (' + int(M.cases.length) + ')'], ['files', 'files']]);
+    var metric = M.frontier.metric === 'cost_per_pass' ? 'cost per passing case' + (M.frontier.currency ? ' (' + M.frontier.currency + ')' : '') : 'tokens per passing case';
+    var perPass = function (c) { var v = M.frontier.metric === 'cost_per_pass' ? c.cost_per_pass : c.tokens_per_pass; return v === null ? null : v; };
+    var perPassText = function (c) { var v = perPass(c); return v === null ? '—' : M.frontier.metric === 'cost_per_pass' ? money(v) : int(Math.round(v)); };
+    var cc = M.case_counts;
+    h += section('overview', 'Overview', cards([
+      ['cells', M.models.length + ' × ' + M.skills.length, M.kind + ' runs · split ' + M.split + ' · ' + M.trials + ' trial(s) per case'],
+      ['lifts over ' + M.baseline_skill, String(M.lifts.length), n('helps') + ' helps · ' + n('hurts') + ' hurts · ' + n('no detectable change') + ' no detectable change (adjusted)'],
+      ['frontier', String(M.frontier.cells.length) + ' cell(s)', M.frontier.cells.map(words).join(' · ')],
+      ['cases', int(cc.cases), cc.fails_everywhere + ' fail on every model · ' + cc.model_specific + ' model-specific · ' + cc.helped + ' helped · ' + cc.hurt + ' hurt'],
+    ]));
+
+    // the model × skill heatmap with intervals (and each lift under its cell)
+    var hm = '<div class="panel"><table id="heatmap" class="heatmap"><thead><tr><th>model</th>';
+    skills.forEach(function (s) { hm += '<th>' + esc(s) + '</th>'; });
+    hm += '</tr></thead><tbody>';
+    M.models.forEach(function (m) {
+      hm += '<tr><th>' + esc(m.name) + '</th>';
+      skills.forEach(function (s) {
+        var i = at[m.name + '\u0000' + s];
+        if (i === undefined) { hm += '<td></td>'; return; }
+        var c = M.cells[i], l = liftOf[m.name + '\u0000' + s];
+        var inner = '<b>' + f3(c.pass_rate) + '</b> <span class="muted small">' + (c.pass_rate_ci ? '[' + f3(c.pass_rate_ci[0]) + ', ' + f3(c.pass_rate_ci[1]) + ']' : '') + '</span>';
+        if (l) inner += '<div class="small"><span class="st ' + verdictCls(l.verdict) + '">' + esc(signed3(l.delta) + ' ' + l.verdict) + '</span></div>';
+        inner += '<div class="muted small">' + esc(perPassText(c)) + ' per pass · ' + c.n + ' scored' + (c.errored ? ', ' + c.errored + ' errored' : '') + '</div>';
+        var link = D.reports[i] ? '<a class="cell-report" href="' + esc(D.reports[i]) + '">report</a>' : '';
+        hm += '<td style="' + heat(c.pass_rate) + '" data-cell="' + i + '">' + inner + ' ' + link + '</td>';
+      });
+      hm += '</tr>';
+    });
+    hm += '</tbody></table><p class="muted small">Pass rate per cell and its ' + Math.round(M.confidence * 100) + '% interval; under it the lift over ' + esc(M.baseline_skill) + ' on the same cases (paired), its verdict adjusted over the ' + M.lifts.length + ' lifts; then the ' + esc(metric) + '.</p></div>';
+    h += section('heatmap', 'Pass rate per model and skill', hm);
+
+    // the lift per model with intervals
+    if (M.lifts.length) {
+      var span = 0.05;
+      M.lifts.forEach(function (l) { span = Math.max(span, Math.abs(l.delta || 0), l.interval ? Math.max(Math.abs(l.interval[0]), Math.abs(l.interval[1])) : 0); });
+      span = Math.min(1, span * 1.1);
+      var rows = M.lifts.map(function (l) {
+        return { label: l.model + ' · ' + l.skill, value: l.delta, lo: l.interval ? l.interval[0] : null, hi: l.interval ? l.interval[1] : null, cls: l.verdict === 'helps' ? 'pass' : l.verdict === 'hurts' ? 'rejected' : 'rate', ciCls: l.verdict === 'hurts' ? 'neg' : l.verdict === 'helps' ? 'cand' : '', title: l.model + ' · ' + l.skill + ': ' + signed3(l.delta) + ' ' + l.verdict + ' (adjusted p ' + (l.p_adjusted === null ? '—' : Number(l.p_adjusted).toPrecision(3)) + ')' };
+      });
+      var lt = '<table id="lifts-table"><thead><tr><th>model</th><th>skill</th><th class="num">Δ</th><th>' + Math.round(M.confidence * 100) + '% interval</th><th class="num">p</th><th class="num">p adjusted</th><th class="num" title="the true drop caught 80% of the time">could miss</th><th>verdict</th></tr></thead><tbody>';
+      M.lifts.forEach(function (l) {
+        lt += '<tr><td>' + esc(l.model) + '</td><td>' + esc(l.skill) + '</td><td class="num">' + signed3(l.delta) + '</td><td>' + (l.interval ? signed3(l.interval[0]) + ' … ' + signed3(l.interval[1]) : '—') + '</td><td class="num">' + pText(l.p) + '</td><td class="num">' + pText(l.p_adjusted) + '</td><td class="num">' + f3(l.mde_80) + '</td><td><span class="st ' + verdictCls(l.verdict) + '">' + esc(l.verdict) + '</span></td></tr>';
+      });
+      lt += '</tbody></table>';
+      h += section('lifts', 'Lift over ' + M.baseline_skill + ' per model', '<div class="grid2"><div class="panel">' + dotPlot(rows, { label: 'lift per model with intervals', x: [-span, span], vlines: [{ x: 0, cls: 'zero' }], xLabel: 'lift: skill − ' + M.baseline_skill + ' (dot) and its interval (line)', width: 560, xFmt: function (v) { return (v > 0 ? '+' : '') + v; } }) + '</div><div class="panel">' + lt + '<p class="muted small">One-sided p in the direction of Δ; adjusted over the lifts with the one multiplicity rule (Benjamini–Hochberg). A verdict needs the adjusted p below ' + (1 - M.confidence).toFixed(2) + '.</p></div></div>');
+    }
+
+    // cost per passing case against pass rate: the frontier and the tie groups
+    var group = {};
+    M.frontier.tie_groups.forEach(function (g, gi) { g.forEach(function (r) { group[r.model + '\u0000' + r.skill] = gi; }); });
+    var onFrontier = {};
+    M.frontier.cells.forEach(function (r) { onFrontier[r.model + '\u0000' + r.skill] = true; });
+    var plotted = M.cells.filter(function (c) { return c.pass_rate !== null && perPass(c) !== null && perPass(c) > 0; });
+    var xs = plotted.map(perPass);
+    var lo = Math.min.apply(null, xs.concat([Infinity])), hi = Math.max.apply(null, xs.concat([-Infinity]));
+    var log = plotted.length > 1 && hi / lo > 20;
+    var X = function (v) { return log ? Math.log10(v) : v; };
+    var sc = '';
+    if (plotted.length) {
+      var x0 = X(lo), x1 = X(hi), pad = (x1 - x0 || Math.abs(x0) || 1) * 0.08;
+      var pts = plotted.map(function (c) {
+        var k = c.model + '\u0000' + c.skill;
+        return { x: X(perPass(c)), y: c.pass_rate, cls: 'tg' + ((group[k] || 0) % 8) + (onFrontier[k] ? ' front' : ''), key: k, title: words(c) + ': pass rate ' + f3(c.pass_rate) + ' · ' + perPassText(c) + ' per pass' + (onFrontier[k] ? ' · on the frontier' : '') + ' · tie group ' + ((group[k] || 0) + 1) };
+      });
+      var front = M.frontier.cells.map(function (r) { return M.cells[at[r.model + '\u0000' + r.skill]]; }).filter(function (c) { return perPass(c) !== null && perPass(c) > 0; }).map(function (c) { return { x: X(perPass(c)), y: c.pass_rate }; }).sort(function (a, b) { return a.x - b.x; });
+      sc = lineChart({
+        label: 'pass rate against ' + metric, x: [x0 - pad, x1 + pad], y: [0, 1], xLabel: metric + (log ? ' (log scale)' : ''), yLabel: 'pass rate',
+        xFmt: function (v) { var a = log ? Math.pow(10, v) : v; return M.frontier.metric === 'cost_per_pass' ? (a >= 1 ? a.toFixed(2) : a.toPrecision(2)) : String(Math.round(a)); },
+        series: [{ cls: 's-front', line: true, dots: false, points: front }, { cls: '', line: false, points: pts, r: 6 }],
+      });
+    }
+    var notPlotted = M.cells.filter(function (c) { return plotted.indexOf(c) < 0; });
+    var fr = '<div class="grid2"><div class="panel" id="scatter">' + (sc || '<p class="muted">No cell passed a case at a known cost.</p>') +
+      legend(M.frontier.tie_groups.map(function (g, gi) { return ['tie group ' + (gi + 1) + ': ' + g.map(words).join(', '), PALETTE[gi % 8]]; }).concat([['frontier (line; ringed dots)', 'var(--fg)']])) +
+      (notPlotted.length ? '<p class="muted small">Not plotted (nothing passed, or no cost): ' + esc(notPlotted.map(words).join(', ')) + '.</p>' : '') + '</div><div class="panel">';
+    fr += '<p><b>Frontier</b> (cheapest first): ' + esc(M.frontier.cells.map(function (r) { var c = M.cells[at[r.model + '\u0000' + r.skill]]; return words(r) + ' (' + f3(c.pass_rate) + ', ' + perPassText(c) + ' per pass)'; }).join(' · ') || 'none') + '</p>';
+    if (M.frontier.statements.length) fr += '<ul id="frontier-statements">' + M.frontier.statements.map(function (s) { return '<li>' + esc(s) + '</li>'; }).join('') + '</ul>';
+    if (M.frontier.dominated.length) fr += '<details><summary>' + M.frontier.dominated.length + ' dominated cell(s)</summary><ul>' + M.frontier.dominated.map(function (d) { return '<li>' + esc(words(d)) + ': by ' + esc(d.by.map(words).join(', ')) + '</li>'; }).join('') + '</ul></details>';
+    fr += '<p class="muted small">A cell is dominated only when another is significantly better on pass rate (paired, adjusted) and no more expensive per passing case. Cells whose pass-rate intervals overlap the best remaining cell\'s form its tie group.</p></div></div>';
+    h += section('frontier', 'Cost and the frontier', fr);
+
+    // models compared with the same skill
+    var mc = '<table id="models-table"><thead><tr><th>skill</th><th>model</th><th>against</th><th class="num">Δ</th><th>interval</th><th class="num">p adjusted</th><th>verdict</th></tr></thead><tbody>';
+    M.model_comparisons.forEach(function (c) {
+      mc += '<tr><td>' + esc(c.skill) + '</td><td>' + esc(c.model) + '</td><td>' + esc(c.vs) + '</td><td class="num">' + signed3(c.delta) + '</td><td>' + (c.interval ? signed3(c.interval[0]) + ' … ' + signed3(c.interval[1]) : '—') + '</td><td class="num">' + pText(c.p_adjusted) + '</td><td><span class="st ' + verdictCls(c.verdict) + '">' + esc(c.verdict) + '</span></td></tr>';
+    });
+    mc += '</tbody></table>';
+    h += section('models', 'Models compared with the same skill', M.model_comparisons.length ? '<div class="panel">' + mc + '<p class="muted small">Each model against each earlier one, on the same cases, paired; adjusted over every pair.</p></div>' : '<p class="muted">One model: nothing to compare.</p>');
+
+    // every case in every cell, linked to the cell's report
+    var multiSuite = M.cases.some(function (c) { return M.cases.length && c.suite !== M.cases[0].suite; });
+    var cols = [];
+    if (multiSuite) cols.push({ key: 'suite', label: 'suite', get: function (r) { return r.suite; } });
+    cols.push({ key: 'id', label: 'id', get: function (r) { return r.id; }, cls: 'id' });
+    cols.push({ key: 'classes', label: 'class', get: function (r) { return r.classes.join(', '); }, render: function (r) { return r.classes.map(function (k) { return '<span class="st ' + (k === 'hurt' || k === 'fails_everywhere' ? 'b-fail' : k === 'helped' ? 'b-pass' : 'b-flaky') + '">' + esc(k.replace('_', ' ')) + '</span>'; }).join(' '); } });
+    M.cells.forEach(function (c, i) {
+      cols.push({
+        key: 'c' + i, label: c.model + ' × ' + c.skill, num: true, sortable: true, cls: 'gridcell',
+        get: function (r) { return r.outcomes[i]; },
+        render: function (r) {
+          var f = r.outcomes[i];
+          var b = '<span class="st ' + (f === null ? 'b-errored' : f >= 0.5 ? 'b-pass' : 'b-fail') + '">' + (f === null ? '—' : M.trials > 1 ? Number(f).toFixed(2) : f >= 0.5 ? 'pass' : 'fail') + '</span>';
+          return D.reports[i] ? '<a class="case-cell" data-cell="' + i + '" href="' + esc(D.reports[i]) + '#case=' + encodeURIComponent(r.suite + '/' + r.id) + '" title="' + esc(c.model + ' × ' + c.skill + ': open ' + r.id + ' in this cell\'s report') + '">' + b + '</a>' : b;
+        },
+      });
+    });
+    var grid = new Table({
+      id: 'grid-table',
+      rows: M.cases,
+      columns: cols,
+      search: [function (r) { return r.id; }, function (r) { return r.suite; }],
+      searchLabel: 'filter by id…',
+      selects: [
+        { key: 'differs', label: 'cases', get: function (r) { return r.differs ? 'different only' : 'the same in every cell'; }, always: true },
+        { key: 'classes', label: 'class', get: function (r) { return r.classes.join(', ') || 'none'; } },
+      ],
+      sort: { key: 'id', dir: 1 },
+      pageSize: 100,
+      rowClass: function (r) { return r.differs ? 'differs' : ''; },
+      note: 'Each case\'s pass ' + (M.trials > 1 ? 'fraction' : 'outcome') + ' in every cell (model × skill); click one to open the case in that cell\'s report. "different only" keeps the cases that pass in some cells and fail in others.',
+    });
+    h += section('grid', 'Cases in every cell', grid.html());
+    h += filesSection();
+    app.innerHTML = h;
+    grid.mount();
+  }
+
   // ── attribution (compare.json `attribution`, docs/attribution.md) ─────────────────────────────────
   /** The id of a changed case's row in the regressed / fixed table. */
   function caseAnchor(x) { return 'case-' + encodeURIComponent(x.suite) + '--' + encodeURIComponent(x.id); }
@@ -821,7 +999,7 @@
 
   function pText(p) { return p === null || p === undefined ? '—' : p < 0.001 ? p.toExponential(1) : p.toFixed(3); }
 
-  /** Per changed case, the links to what explains it: its unit or its combo. */
+  /** Per changed case, the links to what explains it (its unit or its combo), or why nothing does. */
   function attributionIndex(A) {
     var by = {};
     var add = function (list, html) { list.forEach(function (x) { var k = x.suite + '\u0000' + x.id; by[k] = (by[k] ? by[k] + ', ' : '') + html; }); };
@@ -835,38 +1013,69 @@
       add(cb.breaks, link);
       add(cb.fixes, link);
     });
+    add(A.noise, '<span class="muted small">noise: did not reproduce</span>');
+    A.unexplained.forEach(function (x) { add([x], '<span class="muted small">unexplained: ' + esc(REASONS[x.reason] || x.reason) + '</span>'); });
     return by;
+  }
+
+  var REASONS = {
+    budget: 'the budget ran out',
+    errored: 'its samples errored',
+    outside_units: 'reverting every unit does not restore it',
+    no_small_set: 'only a large set of units restores it',
+    not_confirmed: 'the search\'s suspect was not confirmed'
+  };
+
+  /** The largest adjusted p of a unit's (or combo's) blames, or a dash (a deterministic target gives none). */
+  function worstP(list) {
+    var ps = list.map(function (b) { return b.p_adjusted; }).filter(function (p) { return p !== null && p !== undefined; });
+    return ps.length ? pText(Math.max.apply(null, ps)) : '—';
+  }
+
+  /** Links to the blamed cases, each titled with its confirmation's counts and p-values. */
+  function blameLinks(list, anchored) {
+    return list.map(function (b) {
+      var title = 'reverted ' + b.reverted.passes + '/' + b.reverted.scored + ' pass, candidate ' + b.candidate.passes + '/' + b.candidate.scored + (b.p_adjusted === null ? '' : '; p = ' + pText(b.p) + ', adjusted ' + pText(b.p_adjusted));
+      return '<span title="' + esc(title) + '">' + caseLinks([b], anchored) + '</span>';
+    }).join(', ');
   }
 
   function attributionHtml(A, anchored, totals) {
     var inCombo = {};
     A.combos.forEach(function (cb) { cb.units.forEach(function (x) { inCombo[x] = true; }); });
     var shown = A.units.filter(function (u) { return u.breaks.length + u.fixes.length > 0 || inCombo[u.id]; });
-    var h = '<p class="muted small">' + esc(A.units.length) + ' ' + esc(A.granularity) + ' unit(s) of the skill change; the flipped cases were re-run with units reverted (' +
-      int(A.calls) + ' model calls of a budget of ' + int(A.budget) + '). A unit explains a case when reverting it alone restores the baseline\'s outcome.' +
+    var samples = A.deterministic ? 'one sample a question: the target runs at temperature 0, so noise cannot be told from the change' : esc(A.samples.join(' / ')) + ' fresh samples an arm';
+    var h = '<p class="muted small">' + esc(A.units.length) + ' ' + esc(A.granularity) + ' unit(s) of the skill change; each flipped case was re-run on fresh samples (' + samples + '; ' +
+      int(A.calls) + ' model calls of a budget of ' + int(A.budget) + '). A unit is blamed for a case when the flip reproduces and reverting the unit gives the case its baseline outcome back, confirmed by an exact test whose p is adjusted over the ' + int(A.tested) + ' confirmation(s) tested (α = ' + esc(A.alpha) + ').' +
       (A.skills ? ' Baseline skill <code>' + esc(A.skills.baseline) + '</code>, candidate skill <code>' + esc(A.skills.candidate) + '</code>.' : '') + '</p>';
-    if (!shown.length) h += '<p class="muted">No unit explains a changed case.</p>';
+    if (!shown.length) h += '<p class="muted">No unit is confirmed to explain a changed case.</p>';
     if (shown.length) {
-      h += '<table id="attribution-table"><thead><tr><th>unit</th><th>lines</th><th>text</th><th>breaks</th><th>fixes</th><th class="num" title="exact paired test of its breaks against its fixes">p</th></tr></thead><tbody>';
+      h += '<table id="attribution-table"><thead><tr><th>unit</th><th>lines</th><th>text</th><th>breaks</th><th>fixes</th><th class="num" title="the largest adjusted p of its confirmations">adjusted p</th></tr></thead><tbody>';
       shown.forEach(function (u) {
         var lines = u.lines[0] === u.lines[1] ? String(u.lines[0]) : u.lines[0] + '–' + u.lines[1];
         // its added lines, or (a deletion) its removed lines each prefixed "-": shown as written, uncoloured,
         // since a markdown list item starts with "-" too
         var text = '<pre class="unit-text">' + esc(u.text) + '</pre>';
         h += '<tr id="unit-' + esc(u.id) + '" class="unit"><td class="id">' + esc(u.kind) + ' ' + esc(u.id.slice(1)) + '</td><td class="num">' + esc(lines) + '</td><td>' + text + '</td>' +
-          '<td class="breaks">' + (u.breaks.length ? '<span class="o-rejected">' + u.breaks.length + ' of ' + totals.regressed + '</span> ' + caseLinks(u.breaks, anchored) : '') + '</td>' +
-          '<td class="fixes">' + (u.fixes.length ? '<span class="o-accepted">' + u.fixes.length + ' of ' + totals.fixed + '</span> ' + caseLinks(u.fixes, anchored) : '') + '</td>' +
-          '<td class="num">' + pText(u.p) + '</td></tr>';
+          '<td class="breaks">' + (u.breaks.length ? '<span class="o-rejected">' + u.breaks.length + ' of ' + totals.regressed + '</span> ' + blameLinks(u.breaks, anchored) : '') + '</td>' +
+          '<td class="fixes">' + (u.fixes.length ? '<span class="o-accepted">' + u.fixes.length + ' of ' + totals.fixed + '</span> ' + blameLinks(u.fixes, anchored) : '') + '</td>' +
+          '<td class="num">' + worstP(u.breaks.concat(u.fixes)) + '</td></tr>';
       });
       h += '</tbody></table>';
     }
     if (A.combos.length) {
       h += '<h3>Units that explain a case only together</h3><ul id="attribution-combos">' + A.combos.map(function (cb, i) {
         return '<li id="combo-' + i + '">' + cb.units.map(function (x) { return '<a href="#unit-' + esc(x) + '">' + esc(x.slice(1)) + '</a>'; }).join(' + ') + ' together: ' +
-          [cb.breaks.length ? 'breaks ' + caseLinks(cb.breaks, anchored) : '', cb.fixes.length ? 'fixes ' + caseLinks(cb.fixes, anchored) : ''].filter(Boolean).join('; ') + '</li>';
+          [cb.breaks.length ? 'breaks ' + blameLinks(cb.breaks, anchored) : '', cb.fixes.length ? 'fixes ' + blameLinks(cb.fixes, anchored) : ''].filter(Boolean).join('; ') + ' (adjusted p ' + worstP(cb.breaks.concat(cb.fixes)) + ')</li>';
       }).join('') + '</ul>';
     }
-    if (A.unexplained.length) h += '<p id="attribution-unexplained"><b>Unexplained</b> <span class="muted small">(reverting every unit does not restore them, or the budget ran out)</span>: ' + caseLinks(A.unexplained, anchored) + '</p>';
+    if (A.noise.length) h += '<p id="attribution-noise"><b>Noise</b> <span class="muted small">(the flip did not reproduce on fresh samples of both skills; no unit is blamed)</span>: ' + caseLinks(A.noise, anchored) + '</p>';
+    if (A.unexplained.length) {
+      h += '<p id="attribution-unexplained"><b>Unexplained</b>: ' + Object.keys(REASONS).map(function (r) {
+        var of = A.unexplained.filter(function (x) { return x.reason === r; });
+        return of.length ? '<span class="muted small">' + esc(REASONS[r]) + ':</span> ' + caseLinks(of, anchored) : '';
+      }).filter(Boolean).join('; ') + '</p>';
+    }
     return h;
   }
 
@@ -874,6 +1083,7 @@
   try {
     if (DATA.kind === 'optimize') renderOptimize(DATA);
     else if (DATA.kind === 'compare') renderCompare(DATA);
+    else if (DATA.kind === 'matrix') renderMatrix(DATA);
     else renderRun(DATA);
     app.addEventListener('click', function (ev) {
       var btn = /** @type {Element} */ (ev.target).closest('button[data-copy]');
