@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SimServer } from '../../src/sim/server.ts';
-import { assertBuilt, history, readJson, readText, simServers, tempDirs, train } from './optimize-helpers.ts';
+import { assertBuilt, history, readJson, readText, reportLine, simServers, tempDirs, train } from './optimize-helpers.ts';
 
 const tmp = tempDirs('opt-models');
 // the profiles' latency off: counts, not timings, are tested
@@ -85,6 +85,7 @@ describe('optimize over several target models', () => {
     expect(matrix.cells.map((c: { model: string; skill: string }) => `${c.model}/${c.skill}`)).toEqual(MODELS.flatMap((m) => [`${m}/seed`, `${m}/best`]));
     expect(matrix.lifts.map((l: { model: string; verdict: string }) => [l.model, l.verdict])).toEqual(models.map((m) => [m.name, m.test.paired.verdict]));
     expect(existsSync(join(outA, 'matrix.md')) && existsSync(join(outA, 'matrix.html'))).toBe(true);
+    expect(reportLine(full.stdout, 'next')).toMatch(/and the seed and best skill on every model on the test split: .*matrix\.html$/);
 
     // the killed run, rerun with the same command: the same best skill and the same calls per model
     expect(killed.killed).toBe(true);
