@@ -69,7 +69,7 @@ describe('optimize over several target models', () => {
     for (const m of models) expect(m.calls.total, m.name).toBe(stats.byModel[m.name]);
     expect(models[2]!.calls).toMatchObject({ train: 0, val: 0 });
     expect(sumA.token_summary._total.attempts).toBe(stats.requests);
-    expect(full.stdout).toMatch(/^ {2}sim-small: val .* test .*, Δ [+−]\d\.\d{3} \[.*\] (helps|hurts|no detectable change|inconclusive) · \d+ calls \(train \d+ · val \d+ · test \d+\)/m);
+    expect(full.stdout).toMatch(/^ {2}sim-small: val \d\.\d{3} \[.*\] → \d\.\d{3} \[.*\], Δ [+−]\d\.\d{3} (helps|hurts|no detectable change|inconclusive) · test .*, Δ [+−]\d\.\d{3} \[.*\] (helps|hurts|no detectable change|inconclusive) · \d+ calls \(train \d+ · val \d+ · test \d+\)/m);
     expect(full.stdout).toMatch(/^ {2}sim-medium \(transfer\): test .* · \d+ calls \(test \d+\)/m);
     // rollouts, validations and test evaluations keep one folder and one model per model
     for (const name of ['sim-small', 'sim-large']) {
