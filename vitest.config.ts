@@ -40,8 +40,9 @@ export default defineConfig({
           exclude: ['**/*.skill.test.ts', '**/node_modules/**', ...E2E, ...BROWSER],
           // each file: a temp directory of its own that it must leave empty, and no network beyond loopback
           setupFiles: ['./test/setup/guard.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
+          // a guard against a hang, not a limit: a loaded 2-core machine is slow
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
         },
       },
       {

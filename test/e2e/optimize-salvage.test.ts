@@ -71,5 +71,5 @@ describe.concurrent('salvage', () => {
     expect(view(outB)).toEqual(view(outA));
     expect(readText(join(outB, 'best_skill.md'))).toBe(readText(join(outA, 'best_skill.md')));
     expect(readJson(join(outB, 'summary.json')).token_summary._total.calls).toBe(summary.token_summary._total.calls);
-  }, 180_000);
+  });
 });
