@@ -100,6 +100,24 @@ describe('skillopt report and skillopt show', () => {
     expect(oneLineError(await cli(['show']), 2)).toContain('show needs a run folder');
   });
 
+  test('show and report as processes: the text on stdout, nothing on stderr, exit 0; not a run folder: one line on stderr, exit 2', async () => {
+    const out = copyRun('miniTest');
+    const shown = await skillopt(['show', out]);
+    expect(shown.code, shown.all).toBe(0);
+    expect(shown.stderr).toBe('');
+    expect(shown.stdout).toContain('skillopt show · test run — simulated model');
+    const again = await skillopt(['report', out]);
+    expect(again.code, again.all).toBe(0);
+    expect(again.stderr).toBe('');
+    expect(again.stdout).toContain(`[skillopt] wrote ${join(out, 'report.html')}`);
+    const dir = tmp.make('not-a-run');
+    for (const command of ['show', 'report']) {
+      const r = await skillopt([command, dir]);
+      expect(oneLineError(r, 2)).toContain('not a skillopt run folder');
+      expect(r.stdout).toBe('');
+    }
+  });
+
   test('--reporter=html is refused, naming skillopt report', async () => {
     const line = oneLineError(await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--reporter=html']), 2);
     expect(line).toContain('--reporter=html is not supported');
