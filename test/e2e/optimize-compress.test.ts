@@ -34,7 +34,7 @@ type Compress = CompressRecord;
 
 const pad4 = (n: number) => String(n).padStart(4, '0');
 
-describe.concurrent('compress stage', () => {
+describe('compress stage', () => {
   test('compressions are gated and shrink the skill; a kill mid-compress resumes to the same run', async () => {
     const outA = tmp.make('full');
     const outB = tmp.make('killed');

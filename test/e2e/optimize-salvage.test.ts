@@ -27,7 +27,7 @@ interface Salvage {
   action: string;
 }
 
-describe.concurrent('salvage', () => {
+describe('salvage', () => {
   test('a rejected candidate keeps the edits that fix and break nothing; a kill mid-salvage resumes to the same run', async () => {
     const outA = tmp.make('full');
     const outB = tmp.make('killed');

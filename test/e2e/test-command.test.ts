@@ -17,7 +17,7 @@ const CONFIG = 'configs/mini/sim.yaml';
 
 const STATS_KEYS = ['n', 'passed', 'failed', 'errored', 'pass_rate', 'mean_hard', 'mean_soft'];
 
-describe.concurrent('skillopt test', () => {
+describe('skillopt test', () => {
   test('misses fail the run without a gate; results.jsonl and summary.json are written', async () => {
     // `skillopt test --config CONFIG` into its out_root: the shared run (test/helpers/shared-run-specs.ts)
     const shared = sharedRun('miniTest');

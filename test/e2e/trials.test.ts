@@ -16,7 +16,7 @@ afterAll(() => tmp.cleanup());
 
 const CONFIG = 'configs/mini/sim.yaml';
 
-describe.concurrent('trials', () => {
+describe('trials', () => {
   test('env.trials=3 with noise 0.2: three rows per task, pass@k, pass^k, flaky, a 95% interval, JUnit flaky property', async () => {
     const dir = tmp.make('noisy');
     // run a is the shared trials run (test/helpers/shared-run-specs.ts): these arguments, made once
@@ -111,7 +111,7 @@ describe.concurrent('trials', () => {
   });
 });
 
-describe.concurrent('skillopt test --baseline: run and compare in one step', () => {
+describe('skillopt test --baseline: run and compare in one step', () => {
   test('a real drop fails with --fail-on-regression, naming the worst cases; annotations point at the suite file', async () => {
     const dir = tmp.make('baseline');
     // the baseline: `skillopt test --config CONFIG --skill <oracle>`, made once for every file that needs it
