@@ -26,6 +26,7 @@ import { MatrixManifest, readMatrixRun } from './manifest.ts';
 import type { MatrixModel } from './models.ts';
 import { skillEntry, type MatrixSkill } from './skills.ts';
 import type { z } from 'zod';
+import { currentEnv } from '../util/io-context.ts';
 
 export interface CellOutcome {
   verdict: 'pass' | 'fail' | 'inconclusive';
@@ -99,7 +100,7 @@ export function modelEntry(model: MatrixModel, roles: ResolvedRoles): MatrixMode
 
 export async function runMatrix(o: MatrixRunOptions): Promise<MatrixResult> {
   if (o.config.env.max_cost > 0) throw new SkillOptError('env.max_cost does not apply to a run with --models yet: leave it at 0 (docs/matrix.md)');
-  const env = o.env ?? process.env;
+  const env = o.env ?? currentEnv();
   const kind = o.cellKind;
   const lock = acquireRunLock(o.outDir, { log: o.log });
   try {
