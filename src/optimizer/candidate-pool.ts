@@ -17,6 +17,8 @@ import { adopt, isAccepted, judge } from './stage-gate.ts';
 import { setGateReference } from './validation.ts';
 import type { ValLedger } from './val-ledger.ts';
 import { modelKey } from './models.ts';
+import type { MergeReport } from '../runfiles/index.ts';
+export type { MergeReport };
 
 export const POOL_FILE = 'pareto_pool.json';
 
@@ -167,21 +169,6 @@ export async function adoptParetoParent(ctx: RunContext, step: number, rel: (p: 
 /** Pareto: an accepted candidate joins the pool (its scores from the val ledger). */
 export function admitCandidate(ctx: RunContext, skill: string, score: number, parent: string, step: number): PoolCandidate {
   return poolOf(ctx).admit(skill, scoresOf(ctx, skill), score, [parent], step, ctx.state.current_origin);
-}
-
-/** A merge attempt as the step record shows it (and `merge.json` in the step folder keeps it for resume). */
-export interface MergeReport {
-  parents: [string, string];
-  base: string;
-  conflicts: number;
-  action: string;
-  score: number;
-  rule: string;
-  /** The merged candidate's pool id (accepted only). */
-  id?: string;
-  /** The merged candidate's mean target-role tokens and cost per val case (null: unknown, or unpriced). */
-  mean_tokens?: number | null;
-  mean_cost?: number | null;
 }
 
 /**

@@ -15,7 +15,7 @@
  * before the result, so a result on disk always has its cost on record.
  */
 import { isAbsolute, relative } from 'node:path';
-import { Accounting, diffSummaries, sumSummaries, TOTAL_KEY } from '../model/accounting.ts';
+import { Accounting, diffSummaries, emptyStats, STAT_FIELDS, sumSummaries, TOTAL_KEY } from '../model/accounting.ts';
 import { spentTokens } from '../model/call-usage.ts';
 import type { CallUsage, CaseRecord, StageStats, TokenSummary } from '../types.ts';
 import type { RunStore } from './run-store.ts';
@@ -57,7 +57,8 @@ function positiveDiff(a: TokenSummary, b: TokenSummary): TokenSummary {
   const out: TokenSummary = {};
   for (const [stage, s] of Object.entries(d)) {
     if (stage === TOTAL_KEY) continue;
-    const pos = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Math.max(0, v)])) as unknown as StageStats;
+    const pos = emptyStats();
+    for (const k of STAT_FIELDS) pos[k] = Math.max(0, s[k]);
     if (Object.values(pos).some((v) => v > 0)) out[stage] = pos;
   }
   return sumSummaries(out);

@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { buildRunFile, HistorySchema, readRunFile, RuntimeStateSchema } from '../runfiles/index.ts';
 import { displayPath } from '../util/paths.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
-import type { RuntimeState } from '../runfiles/index.ts';
+import type { RuntimeState, StepRecordFile } from '../runfiles/index.ts';
 
 /** The state files' types are their schemas' (src/runfiles/runtime-state.ts). */
 export type { GateStats, RuntimeState, UngatedChange } from '../runfiles/index.ts';
@@ -33,11 +33,11 @@ export class RunStore {
     this.writeJson('runtime_state.json', buildRunFile(RuntimeStateSchema, state, 'runtime_state.json'));
   }
 
-  readHistory(): Record<string, unknown>[] {
+  readHistory(): StepRecordFile[] {
     return this.readChecked(HistorySchema, 'history.json') ?? [];
   }
 
-  appendHistory(record: Record<string, unknown>): void {
+  appendHistory(record: StepRecordFile): void {
     const history = this.readHistory().filter((r) => r.step !== record.step);
     history.push(record);
     writeJsonAtomic(this.path('history.json'), history);

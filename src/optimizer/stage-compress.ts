@@ -23,28 +23,10 @@ import { adopt, isAccepted, judge } from './stage-gate.ts';
 import { stepDir } from './step-buffer.ts';
 import { SKILL_SUBJECT } from './subject.ts';
 import type { Edit } from '../protocol/schemas.ts';
+import type { CompressRecord, StepRecordDraft } from '../runfiles/index.ts';
+export type { CompressRecord };
 
-
-export type CompressTrigger = 'growth' | 'epoch_end';
-
-/** What the step record's `compress` says. */
-export interface CompressRecord {
-  trigger: CompressTrigger;
-  /** The current skill the stage compressed (its hash), and its size before and after. */
-  skill_hash: string;
-  tokens_before: number;
-  tokens_after: number;
-  chars_before: number;
-  chars_after: number;
-  edits: number;
-  applied: number;
-  /** skip_no_change (nothing applied) | skip_not_smaller | the gate's action. */
-  action: string;
-  candidate_hash?: string;
-  gate_score?: number;
-  pass_rate?: number;
-  rule?: string;
-}
+export type CompressTrigger = CompressRecord['trigger'];
 
 /** `compress_result.json`: the model's proposal, kept for a rerun of the step. */
 interface CompressReply {
@@ -103,7 +85,7 @@ export function trainEvidence(ctx: RunContext, step: number, current: readonly C
  */
 export async function compressStage(
   ctx: RunContext,
-  o: { step: number; stepInEpoch: number; dir: string; rel: (p: string) => string; train: readonly CaseRecord[]; record: Record<string, unknown>; poolParent: string | null },
+  o: { step: number; stepInEpoch: number; dir: string; rel: (p: string) => string; train: readonly CaseRecord[]; record: StepRecordDraft; poolParent: string | null },
 ): Promise<CompressRecord | null> {
   const trigger = compressTrigger(ctx, o.stepInEpoch);
   if (!trigger) return null;
@@ -147,7 +129,7 @@ export async function compressStage(
   ctx.log(`  compress (${trigger}): ${applied.summary.applied} of ${reply.edits.length} edit(s) applied, ${size}; validating`);
   const g = await judge(ctx, candidate, `${o.dir}/compress_eval`, `step ${o.step} compress validation`, { ties: true });
   ctx.persistUsage();
-  Object.assign(rec, { action: g.action, candidate_hash: skillHash(candidate), gate_score: g.score, pass_rate: g.v.pass_rate, rule: g.rule });
+  Object.assign(rec, { action: g.action, candidate_hash: skillHash(candidate), gate_score: g.score, pass_rate: g.v.pass_rate, rule: g.rule } satisfies Partial<CompressRecord>);
   if (isAccepted(g.action)) {
     adopt(ctx, candidate, g.score, o.step, { origin: `step_${String(o.step).padStart(4, '0')}_compressed`, action: g.action });
     rec.tokens_after = skillTokens(candidate);

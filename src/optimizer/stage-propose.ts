@@ -13,6 +13,7 @@ import { update } from './update.ts';
 import type { StepDigest } from './step-buffer.ts';
 import { screenEdits } from './stage-guard.ts';
 import type { CaseRecord } from '../types.ts';
+import type { StepRecordDraft } from '../runfiles/index.ts';
 
 export type Proposal =
   | { kind: 'candidate'; candidate: string; ranked: Item[] }
@@ -36,7 +37,7 @@ export async function propose(
     evidence: { rollout_n: number; rollout_hard: number | null; rollout_soft: number | null };
     rel: (p: string) => string;
     /** The step record and digest being written: each stage adds its fields. */
-    record: Record<string, unknown>;
+    record: StepRecordDraft;
     digest: StepDigest;
     timing: Record<string, number>;
   },
@@ -82,7 +83,7 @@ export async function propose(
     : await cachedStage(ctx, o.rel('ranked_edits.json'), () => rankAndClip({ items, k, skill: view, llm: ctx.o.llm, mode: ctx.mode, metaSection: o.meta, warn, ...stages }));
   lap('select', t);
   ctx.persistUsage();
-  Object.assign(o.record, { n_edits_ranked: ranked.items.length, edit_budget: k, support_counts: ranked.items.map(support), ...(decision ? { lr_decision: decision } : {}) });
+  Object.assign(o.record, { n_edits_ranked: ranked.items.length, edit_budget: k, support_counts: ranked.items.map(support), ...(decision ? { lr_decision: decision } : {}) } satisfies Partial<StepRecordDraft>);
 
   // ⑤ update
   t = performance.now();
