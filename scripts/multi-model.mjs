@@ -127,7 +127,7 @@ function report(rows, o) {
     lines.push(`- worst case, joint − sim-large only: ${signed(wJoint - wSingle)} (goal ≥ 0, +0.05): ${wJoint - wSingle >= 0.05 ? 'met' : wJoint >= wSingle ? 'met ≥ 0, not +0.05' : 'missed'}`);
     lines.push(`- worst case, joint − seed: ${signed(wJoint - wSeed)} (goal ≥ +0.10): ${wJoint - wSeed >= 0.1 ? 'met' : 'missed'}`);
     lines.push(`- sim-large, joint − sim-large only: ${signed(lJoint - lSingle)} (goal within 0.10): ${lJoint >= lSingle - 0.1 ? 'met' : 'missed'}`);
-    const worse = rs.flatMap((r) => Object.entries(r.verdicts).filter(([, v]) => v === 'regressed').map(([k]) => `${r.seed} ${k}`));
+    const worse = rs.flatMap((r) => Object.entries(r.verdicts).filter(([, v]) => v === 'hurts').map(([k]) => `${r.seed} ${k}`));
     lines.push(`- paired verdict of the joint best against the seed, per run: ${rs.map((r) => `seed ${r.seed}: sim-small ${r.verdicts.small}, sim-large ${r.verdicts.large}`).join('; ')} — ${worse.length ? `worse: ${worse.join(', ')}` : 'no model worse in any run'}`);
     lines.push(`- transfer to sim-medium (joint best − seed on test): ${rs.map((r) => `seed ${r.seed}: ${signed(r.transfer.delta)}${r.transfer.interval ? ` [${signed(r.transfer.interval[0])}, ${signed(r.transfer.interval[1])}]` : ''} ${r.transfer.verdict}`).join('; ')}; mean ${signed(m((r) => r.transfer.delta ?? 0))}`);
     const perStep = (c, s) => c / Math.max(1, s);

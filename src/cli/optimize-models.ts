@@ -9,7 +9,13 @@ import { resolveRoles } from '../config/roles.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
 import { priceFor, type Price, type Pricing } from '../cost/pricing.ts';
 import type { Accounting } from '../model/index.ts';
+import { isAbsolute, join, resolve } from 'node:path';
 import { LanePool, useModel } from '../matrix/lanes.ts';
+import { optimizeRunMatrix } from '../matrix/optimize-run.ts';
+import { modelEntry } from '../matrix/run.ts';
+import { skillEntry } from '../matrix/skills.ts';
+import type { EngineResult } from '../optimizer/engine.ts';
+import type { MatrixLift, ModelReportFile } from '../runfiles/index.ts';
 import { resolveMatrixModels, type MatrixModel } from '../matrix/models.ts';
 import type { Budget } from '../optimizer/budget.ts';
 import type { TrainingModel } from '../optimizer/models.ts';
@@ -82,4 +88,60 @@ export async function openTrainingLanes(
     await pool.close();
     throw e;
   }
+}
+
+type PairedFile = NonNullable<NonNullable<ModelReportFile['test']>['paired']>;
+
+/** A lift of the run's matrix as summary.json's paired figure of one model. */
+function pairedFigure(l: MatrixLift | undefined): PairedFile | null {
+  if (!l) return null;
+  return { n: l.n, delta: l.delta, interval: l.interval, p: l.p, p_adjusted: l.p_adjusted, fixed: l.fixed, regressed: l.regressed, verdict: l.verdict, reason: l.reason };
+}
+
+export interface RunMatrixInput {
+  outDir: string;
+  config: SkillOptConfig;
+  models: ResolvedTrainingModels;
+  initialSkill: { path: string; text: string };
+  bestSkill: string;
+  /** Each training model's val samples of the seed and the best skill (EngineResult.modelVal). */
+  modelVal: NonNullable<EngineResult['modelVal']>;
+  reports: readonly ModelReportFile[];
+  env?: NodeJS.ProcessEnv;
+  log: (line: string) => void;
+}
+
+/**
+ * The run's matrix (matrix.json, .md, .html: seed and best × every model on test) and each model's
+ * report with its paired verdicts on val and test, adjusted over the models (docs/optimizer.md#several-models).
+ */
+export function writeRunMatrix(o: RunMatrixInput): { reports: ModelReportFile[]; written: string[] } {
+  const env = o.env ?? process.env;
+  const entry = (m: MatrixModel) => modelEntry(m, resolveRoles(m.config, env));
+  const val = new Map(o.modelVal.map((v) => [v.name, v]));
+  const fileEntry = (label: string, path: string, text: string) => ({
+    ...skillEntry({ label, kind: 'file', path: /^[a-z][a-z0-9+.-]+:/i.test(path) && !isAbsolute(path) ? path : resolve(path), text }),
+    label,
+  });
+  const { alpha, max_errored: maxErrored } = o.config.evaluation;
+  const m = optimizeRunMatrix({
+    outDir: o.outDir,
+    models: [
+      ...o.models.train.map((x) => ({ entry: entry(x), role: 'train' as const, val: val.get(x.name) ?? null })),
+      ...o.models.transfer.map((x) => ({ entry: entry(x), role: 'transfer' as const, val: null })),
+    ],
+    seed: fileEntry('seed', o.initialSkill.path, o.initialSkill.text),
+    best: fileEntry('best', join(o.outDir, 'best_skill.md'), o.bestSkill),
+    trials: o.config.env.trials,
+    currency: o.config.model.currency,
+    alpha,
+    maxErrored,
+    log: o.log,
+  });
+  const reports = o.reports.map((r) => ({
+    ...r,
+    val: r.val ? { ...r.val, paired: pairedFigure(m.val.get(r.name)) } : null,
+    test: r.test ? { ...r.test, paired: pairedFigure(m.test.get(r.name)) } : null,
+  }));
+  return { reports, written: m.written };
 }

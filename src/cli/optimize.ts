@@ -37,7 +37,7 @@ import { cacheMetric } from '../model/cache/metric.ts';
 import { writeRunReport } from '../report/index.ts';
 import { evalCfgOptions, shellQuote, valCoverageWarning } from '../optimizer/coverage.ts';
 import { printOut } from '../util/print.ts';
-import { openTrainingLanes, resolveTrainingModels, simulatedModelIds } from './optimize-models.ts';
+import { openTrainingLanes, resolveTrainingModels, simulatedModelIds, writeRunMatrix } from './optimize-models.ts';
 import { parseModelList } from '../matrix/models.ts';
 
 export interface OptimizeMode {
@@ -141,7 +141,13 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
     const simulated = host.session.simulated || rollouts.sawSimulated || [...(lanes?.train ?? []), ...(lanes?.transfer ?? [])].some((m) => m.rollouts.sawSimulated);
     // calls and tokens count requests sent; the model-call cache's hits and misses by role and stage are beside them
     result.summary.cache = host.cache?.summary() ?? offSummary();
-    const summary = { ...result.summary, simulated, config_files: files };
+    const summary: Record<string, unknown> = { ...result.summary, simulated, config_files: files };
+    // several models: the run folder's matrix (seed and best × every model on test), whose lifts are each model's paired verdicts
+    if (lanes && result.modelVal && Array.isArray(summary.models)) {
+      const m = writeRunMatrix({ outDir, config, models, initialSkill, bestSkill: result.bestSkill, modelVal: result.modelVal, reports: summary.models as ModelReportFile[], log });
+      summary.models = result.summary.models = m.reports;
+      if (m.written.length) log(`matrix: ${displayPath(m.written[0]!)} (seed and best skill × ${m.reports.length} models on test)`);
+    }
     store.writeJson('summary.json', buildRunFile(OptimizeSummarySchema, summary, 'summary.json'));
     store.writeText('best_skill.md', result.bestSkill);
     // a skill with frontmatter keeps it valid (the format's rules, without the folder-name match)

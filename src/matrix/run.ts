@@ -84,7 +84,8 @@ interface CellPlan {
   done: boolean;
 }
 
-function modelEntry(model: MatrixModel, roles: ResolvedRoles): MatrixModelEntry {
+/** A model as matrix-run.json and matrix.json list it. */
+export function modelEntry(model: MatrixModel, roles: ResolvedRoles): MatrixModelEntry {
   const t = roles.target;
   return {
     name: model.name,

@@ -5,9 +5,7 @@
  * Δ, its interval, the one-sided p-values, the verdict), and the model's calls and cost by phase (train
  * rollouts, validation, test). Transfer models have no val and no train.
  */
-import { compareRecords } from '../compare/index.ts';
 import { modelRowCosts, type PhaseCosts } from './model-costs.ts';
-import { decideComparison, type ComparisonVerdict } from '../suite/verdict.ts';
 import { suiteSummary } from '../suite/summary.ts';
 import { skillHash } from '../skill/hash.ts';
 import type { CaseRecord } from '../types.ts';
@@ -25,21 +23,26 @@ export interface SideFigure {
   errored: number;
 }
 
-/** The best skill against the seed on one model, paired on the same cases (compare's statistics). */
+/**
+ * The best skill against the seed on one model, paired on the same cases: the lift of the run's matrix
+ * (src/matrix/optimize-run.ts), its p-values adjusted over the models; set by the command once the run ends.
+ */
 export interface PairedFigure {
+  n: number;
   delta: number | null;
   interval: [number, number] | null;
-  /** One-sided p-values for "worse" and "better". */
-  p_worse: number | null;
-  p_better: number | null;
-  verdict: ComparisonVerdict;
+  p: number | null;
+  p_adjusted: number | null;
+  fixed: number;
+  regressed: number;
+  verdict: string;
   reason: string;
 }
 
 export interface ModelReport {
   name: string;
   role: 'train' | 'transfer';
-  val: { seed: SideFigure; best: SideFigure; paired: PairedFigure } | null;
+  val: { seed: SideFigure; best: SideFigure; paired: PairedFigure | null } | null;
   test: { seed: SideFigure | null; best: SideFigure | null; final: SideFigure | null; paired: PairedFigure | null } | null;
   calls: PhaseCosts['calls'];
   cost: PhaseCosts['cost'];
@@ -48,15 +51,6 @@ export interface ModelReport {
 function figure(rows: CaseRecord[]): SideFigure {
   const s = suiteSummary(rows);
   return { pass_rate: s.pass_rate, ci: s.pass_rate_ci, n: s.n, errored: s.errored };
-}
-
-function paired(ctx: RunContext, seed: readonly CaseRecord[], best: readonly CaseRecord[]): PairedFigure {
-  const c = compareRecords(seed, best, { confidence: 0.95 });
-  const d = decideComparison(
-    { n_paired: c.n_paired, delta: c.delta, bounds: c.bounds, p_value: c.p_value, p_value_better: c.p_value_better, confidence: c.confidence, errored: c.errored, errored_share: c.errored_share, decided_by: c.decided_by },
-    { maxRegression: 0, maxErrored: ctx.cfg.evaluation.max_errored, failOnRegression: false, allowPartial: true },
-  );
-  return { delta: c.delta, interval: c.interval, p_worse: c.p_value, p_better: c.p_value_better, verdict: d.verdict, reason: d.reason };
 }
 
 /** A skill's val samples on one model as rows (the ledger's standard samples), for the paired comparison. */
@@ -105,16 +99,24 @@ export function modelReports(ctx: RunContext, t: FinishResult): ModelReport[] {
           seed: seedTest ? figure(seedTest) : null,
           best: bestTest ? figure(bestTest) : null,
           final: role === 'train' && finalTest ? figure(finalTest) : null,
-          paired: seedTest && bestTest ? paired(ctx, seedTest, bestTest) : null,
+          paired: null,
         }
       : null;
     let val: ModelReport['val'] = null;
     if (role === 'train') {
       const seedRows = valRows(ctx, suite, modelKey(seedHash, m.name));
       const bestRows = valRows(ctx, suite, modelKey(bestHash, m.name));
-      if (seedRows.length && bestRows.length) val = { seed: figure(seedRows), best: figure(bestRows), paired: paired(ctx, seedRows, bestRows) };
+      if (seedRows.length && bestRows.length) val = { seed: figure(seedRows), best: figure(bestRows), paired: null };
     }
     const c = costs.get(m.name)!;
     return { name: m.name, role, val, test, calls: c.calls, cost: c.cost };
   });
+}
+
+/** Each training model's val samples of the seed and the best skill, as rows (the paired verdict on val reads them). */
+export function modelValRows(ctx: RunContext): Array<{ name: string; seed: CaseRecord[]; best: CaseRecord[] }> {
+  const suite = ctx.o.manifest.suite;
+  const seedHash = skillHash(ctx.o.initialSkill.text);
+  const bestHash = skillHash(ctx.best);
+  return ctx.models.map((m) => ({ name: m.name, seed: valRows(ctx, suite, modelKey(seedHash, m.name)), best: valRows(ctx, suite, modelKey(bestHash, m.name)) }));
 }

@@ -72,13 +72,20 @@ export type OptimizerReplies = z.infer<typeof OptimizerRepliesSchema>;
 /** One skill's pass rate on one model and split, with its 95% interval (a run over several models). */
 const ModelSideSchema = z.looseObject({ pass_rate: rate.nullable(), ci: z.tuple([z.number(), z.number()]).nullable(), n: z.number(), errored: z.number() });
 
-/** The best skill against the seed on one model, paired on the same cases (compare's statistics and verdict). */
+/**
+ * The best skill against the seed on one model, paired on the same cases: the lift of the run's matrix (the
+ * matrix's statistics, p-values adjusted over the models with the project's one multiplicity rule).
+ */
 const ModelPairedSchema = z.looseObject({
+  n: z.int().min(0),
   delta: z.number().nullable(),
   interval: z.tuple([z.number(), z.number()]).nullable(),
-  p_worse: z.number().nullable(),
-  p_better: z.number().nullable(),
-  verdict: z.string(),
+  /** One-sided p in Δ's direction, and the same adjusted over the models. */
+  p: z.number().nullable(),
+  p_adjusted: z.number().nullable(),
+  fixed: z.int().min(0),
+  regressed: z.int().min(0),
+  verdict: z.enum(['helps', 'hurts', 'no detectable change', 'inconclusive']),
   reason: z.string(),
 });
 
@@ -89,7 +96,7 @@ export const ModelReportSchema = z.looseObject({
   name: z.string(),
   /** `train`: optimized for; `transfer`: scored at the end on test only. */
   role: z.enum(['train', 'transfer']),
-  val: z.looseObject({ seed: ModelSideSchema, best: ModelSideSchema, paired: ModelPairedSchema }).nullable(),
+  val: z.looseObject({ seed: ModelSideSchema, best: ModelSideSchema, paired: ModelPairedSchema.nullable() }).nullable(),
   test: z.looseObject({ seed: ModelSideSchema.nullable(), best: ModelSideSchema.nullable(), final: ModelSideSchema.nullable(), paired: ModelPairedSchema.nullable() }).nullable(),
   /** Its calls and cost by phase (train rollouts, validation, test), from the rows the run kept. */
   calls: PhaseFigures(z.number()),
