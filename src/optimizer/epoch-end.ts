@@ -9,31 +9,16 @@ import { skillHash } from '../skill/hash.ts';
 import { sampleTrain } from '../suite/splits.ts';
 import { skillSection, tag } from '../protocol/prompt.ts';
 import { metaResultRel, type RunContext } from './context.ts';
-import type { ValidationScore } from './gate.ts';
 import { OptimizerLLM } from './llm.ts';
 import { TRAIN_ROLLOUT } from './rollout.ts';
 import { join } from 'node:path';
 import type { CaseRecord } from '../types.ts';
+import { ComparisonPairsSchema, EpochResultSchema, type EpochResult } from '../runfiles/index.ts';
 import { buildPairs, countByCategory, keepByPolicy, renderComparison, type ComparisonPair } from './longitudinal.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
 
-/** `slow_update/epoch_EE/slow_result.json`. */
-interface SlowResult {
-  epoch: number;
-  action: string;
-  slow_update_content?: string;
-  reasoning?: string;
-  counts?: Record<string, number>;
-  warnings?: string[];
-  /** Gated mode: the candidate's gate score and validation. */
-  score?: number;
-  validation?: ValidationScore;
-  /** Gated mode: why the gate decided so. */
-  gate_rule?: string;
-  /** Gated mode: the candidate's mean target-role tokens and cost per val case. */
-  mean_tokens?: number | null;
-  mean_cost?: number | null;
-}
+/** `slow_result.json` (its schema: src/runfiles/step-files.ts). */
+type SlowResult = EpochResult;
 
 export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number): Promise<void> {
   const opt = ctx.cfg.optimizer;
@@ -44,7 +29,7 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
 
   if (opt.use_slow_update) {
     const rel = `slow_update/epoch_${e2}`;
-    const done = ctx.store.readJson<SlowResult>(`${rel}/slow_result.json`);
+    const done = ctx.store.readChecked(EpochResultSchema, `${rel}/slow_result.json`);
     if (done) {
       // resumed after the result was written: replay the same state change (and count what it cost)
       ctx.kept.reused(`${rel}/slow_result.json`);
@@ -93,16 +78,16 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
   }
 
   if (opt.use_meta_skill && epoch >= 2) {
-    if (ctx.store.readJson(metaResultRel(epoch))) {
+    if (ctx.store.readChecked(EpochResultSchema, metaResultRel(epoch))) {
       ctx.kept.reused(metaResultRel(epoch));
     } else {
       const before = ctx.o.accounting.snapshot();
       const prevSkill = prevStepSkill();
       if (!pairs) {
-        const saved = ctx.store.readJson<ComparisonPair[]>(`slow_update/epoch_${e2}/comparison_pairs.json`);
+        const saved = ctx.store.readChecked(ComparisonPairsSchema, `slow_update/epoch_${e2}/comparison_pairs.json`);
         pairs = saved ?? (await compare(ctx, epoch, prevSkill, `meta_skill/epoch_${e2}`));
       }
-      const prevMeta = ctx.store.readJson<{ meta_skill_content?: string }>(metaResultRel(epoch - 1));
+      const prevMeta = ctx.store.readChecked(EpochResultSchema, metaResultRel(epoch - 1));
       const user = OptimizerLLM.user('meta_skill', [
         tag('previous_skill', prevSkill),
         skillSection(endOfStepsSkill),

@@ -19,15 +19,11 @@ import { Accounting, diffSummaries, emptyStats, STAT_FIELDS, sumSummaries, TOTAL
 import { spentTokens } from '../model/call-usage.ts';
 import type { CallUsage, CaseRecord, StageStats, TokenSummary } from '../types.ts';
 import type { RunStore } from './run-store.ts';
+import { KeptCostLedgerSchema, type KeptCost } from '../runfiles/index.ts';
+
+export type { KeptCost };
 
 const LEDGER = 'kept_costs.json';
-
-export interface KeptCost {
-  /** The calls that produced the result, by accounting stage. */
-  cost: TokenSummary;
-  /** State commits made before the result was written. */
-  after_commit: number;
-}
 
 /**
  * The accounting stage of a rollout row's target calls: `rollout`, or `rollout:<model>` for a row of a run
@@ -83,7 +79,7 @@ export class KeptCosts {
     private readonly commits: () => number,
     private readonly prior: { sent: TokenSummary; committed: TokenSummary } = { sent: {}, committed: {} },
   ) {
-    this.ledger = store.readJson<Record<string, KeptCost>>(LEDGER) ?? {};
+    this.ledger = store.readChecked(KeptCostLedgerSchema, LEDGER) ?? {};
   }
 
   /** The commit stamp of a result written now. */

@@ -16,7 +16,7 @@
  * `cur` and `pair`, so it is tested without a model.
  */
 import { PyRandom } from '../util/rng.ts';
-import { alphaPlan, pairedLook, strictCannotWin, type AlphaPlan, type GateTest, type PairedDecision, type PairedVerdict } from './gate.ts';
+import { alphaPlan, pairedLook, strictCannotWin, type AlphaPlan, type GateTest, type PairedDecision } from './gate.ts';
 import { pairedTest, type PairedItem, type PairedTest } from './paired-test.ts';
 import type { LookRecord } from '../runfiles/index.ts';
 export type { LookRecord };

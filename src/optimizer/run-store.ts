@@ -2,7 +2,7 @@
  * The run directory's state files, written atomically: runtime_state.json (the resume pointer),
  * history.json (one record per finished step), skills/skill_vNNNN.md, best_skill.md.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TokenSummary } from '../types.ts';
 import type { z } from 'zod';
@@ -63,14 +63,12 @@ export class RunStore {
     writeJsonAtomic(this.path(rel), value);
   }
 
-  /** A run file checked against its schema: one line naming the file and field when it is of another version. */
+  /**
+   * A run file checked against its schema (null when it does not exist): one line naming the file and the
+   * field when it is damaged or of another version. Every JSON file a resumed run reads goes through here.
+   */
   readChecked<S extends z.ZodType>(schema: S, rel: string): z.infer<S> | null {
     const file = this.path(rel);
     return readRunFile(schema, file, displayPath(file));
-  }
-
-  readJson<T>(rel: string): T | null {
-    const file = this.path(rel);
-    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : null;
   }
 }

@@ -22,18 +22,10 @@ import { readResults } from './rollout.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
 import { stepDir } from './step-buffer.ts';
 import { SKILL_SUBJECT } from './subject.ts';
-import type { Edit } from '../protocol/schemas.ts';
-import type { CompressRecord, StepRecordDraft } from '../runfiles/index.ts';
+import { CompressReplySchema, type CompressRecord, type StepRecordDraft } from '../runfiles/index.ts';
 export type { CompressRecord };
 
 export type CompressTrigger = CompressRecord['trigger'];
-
-/** `compress_result.json`: the model's proposal, kept for a rerun of the step. */
-interface CompressReply {
-  edits: Edit[];
-  reasoning: string;
-  train_items: number;
-}
 
 /** Why the stage runs after this step, or null. A skill it already compressed (or tried to) is not compressed again. */
 export function compressTrigger(ctx: RunContext, stepInEpoch: number): CompressTrigger | null {
@@ -91,7 +83,7 @@ export async function compressStage(
   if (!trigger) return null;
   const before = ctx.current;
   const evidence = trainEvidence(ctx, o.step, o.train);
-  const reply = await cachedStage<CompressReply>(ctx, o.rel('compress_result.json'), async () => {
+  const reply = await cachedStage(ctx, o.rel('compress_result.json'), CompressReplySchema, async () => {
     const trajectories = trimTrajectories(evidence.map((r) => toTrajectory(r)), ctx.cfg.gradient.trajectory_token_budget);
     const user = OptimizerLLM.user('compress', [skillSection(before), tag('seed_skill', ctx.o.initialSkill.text), trajectoriesSection(trajectories)]);
     const r = await ctx.o.llm.call('compress', user, { account: 'compress' });

@@ -325,7 +325,8 @@ export type StepRecordDraft = Omit<StepRecord, 'schema_version' | StepOutcomeFie
  * A step record as readers check it: every field typed, the rest passed through, and only those that
  * every record carries required (a record written before the others were added lacks them).
  */
-export const StepRecordSchema = z.looseObject(stepRecordShape).partial().required({ schema_version: true, step: true, epoch: true, action: true });
+const { schema_version, step, epoch, action, ...laterFields } = stepRecordShape;
+export const StepRecordSchema = z.looseObject({ schema_version, step, epoch, action, ...z.object(laterFields).partial().shape });
 export type StepRecordFile = z.infer<typeof StepRecordSchema>;
 
 /** history.json: every finished step's record, in step order. A bare array: its entries carry the version. */
