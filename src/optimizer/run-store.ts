@@ -26,7 +26,7 @@ export class RunStore {
   }
 
   readState(): RuntimeState | null {
-    return this.readChecked(RuntimeStateSchema, 'runtime_state.json') as RuntimeState | null; // checked loosely; this version's fields are typed
+    return this.readChecked(RuntimeStateSchema, 'runtime_state.json');
   }
 
   writeState(state: RuntimeState): void {

@@ -32,10 +32,7 @@ export function compressTrigger(ctx: RunContext, stepInEpoch: number): CompressT
   const opt = ctx.cfg.optimizer;
   if (opt.compress !== 'on' || ctx.subject !== SKILL_SUBJECT) return null;
   const hash = skillHash(ctx.current);
-  const tried = ctx.store.readHistory().some((r) => {
-    const c = r.compress as CompressRecord | undefined;
-    return c?.skill_hash === hash || c?.candidate_hash === hash;
-  });
+  const tried = ctx.store.readHistory().some((r) => r.compress?.skill_hash === hash || r.compress?.candidate_hash === hash);
   if (tried) return null;
   if (skillTokens(ctx.current) > opt.compress_growth * skillTokens(ctx.o.initialSkill.text)) return 'growth';
   if (stepInEpoch === ctx.stepsPerEpoch - 1) return 'epoch_end';
