@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { buildRunFile, parseRunFile, StepDigestWriteSchema, StepRecordSchema, StepRecordWriteSchema, type StepRecord } from '../../src/runfiles/index.ts';
+import { buildRunFile, parseRunFile, RuntimeStateExactSchema, StepDigestWriteSchema, StepRecordSchema, StepRecordWriteSchema, type StepRecord } from '../../src/runfiles/index.ts';
 
 const V1 = join(import.meta.dirname, '..', 'fixtures', 'runs-v1', 'optimize');
 const v1Record = JSON.parse(readFileSync(join(V1, 'steps', 'step_0002', 'step_record.json'), 'utf8')) as Record<string, unknown>;
@@ -61,5 +61,18 @@ describe('the step record read', () => {
     expect(() => parseRunFile(StepRecordSchema, { ...record, selection_cached: 'no' }, 'run/step_record.json')).toThrow(
       /^run\/step_record\.json: field selection_cached: expected boolean, received string — not the format this skillopt reads/,
     );
+  });
+});
+
+describe('the runtime state written', () => {
+  const state = JSON.parse(readFileSync(join(V1, 'runtime_state.json'), 'utf8')) as Record<string, unknown>;
+
+  test("the previous release's state names no field the schema does not", () => {
+    expect(RuntimeStateExactSchema.safeParse(state).success).toBe(true);
+  });
+
+  test('a field the schema does not name fails the strict parse, nested too', () => {
+    expect(RuntimeStateExactSchema.safeParse({ ...state, resumed_from: 1 }).success).toBe(false);
+    expect(RuntimeStateExactSchema.safeParse({ ...state, gate_reference: { hash: 'h', path: 'p', score: 1 } }).success).toBe(false);
   });
 });
