@@ -17,9 +17,6 @@ import { ComparisonPairsSchema, EpochResultSchema, type EpochResult } from '../r
 import { buildPairs, countByCategory, keepByPolicy, renderComparison, type ComparisonPair } from './longitudinal.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
 
-/** `slow_result.json` (its schema: src/runfiles/step-files.ts). */
-type SlowResult = EpochResult;
-
 export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number): Promise<void> {
   const opt = ctx.cfg.optimizer;
   const e2 = String(epoch).padStart(2, '0');
@@ -35,7 +32,7 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
       ctx.kept.reused(`${rel}/slow_result.json`);
       applySlowResult(ctx, done, epoch, lastStep);
     } else if (epoch === 1) {
-      const result: SlowResult = { epoch, action: 'inject_placeholder', slow_update_content: '' };
+      const result: EpochResult = { epoch, action: 'inject_placeholder', slow_update_content: '' };
       ctx.store.writeJson(`${rel}/slow_result.json`, result);
       applySlowResult(ctx, result, epoch, lastStep);
       ctx.log(`epoch ${epoch} end: slow-update placeholder injected (ungated)`);
@@ -59,7 +56,7 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
       } else {
         const candidate = replaceSlowUpdate(ctx.current, content);
         ctx.store.writeText(`${rel}/candidate_skill.md`, candidate);
-        const result: SlowResult = { epoch, action: 'force_inject', slow_update_content: content, reasoning: reply?.reasoning ?? '', counts: countByCategory(pairs), warnings: ctx.o.llm.drainWarnings() };
+        const result: EpochResult = { epoch, action: 'force_inject', slow_update_content: content, reasoning: reply?.reasoning ?? '', counts: countByCategory(pairs), warnings: ctx.o.llm.drainWarnings() };
         if (opt.slow_update_gate_with_selection) {
           const g = await judge(ctx, candidate, ctx.store.path(rel, 'selection_eval'), `epoch ${epoch} slow-update validation`);
           result.score = g.score;
@@ -154,7 +151,7 @@ async function compare(ctx: RunContext, epoch: number, prevSkill: string, dirRel
  * The state change of an epoch's slow update, from its result (fresh, or read back on resume so a
  * resumed run ends in the same state as an uninterrupted one). Every ungated change is logged.
  */
-function applySlowResult(ctx: RunContext, r: SlowResult, epoch: number, lastStep: number): void {
+function applySlowResult(ctx: RunContext, r: EpochResult, epoch: number, lastStep: number): void {
   const e2 = String(epoch).padStart(2, '0');
   if (r.action === 'inject_placeholder') {
     ctx.current = injectEmptySlowUpdate(ctx.current);
