@@ -17,7 +17,10 @@
  * with its interval), and the optimization calls of both runs, per completed step.
  *
  *   npm run build && nice -n 10 node scripts/multi-model.mjs [--benchmarks dotnetdebug,repo-operator]
- *     [--seeds 42,43,44] [--objective worst|mean] [--jobs 1] [--work DIR] [--json FILE]
+ *     [--seeds 42,43,44] [--objective worst|mean] [--joint-option KEY=VALUE …] [--jobs 1] [--work DIR] [--json FILE]
+ *
+ * `--joint-option` (repeatable) adds a --cfg-options entry to the joint runs only (an ablation, e.g.
+ * model.simulated.analyst_budget_compress=0).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +30,7 @@ import { errorLine, pool, REPO, skillopt } from './quality/cli.mjs';
 const ints = (s) => s.split(',').map((x) => Number(x.trim()));
 
 function parseArgs(argv) {
-  const o = { benchmarks: ['dotnetdebug', 'repo-operator'], seeds: [42, 43, 44], objective: 'worst', jobs: 1, work: null, json: null };
+  const o = { benchmarks: ['dotnetdebug', 'repo-operator'], seeds: [42, 43, 44], objective: 'worst', jobs: 1, work: null, json: null, joint: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -40,6 +43,7 @@ function parseArgs(argv) {
     else if (a === '--jobs') o.jobs = Number(value());
     else if (a === '--work') o.work = resolve(value());
     else if (a === '--json') o.json = resolve(value());
+    else if (a === '--joint-option') o.joint.push(value());
     else throw new Error(`unknown argument '${a}'`);
   }
   if (o.seeds.some((x) => !Number.isInteger(x))) throw new Error('--seeds: expected integers separated by commas');
@@ -74,7 +78,7 @@ async function measure(bench, seed, o) {
   const evals = join(base, 'single_eval');
   if (!existsSync(join(joint, 'summary.json'))) {
     log(`${bench} seed ${seed}: the joint run`);
-    await run(['train', '--config', config, '--models', 'sim-small,sim-large', '--transfer-models', 'sim-medium', '--objective', o.objective, '--cfg-options', ...WORLD, `train.seed=${seed}`, `env.out_root=${joint}`], join(base, 'joint.log'));
+    await run(['train', '--config', config, '--models', 'sim-small,sim-large', '--transfer-models', 'sim-medium', '--objective', o.objective, '--cfg-options', ...WORLD, ...o.joint, `train.seed=${seed}`, `env.out_root=${joint}`], join(base, 'joint.log'));
   }
   if (!existsSync(join(single, 'summary.json'))) {
     log(`${bench} seed ${seed}: the single run on sim-large`);
@@ -119,7 +123,7 @@ function report(rows, o) {
     const wSeed = m((r) => worst(r.seed_test));
     const lJoint = m((r) => r.joint_test.large);
     const lSingle = m((r) => r.single_test.large);
-    lines.push(`## ${bench} (seeds ${rs.map((r) => r.seed).join(', ')}; objective ${o.objective})`, '');
+    lines.push(`## ${bench} (seeds ${rs.map((r) => r.seed).join(', ')}; objective ${o.objective}${o.joint.length ? `; joint runs with ${o.joint.join(' ')}` : ''})`, '');
     lines.push('| skill | sim-small test | sim-large test | worst case |', '|---|---|---|---|');
     lines.push(`| seed | ${f3(m((r) => r.seed_test.small))} | ${f3(m((r) => r.seed_test.large))} | ${f3(wSeed)} |`);
     lines.push(`| sim-large only | ${f3(m((r) => r.single_test.small))} | ${f3(lSingle)} | ${f3(wSingle)} |`);

@@ -10,6 +10,6 @@ export const MATRIX_FLAGS = {
 
 /** The flags `train` and `test --optimize` take to optimize for several models (docs/optimizer.md#several-models). */
 export const OPTIMIZE_MODEL_FLAGS = {
-  objective: { type: 'string', arg: 'worst|mean', help: 'with --optimize --models: what the gate and the best skill maximize, the worst model\'s val score (default) or the mean (train.objective)' },
-  'transfer-models': { type: 'list', arg: 'C,…', help: 'with --optimize --models: models the seed and best skills are also scored on at the end, on test (train.transfer_models)' },
+  objective: { type: 'string', arg: 'worst|mean', help: 'with --models (train, test --optimize): what the gate and the best skill maximize, the worst model\'s val score (default) or the mean (train.objective)' },
+  'transfer-models': { type: 'list', arg: 'C,…', help: 'with --models (train, test --optimize): models the seed and best skills are also scored on at the end, on test (train.transfer_models)' },
 } as const satisfies Record<string, Flag>;

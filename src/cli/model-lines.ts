@@ -1,7 +1,7 @@
 /**
  * The end report's lines of an optimize run over several target models (docs/optimizer.md#several-models):
- * one per model — the seed → best pass rate on val and on test with their intervals, the paired change on
- * test with its interval and verdict, the model's calls and cost by phase. Transfer models say so.
+ * one per model — the seed → best pass rate on val and on test with their intervals, the paired change
+ * with its verdict (on test with its interval too), the model's calls and cost by phase. Transfer models say so.
  */
 import { formatMoney } from '../cost/pricing.ts';
 import type { ModelReportFile } from '../runfiles/index.ts';
@@ -14,7 +14,10 @@ const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`
 export function modelLines(models: readonly ModelReportFile[], currency: string): Array<[string, string]> {
   return models.map((m) => {
     const parts: string[] = [];
-    if (m.val) parts.push(`val ${score3(m.val.seed.pass_rate)} → ${score3(m.val.best.pass_rate)}${ci(m.val.best.ci)}`);
+    if (m.val) {
+      const p = m.val.paired;
+      parts.push(`val ${score3(m.val.seed.pass_rate)}${ci(m.val.seed.ci)} → ${score3(m.val.best.pass_rate)}${ci(m.val.best.ci)}` + (p && p.delta !== null ? `, Δ ${signed(p.delta)} ${p.verdict}` : ''));
+    }
     if (m.test) {
       const p = m.test.paired;
       parts.push(

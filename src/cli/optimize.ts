@@ -14,6 +14,7 @@ import type { RunCost } from '../cost/run-cost.ts';
 import { score3 } from '../util/format.ts';
 import { writeResolvedConfig } from '../config/redact.ts';
 import { Accounting, createModelClient, TOTAL_KEY } from '../model/index.ts';
+import { existsSync } from 'node:fs';
 import { unifiedDiff } from '../skill/diff.ts';
 import type { TokenSummary } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
@@ -215,7 +216,10 @@ function report(
         ? `more epochs cannot help: check the optimizer model and its endpoint (model.optimizer, model.optimizer_base_url or model.base_url): its replies must be JSON that fits each stage's schema (the first reason is above; every one is in the step records' warnings). Fixed at the same model: rerun the same command with env.out_root=${displayPath(o.outDir)} to resume; another model.optimizer: a new env.out_root`
       : !o.ok
         ? `review ${displayPath(join(o.outDir, 'best_skill.diff'))}; raise train.num_epochs and rerun with env.out_root=${displayPath(o.outDir)} to resume, or change optimizer.learning_rate with a new env.out_root`
-        : `review ${displayPath(join(o.outDir, 'best_skill.diff'))} (or report.html), then check it on the test split: npx skillopt eval --config ${o.configPath} --skill ${displayPath(join(o.outDir, 'best_skill.md'))} --split test` +
+        : s.models && existsSync(join(o.outDir, 'matrix.html'))
+          ? // several models: the test split is scored already, on every model (the run's matrix)
+            `review ${displayPath(join(o.outDir, 'best_skill.diff'))} (or report.html), and the seed and best skill on every model on the test split: ${displayPath(join(o.outDir, 'matrix.html'))}`
+          : `review ${displayPath(join(o.outDir, 'best_skill.diff'))} (or report.html), then check it on the test split: npx skillopt eval --config ${o.configPath} --skill ${displayPath(join(o.outDir, 'best_skill.md'))} --split test` +
           (o.evalOptions.length ? ` --cfg-options ${o.evalOptions.map(shellQuote).join(' ')}` : '');
   printEndReport({
     title: o.title,

@@ -212,9 +212,11 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   const rejected = steps.filter((s) => s.outcome === 'rejected').length;
   const skipped = steps.length - accepted - rejected;
   const bestVal = num(summary?.best_selection_pass_rate);
+  // several models: the headline figures are the objective's over the training models
+  const whose = summary?.models ? (summary.objective === 'mean' ? 'mean over the models: ' : 'worst model: ') : '';
   const cards: Card[] = [
-    ['validation', `${f3(baselineVal)} → ${f3(bestVal)}`, `pass rate, baseline → best (step ${bestStep ?? '—'})${target !== null ? ` · target ${target}${summary?.target_reached ? ' reached' : ''}` : ''}`],
-    ['test', `${f3(num(summary?.baseline_test_pass_rate))} → ${f3(num(summary?.test_pass_rate))}`, 'pass rate, initial → best skill on the held-out split'],
+    ['validation', `${f3(baselineVal)} → ${f3(bestVal)}`, `${whose}pass rate, baseline → best (step ${bestStep ?? '—'})${target !== null ? ` · target ${target}${summary?.target_reached ? ' reached' : ''}` : ''}`],
+    ['test', `${f3(num(summary?.baseline_test_pass_rate))} → ${f3(num(summary?.test_pass_rate))}`, `${whose}pass rate, initial → best skill on the held-out split`],
     ['steps', `${steps.length} / ${totalSteps}`, `${accepted} accepted · ${rejected} rejected · ${skipped} skipped${stopped ? ` · stopped: ${stopped.reason}` : ''}`],
     ['model calls', total ? String(total.calls) : '—', total ? `${total.attempts} HTTP attempts (${total.retries} retries) · ${kTok(total.prompt_tokens + total.completion_tokens)} tokens` : ''],
     ...(summary?.cost
@@ -233,7 +235,16 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   facts.push(['best skill', `best_skill.md (step ${bestStep ?? '—'}, ${str(summary?.best_origin ?? state?.best_origin) || '—'})`]);
   if (derived.train_size !== undefined) facts.push(['splits', `${derived.train_size} train / ${derived.val_size} val / ${derived.test_size} test tasks`]);
   facts.push(['optimizer', `${str(opt.skill_update_mode) || 'patch'} · learning rate ${max}${kind !== 'constant' ? ` (${kind} to ${min})` : ''} · gate ${str(evaluation.gate_metric) || 'hard'}`]);
-  facts.push(...roleFacts(record, ['optimizer', 'target', 'judge']));
+  const several = summary?.models;
+  if (several) {
+    // several target models: the target role's model ran nothing; the models it optimized for did
+    const names = (role: string) => several.filter((x) => x.role === role).map((x) => x.name).join(', ');
+    facts.push(...roleFacts(record, ['optimizer']));
+    facts.push(['target models', `${names('train')} (objective ${str(summary?.objective) || 'worst'})${several.some((x) => x.role === 'transfer') ? ` · transfer: ${names('transfer')}` : ''}`]);
+    facts.push(...roleFacts(record, ['judge']));
+  } else {
+    facts.push(...roleFacts(record, ['optimizer', 'target', 'judge']));
+  }
   const simulated = summary?.simulated === true || derived.simulated === true;
   const meta = makeMeta('optimize', dir, simulated, facts, opts.command, [
     ['the best skill', 'best_skill.md'],
@@ -242,6 +253,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
     ['run summary', 'summary.json'],
     ['step artifacts', 'steps'],
     ['resolved config', 'config.json'],
+    ['seed and best skill × every model on test (several models)', 'matrix.html'],
   ]);
   return {
     meta,

@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SimServer } from '../../src/sim/server.ts';
-import { assertBuilt, history, readJson, readText, simServers, tempDirs, train } from './optimize-helpers.ts';
+import { assertBuilt, history, readJson, readText, reportLine, simServers, skillopt, tempDirs, train } from './optimize-helpers.ts';
 
 const tmp = tempDirs('opt-models');
 // the profiles' latency off: counts, not timings, are tested
@@ -69,7 +69,7 @@ describe('optimize over several target models', () => {
     for (const m of models) expect(m.calls.total, m.name).toBe(stats.byModel[m.name]);
     expect(models[2]!.calls).toMatchObject({ train: 0, val: 0 });
     expect(sumA.token_summary._total.attempts).toBe(stats.requests);
-    expect(full.stdout).toMatch(/^ {2}sim-small: val .* test .*, Δ [+−]\d\.\d{3} \[.*\] (helps|hurts|no detectable change|inconclusive) · \d+ calls \(train \d+ · val \d+ · test \d+\)/m);
+    expect(full.stdout).toMatch(/^ {2}sim-small: val \d\.\d{3} \[.*\] → \d\.\d{3} \[.*\], Δ [+−]\d\.\d{3} (helps|hurts|no detectable change|inconclusive) · test .*, Δ [+−]\d\.\d{3} \[.*\] (helps|hurts|no detectable change|inconclusive) · \d+ calls \(train \d+ · val \d+ · test \d+\)/m);
     expect(full.stdout).toMatch(/^ {2}sim-medium \(transfer\): test .* · \d+ calls \(test \d+\)/m);
     // rollouts, validations and test evaluations keep one folder and one model per model
     for (const name of ['sim-small', 'sim-large']) {
@@ -85,6 +85,18 @@ describe('optimize over several target models', () => {
     expect(matrix.cells.map((c: { model: string; skill: string }) => `${c.model}/${c.skill}`)).toEqual(MODELS.flatMap((m) => [`${m}/seed`, `${m}/best`]));
     expect(matrix.lifts.map((l: { model: string; verdict: string }) => [l.model, l.verdict])).toEqual(models.map((m) => [m.name, m.test.paired.verdict]));
     expect(existsSync(join(outA, 'matrix.md')) && existsSync(join(outA, 'matrix.html'))).toBe(true);
+    expect(reportLine(full.stdout, 'next')).toMatch(/and the seed and best skill on every model on the test split: .*matrix\.html$/);
+
+    // show: the models it optimized for, a line per model, and a case looked up in every model's test evaluation
+    const testId = rows(join(outA, 'test_eval', 'sim-small', 'results.jsonl'))[0]!.id;
+    const [shown, shownCase] = await Promise.all([skillopt(['show', outA]), skillopt(['show', outA, '--case', testId])]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^ {2}target models: +sim-small, sim-large \(objective worst\) · transfer: sim-medium$/m);
+    expect(shown.stdout).not.toMatch(/^ {2}target model:/m);
+    expect(shown.stdout).toMatch(/^ {2}sim-small: +val .* · test .*, Δ [+−]\d\.\d{3} \S.* · \d+ calls$/m);
+    expect(shown.stdout).toMatch(/^ {2}sim-medium \(transfer\): +test .* · \d+ calls$/m);
+    expect(shownCase.code, shownCase.stderr).toBe(0);
+    for (const name of MODELS) expect(shownCase.stdout).toContain(`(best skill on the test split on ${name})`);
 
     // the killed run, rerun with the same command: the same best skill and the same calls per model
     expect(killed.killed).toBe(true);
