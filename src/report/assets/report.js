@@ -712,7 +712,7 @@
     D.models.forEach(function (m) {
       t += '<tr><td>' + esc(m.name) + (m.role === 'transfer' ? ' <span class="muted small">transfer</span>' : '') + '</td><td>' + side(m.val) + '</td><td>' + paired(m.val_paired) + '</td><td>' + side(m.test) + '</td><td>' + paired(m.test_paired) + '</td><td class="num">' + int(m.calls.total) + ' <span class="muted small">(' + int(m.calls.train) + ' · ' + int(m.calls.val) + ' · ' + int(m.calls.test) + ')</span></td><td class="num">' + (m.cost === null ? '—' : money(m.cost)) + '</td></tr>';
     });
-    return '<div class="panel">' + t + '</tbody></table><p class="muted small">Optimized for the training models with the <b>' + esc(D.objective) + '</b> objective (the gate and the best skill: ' + (D.objective === 'mean' ? 'the mean of the models\' val scores' : 'the worst model\'s val score first') + '); transfer models were scored once at the end, on test. Δ is the best skill against the seed on the same cases, with its 95% interval and the paired verdict.</p></div>';
+    return '<div class="panel">' + t + '</tbody></table><p class="muted small">Optimized for the training models with the <b>' + esc(D.objective) + '</b> objective (the gate and the best skill: ' + (D.objective === 'mean' ? 'the mean of the models\' val scores' : 'the worst model\'s val score first') + '); transfer models were scored once at the end, on test. Δ is the best skill against the seed on the same cases, with its 95% interval and the paired verdict, adjusted over the models; <a href="matrix.html">matrix.html</a> has every case on every model.</p></div>';
   }
 
   function stepDetail(s) {
