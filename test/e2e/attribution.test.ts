@@ -5,6 +5,8 @@
  * trials with a simulated seed of its own for the baseline run, the candidate run and the re-runs (as a real
  * model draws fresh noise), a deterministic target, the budget, and the refusals; and `skillopt test
  * --baseline <eval> --attribute` with a planted skill and with the suite's seed. The compiled CLI, offline.
+ * The independent-seed and deterministic-target runs score the test split's first 15 cases (`env.limit`,
+ * dnd-011 among them): every unit of the best skill is still a unit, and the re-runs cost a quarter.
  */
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,6 +24,8 @@ const PLANTED = '- When the input mentions `Cannot access a disposed`, answer `n
 /** Rules whose triggers occur in no dotnetdebug task, and a prose line: reverting them changes nothing. */
 const INERT = ['- When the input mentions `Kestrel`, answer `httpclient-socket-exhaustion`.', 'Several patterns can match one report; weigh the exception type above the words around it.', '- When the input mentions `stackalloc`, answer `integer-overflow`.'];
 const ANCHOR = '- When the input mentions `ObjectDisposedException`, answer `disposed-object`.\n';
+/** The test split's first 15 cases: dnd-011 (which the planted rule breaks), 6 of the best skill's fixes and 2 noise flips at the seeds below. */
+const FIRST_15 = 'env.limit=15';
 
 interface Blame {
   id: string;
@@ -108,7 +112,7 @@ describe('skillopt compare --attribute', () => {
   });
 
   test('noise 0.1, three trials, a seed of its own for the baseline run, the candidate run and the re-runs: the planted rule is blamed for dnd-011, the inert units for nothing, and flips that do not reproduce are noise', async () => {
-    const noisy = (seed: number) => ['model.simulated.noise=0.1', 'env.trials=3', `model.simulated.seed=${seed}`];
+    const noisy = (seed: number) => ['model.simulated.noise=0.1', 'env.trials=3', `model.simulated.seed=${seed}`, FIRST_15];
     const planted = join(tmp.make('noisy'), 'planted.md');
     const text = readFileSync(bestSkill, 'utf8');
     expect(text).toContain(ANCHOR);
@@ -141,7 +145,7 @@ describe('skillopt compare --attribute', () => {
   });
 
   test('against a deterministic target (temperature 0) each question takes one sample and the result says noise cannot be separated', async () => {
-    const t0 = ['model.target_temperature=0'];
+    const t0 = ['model.target_temperature=0', FIRST_15];
     const planted = join(tmp.make('t0'), 'planted.md');
     writeFileSync(planted, readFileSync(bestSkill, 'utf8').replace(ANCHOR, `${ANCHOR}${PLANTED}\n`));
     const t0Base = join(tmp.make('t0-base'), 'out');
@@ -170,7 +174,8 @@ describe('skillopt compare --attribute', () => {
     expect(expectOneLineError(r)).toMatch(/--attribute: the candidate run \(\S+results\.jsonl\) does not record the skill it scored \(hash [0-9a-f]{16}\): name it with --candidate-skill <file>$/);
     const wrong = await skillopt(['compare', base, bare, '--attribute', '--candidate-skill', SEED, '--config', CONFIG], { cwd: REPO });
     expect(expectOneLineError(wrong)).toMatch(/--attribute: --candidate-skill skills\/dotnetdebug\/initial\.md is not the skill the candidate run scored \(its rows carry skill hash [0-9a-f]{16}; the file hashes to [0-9a-f]{16}\)$/);
-    const named = await skillopt(['compare', base, bare, '--attribute', '--candidate-skill', bestSkill, '--json', '--config', CONFIG], { cwd: REPO });
+    // the named skill is accepted; a small budget, since the README test above makes the whole attribution of these runs
+    const named = await skillopt(['compare', base, bare, '--attribute', '--candidate-skill', bestSkill, '--attribute-budget', '50', '--json', '--config', CONFIG], { cwd: REPO });
     expect(named.code, named.all).toBe(0);
     const granularity = await skillopt(['compare', base, best, '--attribute', '--attribute-granularity', 'word', '--config', CONFIG], { cwd: REPO });
     expect(expectOneLineError(granularity)).toMatch(/--attribute-granularity must be one of hunk, block, line, got 'word'$/);
