@@ -8,7 +8,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, miniProject, skillopt, tempDirs, writeConfig, writeFile, type RunResult } from './helpers.ts';
+import { cli } from '../helpers/cli.ts';
+import { assertBuilt, MINI, miniProject, skillopt, tempDirs, writeConfig, writeFile, type RunResult } from './helpers.ts';
 
 const tmp = tempDirs('bad');
 beforeAll(assertBuilt);
@@ -16,6 +17,9 @@ afterAll(() => tmp.cleanup());
 
 const CONFIG = 'configs/mini/sim.yaml';
 const SUITE_FILE = 'benchmarks/mini/mini.skill.test.ts';
+/** For the config errors, which run in process (`cli`, working directory the repository's): absolute paths. */
+const MINI_CONFIG = join(MINI, CONFIG);
+const MINI_SKILL = join(MINI, 'skills/mini/initial.md');
 
 const task = (id: string, expected = 'disk') => ({ id, input: `The worker stopped: \`${id}\` seen in the log.`, expected });
 
@@ -104,17 +108,19 @@ describe('bad input: one line naming the file and the id, non-zero exit', () => 
     expect(existsSync(join(out, 'eval_summary.json'))).toBe(false);
   });
 
+  // config errors end the command before Vitest starts: in process (the spawned exit code and streams of a
+  // collection failure are the tests above)
   test('a config with an unknown key: exit 2 before Vitest starts', async () => {
     const dir = tmp.make('cfg');
     const file = writeConfig(dir, 'typo.yaml', 'model:\n  backend: simulated\nenv:\n  name: mini\n  wokers: 3\n');
-    const r = await skillopt(['test', '--config', file, '--cfg-options', `env.out_root=${join(dir, 'out')}`]);
+    const r = await cli(['test', '--config', file, '--cfg-options', `env.out_root=${join(dir, 'out')}`]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n')).toEqual([`skillopt: error: ${file}: env.wokers: unknown key (did you mean env.workers?)`]);
   });
 
   test('--cfg-options with an unknown key: exit 2 before Vitest starts', async () => {
-    const r = await skillopt(['test', '--config', CONFIG, '--cfg-options', 'env.limt=3']);
+    const r = await cli(['test', '--config', MINI_CONFIG, '--cfg-options', 'env.limt=3']);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     const lines = r.stderr.trim().split('\n');
@@ -124,11 +130,11 @@ describe('bad input: one line naming the file and the id, non-zero exit', () => 
 
   test('a base URL that is not a URL, a section given a value, an empty --cfg-options: exit 2, one line, nothing run', async () => {
     const dir = tmp.make('cfg-values');
-    const eval_ = (...cfg: string[]) => skillopt(['eval', '--config', CONFIG, '--skill', 'skills/mini/initial.md', '--split', 'test', '--cfg-options', `env.out_root=${join(dir, 'out')}`, ...cfg]);
+    const eval_ = (...cfg: string[]) => cli(['eval', '--config', MINI_CONFIG, '--skill', MINI_SKILL, '--split', 'test', '--cfg-options', `env.out_root=${join(dir, 'out')}`, ...cfg]);
     const [url, section, empty] = await Promise.all([
       eval_('model.backend=openai_compat', 'model.base_url=notaurl'),
       eval_('model=1'),
-      skillopt(['eval', '--config', CONFIG, '--skill', 'skills/mini/initial.md', '--cfg-options']),
+      cli(['eval', '--config', MINI_CONFIG, '--skill', MINI_SKILL, '--cfg-options']),
     ]);
     for (const [r, line] of [
       [url, 'skillopt: error: --cfg-options model.base_url=notaurl: model.base_url: expected an http(s) URL such as http://localhost:8000/v1, got "notaurl"'],

@@ -8,6 +8,7 @@
 import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { cli } from '../helpers/cli.ts';
 import { startFaultProxy, startFaultServer } from '../helpers/fault-server.ts';
 import { startSimServer } from '../../src/sim/server.ts';
 import { assertBuilt, endpointConfig, readJson, readJsonl, REPO, reportLine, skillopt, tempDirs } from './helpers.ts';
@@ -157,7 +158,8 @@ describe('infrastructure errors', () => {
       expect(reportLine(first.stdout, 'why')).toMatch(k === 1 ? new RegExp(`^inconclusive: ${failed} of 12 cases errored`) : new RegExp(`^inconclusive: ${failed} of 24 trials errored in \\d+ cases`));
       const faulted = join(dir, 'faulted');
       cpSync(out, faulted, { recursive: true });
-      const shown = await skillopt(['show', faulted]);
+      // show and compare run no suite: in process
+      const shown = await cli(['show', faulted]);
       expect(shown.stdout).toMatch(k === 1 ? new RegExp(`cases: .* · ${failed} errored`) : new RegExp(`cases: .* · \\d+ errored, ${failed} errored trials`));
 
       // the rerun runs only the errored cases again and replaces their rows: still one row per case × trial
@@ -170,7 +172,7 @@ describe('infrastructure errors', () => {
       expect(readJson(join(out, 'eval_summary.json'))).toMatchObject({ verdict: 'pass', n_errored: 0 });
 
       // compare: the faulted run's errored trials are errored, not missing and not passed
-      const c = await skillopt(['compare', out, faulted, '--fail-on-regression', '--json'], { env: KEY_ENV });
+      const c = await cli(['compare', out, faulted, '--fail-on-regression', '--json'], { env: KEY_ENV });
       expect(c.code).toBe(3);
       const report = JSON.parse(c.stdout);
       expect(report).toMatchObject({ verdict: 'inconclusive', rule: 'errored' });

@@ -17,6 +17,7 @@ import { skillLabel } from '../../src/matrix/skills.ts';
 import { MatrixFileSchema, MatrixRunSchema, parseRunFile, type MatrixFile } from '../../src/runfiles/index.ts';
 import { SIM_PROFILES } from '../../src/sim/profiles.ts';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
+import { cli } from '../helpers/cli.ts';
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.ts';
 import { assertBuilt, expectOneLineError, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, tempDirs, writeConfig, writeFile } from './helpers.ts';
 
@@ -90,11 +91,11 @@ describe('skillopt eval --models', () => {
     expect([pass('sim-small__none'), pass('sim-large__none')]).toEqual([0, 0]);
     expect(pass(`sim-small__${oracleLabel}`)).toBeLessThanOrEqual(pass(`sim-large__${oracleLabel}`));
 
-    // a cell is an ordinary run folder: show and compare read it
-    const shown = await skillopt(['show', join(out, 'cells', 'sim-large__none')]);
+    // a cell is an ordinary run folder: show and compare read it (in process: no suite runs)
+    const shown = await cli(['show', join(out, 'cells', 'sim-large__none')]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/target model:\s+openai_compat sim-large at /);
-    const compared = await skillopt(['compare', join(out, 'cells', 'sim-large__none'), join(out, 'cells', `sim-large__${oracleLabel}`)]);
+    const compared = await cli(['compare', join(out, 'cells', 'sim-large__none'), join(out, 'cells', `sim-large__${oracleLabel}`)]);
     expect(compared.code).toBe(0);
     expect(compared.stdout).toMatch(/fixed \(\d+\)/);
 
@@ -186,7 +187,8 @@ describe('skillopt test --models, skillopt matrix and the per-model gate', () =>
     // one job per model, joined: the same statistics as the one run (the timings aside)
     const jobs = await Promise.all(models.map((m) => run(`job-${m}`, m)));
     for (const j of jobs) expect(j.stderr).toBe('');
-    const joined = await skillopt(['matrix', ...models.map((m) => join(dir, `job-${m}`)), '--out', join(dir, 'joined')]);
+    // joining runs no suite: in process
+    const joined = await cli(['matrix', ...models.map((m) => join(dir, `job-${m}`)), '--out', join(dir, 'joined')]);
     expect(joined.stderr).toBe('');
     expect(joined.code).toBe(all.code);
     expect(reportLine(joined.stdout, 'cells')).toMatch(/^3 \(3 models × 1 skill\) from 3 folders: /);

@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { cli } from '../helpers/cli.ts';
 import {
   assertBuilt,
   freePort,
@@ -67,7 +68,7 @@ function listFiles(dir: string): string[] {
 }
 
 /** Nothing printed and nothing under `out` contains the planted secret. */
-function expectClean(r: RunResult, out?: string): void {
+function expectClean(r: Pick<RunResult, 'stdout' | 'stderr'>, out?: string): void {
   expect(r.stdout).not.toContain(SECRET);
   expect(r.stderr).not.toContain(SECRET);
   if (out !== undefined) expect(filesContaining(out, SECRET)).toEqual([]);
@@ -226,7 +227,8 @@ describe('no credential in output or files', () => {
     const dir = tmp.make('config');
     const config = compatConfig(dir, `  base_url: ${planted(deadPort)}\n  judge_base_url: https://judge:${SECRET}%40x@127.0.0.1:${simPort}/v1\n`);
     const env = { ...KEY_ENV, TARGET_OPENAI_COMPATIBLE_BASE_URL: planted(simPort) };
-    const yaml = await skillopt(['config', '--config', config], { env });
+    // `config` runs no suite: in process (what it prints is the point, not the process)
+    const yaml = await cli(['config', '--config', config], { env });
     expect(yaml.code).toBe(0);
     expect(yaml.stdout).toMatch(new RegExp(`^#\\s+optimizer: openai_compat model=mitko url=${escape(masked(deadPort))} `, 'm'));
     expect(yaml.stdout).toMatch(new RegExp(`^#\\s+target: openai_compat model=mitko url=${escape(masked(simPort))} `, 'm'));
@@ -234,7 +236,7 @@ describe('no credential in output or files', () => {
     expect(yaml.stdout).toContain(`base_url: ${masked(deadPort)}`);
     expectClean(yaml);
 
-    const json = await skillopt(['config', '--config', config, '--json'], { env });
+    const json = await cli(['config', '--config', config, '--json'], { env });
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout).model).toMatchObject({ base_url: masked(deadPort), target_base_url: masked(simPort) });
     expectClean(json);

@@ -18,6 +18,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
+import { cli } from '../helpers/cli.ts';
 import { BIN, childEnv, expectOneLineError, MINI, readJson, readJsonl, skillopt, tempDirs, writeFile } from './helpers.ts';
 import { assertBuilt, train } from './optimize-helpers.ts';
 
@@ -32,6 +33,12 @@ afterAll(async () => {
 const SIM = 'configs/mini/sim.yaml';
 const SKILL = 'skills/mini/initial.md';
 const KEY = { OPENAI_COMPATIBLE_API_KEY: 'not-needed' };
+/**
+ * A refused `test` rerun ends before Vitest starts: it runs in process (`cli`, working directory the
+ * repository's, so an absolute config). `eval` and `train` find their suite from the working directory
+ * first, so theirs stay spawned in the fixture.
+ */
+const ABS_SIM = join(MINI, SIM);
 
 /** Every file under `dir` with the SHA-256 of its bytes (and every folder), sorted. */
 function listing(dir: string): string[] {
@@ -241,10 +248,11 @@ describe('a run directory belongs to one run', () => {
     expect(again.stderr).not.toContain('skillopt: error:');
     expect(readJson(join(out, 'run.json')).kind).toBe('test');
     const before = listing(out);
-    const gated = await skillopt([...args, 'evaluation.min_pass_rate=0.5']);
+    const inProcess = ['test', '--config', ABS_SIM, '-t', 'mini-00', '--cfg-options', `env.out_root=${out}`];
+    const gated = await cli([...inProcess, 'evaluation.min_pass_rate=0.5']);
     expectOneLineError(gated, `${out}: this folder holds a run with evaluation.min_pass_rate=0; this run has evaluation.min_pass_rate=0.5`);
     expect(listing(out)).toEqual(before);
-    const other = await skillopt(['test', '--config', SIM, '--cfg-options', `env.out_root=${out}`]);
+    const other = await cli(['test', '--config', ABS_SIM, '--cfg-options', `env.out_root=${out}`]);
     expectOneLineError(other, `${out}: this folder holds a run with -t=mini-00; this run has -t=(unset)`);
   });
 });

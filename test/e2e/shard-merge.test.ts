@@ -8,6 +8,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { cli } from '../helpers/cli.ts';
 import { assertBuilt, DUO, MINI, readJson, readJsonl, REPO, run, skillopt, tempDirs } from './helpers.ts';
 
 const tmp = tempDirs('shard');
@@ -120,7 +121,8 @@ describe('shard + merge-reports', () => {
 
   test('--merge-reports on a directory that does not exist is one line naming it, exit 2', async () => {
     const missing = join(tmp.make('nomerge'), 'no-blobs');
-    const r = await skillopt(['test', '--config', CONFIG, '--merge-reports', missing], { cwd: DUO });
+    // refused before Vitest starts: in process (the config by its absolute path)
+    const r = await cli(['test', '--config', join(DUO, CONFIG), '--merge-reports', missing]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     const lines = r.stderr.trim().split('\n');

@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { checkSkillFile, frontmatterBlock } from '../../src/skill/frontmatter.ts';
+import { cli } from '../helpers/cli.ts';
 import { assertBuilt, readJson, readJsonl, REPO, reportLine, skillopt, tempDirs, writeFile } from './helpers.ts';
 
 const tmp = tempDirs('routing');
@@ -134,7 +135,8 @@ describe('the format of a SKILL.md is checked where a skill is read', () => {
   const longDesc = writeFile(join(dir, 'dotnetdebug', 'SKILL.md'), `---\nname: dotnetdebug\ndescription: ${'x'.repeat(1100)}\n---\n\n# body\n`);
   const otherName = writeFile(join(dir, 'other', 'SKILL.md'), '---\nname: other\ndescription: Something else.\n---\n\n# body\n');
   const runs = Promise.all([
-    repo(['test', '--config', 'configs/dotnetdebug/sim.yaml', '--skill', badName], join(dir, 'o1')),
+    // `--skill` is read and checked before Vitest starts: in process (the working directory is the repository, as for `repo`)
+    cli(['test', '--config', 'configs/dotnetdebug/sim.yaml', '--skill', badName, '--cfg-options', `env.out_root=${join(dir, 'o1')}`, 'cache.mode=off']),
     repo(['test', '--config', 'configs/dotnetdebug/sim.yaml', '--cfg-options', `env.skill_init=${longDesc}`], join(dir, 'o2')),
     repo(['test', '--config', ROUTING, '--skill', otherName], join(dir, 'o3')),
   ]);
