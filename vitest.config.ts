@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { skillopt } from 'skillopt/vitest';
@@ -7,20 +8,61 @@ import { skillopt } from 'skillopt/vitest';
 // source maps), which cost 70 MiB of peak RSS per `skillopt test` (docs/memory.md).
 const library = fileURLToPath(new URL('./dist/index.js', import.meta.url));
 
+/**
+ * The three projects `npm test` runs (docs/testing.md):
+ * - unit: in process, no child processes beyond a quick `node -e` or `git apply`; run on every change.
+ * - e2e: files that spawn the CLI or Vitest, and the tests that read the shared runs its global setup makes
+ *   once (test/setup/fixture-runs.ts). One test at a time per file, at most one file per core.
+ * - browser: the HTML reports in Chromium (test/report/browser.test.ts).
+ */
+const E2E = [
+  'test/e2e/**/*.test.ts',
+  // these spawn `skillopt test`, Vitest or tsc
+  'test/vitest/case-meta.test.ts',
+  'test/vitest/console-reporter.test.ts',
+  'test/setup/guard.test.ts',
+  'test/report/report-js-types.test.ts',
+];
+const BROWSER = ['test/report/browser.test.ts'];
+const CORES = Math.max(1, availableParallelism());
+
 export default defineConfig({
   test: {
+    // no more test files at once than cores (a spawning file is one process at a time, see e2e below)
+    maxWorkers: CORES,
+    env: { NO_COLOR: '1' },
     projects: [
       {
         extends: true,
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['**/*.skill.test.ts', '**/node_modules/**'],
+          exclude: ['**/*.skill.test.ts', '**/node_modules/**', ...E2E, ...BROWSER],
           // each file: a temp directory of its own that it must leave empty, and no network beyond loopback
           setupFiles: ['./test/setup/guard.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
+          // a guard against a hang, not a limit: a loaded 2-core machine is slow
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
         },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: E2E,
+          setupFiles: ['./test/setup/guard.ts'],
+          globalSetup: ['./test/setup/fixture-runs.ts'],
+          // a spawning test runs alone in its file (describe.concurrent included): with maxWorkers, at most
+          // one CLI process per core. Timeouts are generous: a loaded 2-core machine is slow, never wrong.
+          maxConcurrency: 1,
+          sequence: { concurrent: false },
+          testTimeout: 600_000,
+          hookTimeout: 600_000,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'browser', include: BROWSER, setupFiles: ['./test/setup/guard.ts'], testTimeout: 300_000, hookTimeout: 600_000 },
       },
       {
         // The micro-benchmarks (`npm run bench`): tinybench inside a test each, printing its table (test/bench/benchmark.ts).

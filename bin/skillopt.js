@@ -10,6 +10,7 @@ const prestart = await import('../dist/vitest/prestart.js');
 if (prestart.runsSuites(argv)) prestart.prestartWarmThread();
 const { main, reportFatal } = await import('../dist/cli/main.js');
 
+// main prints an error as one line itself and returns its exit code; reportFatal is for anything else.
 main(argv).then(
   (code) => {
     process.exitCode = code;

@@ -37,7 +37,7 @@ if (!existsSync(join(REPO, 'dist', 'cli', 'main.js'))) throw new Error('bench-me
 function freePort() {
   return new Promise((res, rej) => {
     const s = createServer().once('error', rej).listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (s.address());
       s.close(() => res(port));
     });
   });

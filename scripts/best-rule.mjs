@@ -202,7 +202,7 @@ async function main() {
     }
     out.push(`## ${bench}`, table(['runs', 'n', 'rule', 'NF test', 'skill tokens', 'tokens/val case', 'chose otherwise than highest (on test)'], rows), '');
   }
-  const defaultOff = runs.map((r, i) => [r, i]).filter(([r]) => r.group === 'default world, compress off');
+  const defaultOff = runs.map((r, i) => /** @type {[typeof r, number]} */ ([r, i])).filter(([r]) => r.group === 'default world, compress off');
   if (defaultOff.length) {
     const rows = defaultOff.map(([r, i]) => [r.bench, String(r.seed), ...chosen[i].map((c) => (c ? `${c.origin} ${f3(c.nf)} (${c.skillTokens})` : '–'))]);
     out.push('## default world, compress off: the chosen skill per seed (origin, NF test, skill tokens)', table(['bench', 'seed', ...rs.map((r) => r.name)], rows), '');

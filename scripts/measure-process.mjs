@@ -40,6 +40,7 @@ const kib = (status, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm')
  * `start` (absolute ms, performance.timeOrigin + performance.now()) is taken just before the spawn, so a
  * server's own timestamps can be set against it.
  */
+/** @param {string} command @param {string[]} args @param {{ cwd?: string, env?: NodeJS.ProcessEnv, sampleMs?: number }} [options] */
 export function measureProcess(command, args, { cwd, env = process.env, sampleMs = 10 } = {}) {
   return new Promise((resolve, reject) => {
     const cpuBefore = childrenCpuS();

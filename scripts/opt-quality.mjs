@@ -132,6 +132,7 @@ async function main() {
       if (r.error) throw new Error(`${configOf(bench)} does not load: ${r.error}`);
       knobsByBench[bench] = detectKnobs(r.config);
     }
+    /** @type {any[]} the cells, which planRuns gives their runKeys (and skipped) and this loop their runs */
     const cells = planCells({ sections: opts.only, scale, knobsByBench });
     // --set overrides come first, so a cell's own knob (its gate, its noise level) still decides where they meet
     for (const c of cells) c.overrides = [...opts.set, ...c.overrides];

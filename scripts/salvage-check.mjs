@@ -83,6 +83,7 @@ async function main() {
   mkdirSync(join(work, 'logs'), { recursive: true });
   try {
     // one planRuns cell per (cell, simulator seed, arm), its seeds the train seeds
+    /** @type {any[]} the cells, which planRuns gives their runKeys (and skipped) */
     const cells = [];
     for (const cell of CELLS) {
       for (const sim of opts.simSeeds) {

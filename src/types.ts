@@ -198,6 +198,11 @@ export interface CaseRecord {
   error_kind: CaseErrorKind | null;
   error: string | null;
   simulated: boolean;
+  /**
+   * A run over several target models (an optimize run with `train.models`): the name of the model that
+   * answered this case; absent in a run of one target model (docs/optimizer.md#several-models).
+   */
+  model?: string;
   /** With `env.trials` > 1: which sample of the task this row is (0-based); absent for a single trial. */
   trial?: number;
   /**

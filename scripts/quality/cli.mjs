@@ -17,6 +17,7 @@ const childEnv = () => ({ ...Object.fromEntries(Object.entries(process.env).filt
  * Spawn `node <script> ...args` from the repository root; resolves with the exit code, stdout, and the
  * combined output (written to `logFile` when given). A run past `timeoutMs` is killed (code null).
  */
+/** @param {string} script @param {string[]} args @param {{ logFile?: string, timeoutMs?: number }} [options] */
 export function runNode(script, args, { logFile, timeoutMs = 15 * 60_000 } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });

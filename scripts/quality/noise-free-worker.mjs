@@ -21,9 +21,11 @@ const cfgOptions = argv.includes('--cfg-options') ? argv.slice(argv.indexOf('--c
 
 let mods;
 try {
-  mods = await Promise.all([import('../../dist/config/load.js'), import('../../dist/vitest/host.js'), import('../../dist/vitest/runner.js')]);
+  // by URL, so that type-checking a fresh clone (no dist/ yet) does not need the build
+  const built = (/** @type {string} */ file) => import(new URL(`../../dist/${file}`, import.meta.url).href);
+  mods = await Promise.all([built('config/load.js'), built('vitest/host.js'), built('vitest/runner.js')]);
 } catch (e) {
-  console.error(`noise-free worker: cannot load the build's modules (${e.message})`);
+  console.error(`noise-free worker: cannot load the build's modules (${e instanceof Error ? e.message : e})`);
   process.exit(4);
 }
 const [{ loadConfig }, { openHost }, { SuiteRunner }] = mods;

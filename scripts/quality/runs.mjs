@@ -61,7 +61,7 @@ export async function executeRuns(runList, { work, jobs, log }) {
       try {
         run.facts = readRunFacts(run.dir);
       } catch (e) {
-        run.error = e.message;
+        run.error = e instanceof Error ? e.message : String(e);
       }
     }
     done++;

@@ -16,7 +16,7 @@ import { printAnnotations, type Annotation } from './github.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { attributionMarkdown, attributionTerminal } from '../compare/render-attribution.ts';
 import type { AttributionResult } from './attribute.ts';
-import { printOut } from '../util/print.ts';
+import { outputColumns, printOut } from '../util/print.ts';
 
 export interface BaselineOptions {
   /** The baseline side, loaded before the run so a wrong path fails at once. */
@@ -111,7 +111,7 @@ export async function judgeAgainstBaseline(
   // the comparison's page, as `skillopt compare` writes it (the run's own report.html stays the run's)
   const html = writeCompareReport(outDir, { compare: json, baselineRows: b.side.rows, candidateRows: candidate.rows });
   if (html) written.push(html);
-  printOut(`\n${[compareTerminal(comparison, { written, width: process.stdout.columns }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n')}`);
+  printOut(`\n${[compareTerminal(comparison, { written, width: outputColumns() }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n')}`);
   const sites = new Map(ran.selections.map((s) => [s.suite, s.site ?? null]));
   const answer = (x: CaseChange['baseline']) => JSON.stringify(oneLineClip(x.output, 80));
   printAnnotations(

@@ -8,9 +8,10 @@ import { relative, sep } from 'node:path';
 import { redactText } from '../util/redact.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import { printErr, printOut } from '../util/print.ts';
+import { currentEnv } from '../util/io-context.ts';
 
 /** Append markdown to the step summary when $GITHUB_STEP_SUMMARY names a file; a failure is a warning, never fatal. */
-export function appendStepSummary(markdown: string, env: NodeJS.ProcessEnv = process.env): void {
+export function appendStepSummary(markdown: string, env: NodeJS.ProcessEnv = currentEnv()): void {
   const file = env.GITHUB_STEP_SUMMARY;
   if (!file) return;
   try {
@@ -46,7 +47,7 @@ export function annotationLine(a: Annotation, cwd = process.cwd()): string {
 }
 
 /** Print annotations when running in GitHub Actions. */
-export function printAnnotations(list: Annotation[], env: NodeJS.ProcessEnv = process.env): void {
+export function printAnnotations(list: Annotation[], env: NodeJS.ProcessEnv = currentEnv()): void {
   if (env.GITHUB_ACTIONS !== 'true') return;
   for (const a of list) printOut(annotationLine(a));
 }

@@ -10,7 +10,8 @@ import { SkillOptError, oneLine } from '../util/errors.ts';
 import { escapeControls } from '../util/control-chars.ts';
 import type { Command } from './command.ts';
 import { USAGE_PREFIX } from './args.ts';
-import { printErr } from '../util/print.ts';
+import { printErr, printOut } from '../util/print.ts';
+import { currentEnv, processIo, withIo, type CommandIo } from '../util/io-context.ts';
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command: Command }> }> = {
   test: {
@@ -62,15 +63,30 @@ function help(): string {
   return lines.join('\n');
 }
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Run `skillopt <argv>` and return its exit code. Everything the command prints goes to `io`'s streams and
+ * every variable it reads comes from `io.env` (util/io-context.ts), so a test can run a command in process;
+ * an error is printed as one line to `io.stderr` (`reportFatal`), never thrown.
+ */
+export async function main(argv: string[], io: CommandIo = processIo()): Promise<number> {
+  return withIo(io, async () => {
+    try {
+      return await dispatch(argv);
+    } catch (err) {
+      return reportFatal(err);
+    }
+  });
+}
+
+async function dispatch(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(help());
+    printOut(help());
     return 0;
   }
   if (name === '--version' || name === '-v') {
     const { VERSION } = await import('../version.ts');
-    console.log(VERSION);
+    printOut(VERSION);
     return 0;
   }
   const entry = COMMANDS[name];
@@ -80,7 +96,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const { command } = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
-    console.log(`${entry.summary}\n\n${USAGE_PREFIX}${command.usage}`);
+    printOut(`${entry.summary}\n\n${USAGE_PREFIX}${command.usage}`);
     return 0;
   }
   return command.run(rest);
@@ -88,7 +104,7 @@ export async function main(argv: string[]): Promise<number> {
 
 /** Print an error as one line, redacted; the stack only with SKILLOPT_DEBUG=1. */
 export function reportFatal(err: unknown): number {
-  if (process.env.SKILLOPT_DEBUG) printErr(escapeControls(inspect(err)));
+  if (currentEnv().SKILLOPT_DEBUG) printErr(escapeControls(inspect(err)));
   const prefix = pc.red('skillopt: error:');
   printErr(`${prefix} ${escapeControls(oneLine(err), { layout: false })}`);
   return err instanceof SkillOptError ? err.exitCode : 1;

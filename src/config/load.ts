@@ -31,13 +31,14 @@ import { resolveRoleBackends } from './roles.ts';
 import { ConfigSchema, SECTIONS, type SkillOptConfig } from './schema.ts';
 import { displayPath } from '../util/paths.ts';
 import { isPlainObject } from '../util/objects.ts';
+import { currentEnv } from '../util/io-context.ts';
 
 export interface LoadConfigOptions {
   /** The config file (its `_base_` chain is followed). Omitted: defaults + environment + CLI only. */
   path?: string;
   /** `--cfg-options` items, `key=value`. */
   cfgOptions?: readonly string[];
-  /** Environment for the environment layer (default: process.env). */
+  /** Environment for the environment layer (default: the current command's, util/io-context.ts). */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -314,7 +315,7 @@ function validate(raw: Record<string, unknown>, prov: Provenance, fallback: stri
 
 /** Load, merge and validate a configuration. Throws ConfigError (one line) on any problem. */
 export function loadConfig(opts: LoadConfigOptions = {}): LoadedConfig {
-  const env = opts.env ?? process.env;
+  const env = opts.env ?? currentEnv();
   const warnings: string[] = [];
   const chain = opts.path !== undefined ? readChain(opts.path, warnings) : { files: [], layers: [] };
   const cli = parseCfgOptions(opts.cfgOptions ?? []);

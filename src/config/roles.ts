@@ -28,6 +28,7 @@ import {
   SUPPORTED_BACKENDS,
   UPSTREAM_ONLY_BACKENDS,
 } from './schema.ts';
+import { currentEnv } from '../util/io-context.ts';
 
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 export const OPENAI_API_KEY_ENV = 'OPENAI_API_KEY';
@@ -116,7 +117,7 @@ export function deterministicTarget(model: Pick<ModelConfig, 'temperature' | 'ta
 /** Build every role's client settings. Throws ConfigError for a role on an unsupported backend. */
 export function resolveRoles(
   config: SkillOptConfig,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = currentEnv(),
   opts: ResolveRolesOptions = {},
 ): ResolvedRoles {
   const m = config.model;

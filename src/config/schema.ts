@@ -199,6 +199,7 @@ const SimulatedModelSchema = z.strictObject({
   analyst_context_recall: z.number().min(0).max(1).optional(),
   analyst_notes_effect: z.number().min(0).max(1).optional(),
   analyst_generalize: int().min(0).optional(),
+  analyst_budget_compress: z.number().min(0).max(1).optional(),
   ranker_accuracy: z.number().min(0).max(1).optional(),
   routing_noise: z.number().min(0).max(1).optional(),
   result_call_rules: z.boolean().optional(),
@@ -230,6 +231,11 @@ const SimulatedSchema = z.strictObject({
   analyst_notes_effect: prob(0.5),
   /** Successes of one answer a success analyst needs to generalize a rule to another identifier they share (0 = never). */
   analyst_generalize: nonNegInt(2),
+  /**
+   * Several target models: probability that an error analyst reads a failure on one model only, whose
+   * attention budget the skill exceeds, as the skill's length — proposing a compression, not a rule.
+   */
+  analyst_budget_compress: prob(0.9),
   /** Probability that each ranking pick is the best supported item left (otherwise another one). */
   ranker_accuracy: prob(0.8),
   /** Agent presentation: probability that the simulated target's choice of skill to load is replaced by another. */
@@ -385,6 +391,22 @@ const ModelSchema = z.strictObject({
   target_minimax_api_key: str(''),
 });
 
+/** A list of names, or (as `--cfg-options` gives it) one comma-separated string; none by default. */
+function commaList() {
+  return z
+    .preprocess(
+      (v) =>
+        typeof v === 'string'
+          ? v
+              .split(',')
+              .map((w) => w.trim())
+              .filter((w) => w.length > 0)
+          : v,
+      z.array(z.string().min(1)),
+    )
+    .default(() => []);
+}
+
 const TrainSchema = z.strictObject({
   num_epochs: posInt(4),
   /** 0 = infer from the train split; when set it must match. */
@@ -403,6 +425,16 @@ const TrainSchema = z.strictObject({
   max_cost: nonNeg(0),
   /** Stop after this many steps without a gate acceptance (0 = off). */
   patience: nonNegInt(0),
+  /**
+   * Optimize for several target models at once (docs/optimizer.md#several-models): names of the config's
+   * `models:` entries or model ids at the target endpoint; empty = the target role's model alone. A list,
+   * or one comma-separated string (`--models` sets it).
+   */
+  models: commaList(),
+  /** With `train.models`: what the gate and the best skill maximize, the worst model's val score or the mean over the models. */
+  objective: aliasEnum(['worst', 'mean'], {}).default('worst'),
+  /** With `train.models`: models the seed and best skills are scored on once at the end, on test ("transfer"). */
+  transfer_models: commaList(),
 });
 
 const GradientSchema = z.strictObject({

@@ -13,16 +13,33 @@ export interface RoleModels {
   optimizer: string;
   target: string;
   judge: string;
+  /**
+   * A run over several target models: the model id of each `rollout:<name>` stage's model, by name (its
+   * price is looked up by that id).
+   */
+  targets?: Readonly<Record<string, string>>;
 }
 
 /** The role models of a config's `model` block (the judge takes the optimizer's model when unset, as in config/roles.ts). */
-export function roleModels(m: { optimizer: string; target: string; judge: string }): RoleModels {
-  return { optimizer: m.optimizer, target: m.target, judge: m.judge || m.optimizer };
+export function roleModels(m: { optimizer: string; target: string; judge: string }, targets?: Readonly<Record<string, string>>): RoleModels {
+  return { optimizer: m.optimizer, target: m.target, judge: m.judge || m.optimizer, ...(targets ? { targets } : {}) };
 }
 
-/** Which role's model an accounting stage called: `rollout` the target, `judge` the judge, every other stage the optimizer. */
-export function stageRole(stage: string): keyof RoleModels {
-  return stage === 'rollout' ? 'target' : stage === 'judge' ? 'judge' : 'optimizer';
+/**
+ * Which role's model an accounting stage called: `rollout` (and `rollout:<model>`, a run over several
+ * target models) the target, `judge` the judge, every other stage the optimizer.
+ */
+export function stageRole(stage: string): 'optimizer' | 'target' | 'judge' {
+  return stage === 'rollout' || stage.startsWith('rollout:') ? 'target' : stage === 'judge' ? 'judge' : 'optimizer';
+}
+
+/** The model id a stage's calls went to (a `rollout:<name>` stage: that name's model). */
+export function stageModel(stage: string, models: RoleModels): string {
+  if (stage.startsWith('rollout:')) {
+    const name = stage.slice('rollout:'.length);
+    return models.targets?.[name] ?? name;
+  }
+  return models[stageRole(stage)];
 }
 
 export interface StageCosts {
@@ -38,12 +55,12 @@ const add = (a: number | null, b: number | null): number | null => (b === null ?
 /** What each accounting stage's requests cost (the tokens the accounting counted: sent requests only). */
 export function stageCosts(tokens: TokenSummary, pricing: Pricing, models: RoleModels): StageCosts {
   // a priced role without calls cost 0; an unpriced one is unknown
-  const zero = (role: keyof RoleModels) => (priceFor(pricing, models[role]) ? 0 : null);
+  const zero = (role: ReturnType<typeof stageRole>) => (priceFor(pricing, models[role]) ? 0 : null);
   const out: StageCosts = { by_stage: {}, by_role: { optimizer: zero('optimizer'), target: zero('target'), judge: zero('judge') }, total: null };
   for (const [stage, s] of Object.entries(tokens) as Array<[string, StageStats]>) {
     if (stage === TOTAL_KEY) continue;
     const role = stageRole(stage);
-    const cost = costOf({ prompt_tokens: s.prompt_tokens, cached_prompt_tokens: s.cached_prompt_tokens ?? 0, completion_tokens: s.completion_tokens }, priceFor(pricing, models[role]));
+    const cost = costOf({ prompt_tokens: s.prompt_tokens, cached_prompt_tokens: s.cached_prompt_tokens ?? 0, completion_tokens: s.completion_tokens }, priceFor(pricing, stageModel(stage, models)));
     out.by_stage[stage] = cost;
     out.by_role[role] = add(out.by_role[role], cost);
   }

@@ -7,6 +7,7 @@
  */
 import { redactConfig } from '../config/redact.ts';
 import type { ResolvedRoles } from '../config/roles.ts';
+import type { SkillOptConfig } from '../config/schema.ts';
 import type { CaseRecord } from '../types.ts';
 import { laneHost, type SessionHost } from '../vitest/host.ts';
 import { SuiteRunner } from '../vitest/runner.ts';
@@ -75,15 +76,24 @@ export class LanePool {
 
 /** Make `lane` run `cell`: its config and roles in the session the suites read, its folder's kept rows. */
 export function useCell(lane: Lane, cell: MatrixCell, roles: ResolvedRoles, kept: Record<string, CaseRecord[]> | null): void {
+  useModel(lane, cell.model.config, roles, { outDir: cell.path, kept });
+}
+
+/**
+ * Make `lane` run a model's cases: its config (models.ts `modelConfig`) and roles in the session the suites
+ * read. `outDir`: where the reporter writes (null: the caller writes the rows, as an optimize run's
+ * rollouts do); `kept`: rows of an earlier run the suites reuse.
+ */
+export function useModel(lane: Lane, config: SkillOptConfig, roles: ResolvedRoles, o: { outDir: string | null; kept: Record<string, CaseRecord[]> | null }): void {
   const host = lane.host;
   host.roles = roles;
-  host.outDir = cell.path;
+  host.outDir = o.outDir;
   host.session = {
     ...host.session,
-    config: redactConfig(cell.model.config),
+    config: redactConfig(config),
     roles: { target: roles.target, judge: roles.judge },
     simulated: roles.target.backend === 'simulated',
     skills: {},
-    kept,
+    kept: o.kept,
   };
 }

@@ -8,6 +8,7 @@ import { resolveRoleBackends } from '../config/roles.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { withProfilePrices } from '../sim/profiles.ts';
+import { folderLabel } from '../util/paths.ts';
 
 export interface MatrixModel {
   /** As given on `--models`: an entry's name, or a model id. */
@@ -22,11 +23,7 @@ export interface MatrixModel {
   config: SkillOptConfig;
 }
 
-/** A name as a folder name: letters, digits, `.`, `_`, `-` kept, any other run of characters `-`. */
-export function folderLabel(name: string): string {
-  const label = name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+/, '');
-  return label === '' ? 'model' : label;
-}
+export { folderLabel } from '../util/paths.ts';
 
 /** The names of a `--models` value: comma-separated, repeatable, trimmed; at least one, none twice. */
 export function parseModelList(values: readonly string[]): string[] {

@@ -26,6 +26,7 @@ import { MatrixManifest, readMatrixRun } from './manifest.ts';
 import type { MatrixModel } from './models.ts';
 import { skillEntry, type MatrixSkill } from './skills.ts';
 import type { z } from 'zod';
+import { currentEnv } from '../util/io-context.ts';
 
 export interface CellOutcome {
   verdict: 'pass' | 'fail' | 'inconclusive';
@@ -84,7 +85,8 @@ interface CellPlan {
   done: boolean;
 }
 
-function modelEntry(model: MatrixModel, roles: ResolvedRoles): MatrixModelEntry {
+/** A model as matrix-run.json and matrix.json list it. */
+export function modelEntry(model: MatrixModel, roles: ResolvedRoles): MatrixModelEntry {
   const t = roles.target;
   return {
     name: model.name,
@@ -98,7 +100,7 @@ function modelEntry(model: MatrixModel, roles: ResolvedRoles): MatrixModelEntry 
 
 export async function runMatrix(o: MatrixRunOptions): Promise<MatrixResult> {
   if (o.config.env.max_cost > 0) throw new SkillOptError('env.max_cost does not apply to a run with --models yet: leave it at 0 (docs/matrix.md)');
-  const env = o.env ?? process.env;
+  const env = o.env ?? currentEnv();
   const kind = o.cellKind;
   const lock = acquireRunLock(o.outDir, { log: o.log });
   try {

@@ -12,6 +12,7 @@ import { isPlainObject } from '../util/objects.ts';
 import { MIN_SECRET_LENGTH } from '../util/redact.ts';
 import type { SkillTask } from '../types.ts';
 import type { McpClients } from './client.ts';
+import { currentEnv } from '../util/io-context.ts';
 
 export type McpScope = 'suite' | 'case';
 
@@ -216,7 +217,7 @@ export interface ResolvedServer {
   label: string;
 }
 
-export function resolveServer(s: CheckedServer, workspace: string | null, env: NodeJS.ProcessEnv = process.env): ResolvedServer {
+export function resolveServer(s: CheckedServer, workspace: string | null, env: NodeJS.ProcessEnv = currentEnv()): ResolvedServer {
   const fill = (text: string): string => (workspace === null ? text : text.split(WORKSPACE_VAR).join(workspace));
   const secrets: string[] = [];
   const read = (key: string, names: Record<string, string | { value: string }> | undefined): Record<string, string> => {

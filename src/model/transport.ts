@@ -14,6 +14,7 @@ import { backoffDelay, classifyError } from './retry.ts';
 import { roleSdk, safeCause, scrubKey } from './sdk.ts';
 import { anySignal, defaultSleep } from './signals.ts';
 import type { RoleConfig } from './types.ts';
+import { currentEnv } from '../util/io-context.ts';
 
 export interface Transport {
   /** One chat request, retried until it succeeds or fails for good (a `ModelInfraError`). */
@@ -41,7 +42,7 @@ export function createTransport(role: RoleConfig, opts: ModelClientOptions): Tra
   const url = endpointOf(role);
   const timeoutMs = Math.max(1, Math.ceil(role.timeoutMs));
   const retries = Math.max(0, Math.floor(role.retries));
-  const sdk = roleSdk(role, opts.env ?? process.env, timeoutMs);
+  const sdk = roleSdk(role, opts.env ?? currentEnv(), timeoutMs);
   const closeCtl = new AbortController();
   // Every call in flight or waiting for a slot listens to it: many listeners are expected.
   setMaxListeners(0, closeCtl.signal);

@@ -20,7 +20,13 @@ export class BudgetExhausted extends SkillOptError {
 export interface MoneyBudget {
   maxCost: number;
   currency: string;
-  prices: { optimizer: Price | null; target: Price | null; judge: Price | null };
+  prices: {
+    optimizer: Price | null;
+    target: Price | null;
+    judge: Price | null;
+    /** A run over several target models: each model's price by name (its `rollout:<name>` stage). */
+    targets?: Readonly<Record<string, Price | null>>;
+  };
   /** The judge's model, for the error when its calls cannot be priced. */
   judgeModel: string;
 }
@@ -54,8 +60,10 @@ export class Budget {
     for (const [stage, s] of Object.entries(this.usage())) {
       if (stage === TOTAL_KEY || s.prompt_tokens + s.completion_tokens === 0) continue;
       const role = stageRole(stage);
-      const cost = costOf(s, this.money.prices[role]);
-      if (cost === null) throw new SkillOptError(`train.max_cost needs model.pricing for ${role === 'judge' ? this.money.judgeModel : role} (or a "*" entry): its ${stage} calls cannot be priced`);
+      const name = stage.startsWith('rollout:') ? stage.slice('rollout:'.length) : null;
+      const price = name !== null && this.money.prices.targets && Object.hasOwn(this.money.prices.targets, name) ? this.money.prices.targets[name]! : this.money.prices[role];
+      const cost = costOf(s, price);
+      if (cost === null) throw new SkillOptError(`train.max_cost needs model.pricing for ${name ?? (role === 'judge' ? this.money.judgeModel : role)} (or a "*" entry): its ${stage} calls cannot be priced`);
       total += cost;
       if (s.attempts > 0) perCall = Math.max(perCall, cost / s.attempts);
     }

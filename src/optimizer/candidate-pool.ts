@@ -16,6 +16,7 @@ import type { RunStore } from './run-store.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
 import { setGateReference } from './validation.ts';
 import type { ValLedger } from './val-ledger.ts';
+import { modelKey } from './models.ts';
 
 export const POOL_FILE = 'pareto_pool.json';
 
@@ -29,8 +30,9 @@ export function ledgerScores(
   ledger: ValLedger,
   skill: string,
   o: { valIds: readonly string[]; trials: number; metric: 'hard' | 'soft' | 'mixed'; mixedWeight: number },
+  key = skillHash(skill),
 ): Record<string, number> {
-  const hash = skillHash(skill);
+  const hash = key;
   const out: Record<string, number> = {};
   for (const id of o.valIds) {
     const s = ledger.standard(hash, id, o.trials);
@@ -133,7 +135,13 @@ export function poolOf(ctx: RunContext): CandidatePool {
 
 function scoresOf(ctx: RunContext, skill: string): Record<string, number> {
   const ev = ctx.cfg.evaluation;
-  return ledgerScores(ctx.ledger, skill, { valIds: ctx.valIds, trials: ctx.cfg.env.trials, metric: ev.gate_metric, mixedWeight: ev.gate_mixed_weight });
+  const o = { valIds: ctx.valIds, trials: ctx.cfg.env.trials, metric: ev.gate_metric, mixedWeight: ev.gate_mixed_weight };
+  if (!ctx.multi) return ledgerScores(ctx.ledger, skill, o);
+  // several training models: a val item on one model is an item of the front (`<model>:<id>`)
+  const hash = skillHash(skill);
+  const out: Record<string, number> = {};
+  for (const m of ctx.models) for (const [id, v] of Object.entries(ledgerScores(ctx.ledger, skill, o, modelKey(hash, m.name)))) out[`${m.name}:${id}`] = v;
+  return out;
 }
 
 /**

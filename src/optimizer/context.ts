@@ -5,6 +5,7 @@
  * runs them in order.
  */
 import type { SkillOptConfig } from '../config/schema.ts';
+import type { Pricing } from '../cost/pricing.ts';
 import { deterministicTarget } from '../config/roles.ts';
 import type { Accounting } from '../model/index.ts';
 import { skillHash } from '../skill/hash.ts';
@@ -15,7 +16,8 @@ import { oneLineClip } from '../util/clip.ts';
 import type { CaseRecord } from '../types.ts';
 import type { LostTrainCase } from '../runfiles/index.ts';
 import type { SuiteManifest } from '../contract/session.ts';
-import { gateScore, semanticDensity, type GateTest, type ValidationScore } from './gate.ts';
+import { gateScore, metricValue, semanticDensity, type GateTest, type ValidationScore } from './gate.ts';
+import { modelKey, type Objective, type TrainingModel } from './models.ts';
 import type { OptimizerLLM } from './llm.ts';
 import type { UpdateMode } from './patch.ts';
 import type { PromptLibrary } from './prompts.ts';
@@ -45,6 +47,17 @@ export interface EngineOptions {
   subject?: OptimizationSubject;
   /** The run's budget: it counts what was sent, kept or not (start.ts). */
   budget?: Budget;
+  /**
+   * Several target models (`train.models`, docs/optimizer.md#several-models): every train batch and
+   * validation runs on each; empty or absent: the target role's model alone, through `rollouts`.
+   */
+  models?: readonly TrainingModel[];
+  /** With `models`: what the gate and the best skill maximize (models.ts). */
+  objective?: Objective;
+  /** With `models`: models the seed and best skills are scored on once at the end, on test. */
+  transfer?: readonly TrainingModel[];
+  /** With `models`: every model's prices by model id, and each name's model id (its `rollout:<name>` stage's price). */
+  prices?: { pricing: Pricing; targets: Readonly<Record<string, string>> };
 }
 
 /** `meta_skill/epoch_EE/meta_skill_result.json`, relative to the run directory. */
@@ -86,6 +99,9 @@ export class RunContext {
   /** Racing needs a score that is a mean over val items (not description optimization's F1). */
   readonly racing: boolean;
   readonly started = performance.now();
+  /** The training models of a run over several (empty: one target model, `o.rollouts`). */
+  readonly models: readonly TrainingModel[];
+  readonly objective: Objective;
   state!: RuntimeState;
   /** The cost of kept results (set by start.ts, which knows whether the run resumes). */
   kept!: KeptCosts;
@@ -123,6 +139,40 @@ export class RunContext {
     this.deterministic = deterministicTarget(o.config.model);
     this.gateTrials = this.deterministic ? 0 : o.config.evaluation.gate_trials;
     this.racing = o.config.evaluation.racing && this.subject === SKILL_SUBJECT;
+    this.models = o.models ?? [];
+    this.objective = o.objective ?? 'worst';
+  }
+
+  /** Whether the run optimizes for several target models. */
+  get multi(): boolean {
+    return this.models.length > 0;
+  }
+
+  /** The gate metric of a validation (or one sample), without the density bonus. */
+  metric(v: Pick<ValidationScore, 'hard' | 'soft'>): number {
+    const ev = this.cfg.evaluation;
+    return metricValue(v, ev.gate_metric, ev.gate_mixed_weight);
+  }
+
+  /**
+   * The training model the current skill does worst on: the lowest gate score of the last validated current
+   * skill (the gate's reference), the first model on a tie.
+   */
+  worstTrainingModel(): TrainingModel {
+    const ref = this.state.gate_reference?.hash ?? skillHash(this.current);
+    const scores = this.state.selection_cache[ref]?.models ?? {};
+    let worst = this.models[0]!;
+    for (const m of this.models) {
+      const v = scores[m.name];
+      const w = scores[worst.name];
+      if (v && w && this.metric(v) < this.metric(w) - 1e-9) worst = m;
+    }
+    return worst;
+  }
+
+  /** The val ledger's keys of a skill: one per training model, or the hash alone. */
+  ledgerKeys(hash: string): string[] {
+    return this.multi ? this.models.map((m) => modelKey(hash, m.name)) : [hash];
   }
 
   /** The gate score of a validation of `skill` (the metric, plus the optional semantic-density bonus). */
@@ -221,8 +271,10 @@ export class RunContext {
 
   /** A gated skill's mean target-role usage per val case, over the val items it was evaluated on (best.ts). */
   candidateUsage(skill: string): { mean_tokens: number | null; mean_cost: number | null } {
-    const { mean_tokens, mean_cost } = this.ledger.meanUsage(skillHash(skill), this.valIds, this.cfg.env.trials);
-    return { mean_tokens, mean_cost };
+    // several models: the mean over the models of each model's mean per val case
+    const usages = this.ledgerKeys(skillHash(skill)).map((key) => this.ledger.meanUsage(key, this.valIds, this.cfg.env.trials));
+    const mean = (xs: Array<number | null>) => (xs.some((x) => x === null) ? null : (xs as number[]).reduce((a, b) => a + b, 0) / xs.length);
+    return { mean_tokens: mean(usages.map((u) => u.mean_tokens)), mean_cost: mean(usages.map((u) => u.mean_cost)) };
   }
 
   /** Record a candidate for the best skill (once per skill: a skill seen again keeps its first record). */
@@ -246,8 +298,11 @@ export class RunContext {
   casesLost(hash: string, ref: string): CaseLosses {
     const k = this.cfg.env.trials;
     let lost = 0;
-    for (const id of this.valIds) if (this.ledger.passFraction(hash, id, k) < this.ledger.passFraction(ref, id, k)) lost++;
-    return { lost, cases: this.valIds.length };
+    // several models: a case is one val item on one model
+    const keys = this.ledgerKeys(hash);
+    const refs = this.ledgerKeys(ref);
+    for (const [i, key] of keys.entries()) for (const id of this.valIds) if (this.ledger.passFraction(key, id, k) < this.ledger.passFraction(refs[i]!, id, k)) lost++;
+    return { lost, cases: this.valIds.length * keys.length };
   }
 
   /** cheapest_within: make the rule's choice among the recorded candidates the best skill; whether it changed. */

@@ -19,6 +19,8 @@ import type { OptimizerReplies } from '../runfiles/index.ts';
 import { start } from './start.ts';
 import { runStep } from './step.ts';
 import { buildSummary } from './summary.ts';
+import { modelValRows } from './model-report.ts';
+import type { CaseRecord } from '../types.ts';
 
 export type { EngineOptions } from './context.ts';
 export type { TestEval } from './finish.ts';
@@ -29,6 +31,8 @@ export interface EngineResult {
   initialSkill: string;
   stopped: RuntimeState['stopped'];
   targetReached: boolean;
+  /** Several training models: each one's val samples of the seed and the best skill (the paired verdict on val reads them). */
+  modelVal?: Array<{ name: string; seed: CaseRecord[]; best: CaseRecord[] }>;
 }
 
 export class Engine {
@@ -102,6 +106,7 @@ export class Engine {
       initialSkill: ctx.o.initialSkill.text,
       stopped: ctx.state.stopped,
       targetReached: ctx.targetReachedByBest(),
+      ...(ctx.multi ? { modelVal: modelValRows(ctx) } : {}),
     };
   }
 

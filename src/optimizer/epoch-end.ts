@@ -12,6 +12,8 @@ import { metaResultRel, type RunContext } from './context.ts';
 import type { ValidationScore } from './gate.ts';
 import { OptimizerLLM } from './llm.ts';
 import { TRAIN_ROLLOUT } from './rollout.ts';
+import { join } from 'node:path';
+import type { CaseRecord } from '../types.ts';
 import { buildPairs, countByCategory, keepByPolicy, renderComparison, type ComparisonPair } from './longitudinal.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
 
@@ -128,9 +130,13 @@ async function compare(ctx: RunContext, epoch: number, prevSkill: string, dirRel
   const order = sampleTrain(ctx.trainIds, ctx.trainIds.length, ctx.cfg.train.seed + epoch * 2000);
   const sample = order.slice(0, opt.slow_update_samples);
   // train cases: errored ones are run again, those still errored are recorded (docs/optimizer.md#train-cases-that-error)
-  const rollout = async (skill: string, ids: string[], dir: string, label: string) => {
-    const out = await rollouts.run(skill, ids, dir, label, TRAIN_ROLLOUT);
-    ctx.loseTrainCases(label, out.records);
+  // several training models: the comparison feeds one reflection, so it runs on one model, the one the
+  // current skill does worst on (docs/optimizer.md#several-models), in `<dir>/<model label>`
+  const model = ctx.multi ? ctx.worstTrainingModel() : null;
+  const rollout = async (skill: string, ids: string[], dir: string, label: string): Promise<{ records: CaseRecord[] }> => {
+    const where = model ? `${label} on ${model.name}` : label;
+    const out = await (model ? model.rollouts : rollouts).run(skill, ids, model ? join(dir, model.label) : dir, where, TRAIN_ROLLOUT);
+    ctx.loseTrainCases(where, out.records);
     return out;
   };
   const prev = await rollout(prevSkill, sample, ctx.store.path(dirRel, 'rollout_prev'), `epoch ${epoch} previous-skill comparison`);

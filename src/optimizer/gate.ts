@@ -137,6 +137,11 @@ function enough(gain: number, minGain: number): boolean {
   return gain >= minGain - EPS;
 }
 
+/** Evidence of harm at one look: more items broken than fixed, and the exact p for "worse" at most the harm level. */
+export function isHarm(t: Pick<PairedTest, 'broken' | 'fixed' | 'p_worse'>, alpha: AlphaPlan): boolean {
+  return t.broken > t.fixed && t.p_worse <= alpha.harm + EPS;
+}
+
 /**
  * The paired gate at one look.
  * - every look: reject on evidence of harm — more broken than fixed items and the exact p for "worse"
@@ -158,7 +163,7 @@ export function pairedLook(o: PairedLookInput): PairedLook {
   const counts = `${t.fixed} fixed vs ${t.broken} broken`;
   // the best case over the whole split: every loss so far was noise, every remaining item a fix
   const best = (o.bestCompared * seen + o.remaining.reduce((a, v) => a + (1 - v), 0)) / Math.max(1, o.n) + o.bonus;
-  if (t.broken > t.fixed && t.p_worse <= o.alpha.harm + EPS) return { verdict: 'reject', rule: `worse: ${t.broken} broken vs ${t.fixed} fixed (p ${fmt(t.p_worse)} ≤ ${fmt(o.alpha.harm)})` };
+  if (isHarm(t, o.alpha)) return { verdict: 'reject', rule: `worse: ${t.broken} broken vs ${t.fixed} fixed (p ${fmt(t.p_worse)} ≤ ${fmt(o.alpha.harm)})` };
   if (!enough(best, o.minGain)) return { verdict: 'reject', rule: `cannot reach the minimum gain ${fmt(o.minGain)} even if every ${o.stage === 'race' ? 'remaining item' : 'loss'} went its way` };
   if (o.stage === 'race') return { verdict: 'continue', rule: 'undecided' };
   if (o.stage === 'final') {
@@ -178,6 +183,6 @@ export function pairedLook(o: PairedLookInput): PairedLook {
   return { verdict: 'reject', rule: `gain ${fmt(gain)} below the minimum ${fmt(o.minGain)}, ${counts}` };
 }
 
-function fmt(x: number): string {
+export function fmt(x: number): string {
   return Math.abs(x) <= EPS ? '0' : Math.abs(x) >= 0.001 ? String(Math.round(x * 1000) / 1000) : x.toExponential(1);
 }

@@ -29,8 +29,16 @@ export interface KeptCost {
   after_commit: number;
 }
 
+/**
+ * The accounting stage of a rollout row's target calls: `rollout`, or `rollout:<model>` for a row of a run
+ * over several models, so calls and cost are counted per model (docs/accounting.md).
+ */
+export function rolloutStage(model: string | undefined): string {
+  return model === undefined ? 'rollout' : `rollout:${model}`;
+}
+
 /** What a rollout row's calls count as, by stage (every attempt beyond a call's first is a retry). */
-export function rowCost(r: Pick<CaseRecord, 'usage' | 'judge_usage' | 'error_kind'>): Record<string, Partial<StageStats>> {
+export function rowCost(r: Pick<CaseRecord, 'usage' | 'judge_usage' | 'error_kind' | 'model'>): Record<string, Partial<StageStats>> {
   const stage = (u: CallUsage): Partial<StageStats> => ({
     calls: u.calls,
     attempts: u.attempts,
@@ -38,7 +46,7 @@ export function rowCost(r: Pick<CaseRecord, 'usage' | 'judge_usage' | 'error_kin
     ...spentTokens(u),
   });
   return {
-    rollout: { ...stage(r.usage), errors: r.error_kind === 'infra' && r.usage.attempts > 0 ? 1 : 0 },
+    [rolloutStage(r.model)]: { ...stage(r.usage), errors: r.error_kind === 'infra' && r.usage.attempts > 0 ? 1 : 0 },
     ...(r.judge_usage ? { judge: stage(r.judge_usage) } : {}),
   };
 }

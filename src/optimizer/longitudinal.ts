@@ -11,6 +11,8 @@ export type PairPolicy = 'mixed' | 'changed' | 'unchanged';
 
 export interface ComparisonPair {
   id: string;
+  /** A run over several target models: the model both sides ran on. */
+  model?: string;
   category: PairCategory;
   input: string;
   expected: unknown;
@@ -29,18 +31,20 @@ export interface PairSide {
 
 const ORDER: PairCategory[] = ['regressed', 'persistent_fail', 'improved', 'stable_success'];
 
+/** Pairs of the same case (on the same model, when the rows carry one). */
 export function buildPairs(prev: CaseRecord[], curr: CaseRecord[]): ComparisonPair[] {
-  const before = new Map(prev.filter((r) => r.error_kind === null).map((r) => [r.id, r]));
+  const key = (r: CaseRecord) => (r.model === undefined ? r.id : `${r.model}\u0000${r.id}`);
+  const before = new Map(prev.filter((r) => r.error_kind === null).map((r) => [key(r), r]));
   const pairs: ComparisonPair[] = [];
   for (const c of curr) {
-    const p = before.get(c.id);
+    const p = before.get(key(c));
     if (!p || c.error_kind !== null) continue;
     const category: PairCategory = p.pass ? (c.pass ? 'stable_success' : 'regressed') : c.pass ? 'improved' : 'persistent_fail';
     const side = (r: CaseRecord): PairSide => {
       const t = toTrajectory(r);
       return { output: r.output, hard: r.hard, soft: r.soft, feedback: r.feedback, ...(t.steps ? { steps: t.steps } : {}) };
     };
-    pairs.push({ id: c.id, category, input: toTrajectory(c).input, expected: c.expected, prev: side(p), curr: side(c) });
+    pairs.push({ id: c.id, ...(c.model !== undefined ? { model: c.model } : {}), category, input: toTrajectory(c).input, expected: c.expected, prev: side(p), curr: side(c) });
   }
   return pairs;
 }
@@ -58,7 +62,7 @@ export function renderComparison(pairs: ComparisonPair[]): string {
     const group = pairs.filter((p) => p.category === cat);
     if (group.length === 0) continue;
     parts.push(`### ${cat} (${group.length})`);
-    if (cat === 'stable_success') parts.push(group.map((p) => p.id).join(', '));
+    if (cat === 'stable_success') parts.push(group.map((p) => (p.model === undefined ? p.id : `${p.id} (${p.model})`)).join(', '));
     else parts.push(group.map((p) => jsonBlock(p)).join('\n'));
   }
   return tag('comparison', parts.length ? parts.join('\n\n') : 'no comparable items');

@@ -98,7 +98,7 @@ export interface RaceResult {
   resampled: string[];
 }
 
-function pairedItems(o: RaceOptions, ids: readonly string[]): PairedItem[] {
+function pairedItems(o: Pick<RaceOptions, 'pair'>, ids: readonly string[]): PairedItem[] {
   const items: PairedItem[] = [];
   for (const id of ids) {
     const p = o.pair(id);
@@ -126,7 +126,12 @@ export function afterResampleStrata(items: readonly PairedItem[], standard: (id:
   });
 }
 
-function look(o: RaceOptions, alpha: AlphaPlan, seen: readonly string[], stage: 'race' | 'final' | 'last', resampled = false) {
+/**
+ * One look of a paired race at the items `seen`: the exact test (after the extra samples, on the fair
+ * strata), the gate's verdict at `stage`, and its record. The race of several models (gate-models.ts)
+ * makes one per model.
+ */
+export function look(o: Pick<RaceOptions, 'order' | 'bonus' | 'minGain' | 'decision' | 'cand' | 'cur' | 'pair'>, alpha: AlphaPlan, seen: readonly string[], stage: 'race' | 'final' | 'last', resampled = false) {
   const items = pairedItems(o, seen);
   let test = pairedTest(items);
   if (resampled) {

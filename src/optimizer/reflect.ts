@@ -20,6 +20,7 @@ import type { FailurePattern } from './step-buffer.ts';
 import type { StageName } from '../protocol/schemas.ts';
 import type { StepStage } from './subject.ts';
 import { lastUserMessage } from '../util/messages.ts';
+import type { ModelLabels } from './model-labels.ts';
 
 /** Clip length of a call's result, an assistant text and a final answer in the analyst's evidence. */
 export const EVIDENCE_CLIP_CHARS = 300;
@@ -81,7 +82,8 @@ export function compactSteps(trajectory: readonly TrajectoryStep[], feedback: st
   return steps;
 }
 
-export function toTrajectory(r: CaseRecord): Trajectory {
+/** A case's trajectory as the analysts read it; `labels`: a run over several models (model-labels.ts). */
+export function toTrajectory(r: CaseRecord, labels?: ModelLabels): Trajectory {
   const user = lastUserMessage(r.messages);
   const t: Trajectory = {
     id: r.id,
@@ -93,7 +95,7 @@ export function toTrajectory(r: CaseRecord): Trajectory {
     feedback: r.feedback,
   };
   if (r.trajectory && r.trajectory.length > 0) t.steps = compactSteps(r.trajectory, r.feedback);
-  return t;
+  return labels ? { ...t, ...labels } : t;
 }
 
 const approxTokens = (t: Trajectory) => Math.ceil(JSON.stringify(t).length / 4);
@@ -217,6 +219,10 @@ export interface ReflectOptions {
   stages?: (base: StepStage, mode: UpdateMode) => StageName;
   /** Where a kept patch's cost is recorded, and counted again when a resumed run reuses it. */
   kept?: KeptCosts;
+  /** A run over several models: each record's labels by model (model-labels.ts). */
+  labels?: ReadonlyMap<CaseRecord, ModelLabels>;
+  /** A run over several models: the analysts' note on labelled failures (prompts/analyst_models.md), after their system prompt. */
+  modelsSuffix?: string;
 }
 
 export interface ReflectResult {
@@ -285,13 +291,14 @@ export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
       skillSection(o.skill),
       budgetSection(o.maxEdits),
       ...o.context,
-      trajectoriesSection(trimTrajectories(job.items.map(toTrajectory), o.tokenBudget)),
+      trajectoriesSection(trimTrajectories(job.items.map((r) => toTrajectory(r, o.labels?.get(r))), o.tokenBudget)),
     ]);
     const wantsNotes = o.skillAware.enabled && (job.source === 'failure' || o.skillAware.source === 'both');
     const tap = new Accounting();
+    const suffix = [o.modelsSuffix, wantsNotes ? o.skillAware.suffix : undefined].filter((x) => x !== undefined).join('');
     const reply = (await o.llm.call(stage, user, {
       account: 'analyst',
-      systemSuffix: wantsNotes ? o.skillAware.suffix : undefined,
+      systemSuffix: suffix === '' ? undefined : suffix,
       tap,
     })) as Record<string, unknown> | null;
     const result: MinibatchFile = {

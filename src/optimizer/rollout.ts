@@ -13,7 +13,7 @@ import { skillHash } from '../skill/hash.ts';
 import { caseOutcomes, suiteSummary, type SuiteSummary } from '../suite/summary.ts';
 import { erroredShare, erroredShown, isComplete } from '../suite/verdict.ts';
 import type { CaseRecord } from '../types.ts';
-import { rowCost, type KeptCosts } from './kept-cost.ts';
+import { rolloutStage, rowCost, type KeptCosts } from './kept-cost.ts';
 import { appendLine, writeJsonAtomic, writeLinesAtomic } from '../util/atomic.ts';
 import { buildRunFile } from '../runfiles/parse.ts';
 import { EvaluationSummarySchema } from '../runfiles/summary.ts';
@@ -91,12 +91,18 @@ export class Rollouts {
   /** Counts the calls of rows an interrupted run kept, when they are reused (set by the run's start). */
   kept: KeptCosts | null = null;
 
+  /**
+   * `model`: a run over several target models (docs/optimizer.md#several-models) has one Rollouts per
+   * model, each on a host whose target is that model; its rows carry the model's name, and their calls
+   * count under the stage `rollout:<model>`.
+   */
   constructor(
     private readonly runner: SuiteRunner,
     private readonly host: SessionHost,
     private readonly accounting: Accounting,
     private readonly budget: Budget,
     private readonly log: (line: string) => void,
+    readonly model?: string,
   ) {}
 
   /**
@@ -202,7 +208,8 @@ export class Rollouts {
       if (rec.skill_hash !== hash || !wanted.has(rec.id)) return;
       // an optimizer run stamps its rows with the commits before them (kept-cost.ts); eval rows stay as they are
       this.kept?.wroteRow(rowKey(file, rec));
-      const line = JSON.stringify(this.kept ? { ...rec, after_commit: this.kept.stamp() } : rec);
+      const row = this.model === undefined ? rec : { ...rec, model: this.model };
+      const line = JSON.stringify(this.kept ? { ...row, after_commit: this.kept.stamp() } : row);
       if (held) held.push(line);
       else appendLine(file, line);
     };
@@ -220,11 +227,12 @@ export class Rollouts {
     }
     for (const line of held ?? []) appendLine(file, line);
     for (const id of ids) into.delete(id);
-    for (const r of result.records) {
+    for (const rec of result.records) {
+      const r = this.model === undefined ? rec : { ...rec, model: this.model };
       into.set(r.id, [...(into.get(r.id) ?? []), r]);
       if (r.simulated) this.sawSimulated = true;
       this.accounting.merge(rowCost(r));
-      this.accounting.add('rollout', { latency_ms: r.latency_ms });
+      this.accounting.add(rolloutStage(this.model), { latency_ms: r.latency_ms });
     }
   }
 }

@@ -39,10 +39,10 @@ export function runRows(root: string): CaseRecord[] {
 export function optimizeRunCost(
   rows: readonly CaseRecord[],
   tokens: TokenSummary,
-  model: { pricing: Pricing; currency: string; optimizer: string; target: string; judge: string },
+  model: { pricing: Pricing; currency: string; optimizer: string; target: string; judge: string; targets?: Readonly<Record<string, string>> },
 ): OptimizeRunCost {
   const measured = runCost(rows, model.currency);
-  const stages = stageCosts(tokens, model.pricing, roleModels(model));
+  const stages = stageCosts(tokens, model.pricing, roleModels(model, model.targets));
   const optimizer = stages.by_role.optimizer;
   const total = measured.total === null && optimizer === null ? null : (measured.total ?? 0) + (optimizer ?? 0);
   const sent = tokens[TOTAL_KEY];

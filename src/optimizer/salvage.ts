@@ -19,6 +19,8 @@ import { TOTAL_KEY } from '../model/index.ts';
 import type { RunContext } from './context.ts';
 import { describeItem, type Item } from './patch.ts';
 import { evaluateItems, gateReference } from './validation.ts';
+import { join } from 'node:path';
+import { modelKey, type TrainingModel } from './models.ts';
 
 /** An edit's confirmation for one broken item: its p and adjusted p (null against a deterministic target). */
 export interface SalvageTest {
@@ -59,6 +61,13 @@ export interface SalvagePlan {
  */
 const SALVAGE_STRIDE = 100_000;
 
+/** A val item on a model (the target model alone: `model` undefined), and its name in the plan. */
+interface ValItem {
+  id: string;
+  model: TrainingModel | undefined;
+  name: string;
+}
+
 const majority = (samples: ReadonlyArray<{ pass: boolean }>) => samples.length > 0 && samples.filter((s) => s.pass).length * 2 > samples.length;
 
 /**
@@ -79,16 +88,32 @@ export async function planSalvage(
   const k = ctx.cfg.env.trials;
   const ref = gateReference(ctx);
   const hash = skillHash(o.candidate);
-  const broken: string[] = [];
-  const fixed: string[] = [];
-  for (const id of ctx.valIds) {
-    const cand = ctx.ledger.standard(hash, id, k);
-    const was = ctx.ledger.standard(ref.hash, id, k);
-    if (cand.length === 0 || was.length === 0) continue; // not evaluated (racing stopped early)
-    if (majority(was) && !majority(cand)) broken.push(id);
-    else if (!majority(was) && majority(cand)) fixed.push(id);
+  // several training models: a val item on one model is the unit, named `<id> on <model>`
+  const models: Array<TrainingModel | undefined> = ctx.multi ? [...ctx.models] : [undefined];
+  const keyOf = (h: string, m: TrainingModel | undefined) => (m ? modelKey(h, m.name) : h);
+  const brokenItems: ValItem[] = [];
+  const fixedItems: ValItem[] = [];
+  for (const m of models) {
+    for (const id of ctx.valIds) {
+      const cand = ctx.ledger.standard(keyOf(hash, m), id, k);
+      const was = ctx.ledger.standard(keyOf(ref.hash, m), id, k);
+      if (cand.length === 0 || was.length === 0) continue; // not evaluated (racing stopped early)
+      const item = { id, model: m, name: m ? `${id} on ${m.name}` : id };
+      if (majority(was) && !majority(cand)) brokenItems.push(item);
+      else if (!majority(was) && majority(cand)) fixedItems.push(item);
+    }
   }
+  const broken = brokenItems.map((x) => x.name);
+  const fixed = fixedItems.map((x) => x.name);
   if (broken.length === 0) return null;
+  /** Evaluate `text` on items (of any models), each model's in its folder under `dir`. */
+  const evaluateOn = (text: string, items: readonly ValItem[], dir: string, label: string, samples?: number[]) =>
+    Promise.all(
+      models.map((m) => {
+        const ids = items.filter((x) => x.model === m).map((x) => x.id);
+        return ids.length ? evaluateItems(ctx, text, ids, m ? join(dir, m.label) : dir, label, samples, m) : Promise.resolve([]);
+      }),
+    );
 
   ctx.log(`  salvage: ${applied.length} edits, ${broken.length} broken and ${fixed.length} fixed val item(s): the breaks re-run on fresh samples, each edit dropped in turn`);
   const calls = () => ctx.o.accounting.snapshot()[TOTAL_KEY]?.calls ?? 0;
@@ -104,22 +129,24 @@ export async function planSalvage(
   const reference: Variant = { reverted: null, text: ref.text };
   const whole: Variant = { reverted: [], text: o.candidate };
   const dirOf = (v: Variant) => `${o.dir}/fresh/${v.reverted === null ? 'reference' : v.reverted.length === 0 ? 'candidate' : without(Number(v.reverted[0]))}`;
+  // a re-run's item names its model as its suite (compare/reruns.ts keys counts by suite and id)
+  const byName = new Map(brokenItems.map((x) => [x.name, x]));
   const reruns = new Reruns(
     async (variant, items, samples) => {
-      const ids = items.map((c) => c.id);
-      await evaluateItems(ctx, variant.text, ids, dirOf(variant), `${o.label} (fresh samples)`, [...samples]);
+      const asked = items.map((c) => byName.get(c.id)!);
+      await evaluateOn(variant.text, asked, dirOf(variant), `${o.label} (fresh samples)`, [...samples]);
       const h = skillHash(variant.text);
       const counts = new Map(
-        ids.map((id) => {
-          const got = ctx.ledger.samples(h, id).filter((x) => x.t !== null && samples.includes(x.t));
-          return [`\u0000${id}`, { passes: got.filter((x) => x.pass).length, scored: got.length }] as const;
+        asked.map((x) => {
+          const got = ctx.ledger.samples(keyOf(h, x.model), x.id).filter((s) => s.t !== null && samples.includes(s.t));
+          return [`\u0000${x.name}`, { passes: got.filter((s) => s.pass).length, scored: got.length }] as const;
         }),
       );
       return { counts, calls: 0 };
     },
     { budget: Infinity, firstSample: k + ctx.gateTrials + SALVAGE_STRIDE * o.step },
   );
-  const itemOf = (id: string): ChangedCase => ({ suite: '', id, direction: 'regressed', callsPerSample: 1 });
+  const itemOf = (name: string): ChangedCase => ({ suite: '', id: name, direction: 'regressed', callsPerSample: 1 });
   const alpha = ctx.cfg.evaluation.alpha;
   const pairOf = (variant: Variant, id: string) => (n: number) => Promise.all([reruns.ask(variant, itemOf(id), n), reruns.ask(whole, itemOf(id), n)]);
 
@@ -152,9 +179,9 @@ export async function planSalvage(
       if (v.stands) entry.breaks.push(id);
     });
     if (text !== null && fixed.length > 0) {
-      await evaluateItems(ctx, text, fixed, `${o.dir}/${without(i)}`, `${o.label} (without edit ${i + 1})`);
+      await evaluateOn(text, fixedItems, `${o.dir}/${without(i)}`, `${o.label} (without edit ${i + 1})`);
       const h = skillHash(text);
-      for (const id of fixed) if (!majority(ctx.ledger.standard(h, id, k))) entry.fixes.push(id);
+      for (const x of fixedItems) if (!majority(ctx.ledger.standard(keyOf(h, x.model), x.id, k))) entry.fixes.push(x.name);
     }
     edits.push(entry);
   }

@@ -75,8 +75,10 @@ export function compressTrigger(ctx: RunContext, stepInEpoch: number): CompressT
 export function trainEvidence(ctx: RunContext, step: number, current: readonly CaseRecord[]): CaseRecord[] {
   const train = new Set(ctx.trainIds);
   const latest = new Map<string, CaseRecord>();
+  // several training models: the first model's rows (every model had the same inputs)
+  const first = ctx.multi ? ctx.models[0]! : null;
   const take = (r: CaseRecord) => {
-    if (r.error_kind === null && train.has(r.id)) latest.set(r.id, r);
+    if (r.error_kind === null && train.has(r.id) && (first === null || r.model === first.name)) latest.set(r.id, r);
   };
   for (let s = 1; s < step; s++) {
     const dir = stepDir(ctx.store.root, s);
@@ -87,7 +89,8 @@ export function trainEvidence(ctx: RunContext, step: number, current: readonly C
         return [];
       }
     })();
-    for (const b of ['', ...batches.map((n) => `/${n}`)]) for (const r of readResults(`${dir}${b}/rollout/results.jsonl`)) take(r);
+    const folder = first ? `/${first.label}` : '';
+    for (const b of ['', ...batches.map((n) => `/${n}`)]) for (const r of readResults(`${dir}${b}/rollout${folder}/results.jsonl`)) take(r);
   }
   for (const r of current) take(r);
   return [...latest.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -107,7 +110,7 @@ export async function compressStage(
   const before = ctx.current;
   const evidence = trainEvidence(ctx, o.step, o.train);
   const reply = await cachedStage<CompressReply>(ctx, o.rel('compress_result.json'), async () => {
-    const trajectories = trimTrajectories(evidence.map(toTrajectory), ctx.cfg.gradient.trajectory_token_budget);
+    const trajectories = trimTrajectories(evidence.map((r) => toTrajectory(r)), ctx.cfg.gradient.trajectory_token_budget);
     const user = OptimizerLLM.user('compress', [skillSection(before), tag('seed_skill', ctx.o.initialSkill.text), trajectoriesSection(trajectories)]);
     const r = await ctx.o.llm.call('compress', user, { account: 'compress' });
     return { edits: r?.edits ?? [], reasoning: r?.reasoning ?? '', train_items: trajectories.length };

@@ -7,45 +7,13 @@ import { skillHash } from '../skill/hash.ts';
 import { TOTAL_KEY } from '../model/index.ts';
 import { acceptAction, gateDecision, metricValue, type GateAction, type ValidationScore } from './gate.ts';
 import type { RunContext } from './context.ts';
-import { race, raceOrder, type LookRecord } from './racing.ts';
+import { race, raceOrder } from './racing.ts';
 import { evaluateItems, gateReference, partialScore, setGateReference, validate } from './validation.ts';
 import type { ValSample } from './val-ledger.ts';
+import { judgeModels } from './stage-gate-models.ts';
+import { RACE_LOOKS, type GateOutcome, type RaceReport } from './gate-outcome.ts';
 
-/** Looks of a race: the val split in three chunks (two chances to stop early, then the whole split). */
-export const RACE_LOOKS = 3;
-
-export const ACCEPTED: readonly GateAction[] = ['accept_new_best', 'accept', 'force_accept'];
-
-export function isAccepted(action: string): boolean {
-  return (ACCEPTED as readonly string[]).includes(action);
-}
-
-/** What racing and the paired gate did for one candidate (in the step record). */
-export interface RaceReport {
-  test: 'paired' | 'strict';
-  /** Val items the candidate was evaluated on, of the split's. */
-  items: number;
-  of: number;
-  looks: LookRecord[];
-  /** Val calls not sent because the race stopped early. */
-  saved_calls: number;
-  /** Calls of the extra samples of uncertain items (paired). */
-  trial_calls: number;
-  resampled: string[];
-}
-
-export interface GateOutcome {
-  action: GateAction;
-  /** The candidate's validation: complete, or (racing stopped early) on the items evaluated. */
-  v: ValidationScore;
-  complete: boolean;
-  /** The gate score of `v`. */
-  score: number;
-  cached: boolean;
-  /** Why, in a few words. */
-  rule: string;
-  race: RaceReport | null;
-}
+export { ACCEPTED, isAccepted, RACE_LOOKS, type GateOutcome, type RaceReport } from './gate-outcome.ts';
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
@@ -55,6 +23,7 @@ const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.lengt
  * only has to lose nothing; the paired gate accepts a tie anyway).
  */
 export async function judge(ctx: RunContext, candidate: string, dir: string, label: string, opts: { ties?: boolean } = {}): Promise<GateOutcome> {
+  if (ctx.multi) return judgeModels(ctx, candidate, dir, label, opts);
   const ev = ctx.cfg.evaluation;
   const stats = (ctx.state.gate_stats ??= { candidates: 0, early_rejects: 0, saved_calls: 0, trial_calls: 0 });
   stats.candidates++;

@@ -18,7 +18,9 @@ function valInputs(ctx: RunContext): string[] {
   let inputs = valInputsCache.get(ctx);
   if (!inputs) {
     const wanted = new Set(ctx.valIds);
-    inputs = guardValInputs(readResults(ctx.store.path('selection_eval_baseline', 'results.jsonl')).filter((r) => wanted.has(r.id)));
+    // several models: every model's baseline validation has the same inputs; the first model's folder
+    const folder = ctx.multi ? ctx.store.path('selection_eval_baseline', ctx.models[0]!.label) : ctx.store.path('selection_eval_baseline');
+    inputs = guardValInputs(readResults(`${folder}/results.jsonl`).filter((r) => wanted.has(r.id)));
     if (inputs.length) valInputsCache.set(ctx, inputs);
   }
   return inputs;

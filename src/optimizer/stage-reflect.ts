@@ -10,6 +10,9 @@ import { reflect } from './reflect.ts';
 import type { FailurePattern } from './step-buffer.ts';
 import { TRAIN_ROLLOUT } from './rollout.ts';
 import type { LostTrainCase } from '../runfiles/index.ts';
+import { join } from 'node:path';
+import { suiteSummary, type SuiteSummary } from '../suite/summary.ts';
+import { labelledRecords, type ModelLabels } from './model-labels.ts';
 
 export interface Reflection {
   failure: Patch[];
@@ -54,14 +57,16 @@ export async function rolloutAndReflect(
     const bdir = accum === 1 ? o.dir : `${o.dir}/batch_${a}`;
     let t = performance.now();
     const label = `step ${o.step} train batch`;
-    const rollout = await ctx.o.rollouts.run(o.parent, batch.items, `${bdir}/rollout`, label, TRAIN_ROLLOUT);
+    const where = accum === 1 ? label : `${label} ${a}`;
+    const rollout = await batchRollout(ctx, o.parent, batch.items, `${bdir}/rollout`, label);
     ctx.persistUsage();
-    out.lost.push(...ctx.loseTrainCases(accum === 1 ? label : `${label} ${a}`, rollout.records));
+    out.lost.push(...rollout.perModel.flatMap(([name, records]) => ctx.loseTrainCases(ctx.multi ? `${where} on ${name}` : where, records)));
     tRoll += performance.now() - t;
     out.records.push(...rollout.records);
     t = performance.now();
     const r = await reflect({
-      records: ctx.subject.reflectable(rollout.records),
+      records: ctx.subject.reflectable(rollout.reflected),
+      ...(rollout.labels ? { labels: rollout.labels, modelsSuffix: `\n\n${ctx.o.prompts.get('analyst_models').text}` } : {}),
       skill: view,
       llm: ctx.o.llm,
       patchesDir: `${bdir}/patches`,
@@ -92,6 +97,7 @@ export async function rolloutAndReflect(
       n_envs: rollout.records.length,
       hard: rollout.summary.mean_hard,
       soft: rollout.summary.mean_soft,
+      ...(ctx.multi ? { models: Object.fromEntries(rollout.perModel.map(([name, records]) => [name, modelRow(records)])) } : {}),
       n_failure_patches: r.failure.length,
       n_success_patches: r.success.length,
       reused_cases: rollout.reused,
@@ -101,4 +107,37 @@ export async function rolloutAndReflect(
   out.rollout_s = Math.round(tRoll / 10) / 100;
   out.reflect_s = Math.round(tReflect / 10) / 100;
   return out;
+}
+
+/** A train batch's rollout: on the target model, or on every training model (each in `<dir>/<model label>`). */
+interface BatchRollout {
+  /** Every row (several models: every model's, each carrying its model). */
+  records: CaseRecord[];
+  summary: SuiteSummary;
+  reused: number;
+  /** Each model's rows (one target model: one entry, named by the target). */
+  perModel: Array<readonly [string, CaseRecord[]]>;
+  /** What the analysts read: one record per case (several models: labelled by model, model-labels.ts). */
+  reflected: CaseRecord[];
+  labels: Map<CaseRecord, ModelLabels> | null;
+}
+
+async function batchRollout(ctx: RunContext, skill: string, ids: string[], dir: string, label: string): Promise<BatchRollout> {
+  if (!ctx.multi) {
+    const r = await ctx.o.rollouts.run(skill, ids, dir, label, TRAIN_ROLLOUT);
+    return { records: r.records, summary: r.summary, reused: r.reused, perModel: [['target', r.records]], reflected: r.records, labels: null };
+  }
+  const calls = ctx.models.length * ids.length * ctx.cfg.env.trials;
+  ctx.o.budget?.ensure(`the ${label} rollout on ${ctx.models.length} models (${calls} calls)`, calls);
+  const outs = await Promise.all(ctx.models.map((m) => m.rollouts.run(skill, ids, join(dir, m.label), `${label} on ${m.name}`, TRAIN_ROLLOUT)));
+  const perModel = ctx.models.map((m, i) => [m.name, outs[i]!.records] as const);
+  const records = perModel.flatMap(([, r]) => r);
+  const { records: reflected, labels } = labelledRecords(perModel);
+  return { records, summary: suiteSummary(records, ctx.cfg.model.currency), reused: outs.reduce((a, o) => a + o.reused, 0), perModel, reflected, labels };
+}
+
+/** One model's figures of a train batch (the step record's `accumulation_batches[].models`). */
+function modelRow(records: CaseRecord[]): Record<string, unknown> {
+  const s = suiteSummary(records, 'USD');
+  return { n: s.n, hard: s.mean_hard, pass_rate: s.pass_rate, errored: s.errored };
 }

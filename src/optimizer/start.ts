@@ -23,6 +23,7 @@ export async function start(ctx: RunContext): Promise<void> {
   const committed = legacy ? sent : (resumed?.token_summary ?? {});
   ctx.kept = new KeptCosts(store, o.accounting, legacy ? Number.POSITIVE_INFINITY : (resumed?.commits ?? 0), commits, { sent, committed });
   o.rollouts.kept = ctx.kept;
+  for (const m of [...ctx.models, ...(o.transfer ?? [])]) m.rollouts.kept = ctx.kept;
   o.budget?.countFrom(() => ctx.kept.sent());
   if (resumed) {
     ctx.state = resumed;

@@ -26,6 +26,8 @@ export interface StepDigest {
   score_before?: number;
   score_after?: number;
   rejected_edits?: string[];
+  /** Several training models: what the gate found on each model about the rejected candidate. */
+  rejected_on?: string[];
   unmatched_edits?: string[];
   /** Edits the overfit guard removed before ranking (`optimizer.overfit_guard: reject`). */
   guard_rejected?: string[];
@@ -89,6 +91,10 @@ export function renderStepBuffer(digests: StepDigest[], options: { enabled?: boo
     if (d.rejected_edits?.length) {
       lines.push(`  Rejected edits (score ${fmt(d.score_before)} → ${fmt(d.score_after)}):`);
       d.rejected_edits.forEach((e, i) => lines.push(`  ${i + 1}. ${e}`));
+      if (d.rejected_on?.length) {
+        lines.push('  The gate on each model (keep what helps one model from hurting another):');
+        for (const m of d.rejected_on) lines.push(`  - ${m}`);
+      }
     }
     if (d.unmatched_edits?.length) {
       lines.push('  Edits not applied because their target text was not found in the skill:');

@@ -11,6 +11,7 @@ import type { planTrainEpoch } from '../suite/splits.ts';
 import type { CaseRecord } from '../types.ts';
 import { score3 } from '../util/format.ts';
 import type { RunContext } from './context.ts';
+import type { ValidationScore } from './gate.ts';
 import { describeRejected, propose } from './stage-propose.ts';
 import { rolloutAndReflect } from './stage-reflect.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
@@ -64,6 +65,7 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
     gate_metric: ctx.cfg.evaluation.gate_metric,
     ...(picked.id !== null ? { parent_id: picked.id } : {}),
     ...(r.lost.length ? { lost_train_cases: r.lost } : {}),
+    ...(ctx.multi ? { rollout_models: rolloutByModel(ctx, r.records) } : {}),
   };
   const digest: StepDigest = {
     step,
@@ -129,6 +131,7 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
         gate_rule: g.rule,
         ...(g.complete ? {} : { selection_partial: true, selection_items: g.v.n }),
         ...(g.race ? { race: g.race } : {}),
+        ...(g.models ? { gate_models: g.models, selection_models: selectionByModel(g.v) } : {}),
       });
       // a rejected candidate of several edits may hold good ones: keep those that fix and break nothing
       let adopted: { text: string; score: number; origin: string } | null = isAccepted(action) ? { text: candidate, score: g.score, origin: `step_${String(step).padStart(4, '0')}` } : null;
@@ -136,6 +139,7 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
         digest.rejected_edits = describeRejected(proposal.ranked);
         digest.score_before = prevScore;
         digest.score_after = g.score;
+        if (g.models) digest.rejected_on = g.models.map((m) => `${m.model}: ${m.rule}`);
         const plan = await planSalvage(ctx, { parent, candidate, ranked: proposal.ranked, dir: `${dir}/salvage`, label: `step ${step} salvage`, step });
         if (plan) {
           const stats = ctx.state.gate_stats!;
@@ -147,13 +151,13 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
             ctx.store.writeText(rel('salvaged_skill.md'), plan.candidate);
             const sg = await judge(ctx, plan.candidate, `${dir}/salvage_eval`, `step ${step} salvaged validation`);
             ctx.persistUsage();
-            Object.assign(salvage, { action: sg.action, gate_score: sg.score, pass_rate: sg.v.pass_rate, rule: sg.rule, skill_tokens: skillTokens(plan.candidate), ...ctx.candidateUsage(plan.candidate) });
+            Object.assign(salvage, { action: sg.action, gate_score: sg.score, pass_rate: sg.v.pass_rate, rule: sg.rule, skill_tokens: skillTokens(plan.candidate), ...ctx.candidateUsage(plan.candidate), ...(sg.models ? { gate_models: sg.models } : {}) });
             ctx.log(`  salvage: kept edit(s) ${plan.kept.join(', ')} of ${plan.edits.length}, dropped ${plan.dropped.join(', ')} (they broke ${dropped.flatMap((e) => e.breaks).join(', ') || 'no item'}) · ${sg.action}`);
             if (isAccepted(sg.action)) {
               action = sg.action;
               stats.salvaged = (stats.salvaged ?? 0) + 1;
               adopted = { text: plan.candidate, score: sg.score, origin: `step_${String(step).padStart(4, '0')}_salvaged` };
-              Object.assign(record, { salvaged: true, selection_pass_rate: sg.v.pass_rate, selection_hard: sg.v.hard, selection_soft: sg.v.soft, candidate_gate_score: sg.score });
+              Object.assign(record, { salvaged: true, selection_pass_rate: sg.v.pass_rate, selection_hard: sg.v.hard, selection_soft: sg.v.soft, candidate_gate_score: sg.score, ...(sg.models ? { selection_models: selectionByModel(sg.v) } : {}) });
             }
           }
           // the dropped edits go to the rejected-edit buffer with the items they broke
@@ -212,11 +216,13 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
   ctx.saveSkills(step);
   ctx.saveState();
   const val = record.selection_pass_rate as number | undefined;
-  const partial = record.selection_partial ? ` (${String(record.selection_items)}/${ctx.valIds.length} items)` : '';
+  const partial = record.selection_partial ? ` (${String(record.selection_items)}/${ctx.valIds.length * Math.max(1, ctx.models.length)} items)` : '';
+  const perModel = record.selection_models as Record<string, { pass_rate: number }> | undefined;
+  const byModel = perModel ? ` (${Object.entries(perModel).map(([m, v]) => `${m} ${v.pass_rate.toFixed(3)}`).join(', ')})` : '';
   ctx.log(
     `step ${step}/${ctx.totalSteps} (epoch ${epoch}): train ${score3(record.rollout_hard as number | null)} · ` +
       `${record.n_patches} patch(es) → ${record.n_edits_merged ?? 0} merged → ${record.n_edits_ranked ?? 0} selected` +
-      (val !== undefined ? ` · val ${ctx.subject.kind === 'description' ? 'F1' : 'pass'} ${val.toFixed(3)}${partial}` : '') +
+      (val !== undefined ? ` · val ${ctx.subject.kind === 'description' ? 'F1' : ctx.multi ? `${ctx.objective} pass` : 'pass'} ${val.toFixed(3)}${partial}${byModel}` : '') +
       ` · ${action} · best ${ctx.state.best_score.toFixed(3)}`,
   );
 }
@@ -230,4 +236,23 @@ function mergePatterns(patterns: FailurePattern[]): FailurePattern[] {
     else by.set(key, { ...p });
   }
   return [...by.values()].sort((a, b) => b.count - a.count);
+}
+
+/** Each training model's figures of the step's train rollout (the step record's `rollout_models`). */
+function rolloutByModel(ctx: RunContext, records: readonly CaseRecord[]): Record<string, { n: number; hard: number | null; pass_rate: number | null }> {
+  const out: Record<string, { n: number; hard: number | null; pass_rate: number | null }> = {};
+  for (const m of ctx.models) {
+    const rows = records.filter((r) => r.model === m.name && r.error_kind === null);
+    out[m.name] = {
+      n: rows.length,
+      hard: rows.length ? rows.reduce((a, r) => a + r.hard, 0) / rows.length : null,
+      pass_rate: rows.length ? rows.filter((r) => r.pass).length / rows.length : null,
+    };
+  }
+  return out;
+}
+
+/** Each training model's validation of a candidate (the step record's `selection_models`). */
+function selectionByModel(v: ValidationScore): Record<string, { pass_rate: number; hard: number; n: number }> {
+  return Object.fromEntries(Object.entries(v.models ?? {}).map(([m, x]) => [m, { pass_rate: x.pass_rate, hard: x.hard, n: x.n }]));
 }

@@ -11,6 +11,7 @@ import type { FinishResult } from './finish.ts';
 import { isPareto, poolOf } from './candidate-pool.ts';
 import { optimizeRunCost, runRows } from './run-cost.ts';
 import { skillTokens } from '../cost/run-cost.ts';
+import { modelReports } from './model-report.ts';
 
 export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<string, number>): Record<string, unknown> {
   const { state, cfg, subject } = ctx;
@@ -105,7 +106,7 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
     skill_tokens: skillTokens(ctx.best),
     skill_tokens_by_skill: { initial: skillTokens(ctx.o.initialSkill.text), best: skillTokens(ctx.best), final: skillTokens(ctx.current) },
     best_selection: ctx.bestSelection(),
-    cost: optimizeRunCost(runRows(ctx.store.root), tokens, cfg.model),
+    cost: optimizeRunCost(runRows(ctx.store.root), tokens, ctx.o.prices ? { ...cfg.model, pricing: ctx.o.prices.pricing, targets: ctx.o.prices.targets } : cfg.model),
     candidate_selection: cfg.optimizer.candidate_selection,
     ...(isPareto(ctx) ? { pareto: poolOf(ctx).summary() } : {}),
     overfit_guard: {
@@ -113,6 +114,7 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
       flagged_edits: history.reduce((n, h) => n + new Set(((h.overfit_flags as Array<{ index: number }> | undefined) ?? []).map((f) => f.index)).size, 0),
       rejected_edits: history.reduce((n, h) => n + Number(h.n_overfit_rejected ?? 0), 0),
     },
+    ...(ctx.multi ? { objective: ctx.objective, models: modelReports(ctx, t) } : {}),
     total_wall_time_s: Math.round((performance.now() - ctx.started) / 10) / 100,
     token_summary: tokens,
     // calls an interrupted run sent whose results it did not keep (not in token_summary; resumed runs only)

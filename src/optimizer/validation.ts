@@ -3,15 +3,22 @@
  * scores only, by skill hash), the evaluation of part of the split (a racing chunk, the gate's extra
  * samples), and the gate's reference skill. Every scored sample goes into the val ledger.
  */
+import { join } from 'node:path';
 import { skillHash } from '../skill/hash.ts';
 import type { CaseRecord } from '../types.ts';
 import type { ValidationScore } from './gate.ts';
 import { RunContext, validationOf } from './context.ts';
+import { combineScores, modelKey, type TrainingModel } from './models.ts';
 import { SKILL_SUBJECT } from './subject.ts';
 import type { ValSample } from './val-ledger.ts';
 
-/** A complete validation of `skill` on the val split, through the cache keyed by skill hash. */
+/**
+ * A complete validation of `skill` on the val split, through the cache keyed by skill hash. Several
+ * training models: on every model at once, each in `<dir>/<model label>`; the score is the objective's,
+ * with each model's in `models` (models.ts).
+ */
 export async function validate(ctx: RunContext, skill: string, dir: string, label: string): Promise<{ v: ValidationScore; cached: boolean }> {
+  if (ctx.multi) return validateModels(ctx, skill, dir, label);
   const hash = skillHash(skill);
   const maxErrored = ctx.cfg.evaluation.max_errored;
   // A score with errored cases beyond the limit is never reused (older runs may have cached one).
@@ -24,13 +31,45 @@ export async function validate(ctx: RunContext, skill: string, dir: string, labe
   return { v, cached: false };
 }
 
+/** The ledger's key of a skill's samples on `model` (the hash alone in a run of one target model). */
+function keyOf(skill: string, model: TrainingModel | undefined): string {
+  const hash = skillHash(skill);
+  return model ? modelKey(hash, model.name) : hash;
+}
+
+async function validateModels(ctx: RunContext, skill: string, dir: string, label: string): Promise<{ v: ValidationScore; cached: boolean }> {
+  const hash = skillHash(skill);
+  const maxErrored = ctx.cfg.evaluation.max_errored;
+  const hit = ctx.state.selection_cache[hash];
+  const usable = (name: string) => {
+    const v = hit?.models?.[name];
+    return v !== undefined && v.errored <= maxErrored ? v : null;
+  };
+  if (ctx.models.every((m) => usable(m.name))) return { v: hit!, cached: true };
+  const missing = ctx.models.filter((m) => !usable(m.name));
+  ctx.o.budget?.ensure(`the ${label} on ${missing.length} model(s) (${missing.length * ctx.valIds.length * ctx.cfg.env.trials} calls at most)`, missing.length * ctx.valIds.length * ctx.cfg.env.trials);
+  const per = await Promise.all(
+    ctx.models.map(async (m): Promise<readonly [string, ValidationScore]> => {
+      const have = usable(m.name);
+      if (have) return [m.name, have];
+      const out = await m.rollouts.run(skill, ctx.valIds, join(dir, m.label), `${label} on ${m.name}`, { maxErrored });
+      record(ctx, modelKey(hash, m.name), out.records);
+      return [m.name, validationOf(out.summary)];
+    }),
+  );
+  const v = combineScores(per, ctx.objective, (x) => ctx.metric(x));
+  ctx.state.selection_cache[hash] = v;
+  return { v, cached: false };
+}
+
 /**
  * Evaluate `skill` on the val items `ids` (part of the split) with its standard samples, or with the
  * trial indices `samples`. Items the ledger already has are not run again. Returns the records of the
- * rollout (empty when nothing ran).
+ * rollout (empty when nothing ran). `model`: on that training model (its rollouts; `dir` is its folder).
  */
-export async function evaluateItems(ctx: RunContext, skill: string, ids: string[], dir: string, label: string, samples?: number[]): Promise<CaseRecord[]> {
-  const hash = skillHash(skill);
+export async function evaluateItems(ctx: RunContext, skill: string, ids: string[], dir: string, label: string, samples?: number[], model?: TrainingModel): Promise<CaseRecord[]> {
+  const hash = keyOf(skill, model);
+  const rollouts = model ? model.rollouts : ctx.o.rollouts;
   const k = ctx.cfg.env.trials;
   const has = (id: string) => {
     const got = ctx.ledger.samples(hash, id);
@@ -38,17 +77,21 @@ export async function evaluateItems(ctx: RunContext, skill: string, ids: string[
   };
   const missing = ids.filter((id) => !has(id));
   // items the ledger had: rows an interrupted run kept in this folder bring their calls
-  ctx.o.rollouts.claimKept(skill, ids.filter(has), dir, samples);
+  rollouts.claimKept(skill, ids.filter(has), dir, samples);
   if (missing.length === 0) return [];
   // what this folder already holds (a resumed step) is reused by the rollout; the complete validation writes summary.json
-  const out = await ctx.o.rollouts.run(skill, missing, dir, label, { maxErrored: ctx.cfg.evaluation.max_errored, writeSummary: false, ...(samples ? { samples } : {}) });
+  const out = await rollouts.run(skill, missing, dir, model ? `${label} on ${model.name}` : label, { maxErrored: ctx.cfg.evaluation.max_errored, writeSummary: false, ...(samples ? { samples } : {}) });
   record(ctx, hash, out.records);
   return out.records;
 }
 
-/** The score of a partial evaluation from the ledger's standard samples (racing stopped early). */
-export function partialScore(ctx: RunContext, skill: string, ids: readonly string[]): ValidationScore {
-  const hash = skillHash(skill);
+/**
+ * The score of a partial evaluation from the ledger's standard samples (racing stopped early); several
+ * training models: the objective's over each model's.
+ */
+export function partialScore(ctx: RunContext, skill: string, ids: readonly string[], model?: TrainingModel): ValidationScore {
+  if (ctx.multi && !model) return combineScores(ctx.models.map((m) => [m.name, partialScore(ctx, skill, ids, m)] as const), ctx.objective, (x) => ctx.metric(x));
+  const hash = keyOf(skill, model);
   const k = ctx.cfg.env.trials;
   const items = ids.map((id) => ctx.ledger.standard(hash, id, k)).filter((s) => s.length > 0);
   const mean = (f: (s: (typeof items)[number]) => number) => (items.length ? items.reduce((a, s) => a + f(s), 0) / items.length : 0);

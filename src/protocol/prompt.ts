@@ -29,6 +29,21 @@ export interface Trajectory {
    * made tool calls or ran a tool loop; a case without one carries no `steps` key at all.
    */
   steps?: EvidenceStep[];
+  /**
+   * A run over several target models (docs/optimizer.md#several-models): the model this trajectory is
+   * from, on which models the case failed (`sim-small only`, `both`, `every model`, `sim-small, sim-medium`)
+   * and each model's outcome. Absent in a run of one model.
+   */
+  model?: string;
+  fails_on?: string;
+  models?: ModelOutcome[];
+}
+
+/** One model's outcome of a case, beside the trajectory the analyst reads. */
+export interface ModelOutcome {
+  model: string;
+  pass: boolean;
+  output: string;
 }
 
 /**

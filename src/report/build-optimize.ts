@@ -12,7 +12,9 @@ import { displayPath } from '../util/paths.ts';
 import { kTok, score3 } from '../util/format.ts';
 import { skillTokens } from '../cost/run-cost.ts';
 import { caseTable, clip, lastRows, type LocatedRecord } from './cases.ts';
-import type { Card, OptimizeReportData, ReportMeta, StepRow } from './model.ts';
+import type { Card, ModelRow, OptimizeReportData, ReportMeta, StepRow } from './model.ts';
+import type { z } from 'zod';
+import { folderLabel } from '../util/paths.ts';
 import { costLine, roleModels, stageCosts } from '../cost/display.ts';
 import { formatMoney, type Pricing } from '../cost/pricing.ts';
 import type { RunCost } from '../cost/run-cost.ts';
@@ -145,6 +147,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       warnings: Array.isArray(h.warnings) ? (h.warnings as unknown[]).map((w) => clip(String(w))) : [],
       edits: stepEdits(dir, h, outcome, why),
       patterns: (digest?.failure_patterns ?? []).slice(0, 5).map((p) => clip(`${p.pattern} ×${p.count}: ${p.description}`, 200)),
+      ...stepModels(h),
     };
     before = num(h.current_score) ?? before;
     return row;
@@ -178,12 +181,15 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   const initialTokens = existsSync(initialKept) ? skillTokens(readFileSync(initialKept, 'utf8')) : null;
   const selection = summary?.best_selection ?? null;
 
-  // the best skill's test cases (else the best step's validation cases), the initial skill's beside them
+  // the best skill's test cases (else the best step's validation cases), the initial skill's beside them;
+  // several models: the training model the best skill does worst on
   let evalPart: OptimizeReportData['eval'] = null;
-  const testRows = readLocatedResults(join(dir, 'test_eval', 'results.jsonl'));
+  const shown = worstModel(summary?.models);
+  const sub = shown ? `/${shown.label}` : '';
+  const testRows = readLocatedResults(join(dir, `test_eval${sub}`, 'results.jsonl'));
   if (testRows.length) {
-    const base = readLocatedResults(join(dir, 'test_eval_baseline', 'results.jsonl'));
-    evalPart = { label: 'best skill on the test split', cases: caseTable(testRows, { source: 'test_eval/results.jsonl', currency }), baseline: base.length ? baselineMap(base) : null, baseline_label: base.length ? 'initial skill' : null };
+    const base = readLocatedResults(join(dir, `test_eval_baseline${sub}`, 'results.jsonl'));
+    evalPart = { label: `best skill on the test split${shown ? ` on ${shown.name} (the worst training model)` : ''}`, cases: caseTable(testRows, { source: `test_eval${sub}/results.jsonl`, currency }), baseline: base.length ? baselineMap(base) : null, baseline_label: base.length ? 'initial skill' : null };
   } else {
     const bestStep = num(summary?.best_step) ?? num(state?.best_step);
     const valFile = bestStep ? join(dir, stepRel(bestStep), 'selection_eval', 'results.jsonl') : join(dir, 'selection_eval_baseline', 'results.jsonl');
@@ -206,9 +212,11 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   const rejected = steps.filter((s) => s.outcome === 'rejected').length;
   const skipped = steps.length - accepted - rejected;
   const bestVal = num(summary?.best_selection_pass_rate);
+  // several models: the headline figures are the objective's over the training models
+  const whose = summary?.models ? (summary.objective === 'mean' ? 'mean over the models: ' : 'worst model: ') : '';
   const cards: Card[] = [
-    ['validation', `${f3(baselineVal)} → ${f3(bestVal)}`, `pass rate, baseline → best (step ${bestStep ?? '—'})${target !== null ? ` · target ${target}${summary?.target_reached ? ' reached' : ''}` : ''}`],
-    ['test', `${f3(num(summary?.baseline_test_pass_rate))} → ${f3(num(summary?.test_pass_rate))}`, 'pass rate, initial → best skill on the held-out split'],
+    ['validation', `${f3(baselineVal)} → ${f3(bestVal)}`, `${whose}pass rate, baseline → best (step ${bestStep ?? '—'})${target !== null ? ` · target ${target}${summary?.target_reached ? ' reached' : ''}` : ''}`],
+    ['test', `${f3(num(summary?.baseline_test_pass_rate))} → ${f3(num(summary?.test_pass_rate))}`, `${whose}pass rate, initial → best skill on the held-out split`],
     ['steps', `${steps.length} / ${totalSteps}`, `${accepted} accepted · ${rejected} rejected · ${skipped} skipped${stopped ? ` · stopped: ${stopped.reason}` : ''}`],
     ['model calls', total ? String(total.calls) : '—', total ? `${total.attempts} HTTP attempts (${total.retries} retries) · ${kTok(total.prompt_tokens + total.completion_tokens)} tokens` : ''],
     ...(summary?.cost
@@ -227,7 +235,16 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   facts.push(['best skill', `best_skill.md (step ${bestStep ?? '—'}, ${str(summary?.best_origin ?? state?.best_origin) || '—'})`]);
   if (derived.train_size !== undefined) facts.push(['splits', `${derived.train_size} train / ${derived.val_size} val / ${derived.test_size} test tasks`]);
   facts.push(['optimizer', `${str(opt.skill_update_mode) || 'patch'} · learning rate ${max}${kind !== 'constant' ? ` (${kind} to ${min})` : ''} · gate ${str(evaluation.gate_metric) || 'hard'}`]);
-  facts.push(...roleFacts(record, ['optimizer', 'target', 'judge']));
+  const several = summary?.models;
+  if (several) {
+    // several target models: the target role's model ran nothing; the models it optimized for did
+    const names = (role: string) => several.filter((x) => x.role === role).map((x) => x.name).join(', ');
+    facts.push(...roleFacts(record, ['optimizer']));
+    facts.push(['target models', `${names('train')} (objective ${str(summary?.objective) || 'worst'})${several.some((x) => x.role === 'transfer') ? ` · transfer: ${names('transfer')}` : ''}`]);
+    facts.push(...roleFacts(record, ['judge']));
+  } else {
+    facts.push(...roleFacts(record, ['optimizer', 'target', 'judge']));
+  }
   const simulated = summary?.simulated === true || derived.simulated === true;
   const meta = makeMeta('optimize', dir, simulated, facts, opts.command, [
     ['the best skill', 'best_skill.md'],
@@ -236,6 +253,7 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
     ['run summary', 'summary.json'],
     ['step artifacts', 'steps'],
     ['resolved config', 'config.json'],
+    ['seed and best skill × every model on test (several models)', 'matrix.html'],
   ]);
   return {
     meta,
@@ -265,8 +283,36 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       skill_size: { initial: initialTokens, best: bestText ? skillTokens(bestText) : null },
       best_rule: selection ? { rule: selection.rule, tolerance: selection.tolerance } : null,
       eval: evalPart,
+      ...(summary?.models ? { objective: str(summary.objective), models: summary.models.map(modelRow) } : {}),
     },
   };
+}
+
+type ModelReports = NonNullable<z.infer<typeof OptimizeSummarySchema>['models']>;
+
+/** The training model with the lowest test pass rate of the best skill (its folder label as the run names it), or null. */
+function worstModel(models: ModelReports | undefined): { name: string; label: string } | null {
+  const train = (models ?? []).filter((m) => m.role === 'train' && m.test?.best?.pass_rate != null);
+  if (train.length === 0) return null;
+  const worst = train.reduce((w, m) => (m.test!.best!.pass_rate! < w.test!.best!.pass_rate! ? m : w));
+  return { name: worst.name, label: folderLabel(worst.name) };
+}
+
+function modelRow(m: ModelReports[number]): ModelRow {
+  const side = (s: { seed: { pass_rate: number | null; ci: [number, number] | null } | null; best: { pass_rate: number | null; ci: [number, number] | null } | null } | null): ModelRow['val'] =>
+    s ? [s.seed?.pass_rate ?? null, s.seed?.ci ?? null, s.best?.pass_rate ?? null, s.best?.ci ?? null] : null;
+  const pair = (p: { delta: number | null; interval: [number, number] | null; verdict: string; reason: string } | null | undefined) => (p ? { delta: p.delta, interval: p.interval, verdict: p.verdict, reason: p.reason } : null);
+  return { name: m.name, role: m.role, val: side(m.val), test: side(m.test), val_paired: pair(m.val?.paired), test_paired: pair(m.test?.paired), calls: m.calls, cost: m.cost.total };
+}
+
+/** A step record's per-model validation and gate decisions (a run over several models). */
+function stepModels(h: Record<string, unknown>): Pick<StepRow, 'val_models' | 'gate_models'> {
+  const out: Pick<StepRow, 'val_models' | 'gate_models'> = {};
+  const val = h.selection_models as Record<string, { pass_rate?: number }> | undefined;
+  if (val) out.val_models = Object.entries(val).map(([m, v]) => [m, num(v.pass_rate) ?? 0]);
+  const gate = h.gate_models as Array<{ model?: string; verdict?: string; rule?: string }> | undefined;
+  if (Array.isArray(gate)) out.gate_models = gate.map((g) => [str(g.model), str(g.verdict), clip(str(g.rule), 300)]);
+  return out;
 }
 
 function baselineMap(rows: LocatedRecord[]): Record<string, [string, string]> {

@@ -99,6 +99,23 @@ export interface StepRow {
   /** [status, op, text, target, support, why]: accepted | rejected | not applied | not selected. */
   edits: Array<[string, string, string, string, number, string]>;
   patterns: string[];
+  /** A run over several models: the candidate's val pass rate on each model, and what the gate found on each ([model, verdict, rule]). */
+  val_models?: Array<[string, number]>;
+  gate_models?: Array<[string, string, string]>;
+}
+
+/** A run over several models: one model's row of the report (summary.json `models`). */
+export interface ModelRow {
+  name: string;
+  role: 'train' | 'transfer';
+  /** [seed, seed interval, best, best interval] on val (null for a transfer model) and on test. */
+  val: [number | null, [number, number] | null, number | null, [number, number] | null] | null;
+  test: [number | null, [number, number] | null, number | null, [number, number] | null] | null;
+  /** The best skill against the seed on test, paired: Δ, its interval, the verdict. */
+  test_paired: { delta: number | null; interval: [number, number] | null; verdict: string; reason: string } | null;
+  val_paired: { delta: number | null; interval: [number, number] | null; verdict: string; reason: string } | null;
+  calls: { train: number; val: number; test: number; total: number };
+  cost: number | null;
 }
 
 export interface OptimizeReportData {
@@ -130,6 +147,9 @@ export interface OptimizeReportData {
   /** The best skill's test (or, without one, validation) cases, with the initial skill's outcome beside them. */
   /** `baseline`: the initial skill's outcome and answer by `suite\nid` (a newline: the data's escaping keeps it). */
   eval: { label: string; cases: CaseTableData; baseline: Record<string, [string, string]> | null; baseline_label: string | null } | null;
+  /** A run over several target models: the objective and each model's figures (absent for one model). */
+  objective?: string;
+  models?: ModelRow[];
 }
 
 export interface CompareReportData {

@@ -5,7 +5,7 @@
  * fixed cases (a comparison), and the paths to open next. Built from the same data as the HTML report.
  * With `--case ID`: that case's record (each trial) and its trajectory as a timeline (`showCase`).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pc from 'picocolors';
 import type { CaseRecord } from '../types.ts';
@@ -19,7 +19,7 @@ import { buildCompareReport } from './build-compare.ts';
 import { buildOptimizeReport } from './build-optimize.ts';
 import { buildEvalReport, buildTestReport } from './build-test.ts';
 import { expectedText, lastRows, type CaseTableData } from './cases.ts';
-import type { Card, CompareReportData, OptimizeReportData, ReportMeta, RunScores, StatsRow } from './model.ts';
+import type { Card, CompareReportData, ModelRow, OptimizeReportData, ReportMeta, RunScores, StatsRow } from './model.ts';
 import { COMPARE_REPORT_FILE, detectRunFolder, readJson, readLocatedResults, REPORT_FILE } from './read-run.ts';
 import { trajectoryTimeline } from './trajectory.ts';
 
@@ -157,6 +157,7 @@ export function stepCurve(d: OptimizeReportData, width = 100): string[] {
 function optimizeLines(d: OptimizeReportData, width: number): string[] {
   const out: string[] = [...cardLines(d.cards)];
   if (d.stopped) out.push(line('stopped', `${d.stopped.reason} at step ${d.stopped.step}: ${d.stopped.detail}`));
+  for (const m of d.models ?? []) out.push(line(m.role === 'transfer' ? `${m.name} (transfer)` : m.name, modelLine(m)));
   const total = d.stages.reduce((a, s) => a + s[3] + s[4], 0);
   out.push(line('stages', d.stages.map(([s, calls, , p, c]) => `${s} ${calls}/${p + c}`).join(' · ') + pc.dim(`  (calls/tokens; ${total} tokens in all)`)));
   out.push(...stepCurve(d, width));
@@ -166,6 +167,20 @@ function optimizeLines(d: OptimizeReportData, width: number): string[] {
     out.push(...worstCases(d.eval.cases, 8, width));
   }
   return out;
+}
+
+/** A run over several models: one model's seed → best on val and test, the paired change on test, its calls. */
+function modelLine(m: ModelRow): string {
+  const ci = (c: [number, number] | null) => (c ? pc.dim(` [${f3(c[0])}, ${f3(c[1])}]`) : '');
+  const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
+  const parts: string[] = [];
+  if (m.val) parts.push(`val ${f3(m.val[0])} → ${f3(m.val[2])}${ci(m.val[3])}`);
+  if (m.test) {
+    const p = m.test_paired;
+    parts.push(`test ${f3(m.test[0])} → ${f3(m.test[2])}${ci(m.test[3])}` + (p && p.delta !== null ? `, Δ ${signed(p.delta)} ${p.verdict}` : ''));
+  }
+  parts.push(`${m.calls.total} calls`);
+  return parts.join(' · ');
 }
 
 function compareLines(d: CompareReportData, width: number): string[] {
@@ -220,9 +235,16 @@ function caseFiles(dir: string, folder: ReturnType<typeof detectRunFolder>): Arr
     if (existsSync(file) && !out.some(([, f]) => f === file)) out.push([label, file]);
   };
   if (folder.kind === 'optimize') {
-    add('best skill on the test split', join(dir, 'test_eval', 'results.jsonl'));
-    add('initial skill on the test split', join(dir, 'test_eval_baseline', 'results.jsonl'));
-    add('initial skill on the validation split', join(dir, 'selection_eval_baseline', 'results.jsonl'));
+    // several models: each model's evaluation is in `<folder>/<model label>`
+    const each = (label: string, folder: string) => {
+      add(label, join(dir, folder, 'results.jsonl'));
+      const root = join(dir, folder);
+      if (!existsSync(root)) return;
+      for (const e of readdirSync(root, { withFileTypes: true }).filter((x) => x.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) add(`${label} on ${e.name}`, join(root, e.name, 'results.jsonl'));
+    };
+    each('best skill on the test split', 'test_eval');
+    each('initial skill on the test split', 'test_eval_baseline');
+    each('initial skill on the validation split', 'selection_eval_baseline');
   } else if (folder.kind) {
     add('results', join(dir, 'results.jsonl'));
   }

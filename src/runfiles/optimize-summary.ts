@@ -84,6 +84,40 @@ export const StoppedSchema = z.looseObject({ reason: z.enum(STOP_REASONS), detai
 export const OptimizerRepliesSchema = z.object({ usable: z.number(), unusable: z.number(), first_unusable: z.string().nullable() });
 export type OptimizerReplies = z.infer<typeof OptimizerRepliesSchema>;
 
+/** One skill's pass rate on one model and split, with its 95% interval (a run over several models). */
+const ModelSideSchema = z.looseObject({ pass_rate: rate.nullable(), ci: z.tuple([z.number(), z.number()]).nullable(), n: z.number(), errored: z.number() });
+
+/**
+ * The best skill against the seed on one model, paired on the same cases: the lift of the run's matrix (the
+ * matrix's statistics, p-values adjusted over the models with the project's one multiplicity rule).
+ */
+const ModelPairedSchema = z.looseObject({
+  n: z.int().min(0),
+  delta: z.number().nullable(),
+  interval: z.tuple([z.number(), z.number()]).nullable(),
+  /** One-sided p in Δ's direction, and the same adjusted over the models. */
+  p: z.number().nullable(),
+  p_adjusted: z.number().nullable(),
+  fixed: z.int().min(0),
+  regressed: z.int().min(0),
+  verdict: z.enum(['helps', 'hurts', 'no detectable change', 'inconclusive']),
+  reason: z.string(),
+});
+
+const PhaseFigures = <T extends z.ZodType>(v: T) => z.looseObject({ train: v, val: v, test: v, total: v });
+
+/** A run over several target models: one model's figures (docs/optimizer.md#several-models). */
+export const ModelReportSchema = z.looseObject({
+  name: z.string(),
+  /** `train`: optimized for; `transfer`: scored at the end on test only. */
+  role: z.enum(['train', 'transfer']),
+  val: z.looseObject({ seed: ModelSideSchema, best: ModelSideSchema, paired: ModelPairedSchema.nullable() }).nullable(),
+  test: z.looseObject({ seed: ModelSideSchema.nullable(), best: ModelSideSchema.nullable(), final: ModelSideSchema.nullable(), paired: ModelPairedSchema.nullable() }).nullable(),
+  /** Its calls and cost by phase (train rollouts, validation, test), from the rows the run kept. */
+  calls: PhaseFigures(z.number()),
+  cost: PhaseFigures(z.number().nullable()),
+});
+
 export const OptimizeSummarySchema = z.looseObject({
   schema_version: schemaVersion,
   simulated: z.boolean().optional(),
@@ -115,5 +149,10 @@ export const OptimizeSummarySchema = z.looseObject({
   skill_tokens: z.number().optional(),
   /** The initial, best and final skills' size in tokens, the same estimate. */
   skill_tokens_by_skill: z.looseObject({ initial: z.number(), best: z.number(), final: z.number() }).optional(),
+  /** A run over several target models (`train.models`): the objective the gate and the best skill used, `worst` or `mean`. */
+  objective: z.enum(['worst', 'mean']).optional(),
+  /** A run over several target models: each training and transfer model's val and test figures, paired verdicts, calls and cost. */
+  models: z.array(ModelReportSchema).optional(),
 });
 export type OptimizeSummaryFile = z.infer<typeof OptimizeSummarySchema>;
+export type ModelReportFile = z.infer<typeof ModelReportSchema>;

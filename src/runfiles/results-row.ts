@@ -43,6 +43,8 @@ export const ResultRowSchema = z.looseObject({
   hard: z.number().optional(),
   soft: z.number().optional(),
   trial: z.int().min(0).optional(),
+  /** An optimize run over several target models: the model that answered (docs/optimizer.md#several-models). */
+  model: z.string().optional(),
   error_kind: z.string().nullable().optional(),
   usage: CallUsageSchema.partial().optional(),
   /** Tool-using cases: every model turn and tool result (docs/agents.md). */

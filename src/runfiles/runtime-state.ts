@@ -8,8 +8,7 @@ import { schemaVersion } from './version.ts';
 import { BestCandidateFields, OptimizerRepliesSchema, StoppedSchema, TokenSummarySchema } from './optimize-summary.ts';
 import { LostTrainCaseSchema } from './step-record.ts';
 
-/** A skill's validation result (the gate's and the selection cache's unit). */
-export const ValidationScoreSchema = z.object({
+const validationFields = {
   hard: z.number(),
   soft: z.number(),
   pass_rate: z.number(),
@@ -17,6 +16,16 @@ export const ValidationScoreSchema = z.object({
   errored: z.number(),
   /** 95% interval of the pass rate (Wilson; a t-interval over cases with trials); absent in older runs. */
   pass_rate_ci: z.tuple([z.number(), z.number()]).nullable().optional(),
+};
+
+/**
+ * A skill's validation result (the gate's and the selection cache's unit). A run over several target models
+ * (docs/optimizer.md#several-models) keeps each model's beside the objective's (`models`, by name); `n` and
+ * `errored` then count over every model.
+ */
+export const ValidationScoreSchema = z.object({
+  ...validationFields,
+  models: z.record(z.string(), z.object(validationFields)).optional(),
 });
 export type ValidationScore = z.infer<typeof ValidationScoreSchema>;
 

@@ -32,6 +32,7 @@ import { answerText, currentSkill, isFailure, stableSortBy, withTrailingNewline,
 import { tokenize, type Token } from './tokens.ts';
 import type { Proposal } from './proposal.ts';
 import { groupBy } from '../util/group.ts';
+import { compressionProposal, lengthFailures, onlyModel, type ModelBudget } from './analyst-budget.ts';
 
 export interface AnalystKnobs {
   seed: number;
@@ -41,6 +42,10 @@ export interface AnalystKnobs {
   analystContextRecall: number;
   analystNotesEffect: number;
   analystGeneralize: number;
+  /** Several models (analyst-budget.ts): probability of reading a failure on one model only as the skill's length. */
+  analystBudgetCompress?: number;
+  /** Several models: a labelled model's attention budget as the simulated world defines it (null: unknown). */
+  budgetOf?: (model: string) => ModelBudget | null;
 }
 
 export type { Proposal } from './proposal.ts';
@@ -200,13 +205,19 @@ export function commonWordProposal(skill: string, trajectories: readonly Traject
   return addProposal(parseRules(skill), word.text, answer, Math.max(1, support));
 }
 
-function failureSummary(failures: readonly Trajectory[], proposals: readonly Proposal[]) {
-  const groups = groupBy(failures, (f) => answerText(f.expected), (f) => f.id);
-  return [...groups].map(([answer, ids]) => ({
+function failureSummary(failures: readonly Trajectory[], proposals: readonly Proposal[], long: readonly Trajectory[] = []) {
+  const groups = groupBy(failures.filter((f) => !long.includes(f)), (f) => answerText(f.expected), (f) => f.id);
+  const byModel = groupBy(long, (f) => onlyModel(f) ?? '', (f) => f.id);
+  const lengthRows = [...byModel].map(([model, ids]) => ({
+    failure_type: 'skill_too_long',
+    count: ids.length,
+    description: `${ids.length} failure(s) on ${model} only, whose attention budget the skill exceeds (tasks: ${ids.join(', ')})`,
+  }));
+  return [...lengthRows, ...[...groups].map(([answer, ids]) => ({
     failure_type: proposals.some((p) => p.answer === answer && p.op === 'replace' && p.kind === 'add') ? 'rule_wrong' : 'rule_missing',
     count: ids.length,
     description: `${ids.length} failure(s) whose expected answer is "${answer}" (tasks: ${ids.join(', ')})`,
-  }));
+  }))];
 }
 
 /** The seeded draws of one analyst call: keyed by the minibatch and the skill, never by the context sections. */
@@ -237,6 +248,10 @@ export function analystError(text: string, mode: Mode, k: AnalystKnobs) {
   const draw = draws(skill, trajectories, k);
   const heed = heeding(ctx, draw, k.analystContextRecall);
   const rate = k.analystErrorRate * (ctx.notes ? 1 - k.analystNotesEffect : 1);
+  // several models: failures on one model only that the skill's length explains get no rule (analyst-budget.ts)
+  const budgetAware = k.budgetOf !== undefined && (k.analystBudgetCompress ?? 0) > 0 && failures.some((t) => t.fails_on !== undefined) && draw('analyst-budget') < k.analystBudgetCompress!;
+  const long = budgetAware ? lengthFailures(skill, failures, k.budgetOf!) : [];
+  const read = long.length > 0 ? trajectories.filter((t) => !long.includes(t)) : trajectories;
   let proposals: Proposal[] | null = null;
   if (rate > 0 && draw('analyst-error') < rate) {
     // a minibatch with tool-call failures: the mistake is a call rule keyed on the common word
@@ -248,20 +263,22 @@ export function analystError(text: string, mode: Mode, k: AnalystKnobs) {
   }
   if (!proposals) {
     const misread = (t: Trajectory) => k.analystMisreadRate > 0 && draw('analyst-misread', t.id) < k.analystMisreadRate;
-    const calls = proposeCallRules(skill, trajectories, { ...heed, misread, compare: compareCandidates });
+    const calls = proposeCallRules(skill, read, { ...heed, misread, compare: compareCandidates });
     // a tool-call failure with no expected answer teaches a procedure step, not an answer rule
-    const answerable = trajectories.filter((t) => !(t.expected == null && hasCallFindings(t)));
-    proposals = stableSortBy([...calls, ...proposeRules(skill, answerable, { ...heed, misread })], (p) => p.support);
+    const answerable = read.filter((t) => !(t.expected == null && hasCallFindings(t)));
+    const compression = long.length > 0 && mode === 'patch' ? compressionProposal(skill, long.length) : null;
+    proposals = stableSortBy([...(compression ? [compression] : []), ...calls, ...proposeRules(skill, answerable, { ...heed, misread })], (p) => p.support);
   }
   proposals = proposals.slice(0, limit);
+  const lengthNote = long.length > 0 ? ` ${long.length} of them fail on one model only, whose attention budget the skill exceeds: no rule for those.` : '';
   const reasoning =
     proposals.length === 0
-      ? `simulated analyst: ${failures.length} failure(s), no new rule to propose.`
+      ? `simulated analyst: ${failures.length} failure(s), no new rule to propose.${lengthNote}`
       : `simulated analyst: ${failures.length} failure(s); proposed ${proposals.length} change(s) on ` +
-        `${proposals.map((p) => `${p.kind === 'remove' ? '-' : ''}${JSON.stringify(p.token)}`).join(', ')}.`;
+        `${proposals.map((p) => `${p.kind === 'remove' ? '-' : ''}${JSON.stringify(p.token)}`).join(', ')}.${lengthNote}`;
   return {
     batch_size: trajectories.length,
-    failure_summary: failureSummary(failures, proposals),
+    failure_summary: failureSummary(failures, proposals, long),
     patch: { reasoning, ...payload(skill, proposals, mode, 'failure') },
   };
 }

@@ -51,9 +51,11 @@ const mappingKey = (trigger: string, answer: string) => `${trigger.toLowerCase()
  * from; a rule that maps one of its triggers to the same answer is the author's and is kept even when it
  * never fired on train (a small train split can miss the cases it is for), though it may be merged.
  */
-export function planCompression(skill: string, inputs: readonly string[], seed = ''): CompressPlan {
+export function planCompression(skill: string, inputs: readonly string[], seed = '', o: { deleteUnfired?: boolean } = {}): CompressPlan {
   const plan: CompressPlan = { edits: [], unfired: [], duplicateTriggers: [], mergedAnswers: [] };
-  if (inputs.length === 0) return plan;
+  // `deleteUnfired: false` (the analyst of several models, analyst-budget.ts): merges only, no train inputs needed
+  const deleteUnfired = o.deleteUnfired !== false;
+  if (deleteUnfired && inputs.length === 0) return plan;
   const spans = protectedSpans(skill);
   const starts = lineStarts(skill);
   const lines = skill.split('\n');
@@ -72,7 +74,7 @@ export function planCompression(skill: string, inputs: readonly string[], seed =
   const isAuthored = (r: Rule) => r.triggers.some((t) => authored.has(mappingKey(t, r.answer)));
   const deleted = new Set<number>();
   for (const r of all) {
-    if (editable.has(r.lineIndex) && !fired.has(r.lineIndex) && !isAuthored(r)) {
+    if (deleteUnfired && editable.has(r.lineIndex) && !fired.has(r.lineIndex) && !isAuthored(r)) {
       deleted.add(r.lineIndex);
       plan.unfired.push(r.line.trim());
     }

@@ -181,7 +181,7 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
       content = calls.length > 0 ? JSON.stringify(calls) : reply.content;
     }
   } else {
-    const reply = simulateStage(stage, stageInput, { ...world, model });
+    const reply = simulateStage(stage, stageInput, { ...world, model, budgetOf: (id) => (cfg.models.length === 0 || cfg.models.includes(id) ? simWorldFor(cfg, id) : null) });
     content = JSON.stringify(reply);
   }
   const promptChars = messages.reduce((n, m) => n + m.content.length, 0);

@@ -30,6 +30,11 @@ export interface SimKnobs {
   analystNotesEffect: number;
   /** Success analysts: successes of one answer needed to generalize a rule to another identifier they share; 0 = never. */
   analystGeneralize: number;
+  /**
+   * Error analysts of a run over several models: probability of reading the failures on one model only, whose
+   * attention budget the skill exceeds, as the skill's length (a compression proposed, no rule).
+   */
+  analystBudgetCompress: number;
   /** Ranking: probability that each pick is the best supported item left (otherwise a seeded other one). */
   rankerAccuracy: number;
   /** Agent presentation: probability that a `load_skill` decision is replaced. */
@@ -50,6 +55,7 @@ export const DEFAULT_SIM_KNOBS: Readonly<SimKnobs> = Object.freeze({
   analystContextRecall: 0.9,
   analystNotesEffect: 0.5,
   analystGeneralize: 2,
+  analystBudgetCompress: 0.9,
   rankerAccuracy: 0.8,
   routingNoise: 0,
 });
@@ -65,6 +71,7 @@ export const PLAIN_SIM_KNOBS: Readonly<SimKnobs> = Object.freeze({
   analystContextRecall: 1,
   analystNotesEffect: 0,
   analystGeneralize: 0,
+  analystBudgetCompress: 1,
   rankerAccuracy: 1,
 });
 
@@ -75,6 +82,7 @@ const FRACTIONS = [
   'analystMisreadRate',
   'analystContextRecall',
   'analystNotesEffect',
+  'analystBudgetCompress',
   'rankerAccuracy',
   'routingNoise',
 ] as const;
@@ -113,6 +121,7 @@ export interface SimulatedConfigBlock {
   analyst_context_recall: number;
   analyst_notes_effect: number;
   analyst_generalize: number;
+  analyst_budget_compress: number;
   ranker_accuracy: number;
   routing_noise: number;
 }
@@ -141,6 +150,7 @@ export const KNOB_KEYS: Readonly<Record<Exclude<keyof SimulatedConfigBlock, 'see
   analyst_context_recall: 'analystContextRecall',
   analyst_notes_effect: 'analystNotesEffect',
   analyst_generalize: 'analystGeneralize',
+  analyst_budget_compress: 'analystBudgetCompress',
   ranker_accuracy: 'rankerAccuracy',
   routing_noise: 'routingNoise',
 };
@@ -159,6 +169,7 @@ export function knobsFromConfig(sim: SimulatedConfigBlock): SimKnobs {
     analystContextRecall: sim.analyst_context_recall,
     analystNotesEffect: sim.analyst_notes_effect,
     analystGeneralize: sim.analyst_generalize,
+    analystBudgetCompress: sim.analyst_budget_compress,
     rankerAccuracy: sim.ranker_accuracy,
     routingNoise: sim.routing_noise,
   };

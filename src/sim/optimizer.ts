@@ -13,6 +13,7 @@ import { analystError, analystSuccess, REMOVE_INSTRUCTION } from './analyst.ts';
 import { simulateDescriptionStage } from './describe.ts';
 import { SimHttpError } from './errors.ts';
 import type { SimKnobs } from './knobs.ts';
+import type { ModelBudget } from './analyst-budget.ts';
 import { collectItems, merge } from './merge.ts';
 import { compress } from './compress.ts';
 import { metaSkill, slowUpdate } from './notes.ts';
@@ -28,6 +29,9 @@ export { SLOW_UPDATE_TEXT, META_SKILL_TEXT } from './notes.ts';
 /** What the stages' seeded decisions depend on besides the prompt: the seed, the model and the optimizer's knobs. */
 export interface OptimizerContext extends Pick<SimKnobs, 'seed' | 'analystErrorRate' | 'analystMisreadRate' | 'analystContextRecall' | 'analystNotesEffect' | 'analystGeneralize' | 'rankerAccuracy'> {
   model: string;
+  analystBudgetCompress?: number;
+  /** A model id's attention budget in this server's world (the analyst of several models reads it: analyst-budget.ts). */
+  budgetOf?: (model: string) => ModelBudget | null;
 }
 
 /** The stage a request names, or null for a target request. Unknown names → HTTP 400. */

@@ -6,8 +6,11 @@ export interface Proposal {
   token: string;
   /** The answer of the rule added, or of the rule narrowed. */
   answer: string;
-  /** `add`: a new mapping token → answer; `remove`: token no longer maps to answer. */
-  kind: 'add' | 'remove';
+  /**
+   * `add`: a new mapping token → answer; `remove`: token no longer maps to answer; `compress`: the rules
+   * merged, nothing learned or forgotten (analyst-budget.ts; patch mode only).
+   */
+  kind: 'add' | 'remove' | 'compress';
   op: 'append' | 'replace' | 'delete';
   /** For `replace` / `delete`: the exact existing line. */
   target?: string;

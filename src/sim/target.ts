@@ -132,6 +132,15 @@ function rulesOf(system: string): SkillRules {
   return rules;
 }
 
+/**
+ * The rules a skill counts against an attention budget and `maxRules`: its answer rules, and with tools
+ * offered (`procedure`) its call rules too, as the target reads them.
+ */
+export function attentionRuleCount(system: string, procedure: boolean): number {
+  const skill = rulesOf(system);
+  return procedure && skill.calls.length > 0 ? skill.lines.length : skill.plain.length;
+}
+
 const matchKey = (m: RuleMatch) => [m.trigger.toLowerCase(), m.rule.answer];
 
 /** Whether a `tool` message carries a skill body (a `load_skill` result, or a result no call of the conversation asked for). */

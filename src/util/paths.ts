@@ -42,3 +42,9 @@ export function displayPath(file: string): string {
   const rel = relative(process.cwd(), file);
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
 }
+
+/** A name as a folder name: letters, digits, `.`, `_`, `-` kept, any other run of characters `-` (a model's folder in a run over several). */
+export function folderLabel(name: string): string {
+  const label = name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[.-]+/, '');
+  return label === '' ? 'model' : label;
+}

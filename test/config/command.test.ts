@@ -13,8 +13,9 @@ const ENV_KEYS = ['OPENAI_COMPATIBLE_BASE_URL', 'OPENAI_COMPATIBLE_MODEL', 'OPEN
 beforeEach(() => {
   out = [];
   err = [];
-  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
+  // a command prints one line per write (util/print.ts) to the current command's streams: here the process's
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => (out.push(String(chunk).replace(/\n$/, '')), true));
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => (err.push(String(chunk).replace(/\n$/, '')), true));
   for (const k of ENV_KEYS) {
     saved[k] = process.env[k];
     delete process.env[k];

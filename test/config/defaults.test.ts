@@ -70,6 +70,9 @@ describe('defaultConfig()', () => {
       max_tokens: 0,
       max_cost: 0,
       patience: 0,
+      models: [],
+      objective: 'worst',
+      transfer_models: [],
     });
     expect(d.gradient).toEqual({ minibatch_size: 8, merge_batch_size: 8, analyst_workers: 16, failure_only: false, trajectory_token_budget: 24000 });
     expect(d.optimizer).toMatchObject({ learning_rate: 4, min_learning_rate: 2, lr_scheduler: 'cosine', lr_control_mode: 'fixed' });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { renderEndReport } from '../../src/cli/end-report.ts';
 import { reportFatal } from '../../src/cli/main.ts';
+import { withIo } from '../../src/util/io-context.ts';
 import { loadConfig, parseConfig } from '../../src/config/load.ts';
 import { isSecretKey, redactConfig, redactValue, secretWarnings, writeResolvedConfig } from '../../src/config/redact.ts';
 import { resolveRoles } from '../../src/config/roles.ts';
@@ -224,8 +225,8 @@ describe('redaction at the model layer and the CLI', () => {
     expect(text).not.toContain('PLANTED');
     expect(text).toContain('http://***@h/v1');
     const printed: string[] = [];
-    vi.spyOn(console, 'error').mockImplementation((line: unknown) => void printed.push(String(line)));
-    expect(reportFatal(new Error('cannot reach http://u:PLANTED@h/v1 with sk-report-PLANTED'))).toBe(1);
+    const stderr = { write: (line: string) => printed.push(line) };
+    expect(withIo({ stdout: stderr, stderr, env: {} }, () => reportFatal(new Error('cannot reach http://u:PLANTED@h/v1 with sk-report-PLANTED')))).toBe(1);
     expect(printed.join('\n')).toContain('http://***@h/v1 with ***');
     expect(printed.join('\n')).not.toContain('PLANTED');
   });

@@ -82,7 +82,7 @@ describe('skillopt compare --attribute', () => {
     best = join(tmp.make('best'), 'out');
     await evalOf(SEED, base);
     await evalOf(bestSkill, best);
-  }, 120_000);
+  });
 
   test("the README's run (one simulated seed throughout): the unit that broke dnd-047 is named, and no other; every blame is confirmed", async () => {
     const { json, stderr } = await attribution(base, best);
@@ -105,7 +105,7 @@ describe('skillopt compare --attribute', () => {
     expect(a.calls).toBeGreaterThan(0);
     expect(a.calls).toBeLessThanOrEqual(a.budget);
     expect(stderr).toMatch(/\[skillopt\] attribution: 42 changed case\(s\), \d+ unit\(s\) \(block\), \d+ re-run\(s\), \d+ model call\(s\) of a budget of \d+/);
-  }, 120_000);
+  });
 
   test('noise 0.1, three trials, a seed of its own for the baseline run, the candidate run and the re-runs: the planted rule is blamed for dnd-011, the inert units for nothing, and flips that do not reproduce are noise', async () => {
     const noisy = (seed: number) => ['model.simulated.noise=0.1', 'env.trials=3', `model.simulated.seed=${seed}`];
@@ -138,7 +138,7 @@ describe('skillopt compare --attribute', () => {
     expect(same.noise.length).toBeGreaterThan(0);
     expect(anyBlame(same).size + same.combos.length).toBe(0);
     for (const c of same.noise) expect(c.p).toBeGreaterThanOrEqual(0.05);
-  }, 300_000);
+  });
 
   test('against a deterministic target (temperature 0) each question takes one sample and the result says noise cannot be separated', async () => {
     const t0 = ['model.target_temperature=0'];
@@ -153,7 +153,7 @@ describe('skillopt compare --attribute', () => {
     expect(r.stdout).toMatch(/^attribution: \d+ block unit\(s\), one sample a question, \d+ model call\(s\) of a budget of \d+$/m);
     expect(r.stdout).toContain('the target runs at temperature 0: each question took one sample, so noise cannot be told from the change (no p-values)');
     expect(r.stderr).toContain('the target runs at temperature 0, so each question took one sample');
-  }, 180_000);
+  });
 
   test('a budget too small leaves cases unexplained for the budget, and is kept', async () => {
     const { json } = await attribution(base, best, ['--attribute-budget', '50']);
@@ -161,7 +161,7 @@ describe('skillopt compare --attribute', () => {
     expect(json.attribution.calls).toBeLessThanOrEqual(50);
     expect(json.attribution.unexplained.length).toBeGreaterThan(0);
     expect(new Set(json.attribution.unexplained.map((c) => c.reason))).toEqual(new Set(['budget']));
-  }, 60_000);
+  });
 
   test('a run whose skill is not recorded is refused in one line, before any request; a skill file that is not the one scored too', async () => {
     const bare = join(tmp.make('bare'), 'results.jsonl');
@@ -174,7 +174,7 @@ describe('skillopt compare --attribute', () => {
     expect(named.code, named.all).toBe(0);
     const granularity = await skillopt(['compare', base, best, '--attribute', '--attribute-granularity', 'word', '--config', CONFIG], { cwd: REPO });
     expect(expectOneLineError(granularity)).toMatch(/--attribute-granularity must be one of hunk, block, line, got 'word'$/);
-  }, 60_000);
+  });
 });
 
 describe('skillopt test --baseline <run> --attribute', () => {
@@ -188,7 +188,7 @@ describe('skillopt test --baseline <run> --attribute', () => {
     const seed = readFileSync(join(REPO, SEED), 'utf8');
     expect(seed).toContain(anchor);
     writeFileSync(planted, seed.replace(anchor, `${anchor}${PLANTED}\n`));
-  }, 60_000);
+  });
 
   const testRun = (extra: string[], out: string) =>
     skillopt(['test', '--split', 'test', '--attribute', '--config', CONFIG, '--model-cache', 'off', '--cfg-options', `env.out_root=${out}`, ...extra], { cwd: REPO });
@@ -206,7 +206,7 @@ describe('skillopt test --baseline <run> --attribute', () => {
     expect(json.attribution.skills.candidate).toBe(planted);
     expect(readFileSync(join(out, 'compare.md'), 'utf8')).toContain('#### Which change did it (1 block unit(s), 10 / 30 / 60 fresh samples an arm,');
     expect(readFileSync(join(out, 'compare.html'), 'utf8')).toContain('"attribution":');
-  }, 120_000);
+  });
 
   test("without --skill the candidate is the suite's seed skill, read from its manifest", async () => {
     const plantedBase = join(tmp.make('test-planted-base'), 'out');
@@ -218,7 +218,7 @@ describe('skillopt test --baseline <run> --attribute', () => {
     const unit = json.attribution.units.find((u) => u.text === `-${PLANTED}`)!;
     expect(unit.fixes.map((c) => c.id)).toEqual(['dnd-011']);
     expect(json.attribution.skills.candidate).toBe(join(REPO, SEED));
-  }, 120_000);
+  });
 
   test('--attribute without --baseline or with --optimize, and a baseline whose skill is not recorded, are refused in one line before any request', async () => {
     const alone = await testRun([], join(tmp.make('test-alone'), 'out'));
@@ -231,5 +231,5 @@ describe('skillopt test --baseline <run> --attribute', () => {
     const r = await testRun(['--baseline', bare], out);
     expect(expectOneLineError(r)).toMatch(/--attribute: the baseline run \(\S+results\.jsonl\) does not record the skill it scored \(hash [0-9a-f]{16}\): name it with --baseline-skill <file>$/);
     expect(existsSync(join(out, 'results.jsonl'))).toBe(false);
-  }, 60_000);
+  });
 });

@@ -45,7 +45,7 @@ function expectCollectionFailure(r: RunResult, out: string, ...mentions: string[
   return failure;
 }
 
-describe.concurrent('bad input: one line naming the file and the id, non-zero exit', () => {
+describe('bad input: one line naming the file and the id, non-zero exit', () => {
   test('an empty dataset', async () => {
     const { r, file, out } = await runWithDataset('empty', '[]');
     expect(expectCollectionFailure(r, out, file)).toBe(`${SUITE_FILE}: ${file}: the dataset is empty`);

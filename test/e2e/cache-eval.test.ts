@@ -14,6 +14,7 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { resolveSplits } from '../../src/suite/splits.ts';
 import type { SkillTask } from '../../src/types.ts';
+import { cli } from '../helpers/cli.ts';
 import { assertBuilt, BIN, childEnv, MINI, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, startSimServerChild, tempDirs, writeConfig, writeFile, type SimServerChild } from './helpers.ts';
 
 const tmp = tempDirs('cache');
@@ -207,8 +208,9 @@ describe('one cache, several processes', () => {
     expect(readJson(join(dir, 'corrupt', 'summary.json')).cache).toMatchObject({ hits: mini.length - 1, misses: 1 });
     expect(validateEntries(cache)).toHaveLength(mini.length);
 
+    // stats and prune run in process (test/helpers/cli.ts); test/e2e/cache-prune.test.ts spawns prune beside a live run
     // stats: the entries, and the runs that used them (the last four: two shards, the replay, the repair)
-    const stats = await skillopt(['cache', 'stats', '--dir', cache, '--json']);
+    const stats = await cli(['cache', 'stats', '--dir', cache, '--json']);
     expect(stats.code).toBe(0);
     const st = JSON.parse(stats.stdout);
     expect(st).toMatchObject({ entries: mini.length, stale_temps: 0 });
@@ -218,21 +220,21 @@ describe('one cache, several processes', () => {
       ['test', 'replay', mini.length, 0],
       ['test', 'rw', mini.length - 1, 1],
     ]);
-    const text = await skillopt(['cache', 'stats', '--dir', cache]);
+    const text = await cli(['cache', 'stats', '--dir', cache]);
     expect(text.stdout).toMatch(new RegExp(`^  entries:  ${mini.length}$`, 'm'));
     expect(text.stdout).toMatch(/^ {2}runs: {5}hit rate \d+\.\d% over the last 4 \(\d+ hits, \d+ misses\)$/m);
 
     // prune: bounded by size, least recently used first; then by age
-    const pruned = await skillopt(['cache', 'prune', '--max-size', '40K', '--dir', cache]);
+    const pruned = await cli(['cache', 'prune', '--max-size', '40K', '--dir', cache]);
     expect(pruned.code).toBe(0);
-    const after = JSON.parse((await skillopt(['cache', 'stats', '--dir', cache, '--json'])).stdout);
+    const after = JSON.parse((await cli(['cache', 'stats', '--dir', cache, '--json'])).stdout);
     expect(after.disk).toBeLessThanOrEqual(40 * 1024);
     expect(after.entries).toBeGreaterThan(0);
     expect(pruned.stdout).toContain(`removed: ${mini.length - after.entries} entries`);
-    const old = await skillopt(['cache', 'prune', '--older-than', '0s', '--dir', cache]);
+    const old = await cli(['cache', 'prune', '--older-than', '0s', '--dir', cache]);
     expect(old.code).toBe(0);
-    expect(JSON.parse((await skillopt(['cache', 'stats', '--dir', cache, '--json'])).stdout).entries).toBe(0);
-    const bad = await skillopt(['cache', 'prune', '--dir', cache]);
+    expect(JSON.parse((await cli(['cache', 'stats', '--dir', cache, '--json'])).stdout).entries).toBe(0);
+    const bad = await cli(['cache', 'prune', '--dir', cache]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('give --max-size (e.g. 500MB) and/or --older-than (e.g. 30d)');
   });

@@ -40,7 +40,7 @@ describe('a padded skill: compare of the dotnetdebug seed against the seed + 2 k
       const r = await skillopt(['eval', '--config', DOTNET, '--skill', skill, ...common, `env.out_root=${out}`], { cwd: REPO });
       expect(r.code, r.all).toBe(0);
     }
-  }, 120_000);
+  });
 
   test('pass rate: no significant change; tokens: a significant increase; exit 1 with --max-token-increase 10% --fail-on-regression', async () => {
     const r = await skillopt(['compare', seedRun, paddedRun, '--max-token-increase', '10%', '--fail-on-regression', '--out', tmp.make('cmp-bound')], { cwd: REPO });

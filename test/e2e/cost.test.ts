@@ -46,7 +46,7 @@ function reportData(dir: string): any {
   return JSON.parse(json.replace(/\\u003c/g, '<'));
 }
 
-describe.concurrent('cost', () => {
+describe('cost', () => {
   test('prices set: every case costs its tokens × the prices, and the total agrees in every output', async () => {
     const dir = tmp.make('priced');
     const out = join(dir, 'out');

@@ -76,7 +76,7 @@ describe('skillopt eval', () => {
     expect(readJsonl(join(unseenOut, 'results.jsonl')).map((r) => r.split)).toEqual(['test', 'test']);
   });
 
-  describe.concurrent('bad input is a one-line error with exit 2', () => {
+  describe('bad input is a one-line error with exit 2', () => {
     test('an unknown split', async () => {
       const out = tmp.make('badsplit');
       const r = await skillopt(['eval', '--config', CONFIG, '--skill', SKILL, '--split', 'holdout', '--cfg-options', `env.out_root=${out}`]);

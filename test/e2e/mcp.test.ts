@@ -93,7 +93,7 @@ describe('benchmarks on third-party servers', () => {
     expect(replayed.pass_rate).toBe(recorded.pass_rate);
     expect(replayed.calls.target).toBe(0);
     expect(byId(readJsonl(join(dir, 'replay', 'results.jsonl')))).toEqual(byId(liveRows));
-  }, 240_000);
+  });
 
   test("mcp-memory: with scope 'case' no case sees another's people", async () => {
     const out = tmp.make('memory');
@@ -104,7 +104,7 @@ describe('benchmarks on third-party servers', () => {
     for (const row of rows) expect(row.feedback, row.id).toMatch(/graph: the graph holds /);
     expect(rows.every((row) => row.pass)).toBe(true);
     await noneLeft(out);
-  }, 120_000);
+  });
 });
 
 describe('faults (test/fixtures/mcp, the fault server)', () => {
@@ -122,7 +122,7 @@ describe('faults (test/fixtures/mcp, the fault server)', () => {
       `skillopt: error: benchmarks/faulty/faulty.skill.test.ts: MCP server 'faulty' (${process.execPath} ${SERVER}) failed to start: exited with code 3; stderr: fault server: refusing to start (FAULT=***)`,
     );
     await noneLeft(SERVER);
-  }, 60_000);
+  });
 
   test('a crash mid-case errors that case and the server restarts; a hung call is a tool error; then a changed tool list misses, and a replay names the server', async () => {
     const d = dir();
@@ -156,7 +156,7 @@ describe('faults (test/fixtures/mcp, the fault server)', () => {
     const replayed = new Map(readJsonl(join(d, 'replay', 'results.jsonl')).map((r) => [r.id, r]));
     expect(replayed.get('f-alpha')).toMatchObject({ pass: true, cached: true });
     await noneLeft(SERVER);
-  }, 180_000);
+  });
 
   test('Ctrl-C during a hung tools/call: the run ends and the server is gone', async () => {
     const out = dir();
@@ -178,7 +178,7 @@ describe('faults (test/fixtures/mcp, the fault server)', () => {
     child.kill('SIGINT');
     expect(await exited).not.toBe(0);
     await noneLeft(SERVER);
-  }, 120_000);
+  });
 });
 
 describe('a skill served over MCP (examples/mcp-skill-server)', () => {
@@ -198,5 +198,5 @@ describe('a skill served over MCP (examples/mcp-skill-server)', () => {
     expect(diff.split('\n').slice(0, 2)).toEqual(['--- a/initial_skill.md', '+++ b/best_skill.md']);
     expect(readFileSync(served, 'utf8')).toBe(before);
     await noneLeft(join(REPO, 'examples', 'mcp-skill-server'));
-  }, 180_000);
+  });
 });

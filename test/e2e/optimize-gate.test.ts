@@ -30,7 +30,7 @@ const COMMON = ['env.data_path=benchmarks/opt/unknowns.json', 'optimizer.use_slo
 type Race = { items: number; of: number; saved_calls: number; trial_calls: number; resampled: string[]; looks: Array<{ items: number; verdict: string }> };
 const stepFolder = (out: string, step: number) => join(out, 'steps', `step_${String(step).padStart(4, '0')}`);
 
-describe.concurrent('the validation gate', () => {
+describe('the validation gate', () => {
   test('strict racing stops each losing candidate early and reports the calls it saved', async () => {
     const s = await server();
     const out = tmp.make('strict');

@@ -31,7 +31,7 @@ interface Pool {
 type Flag = { index: number; kind: string; action: string; edit: string };
 const steps = (out: string) => history(out) as Array<StepRecord & { parent_id?: string; pool_id?: string; merge?: { parents: string[]; action: string; id?: string }; overfit_flags?: Flag[] }>;
 
-describe.concurrent('candidate selection and the overfit guard', () => {
+describe('candidate selection and the overfit guard', () => {
   const PARETO = ['optimizer.candidate_selection=pareto', 'optimizer.max_merges=3'];
   const outA = tmp.make('pareto');
   const uninterrupted = run(outA, PARETO);

@@ -29,7 +29,7 @@ const server = () => sims.start();
 const external = (s: SimServer) => ({ config: 'configs/opt/external.yaml', url: `model.base_url=${s.url}` });
 const attempts = (out: string): number => readJson(join(out, 'summary.json')).token_summary._total.attempts;
 
-describe.concurrent('budget, accounting, kill and resume', () => {
+describe('budget, accounting, kill and resume', () => {
   test('max_model_calls=5: exit 1, one-line budget reason, pre-flight warning, outputs intact; a raised budget resumes', async () => {
     const s = await server();
     const { config, url } = external(s);

@@ -36,7 +36,7 @@ const QUICK = 'evaluation.eval_test=false';
 /** Every train task in one batch: one step per epoch. */
 const ONE_STEP = 'train.batch_size=8';
 
-describe.concurrent('robustness', () => {
+describe('robustness', () => {
   test('garbage optimizer output: every reply unusable → the run stops after the epoch (optimizer_unusable), applies nothing, and points at the optimizer, not at more epochs', async () => {
     const sim: SimServer = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
     const fault: FaultServer = await startFaultServer([], { fallback: { content: PROSE } });

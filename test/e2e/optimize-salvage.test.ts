@@ -27,7 +27,7 @@ interface Salvage {
   action: string;
 }
 
-describe.concurrent('salvage', () => {
+describe('salvage', () => {
   test('a rejected candidate keeps the edits that fix and break nothing; a kill mid-salvage resumes to the same run', async () => {
     const outA = tmp.make('full');
     const outB = tmp.make('killed');
@@ -71,5 +71,5 @@ describe.concurrent('salvage', () => {
     expect(view(outB)).toEqual(view(outA));
     expect(readText(join(outB, 'best_skill.md'))).toBe(readText(join(outA, 'best_skill.md')));
     expect(readJson(join(outB, 'summary.json')).token_summary._total.calls).toBe(summary.token_summary._total.calls);
-  }, 180_000);
+  });
 });

@@ -22,7 +22,7 @@ const ARGS = ['evaluation.eval_test=false'];
 
 type Selection = BestSelection;
 
-describe.concurrent('select_best', () => {
+describe('select_best', () => {
   test('highest vs cheapest_within: per-candidate tokens recorded, the same steps, the cheaper skill whose val loss is bounded within the tolerance chosen; a killed run resumes to the same choice', async () => {
     const [outH, outC, outK, outP] = [tmp.make('highest'), tmp.make('cheapest'), tmp.make('killed'), tmp.make('priced')];
     const cheap = [...ARGS, 'optimizer.select_best=cheapest_within', 'optimizer.cost_tolerance=0.25'];

@@ -3,7 +3,8 @@
  * README.md, then of each docs/*.md page (by name, sharing the README's outputs, so a page may use a run the
  * README made), goes through the compiled CLI (bin/skillopt.js → dist/, so `npm run build` first) from the
  * repository root, offline, block by block in document order, and must exit 0 (or the code a `<!-- readme-test: exit N -->`
- * marker gives). How commands are found, and what counts as one the test cannot run, is in
+ * marker gives). Each block's test runs the blocks before it first when they have not run, so one block's
+ * test passes alone (`-t`), in any order. How commands are found, and what counts as one the test cannot run, is in
  * ./readme-commands.ts; the only way to opt a block out is `<!-- readme-test: skip (reason) -->`.
  *
  * What a command is run with, instead of exactly as written:
@@ -472,22 +473,47 @@ describe('README.md and docs/*.md commands, run offline from the repository root
     expect(blocks.filter((b) => b.skip === null).flatMap((b) => b.commands).length).toBeGreaterThan(0);
   });
 
+  /**
+   * The blocks run in document order, each once: a block's test first runs the blocks before it (those
+   * not run yet), so that it finds the outputs, the out_roots and the model-call cache they leave, as in a
+   * whole run. So any one block's test (`-t`) passes alone, and in any order. An in-project block has a
+   * project of its own: it needs no block before it, and none needs it.
+   */
+  const chain = blocks.filter((b) => b.skip === null && b.commands.length > 0 && !b.inProject);
+  const runs = new Map<ReadmeBlock, Promise<void>>();
+  function ran(block: ReadmeBlock): Promise<void> {
+    let done = runs.get(block);
+    if (!done) {
+      const before = block.inProject ? undefined : chain[chain.indexOf(block) - 1];
+      // a failed block fails its own test; the blocks after it still run, as in a whole run
+      done = (before ? ran(before).catch(() => {}) : Promise.resolve()).then(() => runBlock(block, rw));
+      runs.set(block, done);
+    }
+    return done;
+  }
+  const foreground = (block: ReadmeBlock): number => Math.max(1, block.commands.filter((c) => !c.background).length);
+  /** A guard against a hang (not a time limit): every command the test may have to run, each with its guard. */
+  const guardFor = (block: ReadmeBlock): number =>
+    COMMAND_GUARD_MS * (block.inProject ? foreground(block) : chain.slice(0, chain.indexOf(block) + 1).reduce((n, b) => n + foreground(b), 0)) + 60_000;
+
   for (const block of blocks.filter((b) => b.commands.length > 0 || b.skip !== null)) {
     const name = `${block.doc}:${block.line} ${block.commands.map((c) => `skillopt ${c.args[0]}${c.background ? ' &' : ''}`).join(' → ') || `(\`\`\`${block.lang})`}`;
     if (block.skip !== null) {
       test.skip(`${name} — skipped: ${block.skip}`, () => {});
       continue;
     }
-    const foreground = block.commands.filter((c) => !c.background).length;
-    test(name, { timeout: COMMAND_GUARD_MS * Math.max(1, foreground) + 60_000 }, () => runBlock(block, rw));
+    test(name, { timeout: guardFor(block) }, () => ran(block));
   }
 
   for (const block of blocks.filter((b) => b.output !== null)) {
     const { of, text } = block.output!;
-    test(`${block.doc}:${block.line} is what ${of.doc}:${of.line} prints`, () => {
-      const ran = outputs.get(`${of.doc}:${of.line}`);
-      expect(ran, `${of.doc}:${of.line} did not run (see its own test)`).toBeDefined();
-      const { expected, actual } = sampleComparison(text, ran!.output, ran!);
+    const source = blocks.find((b) => b.commands.some((c) => c.doc === of.doc && c.line === of.line));
+    test(`${block.doc}:${block.line} is what ${of.doc}:${of.line} prints`, { timeout: source ? guardFor(source) : undefined }, async () => {
+      // the command's own test fails if it does; here only what it printed counts
+      if (source) await ran(source).catch(() => {});
+      const ran_ = outputs.get(`${of.doc}:${of.line}`);
+      expect(ran_, `${of.doc}:${of.line} did not run (see its own test)`).toBeDefined();
+      const { expected, actual } = sampleComparison(text, ran_!.output, ran_!);
       expect(
         actual,
         `${block.doc}:${block.line}: the sample output of \`${of.text}\` differs from a real run (+ the run, - the README; ` +

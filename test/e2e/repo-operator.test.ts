@@ -69,4 +69,4 @@ test('`--optimize --target 0.8` reaches the target with learned call rules; the 
   const replay = await run('replay', 'replay');
   expect(replay.code, replay.all).toBe(0);
   expect(readFileSync(join(dir, 'replay', 'best_skill.md'), 'utf8')).toBe(best);
-}, 120_000);
+});

@@ -121,7 +121,7 @@ function start(args: string[], env: Record<string, string> = {}): { child: Child
   return { child, done };
 }
 
-describe.concurrent('a run directory belongs to one run', () => {
+describe('a run directory belongs to one run', () => {
   test('train: a changed learning rate is refused at once (no call, folder unchanged); a raised num_epochs resumes', async () => {
     const sim: SimServer = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
     closers.push(() => sim.close());

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { assertBuilt, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, tempDirs, writeFile } from './helpers.ts';
+import { sharedRun } from '../helpers/shared-runs.ts';
 
 const tmp = tempDirs('test');
 beforeAll(assertBuilt);
@@ -16,10 +17,12 @@ const CONFIG = 'configs/mini/sim.yaml';
 
 const STATS_KEYS = ['n', 'passed', 'failed', 'errored', 'pass_rate', 'mean_hard', 'mean_soft'];
 
-describe.concurrent('skillopt test', () => {
+describe('skillopt test', () => {
   test('misses fail the run without a gate; results.jsonl and summary.json are written', async () => {
-    const out = tmp.make('plain');
-    const r = await skillopt(['test', '--config', CONFIG, '--cfg-options', `env.out_root=${out}`]);
+    // `skillopt test --config CONFIG` into its out_root: the shared run (test/helpers/shared-run-specs.ts)
+    const shared = sharedRun('miniTest');
+    const out = shared.dir;
+    const r = { ...shared, all: `${shared.stdout}\n${shared.stderr}` };
     expect(r.code).toBe(1);
     expect(r.all).toMatch(/Tests\s+27 failed \| 3 passed \(30\)/);
 

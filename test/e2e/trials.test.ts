@@ -7,6 +7,8 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { assertBuilt, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, tempDirs, writeFile } from './helpers.ts';
+import { sharedRun } from '../helpers/shared-runs.ts';
+import { SHARED_RUNS } from '../helpers/shared-run-specs.ts';
 
 const tmp = tempDirs('trials');
 beforeAll(assertBuilt);
@@ -14,24 +16,27 @@ afterAll(() => tmp.cleanup());
 
 const CONFIG = 'configs/mini/sim.yaml';
 
-describe.concurrent('trials', () => {
+describe('trials', () => {
   test('env.trials=3 with noise 0.2: three rows per task, pass@k, pass^k, flaky, a 95% interval, JUnit flaky property', async () => {
     const dir = tmp.make('noisy');
-    const skill = writeFile(join(dir, 'oracle.md'), MINI_ORACLE_SKILL);
-    const junit = join(dir, 'junit.xml');
-    const args = (out: string) => [
+    // run a is the shared trials run (test/helpers/shared-run-specs.ts): these arguments, made once
+    const shared = sharedRun('trials');
+    const skill = join(shared.aux, 'oracle.md');
+    const args = (out: string, junit: string) => [
       'test', '--config', CONFIG, '--skill', skill, '--reporter=default', '--reporter=junit', `--outputFile.junit=${junit}`,
       '--cfg-options', 'env.trials=3', 'model.simulated.noise=0.2', `env.out_root=${out}`,
     ];
-    const r = await skillopt(args(join(dir, 'a')));
-    const rows = readJsonl(join(dir, 'a', 'results.jsonl'));
+    expect(args(shared.dir, join(shared.aux, 'junit.xml'))).toEqual(SHARED_RUNS.trials.args(shared.dir, shared.aux));
+    const r = { ...shared, all: `${shared.stdout}\n${shared.stderr}` };
+    const junit = join(shared.aux, 'junit.xml');
+    const rows = readJsonl(join(shared.dir, 'results.jsonl'));
     expect(rows).toHaveLength(90);
     const byId = new Map<string, number[]>();
     for (const row of rows) byId.set(row.id, [...(byId.get(row.id) ?? []), row.trial]);
     expect(byId.size).toBe(30);
     for (const trials of byId.values()) expect(trials).toEqual([0, 1, 2]);
     // distinct samples: the noise is re-drawn per trial, so some tasks disagree with themselves
-    const overall = readJson(join(dir, 'a', 'summary.json')).overall;
+    const overall = readJson(join(shared.dir, 'summary.json')).overall;
     expect(overall).toMatchObject({ n: 30, scored: 30, trials: 3, errored_trials: 0 });
     expect(overall.flaky).toBeGreaterThan(0);
     expect(overall.pass_rate_ci).toHaveLength(2);
@@ -52,7 +57,7 @@ describe.concurrent('trials', () => {
     expect((xml.match(/<property name="skillopt:flaky" value="\d of 3 trials passed"/g) ?? []).length).toBe(overall.flaky);
 
     // same seed, same config: the same samples
-    await skillopt(args(join(dir, 'b')));
+    await skillopt(args(join(dir, 'b'), join(dir, 'junit-b.xml')));
     const strip = (row: any) => ({ id: row.id, trial: row.trial, output: row.output, pass: row.pass });
     expect(readJsonl(join(dir, 'b', 'results.jsonl')).map(strip)).toEqual(rows.map(strip));
   });
@@ -106,13 +111,13 @@ describe.concurrent('trials', () => {
   });
 });
 
-describe.concurrent('skillopt test --baseline: run and compare in one step', () => {
+describe('skillopt test --baseline: run and compare in one step', () => {
   test('a real drop fails with --fail-on-regression, naming the worst cases; annotations point at the suite file', async () => {
     const dir = tmp.make('baseline');
-    const oracle = writeFile(join(dir, 'oracle.md'), MINI_ORACLE_SKILL);
-    const main = join(dir, 'main');
-    const base = await skillopt(['test', '--config', CONFIG, '--skill', oracle, '--cfg-options', `env.out_root=${main}`]);
-    expect(base.code, base.all).toBe(0);
+    // the baseline: `skillopt test --config CONFIG --skill <oracle>`, made once for every file that needs it
+    const base = sharedRun('miniTestOracle');
+    const main = base.dir;
+    expect(base.code, base.stdout + base.stderr).toBe(0);
 
     const stepSummary = join(dir, 'step-summary.md');
     const env = { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: stepSummary };
@@ -145,8 +150,8 @@ describe.concurrent('skillopt test --baseline: run and compare in one step', () 
   test('an improvement, and the same skill again (noise), pass with --fail-on-regression', async () => {
     const dir = tmp.make('improved');
     const oracle = writeFile(join(dir, 'oracle.md'), MINI_ORACLE_SKILL);
-    const main = join(dir, 'main');
-    await skillopt(['test', '--config', CONFIG, '--cfg-options', `env.out_root=${main}`]);
+    // the baseline: `skillopt test --config CONFIG` with the seed skill (shared)
+    const main = sharedRun('miniTest').dir;
     const up = await skillopt(['test', '--config', CONFIG, '--skill', oracle, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${join(dir, 'up')}`]);
     expect(up.code, up.all).toBe(0);
     expect(readJson(join(dir, 'up', 'compare.json'))).toMatchObject({ verdict: 'improved' });

@@ -23,7 +23,7 @@ const FILTER = 'mini-00';
 /** The fault server as the endpoint: no retries, one case at a time (so "every third request" is deterministic). */
 const faultConfig = (dir: string, baseURL: string, extra = ''): string => endpointConfig(dir, baseURL, { retries: 0, workers: 1, extra });
 
-describe.concurrent('verdicts', () => {
+describe('verdicts', () => {
   test('-t keeps the suite gate: it decides on the 9 selected tasks, names the filter, exit 1', async () => {
     const out = tmp.make('filter');
     const junit = join(out, 'junit.xml');
@@ -178,7 +178,7 @@ gradient:
   });
 });
 
-describe.concurrent('env.name selects a suite by its name, not its file name', () => {
+describe('env.name selects a suite by its name, not its file name', () => {
   const NAMED = join(MINI, '..', 'named');
   const NAMED_CONFIG = 'configs/triage.yaml';
 

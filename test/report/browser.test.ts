@@ -96,7 +96,7 @@ beforeAll(async () => {
   const ca = await skillopt(['compare', dirs.eval, dirs.attr, '--attribute', '--config', 'configs/mini/sim.yaml']);
   expect(ca.code, ca.all).toBe(0);
   browser = await chromium.launch({ executablePath: CHROMIUM });
-}, 240_000);
+});
 
 afterAll(async () => {
   await browser?.close();

@@ -227,5 +227,5 @@ describe('noise-free scores (real stack; needs dist/)', () => {
     const inProcess = nf.get(world.key, 'seed');
     expect({ n: viaEval.seed.n, errored: viaEval.seed.errored }).toEqual({ n: inProcess.n, errored: inProcess.errored });
     for (const k of ['pass_rate', 'hard', 'soft']) expect(viaEval.seed[k]).toBeCloseTo(inProcess[k], 5); // eval rounds to 6 places
-  }, 120_000);
+  });
 });

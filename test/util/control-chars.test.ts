@@ -6,9 +6,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, expect, test, vi } from 'vitest';
+import { afterAll, expect, test } from 'vitest';
 import { annotationLine, appendStepSummary } from '../../src/cli/github.ts';
 import { reportFatal } from '../../src/cli/main.ts';
+import { withIo } from '../../src/util/io-context.ts';
 import { renderEndReport } from '../../src/cli/end-report.ts';
 import { runMarkdown } from '../../src/cli/run-markdown.ts';
 import { oneLineClip } from '../../src/util/clip.ts';
@@ -68,15 +69,11 @@ test('the terminal: worst cases of the run table and of `skillopt show`, the end
   expect(end).toContain(SHOWN);
   expect(rawControls(end)).toEqual([]);
 
-  const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
-  try {
-    expect(reportFatal(new SkillOptError(`the optimizer's reply ${EVIL} is not JSON`))).toBe(2);
-    const printed = spy.mock.calls.map((c) => String(c[0])).join('\n');
-    expect(printed).toContain(SHOWN);
-    expect(rawControls(printed)).toEqual([]);
-  } finally {
-    spy.mockRestore();
-  }
+  let printed = '';
+  const stderr = { write: (t: string) => (printed += t) };
+  expect(withIo({ stdout: { write: () => true }, stderr, env: {} }, () => reportFatal(new SkillOptError(`the optimizer's reply ${EVIL} is not JSON`)))).toBe(2);
+  expect(printed).toContain(SHOWN);
+  expect(rawControls(printed)).toEqual([]);
 });
 
 test('GitHub: the step summary keeps its table layout and shows the control characters; an annotation stays one workflow command', () => {

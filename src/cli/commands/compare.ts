@@ -18,7 +18,7 @@ import { writeCompareReport } from '../../report/index.ts';
 import { UNIT_GRANULARITIES, type UnitGranularity } from '../../skill/units.ts';
 import { attributionMarkdown, attributionTerminal } from '../../compare/render-attribution.ts';
 import { attributeComparison, type AttributionResult } from '../attribute.ts';
-import { printable, printErr, printOut } from '../../util/print.ts';
+import { outputColumns, printErr, printOut, writeOut } from '../../util/print.ts';
 import { printableJson } from '../../util/control-chars.ts';
 import { ALLOW_PARTIAL_FLAG } from '../../compare/index.ts';
 
@@ -151,8 +151,8 @@ export const command: Command = {
     if (html) written.push(html);
     appendStepSummary(markdown);
     if (args.json) printOut(printableJson(JSON.stringify(json, null, 2)));
-    else if (args.markdown) process.stdout.write(printable(markdown));
-    else printOut([compareTerminal(run, { written, width: process.stdout.columns }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n'));
+    else if (args.markdown) writeOut(markdown);
+    else printOut([compareTerminal(run, { written, width: outputColumns() }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n'));
     return run.decision.exit_code;
   },
 };

@@ -15,6 +15,7 @@ import { cfgOptionsFromFlags, CONFIG_FLAGS } from '../common.ts';
 import type { Command } from '../command.ts';
 import { printErr, printOut } from '../../util/print.ts';
 import { printableJson } from '../../util/control-chars.ts';
+import { currentEnv } from '../../util/io-context.ts';
 
 const SPEC = defineCommand({
   name: 'config',
@@ -35,7 +36,7 @@ export const command: Command = {
       printErr(`skillopt config: unexpected argument '${positionals[0]}'\n\nUsage: ${helpText(SPEC)}`);
       return 2;
     }
-    const env = process.env;
+    const env = currentEnv();
     const loaded = loadConfig({ path: args.config, cfgOptions: cfgOptionsFromFlags(args), env });
     const roles = resolveRoles(loaded.config, env, { sourceOf: loaded.sourceOf });
     for (const w of loaded.warnings) printErr(`${pc.yellow('skillopt: warning:')} ${w}`);

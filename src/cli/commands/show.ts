@@ -6,7 +6,7 @@
 import { SkillOptError } from '../../util/errors.ts';
 import { defineCommand, helpText, parseFlags } from '../args.ts';
 import type { Command } from '../command.ts';
-import { printOut } from '../../util/print.ts';
+import { outputColumns, printOut } from '../../util/print.ts';
 
 const SPEC = defineCommand({
   name: 'show',
@@ -25,7 +25,7 @@ export const command: Command = {
     const { values, positionals: dirs } = parseFlags(SPEC, argv);
     if (dirs.length !== 1) throw new SkillOptError(dirs.length === 0 ? 'show needs a run folder: skillopt show <dir>' : `show takes one folder, got ${dirs.length}: ${dirs.join(' ')}`);
     const { showCase, showRun } = await import('../../report/show.ts');
-    const text = values.case !== undefined ? showCase(dirs[0]!, values.case, { width: process.stdout.columns }) : showRun(dirs[0]!, { width: process.stdout.columns });
+    const text = values.case !== undefined ? showCase(dirs[0]!, values.case, { width: outputColumns() }) : showRun(dirs[0]!, { width: outputColumns() });
     printOut(text);
     return 0;
   },

@@ -17,6 +17,7 @@ const WORLD_FLAGS = {
   'analyst-context-recall': 'analystContextRecall',
   'analyst-notes-effect': 'analystNotesEffect',
   'analyst-generalize': 'analystGeneralize',
+  'analyst-budget-compress': 'analystBudgetCompress',
   'ranker-accuracy': 'rankerAccuracy',
 } as const;
 
@@ -41,6 +42,7 @@ const SPEC = defineCommand({
     'analyst-context-recall': { type: 'number', arg: 'P', help: `analysts: probability of heeding one item of their context (default ${D.analystContextRecall})` },
     'analyst-notes-effect': { type: 'number', arg: 'P', help: `analysts: fraction by which notes in the prompt cut the error rate (default ${D.analystNotesEffect})` },
     'analyst-generalize': { type: 'number', arg: 'N', help: `analysts: successes needed to generalize a rule; 0 = never (default ${D.analystGeneralize})` },
+    'analyst-budget-compress': { type: 'number', arg: 'P', help: `analysts, several models: probability of compressing, not adding a rule, for a failure on one model only whose attention budget the skill exceeds (default ${D.analystBudgetCompress})` },
     'ranker-accuracy': { type: 'number', arg: 'P', help: `ranking: probability that each pick is the best supported item left (default ${D.rankerAccuracy})` },
   },
 });

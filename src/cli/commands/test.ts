@@ -18,7 +18,7 @@ import type { RunResult } from '../../vitest/host.ts';
 import { defaultFilters, parseVitestArgs } from '../../vitest/runner.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { defineCommand, hasForeignFlag, helpText, parseFlags, type FlagValues, type PassOn } from '../args.ts';
-import { MATRIX_FLAGS } from '../matrix-flags.ts';
+import { MATRIX_FLAGS, OPTIMIZE_MODEL_FLAGS } from '../matrix-flags.ts';
 import { isVitestFlag, vitestFlags } from '../../vitest/cli-flags.ts';
 import { outRoot } from '../../config/out-root.ts';
 import { findConfigPath } from '../../config/find.ts';
@@ -58,6 +58,7 @@ const SPEC = defineCommand({
     'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default: per changed case, a reproduction, a search and a confirmation; docs/attribution.md#budget)' },
     'baseline-skill': { type: 'string', arg: 'FILE', help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)" },
     ...MATRIX_FLAGS,
+    ...OPTIMIZE_MODEL_FLAGS,
   },
   about: '  env.name in the config picks the suite; model.* picks the endpoints.',
   notes: `  Vitest's own flags go to Vitest: -t <pattern>, --reporter=junit --outputFile.junit=out.xml, --shard=1/2,
@@ -82,8 +83,9 @@ export const command: Command = {
     if (args.optimize && args.attribute) {
       throw new SkillOptError('--attribute explains a --baseline comparison of a test run, not an optimize run: compare its test evaluation with `skillopt compare <baseline> <run>/test_eval --attribute`');
     }
-    if (args.models.length > 0) return testMatrix(args, passed);
-    if (args.skills.length > 0) throw new SkillOptError('--skills goes with --models (one skill without it: --skill)');
+    if (args.models.length > 0 && !args.optimize) return testMatrix(args, passed);
+    if (args.skills.length > 0) throw new SkillOptError(args.optimize ? '--skills does not go with --optimize: the optimized skill starts from --skill (or the seed)' : '--skills goes with --models (one skill without it: --skill)');
+    if (!args.optimize && (args.objective !== undefined || args['transfer-models'].length > 0)) throw new SkillOptError(`--${args.objective !== undefined ? 'objective' : 'transfer-models'} goes with --optimize --models`);
     if (args.optimize) {
       const { runOptimize } = await import('../optimize.ts');
       return runOptimize(args, passed, { stopAtTarget: true, target: args.target });
@@ -248,7 +250,7 @@ export const command: Command = {
 };
 
 /** Flags of `skillopt test` a matrix run does not take (yet). */
-const NOT_WITH_MODELS = ['optimize', 'attribute', 'max-token-increase', 'max-cost-increase', 'max-latency-increase'] as const;
+const NOT_WITH_MODELS = ['attribute', 'max-token-increase', 'max-cost-increase', 'max-latency-increase'] as const;
 
 /** `skillopt test --models …`: the test run on every model × skill cell (docs/matrix.md). */
 async function testMatrix(args: FlagValues<typeof SPEC.flags>, passed: string[]): Promise<number> {

@@ -7,6 +7,7 @@ import { runOptimize } from '../optimize.ts';
 import { defineCommand, helpText, noOperands, parseFlags } from '../args.ts';
 import { CONFIG_FLAGS } from '../common.ts';
 import type { Command } from '../command.ts';
+import { OPTIMIZE_MODEL_FLAGS } from '../matrix-flags.ts';
 
 const SPEC = defineCommand({
   name: 'train',
@@ -15,6 +16,8 @@ const SPEC = defineCommand({
     'cfg-options': CONFIG_FLAGS['cfg-options'],
     'model-cache': CONFIG_FLAGS['model-cache'],
     skill: { type: 'string', arg: 'S', help: "the skill to start from (default: the suite's seed skill)" },
+    models: { type: 'list', arg: 'A,B', help: "optimize for several target models at once: names of the config's models: entries, or model ids (train.models; docs/optimizer.md#several-models)" },
+    ...OPTIMIZE_MODEL_FLAGS,
   },
   notes: `  Smoke run:  skillopt train --config configs/dotnetdebug/sim.yaml --cfg-options train.num_epochs=1 \\
                 train.batch_size=2 gradient.analyst_workers=1 gradient.minibatch_size=2 env.workers=1 \\

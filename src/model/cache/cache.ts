@@ -21,6 +21,7 @@ import { cacheKey, endpointIdentity, endpointLabel, simKnobs, simKnobsOf, type E
 import { FileStore, type StoredEntry } from './store.ts';
 import { registerCacheUser } from './users.ts';
 import type { Held } from '../../util/lock.ts';
+import { currentIo } from '../../util/io-context.ts';
 
 /** Hits and misses of some lookups. */
 export interface CacheTally {
@@ -125,7 +126,7 @@ export class ModelCache {
     this.store = new FileStore(this.dir);
     this.sim = opts.sim;
     this.simOf = opts.simOf;
-    this.log = opts.log ?? ((line) => console.warn(line));
+    this.log = opts.log ?? ((line) => currentIo().stderr.write(`${line}\n`));
     this.user = registerCacheUser(this.dir);
   }
 

@@ -569,11 +569,12 @@
     var ok = D.stopped && D.stopped.reason === 'target_reached';
     var badge = D.stopped ? { text: 'stopped: ' + D.stopped.reason.replace(/_/g, ' '), cls: ok ? 'pass' : D.stopped.reason === 'infrastructure' ? 'inconclusive' : D.stopped.reason === 'budget' ? 'fail' : '' } : null;
     var h = header(badge);
-    h += toc([['overview', 'overview'], ['curve', 'validation per step'], ['size', 'skill size'], ['schedule', 'edit budget'], ['costs', 'calls, tokens and cost'], ['steps', 'steps and edits'], ['diff', 'skill diff'], ['eval', 'cases'], ['files', 'files']]);
+    h += toc([['overview', 'overview']].concat(D.models ? [['models', 'models']] : [], [['curve', 'validation per step'], ['size', 'skill size'], ['schedule', 'edit budget'], ['costs', 'calls, tokens and cost'], ['steps', 'steps and edits'], ['diff', 'skill diff'], ['eval', 'cases'], ['files', 'files']]));
     var o = cards(D.cards);
     if (D.stopped) o += '<p class="muted">stopped at step ' + D.stopped.step + ': ' + esc(D.stopped.detail) + '</p>';
     if (D.ungated.length) o += '<details><summary>' + D.ungated.length + ' change(s) entered the skill without the validation gate</summary><ul>' + D.ungated.map(function (u) { return '<li>step ' + u.step + ' (epoch ' + u.epoch + '): <b>' + esc(u.kind) + '</b> — ' + esc(u.detail) + '</li>'; }).join('') + '</ul></details>';
     h += section('overview', 'Overview', o);
+    if (D.models) h += section('models', 'Models', modelsTable(D));
 
     // validation (and train) per step
     var steps = D.steps, T = Math.max(D.total_steps, steps.length ? steps[steps.length - 1].step : 0, 1);
@@ -701,12 +702,25 @@
     if (evalTable) evalTable.mount();
   }
 
+  /** A run over several models: each model's seed → best on val and test with intervals, the paired verdict, calls and cost. */
+  function modelsTable(D) {
+    var ci = function (c) { return c ? ' <span class="muted small">[' + f3(c[0]) + ', ' + f3(c[1]) + ']</span>' : ''; };
+    var side = function (s) { return s ? f3(s[0]) + ci(s[1]) + ' → ' + f3(s[2]) + ci(s[3]) : '—'; };
+    var signed = function (x) { return (x >= 0 ? '+' : '−') + Math.abs(x).toFixed(3); };
+    var paired = function (p) { return p && p.delta !== null ? '<span title="' + esc(p.reason) + '">' + signed(p.delta) + (p.interval ? ' <span class="muted small">[' + signed(p.interval[0]) + ', ' + signed(p.interval[1]) + ']</span>' : '') + ' <b>' + esc(p.verdict) + '</b></span>' : '—'; };
+    var t = '<table id="models-table"><thead><tr><th>model</th><th>val: seed → best</th><th>val Δ</th><th>test: seed → best</th><th>test Δ (paired)</th><th class="num">calls (train · val · test)</th><th class="num">cost</th></tr></thead><tbody>';
+    D.models.forEach(function (m) {
+      t += '<tr><td>' + esc(m.name) + (m.role === 'transfer' ? ' <span class="muted small">transfer</span>' : '') + '</td><td>' + side(m.val) + '</td><td>' + paired(m.val_paired) + '</td><td>' + side(m.test) + '</td><td>' + paired(m.test_paired) + '</td><td class="num">' + int(m.calls.total) + ' <span class="muted small">(' + int(m.calls.train) + ' · ' + int(m.calls.val) + ' · ' + int(m.calls.test) + ')</span></td><td class="num">' + (m.cost === null ? '—' : money(m.cost)) + '</td></tr>';
+    });
+    return '<div class="panel">' + t + '</tbody></table><p class="muted small">Optimized for the training models with the <b>' + esc(D.objective) + '</b> objective (the gate and the best skill: ' + (D.objective === 'mean' ? 'the mean of the models\' val scores' : 'the worst model\'s val score first') + '); transfer models were scored once at the end, on test. Δ is the best skill against the seed on the same cases, with its 95% interval and the paired verdict, adjusted over the models; <a href="matrix.html">matrix.html</a> has every case on every model.</p></div>';
+  }
+
   function stepDetail(s) {
     var h = kv([
       ['decision', '<span class="o-' + s.outcome + '">' + esc(s.action) + '</span> — ' + esc(s.why)],
       ['scores', 'train ' + f3(s.train) + ' · candidate val ' + f3(s.val) + ' · gate ' + f3(s.gate) + ' (before ' + f3(s.before) + ') · current ' + f3(s.current) + ' · best ' + f3(s.best)],
       ['time', s.wall_s === null ? '—' : s.wall_s + ' s'],
-    ]);
+    ].concat(s.val_models ? [['val per model', s.val_models.map(function (v) { return esc(v[0]) + ' ' + f3(v[1]); }).join(' · ')]] : [], s.gate_models ? [['gate per model', s.gate_models.map(function (g) { return '<b>' + esc(g[0]) + '</b> ' + esc(g[1]) + ' — ' + esc(g[2]); }).join('<br>')]] : []));
     if (s.patterns.length) h += '<h3>Failure patterns</h3><ul>' + s.patterns.map(function (p) { return '<li>' + esc(p) + '</li>'; }).join('') + '</ul>';
     if (s.warnings.length) h += '<h3>Warnings</h3><ul class="warn">' + s.warnings.map(function (p) { return '<li>' + esc(p) + '</li>'; }).join('') + '</ul>';
     h += '<h3>Edits (' + s.edits.length + ')</h3>';
