@@ -17,7 +17,8 @@ import type { StageStats, TokenSummary, TokenUsage } from '../types.ts';
 
 export const TOTAL_KEY = '_total';
 
-const FIELDS = [
+/** Every counter of a stage's stats, in their written order. */
+export const STAT_FIELDS = [
   'calls',
   'attempts',
   'retries',
@@ -50,11 +51,11 @@ function num(v: unknown): number {
 }
 
 function addInto(into: StageStats, from: Partial<StageStats>): void {
-  for (const f of FIELDS) into[f] += num(from[f]);
+  for (const f of STAT_FIELDS) into[f] += num(from[f]);
 }
 
 function isEmpty(s: StageStats): boolean {
-  return FIELDS.every((f) => s[f] === 0);
+  return STAT_FIELDS.every((f) => s[f] === 0);
 }
 
 export class Accounting {
@@ -148,7 +149,7 @@ export function diffSummaries(before: TokenSummary, after: TokenSummary): TokenS
     if (stage === TOTAL_KEY) continue;
     const b = before[stage];
     const d = emptyStats();
-    for (const f of FIELDS) d[f] = num(a[f]) - num(b?.[f]);
+    for (const f of STAT_FIELDS) d[f] = num(a[f]) - num(b?.[f]);
     if (isEmpty(d)) continue;
     out[stage] = d;
     addInto(total, d);

@@ -17,13 +17,10 @@ import { adopt, isAccepted, judge } from './stage-gate.ts';
 import { setGateReference } from './validation.ts';
 import type { ValLedger } from './val-ledger.ts';
 import { modelKey } from './models.ts';
+import { MergeReportSchema, ParentPickSchema, PoolFileSchema, type MergeReport, type PoolFile } from '../runfiles/index.ts';
+export type { MergeReport };
 
 export const POOL_FILE = 'pareto_pool.json';
-
-interface PoolFile {
-  candidates: PoolCandidate[];
-  merges_tried: string[];
-}
 
 /** Per val item: the gate metric of the ledger's standard samples of `skill` (their mean over trials). */
 export function ledgerScores(
@@ -61,7 +58,7 @@ export class CandidatePool {
     private readonly store: RunStore,
     private readonly o: { seed: number; maxMerges: number },
   ) {
-    this.data = store.readJson<PoolFile>(POOL_FILE) ?? { candidates: [], merges_tried: [] };
+    this.data = store.readChecked(PoolFileSchema, POOL_FILE) ?? { candidates: [], merges_tried: [] };
   }
 
   get candidates(): readonly PoolCandidate[] {
@@ -153,7 +150,7 @@ function scoresOf(ctx: RunContext, skill: string): Record<string, number> {
 export async function adoptParetoParent(ctx: RunContext, step: number, rel: (p: string) => string): Promise<string> {
   const pool = poolOf(ctx);
   if (pool.candidates.length === 0) pool.admit(ctx.current, scoresOf(ctx, ctx.current), ctx.state.current_score, [], 0, ctx.state.current_origin);
-  const { id } = await cachedStage(ctx, rel('parent.json'), async () => ({ id: pool.parent(step)!.id }));
+  const { id } = await cachedStage(ctx, rel('parent.json'), ParentPickSchema, async () => ({ id: pool.parent(step)!.id }));
   const parent = pool.byId(id)!;
   const text = withRunRegions(parent.skill, ctx.current);
   ctx.current = text;
@@ -169,21 +166,6 @@ export function admitCandidate(ctx: RunContext, skill: string, score: number, pa
   return poolOf(ctx).admit(skill, scoresOf(ctx, skill), score, [parent], step, ctx.state.current_origin);
 }
 
-/** A merge attempt as the step record shows it (and `merge.json` in the step folder keeps it for resume). */
-export interface MergeReport {
-  parents: [string, string];
-  base: string;
-  conflicts: number;
-  action: string;
-  score: number;
-  rule: string;
-  /** The merged candidate's pool id (accepted only). */
-  id?: string;
-  /** The merged candidate's mean target-role tokens and cost per val case (null: unknown, or unpriced). */
-  mean_tokens?: number | null;
-  mean_cost?: number | null;
-}
-
 /**
  * Pareto with merges left: validate the next merge of two front lineages against its primary parent
  * (the one with more wins) and adopt it and admit it to the pool when the gate accepts; otherwise the
@@ -192,7 +174,7 @@ export interface MergeReport {
  */
 export async function tryMerge(ctx: RunContext, step: number, dir: string, rel: (p: string) => string): Promise<MergeReport | null> {
   const pool = poolOf(ctx);
-  const saved = ctx.store.readJson<MergeReport>(rel('merge.json'));
+  const saved = ctx.store.readChecked(MergeReportSchema, rel('merge.json'));
   if (saved) {
     ctx.kept.reused(rel('merge.json'));
     if (isAccepted(saved.action)) acceptMerge(ctx, ctx.store.readText(ctx.store.path(rel('merge_candidate.md'))), saved, step);

@@ -14,7 +14,8 @@ import type { SuiteSummary } from '../suite/summary.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { oneLineClip } from '../util/clip.ts';
 import type { CaseRecord } from '../types.ts';
-import type { LostTrainCase } from '../runfiles/index.ts';
+import type { z } from 'zod';
+import { EpochResultSchema, type LostTrainCase } from '../runfiles/index.ts';
 import type { SuiteManifest } from '../contract/session.ts';
 import { gateScore, metricValue, semanticDensity, type GateTest, type ValidationScore } from './gate.ts';
 import { modelKey, type Objective, type TrainingModel } from './models.ts';
@@ -335,15 +336,18 @@ export class RunContext {
   /** The meta skill of earlier epochs as a prompt section (null before epoch 2 or without one). */
   metaSection(epoch: number): string | null {
     if (!this.cfg.optimizer.use_meta_skill || epoch < 2) return null;
-    const prev = this.store.readJson<{ meta_skill_content?: string }>(metaResultRel(epoch - 1));
+    const prev = this.store.readChecked(EpochResultSchema, metaResultRel(epoch - 1));
     if (!prev?.meta_skill_content) return null;
     return tag('meta_skill', `Optimizer memory from earlier epochs (not part of the skill; use it to judge which edits help):\n${prev.meta_skill_content}`);
   }
 }
 
-/** Run a stage once per step: its output file is reused when the step is resumed, with what it cost. */
-export async function cachedStage<T>(ctx: RunContext, rel: string, fn: () => Promise<T>): Promise<T> {
-  const saved = ctx.store.readJson<T>(rel);
+/**
+ * Run a stage once per step: its output file is reused when the step is resumed, with what it cost. The
+ * saved output is read through `schema`, the format of that file (src/runfiles/resume-files.ts).
+ */
+export async function cachedStage<T>(ctx: RunContext, rel: string, schema: z.ZodType<NoInfer<T>>, fn: () => Promise<T>): Promise<T> {
+  const saved = ctx.store.readChecked(schema, rel);
   if (saved !== null) {
     ctx.kept.reused(rel);
     return saved;

@@ -9,31 +9,13 @@ import { skillHash } from '../skill/hash.ts';
 import { sampleTrain } from '../suite/splits.ts';
 import { skillSection, tag } from '../protocol/prompt.ts';
 import { metaResultRel, type RunContext } from './context.ts';
-import type { ValidationScore } from './gate.ts';
 import { OptimizerLLM } from './llm.ts';
 import { TRAIN_ROLLOUT } from './rollout.ts';
 import { join } from 'node:path';
 import type { CaseRecord } from '../types.ts';
+import { ComparisonPairsSchema, EpochResultSchema, type EpochResult } from '../runfiles/index.ts';
 import { buildPairs, countByCategory, keepByPolicy, renderComparison, type ComparisonPair } from './longitudinal.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
-
-/** `slow_update/epoch_EE/slow_result.json`. */
-interface SlowResult {
-  epoch: number;
-  action: string;
-  slow_update_content?: string;
-  reasoning?: string;
-  counts?: Record<string, number>;
-  warnings?: string[];
-  /** Gated mode: the candidate's gate score and validation. */
-  score?: number;
-  validation?: ValidationScore;
-  /** Gated mode: why the gate decided so. */
-  gate_rule?: string;
-  /** Gated mode: the candidate's mean target-role tokens and cost per val case. */
-  mean_tokens?: number | null;
-  mean_cost?: number | null;
-}
 
 export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number): Promise<void> {
   const opt = ctx.cfg.optimizer;
@@ -44,13 +26,13 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
 
   if (opt.use_slow_update) {
     const rel = `slow_update/epoch_${e2}`;
-    const done = ctx.store.readJson<SlowResult>(`${rel}/slow_result.json`);
+    const done = ctx.store.readChecked(EpochResultSchema, `${rel}/slow_result.json`);
     if (done) {
       // resumed after the result was written: replay the same state change (and count what it cost)
       ctx.kept.reused(`${rel}/slow_result.json`);
       applySlowResult(ctx, done, epoch, lastStep);
     } else if (epoch === 1) {
-      const result: SlowResult = { epoch, action: 'inject_placeholder', slow_update_content: '' };
+      const result: EpochResult = { epoch, action: 'inject_placeholder', slow_update_content: '' };
       ctx.store.writeJson(`${rel}/slow_result.json`, result);
       applySlowResult(ctx, result, epoch, lastStep);
       ctx.log(`epoch ${epoch} end: slow-update placeholder injected (ungated)`);
@@ -74,7 +56,7 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
       } else {
         const candidate = replaceSlowUpdate(ctx.current, content);
         ctx.store.writeText(`${rel}/candidate_skill.md`, candidate);
-        const result: SlowResult = { epoch, action: 'force_inject', slow_update_content: content, reasoning: reply?.reasoning ?? '', counts: countByCategory(pairs), warnings: ctx.o.llm.drainWarnings() };
+        const result: EpochResult = { epoch, action: 'force_inject', slow_update_content: content, reasoning: reply?.reasoning ?? '', counts: countByCategory(pairs), warnings: ctx.o.llm.drainWarnings() };
         if (opt.slow_update_gate_with_selection) {
           const g = await judge(ctx, candidate, ctx.store.path(rel, 'selection_eval'), `epoch ${epoch} slow-update validation`);
           result.score = g.score;
@@ -93,16 +75,16 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
   }
 
   if (opt.use_meta_skill && epoch >= 2) {
-    if (ctx.store.readJson(metaResultRel(epoch))) {
+    if (ctx.store.readChecked(EpochResultSchema, metaResultRel(epoch))) {
       ctx.kept.reused(metaResultRel(epoch));
     } else {
       const before = ctx.o.accounting.snapshot();
       const prevSkill = prevStepSkill();
       if (!pairs) {
-        const saved = ctx.store.readJson<ComparisonPair[]>(`slow_update/epoch_${e2}/comparison_pairs.json`);
+        const saved = ctx.store.readChecked(ComparisonPairsSchema, `slow_update/epoch_${e2}/comparison_pairs.json`);
         pairs = saved ?? (await compare(ctx, epoch, prevSkill, `meta_skill/epoch_${e2}`));
       }
-      const prevMeta = ctx.store.readJson<{ meta_skill_content?: string }>(metaResultRel(epoch - 1));
+      const prevMeta = ctx.store.readChecked(EpochResultSchema, metaResultRel(epoch - 1));
       const user = OptimizerLLM.user('meta_skill', [
         tag('previous_skill', prevSkill),
         skillSection(endOfStepsSkill),
@@ -169,7 +151,7 @@ async function compare(ctx: RunContext, epoch: number, prevSkill: string, dirRel
  * The state change of an epoch's slow update, from its result (fresh, or read back on resume so a
  * resumed run ends in the same state as an uninterrupted one). Every ungated change is logged.
  */
-function applySlowResult(ctx: RunContext, r: SlowResult, epoch: number, lastStep: number): void {
+function applySlowResult(ctx: RunContext, r: EpochResult, epoch: number, lastStep: number): void {
   const e2 = String(epoch).padStart(2, '0');
   if (r.action === 'inject_placeholder') {
     ctx.current = injectEmptySlowUpdate(ctx.current);

@@ -22,6 +22,8 @@ import { alphaPlan, fmt, isHarm, type AlphaPlan, type PairedDecision } from './g
 import { objectiveGain, type Objective } from './models.ts';
 import { harmTests, look, lookSizes, type LookRecord } from './racing.ts';
 import type { PairedTest } from './paired-test.ts';
+import type { ModelDecision } from '../runfiles/index.ts';
+export type { ModelDecision };
 
 /** One model's side of the race. */
 export interface ModelArm {
@@ -51,27 +53,6 @@ export interface ModelsRaceOptions {
   evaluate(ids: string[]): Promise<void>;
   /** Sample these items `gateTrials` more times with both skills on one model. */
   resample(model: string, ids: string[]): Promise<void>;
-}
-
-/** What the gate found on one model (the step record's `gate_models`). */
-export interface ModelDecision {
-  model: string;
-  /**
-   * `worse`: the exact test shows harm at the model's share of α; otherwise the sign of the mean paired
-   * gain: `better`, `lower`, or, at no gain, `tie` (no item changed) or `trade` (as many fixed as broken).
-   */
-  verdict: 'worse' | 'better' | 'lower' | 'tie' | 'trade';
-  rule: string;
-  items: number;
-  fixed: number;
-  broken: number;
-  delta: number;
-  p_better: number;
-  p_worse: number;
-  /** The current skill's score on the model and the candidate's estimate (current + mean gain). */
-  current: number;
-  candidate: number;
-  resampled: string[];
 }
 
 export interface ModelsRaceResult {

@@ -4,7 +4,8 @@
  */
 import type { GateAction, ValidationScore } from './gate.ts';
 import type { ModelDecision } from './gate-models.ts';
-import type { LookRecord } from './racing.ts';
+import type { RaceReport } from '../runfiles/index.ts';
+export type { RaceReport };
 
 /** Looks of a race: the val split in three chunks (two chances to stop early, then the whole split). */
 export const RACE_LOOKS = 3;
@@ -13,21 +14,6 @@ export const ACCEPTED: readonly GateAction[] = ['accept_new_best', 'accept', 'fo
 
 export function isAccepted(action: string): boolean {
   return (ACCEPTED as readonly string[]).includes(action);
-}
-
-/** What racing and the paired gate did for one candidate (in the step record). */
-export interface RaceReport {
-  test: 'paired' | 'strict';
-  /** Val items the candidate was evaluated on, of the split's. */
-  items: number;
-  of: number;
-  /** Every look (several models: each record names its model). */
-  looks: Array<LookRecord & { model?: string }>;
-  /** Val calls not sent because the race stopped early. */
-  saved_calls: number;
-  /** Calls of the extra samples of uncertain items (paired). */
-  trial_calls: number;
-  resampled: string[];
 }
 
 export interface GateOutcome {

@@ -15,19 +15,15 @@
  * before the result, so a result on disk always has its cost on record.
  */
 import { isAbsolute, relative } from 'node:path';
-import { Accounting, diffSummaries, sumSummaries, TOTAL_KEY } from '../model/accounting.ts';
+import { Accounting, diffSummaries, emptyStats, STAT_FIELDS, sumSummaries, TOTAL_KEY } from '../model/accounting.ts';
 import { spentTokens } from '../model/call-usage.ts';
 import type { CallUsage, CaseRecord, StageStats, TokenSummary } from '../types.ts';
 import type { RunStore } from './run-store.ts';
+import { KeptCostLedgerSchema, type KeptCost } from '../runfiles/index.ts';
+
+export type { KeptCost };
 
 const LEDGER = 'kept_costs.json';
-
-export interface KeptCost {
-  /** The calls that produced the result, by accounting stage. */
-  cost: TokenSummary;
-  /** State commits made before the result was written. */
-  after_commit: number;
-}
 
 /**
  * The accounting stage of a rollout row's target calls: `rollout`, or `rollout:<model>` for a row of a run
@@ -57,7 +53,8 @@ function positiveDiff(a: TokenSummary, b: TokenSummary): TokenSummary {
   const out: TokenSummary = {};
   for (const [stage, s] of Object.entries(d)) {
     if (stage === TOTAL_KEY) continue;
-    const pos = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Math.max(0, v)])) as unknown as StageStats;
+    const pos = emptyStats();
+    for (const k of STAT_FIELDS) pos[k] = Math.max(0, s[k]);
     if (Object.values(pos).some((v) => v > 0)) out[stage] = pos;
   }
   return sumSummaries(out);
@@ -82,7 +79,7 @@ export class KeptCosts {
     private readonly commits: () => number,
     private readonly prior: { sent: TokenSummary; committed: TokenSummary } = { sent: {}, committed: {} },
   ) {
-    this.ledger = store.readJson<Record<string, KeptCost>>(LEDGER) ?? {};
+    this.ledger = store.readChecked(KeptCostLedgerSchema, LEDGER) ?? {};
   }
 
   /** The commit stamp of a result written now. */

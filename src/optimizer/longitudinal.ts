@@ -3,31 +3,14 @@
  * the same train items, grouped as regressions, persistent failures, improvements, stable successes.
  */
 import type { CaseRecord } from '../types.ts';
-import { jsonBlock, tag, type EvidenceStep } from '../protocol/prompt.ts';
+import { jsonBlock, tag } from '../protocol/prompt.ts';
 import { toTrajectory } from './reflect.ts';
+import type { ComparisonPair, PairSide } from '../runfiles/index.ts';
 
-export type PairCategory = 'regressed' | 'persistent_fail' | 'improved' | 'stable_success';
+export type { ComparisonPair, PairSide };
+
+export type PairCategory = ComparisonPair['category'];
 export type PairPolicy = 'mixed' | 'changed' | 'unchanged';
-
-export interface ComparisonPair {
-  id: string;
-  /** A run over several target models: the model both sides ran on. */
-  model?: string;
-  category: PairCategory;
-  input: string;
-  expected: unknown;
-  prev: PairSide;
-  curr: PairSide;
-}
-
-/** One skill's side of a pair; `steps` (the compact trajectory) only for a case that has one. */
-export interface PairSide {
-  output: string;
-  hard: number;
-  soft: number;
-  feedback: string;
-  steps?: EvidenceStep[];
-}
 
 const ORDER: PairCategory[] = ['regressed', 'persistent_fail', 'improved', 'stable_success'];
 

@@ -13,6 +13,8 @@
 import type { CaseRecord } from '../types.ts';
 import { lastUserMessage } from '../util/messages.ts';
 import type { Item } from './patch.ts';
+import type { OverfitFlag } from '../runfiles/index.ts';
+export type { OverfitFlag };
 
 export type OverfitGuardMode = 'off' | 'flag' | 'reject';
 
@@ -20,16 +22,6 @@ export interface GuardExample {
   id: string;
   input: string;
   expected: string;
-}
-
-export interface OverfitFlag {
-  /** Index of the item in the list the guard was given. */
-  index: number;
-  kind: 'copied_span' | 'train_only_trigger';
-  /** The copied words, or the trigger. */
-  text: string;
-  /** The train item it comes from, and which of its fields. */
-  source: { id: string; field: 'input' | 'expected' };
 }
 
 export interface GuardContext {

@@ -8,19 +8,9 @@
  * merge). Pure: the engine persists the pool.
  */
 import { PyRandom } from '../util/rng.ts';
+import type { PoolCandidate } from '../runfiles/index.ts';
 
-export interface PoolCandidate {
-  id: string;
-  skill: string;
-  /** [] for the seed skill, [parent] for a step's child, [a, b] for a merge. */
-  parents: string[];
-  /** Val item id → score (the gate metric of that one item). */
-  scores: Record<string, number>;
-  /** The gate score on the whole val split. */
-  score: number;
-  step: number;
-  origin: string;
-}
+export type { PoolCandidate };
 
 export interface FrontMember {
   candidate: PoolCandidate;

@@ -16,8 +16,10 @@
  * `cur` and `pair`, so it is tested without a model.
  */
 import { PyRandom } from '../util/rng.ts';
-import { alphaPlan, pairedLook, strictCannotWin, type AlphaPlan, type GateTest, type PairedDecision, type PairedVerdict } from './gate.ts';
+import { alphaPlan, pairedLook, strictCannotWin, type AlphaPlan, type GateTest, type PairedDecision } from './gate.ts';
 import { pairedTest, type PairedItem, type PairedTest } from './paired-test.ts';
+import type { LookRecord } from '../runfiles/index.ts';
+export type { LookRecord };
 
 /** The val items in the fixed order every candidate of the run is raced in (seeded; a resumed run gets the same). */
 export function raceOrder(ids: readonly string[], seed: number): string[] {
@@ -72,17 +74,6 @@ export interface RaceOptions {
   cur(id: string): number | undefined;
   /** Both skills' samples of an item, matched by sample index (undefined: a side has none). */
   pair(id: string): { cand: readonly number[]; cur: readonly number[] } | undefined;
-}
-
-export interface LookRecord {
-  items: number;
-  verdict: PairedVerdict | 'complete';
-  rule: string;
-  fixed?: number;
-  broken?: number;
-  delta?: number;
-  p_better?: number;
-  p_worse?: number;
 }
 
 export interface RaceResult {

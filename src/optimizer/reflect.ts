@@ -4,11 +4,12 @@
  * `gradient.analyst_workers`) for at most L edits. Every minibatch's reply is saved as
  * `patches/minibatch_{fail,succ}_NNN.json` and reused on resume.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CaseRecord, TrajectoryStep } from '../types.ts';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { mapPool } from '../util/pool.ts';
+import { displayPath } from '../util/paths.ts';
+import { MinibatchFileSchema, readRunFile, type MinibatchFile } from '../runfiles/index.ts';
 import { PyRandom } from '../util/rng.ts';
 import { Accounting } from '../model/accounting.ts';
 import type { KeptCosts } from './kept-cost.ts';
@@ -234,16 +235,6 @@ export interface ReflectResult {
   reused: number;
 }
 
-interface MinibatchFile {
-  tag: string;
-  source_type: SourceType;
-  ids: string[];
-  reply: Record<string, unknown> | null;
-  patch: Patch | null;
-  appendix_notes: string[];
-  failure_summary: FailurePattern[];
-}
-
 function chunk<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
@@ -279,10 +270,11 @@ export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
   let reused = 0;
   const files = await mapPool(jobs, o.workers, async (job): Promise<MinibatchFile> => {
     const file = join(o.patchesDir, `${job.tag}.json`);
-    if (existsSync(file)) {
+    const saved = readRunFile(MinibatchFileSchema, file, displayPath(file));
+    if (saved) {
       reused++;
       o.kept?.reused(file);
-      return JSON.parse(readFileSync(file, 'utf8')) as MinibatchFile;
+      return saved;
     }
     const stage = o.stages
       ? o.stages(job.source === 'failure' ? 'analyst_error' : 'analyst_success', o.mode)

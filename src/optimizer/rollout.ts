@@ -15,7 +15,9 @@ import { erroredShare, erroredShown, isComplete } from '../suite/verdict.ts';
 import type { CaseRecord } from '../types.ts';
 import { rolloutStage, rowCost, type KeptCosts } from './kept-cost.ts';
 import { appendLine, writeJsonAtomic, writeLinesAtomic } from '../util/atomic.ts';
-import { buildRunFile } from '../runfiles/parse.ts';
+import { buildRunFile, runFileProblem } from '../runfiles/parse.ts';
+import { ResultRowSchema } from '../runfiles/results-row.ts';
+import { displayPath } from '../util/paths.ts';
 import { EvaluationSummarySchema } from '../runfiles/summary.ts';
 import { parseJsonLines } from '../util/jsonl.ts';
 import { oneLine, SkillOptError } from '../util/errors.ts';
@@ -57,8 +59,12 @@ export function readResults(path: string): CaseRecord[] {
   const text = readFileSync(path, 'utf8');
   const complete = text.slice(0, text.lastIndexOf('\n') + 1);
   if (complete.length < text.length) truncateSync(path, Buffer.byteLength(complete));
-  // a damaged line: that case runs again
-  return parseJsonLines<CaseRecord>(complete).map((r) => r.value);
+  // a line that is not JSON (torn or damaged): that case runs again; a row of another format stops the run
+  return parseJsonLines<CaseRecord>(complete).map((r) => {
+    const problem = runFileProblem(ResultRowSchema, r.value);
+    if (problem) throw new SkillOptError(`${displayPath(path)}: line ${r.line}: ${problem} — not the format this skillopt reads (written by another skillopt version?)`);
+    return r.value;
+  });
 }
 
 /** A row's place in a results file: one row per skill, case and trial. */

@@ -2,14 +2,14 @@
  * The run directory's state files, written atomically: runtime_state.json (the resume pointer),
  * history.json (one record per finished step), skills/skill_vNNNN.md, best_skill.md.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TokenSummary } from '../types.ts';
 import type { z } from 'zod';
 import { buildRunFile, HistorySchema, readRunFile, RuntimeStateSchema } from '../runfiles/index.ts';
 import { displayPath } from '../util/paths.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic.ts';
-import type { RuntimeState } from '../runfiles/index.ts';
+import type { RuntimeState, StepRecordFile } from '../runfiles/index.ts';
 
 /** The state files' types are their schemas' (src/runfiles/runtime-state.ts). */
 export type { GateStats, RuntimeState, UngatedChange } from '../runfiles/index.ts';
@@ -26,18 +26,18 @@ export class RunStore {
   }
 
   readState(): RuntimeState | null {
-    return this.readChecked(RuntimeStateSchema, 'runtime_state.json') as RuntimeState | null; // checked loosely; this version's fields are typed
+    return this.readChecked(RuntimeStateSchema, 'runtime_state.json');
   }
 
   writeState(state: RuntimeState): void {
     this.writeJson('runtime_state.json', buildRunFile(RuntimeStateSchema, state, 'runtime_state.json'));
   }
 
-  readHistory(): Record<string, unknown>[] {
+  readHistory(): StepRecordFile[] {
     return this.readChecked(HistorySchema, 'history.json') ?? [];
   }
 
-  appendHistory(record: Record<string, unknown>): void {
+  appendHistory(record: StepRecordFile): void {
     const history = this.readHistory().filter((r) => r.step !== record.step);
     history.push(record);
     writeJsonAtomic(this.path('history.json'), history);
@@ -63,14 +63,12 @@ export class RunStore {
     writeJsonAtomic(this.path(rel), value);
   }
 
-  /** A run file checked against its schema: one line naming the file and field when it is of another version. */
+  /**
+   * A run file checked against its schema (null when it does not exist): one line naming the file and the
+   * field when it is damaged or of another version. Every JSON file a resumed run reads goes through here.
+   */
   readChecked<S extends z.ZodType>(schema: S, rel: string): z.infer<S> | null {
     const file = this.path(rel);
     return readRunFile(schema, file, displayPath(file));
-  }
-
-  readJson<T>(rel: string): T | null {
-    const file = this.path(rel);
-    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : null;
   }
 }

@@ -21,39 +21,8 @@ import { describeItem, type Item } from './patch.ts';
 import { evaluateItems, gateReference } from './validation.ts';
 import { join } from 'node:path';
 import { modelKey, type TrainingModel } from './models.ts';
-
-/** An edit's confirmation for one broken item: its p and adjusted p (null against a deterministic target). */
-export interface SalvageTest {
-  item: string;
-  p: number | null;
-  p_adjusted: number | null;
-}
-
-export interface SalvageEdit {
-  /** 1-based position among the ranked edits. */
-  index: number;
-  edit: string;
-  /** Broken items dropping the edit was confirmed to give back. */
-  breaks: string[];
-  fixes: string[];
-  /** Its confirmation for every broken item whose break reproduced. */
-  tests: SalvageTest[];
-}
-
-export interface SalvagePlan {
-  /** The rejected candidate's hash (the salvaged one's lineage). */
-  from: string;
-  broken: string[];
-  fixed: string[];
-  /** Broken items whose break did not reproduce on fresh samples: no edit is blamed for them. */
-  noise: string[];
-  edits: SalvageEdit[];
-  kept: number[];
-  dropped: number[];
-  /** The salvaged candidate, or null when no proper subset of the edits qualifies. */
-  candidate: string | null;
-  calls: number;
-}
+import type { SalvageEdit, SalvagePlan, SalvageTest } from '../runfiles/index.ts';
+export type { SalvageEdit, SalvagePlan, SalvageTest };
 
 /**
  * The first trial index of a step's salvage re-runs: past the standard samples and the gate's extra ones,

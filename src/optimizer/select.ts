@@ -8,14 +8,8 @@ import { budgetSection, jsonSection, skillSection } from '../protocol/prompt.ts'
 import { stageSuffix, support, type Item, type UpdateMode } from './patch.ts';
 import type { StageName } from '../protocol/schemas.ts';
 import type { StepStage } from './subject.ts';
-
-export interface LrDecision {
-  learning_rate: number;
-  reasoning: string;
-  confidence: number;
-  risk_notes: string[];
-  fallback: boolean;
-}
+import type { LrDecision } from '../runfiles/index.ts';
+export type { LrDecision };
 
 /** Ranked indices → items: valid, unique, in order, at most k. */
 export function pickIndices(indices: unknown[], poolSize: number, k: number): number[] {

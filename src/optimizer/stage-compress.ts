@@ -22,46 +22,17 @@ import { readResults } from './rollout.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
 import { stepDir } from './step-buffer.ts';
 import { SKILL_SUBJECT } from './subject.ts';
-import type { Edit } from '../protocol/schemas.ts';
+import { CompressReplySchema, type CompressRecord, type StepRecordDraft } from '../runfiles/index.ts';
+export type { CompressRecord };
 
-
-export type CompressTrigger = 'growth' | 'epoch_end';
-
-/** What the step record's `compress` says. */
-export interface CompressRecord {
-  trigger: CompressTrigger;
-  /** The current skill the stage compressed (its hash), and its size before and after. */
-  skill_hash: string;
-  tokens_before: number;
-  tokens_after: number;
-  chars_before: number;
-  chars_after: number;
-  edits: number;
-  applied: number;
-  /** skip_no_change (nothing applied) | skip_not_smaller | the gate's action. */
-  action: string;
-  candidate_hash?: string;
-  gate_score?: number;
-  pass_rate?: number;
-  rule?: string;
-}
-
-/** `compress_result.json`: the model's proposal, kept for a rerun of the step. */
-interface CompressReply {
-  edits: Edit[];
-  reasoning: string;
-  train_items: number;
-}
+export type CompressTrigger = CompressRecord['trigger'];
 
 /** Why the stage runs after this step, or null. A skill it already compressed (or tried to) is not compressed again. */
 export function compressTrigger(ctx: RunContext, stepInEpoch: number): CompressTrigger | null {
   const opt = ctx.cfg.optimizer;
   if (opt.compress !== 'on' || ctx.subject !== SKILL_SUBJECT) return null;
   const hash = skillHash(ctx.current);
-  const tried = ctx.store.readHistory().some((r) => {
-    const c = r.compress as CompressRecord | undefined;
-    return c?.skill_hash === hash || c?.candidate_hash === hash;
-  });
+  const tried = ctx.store.readHistory().some((r) => r.compress?.skill_hash === hash || r.compress?.candidate_hash === hash);
   if (tried) return null;
   if (skillTokens(ctx.current) > opt.compress_growth * skillTokens(ctx.o.initialSkill.text)) return 'growth';
   if (stepInEpoch === ctx.stepsPerEpoch - 1) return 'epoch_end';
@@ -103,13 +74,13 @@ export function trainEvidence(ctx: RunContext, step: number, current: readonly C
  */
 export async function compressStage(
   ctx: RunContext,
-  o: { step: number; stepInEpoch: number; dir: string; rel: (p: string) => string; train: readonly CaseRecord[]; record: Record<string, unknown>; poolParent: string | null },
+  o: { step: number; stepInEpoch: number; dir: string; rel: (p: string) => string; train: readonly CaseRecord[]; record: StepRecordDraft; poolParent: string | null },
 ): Promise<CompressRecord | null> {
   const trigger = compressTrigger(ctx, o.stepInEpoch);
   if (!trigger) return null;
   const before = ctx.current;
   const evidence = trainEvidence(ctx, o.step, o.train);
-  const reply = await cachedStage<CompressReply>(ctx, o.rel('compress_result.json'), async () => {
+  const reply = await cachedStage(ctx, o.rel('compress_result.json'), CompressReplySchema, async () => {
     const trajectories = trimTrajectories(evidence.map((r) => toTrajectory(r)), ctx.cfg.gradient.trajectory_token_budget);
     const user = OptimizerLLM.user('compress', [skillSection(before), tag('seed_skill', ctx.o.initialSkill.text), trajectoriesSection(trajectories)]);
     const r = await ctx.o.llm.call('compress', user, { account: 'compress' });
@@ -147,7 +118,7 @@ export async function compressStage(
   ctx.log(`  compress (${trigger}): ${applied.summary.applied} of ${reply.edits.length} edit(s) applied, ${size}; validating`);
   const g = await judge(ctx, candidate, `${o.dir}/compress_eval`, `step ${o.step} compress validation`, { ties: true });
   ctx.persistUsage();
-  Object.assign(rec, { action: g.action, candidate_hash: skillHash(candidate), gate_score: g.score, pass_rate: g.v.pass_rate, rule: g.rule });
+  Object.assign(rec, { action: g.action, candidate_hash: skillHash(candidate), gate_score: g.score, pass_rate: g.v.pass_rate, rule: g.rule } satisfies Partial<CompressRecord>);
   if (isAccepted(g.action)) {
     adopt(ctx, candidate, g.score, o.step, { origin: `step_${String(o.step).padStart(4, '0')}_compressed`, action: g.action });
     rec.tokens_after = skillTokens(candidate);

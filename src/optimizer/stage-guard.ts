@@ -10,6 +10,7 @@ import { applyGuard, describeFlag, guardExamples, guardValInputs } from './overf
 import { describeItem, type Item } from './patch.ts';
 import type { StepDigest } from './step-buffer.ts';
 import type { CaseRecord } from '../types.ts';
+import type { StepRecordDraft } from '../runfiles/index.ts';
 
 const valInputsCache = new WeakMap<RunContext, string[]>();
 
@@ -26,7 +27,7 @@ function valInputs(ctx: RunContext): string[] {
   return inputs;
 }
 
-export function screenEdits(ctx: RunContext, o: { items: Item[]; skill: string; train: readonly CaseRecord[]; step: number; record: Record<string, unknown>; digest: StepDigest }): Item[] {
+export function screenEdits(ctx: RunContext, o: { items: Item[]; skill: string; train: readonly CaseRecord[]; step: number; record: StepRecordDraft; digest: StepDigest }): Item[] {
   const opt = ctx.cfg.optimizer;
   if (opt.overfit_guard === 'off' || o.items.length === 0) return o.items;
   const out = applyGuard(opt.overfit_guard, o.items, { skill: o.skill, train: guardExamples(o.train), valInputs: valInputs(ctx), minSpan: opt.overfit_min_span });

@@ -6,14 +6,15 @@ import { addAppendixNotes, appendixNotes, setAppendixNotes } from '../skill/regi
 import { jsonSection } from '../protocol/prompt.ts';
 import type { RunContext } from './context.ts';
 import { OptimizerLLM } from './llm.ts';
+import type { StepRecordDraft } from '../runfiles/index.ts';
 
-export async function addNotes(ctx: RunContext, o: { notes: string[]; step: number; epoch: number; rel: (p: string) => string; record: Record<string, unknown> }): Promise<void> {
+export async function addNotes(ctx: RunContext, o: { notes: string[]; step: number; epoch: number; rel: (p: string) => string; record: StepRecordDraft }): Promise<void> {
   const beforeNotes = appendixNotes(ctx.current).length;
   ctx.current = addAppendixNotes(ctx.current, o.notes);
   const added = appendixNotes(ctx.current).length - beforeNotes;
   ctx.store.writeJson(o.rel('appendix_notes.json'), { proposed: o.notes, added });
   if (added > 0) ctx.state.ungated_changes.push({ step: o.step, epoch: o.epoch, kind: 'appendix_notes', detail: `${added} execution note(s) added to the appendix` });
-  Object.assign(o.record, { n_appendix_notes_added: added, n_appendix_notes_total: appendixNotes(ctx.current).length });
+  Object.assign(o.record, { n_appendix_notes_added: added, n_appendix_notes_total: appendixNotes(ctx.current).length } satisfies Partial<StepRecordDraft>);
   await consolidate(ctx, o.rel);
 }
 

@@ -13,6 +13,7 @@ import { update } from './update.ts';
 import type { StepDigest } from './step-buffer.ts';
 import { screenEdits } from './stage-guard.ts';
 import type { CaseRecord } from '../types.ts';
+import { LrDecisionSchema, MergedPatchSchema, RankedItemsSchema, RewriteResultSchema, type StepRecordDraft } from '../runfiles/index.ts';
 
 export type Proposal =
   | { kind: 'candidate'; candidate: string; ranked: Item[] }
@@ -36,7 +37,7 @@ export async function propose(
     evidence: { rollout_n: number; rollout_hard: number | null; rollout_soft: number | null };
     rel: (p: string) => string;
     /** The step record and digest being written: each stage adds its fields. */
-    record: Record<string, unknown>;
+    record: StepRecordDraft;
     digest: StepDigest;
     timing: Record<string, number>;
   },
@@ -50,7 +51,7 @@ export async function propose(
 
   // ③ aggregate
   let t = performance.now();
-  const merged = await cachedStage(ctx, o.rel('merged_patch.json'), async () => {
+  const merged = await cachedStage(ctx, o.rel('merged_patch.json'), MergedPatchSchema, async () => {
     const m = await aggregate({ failure: o.failure, success: o.success, skill: view, llm: ctx.o.llm, mode: ctx.mode, mergeBatchSize: grad.merge_batch_size, workers: grad.analyst_workers, metaSection: o.meta, warn, ...stages });
     return { items: m.items, n_failure_items: m.failureItems, n_success_items: m.successItems };
   });
@@ -69,7 +70,7 @@ export async function propose(
   if (fullRewrite) {
     k = items.length;
   } else if (opt.lr_control_mode === 'autonomous') {
-    decision = await cachedStage(ctx, o.rel('lr_decision.json'), () =>
+    decision = await cachedStage(ctx, o.rel('lr_decision.json'), LrDecisionSchema, () =>
       autonomousBudget({ items, skill: view, llm: ctx.o.llm, evidence: o.evidence, context: [o.meta, o.stepBuffer] }),
     );
     k = decision.learning_rate;
@@ -79,10 +80,10 @@ export async function propose(
   }
   const ranked = fullRewrite
     ? { items, ranked: false, fallback: false }
-    : await cachedStage(ctx, o.rel('ranked_edits.json'), () => rankAndClip({ items, k, skill: view, llm: ctx.o.llm, mode: ctx.mode, metaSection: o.meta, warn, ...stages }));
+    : await cachedStage(ctx, o.rel('ranked_edits.json'), RankedItemsSchema, () => rankAndClip({ items, k, skill: view, llm: ctx.o.llm, mode: ctx.mode, metaSection: o.meta, warn, ...stages }));
   lap('select', t);
   ctx.persistUsage();
-  Object.assign(o.record, { n_edits_ranked: ranked.items.length, edit_budget: k, support_counts: ranked.items.map(support), ...(decision ? { lr_decision: decision } : {}) });
+  Object.assign(o.record, { n_edits_ranked: ranked.items.length, edit_budget: k, support_counts: ranked.items.map(support), ...(decision ? { lr_decision: decision } : {}) } satisfies Partial<StepRecordDraft>);
 
   // ⑤ update
   t = performance.now();
@@ -116,7 +117,7 @@ export async function applyEdits(ctx: RunContext, o: { view: string; items: Item
   const doUpdate = () => update({ mode: ctx.mode, skill: o.view, items: o.items, llm: ctx.o.llm, stepBuffer: o.stepBuffer });
   return ctx.mode === 'patch'
     ? await doUpdate()
-    : await cachedStage(ctx, o.rel(ctx.mode === 'rewrite_from_suggestions' ? 'rewrite_result.json' : 'full_rewrite_result.json'), doUpdate);
+    : await cachedStage(ctx, o.rel(ctx.mode === 'rewrite_from_suggestions' ? 'rewrite_result.json' : 'full_rewrite_result.json'), RewriteResultSchema, doUpdate);
 }
 
 /** The edits of a candidate that was not adopted, for the step buffer. */

@@ -9,7 +9,7 @@ import type { Patch } from './patch.ts';
 import { reflect } from './reflect.ts';
 import type { FailurePattern } from './step-buffer.ts';
 import { TRAIN_ROLLOUT } from './rollout.ts';
-import type { LostTrainCase } from '../runfiles/index.ts';
+import type { AccumulationBatch, LostTrainCase } from '../runfiles/index.ts';
 import { join } from 'node:path';
 import { suiteSummary, type SuiteSummary } from '../suite/summary.ts';
 import { labelledRecords, type ModelLabels } from './model-labels.ts';
@@ -21,7 +21,7 @@ export interface Reflection {
   notes: string[];
   patterns: FailurePattern[];
   /** One row per accumulation batch (the step record's `accumulation_batches`). */
-  batchRows: Record<string, unknown>[];
+  batchRows: AccumulationBatch[];
   records: CaseRecord[];
   /** Train cases still errored after their retries, left out of the reflection. */
   lost: LostTrainCase[];
@@ -137,7 +137,7 @@ async function batchRollout(ctx: RunContext, skill: string, ids: string[], dir: 
 }
 
 /** One model's figures of a train batch (the step record's `accumulation_batches[].models`). */
-function modelRow(records: CaseRecord[]): Record<string, unknown> {
+function modelRow(records: CaseRecord[]): NonNullable<AccumulationBatch['models']>[string] {
   const s = suiteSummary(records, 'USD');
   return { n: s.n, hard: s.mean_hard, pass_rate: s.pass_rate, errored: s.errored };
 }

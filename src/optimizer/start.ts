@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { estimateLine } from './budget.ts';
-import type { TokenSummary } from '../types.ts';
+import { EvaluationSummarySchema, TokenSummarySchema } from '../runfiles/index.ts';
 import { skillHash } from '../skill/hash.ts';
 import { ensureAppendix } from '../skill/regions.ts';
 import type { RunContext } from './context.ts';
@@ -15,7 +15,7 @@ export async function start(ctx: RunContext): Promise<void> {
   const { store, o } = ctx;
   const resumed = store.readState();
   // what earlier processes of this folder recorded as sent (older runs: their whole usage)
-  const sent = store.readJson<TokenSummary>('usage.json') ?? resumed?.token_summary ?? {};
+  const sent = store.readChecked(TokenSummarySchema, 'usage.json') ?? resumed?.token_summary ?? {};
   const commits = () => ctx.state?.commits ?? 0;
   // A state from before commits were counted: its results carry no stamp, so none is counted again and
   // the run goes on from everything it recorded, as it did then.
@@ -106,7 +106,7 @@ async function validateBaseline(ctx: RunContext): Promise<void> {
 
 /** What a case of the baseline validation cost (its summary's cost per 1,000 cases), null when unpriced. */
 function baselineCostPerCase(ctx: RunContext): number | null {
-  const summary = ctx.store.readJson<{ cost?: { per_1k_cases?: number | null } }>(join('selection_eval_baseline', 'summary.json'));
+  const summary = ctx.store.readChecked(EvaluationSummarySchema, join('selection_eval_baseline', 'summary.json'));
   const per1k = summary?.cost?.per_1k_cases;
   // per_1k_cases is per row: with trials a case is that many rows, which PlannedCases counts as trials
   return typeof per1k === 'number' ? per1k / 1000 : null;

@@ -7,33 +7,11 @@
 import { join } from 'node:path';
 import { tag } from '../protocol/prompt.ts';
 import { formatCallFinding, parseCallFindings } from '../protocol/tool-feedback.ts';
-import { readRunFile, StepDigestSchema } from '../runfiles/index.ts';
+import { readRunFile, StepDigestSchema, type FailurePattern, type StepDigest } from '../runfiles/index.ts';
 import { displayPath } from '../util/paths.ts';
 
-export interface FailurePattern {
-  pattern: string;
-  description: string;
-  count: number;
-}
-
-export interface StepDigest {
-  step: number;
-  epoch: number;
-  action: string;
-  n_total: number;
-  n_fail: number;
-  failure_patterns: FailurePattern[];
-  score_before?: number;
-  score_after?: number;
-  rejected_edits?: string[];
-  /** Several training models: what the gate found on each model about the rejected candidate. */
-  rejected_on?: string[];
-  unmatched_edits?: string[];
-  /** Edits the overfit guard removed before ranking (`optimizer.overfit_guard: reject`). */
-  guard_rejected?: string[];
-  /** The tool-call findings of the step's failures, one line per kind and tool (`callFindingDigest`). */
-  call_findings?: string[];
-}
+/** The digest's types are its schema's (src/runfiles/step-record.ts). */
+export type { FailurePattern, StepDigest };
 
 /**
  * The tool-call findings of some failed cases' feedback (src/protocol/tool-feedback.ts), one line per kind
@@ -72,7 +50,7 @@ export function loadDigests(outRoot: string, steps: number[]): StepDigest[] {
   for (const s of steps) {
     const file = join(stepDir(outRoot, s), 'trajectory_digest.json');
     const digest = readRunFile(StepDigestSchema, file, displayPath(file));
-    if (digest) out.push(digest as StepDigest);
+    if (digest) out.push(digest);
   }
   return out;
 }

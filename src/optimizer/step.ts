@@ -6,7 +6,7 @@
  * written is never run again; a step killed before that is rerun, reusing what its stages kept.
  */
 import { skillHash } from '../skill/hash.ts';
-import { buildRunFile, StepDigestSchema, StepRecordSchema } from '../runfiles/index.ts';
+import { buildRunFile, StepDigestWriteSchema, StepRecordWriteSchema, type SalvageRecord, type StepRecord, type StepRecordDraft } from '../runfiles/index.ts';
 import type { planTrainEpoch } from '../suite/splits.ts';
 import type { CaseRecord } from '../types.ts';
 import { score3 } from '../util/format.ts';
@@ -50,7 +50,7 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
   timing.reflect_s = r.reflect_s;
   const scored = r.records.filter((x) => x.error_kind === null);
   const mean = (f: (x: CaseRecord) => number) => (scored.length ? scored.reduce((s, x) => s + f(x), 0) / scored.length : null);
-  const record: Record<string, unknown> = {
+  const record: StepRecordDraft = {
     step,
     epoch,
     step_in_epoch: stepInEpoch,
@@ -91,7 +91,7 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
       train: r.records,
       stepBuffer,
       meta,
-      evidence: { rollout_n: r.records.length, rollout_hard: record.rollout_hard as number | null, rollout_soft: record.rollout_soft as number | null },
+      evidence: { rollout_n: r.records.length, rollout_hard: record.rollout_hard, rollout_soft: record.rollout_soft },
       rel,
       record,
       digest,
@@ -132,7 +132,7 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
         ...(g.complete ? {} : { selection_partial: true, selection_items: g.v.n }),
         ...(g.race ? { race: g.race } : {}),
         ...(g.models ? { gate_models: g.models, selection_models: selectionByModel(g.v) } : {}),
-      });
+      } satisfies Partial<StepRecordDraft>);
       // a rejected candidate of several edits may hold good ones: keep those that fix and break nothing
       let adopted: { text: string; score: number; origin: string } | null = isAccepted(action) ? { text: candidate, score: g.score, origin: `step_${String(step).padStart(4, '0')}` } : null;
       if (!adopted) {
@@ -144,20 +144,20 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
         if (plan) {
           const stats = ctx.state.gate_stats!;
           stats.salvage_calls = (stats.salvage_calls ?? 0) + plan.calls;
-          const salvage: Record<string, unknown> = { ...plan, candidate: plan.candidate === null ? null : skillHash(plan.candidate) };
+          const salvage: SalvageRecord = { ...plan, candidate: plan.candidate === null ? null : skillHash(plan.candidate) };
           record.salvage = salvage;
           const dropped = plan.edits.filter((e) => plan.dropped.includes(e.index));
           if (plan.candidate) {
             ctx.store.writeText(rel('salvaged_skill.md'), plan.candidate);
             const sg = await judge(ctx, plan.candidate, `${dir}/salvage_eval`, `step ${step} salvaged validation`);
             ctx.persistUsage();
-            Object.assign(salvage, { action: sg.action, gate_score: sg.score, pass_rate: sg.v.pass_rate, rule: sg.rule, skill_tokens: skillTokens(plan.candidate), ...ctx.candidateUsage(plan.candidate), ...(sg.models ? { gate_models: sg.models } : {}) });
+            Object.assign(salvage, { action: sg.action, gate_score: sg.score, pass_rate: sg.v.pass_rate, rule: sg.rule, skill_tokens: skillTokens(plan.candidate), ...ctx.candidateUsage(plan.candidate), ...(sg.models ? { gate_models: sg.models } : {}) } satisfies Partial<SalvageRecord>);
             ctx.log(`  salvage: kept edit(s) ${plan.kept.join(', ')} of ${plan.edits.length}, dropped ${plan.dropped.join(', ')} (they broke ${dropped.flatMap((e) => e.breaks).join(', ') || 'no item'}) · ${sg.action}`);
             if (isAccepted(sg.action)) {
               action = sg.action;
               stats.salvaged = (stats.salvaged ?? 0) + 1;
               adopted = { text: plan.candidate, score: sg.score, origin: `step_${String(step).padStart(4, '0')}_salvaged` };
-              Object.assign(record, { salvaged: true, selection_pass_rate: sg.v.pass_rate, selection_hard: sg.v.hard, selection_soft: sg.v.soft, candidate_gate_score: sg.score, ...(sg.models ? { selection_models: selectionByModel(sg.v) } : {}) });
+              Object.assign(record, { salvaged: true, selection_pass_rate: sg.v.pass_rate, selection_hard: sg.v.hard, selection_soft: sg.v.soft, candidate_gate_score: sg.score, ...(sg.models ? { selection_models: selectionByModel(sg.v) } : {}) } satisfies Partial<StepRecordDraft>);
             }
           }
           // the dropped edits go to the rejected-edit buffer with the items they broke
@@ -181,7 +181,7 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
 
   // the compress stage, when due: deletions and merges of redundant rules, gated like any candidate
   const t = performance.now();
-  if (await compressStage(ctx, { step, stepInEpoch, dir, rel, train: r.records, record, poolParent: (record.pool_id as string | undefined) ?? picked.id })) {
+  if (await compressStage(ctx, { step, stepInEpoch, dir, rel, train: r.records, record, poolParent: record.pool_id ?? picked.id })) {
     timing.compress_s = Math.round((performance.now() - t) / 10) / 100;
   }
 
@@ -190,7 +190,8 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
 
   digest.action = action;
   ctx.state.steps_since_accept = isAccepted(action) ? 0 : ctx.state.steps_since_accept + 1;
-  Object.assign(record, {
+  const written: Omit<StepRecord, 'schema_version'> = {
+    ...record,
     action,
     current_score: ctx.state.current_score,
     best_score: ctx.state.best_score,
@@ -207,20 +208,20 @@ export async function runStep(ctx: RunContext, epoch: number, stepInEpoch: numbe
     tokens: ctx.o.accounting.diff(before),
     warnings: ctx.o.llm.drainWarnings(),
     wall_time_s: Math.round((performance.now() - t0) / 10) / 100,
-  });
-  ctx.store.writeJson(rel('trajectory_digest.json'), buildRunFile(StepDigestSchema, digest, 'trajectory_digest.json'));
-  const stamped = buildRunFile(StepRecordSchema, record, 'step_record.json');
+  };
+  ctx.store.writeJson(rel('trajectory_digest.json'), buildRunFile(StepDigestWriteSchema, digest, 'trajectory_digest.json'));
+  const stamped = buildRunFile(StepRecordWriteSchema, written, 'step_record.json');
   ctx.store.writeJson(rel('step_record.json'), stamped);
   ctx.store.appendHistory(stamped);
   ctx.state.last_completed_step = step;
   ctx.saveSkills(step);
   ctx.saveState();
-  const val = record.selection_pass_rate as number | undefined;
+  const val = record.selection_pass_rate;
   const partial = record.selection_partial ? ` (${String(record.selection_items)}/${ctx.valIds.length * Math.max(1, ctx.models.length)} items)` : '';
-  const perModel = record.selection_models as Record<string, { pass_rate: number }> | undefined;
+  const perModel = record.selection_models;
   const byModel = perModel ? ` (${Object.entries(perModel).map(([m, v]) => `${m} ${v.pass_rate.toFixed(3)}`).join(', ')})` : '';
   ctx.log(
-    `step ${step}/${ctx.totalSteps} (epoch ${epoch}): train ${score3(record.rollout_hard as number | null)} · ` +
+    `step ${step}/${ctx.totalSteps} (epoch ${epoch}): train ${score3(record.rollout_hard)} · ` +
       `${record.n_patches} patch(es) → ${record.n_edits_merged ?? 0} merged → ${record.n_edits_ranked ?? 0} selected` +
       (val !== undefined ? ` · val ${ctx.subject.kind === 'description' ? 'F1' : ctx.multi ? `${ctx.objective} pass` : 'pass'} ${val.toFixed(3)}${partial}${byModel}` : '') +
       ` · ${action} · best ${ctx.state.best_score.toFixed(3)}`,
@@ -239,8 +240,8 @@ function mergePatterns(patterns: FailurePattern[]): FailurePattern[] {
 }
 
 /** Each training model's figures of the step's train rollout (the step record's `rollout_models`). */
-function rolloutByModel(ctx: RunContext, records: readonly CaseRecord[]): Record<string, { n: number; hard: number | null; pass_rate: number | null }> {
-  const out: Record<string, { n: number; hard: number | null; pass_rate: number | null }> = {};
+function rolloutByModel(ctx: RunContext, records: readonly CaseRecord[]): NonNullable<StepRecord['rollout_models']> {
+  const out: NonNullable<StepRecord['rollout_models']> = {};
   for (const m of ctx.models) {
     const rows = records.filter((r) => r.model === m.name && r.error_kind === null);
     out[m.name] = {
@@ -253,6 +254,6 @@ function rolloutByModel(ctx: RunContext, records: readonly CaseRecord[]): Record
 }
 
 /** Each training model's validation of a candidate (the step record's `selection_models`). */
-function selectionByModel(v: ValidationScore): Record<string, { pass_rate: number; hard: number; n: number }> {
+function selectionByModel(v: ValidationScore): NonNullable<StepRecord['selection_models']> {
   return Object.fromEntries(Object.entries(v.models ?? {}).map(([m, x]) => [m, { pass_rate: x.pass_rate, hard: x.hard, n: x.n }]));
 }

@@ -16,7 +16,7 @@ import { modelReports } from './model-report.ts';
 export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<string, number>): Record<string, unknown> {
   const { state, cfg, subject } = ctx;
   const history = ctx.store.readHistory();
-  const count = (f: (a: string) => boolean) => history.filter((h) => f(String(h.action))).length;
+  const count = (f: (a: string) => boolean) => history.filter((h) => f(h.action)).length;
   const epochStats = [];
   for (let e = 1; e <= cfg.train.num_epochs; e++) {
     const rows = history.filter((h) => h.epoch === e);
@@ -25,9 +25,9 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
     epochStats.push({
       epoch: e,
       steps: rows.map((r) => r.step),
-      accepts: rows.filter((r) => String(r.action).includes('accept')).length,
+      accepts: rows.filter((r) => r.action.includes('accept')).length,
       rejects: rows.filter((r) => r.action === 'reject').length,
-      skips: rows.filter((r) => String(r.action).startsWith('skip')).length,
+      skips: rows.filter((r) => r.action.startsWith('skip')).length,
       best_score_at_epoch_end: last.best_score,
       current_score_at_epoch_end: last.current_score,
     });
@@ -111,8 +111,8 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
     ...(isPareto(ctx) ? { pareto: poolOf(ctx).summary() } : {}),
     overfit_guard: {
       mode: cfg.optimizer.overfit_guard,
-      flagged_edits: history.reduce((n, h) => n + new Set(((h.overfit_flags as Array<{ index: number }> | undefined) ?? []).map((f) => f.index)).size, 0),
-      rejected_edits: history.reduce((n, h) => n + Number(h.n_overfit_rejected ?? 0), 0),
+      flagged_edits: history.reduce((n, h) => n + new Set((h.overfit_flags ?? []).map((f) => f.index)).size, 0),
+      rejected_edits: history.reduce((n, h) => n + (h.n_overfit_rejected ?? 0), 0),
     },
     ...(ctx.multi ? { objective: ctx.objective, models: modelReports(ctx, t) } : {}),
     total_wall_time_s: Math.round((performance.now() - ctx.started) / 10) / 100,

@@ -8,19 +8,10 @@
  */
 import { rowTokens } from '../suite/cost-gate.ts';
 import type { CaseRecord } from '../types.ts';
-import type { RunStore } from './run-store.ts';
+import { ValLedgerFileSchema, type ValSample } from '../runfiles/index.ts';
 
-export interface ValSample {
-  /** Trial index (null: the single unseeded sample). */
-  t: number | null;
-  hard: number;
-  soft: number;
-  pass: boolean;
-  /** Target-role prompt + completion tokens of the sample, as the replies reported them (null: a reply without usage; absent in older runs). */
-  tokens?: number | null;
-  /** The sample's target-role cost (null: no price for the model, or tokens unknown). */
-  cost?: number | null;
-}
+export type { ValSample };
+import type { RunStore } from './run-store.ts';
 
 /** A skill's mean target-role usage per val case (docs/optimizer.md#choosing-the-best-skill). */
 export interface MeanUsage {
@@ -32,7 +23,6 @@ export interface MeanUsage {
   cases_without_usage: number;
 }
 
-
 type Skills = Record<string, Record<string, ValSample[]>>;
 
 const FILE = 'val_ledger.json';
@@ -43,7 +33,7 @@ export class ValLedger {
   private readonly skills: Skills;
 
   constructor(private readonly store: RunStore) {
-    this.skills = store.readJson<{ skills: Skills }>(FILE)?.skills ?? {};
+    this.skills = store.readChecked(ValLedgerFileSchema, FILE)?.skills ?? {};
   }
 
   /** Add the scored rows of an evaluation of the skill `hash` (errored rows carry no score). */

@@ -29,6 +29,7 @@ export * from './runtime-state.ts';
 export * from './step-record.ts';
 export * from './step-files.ts';
 export * from './resolved-config.ts';
+export * from './resume-files.ts';
 export * from './summary.ts';
 export * from './version.ts';
 

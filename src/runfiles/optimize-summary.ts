@@ -7,24 +7,9 @@ import { z } from 'zod';
 import { rate, schemaVersion } from './version.ts';
 import { RunCostSchema } from './summary.ts';
 import { LostTrainCaseSchema } from './step-record.ts';
+import { TokenSummarySchema } from './token-summary.ts';
 
-/** Per-stage (or per-role) call counters, keyed by stage; `_total` sums them. */
-export const TokenSummarySchema = z.record(
-  z.string(),
-  z.object({
-    calls: z.number(),
-    attempts: z.number(),
-    retries: z.number(),
-    errors: z.number(),
-    prompt_tokens: z.number(),
-    completion_tokens: z.number(),
-    // absent from summaries written before they were counted
-    cached_prompt_tokens: z.number().default(0),
-    reasoning_tokens: z.number().default(0),
-    calls_without_usage: z.number().default(0),
-    latency_ms: z.number(),
-  }),
-);
+export { TokenSummarySchema };
 
 /** What a candidate for the best skill is known by (src/optimizer/best.ts): the summary lists them, the runtime state keeps them. */
 export const BestCandidateFields = {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { schemaVersion } from './version.ts';
+import { strictDeep } from './strict.ts';
 import { BestCandidateFields, OptimizerRepliesSchema, StoppedSchema, TokenSummarySchema } from './optimize-summary.ts';
 import { LostTrainCaseSchema } from './step-record.ts';
 
@@ -121,3 +122,10 @@ export type RuntimeStateFile = z.infer<typeof RuntimeStateSchema>;
 const exactState = z.object(runtimeStateShape);
 /** The state as this version writes it (no index signature: a misspelt field is a type error). */
 export type RuntimeState = z.infer<typeof exactState>;
+
+/**
+ * The state file as this version writes it, deeply strict: every field named, none other (the e2e runs
+ * parse the states they write with it). The writer itself checks loosely: a resumed run's state carries
+ * whatever the run that wrote it kept.
+ */
+export const RuntimeStateExactSchema = strictDeep(z.object({ schema_version: schemaVersion, ...runtimeStateShape }));

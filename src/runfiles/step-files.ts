@@ -5,6 +5,7 @@
  * let the rest through.
  */
 import { z } from 'zod';
+import { ValidationScoreSchema } from './runtime-state.ts';
 
 /** One item of a patch: an edit (`op`), a suggestion (`instruction`) or a skill candidate (`change_summary`). */
 export const PatchItemSchema = z.looseObject({
@@ -40,4 +41,15 @@ export const EpochResultSchema = z.looseObject({
   slow_update_content: z.string().optional(),
   meta_skill_content: z.string().optional(),
   reasoning: z.string().optional(),
+  /** The comparison pairs by category (slow update). */
+  counts: z.record(z.string(), z.number()).optional(),
+  warnings: z.array(z.string()).optional(),
+  /** Gated slow update: the candidate's gate score, validation and why the gate decided so. */
+  score: z.number().optional(),
+  validation: ValidationScoreSchema.optional(),
+  gate_rule: z.string().optional(),
+  /** Gated slow update: the candidate's mean target-role tokens and cost per val case. */
+  mean_tokens: z.number().nullable().optional(),
+  mean_cost: z.number().nullable().optional(),
 });
+export type EpochResult = z.infer<typeof EpochResultSchema>;

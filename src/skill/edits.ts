@@ -24,6 +24,8 @@
  */
 import type { Edit } from '../protocol/schemas.ts';
 import { inSpans, protectedSpans, regionTexts, stripMarkers, type ProtectedSpan } from './regions.ts';
+import type { EditApplySummary } from '../runfiles/index.ts';
+export type { EditApplySummary };
 
 export const EDIT_STATUSES = [
   'applied_append',
@@ -56,14 +58,6 @@ export interface EditApplyRow {
   status: EditStatus;
   /** Why the edit was not applied (or how it was matched), for logs and the next step's prompt. */
   reason?: string;
-}
-
-export interface EditApplySummary {
-  total: number;
-  applied: number;
-  /** Not applied for a reason other than an exception. */
-  skipped: number;
-  errors: number;
 }
 
 export interface ApplyEditsResult {

@@ -5,10 +5,13 @@
  * trials with a simulated seed of its own for the baseline run, the candidate run and the re-runs (as a real
  * model draws fresh noise), a deterministic target, the budget, and the refusals; and `skillopt test
  * --baseline <eval> --attribute` with a planted skill and with the suite's seed. The compiled CLI, offline.
+ * The independent-seed and deterministic-target runs score the test split's first 15 cases (`env.limit`,
+ * dnd-011 among them): every unit of the best skill is still a unit, and the re-runs cost a quarter.
  */
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { cli } from '../helpers/cli.ts';
 import { assertBuilt, expectOneLineError, REPO, skillopt, tempDirs } from './helpers.ts';
 
 const tmp = tempDirs('attribution');
@@ -22,6 +25,8 @@ const PLANTED = '- When the input mentions `Cannot access a disposed`, answer `n
 /** Rules whose triggers occur in no dotnetdebug task, and a prose line: reverting them changes nothing. */
 const INERT = ['- When the input mentions `Kestrel`, answer `httpclient-socket-exhaustion`.', 'Several patterns can match one report; weigh the exception type above the words around it.', '- When the input mentions `stackalloc`, answer `integer-overflow`.'];
 const ANCHOR = '- When the input mentions `ObjectDisposedException`, answer `disposed-object`.\n';
+/** The test split's first 15 cases: dnd-011 (which the planted rule breaks), 6 of the best skill's fixes and 2 noise flips at the seeds below. */
+const FIRST_15 = 'env.limit=15';
 
 interface Blame {
   id: string;
@@ -53,6 +58,15 @@ async function evalOf(skill: string, out: string, extra: string[] = []): Promise
   expect(r.code, r.all).toBe(0);
 }
 
+/** `skillopt eval` of the seed skill on the test split: the baseline of both describes, made once. */
+let seedEval: Promise<string> | undefined;
+const seedBase = (): Promise<string> =>
+  (seedEval ??= (async () => {
+    const out = join(tmp.make('base'), 'out');
+    await evalOf(SEED, out);
+    return out;
+  })());
+
 async function attribution(base: string, cand: string, extra: string[] = []): Promise<{ json: { attribution: AttributionJson; counts: { regressed: number } }; stderr: string }> {
   const r = await skillopt(['compare', base, cand, '--attribute', '--json', '--config', CONFIG, '--model-cache', 'off', ...extra], { cwd: REPO });
   expect(r.code, r.all).toBe(0);
@@ -78,9 +92,8 @@ describe('skillopt compare --attribute', () => {
     const r = await skillopt(['test', '--optimize', '--target', '0.8', '--config', CONFIG, '--cfg-options', `env.out_root=${opt}`], { cwd: REPO });
     expect(r.code, r.all).toBe(0);
     bestSkill = join(opt, 'best_skill.md');
-    base = join(tmp.make('base'), 'out');
+    base = await seedBase();
     best = join(tmp.make('best'), 'out');
-    await evalOf(SEED, base);
     await evalOf(bestSkill, best);
   });
 
@@ -108,7 +121,7 @@ describe('skillopt compare --attribute', () => {
   });
 
   test('noise 0.1, three trials, a seed of its own for the baseline run, the candidate run and the re-runs: the planted rule is blamed for dnd-011, the inert units for nothing, and flips that do not reproduce are noise', async () => {
-    const noisy = (seed: number) => ['model.simulated.noise=0.1', 'env.trials=3', `model.simulated.seed=${seed}`];
+    const noisy = (seed: number) => ['model.simulated.noise=0.1', 'env.trials=3', `model.simulated.seed=${seed}`, FIRST_15];
     const planted = join(tmp.make('noisy'), 'planted.md');
     const text = readFileSync(bestSkill, 'utf8');
     expect(text).toContain(ANCHOR);
@@ -141,14 +154,14 @@ describe('skillopt compare --attribute', () => {
   });
 
   test('against a deterministic target (temperature 0) each question takes one sample and the result says noise cannot be separated', async () => {
-    const t0 = ['model.target_temperature=0'];
+    const t0 = ['model.target_temperature=0', FIRST_15];
     const planted = join(tmp.make('t0'), 'planted.md');
     writeFileSync(planted, readFileSync(bestSkill, 'utf8').replace(ANCHOR, `${ANCHOR}${PLANTED}\n`));
     const t0Base = join(tmp.make('t0-base'), 'out');
     const t0Cand = join(tmp.make('t0-cand'), 'out');
     await evalOf(SEED, t0Base, t0);
     await evalOf(planted, t0Cand, t0);
-    const r = await skillopt(['compare', t0Base, t0Cand, '--attribute', '--config', CONFIG, '--model-cache', 'off', '--cfg-options', ...t0], { cwd: REPO });
+    const r = await cli(['compare', t0Base, t0Cand, '--attribute', '--config', CONFIG, '--model-cache', 'off', '--cfg-options', ...t0]);
     expect(r.code, r.all).toBe(0);
     expect(r.stdout).toMatch(/^attribution: \d+ block unit\(s\), one sample a question, \d+ model call\(s\) of a budget of \d+$/m);
     expect(r.stdout).toContain('the target runs at temperature 0: each question took one sample, so noise cannot be told from the change (no p-values)');
@@ -166,13 +179,14 @@ describe('skillopt compare --attribute', () => {
   test('a run whose skill is not recorded is refused in one line, before any request; a skill file that is not the one scored too', async () => {
     const bare = join(tmp.make('bare'), 'results.jsonl');
     copyFileSync(join(best, 'results.jsonl'), bare);
-    const r = await skillopt(['compare', base, bare, '--attribute', '--config', CONFIG], { cwd: REPO });
+    const r = await cli(['compare', base, bare, '--attribute', '--config', CONFIG]);
     expect(expectOneLineError(r)).toMatch(/--attribute: the candidate run \(\S+results\.jsonl\) does not record the skill it scored \(hash [0-9a-f]{16}\): name it with --candidate-skill <file>$/);
-    const wrong = await skillopt(['compare', base, bare, '--attribute', '--candidate-skill', SEED, '--config', CONFIG], { cwd: REPO });
+    const wrong = await cli(['compare', base, bare, '--attribute', '--candidate-skill', SEED, '--config', CONFIG]);
     expect(expectOneLineError(wrong)).toMatch(/--attribute: --candidate-skill skills\/dotnetdebug\/initial\.md is not the skill the candidate run scored \(its rows carry skill hash [0-9a-f]{16}; the file hashes to [0-9a-f]{16}\)$/);
-    const named = await skillopt(['compare', base, bare, '--attribute', '--candidate-skill', bestSkill, '--json', '--config', CONFIG], { cwd: REPO });
+    // the named skill is accepted; a small budget, since the README test above makes the whole attribution of these runs
+    const named = await cli(['compare', base, bare, '--attribute', '--candidate-skill', bestSkill, '--attribute-budget', '50', '--json', '--config', CONFIG]);
     expect(named.code, named.all).toBe(0);
-    const granularity = await skillopt(['compare', base, best, '--attribute', '--attribute-granularity', 'word', '--config', CONFIG], { cwd: REPO });
+    const granularity = await cli(['compare', base, best, '--attribute', '--attribute-granularity', 'word', '--config', CONFIG]);
     expect(expectOneLineError(granularity)).toMatch(/--attribute-granularity must be one of hunk, block, line, got 'word'$/);
   });
 });
@@ -182,16 +196,15 @@ describe('skillopt test --baseline <run> --attribute', () => {
   let base: string;
   let planted: string;
   beforeAll(async () => {
-    base = join(tmp.make('test-base'), 'out');
-    await evalOf(SEED, base);
+    base = await seedBase();
     planted = join(tmp.make('test-planted'), 'planted.md');
     const seed = readFileSync(join(REPO, SEED), 'utf8');
     expect(seed).toContain(anchor);
     writeFileSync(planted, seed.replace(anchor, `${anchor}${PLANTED}\n`));
   });
 
-  const testRun = (extra: string[], out: string) =>
-    skillopt(['test', '--split', 'test', '--attribute', '--config', CONFIG, '--model-cache', 'off', '--cfg-options', `env.out_root=${out}`, ...extra], { cwd: REPO });
+  const testArgs = (extra: string[], out: string) => ['test', '--split', 'test', '--attribute', '--config', CONFIG, '--model-cache', 'off', '--cfg-options', `env.out_root=${out}`, ...extra];
+  const testRun = (extra: string[], out: string) => skillopt(testArgs(extra, out), { cwd: REPO });
 
   test('the run of a skill with a planted rule names the planted unit, in the terminal and in compare.json / compare.md', async () => {
     const out = join(tmp.make('test-run'), 'out');
@@ -221,9 +234,10 @@ describe('skillopt test --baseline <run> --attribute', () => {
   });
 
   test('--attribute without --baseline or with --optimize, and a baseline whose skill is not recorded, are refused in one line before any request', async () => {
-    const alone = await testRun([], join(tmp.make('test-alone'), 'out'));
+    // refused before any run: in process; the last refusal is the spawned CLI's exit code and streams
+    const alone = await cli(testArgs([], join(tmp.make('test-alone'), 'out')));
     expect(expectOneLineError(alone)).toMatch(/--attribute explains a comparison: it needs --baseline <results\.jsonl \| run folder>$/);
-    const optimize = await testRun(['--optimize', '--baseline', base], join(tmp.make('test-optimize'), 'out'));
+    const optimize = await cli(testArgs(['--optimize', '--baseline', base], join(tmp.make('test-optimize'), 'out')));
     expect(expectOneLineError(optimize)).toMatch(/--attribute explains a --baseline comparison of a test run, not an optimize run: /);
     const bare = join(tmp.make('test-bare'), 'results.jsonl');
     copyFileSync(join(base, 'results.jsonl'), bare);

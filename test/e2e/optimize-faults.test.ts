@@ -14,6 +14,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { SimServer } from '../../src/sim/server.ts';
 import { startFaultProxy, type FaultProxy, type ProxyFault, type ProxyRequest } from '../helpers/fault-server.ts';
 import { assertBuilt, history, OPT, readJson, readText, reportLine, simServers, tempDirs, train, type CliRun } from './optimize-helpers.ts';
 
@@ -28,8 +29,26 @@ afterAll(async () => {
 });
 
 const CONFIG = 'configs/opt/external.yaml';
-/** No model-call cache (every call goes to the endpoint), short backoff (the faults are retried at once). */
-const COMMON = ['cache.mode=off', 'model.retry_base_delay_s=0.01', 'model.retry_max_delay_s=0.02'];
+/**
+ * No model-call cache (every call goes to the endpoint), short backoff (the faults are retried at once), one
+ * analyst at a time (a step's analyst requests come in a fixed order: the kill tests choose one of them).
+ */
+const COMMON = ['cache.mode=off', 'model.retry_base_delay_s=0.01', 'model.retry_max_delay_s=0.02', 'gradient.analyst_workers=1'];
+const options = (url: string) => [`model.base_url=${url}`, ...COMMON];
+
+/**
+ * One run of the fixture straight to a simulated server, never interrupted: the direct run the proxied run
+ * is compared with, and the run the kill tests and the lost-case test end like. `server` counts its requests.
+ */
+let wholeRun: Promise<{ out: string; run: CliRun; server: SimServer }> | null = null;
+function uninterrupted(): Promise<{ out: string; run: CliRun; server: SimServer }> {
+  wholeRun ??= (async () => {
+    const server = await sims.start();
+    const out = tmp.make('whole');
+    return { out, run: await train(out, options(server.url), { config: CONFIG }), server };
+  })();
+  return wholeRun;
+}
 
 const firstUser = (body: any): string => String(body?.messages?.find((m: { role: string }) => m.role === 'user')?.content ?? '');
 const isOptimizer = (body: any) => body?.response_format !== undefined || /^# SkillOpt stage: /m.test(firstUser(body));
@@ -62,15 +81,12 @@ const SCORES = [
 
 describe('optimize through a fault-injecting proxy', () => {
   test('429, 503, resets, slow replies and truncated optimizer JSON: the same best skill and scores as the direct run, counted as the proxy counted', async () => {
-    const [direct, behind] = await Promise.all([sims.start(), sims.start()]);
+    const behind = await sims.start();
     const proxy = await startFaultProxy(behind.url, plan);
     proxies.push(proxy);
-    const outA = tmp.make('direct');
     const outB = tmp.make('proxied');
-    const [a, b] = await Promise.all([
-      train(outA, [`model.base_url=${direct.url}`, ...COMMON], { config: CONFIG }),
-      train(outB, [`model.base_url=${proxy.baseURL}`, ...COMMON], { config: CONFIG }),
-    ]);
+    // the direct run is the uninterrupted run the kill tests below compare with (made once, here)
+    const [{ out: outA, run: a, server: direct }, b] = await Promise.all([uninterrupted(), train(outB, options(proxy.baseURL), { config: CONFIG })]);
     expect(a.stderr).toBe('');
     expect(a.code).toBe(0);
     expect(b.stderr).toBe('');
@@ -127,17 +143,6 @@ const counts = (t: Record<string, Record<string, number>>) =>
   Object.fromEntries(Object.entries(t).map(([stage, s]) => [stage, Object.fromEntries(STAGE_COUNTS.map((k) => [k, s[k]]))]));
 const schemaName = (body: any): string => String(body?.response_format?.json_schema?.name ?? '');
 
-/** One run of the fixture straight to a simulated server, never interrupted (shared by the kill tests). */
-let wholeRun: Promise<{ out: string; run: CliRun }> | null = null;
-const killOptions = (url: string) => [`model.base_url=${url}`, 'cache.mode=off', 'gradient.analyst_workers=1'];
-function uninterrupted(): Promise<{ out: string; run: CliRun }> {
-  wholeRun ??= (async () => {
-    const direct = await sims.start();
-    const out = tmp.make('whole');
-    return { out, run: await train(out, killOptions(direct.url), { config: CONFIG }) };
-  })();
-  return wholeRun;
-}
 
 type StepRow = ReturnType<typeof history>[number];
 const analystCalls = (s: StepRow) => (s.tokens as Record<string, { calls: number }>).analyst?.calls ?? 0;
@@ -162,7 +167,6 @@ const KILL_POINTS: Array<[string, (steps: StepRow[]) => { match: (r: ProxyReques
 
 describe('kill -9 and resume: the same calls and tokens as the uninterrupted run', () => {
   test.each(KILL_POINTS)('killed %s, then rerun', async (_point, choose) => {
-    // one analyst at a time: a step's analyst requests come in a fixed order
     const { out: outA, run: whole } = await uninterrupted();
     expect(whole.code).toBe(0);
     const point = choose(history(outA));
@@ -173,12 +177,12 @@ describe('kill -9 and resume: the same calls and tokens as the uninterrupted run
     // the run cannot get past the held request: nothing else of it is in flight when it is killed
     const held = proxy.holdWhen(point.match);
     const outB = tmp.make('killed');
-    const k = await train(outB, killOptions(proxy.baseURL), { config: CONFIG, killOn: held });
+    const k = await train(outB, options(proxy.baseURL), { config: CONFIG, killOn: held });
     expect(k.killed).toBe(true);
     expect(k.signal).toBe('SIGKILL');
     expect(readJson(join(outB, 'runtime_state.json')).last_completed_step).toBe(point.after);
 
-    const resumed = await train(outB, killOptions(proxy.baseURL), { config: CONFIG });
+    const resumed = await train(outB, options(proxy.baseURL), { config: CONFIG });
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toMatch(new RegExp(`resuming after step ${point.after} `));
@@ -216,7 +220,7 @@ describe('a train case whose calls fail beyond the client\'s retries', () => {
     const proxy = await startFaultProxy(behind.url, failing('t-05', true));
     proxies.push(proxy);
     const out = tmp.make('transient');
-    const r = await train(out, [...killOptions(proxy.baseURL), ...NO_RETRY], { config: CONFIG });
+    const r = await train(out, [...options(proxy.baseURL), ...NO_RETRY], { config: CONFIG });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(proxy.faults.status_503).toBeGreaterThan(0);
@@ -234,7 +238,7 @@ describe('a train case whose calls fail beyond the client\'s retries', () => {
     const proxy = await startFaultProxy(behind.url, failing('t-05', false));
     proxies.push(proxy);
     const out = tmp.make('down');
-    const r = await train(out, [...killOptions(proxy.baseURL), ...NO_RETRY], { config: CONFIG });
+    const r = await train(out, [...options(proxy.baseURL), ...NO_RETRY], { config: CONFIG });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lost = readJson(join(out, 'summary.json')).lost_train_cases as Array<{ where: string; id: string; error: string }>;

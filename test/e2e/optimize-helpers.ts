@@ -8,6 +8,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { z } from 'zod';
+import { RuntimeStateExactSchema, StepDigestWriteSchema, StepRecordWriteSchema } from '../../src/runfiles/index.ts';
 import { startSimServer, type SimServer, type SimServerOptions } from '../../src/sim/server.ts';
 import { assertBuilt, BIN, childEnv, MINI, readJson, readJsonl, REPO, reportLine, tempDirs } from './helpers.ts';
 
@@ -87,8 +89,31 @@ export interface StepRecord {
   [k: string]: unknown;
 }
 
+/**
+ * The run's history.json. Every record in it, every steps/step_NNNN/step_record.json and
+ * trajectory_digest.json beside it, and runtime_state.json, are parsed against the schemas deeply strict:
+ * a field the optimizer writes that the schema does not name, or of another type, fails the test that
+ * made the run.
+ */
 export function history(out: string): StepRecord[] {
-  return readJson<StepRecord[]>(join(out, 'history.json'));
+  const records = readJson<StepRecord[]>(join(out, 'history.json'));
+  expectStrictStepFiles(out, records);
+  return records;
+}
+
+function expectStrictStepFiles(out: string, records: unknown[]): void {
+  const strict = (schema: z.ZodType, value: unknown, file: string) => {
+    const got = schema.safeParse(value);
+    if (!got.success) throw new Error(`${file}: ${got.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  };
+  records.forEach((r, i) => strict(StepRecordWriteSchema, r, `${out}/history.json[${i}]`));
+  strict(RuntimeStateExactSchema, readJson(join(out, 'runtime_state.json')), `${out}/runtime_state.json`);
+  for (const dir of stepDirs(out)) {
+    const record = join(out, 'steps', dir, 'step_record.json');
+    const digest = join(out, 'steps', dir, 'trajectory_digest.json');
+    if (existsSync(record)) strict(StepRecordWriteSchema, readJson(record), record);
+    if (existsSync(digest)) strict(StepDigestWriteSchema, readJson(digest), digest);
+  }
 }
 
 /** Step directories of a run, sorted. */

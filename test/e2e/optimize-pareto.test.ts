@@ -90,8 +90,9 @@ describe('candidate selection and the overfit guard', () => {
 
   test('overfit guard: reject keeps flagged edits out of the ranked edits; flag only records them', async () => {
     const outR = tmp.make('guard-reject');
-    const outF = tmp.make('guard-flag');
-    const [rej, flg] = await Promise.all([run(outR, ['optimizer.overfit_guard=reject']), run(outF, [])]);
+    // flag is the default: the uninterrupted pareto run above is a run with it
+    const outF = outA;
+    const [rej, flg] = await Promise.all([run(outR, ['optimizer.overfit_guard=reject']), uninterrupted]);
     expect(rej.code).toBe(0);
     expect(flg.code).toBe(0);
     const flagged = steps(outF).filter((s) => s.overfit_flags?.length);

@@ -10,7 +10,7 @@
  *   best_skill.md (and the same history) as the uninterrupted run; rerunning the finished run sends
  *   no request at all.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SimServer } from '../../src/sim/server.ts';
@@ -65,6 +65,25 @@ describe('budget, accounting, kill and resume', () => {
     expect(done.completed_steps).toBe(1);
     expect(done.best_selection_pass_rate).toBeGreaterThan(done.baseline_selection_pass_rate);
     expect(attempts(out)).toBe(s.stats().requests);
+  });
+  test('a damaged resume file: the rerun stops with one line naming the file and the field, exit 2', async () => {
+    const s = await server();
+    const { config, url } = external(s);
+    const out = tmp.make('damaged');
+    const short = ['train.num_epochs=1', 'train.batch_size=8', 'evaluation.eval_test=false'];
+    expect((await train(out, [url, ...short, 'train.max_model_calls=5'], { config })).code).toBe(1);
+    // the baseline's val samples, one of them hand-edited into another type
+    const file = join(out, 'val_ledger.json');
+    const ledger = readJson(file);
+    const [hash, items] = Object.entries(ledger.skills as Record<string, Record<string, Array<{ hard: unknown }>>>)[0]!;
+    const [id, samples] = Object.entries(items)[0]!;
+    samples[0]!.hard = 'high';
+    writeFileSync(file, JSON.stringify(ledger));
+    const r = await train(out, [url, ...short, 'train.max_model_calls=0'], { config });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `skillopt: error: ${file}: field skills.${hash}.${id}[0].hard: expected number, received string — not the format this skillopt reads (written by another skillopt version?)`,
+    ]);
   });
   test('SIGKILL mid-run, rerun the same command → resumes, same best_skill.md as an uninterrupted run; a finished rerun sends nothing', async () => {
     const [sa, sb] = await Promise.all([server(), server()]);

@@ -112,6 +112,16 @@ describe('trials', () => {
 });
 
 describe('skillopt test --baseline: run and compare in one step', () => {
+  const TEST_SPLIT = ['--config', CONFIG, '--split', 'test', '--cfg-options', 'evaluation.min_pass_rate=0.05'];
+  /** `skillopt test` of the seed skill on the test split (exit 0 under a gate of 0.05): the baseline of two tests below, made once and only read. */
+  let testSplitRun: Promise<string> | undefined;
+  const testSplitBaseline = (): Promise<string> =>
+    (testSplitRun ??= (async () => {
+      const main = join(tmp.make('test-split'), 'main');
+      expect((await skillopt(['test', ...TEST_SPLIT, `env.out_root=${main}`])).code).toBe(0);
+      return main;
+    })());
+
   test('a real drop fails with --fail-on-regression, naming the worst cases; annotations point at the suite file', async () => {
     const dir = tmp.make('baseline');
     // the baseline: `skillopt test --config CONFIG --skill <oracle>`, made once for every file that needs it
@@ -162,9 +172,8 @@ describe('skillopt test --baseline: run and compare in one step', () => {
 
   test('a baseline whose run did not finish (no summary.json) is inconclusive, exit 3, unless --allow-partial', async () => {
     const dir = tmp.make('killed-baseline');
-    const main = join(dir, 'main');
-    const args = ['--config', CONFIG, '--split', 'test', '--cfg-options', 'evaluation.min_pass_rate=0.05'];
-    expect((await skillopt(['test', ...args, `env.out_root=${main}`])).code).toBe(0);
+    const main = await testSplitBaseline();
+    const args = TEST_SPLIT;
     const killed = join(dir, 'killed');
     cpSync(main, killed, { recursive: true });
     rmSync(join(killed, 'summary.json'));
@@ -201,9 +210,7 @@ describe('skillopt test --baseline: run and compare in one step', () => {
 
   test('a baseline of another split is refused before any request (exit 2, one line); the same split runs', async () => {
     const dir = tmp.make('other-split');
-    const main = join(dir, 'main');
-    const base = await skillopt(['test', '--config', CONFIG, '--split', 'test', '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${main}`]);
-    expect(base.code, base.all).toBe(0);
+    const main = await testSplitBaseline(); // exit 0, asserted where it is made
     const pr = join(dir, 'pr');
     const r = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${pr}`]);
     expect(r.code, r.all).toBe(2);

@@ -15,6 +15,8 @@ export interface SharedRunSpec {
   files?: Record<string, string>;
   /** The exit codes it may end with. */
   codes: number[];
+  /** Variables the run sees besides a spawned test run's (test/e2e/helpers.ts `childEnv`). */
+  env?: Record<string, string>;
 }
 
 export interface SharedRunResult {
@@ -28,6 +30,8 @@ export interface SharedRunResult {
 }
 
 const MINI_CONFIG = 'configs/mini/sim.yaml';
+/** The API key the `optimizeTarget` run is given (on its command line and in its environment): no output may carry it. */
+export const OPT_TARGET_SECRET = 'sk-e2e-do-not-leak-0123456789abcdef';
 
 export const SHARED_RUNS = {
   /** `skillopt test` of the mini fixture with its seed skill: 3 of 30 cases pass, exit 1. */
@@ -50,6 +54,21 @@ export const SHARED_RUNS = {
     cwd: 'test/fixtures/opt',
     codes: [0],
     args: (dir) => ['test', '--optimize', '--target', '0.6', '--config', 'configs/opt/sim.yaml', '--cfg-options', `env.out_root=${dir}`, 'env.data_path=benchmarks/opt/tasks.json', 'env.workers=2', 'train.num_epochs=1'],
+  },
+  /**
+   * `skillopt test --optimize --target 0.8` of the opt fixture as configured (two epochs, the test split
+   * scored), writing a model-call cache (aux/cache), with an API key on the command line and in the
+   * environment (OPT_TARGET_SECRET): the run its summary, artifacts and redaction are checked on, and the
+   * cache a rerun replays.
+   */
+  optimizeTarget: {
+    cwd: 'test/fixtures/opt',
+    codes: [0],
+    env: { OPENAI_COMPATIBLE_API_KEY: OPT_TARGET_SECRET },
+    args: (dir, aux) => [
+      'test', '--optimize', '--target', '0.8', '--config', 'configs/opt/sim.yaml', '--model-cache', 'rw',
+      '--cfg-options', `env.out_root=${dir}`, `cache.dir=${join(aux, 'cache')}`, `model.azure_openai_api_key=${OPT_TARGET_SECRET}`,
+    ],
   },
   /** Three trials per task at noise 0.2 with the oracle skill, with a JUnit file (aux/junit.xml). */
   trials: {

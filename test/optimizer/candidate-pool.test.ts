@@ -9,6 +9,7 @@ import { CandidatePool, ledgerScores, POOL_FILE, withRunRegions } from '../../sr
 import { guardExamples, guardValInputs } from '../../src/optimizer/overfit-guard.ts';
 import { RunStore } from '../../src/optimizer/run-store.ts';
 import { ValLedger } from '../../src/optimizer/val-ledger.ts';
+import { PoolFileSchema } from '../../src/runfiles/index.ts';
 import { skillHash } from '../../src/skill/hash.ts';
 import { appendixNotes, extractSlowUpdate, replaceSlowUpdate, setAppendixNotes } from '../../src/skill/regions.ts';
 import { record, tempDir } from './harness.ts';
@@ -47,7 +48,7 @@ describe('CandidatePool', () => {
     const reloaded = new CandidatePool(store, opts);
     expect(reloaded.candidates.map((c) => c.id)).toEqual(['c000', 'c001']);
     expect(reloaded.byId('c001')?.origin).toBe('step_0001');
-    expect(store.readJson(POOL_FILE)).not.toBeNull();
+    expect(store.readChecked(PoolFileSchema, POOL_FILE)).not.toBeNull();
     expect(reloaded.summary()).toMatchObject({ candidates: 2, front: [{ id: 'c001', wins: 2 }], merges_tried: 0 });
   });
 

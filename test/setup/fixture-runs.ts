@@ -7,7 +7,8 @@
  * stderr are provided with its folder, so a test can still assert on what the command printed.
  *
  * The runs (docs/testing.md lists them): the mini fixture's `skillopt test` and `skillopt eval`, a `skillopt
- * test` with the oracle skill, one `skillopt test --optimize` of the opt fixture and one trials run.
+ * test` with the oracle skill, two `skillopt test --optimize` of the opt fixture (one of them writing a
+ * model-call cache) and one trials run.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -56,7 +57,7 @@ export default async function setup(project: TestProject): Promise<() => void> {
         const aux = join(root, `${name}-files`);
         mkdirSync(aux);
         for (const [file, text] of Object.entries(spec.files ?? {})) writeFileSync(join(aux, file), text);
-        const run = await spawnRun(spec.args(dir, aux), join(REPO, spec.cwd), { SKILLOPT_TEST_GUARD_LOG: guardLog });
+        const run = await spawnRun(spec.args(dir, aux), join(REPO, spec.cwd), { ...spec.env, SKILLOPT_TEST_GUARD_LOG: guardLog });
         if (!spec.codes.includes(run.code ?? -1)) {
           throw new Error(`shared run ${name} (test/setup/fixture-runs.ts) exited ${run.code}, expected ${spec.codes.join(' or ')}:\n${run.stdout}\n${run.stderr}`);
         }
