@@ -39,7 +39,7 @@ async function lookups() {
     const body = (i) => ({ model: 'mitko', messages: [{ role: 'system', content: skill }, { role: 'user', content: `Ticket ${i}: the nightly job failed with Code${i % 12} after 3 retries.` }], max_tokens: 8000 });
     const value = (i) => ({ text: `label${i % 12}`, usage: { prompt_tokens: 180, completion_tokens: 3 }, model: 'mitko', finishReason: 'stop', simulated: true });
     const decode = (v) => (typeof v.text === 'string' ? v : undefined);
-    let t = performance.now();
+    const t = performance.now();
     for (let i = 0; i < entries; i++) cache.put(role, 'rollout', 'chat', cache.key(role, 'chat', body(i)), value(i));
     const writeS = (performance.now() - t) / 1000;
     const st = cacheStats(dir);

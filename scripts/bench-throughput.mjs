@@ -59,12 +59,12 @@ async function whole() {
     ].join('\n'));
     const env = cleanEnv();
     const sides = {
-      floor: (i) => [process.execPath, [join(REPO, 'scripts', 'floor.mjs'), '--base-url', server.url, '--model', 'sim', '--tasks', 'suite/tasks.json', '--skill', 'suite/skill.md', '--concurrency', String(concurrency)]],
+      floor: (_i) => [process.execPath, [join(REPO, 'scripts', 'floor.mjs'), '--base-url', server.url, '--model', 'sim', '--tasks', 'suite/tasks.json', '--skill', 'suite/skill.md', '--concurrency', String(concurrency)]],
       skillopt: (i) => [process.execPath, ['node_modules/.bin/skillopt', 'test', '--config', 'skillopt.yaml', '--model-cache', 'off', '--cfg-options', `env.out_root=out/run-${i}`]],
     };
     const check = {
       floor: (m) => m.out.includes(`floor: ${cases}/${cases} passed`),
-      skillopt: (m, i) => JSON.parse(readFileSync(join(dir, 'out', `run-${i}`, 'summary.json'), 'utf8')).overall.passed === cases,
+      skillopt: (_m, i) => JSON.parse(readFileSync(join(dir, 'out', `run-${i}`, 'summary.json'), 'utf8')).overall.passed === cases,
     };
     const got = { floor: [], skillopt: [] };
     console.log(`whole process: ${cases} cases × ${latency} ms ÷ ${concurrency} in flight, ideal ${ideal.toFixed(3)} s; load average ${load()}`);

@@ -125,7 +125,7 @@ try {
     if (lifts.includes('hurts')) liftAlarms++;
     if (lifts.includes('helps')) liftHelps++;
     // the real lifts (best over seed) of the first run, one family of three
-    const pairs = MODELS.map((m, i) => comparePair(a[2 * i], a[2 * i + 1], o));
+    const pairs = MODELS.map((_m, i) => comparePair(a[2 * i], a[2 * i + 1], o));
     familyEvidence(pairs, ALPHA).forEach((e, i) => {
       const v = decideLift(e, 0).verdict;
       if (v === 'helps' || v === 'hurts') real[MODELS[i]][v]++;

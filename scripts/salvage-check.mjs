@@ -69,7 +69,7 @@ const readJson = (p) => (existsSync(p) ? JSON.parse(readFileSync(p, 'utf8')) : n
 function salvageFacts(dir) {
   const summary = readJson(join(dir, 'summary.json')) ?? {};
   const history = readJson(join(dir, 'history.json')) ?? [];
-  const built = history.filter((h) => h.salvage && h.salvage.candidate).length;
+  const built = history.filter((h) => h.salvage?.candidate).length;
   const planned = history.filter((h) => h.salvage).length;
   return { planned, built, accepted: summary.gate?.salvaged ?? 0, calls: summary.gate?.salvage_calls ?? 0 };
 }

@@ -173,7 +173,10 @@ export function collectingFileMeta(): Record<string, unknown> | null {
 export function withoutCaseStacks(define: () => void): void {
   const own = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit');
   const run = workerRun();
-  if (!own || !('value' in own) || !own.configurable || !run || run.includeTaskLocation) return define();
+  if (!own || !('value' in own) || !own.configurable || !run || run.includeTaskLocation) {
+    define();
+    return;
+  }
   let limit: unknown = own.value;
   Object.defineProperty(Error, 'stackTraceLimit', {
     configurable: true,

@@ -159,7 +159,7 @@ export async function runOptimize(args: OptimizeFlagValues, vitestArgs: string[]
     // An endpoint that stayed down leaves the run unfinished, not failed: inconclusive, resumable.
     const inconclusive = result.stopped?.reason === 'infrastructure';
     const unusable = result.stopped?.reason === 'optimizer_unusable';
-    const ok = !inconclusive && !unusable && (mode.stopAtTarget ? result.targetReached : !result.stopped || result.stopped.reason !== 'budget');
+    const ok = !inconclusive && !unusable && (mode.stopAtTarget ? result.targetReached : result.stopped?.reason !== 'budget');
     const evalOptions = evalCfgOptions([...args['cfg-options'], ...(args.trials !== undefined ? [`env.trials=${args.trials}`] : [])]);
     report(result, { ok, inconclusive, title: mode.stopAtTarget ? 'skillopt test --optimize' : 'skillopt train', outDir, target: mode.stopAtTarget ? target : null, simulated, configPath: args.config ?? '', evalOptions });
     return ok ? EXIT_CODES.pass : inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.fail;

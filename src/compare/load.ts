@@ -14,7 +14,7 @@
  * beside the results say how many cases the run selected: a side with fewer is not a whole run. Every
  * file is read through its schema (src/runfiles), so one from another version is a one-line error.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { readRunRecord, RUN_FILE, type RunRecord } from '../rundir/fingerprint.ts';
 import { z } from 'zod';

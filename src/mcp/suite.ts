@@ -68,7 +68,6 @@ function mapStrings<T>(value: T, f: (s: string) => string): T {
   return value;
 }
 
-const live = (mode: McpRecorder['mode'] | 'off') => mode !== 'replay';
 
 export class McpSuite<E = unknown> {
   private readonly mode: McpRecorder['mode'];

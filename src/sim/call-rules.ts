@@ -76,7 +76,7 @@ export function parseCallRuleLine(line: string): ParsedCallRule | null {
     if (joiner && (!call || joiner.index < call.index)) return null;
     if (!call) continue;
     const toolSeg = segs[i + 1];
-    if (!toolSeg || toolSeg.kind !== 'span' || !TOOL_NAME_RE.test(toolSeg.text)) return null;
+    if (toolSeg?.kind !== 'span' || !TOOL_NAME_RE.test(toolSeg.text)) return null;
     if (seg.text.slice(call.index + call[0].length).trim().length > 0) return null; // `call` right before the tool
     let args: CallArgs = {};
     const withSeg = segs[i + 2];
@@ -154,7 +154,7 @@ const PLACEHOLDER_RE = /<(path|string|number|id)>/g;
 const FILE_EXTENSIONS =
   'md|txt|json|jsonl|yaml|yml|toml|ini|cfg|conf|py|ts|js|mjs|cjs|tsx|jsx|sh|log|csv|tsv|html|xml|diff|patch|lock|env|rs|go|java|cs|rb|c|h|cpp|sql|ipynb';
 /** A run of path characters; a path has a `/` or ends in a known file extension, and a letter. */
-const PATH_CANDIDATE_RE = /[A-Za-z0-9_.~\/-]+/g;
+const PATH_CANDIDATE_RE = /[A-Za-z0-9_.~/-]+/g;
 const FILE_NAME_RE = new RegExp(`\\.(?:${FILE_EXTENSIONS})$`, 'i');
 const STRING_RE = /"([^"\n]+)"|“([^”\n]+)”/;
 const NUMBER_RE = /(?<![\w.-])-?\d+(?:\.\d+)?(?![\w]|\.\d)/;

@@ -112,7 +112,7 @@ const CACHE_BLOCK_TOKENS = 128;
  */
 export function simCachedTokens(messages: readonly { role: string; content: string }[]): number {
   const first = messages[0];
-  if (!first || first.role !== 'system') return 0;
+  if (first?.role !== 'system') return 0;
   const tokens = approxTokens(first.content.length);
   return tokens < CACHE_MIN_TOKENS ? 0 : Math.floor(tokens / CACHE_BLOCK_TOKENS) * CACHE_BLOCK_TOKENS;
 }

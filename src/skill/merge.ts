@@ -96,7 +96,7 @@ export function mergeSkills(base: string, a: string, b: string): MergeResult | n
   const clusters: Hunk[][] = [];
   for (const h of all) {
     const last = clusters[clusters.length - 1];
-    if (last && last.some((g) => overlaps(g, h))) last.push(h);
+    if (last?.some((g) => overlaps(g, h))) last.push(h);
     else clusters.push([h]);
   }
   const out: string[] = [];

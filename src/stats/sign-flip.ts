@@ -14,7 +14,7 @@
  * - `pairedTest`: the optimizer's paired gate, the same permutation test over soft or hard samples of
  *   val items (described below).
  */
-import { EXACT_LIMIT, latticeSum, type LatticeSum, type LatticeVariable } from './lattice-sum.ts';
+import { latticeSum, type LatticeSum, type LatticeVariable } from './lattice-sum.ts';
 
 export { EXACT_LIMIT } from './lattice-sum.ts';
 

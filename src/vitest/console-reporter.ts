@@ -59,7 +59,10 @@ function compact(Base: DefaultReporterClass) {
 
     /** The end summary: a large run prints the errors of its first failures only, then says how many more failed. */
     override reportSummary(files: Parameters<DefaultReporter['reportSummary']>[0], errors: unknown[]): void {
-      if (!this.large) return super.reportSummary(files, errors);
+      if (!this.large) {
+        super.reportSummary(files, errors);
+        return;
+      }
       const shown = errorsOfFirstFailures(files, SHOWN_FAILURES);
       super.reportSummary(shown.files, errors);
       if (shown.hidden > 0) this.error(`… and ${shown.hidden} more failed cases: the worst are in the skillopt table below, every case in results.jsonl\n`);
@@ -87,7 +90,10 @@ function compact(Base: DefaultReporterClass) {
     }
 
     protected override printTestCase(moduleState: Parameters<DefaultReporter['printTestCase']>[0], test: TestCase): void {
-      if (!this.large) return super.printTestCase(moduleState, test);
+      if (!this.large) {
+        super.printTestCase(moduleState, test);
+        return;
+      }
       if (test.result().state !== 'failed') return;
       if (this.listed++ < SHOWN_FAILURES) super.printTestCase(moduleState, test);
     }

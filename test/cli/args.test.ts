@@ -108,6 +108,6 @@ describe('helpText', () => {
     for (const flag of ['--config C', '--cfg-options k=v ...', '--model-cache rw|ro|off|replay', '--optimize', '--trials K', '-s, --skill S']) {
       expect(help.split('\n').some((l) => l.startsWith(`  ${flag} `) || l === `  ${flag}`), flag).toBe(true);
     }
-    expect(help).toMatch(/^  --port N +port \(default 8000\)$/m);
+    expect(help).toMatch(/^ {2}--port N +port \(default 8000\)$/m);
   });
 });

@@ -138,7 +138,6 @@ describe('skillopt compare: a killed candidate does not pass the gate', () => {
     const fp = { suite: 'syn', dataset: 'sha256:abc', split: 'test' };
     const base = outRoot('whole-base', run59(), fp);
     const killed = outRoot('killed', run59().slice(0, 30), fp, { killed: true });
-    const cwd = tmp.make('cwd');
     const r = await cli(['compare', base, killed, '--fail-on-regression']);
     expect(r.code).toBe(3);
     expect(verdictLine(r.stdout)).toMatch(/^INCONCLUSIVE — the candidate is not a whole run: .* has no summary\.json or eval_summary\.json \(the run did not finish: killed, or still running\); its results cover 30 cases, .*\(rule: partial_run\)$/);

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, MINI, readJson, reportLine, skillopt, startSimServerChild, tempDirs, writeConfig, type SimServerChild } from './helpers.ts';
+import { assertBuilt, readJson, reportLine, skillopt, startSimServerChild, tempDirs, writeConfig, type SimServerChild } from './helpers.ts';
 
 const tmp = tempDirs('simserver');
 let sim: SimServerChild | undefined;

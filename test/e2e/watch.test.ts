@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, BIN, childEnv, MINI, MINI_ORACLE_SKILL, miniProject, tempDirs, VITEST_BIN, waitForOutput, writeFile } from './helpers.ts';
+import { assertBuilt, BIN, childEnv, MINI, MINI_ORACLE_SKILL, miniProject, tempDirs, VITEST_BIN, waitForOutput, } from './helpers.ts';
 
 const tmp = tempDirs('watch');
 const live = new Set<ChildProcess>();

@@ -156,7 +156,7 @@ export async function startFaultServer(script: Script = [], options: FaultServer
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const rawBody = Buffer.concat(chunks).toString('utf8');
-    let body: any = undefined;
+    let body: any ;
     try {
       body = rawBody ? JSON.parse(rawBody) : undefined;
     } catch {

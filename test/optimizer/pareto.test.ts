@@ -15,7 +15,6 @@ import {
   sampleParent,
   type PoolCandidate,
 } from '../../src/optimizer/pareto.ts';
-import { SLOW_UPDATE_END, SLOW_UPDATE_START } from '../../src/skill/regions.ts';
 
 function cand(id: string, parents: string[], scores: number[], skill = id): PoolCandidate {
   const s: Record<string, number> = {};

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { defineCommand, helpText, parseFlags } from '../args.ts';
 import { configFromArgs, CONFIG_FLAGS, USAGE_BOUND_FLAGS, usageBoundsFrom } from '../common.ts';
 import type { Command } from '../command.ts';
-import { ALLOW_DIFFERENT_FLAG, compareJson, compareMarkdown, compareTerminal, runComparison } from '../../compare/index.ts';
+import { type ALLOW_DIFFERENT_FLAG, compareJson, compareMarkdown, compareTerminal, runComparison } from '../../compare/index.ts';
 import { DEFAULT_PATTERNS } from '../../stats/paired-mean.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.ts';
 import { SkillOptError } from '../../util/errors.ts';
@@ -20,7 +20,7 @@ import { attributionMarkdown, attributionTerminal } from '../../compare/render-a
 import { attributeComparison, type AttributionResult } from '../attribute.ts';
 import { outputColumns, printErr, printOut, writeOut } from '../../util/print.ts';
 import { printableJson } from '../../util/control-chars.ts';
-import { ALLOW_PARTIAL_FLAG } from '../../compare/index.ts';
+import type { ALLOW_PARTIAL_FLAG } from '../../compare/index.ts';
 
 /** The flag compare/index.ts names in its messages (the type check keeps the two spellings one). */
 const ALLOW_DIFFERENT = 'allow-different-tasks' satisfies (typeof ALLOW_DIFFERENT_FLAG extends `--${infer N}` ? N : never);

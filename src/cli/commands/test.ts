@@ -218,7 +218,7 @@ export const command: Command = {
       title: 'skillopt test',
       ok: exitCode === 0,
       inconclusive: verdict?.verdict === 'inconclusive',
-      outDir: ran && ran.records.length ? outDir : null,
+      outDir: ran?.records.length ? outDir : null,
       skill: { label: 'skill', path: skill?.path ?? (config.env.skill_init || 'the seed skill of each suite') },
       metrics: o && u && o.n > 0
         ? [

@@ -27,11 +27,10 @@
   /** @param {number | null | undefined} x @returns {string} */
   /** Money as src/cost/pricing.ts formatMoney shows it: "—" when unknown, more digits for small amounts. */
   function money(x, cur) {
-    if (x === null || x === undefined || !isFinite(x)) return '—';
+    if (x === null || x === undefined || !Number.isFinite(x)) return '—';
     var a = Math.abs(x);
     return Number(x).toFixed(a === 0 || a >= 1 ? 2 : a >= 0.01 ? 4 : 6) + (cur ? ' ' + cur : '');
   }
-  function pct(x) { return x === null || x === undefined ? '—' : (x * 100).toFixed(1) + '%'; }
   /** @param {number} x @returns {number} */
   function r1(x) { return Math.round(x * 10) / 10; }
   var PALETTE = ['#2463eb', '#1a7f37', '#b26a00', '#8a3ffc', '#c62828', '#0f766e', '#a21caf', '#64748b', '#ca8a04', '#0369a1'];
@@ -56,7 +55,7 @@
    * @param {number} min @param {number} max @param {number} n @returns {number[]} */
   function ticks(min, max, n) {
     var span = max - min || 1;
-    var step = Math.pow(10, Math.floor(Math.log10(span / n)));
+    var step = 10 ** Math.floor(Math.log10(span / n));
     var err = span / n / step;
     if (err >= 7.5) step *= 10; else if (err >= 3.5) step *= 5; else if (err >= 1.5) step *= 2;
     var out = [];
@@ -246,7 +245,7 @@
       var tr = /** @type {Element} */ (ev.target).closest('tr.row');
       if (!tr || !sp.detail) return;
       var next = tr.nextElementSibling;
-      if (next && next.classList.contains('detail')) { next.remove(); tr.classList.remove('open'); return; }
+      if (next?.classList.contains('detail')) { next.remove(); tr.classList.remove('open'); return; }
       var i = Number(tr.getAttribute('data-i'));
       var d = document.createElement('tr');
       d.className = 'detail';
@@ -361,7 +360,7 @@
     cols.push({ key: 'split', label: 'split', get: g('split') });
     cols.push({ key: 'task_type', label: 'task type', get: g('task_type') });
     cols.push({ key: 'status', label: 'pass', get: g('status'), render: function (r) { return statusBadge(r[C.status]) + (r[C.trials] ? ' <span class="muted small">' + esc(r[C.trials]) + '</span>' : ''); }, sortGet: function (r) { return r[C.status] === 'errored' ? -1 : r[C.pass]; } });
-    if (extra && extra.baseline) cols.push({ key: 'baseline', label: extra.baselineLabel, get: function (r) { var b = extra.baseline[r[C.suite] + '\n' + r[C.id]]; return b ? b[0] : null; }, render: function (r) { var b = extra.baseline[r[C.suite] + '\n' + r[C.id]]; return b ? statusBadge(b[0]) : '—'; } });
+    if (extra?.baseline) cols.push({ key: 'baseline', label: extra.baselineLabel, get: function (r) { var b = extra.baseline[r[C.suite] + '\n' + r[C.id]]; return b ? b[0] : null; }, render: function (r) { var b = extra.baseline[r[C.suite] + '\n' + r[C.id]]; return b ? statusBadge(b[0]) : '—'; } });
     cols.push({ key: 'score', label: 'score', get: g('score'), num: true, render: function (r) { return f3(r[C.score]); }, title: 'soft score (mean over trials)' });
     cols.push({ key: 'expected', label: 'expected', get: g('expected'), cls: 'clip', render: function (r) { return '<span title="' + esc(r[C.expected]) + '">' + esc(r[C.expected]) + '</span>'; } });
     cols.push({ key: 'answer', label: 'answer', get: g('answer'), cls: 'clip', render: function (r) { return '<span title="' + esc(r[C.answer]) + '">' + esc(r[C.answer]) + '</span>'; } });
@@ -378,7 +377,7 @@
     selects.push({ key: 'split', label: 'split', get: g('split') });
     selects.push({ key: 'task_type', label: 'task type', get: g('task_type') });
     if (cases.trials > 1) selects.push({ key: 'flaky', label: 'flaky', get: function (r) { return r[C.flaky] ? 'flaky' : 'stable'; } });
-    if (extra && extra.baseline) selects.push({ key: 'baseline', label: extra.baselineLabel, get: function (r) { var b = extra.baseline[r[C.suite] + '\n' + r[C.id]]; return b ? b[0] : null; } });
+    if (extra?.baseline) selects.push({ key: 'baseline', label: extra.baselineLabel, get: function (r) { var b = extra.baseline[r[C.suite] + '\n' + r[C.id]]; return b ? b[0] : null; } });
     return {
       id: id,
       rows: cases.rows,
@@ -404,7 +403,7 @@
       ['latency · tokens · cost', int(r[C.latency_ms]) + ' ms · ' + int(r[C.tokens]) + ' tokens · ' + money(C.cost !== undefined ? r[C.cost] : null, cases.currency)],
       ['full record', r[C.line] ? '<code>' + esc(cases.source) + '</code> line ' + r[C.line] : '<code>' + esc(cases.source) + '</code>'],
     ];
-    if (extra && extra.baseline) {
+    if (extra?.baseline) {
       var b = extra.baseline[r[C.suite] + '\n' + r[C.id]];
       if (b) pairs.push([extra.baselineLabel, statusBadge(b[0]) + ' <pre>' + esc(b[1]) + '</pre>']);
     }
@@ -926,7 +925,7 @@
       var front = M.frontier.cells.map(function (r) { return M.cells[at[r.model + '\u0000' + r.skill]]; }).filter(function (c) { return perPass(c) !== null && perPass(c) > 0; }).map(function (c) { return { x: X(perPass(c)), y: c.pass_rate }; }).sort(function (a, b) { return a.x - b.x; });
       sc = lineChart({
         label: 'pass rate against ' + metric, x: [x0 - pad, x1 + pad], y: [0, 1], xLabel: metric + (log ? ' (log scale)' : ''), yLabel: 'pass rate',
-        xFmt: function (v) { var a = log ? Math.pow(10, v) : v; return M.frontier.metric === 'cost_per_pass' ? (a >= 1 ? a.toFixed(2) : a.toPrecision(2)) : String(Math.round(a)); },
+        xFmt: function (v) { var a = log ? 10 ** v : v; return M.frontier.metric === 'cost_per_pass' ? (a >= 1 ? a.toFixed(2) : a.toPrecision(2)) : String(Math.round(a)); },
         series: [{ cls: 's-front', line: true, dots: false, points: front }, { cls: '', line: false, points: pts, r: 6 }],
       });
     }
@@ -1095,8 +1094,8 @@
     // after the first paint of the drawn page
     requestAnimationFrame(function () { setTimeout(function () { document.body.setAttribute('data-painted', String(Math.round(performance.now()))); }, 0); });
   } catch (e) {
-    app.innerHTML = '<p class="warn">This report could not be drawn: ' + esc(e && e.message) + '</p>';
-    document.body.setAttribute('data-error', String(e && e.message));
+    app.innerHTML = '<p class="warn">This report could not be drawn: ' + esc(e?.message) + '</p>';
+    document.body.setAttribute('data-error', String(e?.message));
     throw e;
   }
 })();

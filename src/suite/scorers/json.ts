@@ -102,7 +102,7 @@ export function jsonEqual(a: unknown, b: unknown, normalizeStrings = true): bool
     if (!isPlainObject(a) || !isPlainObject(b)) return false;
     const ka = Object.keys(a).filter((k) => a[k] !== undefined);
     const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k], normalizeStrings));
+    return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k], normalizeStrings));
   }
   return a === b;
 }

@@ -68,7 +68,7 @@ export function trajectoryCalls(trajectory: TrajectoryStep[] | undefined): Traje
 /** `expected` ⊆ `actual`: every key of an expected object present with a matching value, arrays element by element. */
 export function argsSubset(expected: unknown, actual: unknown): boolean {
   if (isPlainObject(expected)) {
-    return isPlainObject(actual) && Object.keys(expected).every((k) => expected[k] === undefined || (Object.prototype.hasOwnProperty.call(actual, k) && argsSubset(expected[k], actual[k])));
+    return isPlainObject(actual) && Object.keys(expected).every((k) => expected[k] === undefined || (Object.hasOwn(actual, k) && argsSubset(expected[k], actual[k])));
   }
   if (Array.isArray(expected)) return Array.isArray(actual) && actual.length === expected.length && expected.every((x, i) => argsSubset(x, actual[i]));
   return jsonEqual(expected, actual, false);

@@ -88,7 +88,7 @@ export class ScorerError extends SkillOptError {
 }
 
 function clamp01(n: number): number {
-  return n < 0 ? 0 : n > 1 ? 1 : n;
+  return n < 0 ? 0 : Math.min(n , 1);
 }
 
 function checkNumber(value: unknown, field: string, scorer: string): number {
