@@ -4,7 +4,7 @@
  * Every stage asks before it spends; when the budget cannot buy what a stage needs the run stops
  * with a one-line reason and its outputs intact.
  */
-import { Accounting, TOTAL_KEY } from '../model/index.ts';
+import { type Accounting, TOTAL_KEY } from '../model/index.ts';
 import type { TokenSummary } from '../types.ts';
 import { costOf, formatMoney, type Price } from '../cost/pricing.ts';
 import { stageRole } from '../cost/display.ts';

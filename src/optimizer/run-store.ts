@@ -4,7 +4,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TokenSummary } from '../types.ts';
 import type { z } from 'zod';
 import { buildRunFile, HistorySchema, readRunFile, RuntimeStateSchema } from '../runfiles/index.ts';
 import { displayPath } from '../util/paths.ts';

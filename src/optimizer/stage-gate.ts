@@ -5,7 +5,7 @@
  */
 import { skillHash } from '../skill/hash.ts';
 import { TOTAL_KEY } from '../model/index.ts';
-import { acceptAction, gateDecision, metricValue, type GateAction, type ValidationScore } from './gate.ts';
+import { acceptAction, gateDecision, metricValue, type GateAction, } from './gate.ts';
 import type { RunContext } from './context.ts';
 import { race, raceOrder } from './racing.ts';
 import { evaluateItems, gateReference, partialScore, setGateReference, validate } from './validation.ts';

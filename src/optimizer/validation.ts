@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { skillHash } from '../skill/hash.ts';
 import type { CaseRecord } from '../types.ts';
 import type { ValidationScore } from './gate.ts';
-import { RunContext, validationOf } from './context.ts';
+import { type RunContext, validationOf } from './context.ts';
 import { combineScores, modelKey, type TrainingModel } from './models.ts';
 import { SKILL_SUBJECT } from './subject.ts';
 import type { ValSample } from './val-ledger.ts';

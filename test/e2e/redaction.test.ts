@@ -230,8 +230,8 @@ describe('no credential in output or files', () => {
     // `config` runs no suite: in process (what it prints is the point, not the process)
     const yaml = await cli(['config', '--config', config], { env });
     expect(yaml.code).toBe(0);
-    expect(yaml.stdout).toMatch(new RegExp(`^#\\s+optimizer: openai_compat model=mitko url=${escape(masked(deadPort))} `, 'm'));
-    expect(yaml.stdout).toMatch(new RegExp(`^#\\s+target: openai_compat model=mitko url=${escape(masked(simPort))} `, 'm'));
+    expect(yaml.stdout).toMatch(new RegExp(`^#\\s+optimizer: openai_compat model=mitko url=${escapeRegExp(masked(deadPort))} `, 'm'));
+    expect(yaml.stdout).toMatch(new RegExp(`^#\\s+target: openai_compat model=mitko url=${escapeRegExp(masked(simPort))} `, 'm'));
     expect(yaml.stdout).toContain(`url=https://***@127.0.0.1:${simPort}/v1`);
     expect(yaml.stdout).toContain(`base_url: ${masked(deadPort)}`);
     expectClean(yaml);
@@ -243,6 +243,6 @@ describe('no credential in output or files', () => {
   });
 });
 
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
