@@ -12,6 +12,8 @@ import { matrixExitCode } from '../../src/suite/verdict.ts';
 import { MatrixManifest, readMatrixRun } from '../../src/matrix/manifest.ts';
 import { matrixSkills, skillLabel } from '../../src/matrix/skills.ts';
 import { runFingerprint, writeRunRecord } from '../../src/rundir/fingerprint.ts';
+import { errored, row as caseRow } from '../compare/rows.ts';
+import type { CaseErrorKind } from '../../src/types.ts';
 
 const read = (path: string) => ({ path: join(process.cwd(), path), text: `# ${path}` });
 
@@ -77,7 +79,8 @@ describe('cells', () => {
 
   it("a cell's kept rows: scored ones, one per case and trial (the last written), none errored", () => {
     const dir = mkdtempSync(join(tmpdir(), 'cell-'));
-    const row = (id: string, trial: number, output: string, error_kind: string | null = null) => JSON.stringify({ suite: 's', id, trial, output, error_kind });
+    const row = (id: string, trial: number, output: string, error_kind: CaseErrorKind | null = null) =>
+      JSON.stringify(error_kind ? errored(id, { suite: 's', trial, output, error_kind }) : caseRow(id, true, { suite: 's', trial, output }));
     writeFileSync(join(dir, 'results.jsonl'), [row('a', 0, 'first'), row('a', 1, 'x'), row('a', 0, 'again'), row('b', 0, 'err', 'infra')].join('\n') + '\n');
     const kept = keptRows(dir)!;
     expect(Object.keys(kept)).toEqual(['s\u0000a']);

@@ -4,6 +4,8 @@
  * (its messages as its trajectory, a `run` hook's own steps too) while the model gets it whole; a handler's
  * crash is a first line naming the suite, the tool and the handler's line, with the stack after it.
  */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { z } from 'zod';
 import { clipResult, RESULT_CLIP } from '../../src/agent/loop.ts';
@@ -21,7 +23,8 @@ const tools = {
   fetch_log: tool({ description: 'the whole log', input: z.object({}), handler: () => 'L'.repeat(FIVE_MB) }),
   boom: tool({ description: 'broken', input: z.object({}), handler: () => { throw new TypeError('broken handler'); } }),
 };
-const CRASH_LINE = 22; // the line of boom's handler above
+// the line of boom's handler above, found in this file so that a reformat cannot move it
+const CRASH_LINE = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').findIndex((l) => l.includes("throw new TypeError('broken handler')")) + 1;
 
 let server: ToolServer;
 let runtime: SuiteRuntime;
