@@ -62,12 +62,23 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'browser', include: BROWSER, setupFiles: ['./test/setup/guard.ts'], testTimeout: 300_000, hookTimeout: 600_000 },
+        test: {
+          name: 'browser',
+          include: BROWSER,
+          setupFiles: ['./test/setup/guard.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+        },
       },
       {
         // The micro-benchmarks (`npm run bench`): tinybench inside a test each, printing its table (test/bench/benchmark.ts).
         extends: true,
-        test: { name: 'bench', include: ['test/bench/*.bench.ts'], setupFiles: ['./test/setup/guard.ts'], testTimeout: 300_000 },
+        test: {
+          name: 'bench',
+          include: ['test/bench/*.bench.ts'],
+          setupFiles: ['./test/setup/guard.ts'],
+          testTimeout: 300_000,
+        },
       },
       {
         // The skill benchmarks: run them with `npx skillopt test` (or `npx vitest --project skills`), after
@@ -76,7 +87,11 @@ export default defineConfig({
         extends: true,
         plugins: [skillopt()],
         resolve: { alias: { skillopt: library } },
-        test: { name: 'skills', include: ['benchmarks/**/*.skill.test.ts'], server: { deps: { external: [/\/dist\//] } } },
+        test: {
+          name: 'skills',
+          include: ['benchmarks/**/*.skill.test.ts'],
+          server: { deps: { external: [/\/dist\//] } },
+        },
       },
     ],
   },

@@ -78,7 +78,11 @@ const NEW_API = typeof attribution.defaultBudget === 'function';
 
 function skillopt(args) {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [join(REPO, 'bin', 'skillopt.js'), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [join(REPO, 'bin', 'skillopt.js'), ...args], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let out = '';
     let stdout = '';
     child.stdout.on('data', (d) => ((out += d), (stdout += d)));
@@ -92,14 +96,27 @@ const must = async (args) => {
   if (r.code !== 0 && r.code !== 1) throw new Error(`skillopt ${args.join(' ')} exited ${r.code}:\n${r.out}`);
   return r;
 };
-const readRows = (file) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const readRows = (file) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 const tmp = mkdtempSync(join(tmpdir(), 'skillopt-attr-noise-'));
 try {
   // 1. The README run's best skill.
   let best = BEST ? readFileSync(BEST, 'utf8') : null;
   if (!best) {
-    await must(['test', '--optimize', '--target', '0.8', '--config', CONFIG, '--cfg-options', `env.out_root=${join(tmp, 'opt')}`]);
+    await must([
+      'test',
+      '--optimize',
+      '--target',
+      '0.8',
+      '--config',
+      CONFIG,
+      '--cfg-options',
+      `env.out_root=${join(tmp, 'opt')}`,
+    ]);
     best = readFileSync(join(tmp, 'opt', 'best_skill.md'), 'utf8');
   }
   const seed = readFileSync(join(REPO, 'skills/dotnetdebug/initial.md'), 'utf8');
@@ -113,9 +130,21 @@ try {
   };
   const insertAfter = (arr, i, text) => [...arr.slice(0, i + 1), '', text, ...arr.slice(i + 1)];
   let inert = [...lines];
-  inert = insertAfter(inert, inert.findIndex((l) => l.includes('`async void`')), INERT[0]);
-  inert = insertAfter(inert, inert.findIndex((l) => l.includes('`service`')), INERT[1]);
-  inert = insertAfter(inert, inert.findIndex((l) => l.includes('`utc`')), INERT[2]);
+  inert = insertAfter(
+    inert,
+    inert.findIndex((l) => l.includes('`async void`')),
+    INERT[0],
+  );
+  inert = insertAfter(
+    inert,
+    inert.findIndex((l) => l.includes('`service`')),
+    INERT[1],
+  );
+  inert = insertAfter(
+    inert,
+    inert.findIndex((l) => l.includes('`utc`')),
+    INERT[2],
+  );
   const lastRule = inert.reduce((k, l, i) => (l.startsWith('- When the input mentions') ? i : k), -1);
   inert = insertAfter(inert, lastRule, INERT[3]);
   at((l) => l === ANCHOR);
@@ -126,29 +155,61 @@ try {
   for (const [name, text] of Object.entries(placements)) {
     const ch = skillChange(seed, text);
     const ids = (t) => ch.units.filter((u) => u.text === t).map((u) => u.id);
-    if (ids(PLANTED).length !== 1 || INERT.some((t) => ids(t).length !== 1)) throw new Error(`${name}: the planted rule or an inert unit is not a unit of its own`);
+    if (ids(PLANTED).length !== 1 || INERT.some((t) => ids(t).length !== 1))
+      throw new Error(`${name}: the planted rule or an inert unit is not a unit of its own`);
   }
 
   // 3. The test tasks as the target sees them.
   const cfg = loadConfig({ path: join(REPO, CONFIG), cfgOptions: [`model.simulated.noise=${NOISE}`] }).config;
   const knobs = knobsFromConfig(cfg.model.simulated);
-  const zero = await must(['eval', '--config', CONFIG, '--skill', 'skills/dotnetdebug/initial.md', '--split', 'test', '--cfg-options', 'model.simulated.noise=0', `env.out_root=${join(tmp, 'tasks')}`]);
+  const zero = await must([
+    'eval',
+    '--config',
+    CONFIG,
+    '--skill',
+    'skills/dotnetdebug/initial.md',
+    '--split',
+    'test',
+    '--cfg-options',
+    'model.simulated.noise=0',
+    `env.out_root=${join(tmp, 'tasks')}`,
+  ]);
   void zero;
   const tasks = readRows(join(tmp, 'tasks', 'results.jsonl'));
   const userOf = (t) => t.messages.filter((m) => m.role === 'user').at(-1).content;
   for (const t of INERT.filter((l) => l.startsWith('-'))) {
     const trigger = t.match(/`([^`]+)`/)[1].toLowerCase();
-    if (tasks.some((x) => userOf(x).toLowerCase().includes(trigger))) throw new Error(`inert trigger ${trigger} occurs in a task`);
+    if (tasks.some((x) => userOf(x).toLowerCase().includes(trigger)))
+      throw new Error(`inert trigger ${trigger} occurs in a task`);
   }
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const messagesOf = (t, skill) => t.messages.map((m) => (m.role === 'system' ? { ...m, content: skill } : m));
-  const answer = (t, skill, simSeed, sample) => simulateTarget(messagesOf(t, skill), MODEL, { ...knobs, seed: simSeed, ...(sample === undefined ? {} : { sample }) }).content;
+  const answer = (t, skill, simSeed, sample) =>
+    simulateTarget(messagesOf(t, skill), MODEL, {
+      ...knobs,
+      seed: simSeed,
+      ...(sample === undefined ? {} : { sample }),
+    }).content;
   const row = (t, skill, simSeed, trial, trials) => {
     const out = answer(t, skill, simSeed, trials > 1 || trial !== undefined ? trial : undefined);
     const pass = out === t.expected;
-    return { suite: t.suite, id: t.id, ...(trial !== undefined && trials > 1 ? { trial } : {}), expected: t.expected, output: out, pass, hard: pass ? 1 : 0, soft: pass ? 1 : 0, error_kind: null, skill_hash: 'x', usage: { calls: 1 }, simulated: true };
+    return {
+      suite: t.suite,
+      id: t.id,
+      ...(trial !== undefined && trials > 1 ? { trial } : {}),
+      expected: t.expected,
+      output: out,
+      pass,
+      hard: pass ? 1 : 0,
+      soft: pass ? 1 : 0,
+      error_kind: null,
+      skill_hash: 'x',
+      usage: { calls: 1 },
+      simulated: true,
+    };
   };
-  const evaluate = (skill, simSeed) => tasks.flatMap((t) => Array.from({ length: TRIALS }, (_, k) => row(t, skill, simSeed, k, TRIALS)));
+  const evaluate = (skill, simSeed) =>
+    tasks.flatMap((t) => Array.from({ length: TRIALS }, (_, k) => row(t, skill, simSeed, k, TRIALS)));
 
   /** Pass probability of a task under `skill`, from DRAWS samples at a seed no run uses (per task, as asked). */
   const truthCache = new Map();
@@ -187,7 +248,13 @@ try {
         }
         return { counts, calls };
       };
-      const a = await attribution.attribute(change, cases, evaluateVariant, { budget, alpha: cfg.evaluation.alpha, deterministic: false, firstSample: cliAttribute.firstFreshSample(run), baselineText: baseText });
+      const a = await attribution.attribute(change, cases, evaluateVariant, {
+        budget,
+        alpha: cfg.evaluation.alpha,
+        deterministic: false,
+        firstSample: cliAttribute.firstFreshSample(run),
+        baselineText: baseText,
+      });
       return { comparison, change, a, budget };
     }
     // the API before fresh samples: each re-run takes the runs' own trial indices 0 … k − 1
@@ -210,8 +277,14 @@ try {
   };
   /** Every blame of an attribution: [units, case id, direction]. */
   const blamesOf = (a) => [
-    ...a.units.flatMap((u) => [...u.breaks.map((c) => [[u.id], c.id, 'regressed']), ...u.fixes.map((c) => [[u.id], c.id, 'fixed'])]),
-    ...a.combos.flatMap((c) => [...c.breaks.map((x) => [c.units, x.id, 'regressed']), ...c.fixes.map((x) => [c.units, x.id, 'fixed'])]),
+    ...a.units.flatMap((u) => [
+      ...u.breaks.map((c) => [[u.id], c.id, 'regressed']),
+      ...u.fixes.map((c) => [[u.id], c.id, 'fixed']),
+    ]),
+    ...a.combos.flatMap((c) => [
+      ...c.breaks.map((x) => [c.units, x.id, 'regressed']),
+      ...c.fixes.map((x) => [c.units, x.id, 'fixed']),
+    ]),
   ];
 
   // 5. The CLI check: one run made with skillopt itself must give the same rows and attribution.
@@ -219,35 +292,103 @@ try {
     const cand = join(tmp, 'candidate.md');
     writeFileSync(cand, placements.after_anchor);
     const sim = (s) => ['--cfg-options', `model.simulated.noise=${NOISE}`, `model.simulated.seed=${s}`];
-    await must(['eval', '--config', CONFIG, '--skill', 'skills/dotnetdebug/initial.md', '--split', 'test', '--trials', String(TRIALS), '--model-cache', 'off', ...sim(1), `env.out_root=${join(tmp, 'cb')}`]);
-    await must(['eval', '--config', CONFIG, '--skill', cand, '--split', 'test', '--trials', String(TRIALS), '--model-cache', 'off', ...sim(2), `env.out_root=${join(tmp, 'cc')}`]);
+    await must([
+      'eval',
+      '--config',
+      CONFIG,
+      '--skill',
+      'skills/dotnetdebug/initial.md',
+      '--split',
+      'test',
+      '--trials',
+      String(TRIALS),
+      '--model-cache',
+      'off',
+      ...sim(1),
+      `env.out_root=${join(tmp, 'cb')}`,
+    ]);
+    await must([
+      'eval',
+      '--config',
+      CONFIG,
+      '--skill',
+      cand,
+      '--split',
+      'test',
+      '--trials',
+      String(TRIALS),
+      '--model-cache',
+      'off',
+      ...sim(2),
+      `env.out_root=${join(tmp, 'cc')}`,
+    ]);
     const cliBase = readRows(join(tmp, 'cb', 'results.jsonl'));
     const cliCand = readRows(join(tmp, 'cc', 'results.jsonl'));
     const key = (x) => `${x.id}\u0000${x.trial ?? 0}`;
-    for (const [cli, mine] of [[cliBase, evaluate(seed, 1)], [cliCand, evaluate(placements.after_anchor, 2)]]) {
+    for (const [cli, mine] of [
+      [cliBase, evaluate(seed, 1)],
+      [cliCand, evaluate(placements.after_anchor, 2)],
+    ]) {
       const passes = new Map(cli.map((x) => [key(x), x.pass]));
       const differ = mine.filter((x) => passes.get(key(x)) !== x.pass);
-      if (differ.length || passes.size !== mine.length) throw new Error(`the in-process evaluation differs from skillopt eval on ${differ.length} of ${mine.length} rows`);
+      if (differ.length || passes.size !== mine.length)
+        throw new Error(
+          `the in-process evaluation differs from skillopt eval on ${differ.length} of ${mine.length} rows`,
+        );
     }
-    const cmp = await must(['compare', join(tmp, 'cb'), join(tmp, 'cc'), '--attribute', '--json', '--config', CONFIG, '--model-cache', 'off', '--cfg-options', `model.simulated.noise=${NOISE}`, 'model.simulated.seed=3', `env.trials=${TRIALS}`]);
+    const cmp = await must([
+      'compare',
+      join(tmp, 'cb'),
+      join(tmp, 'cc'),
+      '--attribute',
+      '--json',
+      '--config',
+      CONFIG,
+      '--model-cache',
+      'off',
+      '--cfg-options',
+      `model.simulated.noise=${NOISE}`,
+      'model.simulated.seed=3',
+      `env.trials=${TRIALS}`,
+    ]);
     const cliA = JSON.parse(cmp.stdout).attribution;
     const { a } = await attribute(cliBase, cliCand, seed, placements.after_anchor, 3);
-    const facts = (x) => JSON.stringify({ blames: blamesOf(x), unexplained: x.unexplained.map((c) => [c.id, c.reason ?? null]), noise: (x.noise ?? []).map((c) => c.id), calls: x.calls });
-    if (facts(cliA) !== facts(a)) throw new Error(`the in-process attribution differs from skillopt compare --attribute:\n  cli:        ${facts(cliA)}\n  in-process: ${facts(a)}`);
-    console.log(`in-process = skillopt eval row for row and = skillopt compare --attribute (blames, noise, unexplained, calls: ${a.calls}) on run 0`);
+    const facts = (x) =>
+      JSON.stringify({
+        blames: blamesOf(x),
+        unexplained: x.unexplained.map((c) => [c.id, c.reason ?? null]),
+        noise: (x.noise ?? []).map((c) => c.id),
+        calls: x.calls,
+      });
+    if (facts(cliA) !== facts(a))
+      throw new Error(
+        `the in-process attribution differs from skillopt compare --attribute:\n  cli:        ${facts(cliA)}\n  in-process: ${facts(a)}`,
+      );
+    console.log(
+      `in-process = skillopt eval row for row and = skillopt compare --attribute (blames, noise, unexplained, calls: ${a.calls}) on run 0`,
+    );
   }
 
   // 6. The runs.
-  console.log(`${NEW_API ? 'attribution with fresh samples, reproduction and confirmation' : 'attribution before fresh samples (the runs\' trial indices, no confirmation)'} (${REPO})`);
-  console.log(`noise ${NOISE}, trials ${TRIALS}, ${SEEDS} runs a placement; truth from ${DRAWS} draws a case and skill; noise flip: |Δp| < ${SAME}; true effect: |Δp| ≥ ${MOVED}\n`);
+  console.log(
+    `${NEW_API ? 'attribution with fresh samples, reproduction and confirmation' : "attribution before fresh samples (the runs' trial indices, no confirmation)"} (${REPO})`,
+  );
+  console.log(
+    `noise ${NOISE}, trials ${TRIALS}, ${SEEDS} runs a placement; truth from ${DRAWS} draws a case and skill; noise flip: |Δp| < ${SAME}; true effect: |Δp| ≥ ${MOVED}\n`,
+  );
   // the two placements against the seed skill, and the candidate against itself without the inert units
   // (skills that behave alike: every flip between them is noise)
   const scenarios = [
     { name: 'planted rule after the anchor', base: seed, cand: placements.after_anchor },
     { name: 'planted rule at the end', base: seed, cand: placements.at_end },
-    { name: 'alike: the first candidate against itself without the inert units', base: [...insertAfter(lines, lines.indexOf(ANCHOR), PLANTED)].join('\n') + '\n', cand: placements.after_anchor },
+    {
+      name: 'alike: the first candidate against itself without the inert units',
+      base: [...insertAfter(lines, lines.indexOf(ANCHOR), PLANTED)].join('\n') + '\n',
+      cand: placements.after_anchor,
+    },
   ];
-  const range = (xs) => `${Math.min(...xs)}–${Math.max(...xs)} (mean ${Math.round(xs.reduce((x, y) => x + y, 0) / xs.length)})`;
+  const range = (xs) =>
+    `${Math.min(...xs)}–${Math.max(...xs)} (mean ${Math.round(xs.reduce((x, y) => x + y, 0) / xs.length)})`;
   for (const sc of scenarios) {
     const baseTruth = truth(sc.base);
     const candTruth = truth(sc.cand);
@@ -255,11 +396,49 @@ try {
     const idOf = (t) => change.units.find((u) => u.text === t)?.id ?? null;
     const planted = idOf(PLANTED);
     const inertIds = new Set(INERT.map(idOf));
-    const trueBreaks = planted ? new Set(tasks.filter((t) => Math.abs(candTruth.get(t.id) - truth(change.textWith([planted])).get(t.id)) >= MOVED).map((t) => t.id)) : new Set();
-    const effect = planted ? `; the planted unit's true effect: ${[...trueBreaks].map((id) => `${id} ${baseTruth.get(id).toFixed(2)}→${candTruth.get(id).toFixed(2)} (without it ${truth(change.textWith([planted])).get(id).toFixed(2)})`).join(', ')}` : '';
-    console.log(`## ${sc.name}: ${change.units.length} units${planted ? `, planted ${planted}` : ''}, inert ${[...inertIds].join(', ')}${effect}`);
-    const s = { runs: 0, inertRuns: 0, plantedWrongRuns: 0, d011Regressed: 0, d011Planted: 0, noiseFlipBlamedRuns: 0, noiseFlips: 0, noiseFlipsBlamed: 0, unsupportedRuns: 0, unsupported: 0, firstUnitUnsupported: 0, blames: 0, calls: [], budgets: [], perCase: [], overBudget: 0 };
-    console.log('| run | regressed / fixed | noise flips (blamed) | blames | unsupported | dnd-011 | inert blamed | planted blamed elsewhere | calls / budget |');
+    const trueBreaks = planted
+      ? new Set(
+          tasks
+            .filter((t) => Math.abs(candTruth.get(t.id) - truth(change.textWith([planted])).get(t.id)) >= MOVED)
+            .map((t) => t.id),
+        )
+      : new Set();
+    const effect = planted
+      ? `; the planted unit's true effect: ${[...trueBreaks]
+          .map(
+            (id) =>
+              `${id} ${baseTruth.get(id).toFixed(2)}→${candTruth.get(id).toFixed(2)} (without it ${truth(
+                change.textWith([planted]),
+              )
+                .get(id)
+                .toFixed(2)})`,
+          )
+          .join(', ')}`
+      : '';
+    console.log(
+      `## ${sc.name}: ${change.units.length} units${planted ? `, planted ${planted}` : ''}, inert ${[...inertIds].join(', ')}${effect}`,
+    );
+    const s = {
+      runs: 0,
+      inertRuns: 0,
+      plantedWrongRuns: 0,
+      d011Regressed: 0,
+      d011Planted: 0,
+      noiseFlipBlamedRuns: 0,
+      noiseFlips: 0,
+      noiseFlipsBlamed: 0,
+      unsupportedRuns: 0,
+      unsupported: 0,
+      firstUnitUnsupported: 0,
+      blames: 0,
+      calls: [],
+      budgets: [],
+      perCase: [],
+      overBudget: 0,
+    };
+    console.log(
+      '| run | regressed / fixed | noise flips (blamed) | blames | unsupported | dnd-011 | inert blamed | planted blamed elsewhere | calls / budget |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (let r = 0; r < SEEDS; r++) {
       const baseRows = evaluate(sc.base, 3 * r + 1);
@@ -274,7 +453,9 @@ try {
         return (dir === 'regressed' ? moved : -moved) < MOVED;
       });
       const inertBlamed = blames.filter(([units]) => units.some((u) => inertIds.has(u)));
-      const plantedElsewhere = planted ? blames.filter(([units, id]) => units.includes(planted) && !trueBreaks.has(id)) : [];
+      const plantedElsewhere = planted
+        ? blames.filter(([units, id]) => units.includes(planted) && !trueBreaks.has(id))
+        : [];
       const flipBlamed = blames.filter(([, id]) => noiseFlips.has(id));
       const d011 = comparison.regressed.some((c) => c.id === 'dnd-011');
       const d011Planted = blames.some(([units, id]) => id === 'dnd-011' && units.length === 1 && units[0] === planted);
@@ -297,23 +478,43 @@ try {
       const show = (list) => (list.length ? list.map(([u, id]) => `${u.join('+')}→${id}`).join(' ') : '—');
       const status = (id) => {
         const n = (a.noise ?? []).find((c) => c.id === id);
-        if (n) return `noise (${n.baseline.passes}/${n.baseline.scored} vs ${n.candidate.passes}/${n.candidate.scored}, p ${n.p?.toFixed(3)})`;
+        if (n)
+          return `noise (${n.baseline.passes}/${n.baseline.scored} vs ${n.candidate.passes}/${n.candidate.scored}, p ${n.p?.toFixed(3)})`;
         const u = a.unexplained.find((c) => c.id === id);
-        if (u) return `unexplained${u.reason ? ` ${u.reason}` : ''}${u.units ? ` ${u.units.join('+')}` : ''}${u.reverted ? ` ${u.reverted.passes}/${u.reverted.scored} vs ${u.candidate.passes}/${u.candidate.scored}` : ''}${u.p_adjusted != null ? ` p_adj ${u.p_adjusted.toFixed(3)}` : ''}`;
+        if (u)
+          return `unexplained${u.reason ? ` ${u.reason}` : ''}${u.units ? ` ${u.units.join('+')}` : ''}${u.reverted ? ` ${u.reverted.passes}/${u.reverted.scored} vs ${u.candidate.passes}/${u.candidate.scored}` : ''}${u.p_adjusted != null ? ` p_adj ${u.p_adjusted.toFixed(3)}` : ''}`;
         const b = blames.filter(([, c]) => c === id);
         return b.length ? show(b) : 'not blamed';
       };
-      const d011Text = !planted ? '—' : d011 ? (d011Planted ? 'regressed, planted' : `regressed, ${status('dnd-011')}`) : 'not regressed';
-      console.log(`| ${r} | ${comparison.regressed.length} / ${comparison.fixed.length} | ${noiseFlips.size} (${new Set(flipBlamed.map(([, id]) => id)).size}) | ${blames.length} | ${show(unsupported)} | ${d011Text} | ${show(inertBlamed)} | ${show(plantedElsewhere)} | ${a.calls} / ${budget} |`);
+      const d011Text = !planted
+        ? '—'
+        : d011
+          ? d011Planted
+            ? 'regressed, planted'
+            : `regressed, ${status('dnd-011')}`
+          : 'not regressed';
+      console.log(
+        `| ${r} | ${comparison.regressed.length} / ${comparison.fixed.length} | ${noiseFlips.size} (${new Set(flipBlamed.map(([, id]) => id)).size}) | ${blames.length} | ${show(unsupported)} | ${d011Text} | ${show(inertBlamed)} | ${show(plantedElsewhere)} | ${a.calls} / ${budget} |`,
+      );
     }
     console.log(`\n- an inert unit blamed: ${s.inertRuns} of ${s.runs} runs`);
     if (planted) {
-      console.log(`- the planted unit blamed for a case it does not truly break: ${s.plantedWrongRuns} of ${s.runs} runs`);
-      console.log(`- dnd-011 regressed in ${s.d011Regressed} runs, blamed on the planted unit alone in ${s.d011Planted}`);
+      console.log(
+        `- the planted unit blamed for a case it does not truly break: ${s.plantedWrongRuns} of ${s.runs} runs`,
+      );
+      console.log(
+        `- dnd-011 regressed in ${s.d011Regressed} runs, blamed on the planted unit alone in ${s.d011Planted}`,
+      );
     }
-    console.log(`- a noise flip blamed: ${s.noiseFlipBlamedRuns} of ${s.runs} runs (${s.noiseFlipsBlamed} of ${s.noiseFlips} noise flips)`);
-    console.log(`- unsupported blames: in ${s.unsupportedRuns} of ${s.runs} runs, ${s.unsupported} of ${s.blames} blames (${s.unsupported ? s.firstUnitUnsupported : 0} on u1)`);
-    console.log(`- calls: ${range(s.calls)} of budgets ${range(s.budgets)}; per changed case ${s.perCase.length ? range(s.perCase) : '—'}; over budget: ${s.overBudget}\n`);
+    console.log(
+      `- a noise flip blamed: ${s.noiseFlipBlamedRuns} of ${s.runs} runs (${s.noiseFlipsBlamed} of ${s.noiseFlips} noise flips)`,
+    );
+    console.log(
+      `- unsupported blames: in ${s.unsupportedRuns} of ${s.runs} runs, ${s.unsupported} of ${s.blames} blames (${s.unsupported ? s.firstUnitUnsupported : 0} on u1)`,
+    );
+    console.log(
+      `- calls: ${range(s.calls)} of budgets ${range(s.budgets)}; per changed case ${s.perCase.length ? range(s.perCase) : '—'}; over budget: ${s.overBudget}\n`,
+    );
   }
 } finally {
   rmSync(tmp, { recursive: true, force: true });

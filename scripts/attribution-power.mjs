@@ -45,10 +45,14 @@ async function rate(p1, p0, o) {
       for (let k = 0; k < n; k++) if (rng.random() < p) restored++;
       return { restored, scored: n };
     };
-    const got = await lookAgain(async (n) => {
-      samples += 2 * n;
-      return [arm(p1, n), arm(p0, n)];
-    }, [[0, 1]], { deterministic: false, alpha: ALPHA, ...o });
+    const got = await lookAgain(
+      async (n) => {
+        samples += 2 * n;
+        return [arm(p1, n), arm(p0, n)];
+      },
+      [[0, 1]],
+      { deterministic: false, alpha: ALPHA, ...o },
+    );
     if (got.test.p < ALPHA) held++;
   }
   const [lo, hi] = wilsonInterval(held, RUNS);

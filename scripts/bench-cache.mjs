@@ -32,24 +32,65 @@ async function lookups() {
   const { cacheStats } = await import(dist('model/cache/admin.js'));
   const dir = mkdtempSync(join(tmpdir(), 'skillopt-bench-cache-'));
   try {
-    const cache = new ModelCache({ dir, mode: 'rw', sim: { seed: 0, noise: 0, max_rules: 0, analyst_error_rate: 0 }, log: () => {} });
-    const role = { role: 'target', backend: 'simulated', model: 'mitko', baseURL: '', apiKeyEnv: '', temperature: null, maxTokens: 8000, timeoutMs: 1, retries: 0, retryBaseDelayMs: 0, retryMaxDelayMs: 0, concurrency: 1, structuredOutput: 'auto' };
-    const skill = Array.from({ length: 12 }, (_, k) => `- When the input mentions \`Code${k}\`, answer \`label${k}\`.`).join('\n');
+    const cache = new ModelCache({
+      dir,
+      mode: 'rw',
+      sim: { seed: 0, noise: 0, max_rules: 0, analyst_error_rate: 0 },
+      log: () => {},
+    });
+    const role = {
+      role: 'target',
+      backend: 'simulated',
+      model: 'mitko',
+      baseURL: '',
+      apiKeyEnv: '',
+      temperature: null,
+      maxTokens: 8000,
+      timeoutMs: 1,
+      retries: 0,
+      retryBaseDelayMs: 0,
+      retryMaxDelayMs: 0,
+      concurrency: 1,
+      structuredOutput: 'auto',
+    };
+    const skill = Array.from(
+      { length: 12 },
+      (_, k) => `- When the input mentions \`Code${k}\`, answer \`label${k}\`.`,
+    ).join('\n');
     // a request as the client builds it: the skill as system prompt, a task as user message
-    const body = (i) => ({ model: 'mitko', messages: [{ role: 'system', content: skill }, { role: 'user', content: `Ticket ${i}: the nightly job failed with Code${i % 12} after 3 retries.` }], max_tokens: 8000 });
-    const value = (i) => ({ text: `label${i % 12}`, usage: { prompt_tokens: 180, completion_tokens: 3 }, model: 'mitko', finishReason: 'stop', simulated: true });
+    const body = (i) => ({
+      model: 'mitko',
+      messages: [
+        { role: 'system', content: skill },
+        { role: 'user', content: `Ticket ${i}: the nightly job failed with Code${i % 12} after 3 retries.` },
+      ],
+      max_tokens: 8000,
+    });
+    const value = (i) => ({
+      text: `label${i % 12}`,
+      usage: { prompt_tokens: 180, completion_tokens: 3 },
+      model: 'mitko',
+      finishReason: 'stop',
+      simulated: true,
+    });
     const decode = (v) => (typeof v.text === 'string' ? v : undefined);
     const t = performance.now();
     for (let i = 0; i < entries; i++) cache.put(role, 'rollout', 'chat', cache.key(role, 'chat', body(i)), value(i));
     const writeS = (performance.now() - t) / 1000;
     const st = cacheStats(dir);
-    console.log(`wrote ${entries} entries in ${writeS.toFixed(1)} s (${Math.round(entries / writeS)}/s); ${(st.disk / 1024 ** 2).toFixed(0)} MB on disk, ${(st.bytes / 1024 ** 2).toFixed(1)} MB of data`);
+    console.log(
+      `wrote ${entries} entries in ${writeS.toFixed(1)} s (${Math.round(entries / writeS)}/s); ${(st.disk / 1024 ** 2).toFixed(0)} MB on disk, ${(st.bytes / 1024 ** 2).toFixed(1)} MB of data`,
+    );
     const pick = () => Math.floor(Math.random() * entries);
     const rate = (label, count, fn) => {
       const s = performance.now();
       for (let j = 0; j < count; j++) fn(j);
       const ms = performance.now() - s;
-      console.log(`${label.padEnd(42)} ${Math.round((count / ms) * 1000).toString().padStart(7)}/s  (${((ms * 1000) / count).toFixed(1)} µs each)`);
+      console.log(
+        `${label.padEnd(42)} ${Math.round((count / ms) * 1000)
+          .toString()
+          .padStart(7)}/s  (${((ms * 1000) / count).toFixed(1)} µs each)`,
+      );
     };
     for (let round = 1; round <= 3; round++) {
       console.log(`round ${round}:`);
@@ -84,7 +125,14 @@ async function evalRuns() {
   const { loadConfig } = await import(dist('config/load.js'));
   const { openHost } = await import(dist('vitest/host.js'));
   const { SuiteRunner } = await import(dist('vitest/runner.js'));
-  const common = ['model.backend=simulated', `model.simulated.latency_ms=${latency}`, `model.concurrency=${concurrency}`, `env.workers=${concurrency}`, 'env.name=bench', `cache.dir=${join(dir, 'cache')}`];
+  const common = [
+    'model.backend=simulated',
+    `model.simulated.latency_ms=${latency}`,
+    `model.concurrency=${concurrency}`,
+    `env.workers=${concurrency}`,
+    'env.name=bench',
+    `cache.dir=${join(dir, 'cache')}`,
+  ];
   const ideal = (cases * latency) / 1000 / concurrency;
 
   /** A fresh host and Vitest per run, as each `skillopt eval` has: cold thread, cold JIT, one run of the suite. */
@@ -98,10 +146,13 @@ async function evalRuns() {
       const started = performance.now();
       const result = await runner.run({ mode: 'rollout', split: 'all', ids: null });
       const wall = (performance.now() - started) / 1000;
-      if (result.records.length !== cases) throw new Error(`ran ${result.records.length} of ${cases} cases: ${result.errors.join('; ')}`);
+      if (result.records.length !== cases)
+        throw new Error(`ran ${result.records.length} of ${cases} cases: ${result.errors.join('; ')}`);
       const requests = (await host.simServer.stats()).requests - before;
       const hits = result.records.filter((r) => r.cached).length;
-      console.log(`${label.padEnd(28)} wall ${wall.toFixed(3)} s  ratio to ideal ${(wall / ideal).toFixed(3)}  (${requests} requests, ${hits} cache hits, ${result.records.filter((r) => r.pass).length} passed)`);
+      console.log(
+        `${label.padEnd(28)} wall ${wall.toFixed(3)} s  ratio to ideal ${(wall / ideal).toFixed(3)}  (${requests} requests, ${hits} cache hits, ${result.records.filter((r) => r.pass).length} passed)`,
+      );
       return wall;
     } finally {
       await runner.close();
@@ -110,12 +161,16 @@ async function evalRuns() {
   }
 
   try {
-    console.log(`${cases} cases, ${latency} ms latency, concurrency ${concurrency}: ideal ${ideal.toFixed(3)} s without a cache`);
+    console.log(
+      `${cases} cases, ${latency} ms latency, concurrency ${concurrency}: ideal ${ideal.toFixed(3)} s without a cache`,
+    );
     const cold = await run('cold (rw, empty cache)', 'rw');
     const off = await run('cache off', 'off');
     const hit = await run('served from the cache (rw)', 'rw');
     const replay = await run('served from the cache (replay)', 'replay');
-    console.log(`cache-hit run / cold run: ${(hit / cold).toFixed(3)} (rw), ${(replay / cold).toFixed(3)} (replay); cache off / cold rw: ${(off / cold).toFixed(3)}`);
+    console.log(
+      `cache-hit run / cold run: ${(hit / cold).toFixed(3)} (rw), ${(replay / cold).toFixed(3)} (replay); cache off / cold rw: ${(off / cold).toFixed(3)}`,
+    );
   } finally {
     process.chdir(repo);
     rmSync(dir, { recursive: true, force: true });

@@ -22,7 +22,9 @@ import { performance } from 'node:perf_hooks';
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(REPO, 'bin', 'skillopt.js');
 const BIN_URL = pathToFileURL(BIN).href;
-const { runComparison, compareJson, compareMarkdown, compareTerminal } = await import(join(REPO, 'dist', 'compare', 'index.js'));
+const { runComparison, compareJson, compareMarkdown, compareTerminal } = await import(
+  join(REPO, 'dist', 'compare', 'index.js')
+);
 
 const argValue = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -31,12 +33,19 @@ const argValue = (name, dflt) => {
 const CASES = argValue('cases', 10_000);
 const TRIALS = argValue('trials', 5);
 const SKILL = readFileSync(join(REPO, 'skills', 'dotnetdebug', 'initial.md'), 'utf8');
-const LABELS = ['null-reference', 'disposed-object', 'collection-modified', 'sync-over-async-deadlock', 'async-void', 'integer-overflow'];
+const LABELS = [
+  'null-reference',
+  'disposed-object',
+  'collection-modified',
+  'sync-over-async-deadlock',
+  'async-void',
+  'integer-overflow',
+];
 
 /** A deterministic LCG, so both runs of the script write the same files. */
 function lcg(seed) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 4294967296);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 4294967296;
 }
 
 function row(i, trial, pass) {
@@ -49,7 +58,10 @@ function row(i, trial, pass) {
     skill_hash: '0123456789abcdef',
     messages: [
       { role: 'system', content: SKILL },
-      { role: 'user', content: `Service ${i} fails after a deploy:\n\n    var x = repo.Find(id);\n    return x.Name;\n\nUnhandled exception ${expected} at Program.Main(String[] args) line ${i % 97}` },
+      {
+        role: 'user',
+        content: `Service ${i} fails after a deploy:\n\n    var x = repo.Find(id);\n    return x.Name;\n\nUnhandled exception ${expected} at Program.Main(String[] args) line ${i % 97}`,
+      },
     ],
     output: pass ? expected : 'unknown',
     expected,
@@ -75,7 +87,8 @@ function writeRun(file, trials, candidate, seed) {
   for (let i = 0; i < CASES; i++) {
     const p = ((i * 7919) % 100) / 100; // per-case difficulty, the same on both sides
     const shift = candidate ? -0.01 : 0;
-    for (let t = 0; t < trials; t++) lines.push(JSON.stringify(row(i, trials > 1 ? t : null, rand() < p + 0.05 + shift)));
+    for (let t = 0; t < trials; t++)
+      lines.push(JSON.stringify(row(i, trials > 1 ? t : null, rand() < p + 0.05 + shift)));
   }
   writeFileSync(file, `${lines.join('\n')}\n`);
 }
@@ -107,7 +120,11 @@ try {
     // the whole CLI process, node start-up included; it reports its own CPU time on exit
     const wrapper = `process.on('exit', () => { const u = process.resourceUsage(); process.stderr.write('CPU ' + (u.userCPUTime + u.systemCPUTime) / 1000); }); await import(${JSON.stringify(BIN_URL)});`;
     const t0 = performance.now();
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', wrapper, BIN, 'compare', a, b, '--json', '--out', join(dir, `out-${trials}`)], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const child = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', wrapper, BIN, 'compare', a, b, '--json', '--out', join(dir, `out-${trials}`)],
+      { encoding: 'utf8', maxBuffer: 1 << 28 },
+    );
     const cli = performance.now() - t0;
     const cliCpu = Number(/CPU ([\d.]+)/.exec(child.stderr)?.[1] ?? NaN);
     const c = run.comparison;
@@ -123,6 +140,14 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(`load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} cores (wall times grow with it; CPU times do not)`);
-console.log(worst < 1000 ? `OK: every CLI comparison under 1 s of CPU (slowest ${worst.toFixed(0)} ms)` : `over target: the slowest CLI comparison took ${worst.toFixed(0)} ms of CPU (target 1 s)`);
+console.log(
+  `load average ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} on ${cpus().length} cores (wall times grow with it; CPU times do not)`,
+);
+console.log(
+  worst < 1000
+    ? `OK: every CLI comparison under 1 s of CPU (slowest ${worst.toFixed(0)} ms)`
+    : `over target: the slowest CLI comparison took ${worst.toFixed(0)} ms of CPU (target 1 s)`,
+);
 process.exitCode = worst < 1000 ? 0 : 1;

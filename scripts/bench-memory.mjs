@@ -28,25 +28,35 @@ const latency = Number(flag('latency') ?? 200);
 const concurrency = Number(flag('concurrency') ?? 256);
 const baselineArg = flag('baseline');
 const TIME = '/usr/bin/time';
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 if (!existsSync(TIME)) throw new Error(`bench-memory: ${TIME} is missing (GNU time: apt-get install time)`);
-if (!existsSync(join(REPO, 'dist', 'cli', 'main.js'))) throw new Error('bench-memory: dist/ is missing: run `npm run build` first');
+if (!existsSync(join(REPO, 'dist', 'cli', 'main.js')))
+  throw new Error('bench-memory: dist/ is missing: run `npm run build` first');
 
 function freePort() {
   return new Promise((res, rej) => {
-    const s = createServer().once('error', rej).listen(0, '127.0.0.1', () => {
-      const { port } = /** @type {import('node:net').AddressInfo} */ (s.address());
-      s.close(() => res(port));
-    });
+    const s = createServer()
+      .once('error', rej)
+      .listen(0, '127.0.0.1', () => {
+        const { port } = /** @type {import('node:net').AddressInfo} */ (s.address());
+        s.close(() => res(port));
+      });
   });
 }
 
 /** `skillopt sim-server` of this build; counts the replies it logs. */
 async function startServer() {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(REPO, 'bin', 'skillopt.js'), 'sim-server', '--port', String(port), '--latency-ms', String(latency)], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [join(REPO, 'bin', 'skillopt.js'), 'sim-server', '--port', String(port), '--latency-ms', String(latency)],
+    { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let replies = 0;
   let log = '';
   await new Promise((res, rej) => {
@@ -59,7 +69,11 @@ async function startServer() {
     child.stderr.setEncoding('utf8').on('data', (d) => (log += d));
   });
   child.removeAllListeners('exit');
-  return { url: `http://127.0.0.1:${port}/v1`, take: () => [replies, (replies = 0)][0], stop: () => child.kill('SIGTERM') };
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    take: () => [replies, (replies = 0)][0],
+    stop: () => child.kill('SIGTERM'),
+  };
 }
 
 /** A built checkout of `rev` beside this one (node_modules linked), and how to remove it. */
@@ -70,12 +84,16 @@ function buildBaseline(rev) {
   symlinkSync(join(REPO, 'node_modules'), join(dir, 'node_modules'));
   console.log(`baseline ${rev}: building in ${dir} …`);
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: dir, stdio: 'inherit' });
-  return { dir, remove: () => execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: REPO, stdio: 'ignore' }) };
+  return {
+    dir,
+    remove: () => execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: REPO, stdio: 'ignore' }),
+  };
 }
 
 function cleanEnv(extra) {
   const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(VITEST|VITE_|SKILLOPT_|NODE_OPTIONS|FORCE_COLOR)/.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!/^(VITEST|VITE_|SKILLOPT_|NODE_OPTIONS|FORCE_COLOR)/.test(k)) env[k] = v;
   return { ...env, NO_COLOR: '1', ...extra };
 }
 
@@ -84,11 +102,28 @@ function measure(dir, server) {
   const scratch = mkdtempSync(join(tmpdir(), 'skillopt-bench-memory-run-'));
   const timeFile = join(scratch, 'time.txt');
   const args = [
-    '-f', '%M %e', '-o', timeFile, process.execPath, join(dir, 'bin', 'skillopt.js'), 'test', '--config', 'configs/dotnetdebug/sim.yaml',
-    '--cfg-options', 'model.backend=openai_compat', `model.base_url=${server.url}`, `env.workers=${concurrency}`, `model.concurrency=${concurrency}`, `env.out_root=${join(scratch, 'out')}`,
+    '-f',
+    '%M %e',
+    '-o',
+    timeFile,
+    process.execPath,
+    join(dir, 'bin', 'skillopt.js'),
+    'test',
+    '--config',
+    'configs/dotnetdebug/sim.yaml',
+    '--cfg-options',
+    'model.backend=openai_compat',
+    `model.base_url=${server.url}`,
+    `env.workers=${concurrency}`,
+    `model.concurrency=${concurrency}`,
+    `env.out_root=${join(scratch, 'out')}`,
   ];
   return new Promise((res, rej) => {
-    const child = spawn(TIME, args, { cwd: dir, env: cleanEnv({ SKILLOPT_CACHE_DIR: join(scratch, 'cache') }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(TIME, args, {
+      cwd: dir,
+      env: cleanEnv({ SKILLOPT_CACHE_DIR: join(scratch, 'cache') }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
     child.stderr.setEncoding('utf8').on('data', (d) => (out += d));
@@ -98,30 +133,45 @@ function measure(dir, server) {
       const [kib, wall] = readFileSync(timeFile, 'utf8').trim().split('\n').pop().split(' ').map(Number);
       rmSync(scratch, { recursive: true, force: true });
       // exit 1 is the dotnetdebug suite gate failing on the seed skill: the run itself completed
-      if ((code !== 0 && code !== 1) || requests === 0) rej(new Error(`bench-memory: ${dir}: exit ${code}, ${requests} requests:\n${out.slice(-3000)}`));
+      if ((code !== 0 && code !== 1) || requests === 0)
+        rej(new Error(`bench-memory: ${dir}: exit ${code}, ${requests} requests:\n${out.slice(-3000)}`));
       else res({ mib: kib / 1024, wall, requests });
     });
   });
 }
 
 const server = await startServer();
-const baseline = baselineArg === undefined ? null : existsSync(baselineArg) ? { dir: resolve(baselineArg), remove: () => {} } : buildBaseline(baselineArg);
+const baseline =
+  baselineArg === undefined
+    ? null
+    : existsSync(baselineArg)
+      ? { dir: resolve(baselineArg), remove: () => {} }
+      : buildBaseline(baselineArg);
 const sides = [['this build', REPO], ...(baseline ? [[`baseline ${baselineArg}`, baseline.dir]] : [])];
 const got = new Map(sides.map(([name]) => [name, []]));
 try {
-  console.log(`peak RSS of skillopt test (dotnetdebug, ${concurrency} in flight, ${latency} ms simulated latency), ${runs} run(s) per side; load average ${load()}`);
+  console.log(
+    `peak RSS of skillopt test (dotnetdebug, ${concurrency} in flight, ${latency} ms simulated latency), ${runs} run(s) per side; load average ${load()}`,
+  );
   for (let i = 0; i < runs; i++) {
     // alternate which side goes first, so neither always runs right after the other
     for (const [name, dir] of i % 2 === 0 ? sides : [...sides].reverse()) {
       const m = await measure(dir, server);
       got.get(name).push(m.mib);
-      console.log(`  ${name.padEnd(24)} run ${i + 1}: peak RSS ${m.mib.toFixed(0)} MiB, wall ${m.wall.toFixed(2)} s, ${m.requests} requests`);
+      console.log(
+        `  ${name.padEnd(24)} run ${i + 1}: peak RSS ${m.mib.toFixed(0)} MiB, wall ${m.wall.toFixed(2)} s, ${m.requests} requests`,
+      );
     }
   }
-  for (const [name, mibs] of got) console.log(`${name.padEnd(26)} peak RSS median ${median(mibs).toFixed(0)} MiB (${mibs.map((x) => x.toFixed(0)).join('/')})`);
+  for (const [name, mibs] of got)
+    console.log(
+      `${name.padEnd(26)} peak RSS median ${median(mibs).toFixed(0)} MiB (${mibs.map((x) => x.toFixed(0)).join('/')})`,
+    );
   if (baseline) {
     const [mine, theirs] = [...got.values()].map(median);
-    console.log(`this build ÷ baseline: ${(mine / theirs).toFixed(3)} (${mine - theirs >= 0 ? '+' : ''}${(mine - theirs).toFixed(0)} MiB); load average ${load()}`);
+    console.log(
+      `this build ÷ baseline: ${(mine / theirs).toFixed(3)} (${mine - theirs >= 0 ? '+' : ''}${(mine - theirs).toFixed(0)} MiB); load average ${load()}`,
+    );
   }
 } finally {
   server.stop();

@@ -18,19 +18,35 @@ export const REPO = fileURLToPath(new URL('..', import.meta.url));
 
 function writeSuite(dir, { cases, rules }) {
   mkdirSync(join(dir, 'suite'), { recursive: true });
-  const tasks = Array.from({ length: cases }, (_, i) => ({ id: `c${String(i).padStart(5, '0')}`, input: `Ticket ${i}: the job failed with Code${i % 7}.`, expected: `label${i % 7}` }));
+  const tasks = Array.from({ length: cases }, (_, i) => ({
+    id: `c${String(i).padStart(5, '0')}`,
+    input: `Ticket ${i}: the job failed with Code${i % 7}.`,
+    expected: `label${i % 7}`,
+  }));
   writeFileSync(join(dir, 'suite', 'tasks.json'), JSON.stringify(tasks));
-  writeFileSync(join(dir, 'suite', 'skill.md'), Array.from({ length: rules }, (_, k) => `- When the input mentions \`Code${k}\`, answer \`label${k}\`.`).join('\n') + '\n');
-  writeFileSync(join(dir, 'suite', 'bench.skill.test.ts'), `
+  writeFileSync(
+    join(dir, 'suite', 'skill.md'),
+    Array.from({ length: rules }, (_, k) => `- When the input mentions \`Code${k}\`, answer \`label${k}\`.`).join(
+      '\n',
+    ) + '\n',
+  );
+  writeFileSync(
+    join(dir, 'suite', 'bench.skill.test.ts'),
+    `
 import { defineSkillSuite, exactMatch } from 'skillopt';
 defineSkillSuite({ name: 'bench', tasks: 'suite/tasks.json', skill: 'suite/skill.md', scorer: exactMatch() });
-`);
+`,
+  );
 }
 
 export function writeBenchProject(dir, { cases = 1000, rules = 7 } = {}) {
   writeSuite(dir, { cases, rules });
-  const distIndex = relative(dir, join(REPO, 'dist', 'index.js')).split('\\').join('/');
-  writeFileSync(join(dir, 'vitest.config.ts'), `
+  const distIndex = relative(dir, join(REPO, 'dist', 'index.js'))
+    .split('\\')
+    .join('/');
+  writeFileSync(
+    join(dir, 'vitest.config.ts'),
+    `
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { skillopt } from 'skillopt/vitest';
@@ -38,20 +54,27 @@ export default defineConfig({
   resolve: { alias: { skillopt: fileURLToPath(new URL(${JSON.stringify(distIndex)}, import.meta.url)) } },
   test: { server: { deps: { external: [/\\/dist\\//] } }, projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['suite/*.skill.test.ts'] } }] },
 });
-`);
+`,
+  );
 }
 
 /** A user's project with skillopt installed from the packed package (build dist/ first). */
 export function writeInstalledProject(dir, { cases = 1000, rules = 7 } = {}) {
   writeSuite(dir, { cases, rules });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'bench-app', private: true, type: 'module' }, null, 2));
-  writeFileSync(join(dir, 'vitest.config.ts'), `
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'bench-app', private: true, type: 'module' }, null, 2),
+  );
+  writeFileSync(
+    join(dir, 'vitest.config.ts'),
+    `
 import { defineConfig } from 'vitest/config';
 import { skillopt } from 'skillopt/vitest';
 export default defineConfig({
   test: { projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['suite/*.skill.test.ts'] } }] },
 });
-`);
+`,
+  );
   installPacked(dir);
 }
 
@@ -64,7 +87,13 @@ export function installPacked(dir) {
   const modules = join(dir, 'node_modules');
   mkdirSync(join(modules, '.bin'), { recursive: true });
   // --ignore-scripts: pack the dist/ that is there (`prepare` would rebuild it)
-  const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir], { cwd: REPO, encoding: 'utf8' }).trim().split('\n').pop();
+  const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir], {
+    cwd: REPO,
+    encoding: 'utf8',
+  })
+    .trim()
+    .split('\n')
+    .pop();
   execFileSync('tar', ['-xzf', join(dir, tarball), '-C', dir]);
   renameSync(join(dir, 'package'), join(modules, 'skillopt'));
   rmSync(join(dir, tarball));

@@ -43,14 +43,37 @@ function records(n, answerChars) {
     const t = tasks[i % tasks.length];
     const pass = (i * 7919) % 10 < 6;
     const got = pass ? t.expected : labels[(i * 31) % labels.length];
-    const output = answerChars > 0 ? `${got}. ${'The stack trace shows the object was used after disposal; '.repeat(Math.ceil(answerChars / 58))}`.slice(0, answerChars) : got;
+    const output =
+      answerChars > 0
+        ? `${got}. ${'The stack trace shows the object was used after disposal; '.repeat(Math.ceil(answerChars / 58))}`.slice(
+            0,
+            answerChars,
+          )
+        : got;
     out.push({
-      suite: 'dotnetdebug', id: `case-${String(i).padStart(5, '0')}`, split: ['train', 'val', 'test'][i % 3], task_type: t.task_type ?? null,
-      skill_hash: 'bench', messages: [{ role: 'system', content: skill }, { role: 'user', content: `${t.input} (variant ${i})` }],
-      output, expected: t.expected, hard: pass ? 1 : 0, soft: pass ? 1 : 0.25, pass,
-      feedback: pass ? `label \`${t.expected}\` is correct` : `expected label \`${t.expected}\`, got \`${got}\`; the answer must name the root cause first`,
-      usage: { calls: 1, attempts: 1, prompt_tokens: 900 + (i % 300), completion_tokens: 12 }, latency_ms: 40 + (i % 90), cached: false,
-      error_kind: i % 997 === 0 ? 'infra' : null, error: i % 997 === 0 ? 'endpoint timed out after 3 retries' : null, simulated: true,
+      suite: 'dotnetdebug',
+      id: `case-${String(i).padStart(5, '0')}`,
+      split: ['train', 'val', 'test'][i % 3],
+      task_type: t.task_type ?? null,
+      skill_hash: 'bench',
+      messages: [
+        { role: 'system', content: skill },
+        { role: 'user', content: `${t.input} (variant ${i})` },
+      ],
+      output,
+      expected: t.expected,
+      hard: pass ? 1 : 0,
+      soft: pass ? 1 : 0.25,
+      pass,
+      feedback: pass
+        ? `label \`${t.expected}\` is correct`
+        : `expected label \`${t.expected}\`, got \`${got}\`; the answer must name the root cause first`,
+      usage: { calls: 1, attempts: 1, prompt_tokens: 900 + (i % 300), completion_tokens: 12 },
+      latency_ms: 40 + (i % 90),
+      cached: false,
+      error_kind: i % 997 === 0 ? 'infra' : null,
+      error: i % 997 === 0 ? 'endpoint timed out after 3 retries' : null,
+      simulated: true,
     });
   }
   return out;
@@ -91,7 +114,10 @@ async function openTimes(file) {
 }
 
 console.log(`report benchmark — ${N} cases, Chromium ${browser.version()}`);
-for (const [label, chars] of [['short answers (labels)', 0], ['long answers (2,000 chars each)', 2000]]) {
+for (const [label, chars] of [
+  ['short answers (labels)', 0],
+  ['long answers (2,000 chars each)', 2000],
+]) {
   const dir = join(work, `big-${chars}`);
   const recs = records(N, chars);
   const summary = writeRun(dir, recs);
@@ -115,16 +141,39 @@ if (!process.argv.includes('--skip-run')) {
   // a real 1,000-case `skillopt test`, then the report write the reporter makes on its rows
   const dir = join(work, 'run1000');
   writeBenchProject(dir, { cases: 1000, rules: 6 });
-  writeFileSync(join(dir, 'bench.yaml'), `_base_: ${JSON.stringify(join(repo, 'configs/_base_/default.yaml'))}\nmodel: { backend: simulated, optimizer: mitko, target: mitko }\n`);
+  writeFileSync(
+    join(dir, 'bench.yaml'),
+    `_base_: ${JSON.stringify(join(repo, 'configs/_base_/default.yaml'))}\nmodel: { backend: simulated, optimizer: mitko, target: mitko }\n`,
+  );
   const out = join(dir, 'out');
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [join(repo, 'bin/skillopt.js'), 'test', '--config', 'bench.yaml', '--cfg-options', 'model.backend=simulated', 'model.simulated.latency_ms=50', 'model.concurrency=32', 'env.workers=32', 'env.name=bench', `env.out_root=${out}`, 'cache.mode=off'], { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(repo, 'bin/skillopt.js'),
+      'test',
+      '--config',
+      'bench.yaml',
+      '--cfg-options',
+      'model.backend=simulated',
+      'model.simulated.latency_ms=50',
+      'model.concurrency=32',
+      'env.workers=32',
+      'env.name=bench',
+      `env.out_root=${out}`,
+      'cache.mode=off',
+    ],
+    { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
+  );
   const wall = (performance.now() - t0) / 1000;
   if (!statSync(join(out, 'report.html'), { throwIfNoEntry: false })) {
     console.log(r.stdout.slice(-2000), r.stderr.slice(-2000));
     throw new Error('the 1,000-case run wrote no report.html');
   }
-  const recs = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const recs = readFileSync(join(out, 'results.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
   const times = [];
   for (let k = 0; k < 7; k++) {

@@ -31,7 +31,10 @@ if (!isMainThread && workerData?.benchServer) {
   parentPort.on('message', (msg) => {
     if (msg === 'close') return void server.close().then(() => parentPort.close());
     const { requests } = server.stats();
-    parentPort.postMessage({ firstRequestAt: firstReplyAt === null ? null : firstReplyAt - workerData.latencyMs, requests });
+    parentPort.postMessage({
+      firstRequestAt: firstReplyAt === null ? null : firstReplyAt - workerData.latencyMs,
+      requests,
+    });
     firstReplyAt = null;
     server.resetStats();
   });
@@ -41,13 +44,14 @@ if (!isMainThread && workerData?.benchServer) {
 /** Start the server thread; `mark()` returns what arrived since the last mark (absolute ms) and starts anew. */
 export async function startBenchServer({ latencyMs }) {
   const thread = new Worker(new URL(import.meta.url), { workerData: { benchServer: true, latencyMs } });
-  const next = () => new Promise((resolve, reject) => {
-    thread.once('error', reject);
-    thread.once('message', (m) => {
-      thread.off('error', reject);
-      resolve(m);
+  const next = () =>
+    new Promise((resolve, reject) => {
+      thread.once('error', reject);
+      thread.once('message', (m) => {
+        thread.off('error', reject);
+        resolve(m);
+      });
     });
-  });
   const { url } = await next();
   return {
     url,

@@ -37,13 +37,17 @@ const manifestFirst = process.argv.includes('--manifest-first');
 const ideal = (cases * latency) / 1000 / concurrency;
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const range = (xs, f) => `${f(Math.min(...xs))}–${f(Math.max(...xs))}`;
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 let failed = false;
 
 /** The child's environment: nothing of this process's Vitest or skillopt settings. */
 function cleanEnv() {
   const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(VITEST|VITE_|SKILLOPT_|NODE_OPTIONS|FORCE_COLOR)/.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!/^(VITEST|VITE_|SKILLOPT_|NODE_OPTIONS|FORCE_COLOR)/.test(k)) env[k] = v;
   return { ...env, NO_COLOR: '1' };
 }
 
@@ -52,22 +56,55 @@ async function whole() {
   const server = await startBenchServer({ latencyMs: latency });
   try {
     writeInstalledProject(dir, { cases });
-    writeFileSync(join(dir, 'skillopt.yaml'), [
-      `model: { backend: openai_compat, base_url: '${server.url}', optimizer: sim, target: sim, concurrency: ${concurrency} }`,
-      `env: { name: bench, workers: ${concurrency} }`,
-      '',
-    ].join('\n'));
+    writeFileSync(
+      join(dir, 'skillopt.yaml'),
+      [
+        `model: { backend: openai_compat, base_url: '${server.url}', optimizer: sim, target: sim, concurrency: ${concurrency} }`,
+        `env: { name: bench, workers: ${concurrency} }`,
+        '',
+      ].join('\n'),
+    );
     const env = cleanEnv();
     const sides = {
-      floor: (_i) => [process.execPath, [join(REPO, 'scripts', 'floor.mjs'), '--base-url', server.url, '--model', 'sim', '--tasks', 'suite/tasks.json', '--skill', 'suite/skill.md', '--concurrency', String(concurrency)]],
-      skillopt: (i) => [process.execPath, ['node_modules/.bin/skillopt', 'test', '--config', 'skillopt.yaml', '--model-cache', 'off', '--cfg-options', `env.out_root=out/run-${i}`]],
+      floor: (_i) => [
+        process.execPath,
+        [
+          join(REPO, 'scripts', 'floor.mjs'),
+          '--base-url',
+          server.url,
+          '--model',
+          'sim',
+          '--tasks',
+          'suite/tasks.json',
+          '--skill',
+          'suite/skill.md',
+          '--concurrency',
+          String(concurrency),
+        ],
+      ],
+      skillopt: (i) => [
+        process.execPath,
+        [
+          'node_modules/.bin/skillopt',
+          'test',
+          '--config',
+          'skillopt.yaml',
+          '--model-cache',
+          'off',
+          '--cfg-options',
+          `env.out_root=out/run-${i}`,
+        ],
+      ],
     };
     const check = {
       floor: (m) => m.out.includes(`floor: ${cases}/${cases} passed`),
-      skillopt: (_m, i) => JSON.parse(readFileSync(join(dir, 'out', `run-${i}`, 'summary.json'), 'utf8')).overall.passed === cases,
+      skillopt: (_m, i) =>
+        JSON.parse(readFileSync(join(dir, 'out', `run-${i}`, 'summary.json'), 'utf8')).overall.passed === cases,
     };
     const got = { floor: [], skillopt: [] };
-    console.log(`whole process: ${cases} cases × ${latency} ms ÷ ${concurrency} in flight, ideal ${ideal.toFixed(3)} s; load average ${load()}`);
+    console.log(
+      `whole process: ${cases} cases × ${latency} ms ÷ ${concurrency} in flight, ideal ${ideal.toFixed(3)} s; load average ${load()}`,
+    );
     for (let i = 0; i <= runs; i++) {
       for (const side of ['floor', 'skillopt']) {
         await server.mark();
@@ -96,8 +133,14 @@ async function whole() {
         cpuPer1k: median(ms.map((m) => (m.cpuS * 1000) / cases)),
       });
       console.log(
-        `${side.padEnd(8)} median wall ${s.wall.toFixed(3)} s (${range(ms.map((m) => m.wallS), (x) => x.toFixed(2))}), × ideal ${(s.wall / ideal).toFixed(3)}; ` +
-          `first request ${Math.round(s.first * 1000)} ms (${range(ms.map((m) => m.firstS * 1000), Math.round)}); ` +
+        `${side.padEnd(8)} median wall ${s.wall.toFixed(3)} s (${range(
+          ms.map((m) => m.wallS),
+          (x) => x.toFixed(2),
+        )}), × ideal ${(s.wall / ideal).toFixed(3)}; ` +
+          `first request ${Math.round(s.first * 1000)} ms (${range(
+            ms.map((m) => m.firstS * 1000),
+            Math.round,
+          )}); ` +
           `tree peak ${s.tree.toFixed(0)} MiB = ${((s.tree * 1024 ** 2) / 1e6).toFixed(0)} MB; CPU ${s.cpuPer1k.toFixed(2)} s per 1,000 cases`,
       );
     }
@@ -116,7 +159,7 @@ async function whole() {
     failed ||= targets.some(([, met]) => !met);
     console.log(
       'Not in these figures: `npx` (about 0.5 s of its own before skillopt starts), the model server (on a thread of this\n' +
-        'benchmark, not of either process), a cold disk cache (a warm-up run of each side comes first), and a real endpoint\'s\n' +
+        "benchmark, not of either process), a cold disk cache (a warm-up run of each side comes first), and a real endpoint's\n" +
         'variance. RSS is sampled every 10 ms; CPU counts each process and the children it waited for.',
     );
   } finally {
@@ -136,13 +179,24 @@ async function reruns() {
   const { SuiteRunner } = await import(join(REPO, 'dist/vitest/runner.js'));
   const { config } = loadConfig({
     cfgOptions: [
-      'model.backend=simulated', `model.simulated.latency_ms=${latency}`, `model.concurrency=${concurrency}`,
-      `env.workers=${concurrency}`, 'env.name=bench',
+      'model.backend=simulated',
+      `model.simulated.latency_ms=${latency}`,
+      `model.concurrency=${concurrency}`,
+      `env.workers=${concurrency}`,
+      'env.name=bench',
       'cache.mode=off', // it measures the model path: reruns are not to be served from the model-call cache
     ],
   });
   const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout', split: 'all' } });
-  const runner = await SuiteRunner.open({ host, filters: ['bench.skill.test'], vitestOptions: { ...(process.env.BENCH_POOL ? { pool: process.env.BENCH_POOL } : {}), ...(process.env.BENCH_ISOLATE ? { isolate: process.env.BENCH_ISOLATE === 'true' } : {}), ...(process.env.BENCH_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] } : {}) } });
+  const runner = await SuiteRunner.open({
+    host,
+    filters: ['bench.skill.test'],
+    vitestOptions: {
+      ...(process.env.BENCH_POOL ? { pool: process.env.BENCH_POOL } : {}),
+      ...(process.env.BENCH_ISOLATE ? { isolate: process.env.BENCH_ISOLATE === 'true' } : {}),
+      ...(process.env.BENCH_PROF ? { execArgv: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] } : {}),
+    },
+  });
 
   /** One Vitest run of every case: wall time, and the time from the first request on. */
   async function measure() {
@@ -160,7 +214,8 @@ async function reruns() {
     const ended = performance.now();
     polling = false;
     await poll;
-    if (result.records.length !== cases) throw new Error(`ran ${result.records.length} of ${cases} cases: ${result.errors.join('; ')}`);
+    if (result.records.length !== cases)
+      throw new Error(`ran ${result.records.length} of ${cases} cases: ${result.errors.join('; ')}`);
     const lat = result.records.map((r) => r.latency_ms).sort((x, y) => x - y);
     return {
       wall: (ended - started) / 1000,
@@ -178,7 +233,9 @@ async function reruns() {
     `case latency median ${m.median} ms, p90 ${m.p90} ms; ${m.passed} passed, ${m.requests} requests)`;
 
   try {
-    console.log(`reruns in one Vitest (the optimizer's case): ideal ${ideal.toFixed(3)} s (${cases} cases × ${latency} ms ÷ ${concurrency}); load average ${load()}`);
+    console.log(
+      `reruns in one Vitest (the optimizer's case): ideal ${ideal.toFixed(3)} s (${cases} cases × ${latency} ms ÷ ${concurrency}); load average ${load()}`,
+    );
     // The first run also pays the worker thread's start, Vite's transform of the suite and a cold JIT.
     if (manifestFirst) await runner.manifests();
     console.log(line(manifestFirst ? 'first' : 'cold', await measure()));
@@ -189,7 +246,9 @@ async function reruns() {
       console.log(line(`rerun ${i + 1}`, m));
     }
     const med = median(walls);
-    console.log(`median rerun ratio ${med.toFixed(3)} (target ≤ 1.3: ${med <= 1.3 ? 'met' : 'NOT met'}); load average ${load()}`);
+    console.log(
+      `median rerun ratio ${med.toFixed(3)} (target ≤ 1.3: ${med <= 1.3 ? 'met' : 'NOT met'}); load average ${load()}`,
+    );
     failed ||= med > 1.3;
   } finally {
     await runner.close();

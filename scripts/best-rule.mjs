@@ -41,7 +41,10 @@ function parseArgs(argv) {
     if (a === '--work') o.work = resolve(value());
     else if (a === '--json') o.json = resolve(value());
     else if (a === '--jobs') o.jobs = Number(value());
-    else throw new Error(`unknown argument '${a}' (usage: node scripts/best-rule.mjs --work DIR [--json FILE] [--jobs N])`);
+    else
+      throw new Error(
+        `unknown argument '${a}' (usage: node scripts/best-rule.mjs --work DIR [--json FILE] [--jobs N])`,
+      );
   }
   if (!o.work) throw new Error('--work DIR is required: a work folder of scripts/opt-quality.mjs');
   return o;
@@ -66,7 +69,8 @@ const countLosses = (run) => (c, ref) => {
   for (const id of run.valIds) if (caseFraction(run, c.hash, id) < caseFraction(run, ref.hash, id)) lost++;
   return { lost, cases: run.valIds.length };
 };
-const thisBuild = (run, tolerance) => best.cheapestWithin(run.candidates, { tolerance, topHash: run.topHash, countLosses: countLosses(run) });
+const thisBuild = (run, tolerance) =>
+  best.cheapestWithin(run.candidates, { tolerance, topHash: run.topHash, countLosses: countLosses(run) });
 
 /** The rules compared: `highest` as the run recorded it, the rule before, the build's at the default and wider tolerances, and ties to the later candidate. */
 function rules() {
@@ -77,7 +81,10 @@ function rules() {
     { name: 'cheapest_within 0.01 (this build)', choose: (run) => thisBuild(run, 0.01) },
     { name: 'cheapest_within 0.05 (this build)', choose: (run) => thisBuild(run, 0.05) },
     { name: 'cheapest_within 0.1 (this build)', choose: (run) => thisBuild(run, 0.1) },
-    { name: 'the latest at the top val pass rate', choose: (run) => run.candidates.filter((c) => c.pass_rate === top(run)).at(-1) ?? null },
+    {
+      name: 'the latest at the top val pass rate',
+      choose: (run) => run.candidates.filter((c) => c.pass_rate === top(run)).at(-1) ?? null,
+    },
   ];
 }
 
@@ -100,10 +107,17 @@ function readRun(dir, bench) {
   const sel = summary.best_selection;
   // highest's choice: the run's own under `highest`; under cheapest_within the reference it kept (top_hash)
   const chosenByHighest = sel?.rule === 'highest' ? sel.chosen : state.top_hash;
-  if (!chosenByHighest) throw new Error(`${dir}: neither a run with select_best=highest nor one that keeps top_hash (rerun it with --set optimizer.select_best=highest)`);
+  if (!chosenByHighest)
+    throw new Error(
+      `${dir}: neither a run with select_best=highest nor one that keeps top_hash (rerun it with --set optimizer.select_best=highest)`,
+    );
   const ledger = readJson(join(dir, 'val_ledger.json')).skills;
   // the run's simulated world and split, noise-free (a run with another env.split_ratio is scored on its own test split)
-  const worldOverrides = [...Object.entries(cfg.model.simulated).map(([k, v]) => `model.simulated.${k}=${v}`), `env.split_ratio=${cfg.env.split_ratio}`, `env.split_seed=${cfg.env.split_seed}`];
+  const worldOverrides = [
+    ...Object.entries(cfg.model.simulated).map(([k, v]) => `model.simulated.${k}=${v}`),
+    `env.split_ratio=${cfg.env.split_ratio}`,
+    `env.split_seed=${cfg.env.split_seed}`,
+  ];
   return {
     dir,
     bench,
@@ -125,7 +139,12 @@ function readRun(dir, bench) {
 /** A noise-free world as scripts/quality/noise-free.mjs scores it: the run's overrides, noise 0. */
 function worldOf(bench, overrides) {
   const list = [...overrides.filter((o) => !o.startsWith('model.simulated.noise=')), 'model.simulated.noise=0'].sort();
-  return { key: `${bench} ${list.join(' ')}`, bench, configPath: BENCHMARKS.find((b) => b.name === bench).config, overrides: list };
+  return {
+    key: `${bench} ${list.join(' ')}`,
+    bench,
+    configPath: BENCHMARKS.find((b) => b.name === bench).config,
+    overrides: list,
+  };
 }
 
 function listRuns(work) {
@@ -165,7 +184,8 @@ function tieFigures(runs) {
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
-  if (!existsSync(join(REPO, 'dist', 'optimizer', 'best.js'))) throw new Error('dist/ is missing: run npm run build first');
+  if (!existsSync(join(REPO, 'dist', 'optimizer', 'best.js')))
+    throw new Error('dist/ is missing: run npm run build first');
   const runs = listRuns(o.work);
   log(`${runs.length} finished run(s) under ${o.work}`);
   const nf = new NoiseFreeScores({ workDir: o.work, jobs: o.jobs, log });
@@ -174,18 +194,29 @@ async function main() {
 
   const rs = rules();
   const chosen = runs.map((run) => rs.map((rule) => rule.choose(run)));
-  const out = [`# best-skill rule: ${runs.length} runs, noise-free test pass rate of the chosen skill (mean over runs)`, ''];
+  const out = [
+    `# best-skill rule: ${runs.length} runs, noise-free test pass rate of the chosen skill (mean over runs)`,
+    '',
+  ];
   const groups = [...new Set(runs.map((r) => r.group))].sort();
   const json = { rules: rs.map((r) => r.name), groups: [] };
   for (const bench of BENCHMARKS.map((b) => b.name)) {
     const rows = [];
     for (const group of [...groups, 'matrix, every gate']) {
-      const idx = runs.map((r, i) => (r.bench === bench && (r.group === group || (group === 'matrix, every gate' && r.group.startsWith('matrix'))) ? i : -1)).filter((i) => i >= 0);
+      const idx = runs
+        .map((r, i) =>
+          r.bench === bench && (r.group === group || (group === 'matrix, every gate' && r.group.startsWith('matrix')))
+            ? i
+            : -1,
+        )
+        .filter((i) => i >= 0);
       if (!idx.length) continue;
       const fig = rs.map((_, k) => {
         const picks = idx.map((i) => chosen[i][k]);
         const base = idx.map((i) => chosen[i][0]);
-        const diffs = picks.map((p, j) => (p && base[j] && p.hash !== base[j].hash ? p.nf - base[j].nf : null)).filter((d) => d !== null);
+        const diffs = picks
+          .map((p, j) => (p && base[j] && p.hash !== base[j].hash ? p.nf - base[j].nf : null))
+          .filter((d) => d !== null);
         return {
           test: mean(picks.map((p) => p?.nf)),
           skillTokens: mean(picks.map((p) => p?.skillTokens)),
@@ -197,26 +228,63 @@ async function main() {
       });
       json.groups.push({ bench, group, runs: idx.length, figures: fig });
       for (const [k, f] of fig.entries()) {
-        rows.push([k === 0 ? group : '', k === 0 ? String(idx.length) : '', rs[k].name, f3(f.test), f.skillTokens?.toFixed(0) ?? '–', f.valTokens?.toFixed(0) ?? '–', k === 0 ? '' : `${f.differ} (${f.better} better, ${f.worse} worse)`]);
+        rows.push([
+          k === 0 ? group : '',
+          k === 0 ? String(idx.length) : '',
+          rs[k].name,
+          f3(f.test),
+          f.skillTokens?.toFixed(0) ?? '–',
+          f.valTokens?.toFixed(0) ?? '–',
+          k === 0 ? '' : `${f.differ} (${f.better} better, ${f.worse} worse)`,
+        ]);
       }
     }
-    out.push(`## ${bench}`, table(['runs', 'n', 'rule', 'NF test', 'skill tokens', 'tokens/val case', 'chose otherwise than highest (on test)'], rows), '');
+    out.push(
+      `## ${bench}`,
+      table(
+        ['runs', 'n', 'rule', 'NF test', 'skill tokens', 'tokens/val case', 'chose otherwise than highest (on test)'],
+        rows,
+      ),
+      '',
+    );
   }
-  const defaultOff = runs.map((r, i) => /** @type {[typeof r, number]} */ ([r, i])).filter(([r]) => r.group === 'default world, compress off');
+  const defaultOff = runs
+    .map((r, i) => /** @type {[typeof r, number]} */ ([r, i]))
+    .filter(([r]) => r.group === 'default world, compress off');
   if (defaultOff.length) {
-    const rows = defaultOff.map(([r, i]) => [r.bench, String(r.seed), ...chosen[i].map((c) => (c ? `${c.origin} ${f3(c.nf)} (${c.skillTokens})` : '–'))]);
-    out.push('## default world, compress off: the chosen skill per seed (origin, NF test, skill tokens)', table(['bench', 'seed', ...rs.map((r) => r.name)], rows), '');
+    const rows = defaultOff.map(([r, i]) => [
+      r.bench,
+      String(r.seed),
+      ...chosen[i].map((c) => (c ? `${c.origin} ${f3(c.nf)} (${c.skillTokens})` : '–')),
+    ]);
+    out.push(
+      '## default world, compress off: the chosen skill per seed (origin, NF test, skill tokens)',
+      table(['bench', 'seed', ...rs.map((r) => r.name)], rows),
+      '',
+    );
   }
   // a run made with this build's cheapest_within chose in the run what the script chooses from its records
   const own = runs.filter((r) => r.ranWith.rule === 'cheapest_within');
   if (own.length) {
     const differ = own.filter((r) => thisBuild(r, r.ranWith.tolerance)?.hash !== r.ranWith.chosen);
-    out.push(`runs made with cheapest_within: ${own.length}; the script's choice differs from the run's in ${differ.length}${differ.length ? ` (${differ.slice(0, 3).map((r) => r.dir).join(', ')})` : ''}`, '');
+    out.push(
+      `runs made with cheapest_within: ${own.length}; the script's choice differs from the run's in ${differ.length}${
+        differ.length
+          ? ` (${differ
+              .slice(0, 3)
+              .map((r) => r.dir)
+              .join(', ')})`
+          : ''
+      }`,
+      '',
+    );
   }
   const ties = tieFigures(runs);
   out.push('## ties at the top of a run: later minus earlier candidate, noise-free test');
   for (const [bench, e] of ties) {
-    out.push(`${bench}: ${e.pairs} pairs; later better in ${e.later}, earlier better in ${e.earlier}, equal in ${e.same}; mean ${e.diffs.length ? (mean(e.diffs) >= 0 ? '+' : '') + mean(e.diffs).toFixed(3) : '–'}; later longer in ${e.longerLater}`);
+    out.push(
+      `${bench}: ${e.pairs} pairs; later better in ${e.later}, earlier better in ${e.earlier}, equal in ${e.same}; mean ${e.diffs.length ? (mean(e.diffs) >= 0 ? '+' : '') + mean(e.diffs).toFixed(3) : '–'}; later longer in ${e.longerLater}`,
+    );
   }
   process.stdout.write(`${out.join('\n')}\n`);
   if (o.json) writeFileSync(o.json, JSON.stringify(json, null, 2));

@@ -41,7 +41,9 @@ const NOISE = numberArg('noise', 0.2);
 const ONLY = new Set(stringArg('only', 'A,B,C,D').split(','));
 const ALPHA = 0.05;
 /** The suite sizes of the every-n sweeps (default every n from 1 to 59; `--sizes 1,3,59` to measure fewer). */
-const ALL_SIZES = stringArg('sizes', '') ? stringArg('sizes', '').split(',').map(Number) : Array.from({ length: 59 }, (_, i) => i + 1);
+const ALL_SIZES = stringArg('sizes', '')
+  ? stringArg('sizes', '').split(',').map(Number)
+  : Array.from({ length: 59 }, (_, i) => i + 1);
 const SHOWN = [1, 2, 3, 5, 10, 20, 30, 59].filter((n) => ALL_SIZES.includes(n));
 const SOME = [1, 3, 5, 10, 59];
 
@@ -49,7 +51,10 @@ const code = await comparisonCode();
 const { compareRecords, decideComparison } = code;
 /** A flipped case's label: (change, direction, alpha), or in builds before the multiplicity rule (change, direction, verdict, alpha). */
 /** The sign flip of whole cases on its own (builds that have it): what deciding on case means alone would detect. */
-const wholeCasesTest = await import(join(code.dir, 'stats', 'paired-cases.js')).then((m) => m.caseMeansTest, () => null);
+const wholeCasesTest = await import(join(code.dir, 'stats', 'paired-cases.js')).then(
+  (m) => m.caseMeansTest,
+  () => null,
+);
 const countsOf = (a, b) => {
   const by = (rows) => {
     const m = new Map();
@@ -63,21 +68,34 @@ const countsOf = (a, b) => {
   };
   const base = by(a);
   const cand = by(b);
-  return [...base.entries()].map(([id, x]) => ({ base_passes: x.passes, base_trials: x.trials, cand_passes: cand.get(id).passes, cand_trials: cand.get(id).trials }));
+  return [...base.entries()].map(([id, x]) => ({
+    base_passes: x.passes,
+    base_trials: x.trials,
+    cand_passes: cand.get(id).passes,
+    cand_trials: cand.get(id).trials,
+  }));
 };
-const labelOf = (x, verdict) => (code.caseChangeLabel.length >= 4 ? code.caseChangeLabel(x, 'worse', verdict, ALPHA) : code.caseChangeLabel(x, 'worse', ALPHA));
+const labelOf = (x, verdict) =>
+  code.caseChangeLabel.length >= 4
+    ? code.caseChangeLabel(x, 'worse', verdict, ALPHA)
+    : code.caseChangeLabel(x, 'worse', ALPHA);
 const { PyRandom } = await import(join(REPO, 'dist', 'util', 'rng.js'));
 const rate = await rateOf();
 const pct = (x) => (100 * x).toFixed(1);
 console.log(`comparison code: ${code.dir}`);
 
 const judge = (a, b, o = {}) => {
-  const c = compareRecords(a, b, { confidence: 1 - ALPHA, ...(o.maxRegression ? { maxRegression: o.maxRegression } : {}), ...(o.usageBounds ? { usageBounds: o.usageBounds } : {}) });
+  const c = compareRecords(a, b, {
+    confidence: 1 - ALPHA,
+    ...(o.maxRegression ? { maxRegression: o.maxRegression } : {}),
+    ...(o.usageBounds ? { usageBounds: o.usageBounds } : {}),
+  });
   const d = decideComparison(c, { maxRegression: o.maxRegression ?? 0, maxErrored: 0, failOnRegression: true });
   return { c, verdict: d.verdict };
 };
 /** Rows without usage: the comparison then skips the token and cost changes (nothing to measure). */
-const noUsage = (rows) => rows.map((r) => ({ ...r, usage: { prompt_tokens: null, completion_tokens: null, cost: null } }));
+const noUsage = (rows) =>
+  rows.map((r) => ({ ...r, usage: { prompt_tokens: null, completion_tokens: null, cost: null } }));
 
 const tmp = mkdtempSync(join(tmpdir(), 'skillopt-rates-'));
 try {
@@ -86,10 +104,18 @@ try {
   const plainHasMethod = 'trial_agreement' in compareRecords([], []);
   await world.checkAgainstCli(5);
   await world.checkAgainstCli(5, { temperature0: true });
-  console.log(`in-process evaluation = skillopt eval, row for row, at noise ${NOISE}, seed 1, k = 5, sampled and at temperature 0`);
+  console.log(
+    `in-process evaluation = skillopt eval, row for row, at noise ${NOISE}, seed 1, k = 5, sampled and at temperature 0`,
+  );
   console.log(`${PAIRS} seed pairs per cell, one-sided α = ${ALPHA}; 95% Wilson intervals over the pairs\n`);
 
-  const trialsOf = { independent: {}, t0: { temperature0: true }, rho50: { repeat: 0.5 }, rho70: { repeat: 0.7 }, rho90: { repeat: 0.9 } };
+  const trialsOf = {
+    independent: {},
+    t0: { temperature0: true },
+    rho50: { repeat: 0.5 },
+    rho70: { repeat: 0.7 },
+    rho90: { repeat: 0.9 },
+  };
   const worlds = [
     { name: 'independent', label: 'independent trials', k: 5, sizes: ALL_SIZES },
     { name: 't0', label: 'temperature 0', k: 5, sizes: ALL_SIZES },
@@ -138,22 +164,33 @@ try {
         const shown = r.sizes === ALL_SIZES ? SHOWN : r.sizes;
         const worst = [...r.alarms.entries()].sort((x, y) => y[1] - x[1] || x[0] - y[0])[0];
         const best = [...r.alarms.entries()].sort((x, y) => x[1] - y[1] || x[0] - y[0])[0];
-        console.log(`${r.label}, k = ${r.k}: ${shown.map((n) => `n = ${n}: ${pct(r.alarms.get(n) / PAIRS)}%`).join(' · ')}`);
-        console.log(`  over n = ${r.sizes.join(', ').length > 40 ? `${r.sizes[0]} … ${r.sizes.at(-1)}` : r.sizes.join(', ')}${r.sizes.length === 59 ? ' (every n)' : ''}: lowest ${pct(best[1] / PAIRS)}% (n = ${best[0]}), highest ${rate(worst[1], PAIRS).text} (n = ${worst[0]})`);
+        console.log(
+          `${r.label}, k = ${r.k}: ${shown.map((n) => `n = ${n}: ${pct(r.alarms.get(n) / PAIRS)}%`).join(' · ')}`,
+        );
+        console.log(
+          `  over n = ${r.sizes.join(', ').length > 40 ? `${r.sizes[0]} … ${r.sizes.at(-1)}` : r.sizes.join(', ')}${r.sizes.length === 59 ? ' (every n)' : ''}: lowest ${pct(best[1] / PAIRS)}% (n = ${best[0]}), highest ${rate(worst[1], PAIRS).text} (n = ${worst[0]})`,
+        );
       }
       console.log('');
     }
     if (results.some((r) => [...r.ratios.values()].some((x) => x.length))) {
-      console.log('## Which test decided (builds that check the trials\' agreement): the share of pairs tested over whole cases, and the within-run disagreement ratio\n');
-      const q = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))].toFixed(2) : '—');
+      console.log(
+        "## Which test decided (builds that check the trials' agreement): the share of pairs tested over whole cases, and the within-run disagreement ratio\n",
+      );
+      const q = (xs, p) =>
+        xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))].toFixed(2) : '—';
       for (const r of results) {
         const shown = r.sizes === ALL_SIZES ? SOME : r.sizes;
-        console.log(`${r.label}, k = ${r.k}: ${shown.map((n) => `n = ${n}: whole cases ${pct(r.caseLevel.get(n) / PAIRS)}%, ratio 5/50/95% ${q(r.ratios.get(n), 0.05)}/${q(r.ratios.get(n), 0.5)}/${q(r.ratios.get(n), 0.95)}`).join(' · ')}`);
+        console.log(
+          `${r.label}, k = ${r.k}: ${shown.map((n) => `n = ${n}: whole cases ${pct(r.caseLevel.get(n) / PAIRS)}%, ratio 5/50/95% ${q(r.ratios.get(n), 0.05)}/${q(r.ratios.get(n), 0.5)}/${q(r.ratios.get(n), 0.95)}`).join(' · ')}`,
+        );
       }
       console.log('');
     }
     if (ONLY.has('B')) {
-      console.log('## B. No-change runs of 59 cases with at least one case labelled "regressed" (error-level annotation)\n');
+      console.log(
+        '## B. No-change runs of 59 cases with at least one case labelled "regressed" (error-level annotation)\n',
+      );
       for (const r of results) console.log(`${r.label}, k = ${r.k}: ${rate(r.annotated, PAIRS).text}`);
       console.log('');
     }
@@ -163,8 +200,12 @@ try {
         const shown = r.sizes === ALL_SIZES ? SHOWN : r.sizes;
         const low = [...r.covered.entries()].sort((x, y) => x[1] - y[1] || x[0] - y[0])[0];
         const contra = [...r.contradictions.values()].reduce((x, y) => x + y, 0);
-        console.log(`${r.label}, k = ${r.k}: ${shown.map((n) => `n = ${n}: ${pct(r.covered.get(n) / PAIRS)}%`).join(' · ')}`);
-        console.log(`  lowest coverage over n = ${r.sizes.length === 59 ? '1 … 59 (every n)' : r.sizes.join(', ')}: ${rate(low[1], PAIRS).text} (n = ${low[0]}); contradictions with the test: ${contra} of ${PAIRS * r.sizes.length} comparisons`);
+        console.log(
+          `${r.label}, k = ${r.k}: ${shown.map((n) => `n = ${n}: ${pct(r.covered.get(n) / PAIRS)}%`).join(' · ')}`,
+        );
+        console.log(
+          `  lowest coverage over n = ${r.sizes.length === 59 ? '1 … 59 (every n)' : r.sizes.join(', ')}: ${rate(low[1], PAIRS).text} (n = ${low[0]}); contradictions with the test: ${contra} of ${PAIRS * r.sizes.length} comparisons`,
+        );
       }
       console.log('');
     }
@@ -178,7 +219,9 @@ try {
     const pPlanted = passProbabilities(planted.skill, 2000);
     const trueDelta = tasks.reduce((x, t) => x + pPlanted.get(t.id) - pGood.get(t.id), 0) / tasks.length;
     const plantedIds = new Set(tasks.filter((t) => pGood.get(t.id) - pPlanted.get(t.id) > 0.3).map((t) => t.id));
-    console.log(`## The planted −5/59: true Δ = ${trueDelta.toFixed(4)} (the cases' pass probabilities, 10,000 samples each); planted cases: ${plantedIds.size}\n`);
+    console.log(
+      `## The planted −5/59: true Δ = ${trueDelta.toFixed(4)} (the cases' pass probabilities, 10,000 samples each); planted cases: ${plantedIds.size}\n`,
+    );
     for (const k of [1, 5, 10]) {
       let hitsAtEdge = 0;
       let hitsHalf = 0;
@@ -209,18 +252,28 @@ try {
           if (judge(a, b, { maxRegression: -trueDelta / 2 }).verdict === 'regressed') hitsHalf++;
         }
       }
-      console.log(`k = ${k}: detected (max_regression 0) ${rate(detected, PAIRS).text}${k > 1 && plainHasMethod ? `; tested over whole cases in ${pct(wholeCases / PAIRS)}%` : ''}`);
-      if (wholeCasesTest && k > 1) console.log(`  the sign flip of whole cases alone would detect ${rate(wholeAlways, PAIRS).text}`);
+      console.log(
+        `k = ${k}: detected (max_regression 0) ${rate(detected, PAIRS).text}${k > 1 && plainHasMethod ? `; tested over whole cases in ${pct(wholeCases / PAIRS)}%` : ''}`,
+      );
+      if (wholeCasesTest && k > 1)
+        console.log(`  the sign flip of whole cases alone would detect ${rate(wholeAlways, PAIRS).text}`);
       if (plantedRatios.length) {
         const sorted = plantedRatios.sort((x, y) => x - y);
         const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))].toFixed(2);
         console.log(`  within-run disagreement ratio 1/5/50/95%: ${q(0.01)}/${q(0.05)}/${q(0.5)}/${q(0.95)}`);
       }
-      if (ONLY.has('B')) console.log(`  labelled "regressed": planted cases ${(plantedLabelled / PAIRS).toFixed(2)} of 5 per run, other cases ${(othersLabelled / PAIRS).toFixed(3)} per run`);
+      if (ONLY.has('B'))
+        console.log(
+          `  labelled "regressed": planted cases ${(plantedLabelled / PAIRS).toFixed(2)} of 5 per run, other cases ${(othersLabelled / PAIRS).toFixed(3)} per run`,
+        );
       if (ONLY.has('C')) console.log(`  95% interval holds the true Δ: ${rate(covered, PAIRS).text}`);
       if (ONLY.has('D')) {
-        console.log(`  --max-regression ${(-trueDelta).toFixed(4)} (= the true drop): fails ${rate(hitsAtEdge, PAIRS).text}`);
-        console.log(`  --max-regression ${(-trueDelta / 2).toFixed(4)} (half the true drop): fails ${rate(hitsHalf, PAIRS).text}`);
+        console.log(
+          `  --max-regression ${(-trueDelta).toFixed(4)} (= the true drop): fails ${rate(hitsAtEdge, PAIRS).text}`,
+        );
+        console.log(
+          `  --max-regression ${(-trueDelta / 2).toFixed(4)} (half the true drop): fails ${rate(hitsHalf, PAIRS).text}`,
+        );
       }
     }
     console.log('');
@@ -233,7 +286,10 @@ try {
     const withTokens = (rows, factor, rng) =>
       rows.map((r) => {
         const z = Math.sqrt(-2 * Math.log(1 - rng.random())) * Math.cos(2 * Math.PI * rng.random()); // Box–Muller
-        const tokens = Math.max(1, Math.round(meanTokens.get(r.id) * factor * Math.exp(SIGMA * z - (SIGMA * SIGMA) / 2)));
+        const tokens = Math.max(
+          1,
+          Math.round(meanTokens.get(r.id) * factor * Math.exp(SIGMA * z - (SIGMA * SIGMA) / 2)),
+        );
         return { ...r, usage: { prompt_tokens: tokens, completion_tokens: 0, cost: null } };
       });
     for (const k of [1, 5]) {

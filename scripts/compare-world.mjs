@@ -50,12 +50,22 @@ export function stringArg(name, fallback) {
 export async function comparisonCode() {
   const dir = stringArg('dist', join(REPO, 'dist'));
   const load = (p) => import(join(dir, p));
-  return { dir, ...(await load('compare/compare.js')), ...(await load('suite/verdict.js')), ...(await load('stats/interval.js')), ...(await load('stats/power.js')) };
+  return {
+    dir,
+    ...(await load('compare/compare.js')),
+    ...(await load('suite/verdict.js')),
+    ...(await load('stats/interval.js')),
+    ...(await load('stats/power.js')),
+  };
 }
 
 function skillopt(args) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -76,7 +86,11 @@ function unit(...xs) {
   return (h >>> 0) / 4294967296;
 }
 
-const readRows = (file) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const readRows = (file) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 /** A 95% Wilson interval of a rate, and its text `hits/n = x% [lo, hi]`. */
 export async function rateOf() {
@@ -96,14 +110,35 @@ export async function buildWorld({ noise, tmp }) {
   const { PyRandom } = await dist('util/rng.js');
 
   // 1. A good skill: the README's main optimize run.
-  const opt = await skillopt(['test', '--optimize', '--target', '0.8', '--config', CONFIG, '--cfg-options', `env.out_root=${join(tmp, 'opt')}`]);
+  const opt = await skillopt([
+    'test',
+    '--optimize',
+    '--target',
+    '0.8',
+    '--config',
+    CONFIG,
+    '--cfg-options',
+    `env.out_root=${join(tmp, 'opt')}`,
+  ]);
   if (opt.code !== 0) throw new Error(`the optimize run failed:\n${opt.out}`);
   const good = readFileSync(join(tmp, 'opt', 'best_skill.md'), 'utf8');
   const goodPath = join(tmp, 'good.md');
   writeFileSync(goodPath, good);
 
   // 2. The test tasks as the target sees them (noise 0), and which the good skill passes.
-  const base = await skillopt(['eval', '--config', CONFIG, '--skill', goodPath, '--split', 'test', '--cfg-options', 'model.simulated.noise=0', ...NOISE_ONLY, `env.out_root=${join(tmp, 'base0')}`]);
+  const base = await skillopt([
+    'eval',
+    '--config',
+    CONFIG,
+    '--skill',
+    goodPath,
+    '--split',
+    'test',
+    '--cfg-options',
+    'model.simulated.noise=0',
+    ...NOISE_ONLY,
+    `env.out_root=${join(tmp, 'base0')}`,
+  ]);
   if (base.code !== 0) throw new Error(base.out);
   const tasks = readRows(join(tmp, 'base0', 'results.jsonl'));
   const userOf = (r) => r.messages.filter((m) => m.role === 'user').at(-1).content;
@@ -115,7 +150,10 @@ export async function buildWorld({ noise, tmp }) {
   };
   /** The good skill without the rules behind exactly `m` of its passing tasks (fewest-task rules first). */
   const plant = (m) => {
-    const byRule = rules.map((_, i) => ({ i, n: regressedWithout(new Set([i])) })).filter((x) => x.n > 0).sort((a, b) => a.n - b.n || a.i - b.i);
+    const byRule = rules
+      .map((_, i) => ({ i, n: regressedWithout(new Set([i])) }))
+      .filter((x) => x.n > 0)
+      .sort((a, b) => a.n - b.n || a.i - b.i);
     const removed = new Set();
     for (const { i } of byRule) {
       if (regressedWithout(new Set([...removed, i])) <= m) removed.add(i);
@@ -123,11 +161,26 @@ export async function buildWorld({ noise, tmp }) {
     }
     const got = regressedWithout(removed);
     const lines = new Set([...removed].map((i) => rules[i].lineIndex));
-    return { skill: good.split('\n').filter((_, i) => !lines.has(i)).join('\n'), tasks: got, rules: removed.size };
+    return {
+      skill: good
+        .split('\n')
+        .filter((_, i) => !lines.has(i))
+        .join('\n'),
+      tasks: got,
+      rules: removed.size,
+    };
   };
 
   // 3. The in-process evaluation: the simulated target's reply per (task, trial), scored as the label scorer does.
-  const simOpts = (seed) => ({ seed, noise, maxRules: 0, interference: 0, dilution: 0, dilutionRules: 0, dilutionChars: 0 });
+  const simOpts = (seed) => ({
+    seed,
+    noise,
+    maxRules: 0,
+    interference: 0,
+    dilution: 0,
+    dilutionRules: 0,
+    dilutionChars: 0,
+  });
   const systemOf = (t, skill) => t.messages.map((m) => (m.role === 'system' ? { ...m, content: skill } : m));
   const repeats = (seed, task, trial, rho) => rho >= 1 || (rho > 0 && unit(seed, task, trial) < rho);
   const evaluate = (skill, seed, k, o = {}) => {
@@ -139,7 +192,18 @@ export async function buildWorld({ noise, tmp }) {
         const opts = stable ? simOpts(seed) : { ...simOpts(seed), sample: trial };
         const answer = simulateTarget(messages, MODEL, opts).content;
         const pass = answer === t.expected;
-        rows.push({ suite: t.suite, id: t.id, ...(k > 1 ? { trial } : {}), expected: t.expected, output: answer, pass, hard: pass ? 1 : 0, soft: pass ? 1 : 0, error_kind: null, simulated: true });
+        rows.push({
+          suite: t.suite,
+          id: t.id,
+          ...(k > 1 ? { trial } : {}),
+          expected: t.expected,
+          output: answer,
+          pass,
+          hard: pass ? 1 : 0,
+          soft: pass ? 1 : 0,
+          error_kind: null,
+          simulated: true,
+        });
       }
     }
     return rows;
@@ -153,7 +217,10 @@ export async function buildWorld({ noise, tmp }) {
       tasks.map((t) => {
         const messages = systemOf(t, skill);
         let passes = 0;
-        for (let s = 0; s < seeds; s++) for (let j = 0; j < samples; j++) if (simulateTarget(messages, MODEL, { ...simOpts(1000 + s), sample: 1e6 + j }).content === t.expected) passes++;
+        for (let s = 0; s < seeds; s++)
+          for (let j = 0; j < samples; j++)
+            if (simulateTarget(messages, MODEL, { ...simOpts(1000 + s), sample: 1e6 + j }).content === t.expected)
+              passes++;
         return [t.id, passes / (samples * seeds)];
       }),
     );
@@ -161,14 +228,32 @@ export async function buildWorld({ noise, tmp }) {
   /** The in-process evaluation must give the CLI's rows exactly (sampled trials, or temperature 0). */
   const checkAgainstCli = async (k, o = {}) => {
     const out = join(tmp, `check_k${k}${o.temperature0 ? '_t0' : ''}`);
-    const r = await skillopt(['eval', '--config', CONFIG, '--skill', goodPath, '--split', 'test', '--trials', String(k), '--cfg-options',
-      `model.simulated.noise=${noise}`, 'model.simulated.seed=1', ...NOISE_ONLY, ...(o.temperature0 ? ['model.target_temperature=0'] : []), `env.out_root=${out}`]);
+    const r = await skillopt([
+      'eval',
+      '--config',
+      CONFIG,
+      '--skill',
+      goodPath,
+      '--split',
+      'test',
+      '--trials',
+      String(k),
+      '--cfg-options',
+      `model.simulated.noise=${noise}`,
+      'model.simulated.seed=1',
+      ...NOISE_ONLY,
+      ...(o.temperature0 ? ['model.target_temperature=0'] : []),
+      `env.out_root=${out}`,
+    ]);
     if (r.code !== 0) throw new Error(`eval exited ${r.code}:\n${r.out}`);
     const key = (x) => `${x.id}\u0000${x.trial ?? 0}`;
     const cli = new Map(readRows(join(out, 'results.jsonl')).map((x) => [key(x), x.pass]));
     const mine = evaluate(good, 1, k, o);
     const differ = mine.filter((x) => cli.get(key(x)) !== x.pass);
-    if (differ.length || cli.size !== mine.length) throw new Error(`k = ${k}${o.temperature0 ? ' at temperature 0' : ''}: the in-process evaluation differs from skillopt eval on ${differ.length} of ${mine.length} rows`);
+    if (differ.length || cli.size !== mine.length)
+      throw new Error(
+        `k = ${k}${o.temperature0 ? ' at temperature 0' : ''}: the in-process evaluation differs from skillopt eval on ${differ.length} of ${mine.length} rows`,
+      );
   };
 
   /** The ids of a seeded random subset of n test tasks (null: all of them), the same for both runs of pair s. */

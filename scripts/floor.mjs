@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 
-const arg = (name, dflt) => (process.argv.includes(`--${name}`) ? process.argv[process.argv.indexOf(`--${name}`) + 1] : dflt);
+const arg = (name, dflt) =>
+  process.argv.includes(`--${name}`) ? process.argv[process.argv.indexOf(`--${name}`) + 1] : dflt;
 const tasks = JSON.parse(readFileSync(arg('tasks'), 'utf8'));
 const skill = readFileSync(arg('skill'), 'utf8');
 const client = new OpenAI({ baseURL: arg('base-url'), apiKey: 'floor', maxRetries: 0 });
@@ -18,7 +19,14 @@ const release = () => (waiting.length ? waiting.shift()() : free++);
 const run = async (t) => {
   await slot();
   try {
-    const c = await client.chat.completions.create({ model: arg('model'), max_tokens: 8000, messages: [{ role: 'system', content: skill }, { role: 'user', content: t.input }] });
+    const c = await client.chat.completions.create({
+      model: arg('model'),
+      max_tokens: 8000,
+      messages: [
+        { role: 'system', content: skill },
+        { role: 'user', content: t.input },
+      ],
+    });
     return c.choices[0].message.content.trim() === t.expected;
   } finally {
     release();

@@ -33,11 +33,14 @@ const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   if (i < 0) return fallback;
   const v = Number(process.argv[i + 1]);
-  if (!Number.isFinite(v)) throw new Error(`gate-rates: --${name} needs a number, got ${process.argv[i + 1] ?? 'nothing'}`);
+  if (!Number.isFinite(v))
+    throw new Error(`gate-rates: --${name} needs a number, got ${process.argv[i + 1] ?? 'nothing'}`);
   return v;
 };
 if (process.argv.includes('--help')) {
-  console.log('node scripts/gate-rates.mjs [--draws 2000] [--seed 1] [--items 29] [--p 0.8] [--confidence 0.9] [--gate-trials 1] [--looks 3]');
+  console.log(
+    'node scripts/gate-rates.mjs [--draws 2000] [--seed 1] [--items 29] [--p 0.8] [--confidence 0.9] [--gate-trials 1] [--looks 3]',
+  );
   process.exit(0);
 }
 const DRAWS = arg('draws', 2000);
@@ -57,7 +60,10 @@ function scenario(name, rng) {
   const cur = ids.map(() => P);
   const cand = ids.map(() => P);
   if (name !== 'no-change') {
-    const changed = rng.sample(ids.map((_, i) => i), 2);
+    const changed = rng.sample(
+      ids.map((_, i) => i),
+      2,
+    );
     for (const i of changed) {
       if (name === 'breaks-2') cand[i] = 0;
       else cur[i] = 0;
@@ -98,17 +104,26 @@ async function draw(name, decision, seed) {
     pair: (id) => (cand.has(id) ? { cand: cand.get(id), cur: cur.get(id) } : undefined),
   });
   const worse = r.verdict === 'reject' && r.rule.startsWith('worse');
-  return { accepted: r.verdict === 'accept', worse, look: worse ? r.looks.length : 0, first: r.verdict === 'accept' && r.resampled.length === 0 };
+  return {
+    accepted: r.verdict === 'accept',
+    worse,
+    look: worse ? r.looks.length : 0,
+    first: r.verdict === 'accept' && r.resampled.length === 0,
+  };
 }
 
-const pct = (x) => `${(100 * x / DRAWS).toFixed(1)}%`;
+const pct = (x) => `${((100 * x) / DRAWS).toFixed(1)}%`;
 const ci = (x) => {
   const [lo, hi] = wilsonInterval(x, DRAWS);
   return `[${(100 * lo).toFixed(1)}, ${(100 * hi).toFixed(1)}]`;
 };
 
-console.log(`gate-rates: ${DRAWS} draws per cell, seeds ${SEED}..${SEED + DRAWS - 1}, ${ITEMS} val items at p ${P}, confidence ${CONFIDENCE} (α ${+(1 - CONFIDENCE).toFixed(6)}), ${LOOKS} looks, gate_trials ${GATE_TRIALS}`);
-console.log('| candidate | paired_decision | accepted [95% CI] | rejected as worse [95% CI] | as worse, by look | accepted on first samples [95% CI] |');
+console.log(
+  `gate-rates: ${DRAWS} draws per cell, seeds ${SEED}..${SEED + DRAWS - 1}, ${ITEMS} val items at p ${P}, confidence ${CONFIDENCE} (α ${+(1 - CONFIDENCE).toFixed(6)}), ${LOOKS} looks, gate_trials ${GATE_TRIALS}`,
+);
+console.log(
+  '| candidate | paired_decision | accepted [95% CI] | rejected as worse [95% CI] | as worse, by look | accepted on first samples [95% CI] |',
+);
 console.log('|---|---|---|---|---|---|');
 for (const name of ['no-change', 'breaks-2', 'fixes-2']) {
   for (const decision of ['mean_gain', 'no_harm']) {
@@ -123,6 +138,8 @@ for (const name of ['no-change', 'breaks-2', 'fixes-2']) {
       first += d.first ? 1 : 0;
       if (d.look) byLook[d.look - 1]++;
     }
-    console.log(`| ${name} | ${decision} | ${pct(accepted)} ${ci(accepted)} | ${pct(worse)} ${ci(worse)} | ${byLook.join(' / ')} | ${pct(first)} ${ci(first)} |`);
+    console.log(
+      `| ${name} | ${decision} | ${pct(accepted)} ${ci(accepted)} | ${pct(worse)} ${ci(worse)} | ${byLook.join(' / ')} | ${pct(first)} ${ci(first)} |`,
+    );
   }
 }

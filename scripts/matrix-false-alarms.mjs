@@ -51,7 +51,11 @@ const pct = (x) => (100 * x).toFixed(1);
 
 function skillopt(args) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(REPO, 'bin', 'skillopt.js'), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', SKILLOPT_CACHE: 'off' } });
+    const child = spawn(process.execPath, [join(REPO, 'bin', 'skillopt.js'), ...args], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1', SKILLOPT_CACHE: 'off' },
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -68,9 +72,14 @@ try {
 
   /** Each model's world at simulated seed `seed`: its profile, the config's knobs that differ from the default world, the noise. */
   const worlds = (seed) => {
-    const { config } = loadConfig({ path: join(REPO, CONFIG), cfgOptions: [`model.simulated.noise=${NOISE}`, `model.simulated.seed=${seed}`] });
+    const { config } = loadConfig({
+      path: join(REPO, CONFIG),
+      cfgOptions: [`model.simulated.noise=${NOISE}`, `model.simulated.seed=${seed}`],
+    });
     const knobs = knobsFromConfig(config.model.simulated);
-    return Object.fromEntries(MODELS.map((m) => [m, simWorld(m, { explicit: { seed: knobs.seed, ...changedKnobs(knobs) }, perModel: {} })]));
+    return Object.fromEntries(
+      MODELS.map((m) => [m, simWorld(m, { explicit: { seed: knobs.seed, ...changedKnobs(knobs) }, perModel: {} })]),
+    );
   };
   const userOf = (t) => t.messages.filter((m) => m.role === 'user');
   /** A cell's rows: every test task × trial (the trial index is the request's seed), scored as the label scorer does. */
@@ -81,12 +90,31 @@ try {
       for (let trial = 0; trial < TRIALS; trial++) {
         const answer = simulateTarget(messages, model, { ...world, sample: trial }).content;
         const pass = answer === t.expected;
-        rows.push({ suite: t.suite, id: t.id, trial, expected: t.expected, output: answer, pass, hard: pass ? 1 : 0, soft: pass ? 1 : 0, error_kind: null, simulated: true });
+        rows.push({
+          suite: t.suite,
+          id: t.id,
+          trial,
+          expected: t.expected,
+          output: answer,
+          pass,
+          hard: pass ? 1 : 0,
+          soft: pass ? 1 : 0,
+          error_kind: null,
+          simulated: true,
+        });
       }
     }
     return rows;
   };
-  const cell = (model, skill, rows) => ({ entry: { model, skill, dir: `cells/${model}__${skill}`, status: 'complete', verdict: 'pass', exit_code: 0 }, path: '', rows, run: null, selected: tasks.length, partial: null, currency: 'USD' });
+  const cell = (model, skill, rows) => ({
+    entry: { model, skill, dir: `cells/${model}__${skill}`, status: 'complete', verdict: 'pass', exit_code: 0 },
+    path: '',
+    rows,
+    run: null,
+    selected: tasks.length,
+    partial: null,
+    currency: 'USD',
+  });
   const matrix = (seed) => {
     const w = worlds(seed);
     return MODELS.flatMap((m) => Object.entries(skills).map(([s, text]) => cell(m, s, evaluate(m, text, w[m]))));
@@ -94,16 +122,47 @@ try {
 
   // the in-process rows are the CLI's
   const out = join(tmp, 'cli');
-  const r = await skillopt(['eval', '--config', CONFIG, '--models', MODELS.join(','), '--skills', `initial=${join(REPO, 'skills', 'dotnetdebug', 'initial.md')}`, '--skills', `best=${goodPath}`, '--split', 'test', '--trials', String(TRIALS),
-    '--cfg-options', `model.simulated.noise=${NOISE}`, 'model.simulated.seed=1', 'model.simulated.latency_scale=0', `env.out_root=${out}`]);
+  const r = await skillopt([
+    'eval',
+    '--config',
+    CONFIG,
+    '--models',
+    MODELS.join(','),
+    '--skills',
+    `initial=${join(REPO, 'skills', 'dotnetdebug', 'initial.md')}`,
+    '--skills',
+    `best=${goodPath}`,
+    '--split',
+    'test',
+    '--trials',
+    String(TRIALS),
+    '--cfg-options',
+    `model.simulated.noise=${NOISE}`,
+    'model.simulated.seed=1',
+    'model.simulated.latency_scale=0',
+    `env.out_root=${out}`,
+  ]);
   if (r.code !== 0) throw new Error(`skillopt eval --models exited ${r.code}:\n${r.out}`);
   for (const c of matrix(1)) {
-    const cli = new Map(readFileSync(join(out, c.entry.dir, 'results.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).map((x) => [`${x.id}\u0000${x.trial}`, x.pass]));
+    const cli = new Map(
+      readFileSync(join(out, c.entry.dir, 'results.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .map((x) => [`${x.id}\u0000${x.trial}`, x.pass]),
+    );
     const differ = c.rows.filter((x) => cli.get(`${x.id}\u0000${x.trial}`) !== x.pass);
-    if (differ.length || cli.size !== c.rows.length) throw new Error(`${c.entry.model} × ${c.entry.skill}: the in-process evaluation differs from skillopt eval --models on ${differ.length} of ${c.rows.length} rows`);
+    if (differ.length || cli.size !== c.rows.length)
+      throw new Error(
+        `${c.entry.model} × ${c.entry.skill}: the in-process evaluation differs from skillopt eval --models on ${differ.length} of ${c.rows.length} rows`,
+      );
   }
-  console.log(`in-process evaluation = skillopt eval --models, row for row, in all ${MODELS.length * 2} cells (noise ${NOISE}, seed 1, ${TRIALS} trials)`);
-  console.log(`${PAIRS} pairs of runs (seeds 2s + 1 and 2s + 2), ${MODELS.length} models × 2 skills, ${tasks.length} cases, one-sided α = ${ALPHA} after adjustment; 95% Wilson intervals\n`);
+  console.log(
+    `in-process evaluation = skillopt eval --models, row for row, in all ${MODELS.length * 2} cells (noise ${NOISE}, seed 1, ${TRIALS} trials)`,
+  );
+  console.log(
+    `${PAIRS} pairs of runs (seeds 2s + 1 and 2s + 2), ${MODELS.length} models × 2 skills, ${tasks.length} cases, one-sided α = ${ALPHA} after adjustment; 95% Wilson intervals\n`,
+  );
 
   const o = { confidence: 1 - ALPHA };
   let gateAlarms = 0;
@@ -116,7 +175,9 @@ try {
     const b = matrix(2 * s + 2);
     const same = a.map((c, i) => comparePair(c, b[i], o));
     // the gate: the second run's cells against the first's
-    const gate = familyEvidence(same, ALPHA).map((e) => decideGateCell(e, { maxRegression: 0, maxErrored: 0, failOnRegression: true }).verdict);
+    const gate = familyEvidence(same, ALPHA).map(
+      (e) => decideGateCell(e, { maxRegression: 0, maxErrored: 0, failOnRegression: true }).verdict,
+    );
     const regressed = gate.filter((v) => v === 'regressed').length;
     cellsRegressed += regressed;
     if (regressed) gateAlarms++;
@@ -141,7 +202,8 @@ try {
   console.log(`\ncells called regressed: ${cellsRegressed} of ${PAIRS * MODELS.length * 2}`);
   console.log('\n| the best skill over the seed (a real change) | helps | hurts |');
   console.log('|---|---|---|');
-  for (const m of MODELS) console.log(`| ${m} | ${rate(real[m].helps, PAIRS).text} | ${rate(real[m].hurts, PAIRS).text} |`);
+  for (const m of MODELS)
+    console.log(`| ${m} | ${rate(real[m].helps, PAIRS).text} | ${rate(real[m].hurts, PAIRS).text} |`);
   const worst = Math.max(g.hi, l.hi);
   console.log(`\nhighest upper 95% bound of a false-alarm rate: ${pct(worst)}% (must be ≤ ${pct(GOAL)}%)`);
   if (worst > GOAL) {

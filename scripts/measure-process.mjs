@@ -29,7 +29,8 @@ function read(path) {
 function treeOf(pid) {
   const pids = [pid];
   for (let i = 0; i < pids.length; i++) {
-    for (const task of read(`/proc/${pids[i]}/task/${pids[i]}/children`).split(' ')) if (task.trim()) pids.push(Number(task));
+    for (const task of read(`/proc/${pids[i]}/task/${pids[i]}/children`).split(' '))
+      if (task.trim()) pids.push(Number(task));
   }
   return pids;
 }
@@ -68,7 +69,15 @@ export function measureProcess(command, args, { cwd, env = process.env, sampleMs
     child.on('exit', () => clearInterval(timer));
     child.on('close', (code) => {
       const end = performance.timeOrigin + performance.now();
-      resolve({ code, out, start, wallS: (end - start) / 1000, cpuS: childrenCpuS() - cpuBefore, peakTreeMiB: peakTree / 1024, mainHwmMiB: mainHwm / 1024 });
+      resolve({
+        code,
+        out,
+        start,
+        wallS: (end - start) / 1000,
+        cpuS: childrenCpuS() - cpuBefore,
+        peakTreeMiB: peakTree / 1024,
+        mainHwmMiB: mainHwm / 1024,
+      });
     });
   });
 }

@@ -36,7 +36,14 @@ import { layeringViolations } from './quality/layering.mjs';
 import { runMetrics } from './quality/metrics.mjs';
 import { noiseFreeWorld, NoiseFreeScores } from './quality/noise-free.mjs';
 import { detectKnobs, FULL, planCells, QUICK, TARGET } from './quality/plan.mjs';
-import { goalChecks, renderAblation, renderCost, renderGoals, renderMatrix, renderTransfer } from './quality/report.mjs';
+import {
+  goalChecks,
+  renderAblation,
+  renderCost,
+  renderGoals,
+  renderMatrix,
+  renderTransfer,
+} from './quality/report.mjs';
 import { configOf, executeRuns, planRuns } from './quality/runs.mjs';
 
 const USAGE = `node scripts/opt-quality.mjs [--quick] [--only matrix,ablation,transfer] [--seeds 42,43,44] [--jobs N] [--json FILE] [--work DIR] [--set key=value …]
@@ -64,21 +71,23 @@ function parseArgs(argv) {
       return argv[++i];
     };
     if (a === '--quick') o.quick = true;
-    else if (a === '--only') o.only = value().split(',').map((s) => s.trim());
+    else if (a === '--only')
+      o.only = value()
+        .split(',')
+        .map((s) => s.trim());
     else if (a === '--jobs') o.jobs = Number(value());
     else if (a === '--seeds') {
       const list = value();
       o.seeds = list.split(',').map((x) => Number(x.trim()));
-      if (o.seeds.some((x) => !Number.isInteger(x) || x < 0)) throw new Error(`--seeds ${list}: expected non-negative integers separated by commas`);
-    }
-    else if (a === '--json') o.json = resolve(value());
+      if (o.seeds.some((x) => !Number.isInteger(x) || x < 0))
+        throw new Error(`--seeds ${list}: expected non-negative integers separated by commas`);
+    } else if (a === '--json') o.json = resolve(value());
     else if (a === '--work') o.work = resolve(value());
     else if (a === '--set') {
       const kv = value();
       if (!/^[\w.]+=/.test(kv)) throw new Error(`--set ${kv}: expected key=value`);
       o.set.push(kv);
-    }
-    else if (a === '--help' || a === '-h') o.help = true;
+    } else if (a === '--help' || a === '-h') o.help = true;
     else throw new Error(`unknown argument '${a}'`);
   }
   const bad = o.only.find((s) => !SECTIONS.includes(s));
@@ -101,7 +110,11 @@ function newestMtime(dir) {
 function buildInfo() {
   let commit = 'unknown commit';
   try {
-    commit = execFileSync('git', ['log', '-1', '--format=%h'], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    commit = execFileSync('git', ['log', '-1', '--format=%h'], {
+      cwd: REPO,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     // not a git checkout: the commit is only informative
   }
@@ -170,26 +183,61 @@ async function main() {
     const knobs = knobsByBench[scale.benchmarks[0]];
     const wall = (performance.now() - started) / 1000;
     const failed = runList.filter((r) => r.error);
-    const goals = goalChecks({ matrix: of('matrix'), ablation: of('ablation'), transfer: of('transfer'), target: of('target'), cost: of('cost'), knobs, layering: layeringViolations(join(REPO, 'src')) });
+    const goals = goalChecks({
+      matrix: of('matrix'),
+      ablation: of('ablation'),
+      transfer: of('transfer'),
+      target: of('target'),
+      cost: of('cost'),
+      knobs,
+      layering: layeringViolations(join(REPO, 'src')),
+    });
     const targetCommand = `npx skillopt test --optimize --target ${TARGET.target} --config ${configOf(TARGET.bench)}`;
     const out = [
       `# skillopt optimizer quality — simulated model (commit ${build.commit}${build.stale ? ', dist/ older than src/' : ''})`,
       `${runList.length} runs (${failed.length} failed), ${opts.jobs} jobs: ${wall.toFixed(0)} s wall (runs ${runsWall.toFixed(0)} s, noise-free scoring ${nfWall.toFixed(0)} s: ${nf.evaluated} skills scored, ${nf.reused} reused)`,
-      `gates: strict = ${knobs.gates.strict.join(' ') || "the default (candidate > current)"}, paired = ${knobs.gates.paired.join(' ')}, off = ${knobs.gates.off.join(' ')}; noise-free = model.simulated.noise=0`,
+      `gates: strict = ${knobs.gates.strict.join(' ') || 'the default (candidate > current)'}, paired = ${knobs.gates.paired.join(' ')}, off = ${knobs.gates.off.join(' ')}; noise-free = model.simulated.noise=0`,
       ...(opts.set.length ? [`every run also: ${opts.set.join(' ')}`] : []),
       '',
     ];
     if (of('matrix').length) out.push(renderMatrix(of('matrix'), scale));
     if (of('ablation').length) out.push(renderAblation(of('ablation'), scale));
-    if (of('transfer').length || of('target').length) out.push(renderTransfer(of('transfer'), of('target'), { seeds: scale.seeds, targetCommand }));
+    if (of('transfer').length || of('target').length)
+      out.push(renderTransfer(of('transfer'), of('target'), { seeds: scale.seeds, targetCommand }));
     if (of('cost').length) out.push(renderCost(of('cost'), scale));
     out.push(renderGoals(goals));
     process.stdout.write(`${out.join('\n')}\n`);
     log(`done in ${wall.toFixed(1)} s`);
 
     if (opts.json) {
-      const cellJson = (c) => ({ section: c.section, bench: c.bench, labels: c.labels, overrides: c.overrides, skipped: c.skipped, same_as: c.sameAs ?? null, runs: c.runs });
-      writeFileSync(opts.json, JSON.stringify({ commit: build.commit, dist_stale: build.stale, quick: opts.quick, jobs: opts.jobs, wall_s: wall, runs_wall_s: runsWall, noise_free_wall_s: nfWall, knobs: knobsByBench, cells: cells.map(cellJson), goals }, null, 2));
+      const cellJson = (c) => ({
+        section: c.section,
+        bench: c.bench,
+        labels: c.labels,
+        overrides: c.overrides,
+        skipped: c.skipped,
+        same_as: c.sameAs ?? null,
+        runs: c.runs,
+      });
+      writeFileSync(
+        opts.json,
+        JSON.stringify(
+          {
+            commit: build.commit,
+            dist_stale: build.stale,
+            quick: opts.quick,
+            jobs: opts.jobs,
+            wall_s: wall,
+            runs_wall_s: runsWall,
+            noise_free_wall_s: nfWall,
+            knobs: knobsByBench,
+            cells: cells.map(cellJson),
+            goals,
+          },
+          null,
+          2,
+        ),
+      );
       log(`figures written to ${opts.json}`);
     }
     return failed.length ? 1 : 0;

@@ -48,7 +48,10 @@ const pct = (x) => (100 * x).toFixed(1);
 
 const tmp = mkdtempSync(join(tmpdir(), 'skillopt-power-'));
 try {
-  const { tasks, rules, passing, plant, evaluate, checkAgainstCli, subset, good } = await buildWorld({ noise: NOISE, tmp });
+  const { tasks, rules, passing, plant, evaluate, checkAgainstCli, subset, good } = await buildWorld({
+    noise: NOISE,
+    tmp,
+  });
   for (const k of TRIALS) await checkAgainstCli(k);
   console.log(`in-process evaluation = skillopt eval, row for row, at noise ${NOISE}, seed 1, k = 1 and 5`);
 
@@ -59,9 +62,14 @@ try {
   };
 
   const planted5 = plant(PLANTED_TASKS);
-  if (planted5.tasks !== PLANTED_TASKS) throw new Error(`could not plant exactly ${PLANTED_TASKS} regressions (got ${planted5.tasks})`);
-  console.log(`good skill: ${rules.length} rules, passes ${passing.length}/${tasks.length} test tasks at noise 0; planted: ${planted5.rules} rule(s) removed → ${PLANTED_TASKS} tasks regress`);
-  console.log(`${PAIRS} seed pairs per cell, noise ${NOISE}, one-sided α = ${ALPHA}, evaluation.max_regression 0; 95% Wilson intervals\n`);
+  if (planted5.tasks !== PLANTED_TASKS)
+    throw new Error(`could not plant exactly ${PLANTED_TASKS} regressions (got ${planted5.tasks})`);
+  console.log(
+    `good skill: ${rules.length} rules, passes ${passing.length}/${tasks.length} test tasks at noise 0; planted: ${planted5.rules} rule(s) removed → ${PLANTED_TASKS} tasks regress`,
+  );
+  console.log(
+    `${PAIRS} seed pairs per cell, noise ${NOISE}, one-sided α = ${ALPHA}, evaluation.max_regression 0; 95% Wilson intervals\n`,
+  );
 
   const results = {};
   for (const k of TRIALS) {
@@ -114,20 +122,30 @@ try {
 
   console.log(`| cases | false alarms, k = 1 | false alarms, k = 5 |`);
   console.log('|---|---|---|');
-  for (const n of SIZES) console.log(`| ${n} | ${TRIALS.map((k) => rate(results[k].alarms[n], PAIRS).text).join(' | ')} |`);
-  console.log(`\n| k | planted | true drop | detected (59 cases) | power predicted by "could miss"'s formula | agree within 0.1 |`);
+  for (const n of SIZES)
+    console.log(`| ${n} | ${TRIALS.map((k) => rate(results[k].alarms[n], PAIRS).text).join(' | ')} |`);
+  console.log(
+    `\n| k | planted | true drop | detected (59 cases) | power predicted by "could miss"'s formula | agree within 0.1 |`,
+  );
   console.log('|---|---|---|---|---|---|');
   let ok = true;
   for (const k of TRIALS) {
     for (const d of results[k].detections) {
       const agree = Math.abs(d.predicted - d.detection.p) <= 0.1;
       ok &&= agree;
-      console.log(`| ${k} | −${d.tasks}/59 | ${d.trueDrop.toFixed(3)} | ${d.detection.text} | ${pct(d.predicted)}% | ${agree ? 'yes' : 'NO'} |`);
+      console.log(
+        `| ${k} | −${d.tasks}/59 | ${d.trueDrop.toFixed(3)} | ${d.detection.text} | ${pct(d.predicted)}% | ${agree ? 'yes' : 'NO'} |`,
+      );
     }
   }
-  console.log(`\n| k | mean "could miss" (mde_80) over the no-change pairs at 59 cases | mean null variance of a case's difference | mean variance of the differences |`);
+  console.log(
+    `\n| k | mean "could miss" (mde_80) over the no-change pairs at 59 cases | mean null variance of a case's difference | mean variance of the differences |`,
+  );
   console.log('|---|---|---|---|');
-  for (const k of TRIALS) console.log(`| ${k} | ${results[k].mde.toFixed(3)} | ${results[k].spread.v0.toFixed(4)} | ${results[k].spread.v1.toFixed(4)} |`);
+  for (const k of TRIALS)
+    console.log(
+      `| ${k} | ${results[k].mde.toFixed(3)} | ${results[k].spread.v0.toFixed(4)} | ${results[k].spread.v1.toFixed(4)} |`,
+    );
   const worst = Math.max(...TRIALS.flatMap((k) => SIZES.map((n) => rate(results[k].alarms[n], PAIRS).hi)));
   console.log(`\nhighest upper 95% bound of a false-alarm rate: ${pct(worst)}% (must be ≤ ${pct(FALSE_ALARM_GOAL)}%)`);
   if (!ok || worst > FALSE_ALARM_GOAL) {

@@ -57,7 +57,8 @@ function parseArgs(argv) {
     else if (a === '--json') o.json = resolve(value());
     else throw new Error(`unknown argument '${a}'`);
   }
-  if ([...o.trainSeeds, ...o.simSeeds].some((x) => !Number.isInteger(x) || x < 0)) throw new Error('seeds: expected non-negative integers separated by commas');
+  if ([...o.trainSeeds, ...o.simSeeds].some((x) => !Number.isInteger(x) || x < 0))
+    throw new Error('seeds: expected non-negative integers separated by commas');
   if (!Number.isInteger(o.jobs) || o.jobs < 1) throw new Error('--jobs must be a positive integer');
   return o;
 }
@@ -88,7 +89,14 @@ async function main() {
     for (const cell of CELLS) {
       for (const sim of opts.simSeeds) {
         for (const arm of ARMS) {
-          cells.push({ section: 'salvage', bench: BENCH, labels: { cell: cell.name, sim, arm: arm.name }, overrides: [...cell.overrides, `model.simulated.seed=${sim}`, ...arm.overrides], mode: 'train', seeds: opts.trainSeeds });
+          cells.push({
+            section: 'salvage',
+            bench: BENCH,
+            labels: { cell: cell.name, sim, arm: arm.name },
+            overrides: [...cell.overrides, `model.simulated.seed=${sim}`, ...arm.overrides],
+            mode: 'train',
+            seeds: opts.trainSeeds,
+          });
         }
       }
     }
@@ -105,7 +113,9 @@ async function main() {
       run.world = noiseFreeWorld(run.bench, configOf(run.bench), run.overrides);
       const text = run.facts.skills.get(run.facts.best);
       requests.push({ world: run.world, hash: run.facts.best, text });
-      for (const s of run.facts.steps) for (const h of [s.candidate, s.current]) if (h) requests.push({ world: run.world, hash: h, text: run.facts.skills.get(h) });
+      for (const s of run.facts.steps)
+        for (const h of [s.candidate, s.current])
+          if (h) requests.push({ world: run.world, hash: h, text: run.facts.skills.get(h) });
     }
     await nf.score(requests);
     for (const run of runList.filter((r) => r.facts)) {
@@ -118,7 +128,9 @@ async function main() {
     for (const cell of CELLS) {
       const row = { cell: cell.name, arms: {} };
       for (const arm of ARMS) {
-        const rs = cells.filter((c) => c.labels.cell === cell.name && c.labels.arm === arm.name).flatMap((c) => c.runKeys.map((k) => runs.get(k)));
+        const rs = cells
+          .filter((c) => c.labels.cell === cell.name && c.labels.arm === arm.name)
+          .flatMap((c) => c.runKeys.map((k) => runs.get(k)));
         const ok = rs.filter((r) => r.metrics);
         const sum = (f) => ok.reduce((a, r) => a + (f(r) ?? 0), 0);
         row.arms[arm.name] = {
@@ -134,7 +146,12 @@ async function main() {
           salvageAccepted: sum((r) => r.salvage.accepted),
           salvageCalls: sum((r) => r.salvage.calls),
           calls: sum((r) => r.metrics.calls),
-          perRun: rs.map((r) => ({ train_seed: r.seed, overrides: r.overrides, nf_best: r.metrics?.nf.best ?? null, error: r.error ?? null })),
+          perRun: rs.map((r) => ({
+            train_seed: r.seed,
+            overrides: r.overrides,
+            nf_best: r.metrics?.nf.best ?? null,
+            error: r.error ?? null,
+          })),
         };
       }
       table.push(row);
@@ -152,14 +169,28 @@ async function main() {
     const checks = [];
     for (const row of table) {
       const [s, p, o] = ARMS.map((a) => row.arms[a.name]);
-      out.push(`| ${row.cell} | ${f3(s.nfBestSum)} (${f3(s.nfBestSum / n)}) | ${f3(p.nfBestSum)} (${f3(p.nfBestSum / n)}) | ${f3(o.nfBestSum)} (${f3(o.nfBestSum / n)}) | ${s.rejects} / ${p.rejects} | ${s.salvageBuilt} / ${s.salvageAccepted} / ${s.salvageCalls} | ${s.calls} / ${p.calls} / ${o.calls} |`);
+      out.push(
+        `| ${row.cell} | ${f3(s.nfBestSum)} (${f3(s.nfBestSum / n)}) | ${f3(p.nfBestSum)} (${f3(p.nfBestSum / n)}) | ${f3(o.nfBestSum)} (${f3(o.nfBestSum / n)}) | ${s.rejects} / ${p.rejects} | ${s.salvageBuilt} / ${s.salvageAccepted} / ${s.salvageCalls} | ${s.calls} / ${p.calls} / ${o.calls} |`,
+      );
       const failed = s.failed + p.failed + o.failed + s.missingNF + p.missingNF + o.missingNF;
-      checks.push({ cell: row.cell, pass: failed === 0 && s.nfBestSum >= o.nfBestSum - 1e-9, diff: s.nfBestSum - o.nfBestSum, failed });
+      checks.push({
+        cell: row.cell,
+        pass: failed === 0 && s.nfBestSum >= o.nfBestSum - 1e-9,
+        diff: s.nfBestSum - o.nfBestSum,
+        failed,
+      });
     }
     out.push('');
-    for (const c of checks) out.push(`${c.pass ? 'PASS' : 'FAIL'} ${c.cell}: salvage-gated − no gate = ${c.diff >= 0 ? '+' : ''}${c.diff.toFixed(3)} summed over the cell${c.failed ? ` (${c.failed} run(s) failed or unscored)` : ''}`);
+    for (const c of checks)
+      out.push(
+        `${c.pass ? 'PASS' : 'FAIL'} ${c.cell}: salvage-gated − no gate = ${c.diff >= 0 ? '+' : ''}${c.diff.toFixed(3)} summed over the cell${c.failed ? ` (${c.failed} run(s) failed or unscored)` : ''}`,
+      );
     process.stdout.write(`${out.join('\n')}\n`);
-    if (opts.json) writeFileSync(opts.json, JSON.stringify({ train_seeds: opts.trainSeeds, sim_seeds: opts.simSeeds, table, checks }, null, 2));
+    if (opts.json)
+      writeFileSync(
+        opts.json,
+        JSON.stringify({ train_seeds: opts.trainSeeds, sim_seeds: opts.simSeeds, table, checks }, null, 2),
+      );
     return checks.every((c) => c.pass) ? 0 : 1;
   } finally {
     if (!opts.work) rmSync(work, { recursive: true, force: true });

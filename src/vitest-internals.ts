@@ -33,7 +33,9 @@ import type { Vitest } from 'vitest/node';
  */
 export async function vitestCliOptionNames(): Promise<string[]> {
   const entry = createRequire(import.meta.url).resolve('vitest/node');
-  const from = /export\s*\{[^}]*\bas parseCLI\b[^}]*\}\s*from\s*['"]([^'"]+)['"]/.exec(readFileSync(entry, 'utf8'))?.[1];
+  const from = /export\s*\{[^}]*\bas parseCLI\b[^}]*\}\s*from\s*['"]([^'"]+)['"]/.exec(
+    readFileSync(entry, 'utf8'),
+  )?.[1];
   const chunkUrl = from ? new URL(from, pathToFileURL(entry)) : undefined;
   const exportName = chunkUrl ? /\bcreateCLI as (\w+)\b/.exec(readFileSync(chunkUrl, 'utf8'))?.[1] : undefined;
   const mod = chunkUrl && exportName ? ((await import(chunkUrl.href)) as Record<string, unknown>) : undefined;
@@ -72,8 +74,12 @@ export function defaultThreadOptions(): ThreadOptions {
   const mode = process.env.NODE_ENV === 'production' ? 'production' : 'development';
   const execArgv = [
     '--experimental-import-meta-resolve',
-    '--require', join(distPath, '..', 'suppress-warnings.cjs'),
-    '--conditions', 'node', '--conditions', mode,
+    '--require',
+    join(distPath, '..', 'suppress-warnings.cjs'),
+    '--conditions',
+    'node',
+    '--conditions',
+    mode,
   ];
   const env = {
     ...process.env,
@@ -86,7 +92,15 @@ export function defaultThreadOptions(): ThreadOptions {
   return { distPath, execArgv, env };
 }
 
-const FLAGS_WITH_VALUE = new Set(['--require', '-r', '--conditions', '-C', '--import', '--loader', '--experimental-loader']);
+const FLAGS_WITH_VALUE = new Set([
+  '--require',
+  '-r',
+  '--conditions',
+  '-C',
+  '--import',
+  '--loader',
+  '--experimental-loader',
+]);
 
 /**
  * Which Vitest runtime a thread loads, with which Node flags: two threads with the same key are
@@ -117,7 +131,14 @@ export function vitestWorkerEntry(distPath: string): string {
 
 interface WorkerState {
   config?: { maxConcurrency?: number; includeTaskLocation?: boolean; testNamePattern?: unknown; tagsFilter?: unknown };
-  ctx?: { files?: Array<{ testLocations?: unknown[]; testNamePattern?: unknown; testIds?: unknown[]; testTagsFilter?: unknown }> };
+  ctx?: {
+    files?: Array<{
+      testLocations?: unknown[];
+      testNamePattern?: unknown;
+      testIds?: unknown[];
+      testTagsFilter?: unknown;
+    }>;
+  };
 }
 
 /** What a suite needs to know of the run its worker is in; null outside a Vitest worker. */
@@ -139,7 +160,9 @@ export function workerRun(): WorkerRun | null {
   const state = (globalThis as { __vitest_worker__?: WorkerState }).__vitest_worker__;
   const config = state?.config;
   if (!config) return null;
-  const fileFiltered = (state.ctx?.files ?? []).some((f) => f.testLocations?.length || f.testNamePattern || f.testIds?.length || f.testTagsFilter);
+  const fileFiltered = (state.ctx?.files ?? []).some(
+    (f) => f.testLocations?.length || f.testNamePattern || f.testIds?.length || f.testTagsFilter,
+  );
   return {
     maxConcurrency: typeof config.maxConcurrency === 'number' && config.maxConcurrency > 0 ? config.maxConcurrency : 0,
     filtered: Boolean(config.testNamePattern || config.tagsFilter || fileFiltered),
@@ -155,7 +178,11 @@ export function workerRun(): WorkerRun | null {
  * runner's `onCollectStart`).
  */
 export function collectingFileMeta(): Record<string, unknown> | null {
-  const current = (globalThis as { __vitest_worker__?: { current?: { type?: string; filepath?: unknown; meta?: Record<string, unknown> } } }).__vitest_worker__?.current;
+  const current = (
+    globalThis as {
+      __vitest_worker__?: { current?: { type?: string; filepath?: unknown; meta?: Record<string, unknown> } };
+    }
+  ).__vitest_worker__?.current;
   return current?.type === 'suite' && typeof current.filepath === 'string' && current.meta ? current.meta : null;
 }
 

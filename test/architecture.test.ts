@@ -85,7 +85,8 @@ function layeringViolations(graph: Graph): string[] {
   for (const [from, targets] of graph) {
     for (const to of targets) {
       if (layerOf(from) === layerOf(to)) continue;
-      if (rank(from) < 0 || rank(to) < 0 || rank(to) > rank(from)) out.push(`${from} → ${to} (${layerOf(from)} → ${layerOf(to)})`);
+      if (rank(from) < 0 || rank(to) < 0 || rank(to) > rank(from))
+        out.push(`${from} → ${to} (${layerOf(from)} → ${layerOf(to)})`);
     }
   }
   return out.sort();
@@ -133,7 +134,8 @@ function layerGraph(graph: Graph): Graph {
   const out: Graph = new Map();
   for (const [from, targets] of graph) {
     const edges = out.get(layerOf(from)) ?? [];
-    for (const to of targets) if (layerOf(to) !== layerOf(from) && !edges.includes(layerOf(to))) edges.push(layerOf(to));
+    for (const to of targets)
+      if (layerOf(to) !== layerOf(from) && !edges.includes(layerOf(to))) edges.push(layerOf(to));
     out.set(layerOf(from), edges);
   }
   return out;
@@ -179,10 +181,16 @@ describe('architecture', () => {
     ]);
     expect(cycles(planted)).toEqual([['model/client.ts', 'optimizer/engine.ts']]);
     expect(cycles(layerGraph(planted))).toEqual([['model', 'optimizer']]);
-    expect(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['d.ts']]]))).toEqual([
-      ['a.ts', 'b.ts', 'c.ts'],
-      ['d.ts'],
-    ]);
+    expect(
+      cycles(
+        new Map([
+          ['a.ts', ['b.ts']],
+          ['b.ts', ['c.ts']],
+          ['c.ts', ['a.ts']],
+          ['d.ts', ['d.ts']],
+        ]),
+      ),
+    ).toEqual([['a.ts', 'b.ts', 'c.ts'], ['d.ts']]);
   });
 
   it('no module imports a layer above its own', () => {

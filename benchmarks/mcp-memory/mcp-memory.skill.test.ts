@@ -21,10 +21,18 @@ const spec = (task: SkillTask<string>) => task as Task;
 const graph = finalState<string>(
   async (_state, { task, mcp }) => {
     const read = await mcp!.memory!.callTool('read_graph');
-    const names = ((read.structuredContent as { entities?: Array<{ name: string }> } | undefined)?.entities ?? []).map((e) => e.name).sort();
+    const names = ((read.structuredContent as { entities?: Array<{ name: string }> } | undefined)?.entities ?? [])
+      .map((e) => e.name)
+      .sort();
     const want = [...spec(task).entities].sort();
     const ok = JSON.stringify(names) === JSON.stringify(want);
-    return { hard: ok ? 1 : 0, soft: ok ? 1 : 0, feedback: ok ? `the graph holds ${want.join(', ')}` : `the graph holds ${names.join(', ') || 'nobody'}, expected ${want.join(', ')}` };
+    return {
+      hard: ok ? 1 : 0,
+      soft: ok ? 1 : 0,
+      feedback: ok
+        ? `the graph holds ${want.join(', ')}`
+        : `the graph holds ${names.join(', ') || 'nobody'}, expected ${want.join(', ')}`,
+    };
   },
   { name: 'graph' },
 );

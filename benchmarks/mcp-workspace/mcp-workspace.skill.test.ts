@@ -46,7 +46,12 @@ function topLevel(files: Record<string, string>): string[] {
   return [...names].map(([name, dir]) => `${dir ? '[DIR]' : '[FILE]'} ${name}`).sort();
 }
 
-const sortedLines = (text: string) => text.split('\n').map((l) => l.trim()).filter(Boolean).sort();
+const sortedLines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .sort();
 
 const workspace = finalState<string>(
   async (_state, { task, mcp }) => {
@@ -57,19 +62,27 @@ const workspace = finalState<string>(
       if (!read.ok) return { hard: 0, soft: 0, feedback: `${want.file} was not written` };
       const missing = (want.contains ?? []).filter((k) => !read.text.includes(k));
       return missing.length
-        ? { hard: 0, soft: 0.5, feedback: `${want.file} does not say ${missing.map((m) => JSON.stringify(m)).join(', ')}` }
+        ? {
+            hard: 0,
+            soft: 0.5,
+            feedback: `${want.file} does not say ${missing.map((m) => JSON.stringify(m)).join(', ')}`,
+          }
         : { hard: 1, soft: 1, feedback: `${want.file} written` };
     }
     if (want.dir) {
       const parent = dirname(want.dir);
       const list = await fs.callTool('list_directory', { path: parent });
       const made = list.ok && sortedLines(list.text).includes(`[DIR] ${want.dir.slice(parent.length + 1)}`);
-      return made ? { hard: 1, soft: 1, feedback: `${want.dir} created` } : { hard: 0, soft: 0, feedback: `${want.dir} was not created` };
+      return made
+        ? { hard: 1, soft: 1, feedback: `${want.dir} created` }
+        : { hard: 0, soft: 0, feedback: `${want.dir} was not created` };
     }
     const list = await fs.callTool('list_directory', { path: '.' });
     const now = list.ok ? sortedLines(list.text) : [];
     const added = now.filter((l) => !topLevel(spec(task).files).includes(l));
-    return added.length ? { hard: 0, soft: 0, feedback: `nothing should change, but ${added.join(', ')} appeared` } : { hard: 1, soft: 1, feedback: 'unchanged' };
+    return added.length
+      ? { hard: 0, soft: 0, feedback: `nothing should change, but ${added.join(', ')} appeared` }
+      : { hard: 1, soft: 1, feedback: 'unchanged' };
   },
   { name: 'workspace' },
 );
@@ -93,7 +106,15 @@ defineSkillSuite<string>({
   maxTurns: 6,
   scorer: weighted<string>(
     [
-      { scorer: toolCalls<string>({ expected: (task) => spec(task).calls, order: 'subsequence', args: 'exact', name: 'calls' }), weight: 0.5 },
+      {
+        scorer: toolCalls<string>({
+          expected: (task) => spec(task).calls,
+          order: 'subsequence',
+          args: 'exact',
+          name: 'calls',
+        }),
+        weight: 0.5,
+      },
       { scorer: includesAll<string>((task) => spec(task).report, { name: 'answer' }), weight: 0.2 },
       { scorer: workspace, weight: 0.3 },
     ],

@@ -17,7 +17,16 @@
  *   headline metric, the first failure, the next step).
  * See README.md.
  */
-import { defineSkillSuite, finalState, includesAll, tool, toolCalls, ToolError, weighted, type SkillTask } from 'skillopt';
+import {
+  defineSkillSuite,
+  finalState,
+  includesAll,
+  tool,
+  toolCalls,
+  ToolError,
+  weighted,
+  type SkillTask,
+} from 'skillopt';
 import { z } from 'zod';
 import { createRepoState, listDir, readFile, runCommand, ShellError, type RepoState } from './shell.ts';
 
@@ -47,7 +56,8 @@ const shell = (fn: () => string): string => {
 
 const tools = {
   run_command: tool({
-    description: 'Run a shell command in the repository root (python3 scripts/train.py, python3 scripts/eval_only.py, ls, cat) and return its output.',
+    description:
+      'Run a shell command in the repository root (python3 scripts/train.py, python3 scripts/eval_only.py, ls, cat) and return its output.',
     input: z.object({ cmd: z.string().describe('the command line') }),
     handler: ({ cmd }, ctx) => shell(() => runCommand(ctx.state as RepoState, cmd)),
   }),
@@ -72,11 +82,19 @@ const procedure = finalState<string, RepoState>(
     ];
     if (spec(task).local) {
       checks.push(['a run was made', runs.length > 0]);
-      checks.push(['both backends openai_compat in every run', runs.length > 0 && runs.every((c) => c.optimizerBackend === 'openai_compat' && c.targetBackend === 'openai_compat')]);
+      checks.push([
+        'both backends openai_compat in every run',
+        runs.length > 0 &&
+          runs.every((c) => c.optimizerBackend === 'openai_compat' && c.targetBackend === 'openai_compat'),
+      ]);
     }
     const failed = checks.filter(([, ok]) => !ok).map(([what]) => what);
     const soft = (checks.length - failed.length) / checks.length;
-    return { hard: failed.length ? 0 : 1, soft, feedback: failed.length ? `procedure: not met: ${failed.join('; ')}` : 'procedure followed' };
+    return {
+      hard: failed.length ? 0 : 1,
+      soft,
+      feedback: failed.length ? `procedure: not met: ${failed.join('; ')}` : 'procedure followed',
+    };
   },
   { name: 'procedure' },
 );
@@ -89,7 +107,15 @@ defineSkillSuite<string>({
   state: (task) => createRepoState(spec(task).smoked ?? []),
   scorer: weighted<string>(
     [
-      { scorer: toolCalls<string>({ expected: (task) => spec(task).calls, order: 'subsequence', args: 'exact', name: 'calls' }), weight: 0.5 },
+      {
+        scorer: toolCalls<string>({
+          expected: (task) => spec(task).calls,
+          order: 'subsequence',
+          args: 'exact',
+          name: 'calls',
+        }),
+        weight: 0.5,
+      },
       { scorer: procedure, weight: 0.2 },
       { scorer: includesAll<string>((task) => spec(task).report, { name: 'report' }), weight: 0.3 },
     ],

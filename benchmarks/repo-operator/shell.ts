@@ -120,7 +120,9 @@ function suggest(key: string, keys: Iterable<string>): string {
   const [section, leaf = ''] = key.split('.');
   const all = [...keys];
   const leafOf = (k: string) => k.slice(k.indexOf('.') + 1);
-  const close = (k: string) => leaf.length >= 3 && (leafOf(k).includes(leaf) || leaf.includes(leafOf(k)) || leafOf(k).startsWith(leaf.slice(0, 3)));
+  const close = (k: string) =>
+    leaf.length >= 3 &&
+    (leafOf(k).includes(leaf) || leaf.includes(leafOf(k)) || leafOf(k).startsWith(leaf.slice(0, 3)));
   const hit = all.find((k) => k.startsWith(section + '.') && close(k)) ?? all.find((k) => close(k));
   return hit ? ` (did you mean ${hit}?)` : '';
 }
@@ -147,7 +149,8 @@ function parseEntryArgs(script: string, args: string[]): EntryArgs {
     const a = args[i]!;
     const value = () => {
       const v = args[i + 1];
-      if (v === undefined || v.startsWith('--')) throw new ShellError(`${script}: error: argument ${a}: expected one argument`);
+      if (v === undefined || v.startsWith('--'))
+        throw new ShellError(`${script}: error: argument ${a}: expected one argument`);
       i++;
       return v;
     };
@@ -181,7 +184,8 @@ function entryPoint(state: RepoState, rec: CommandRecord, script: 'train' | 'eva
     const eq = opt.indexOf('=');
     if (eq <= 0) throw new ShellError(`${name}: error: --cfg-options expects key=value, got ${opt}`);
     const key = opt.slice(0, eq);
-    if (!keys.has(key)) throw new ShellError(`${name}: error: unknown key in --cfg-options: ${key}${suggest(key, keys.keys())}`);
+    if (!keys.has(key))
+      throw new ShellError(`${name}: error: unknown key in --cfg-options: ${key}${suggest(key, keys.keys())}`);
     cfg.set(key, opt.slice(eq + 1));
   }
   const backend = cfg.get('model.backend')!;
@@ -190,10 +194,14 @@ function entryPoint(state: RepoState, rec: CommandRecord, script: 'train' | 'eva
   rec.optimizerBackend = optimizerBackend;
   rec.targetBackend = targetBackend;
   if ((optimizerBackend === 'openai_compat' || targetBackend === 'openai_compat') && !cfg.get('model.base_url')) {
-    throw new ShellError(`${name}: error: openai_compat needs model.base_url (for the local server: http://localhost:8000/v1)`);
+    throw new ShellError(
+      `${name}: error: openai_compat needs model.base_url (for the local server: http://localhost:8000/v1)`,
+    );
   }
   const bench = config.split('/')[1] ?? 'run';
-  const out = normalize(cfg.get('env.out_root') || `outputs/${bench.replace(/-/g, '_')}_${script === 'train' ? 'run' : 'eval'}`);
+  const out = normalize(
+    cfg.get('env.out_root') || `outputs/${bench.replace(/-/g, '_')}_${script === 'train' ? 'run' : 'eval'}`,
+  );
   rec.out = out;
   const limit = Number(cfg.get('env.limit'));
   const warn =
@@ -214,8 +222,24 @@ function entryPoint(state: RepoState, rec: CommandRecord, script: 'train' | 'eva
     if (smoke) state.smoked.add(config);
     const [val, baseline, step] = smoke ? ['0.500', '0.000', 1] : ['0.812', '0.219', 6];
     state.files.set(`${out}/best_skill.md`, `# best skill (${config}, step ${step})\n`);
-    state.files.set(`${out}/metrics.json`, JSON.stringify({ config, best_step: step, best_skill: `${out}/best_skill.md`, baseline_val_hard: Number(baseline), best_val_hard: Number(val) }, null, 2) + '\n');
-    state.files.set(`${out}/history.jsonl`, `{"step": 0, "val_hard": ${baseline}}\n{"step": ${step}, "val_hard": ${val}}\n`);
+    state.files.set(
+      `${out}/metrics.json`,
+      JSON.stringify(
+        {
+          config,
+          best_step: step,
+          best_skill: `${out}/best_skill.md`,
+          baseline_val_hard: Number(baseline),
+          best_val_hard: Number(val),
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+    state.files.set(
+      `${out}/history.jsonl`,
+      `{"step": 0, "val_hard": ${baseline}}\n{"step": ${step}, "val_hard": ${val}}\n`,
+    );
     return (
       warn +
       `best skill: ${out}/best_skill.md\n` +
@@ -229,7 +253,8 @@ function entryPoint(state: RepoState, rec: CommandRecord, script: 'train' | 'eva
   const skill = normalize(a.skill);
   if (!state.files.has(skill)) throw new ShellError(`${name}: error: skill file not found: ${skill}`);
   const split = a.split ?? cfg.get('env.split')!;
-  if (!['train', 'val', 'test'].includes(split)) throw new ShellError(`${name}: error: argument --split: invalid choice: ${split} (choose from train, val, test)`);
+  if (!['train', 'val', 'test'].includes(split))
+    throw new ShellError(`${name}: error: argument --split: invalid choice: ${split} (choose from train, val, test)`);
   const runMetrics = state.files.get(skill.replace(/[^/]+$/, 'metrics.json'));
   const score = runMetrics ? Number((JSON.parse(runMetrics) as { test_hard?: number }).test_hard ?? 0.5) : 0.5;
   const n = limit > 0 ? Math.min(limit, 32) : 32;
@@ -277,7 +302,9 @@ export function runCommand(state: RepoState, cmd: string): string {
         out = entryPoint(state, rec, rec.kind, rest.slice(1));
       } else throw new ShellError(`${head}: can't open file '${script}': No such file or directory`);
     } else {
-      throw new ShellError(`bash: ${head}: command not found (this shell runs python3 scripts/train.py, python3 scripts/eval_only.py, ls, cat)`);
+      throw new ShellError(
+        `bash: ${head}: command not found (this shell runs python3 scripts/train.py, python3 scripts/eval_only.py, ls, cat)`,
+      );
     }
     rec.ok = true;
     return out;

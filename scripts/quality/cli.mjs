@@ -11,7 +11,10 @@ export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(REPO, 'bin', 'skillopt.js');
 
 /** A child's environment: the caller's, less what a Vitest parent (this script's tests) would leak into it. */
-const childEnv = () => ({ ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(VITEST|VITE_|TEST$|NODE_ENV$)/.test(k))), NO_COLOR: '1' });
+const childEnv = () => ({
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(VITEST|VITE_|TEST$|NODE_ENV$)/.test(k))),
+  NO_COLOR: '1',
+});
 
 /**
  * Spawn `node <script> ...args` from the repository root; resolves with the exit code, stdout, and the
@@ -20,7 +23,11 @@ const childEnv = () => ({ ...Object.fromEntries(Object.entries(process.env).filt
 /** @param {string} script @param {string[]} args @param {{ logFile?: string, timeoutMs?: number }} [options] */
 export function runNode(script, args, { logFile, timeoutMs = 15 * 60_000 } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+    const child = spawn(process.execPath, [script, ...args], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: childEnv(),
+    });
     let out = '';
     let stdout = '';
     let timedOut = false;
@@ -49,7 +56,10 @@ export const skillopt = (args, opts) => runNode(BIN, args, opts);
 
 /** The last line of a child's output that reads like an error, for a one-line report. */
 export function errorLine(out) {
-  const lines = out.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.findLast((l) => /error|failure|failed/i.test(l)) ?? lines.at(-1) ?? '(no output)';
 }
 
@@ -58,7 +68,13 @@ export function errorLine(out) {
  * `{ config }` or `{ error }`; an unknown key becomes "key X not in this build".
  */
 export async function resolveConfig(configPath, overrides) {
-  const r = await skillopt(['config', '--json', '--config', configPath, ...(overrides.length ? ['--cfg-options', ...overrides] : [])]);
+  const r = await skillopt([
+    'config',
+    '--json',
+    '--config',
+    configPath,
+    ...(overrides.length ? ['--cfg-options', ...overrides] : []),
+  ]);
   if (r.code === 0) return { config: JSON.parse(r.stdout) };
   const line = errorLine(r.out);
   const unknown = /([\w.]+): unknown key/.exec(line);

@@ -17,7 +17,9 @@ const flag = (name) => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-const cfgOptions = argv.includes('--cfg-options') ? argv.slice(argv.indexOf('--cfg-options') + 1).filter((a) => !a.startsWith('--')) : [];
+const cfgOptions = argv.includes('--cfg-options')
+  ? argv.slice(argv.indexOf('--cfg-options') + 1).filter((a) => !a.startsWith('--'))
+  : [];
 
 let mods;
 try {
@@ -32,7 +34,10 @@ const [{ loadConfig }, { openHost }, { SuiteRunner }] = mods;
 
 const jobs = JSON.parse(readFileSync(flag('in'), 'utf8'));
 // more cases in flight than the default 8: the simulated model answers at once, and scores do not depend on it
-const { config } = loadConfig({ path: flag('config'), cfgOptions: ['env.workers=32', ...cfgOptions, 'cache.mode=off'] });
+const { config } = loadConfig({
+  path: flag('config'),
+  cfgOptions: ['env.workers=32', ...cfgOptions, 'cache.mode=off'],
+});
 const host = await openHost({ config, outDir: null, quiet: true, session: { mode: 'rollout', split: 'test' } });
 let runner;
 const scores = {};
@@ -43,7 +48,11 @@ try {
   const ids = manifests[0].splits.test;
   const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
   for (const [i, job] of jobs.entries()) {
-    const result = await runner.run({ mode: 'rollout', ids, skills: { '*': { text: job.text, path: `skill ${job.hash}` } } });
+    const result = await runner.run({
+      mode: 'rollout',
+      ids,
+      skills: { '*': { text: job.text, path: `skill ${job.hash}` } },
+    });
     if (result.errors.length > 0 && result.records.length === 0) throw new Error(result.errors[0]);
     const scored = result.records.filter((r) => r.error_kind === null);
     scores[job.hash] = {

@@ -15,7 +15,10 @@ const OPTIMIZER_ONLY = /^model\.simulated\.(noise|analyst_error_rate)=/;
 const MIN_BATCH = 40;
 
 export function noiseFreeWorld(bench, configPath, runOverrides) {
-  const overrides = [...runOverrides.filter((o) => o.startsWith('model.simulated.') && !OPTIMIZER_ONLY.test(o)), 'model.simulated.noise=0'].sort();
+  const overrides = [
+    ...runOverrides.filter((o) => o.startsWith('model.simulated.') && !OPTIMIZER_ONLY.test(o)),
+    'model.simulated.noise=0',
+  ].sort();
   return { key: `${bench} ${overrides.join(' ')}`, bench, configPath, overrides };
 }
 
@@ -74,7 +77,20 @@ export class NoiseFreeScores {
     const jobsFile = join(this.tmp, `batch_${i}.json`);
     const outFile = join(this.tmp, `batch_${i}.scores.json`);
     writeFileSync(jobsFile, JSON.stringify(batch.skills));
-    const r = await runNode(WORKER, ['--config', batch.world.configPath, '--in', jobsFile, '--out', outFile, '--cfg-options', ...batch.world.overrides], { logFile: join(this.tmp, `batch_${i}.log`) });
+    const r = await runNode(
+      WORKER,
+      [
+        '--config',
+        batch.world.configPath,
+        '--in',
+        jobsFile,
+        '--out',
+        outFile,
+        '--cfg-options',
+        ...batch.world.overrides,
+      ],
+      { logFile: join(this.tmp, `batch_${i}.log`) },
+    );
     if (r.code === 4) {
       this.log(`noise-free test: ${errorLine(r.out)}; falling back to one skillopt eval per skill (slow)`);
       return null;
@@ -89,7 +105,20 @@ export class NoiseFreeScores {
       const out = join(this.tmp, `eval_${i}_${hash}`);
       const path = join(this.tmp, `${hash}.md`);
       writeFileSync(path, text);
-      const r = await skillopt(['eval', '--config', batch.world.configPath, '--skill', path, '--split', 'test', '--model-cache', 'off', '--cfg-options', `env.out_root=${out}`, ...batch.world.overrides]);
+      const r = await skillopt([
+        'eval',
+        '--config',
+        batch.world.configPath,
+        '--skill',
+        path,
+        '--split',
+        'test',
+        '--model-cache',
+        'off',
+        '--cfg-options',
+        `env.out_root=${out}`,
+        ...batch.world.overrides,
+      ]);
       if (r.code !== 0) throw new Error(`skillopt eval of ${path} failed: ${errorLine(r.out)}`);
       const s = JSON.parse(readFileSync(join(out, 'eval_summary.json'), 'utf8'));
       scores[hash] = { pass_rate: s.pass_rate, hard: s.hard, soft: s.soft, n: s.n_scored, errored: s.n_errored };

@@ -11,7 +11,12 @@ export const BENCHMARKS = [
   { name: 'ticket-triage', config: 'configs/ticket-triage/sim.yaml' },
 ];
 
-export const FULL = { seeds: [42, 43, 44], noise: [0, 0.1, 0.2, 0.3], analystError: [0, 0.3], benchmarks: BENCHMARKS.map((b) => b.name) };
+export const FULL = {
+  seeds: [42, 43, 44],
+  noise: [0, 0.1, 0.2, 0.3],
+  analystError: [0, 0.3],
+  benchmarks: BENCHMARKS.map((b) => b.name),
+};
 export const QUICK = { seeds: [42], noise: [0, 0.2], analystError: [0, 0.3], benchmarks: ['dotnetdebug'] };
 
 /** The target run of the issue: `test --optimize --target 0.8` on dotnetdebug. */
@@ -93,7 +98,11 @@ export function planCells({ sections, scale, knobsByBench }) {
               section: 'matrix',
               bench,
               labels: { noise, analyst_error: ae, gate },
-              overrides: [`model.simulated.noise=${noise}`, `model.simulated.analyst_error_rate=${ae}`, ...knobs.gates[gate]],
+              overrides: [
+                `model.simulated.noise=${noise}`,
+                `model.simulated.analyst_error_rate=${ae}`,
+                ...knobs.gates[gate],
+              ],
               mode: 'train',
               seeds: scale.seeds,
             });
@@ -103,18 +112,40 @@ export function planCells({ sections, scale, knobsByBench }) {
     }
     if (sections.includes('ablation')) {
       for (const v of ablationVariants(knobs)) {
-        cells.push({ section: 'ablation', bench, labels: { variant: v.name }, overrides: v.overrides, mode: 'train', seeds: scale.seeds });
+        cells.push({
+          section: 'ablation',
+          bench,
+          labels: { variant: v.name },
+          overrides: v.overrides,
+          mode: 'train',
+          seeds: scale.seeds,
+        });
       }
     }
     if (sections.includes('cost')) {
       // the compress stage against none, default world (best skill chosen as this build chooses it)
       for (const compress of ['off', 'on']) {
-        cells.push({ section: 'cost', bench, labels: { compress }, overrides: [`optimizer.compress=${compress}`], mode: 'train', seeds: scale.seeds });
+        cells.push({
+          section: 'cost',
+          bench,
+          labels: { compress },
+          overrides: [`optimizer.compress=${compress}`],
+          mode: 'train',
+          seeds: scale.seeds,
+        });
       }
     }
     if (sections.includes('transfer')) {
       cells.push({ section: 'transfer', bench, labels: {}, overrides: [], mode: 'train', seeds: scale.seeds });
-      if (bench === TARGET.bench) cells.push({ section: 'target', bench, labels: { target: TARGET.target }, overrides: [], mode: 'target', seeds: scale.seeds });
+      if (bench === TARGET.bench)
+        cells.push({
+          section: 'target',
+          bench,
+          labels: { target: TARGET.target },
+          overrides: [],
+          mode: 'target',
+          seeds: scale.seeds,
+        });
     }
   }
   return cells;

@@ -13,9 +13,21 @@ const pct = (x) => (typeof x === 'number' ? `${Math.round(x * 100)}%` : '–');
 
 /** Columns padded to their widest cell; a row `{ lead, note }` prints its lead cells then the note. */
 export function table(header, rows) {
-  const width = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (Array.isArray(r) ? r[i]?.length ?? 0 : i < r.lead.length ? r.lead[i].length : 0))));
-  const line = (cells) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(width[i]))).join('  ').trimEnd();
-  return [line(header), ...rows.map((r) => (Array.isArray(r) ? line(r) : line([...r.lead.map((c, i) => c.padEnd(width[i])), r.note])))].join('\n');
+  const width = header.map((h, i) =>
+    Math.max(
+      h.length,
+      ...rows.map((r) => (Array.isArray(r) ? (r[i]?.length ?? 0) : i < r.lead.length ? r.lead[i].length : 0)),
+    ),
+  );
+  const line = (cells) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(width[i])))
+      .join('  ')
+      .trimEnd();
+  return [
+    line(header),
+    ...rows.map((r) => (Array.isArray(r) ? line(r) : line([...r.lead.map((c, i) => c.padEnd(width[i])), r.note]))),
+  ].join('\n');
 }
 
 const okRuns = (cell) => cell.runs.filter((r) => r.metrics);
@@ -24,7 +36,8 @@ const failedNote = (cell) => {
   return bad.length ? `${bad.length} run(s) failed: ${bad[0].error}` : null;
 };
 /** Why a cell has no figures: skipped (knob missing) or every run failed. */
-const noFigures = (cell) => (cell.skipped ? `skipped: ${cell.skipped}` : okRuns(cell).length === 0 ? failedNote(cell) ?? 'no runs' : null);
+const noFigures = (cell) =>
+  cell.skipped ? `skipped: ${cell.skipped}` : okRuns(cell).length === 0 ? (failedNote(cell) ?? 'no runs') : null;
 
 export function aggregate(cell) {
   return cellMetrics(okRuns(cell).map((r) => r.metrics));
@@ -60,7 +73,22 @@ export function renderMatrix(cells, { seeds }) {
     }
     out.push(
       `## Matrix: ${bench} (${seeds.length} seed(s) ${seeds.join('/')}; NF = noise-free test pass rate, mean over seeds; counts summed over seeds)`,
-      table(['noise', 'a.err', 'gate', 'best NF', 'final NF', 'rejects', 'false rejects', 'accepts', 'harmful', 'calls', 'length'], rows),
+      table(
+        [
+          'noise',
+          'a.err',
+          'gate',
+          'best NF',
+          'final NF',
+          'rejects',
+          'false rejects',
+          'accepts',
+          'harmful',
+          'calls',
+          'length',
+        ],
+        rows,
+      ),
       '',
     );
   }
@@ -122,7 +150,9 @@ export function renderCost(cells, { seeds }) {
         c.labels.compress,
         f3(mean(runs.map((m) => m.nf.best))),
         int(mean(runs.map((m) => m.bestTokens))),
-        okRuns(c).map((r) => `${r.seed}: ${f3(r.metrics.nf.best)} / ${int(r.metrics.bestTokens)}`).join(' · '),
+        okRuns(c)
+          .map((r) => `${r.seed}: ${f3(r.metrics.nf.best)} / ${int(r.metrics.bestTokens)}`)
+          .join(' · '),
         `${runs.reduce((a, m) => a + m.compressAccepted, 0)}/${runs.reduce((a, m) => a + m.compressRan, 0)}`,
         String(runs.reduce((a, m) => a + (m.harmfulCompressions ?? 0), 0)),
         int(mean(runs.map((m) => m.calls))),
@@ -131,8 +161,21 @@ export function renderCost(cells, { seeds }) {
     const d = costDelta(off, on);
     out.push(
       `## Cost: ${bench} — compress off vs on (default world, ${seeds.length} seed(s); best skill, noise-free test; tokens = chars / 4)`,
-      table(['compress', 'best NF', 'best skill tokens', 'per seed (NF / tokens)', 'compressions accepted/run', 'harmful', 'calls'], rows),
-      d ? `Δ (on − off, per seed): best NF ${signed(d.nf.mean)} [${signed(d.nf.min)}, ${signed(d.nf.max)}]; best skill tokens ${pct(d.tokens.mean)} [${pct(d.tokens.min)}, ${pct(d.tokens.max)}]` : 'Δ: not measured',
+      table(
+        [
+          'compress',
+          'best NF',
+          'best skill tokens',
+          'per seed (NF / tokens)',
+          'compressions accepted/run',
+          'harmful',
+          'calls',
+        ],
+        rows,
+      ),
+      d
+        ? `Δ (on − off, per seed): best NF ${signed(d.nf.mean)} [${signed(d.nf.min)}, ${signed(d.nf.max)}]; best skill tokens ${pct(d.tokens.mean)} [${pct(d.tokens.min)}, ${pct(d.tokens.max)}]`
+        : 'Δ: not measured',
       '',
     );
   }
@@ -179,7 +222,12 @@ export function renderTransfer(transferCells, targetCells, { seeds, targetComman
     out.push(
       table(
         ['seed', 'reached', 'optimization_calls', 'test'],
-        runs.map((r) => [String(r.seed), r.metrics.targetReached ? 'yes' : 'no', int(r.metrics.calls), f3(r.metrics.test)]),
+        runs.map((r) => [
+          String(r.seed),
+          r.metrics.targetReached ? 'yes' : 'no',
+          int(r.metrics.calls),
+          f3(r.metrics.test),
+        ]),
       ),
       `median optimization_calls ${int(median(runs.map((r) => r.metrics.calls)))} (from ${runs[0].metrics.callsSource})`,
       '',
@@ -195,53 +243,103 @@ export function renderTransfer(transferCells, targetCells, { seeds, targetComman
 export function goalChecks(ctx) {
   const goals = [];
   const add = (ok, text) => goals.push({ ok, text });
-  const cellOf = (bench, noise, ae, gate) => ctx.matrix.find((c) => c.bench === bench && c.labels.noise === noise && c.labels.analyst_error === ae && c.labels.gate === gate);
+  const cellOf = (bench, noise, ae, gate) =>
+    ctx.matrix.find(
+      (c) => c.bench === bench && c.labels.noise === noise && c.labels.analyst_error === ae && c.labels.gate === gate,
+    );
   const measured = (c) => c && !noFigures(c);
   const paired = ctx.matrix.filter((c) => c.labels.gate === 'paired');
 
   if (ctx.matrix.length) {
     const noisy = ctx.matrix.filter((c) => c.labels.gate === 'paired' && c.labels.noise > 0);
     if (!noisy.some(measured)) {
-      add(false, `noise-aware gate's noise-free test ≥ strict and off in every noisy cell: not measured (${paired.find((c) => c.skipped)?.skipped ?? 'no noisy paired cell ran'})`);
+      add(
+        false,
+        `noise-aware gate's noise-free test ≥ strict and off in every noisy cell: not measured (${paired.find((c) => c.skipped)?.skipped ?? 'no noisy paired cell ran'})`,
+      );
     } else {
       const losses = [];
       for (const c of noisy) {
         const p = aggregate(c).bestNF;
         for (const other of ['strict', 'off']) {
           const o = cellOf(c.bench, c.labels.noise, c.labels.analyst_error, other);
-          if (measured(o) && !(p >= aggregate(o).bestNF)) losses.push(`${c.bench} noise ${c.labels.noise} a.err ${c.labels.analyst_error}: ${f3(p)} < ${other} ${f3(aggregate(o).bestNF)}`);
+          if (measured(o) && !(p >= aggregate(o).bestNF))
+            losses.push(
+              `${c.bench} noise ${c.labels.noise} a.err ${c.labels.analyst_error}: ${f3(p)} < ${other} ${f3(aggregate(o).bestNF)}`,
+            );
         }
       }
-      add(losses.length === 0, `noise-aware gate's noise-free test (best) ≥ strict and off in every noisy cell` + (losses.length ? `: ${losses.length} loss(es), e.g. ${losses.slice(0, 3).join('; ')}` : ` (${noisy.length} cells)`));
+      add(
+        losses.length === 0,
+        `noise-aware gate's noise-free test (best) ≥ strict and off in every noisy cell` +
+          (losses.length
+            ? `: ${losses.length} loss(es), e.g. ${losses.slice(0, 3).join('; ')}`
+            : ` (${noisy.length} cells)`),
+      );
     }
 
     const share = (gate) =>
       benches(ctx.matrix).map((bench) => {
-        const a = cellMetrics(ctx.matrix.filter((c) => c.bench === bench && c.labels.gate === gate && measured(c)).flatMap((c) => okRuns(c).map((r) => r.metrics)));
+        const a = cellMetrics(
+          ctx.matrix
+            .filter((c) => c.bench === bench && c.labels.gate === gate && measured(c))
+            .flatMap((c) => okRuns(c).map((r) => r.metrics)),
+        );
         return { bench, ...a };
       });
-    const strictInfo = share('strict').map((s) => `${s.bench} ${s.falseRejects}/${s.rejects}`).join(', ');
+    const strictInfo = share('strict')
+      .map((s) => `${s.bench} ${s.falseRejects}/${s.rejects}`)
+      .join(', ');
     if (!paired.some(measured)) {
-      add(false, `false rejects ≤ 20% of rejections (noise-aware gate): not measured (${paired.find((c) => c.skipped)?.skipped ?? 'no paired cell ran'}); strict gate today: ${strictInfo}`);
+      add(
+        false,
+        `false rejects ≤ 20% of rejections (noise-aware gate): not measured (${paired.find((c) => c.skipped)?.skipped ?? 'no paired cell ran'}); strict gate today: ${strictInfo}`,
+      );
     } else {
       const s = share('paired');
-      add(s.every((x) => x.falseRejectShare === null || x.falseRejectShare <= 0.2), `false rejects ≤ 20% of rejections (noise-aware gate, all its cells): ${s.map((x) => `${x.bench} ${x.falseRejects}/${x.rejects} (${pct(x.falseRejectShare)})`).join(', ')}; strict: ${strictInfo}`);
+      add(
+        s.every((x) => x.falseRejectShare === null || x.falseRejectShare <= 0.2),
+        `false rejects ≤ 20% of rejections (noise-aware gate, all its cells): ${s.map((x) => `${x.bench} ${x.falseRejects}/${x.rejects} (${pct(x.falseRejectShare)})`).join(', ')}; strict: ${strictInfo}`,
+      );
     }
 
     const gate = paired.some(measured) ? 'paired' : 'strict';
     const compare = benches(ctx.matrix).map((bench) => {
-      const m = (g) => cellMetrics(ctx.matrix.filter((c) => c.bench === bench && c.labels.gate === g && measured(c)).flatMap((c) => okRuns(c).map((r) => r.metrics))).bestNF;
+      const m = (g) =>
+        cellMetrics(
+          ctx.matrix
+            .filter((c) => c.bench === bench && c.labels.gate === g && measured(c))
+            .flatMap((c) => okRuns(c).map((r) => r.metrics)),
+        ).bestNF;
       return { bench, gate: m(gate), off: m('off') };
     });
     const figures = compare.map((x) => `${x.bench} ${gate} ${f3(x.gate)} vs off ${f3(x.off)}`).join(', ');
-    if (!ctx.knobs.interference.length) add(false, `with interference on, gate off loses to the gate: not measured (no model.simulated interference knob in this build); today ${figures}`);
-    else if (!ctx.knobs.interferenceOn) add(false, `with interference on, gate off loses to the gate: not measured (${ctx.knobs.interference.join(', ')} is off in the default world); ${figures}`);
-    else add(compare.every((x) => x.gate > x.off), `with interference on (${ctx.knobs.interference.join(', ')}), gate off loses to the gate on noise-free test (mean over the matrix): ${figures}`);
+    if (!ctx.knobs.interference.length)
+      add(
+        false,
+        `with interference on, gate off loses to the gate: not measured (no model.simulated interference knob in this build); today ${figures}`,
+      );
+    else if (!ctx.knobs.interferenceOn)
+      add(
+        false,
+        `with interference on, gate off loses to the gate: not measured (${ctx.knobs.interference.join(', ')} is off in the default world); ${figures}`,
+      );
+    else
+      add(
+        compare.every((x) => x.gate > x.off),
+        `with interference on (${ctx.knobs.interference.join(', ')}), gate off loses to the gate on noise-free test (mean over the matrix): ${figures}`,
+      );
   }
 
   if (ctx.ablation.length) {
     const missing = ctx.ablation.filter((c) => !measured(c));
-    add(missing.length === 0, `ablation: every mechanism measured` + (missing.length ? `: ${missing.length} row(s) not (${[...new Set(missing.map((c) => `${c.labels.variant}: ${noFigures(c)}`))].join('; ')})` : ` (${ctx.ablation.length} rows)`));
+    add(
+      missing.length === 0,
+      `ablation: every mechanism measured` +
+        (missing.length
+          ? `: ${missing.length} row(s) not (${[...new Set(missing.map((c) => `${c.labels.variant}: ${noFigures(c)}`))].join('; ')})`
+          : ` (${ctx.ablation.length} rows)`),
+    );
   }
 
   if (ctx.cost?.length) {
@@ -250,7 +348,10 @@ export function goalChecks(ctx) {
       const on = ctx.cost.find((c) => c.bench === bench && c.labels.compress === 'on');
       const d = costDelta(off, on);
       if (!d) {
-        add(false, `${bench}: compress on keeps the noise-free test pass rate at ≥ 25% fewer best-skill tokens: not measured`);
+        add(
+          false,
+          `${bench}: compress on keeps the noise-free test pass rate at ≥ 25% fewer best-skill tokens: not measured`,
+        );
         continue;
       }
       const nfOn = mean(okRuns(on).map((r) => r.metrics.nf.best));
@@ -269,20 +370,38 @@ export function goalChecks(ctx) {
       continue;
     }
     const sources = new Set(runs.map((r) => r.metrics.callsSource));
-    add(sources.size === 1 && sources.has('optimization_calls'), `summary.json reports optimization_calls` + (sources.has('optimization_calls') ? '' : ` (it does not: counted from ${[...sources].join(', ')})`));
+    add(
+      sources.size === 1 && sources.has('optimization_calls'),
+      `summary.json reports optimization_calls` +
+        (sources.has('optimization_calls') ? '' : ` (it does not: counted from ${[...sources].join(', ')})`),
+    );
     const med = median(runs.map((r) => r.metrics.calls));
     const minTest = Math.min(...runs.map((r) => r.metrics.test ?? 0));
     const reached = runs.every((r) => r.metrics.targetReached);
-    add(reached && med !== null && med <= 170 && minTest >= 0.85, `target 0.8 on dotnetdebug: reached in ${runs.filter((r) => r.metrics.targetReached).length}/${runs.length}, median optimization_calls ${int(med)} (≤ 170), lowest test pass rate ${f3(minTest)} (≥ 0.85)`);
+    add(
+      reached && med !== null && med <= 170 && minTest >= 0.85,
+      `target 0.8 on dotnetdebug: reached in ${runs.filter((r) => r.metrics.targetReached).length}/${runs.length}, median optimization_calls ${int(med)} (≤ 170), lowest test pass rate ${f3(minTest)} (≥ 0.85)`,
+    );
   }
 
   if (ctx.transfer.length) {
-    const t = ctx.transfer.map((c) => ({ bench: c.bench, ratio: measured(c) ? transfer(okRuns(c).map((r) => r.metrics)).ratio : null }));
-    add(t.every((x) => x.ratio !== null && x.ratio >= 0.8), `held-out transfer ≥ 0.8 on every benchmark: ${t.map((x) => `${x.bench} ${f3(x.ratio)}`).join(', ')}`);
+    const t = ctx.transfer.map((c) => ({
+      bench: c.bench,
+      ratio: measured(c) ? transfer(okRuns(c).map((r) => r.metrics)).ratio : null,
+    }));
+    add(
+      t.every((x) => x.ratio !== null && x.ratio >= 0.8),
+      `held-out transfer ≥ 0.8 on every benchmark: ${t.map((x) => `${x.bench} ${f3(x.ratio)}`).join(', ')}`,
+    );
   }
 
-  add(ctx.layering.length === 0, `no module under src/model, src/skill, src/suite imports from src/optimizer or src/cli` + (ctx.layering.length ? `: ${ctx.layering.length} import(s), e.g. ${ctx.layering.slice(0, 3).join('; ')}` : ''));
+  add(
+    ctx.layering.length === 0,
+    `no module under src/model, src/skill, src/suite imports from src/optimizer or src/cli` +
+      (ctx.layering.length ? `: ${ctx.layering.length} import(s), e.g. ${ctx.layering.slice(0, 3).join('; ')}` : ''),
+  );
   return goals;
 }
 
-export const renderGoals = (goals) => ['## Goals', ...goals.map((g) => `${g.ok ? 'PASS' : 'FAIL'}  ${g.text}`), ''].join('\n');
+export const renderGoals = (goals) =>
+  ['## Goals', ...goals.map((g) => `${g.ok ? 'PASS' : 'FAIL'}  ${g.text}`), ''].join('\n');

@@ -26,7 +26,8 @@ export function actionKind(action) {
 
 /** Requests sent before the end-of-run test evaluations: `optimization_calls`, else usage.json's total. */
 export function optimizationCalls(summary, usage) {
-  if (typeof summary.optimization_calls === 'number') return { calls: summary.optimization_calls, source: 'optimization_calls' };
+  if (typeof summary.optimization_calls === 'number')
+    return { calls: summary.optimization_calls, source: 'optimization_calls' };
   const total = usage?._total?.calls;
   if (typeof total === 'number') return { calls: total, source: 'usage.json' };
   return { calls: summary.token_summary?._total?.calls ?? null, source: 'total calls' };
@@ -76,7 +77,15 @@ export function readRunFacts(dir) {
     const candidate = skill(join(folder, 'compressed_skill.md'));
     const current = skill(join(folder, 'compress_source.md'));
     if (candidate === null || current === null) return [];
-    return [{ step: h.step, action: h.compress?.action ?? 'reject', kind: actionKind(h.compress?.action), candidate, current }];
+    return [
+      {
+        step: h.step,
+        action: h.compress?.action ?? 'reject',
+        kind: actionKind(h.compress?.action),
+        candidate,
+        current,
+      },
+    ];
   });
   const best = skill(join(dir, 'best_skill.md'));
   const final = version(versions.at(-1) ?? 0);
@@ -91,11 +100,17 @@ export function readRunFacts(dir) {
     lengths: { initial: len(initial), best: len(best), final: len(final) },
     // the compress stage's records (optimizer.compress: on), one per step it ran in
     compressions,
-    compress: history.filter((h) => h.compress && typeof h.compress === 'object').map((h) => ({ step: h.step, ...h.compress })),
+    compress: history
+      .filter((h) => h.compress && typeof h.compress === 'object')
+      .map((h) => ({ step: h.step, ...h.compress })),
     calls,
     callsSource: source,
     val: { baseline: summary.baseline_selection_pass_rate ?? null, best: summary.best_selection_pass_rate ?? null },
-    test: { baseline: summary.baseline_test_pass_rate ?? null, best: summary.test_pass_rate ?? null, final: summary.final_test_pass_rate ?? summary.final_test_hard ?? null },
+    test: {
+      baseline: summary.baseline_test_pass_rate ?? null,
+      best: summary.test_pass_rate ?? null,
+      final: summary.final_test_pass_rate ?? summary.final_test_hard ?? null,
+    },
     targetReached: summary.target_reached ?? null,
     stopped: summary.stopped?.reason ?? null,
   };

@@ -32,11 +32,21 @@ export async function planRuns(cells, { work, jobs, log }) {
     for (const seed of c.seeds) {
       const key = `${c.bench}-${c.mode}-${c.configHash}-s${seed}`;
       c.runKeys.push(key);
-      if (!runs.has(key)) runs.set(key, { key, bench: c.bench, overrides: c.overrides, seed, mode: c.mode, dir: join(work, 'runs', key) });
+      if (!runs.has(key))
+        runs.set(key, {
+          key,
+          bench: c.bench,
+          overrides: c.overrides,
+          seed,
+          mode: c.mode,
+          dir: join(work, 'runs', key),
+        });
     }
   }
   for (const c of cells.filter((x) => x.section === 'ablation')) {
-    const first = cells.find((x) => x.section === 'ablation' && x.bench === c.bench && x.configHash && x.configHash === c.configHash);
+    const first = cells.find(
+      (x) => x.section === 'ablation' && x.bench === c.bench && x.configHash && x.configHash === c.configHash,
+    );
     if (first && first !== c) c.sameAs = first.labels.variant;
   }
   return runs;
@@ -50,12 +60,26 @@ export async function executeRuns(runList, { work, jobs, log }) {
     const reused = existsSync(join(run.dir, 'summary.json'));
     if (!reused) {
       const head = run.mode === 'target' ? ['test', '--optimize', '--target', String(TARGET.target)] : ['train'];
-      const r = await skillopt([...head, '--config', configOf(run.bench), '--model-cache', 'off', '--cfg-options', `env.out_root=${run.dir}`, `train.seed=${run.seed}`, ...run.overrides], {
-        logFile: join(work, 'logs', `${run.key}.log`),
-      });
+      const r = await skillopt(
+        [
+          ...head,
+          '--config',
+          configOf(run.bench),
+          '--model-cache',
+          'off',
+          '--cfg-options',
+          `env.out_root=${run.dir}`,
+          `train.seed=${run.seed}`,
+          ...run.overrides,
+        ],
+        {
+          logFile: join(work, 'logs', `${run.key}.log`),
+        },
+      );
       // `test --optimize` exits 1 when the target is not reached: still a finished run
       const finished = existsSync(join(run.dir, 'summary.json'));
-      if (!finished || (r.code !== 0 && r.code !== 1)) run.error = r.timedOut ? 'timed out' : `exit ${r.code}: ${errorLine(r.out)}`;
+      if (!finished || (r.code !== 0 && r.code !== 1))
+        run.error = r.timedOut ? 'timed out' : `exit ${r.code}: ${errorLine(r.out)}`;
     }
     if (!run.error) {
       try {
@@ -65,7 +89,14 @@ export async function executeRuns(runList, { work, jobs, log }) {
       }
     }
     done++;
-    const what = [run.bench, run.mode === 'target' ? `--target ${TARGET.target}` : 'train', ...run.overrides, `seed ${run.seed}`].join(' ');
-    log(`run ${done}/${runList.length} ${what}: ${run.error ? `FAILED (${run.error})` : reused ? 'reused' : `${((performance.now() - t) / 1000).toFixed(1)} s`}`);
+    const what = [
+      run.bench,
+      run.mode === 'target' ? `--target ${TARGET.target}` : 'train',
+      ...run.overrides,
+      `seed ${run.seed}`,
+    ].join(' ');
+    log(
+      `run ${done}/${runList.length} ${what}: ${run.error ? `FAILED (${run.error})` : reused ? 'reused' : `${((performance.now() - t) / 1000).toFixed(1)} s`}`,
+    );
   });
 }

@@ -103,7 +103,9 @@ export class ToolHandlerError extends Error {
     readonly thrown: unknown,
     readonly partial: Omit<LoopResult, 'bound' | 'boundFeedback'>,
   ) {
-    super(`tool '${tool}' handler threw: ${thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown)}`);
+    super(
+      `tool '${tool}' handler threw: ${thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown)}`,
+    );
   }
 
   /** `headline` (default: the message) and, on the lines after it, the thrown error's stack: the record's `error`. */
@@ -124,7 +126,10 @@ const specCache = new WeakMap<object, ToolSpec['parameters']>();
 export function toolParameters(input: z.ZodType): ToolSpec['parameters'] {
   let p = specCache.get(input);
   if (!p) {
-    const { $schema: _drop, ...schema } = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    const { $schema: _drop, ...schema } = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as Record<
+      string,
+      unknown
+    >;
     p = schema;
     specCache.set(input, p);
   }
@@ -134,7 +139,11 @@ export function toolParameters(input: z.ZodType): ToolSpec['parameters'] {
 /** The specs sent for a tool set (names in declaration order). */
 export function toolSpecs(tools: ToolSet | undefined): ToolSpec[] {
   if (!tools) return [];
-  return Object.entries(tools).map(([name, t]) => ({ name, description: t.description, parameters: toolParameters(t.input) }));
+  return Object.entries(tools).map(([name, t]) => ({
+    name,
+    description: t.description,
+    parameters: toolParameters(t.input),
+  }));
 }
 
 const CLIP_MARKER = /^… \[clipped: \d+ chars in full\]$/;
@@ -169,7 +178,6 @@ function argsOf(text: string): unknown {
   }
 }
 
-
 /** A value as the model reads it: strings as they are, anything else as JSON. */
 export function resultText(value: unknown): string {
   if (typeof value === 'string') return value;
@@ -199,10 +207,14 @@ async function runTool<S>(
   try {
     raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
   } catch (e) {
-    return { ok: false, content: `error: the arguments of '${name}' are not valid JSON (${(e as Error).message}): ${call.arguments.slice(0, 200)}` };
+    return {
+      ok: false,
+      content: `error: the arguments of '${name}' are not valid JSON (${(e as Error).message}): ${call.arguments.slice(0, 200)}`,
+    };
   }
   const parsed = t.input.safeParse(raw);
-  if (!parsed.success) return { ok: false, content: `error: invalid arguments for '${name}': ${issueText(parsed.error)}` };
+  if (!parsed.success)
+    return { ok: false, content: `error: invalid arguments for '${name}': ${issueText(parsed.error)}` };
   const ctl = new AbortController();
   const outer = o.signal;
   const onAbort = () => ctl.abort(outer?.reason);
@@ -219,19 +231,27 @@ async function runTool<S>(
   let onCancel: (() => void) | undefined;
   const cancelled = new Promise<never>((_, reject) => {
     if (outer?.aborted) reject(outer.reason ?? new Error('aborted'));
-    else outer?.addEventListener('abort', (onCancel = () => reject(outer.reason ?? new Error('aborted'))), { once: true });
+    else
+      outer?.addEventListener('abort', (onCancel = () => reject(outer.reason ?? new Error('aborted'))), { once: true });
   });
   cancelled.catch(() => {});
   timedOut.catch(() => {});
   try {
     const value = await Promise.race([
-      Promise.resolve().then(() => t.handler(parsed.data, { state: o.state as S, signal: ctl.signal, task: o.task ?? { id: '', input: '', expected: undefined } })),
+      Promise.resolve().then(() =>
+        t.handler(parsed.data, {
+          state: o.state as S,
+          signal: ctl.signal,
+          task: o.task ?? { id: '', input: '', expected: undefined },
+        }),
+      ),
       timedOut,
       cancelled,
     ]);
     return { ok: true, content: resultText(value) };
   } catch (e) {
-    if (e instanceof Timeout) return { ok: false, content: `error: tool '${name}' timed out after ${timeoutMs} ms (toolTimeoutMs)` };
+    if (e instanceof Timeout)
+      return { ok: false, content: `error: tool '${name}' timed out after ${timeoutMs} ms (toolTimeoutMs)` };
     if (outer?.aborted) throw e; // the case was cancelled: not the handler's fault
     if (e instanceof ToolError) return { ok: false, content: `error: ${e.message}` };
     return { crash: e };
@@ -246,7 +266,11 @@ async function runTool<S>(
  * Run the loop from `messages`. Model-call errors propagate (with the usage spent before them noted by the
  * caller); a handler crash throws ToolHandlerError.
  */
-export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage[], o: LoopOptions<S> = {}): Promise<LoopResult> {
+export async function runToolLoop<S>(
+  callModel: CallModel,
+  messages: ChatMessage[],
+  o: LoopOptions<S> = {},
+): Promise<LoopResult> {
   const tools = o.tools ?? {};
   const builtins = new Map((o.builtins ?? []).map((b) => [b.spec.name, b]));
   const remote = new Map((o.remote ?? []).map((r) => [r.spec.name, r]));
@@ -288,12 +312,20 @@ export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage
     transcript.push({ role: 'assistant', content: res.text, tool_calls: calls });
     if (turn >= maxTurns) {
       made += calls.length;
-      return { ...partial(turn), bound: 'maxTurns', boundFeedback: `the model did not finish: it was still calling tools after maxTurns (${maxTurns}) turns` };
+      return {
+        ...partial(turn),
+        bound: 'maxTurns',
+        boundFeedback: `the model did not finish: it was still calling tools after maxTurns (${maxTurns}) turns`,
+      };
     }
     for (const call of calls) {
       if (made >= maxToolCalls) {
         made += 1;
-        return { ...partial(turn), bound: 'maxToolCalls', boundFeedback: `the model did not finish: it made more than maxToolCalls (${maxToolCalls}) tool calls` };
+        return {
+          ...partial(turn),
+          bound: 'maxToolCalls',
+          boundFeedback: `the model did not finish: it made more than maxToolCalls (${maxToolCalls}) tool calls`,
+        };
       }
       made++;
       const started = performance.now();
@@ -309,7 +341,9 @@ export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage
         out = r;
       } else if (remote.has(call.name)) {
         try {
-          out = await remote.get(call.name)!.call(call.arguments, { ...(o.signal ? { signal: o.signal } : {}), timeoutMs });
+          out = await remote
+            .get(call.name)!
+            .call(call.arguments, { ...(o.signal ? { signal: o.signal } : {}), timeoutMs });
         } catch (e) {
           if (e && typeof e === 'object') loopSpent.set(e, partial(turn));
           throw e;
@@ -317,7 +351,12 @@ export async function runToolLoop<S>(callModel: CallModel, messages: ChatMessage
       } else out = { ok: false, content: `error: there is no tool '${call.name}'; the tools are: ${names()}` };
       const ms = Math.round(performance.now() - started);
       transcript.push({ role: 'tool', tool_call_id: call.id, content: out.content });
-      trajectory.push({ turn: base + turn, kind: 'tool', tool_call_id: call.id, result: { name: call.name, ok: out.ok, content: clipResult(out.content), ms } });
+      trajectory.push({
+        turn: base + turn,
+        kind: 'tool',
+        tool_call_id: call.id,
+        result: { name: call.name, ok: out.ok, content: clipResult(out.content), ms },
+      });
     }
   }
 }

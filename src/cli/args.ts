@@ -26,11 +26,21 @@ export interface Flag {
 
 export type FlagTable = Readonly<Record<string, Flag>>;
 
-type ValueOf<F extends Flag> = F['type'] extends 'boolean' ? boolean : F['type'] extends 'number' ? number : F['type'] extends 'list' ? string[] : string;
+type ValueOf<F extends Flag> = F['type'] extends 'boolean'
+  ? boolean
+  : F['type'] extends 'number'
+    ? number
+    : F['type'] extends 'list'
+      ? string[]
+      : string;
 
 /** The parsed values: booleans default to false and lists to []; others are undefined unless the table has a default. */
 export type FlagValues<T extends FlagTable> = {
-  [K in keyof T]: T[K]['type'] extends 'boolean' | 'list' ? ValueOf<T[K]> : T[K] extends { default: string | number } ? ValueOf<T[K]> : ValueOf<T[K]> | undefined;
+  [K in keyof T]: T[K]['type'] extends 'boolean' | 'list'
+    ? ValueOf<T[K]>
+    : T[K] extends { default: string | number }
+      ? ValueOf<T[K]>
+      : ValueOf<T[K]> | undefined;
 };
 
 export interface CommandSpec<T extends FlagTable> {
@@ -70,7 +80,10 @@ function flagTokens(table: FlagTable, argv: string[]) {
     Object.entries(table).map(([name, f]) => [
       name,
       // a list is declared boolean so parseArgs leaves its words as positionals (`--cfg-options a=1 b=2`)
-      { type: f.type === 'boolean' || f.type === 'list' ? ('boolean' as const) : ('string' as const), ...(f.short ? { short: f.short } : {}) },
+      {
+        type: f.type === 'boolean' || f.type === 'list' ? ('boolean' as const) : ('string' as const),
+        ...(f.short ? { short: f.short } : {}),
+      },
     ]),
   );
   return parseArgs({ args: argv, options, strict: false, allowPositionals: true, tokens: true }).tokens;
@@ -104,7 +117,9 @@ export function parseFlags<T extends FlagTable>(spec: CommandSpec<T>, argv: stri
   const closeList = (next?: string) => {
     if (after === null || after === 'passed' || after.took) return;
     const flag = table[after.list]!;
-    throw new SkillOptError(`${after.shown} needs at least one ${flag.arg ?? 'value'}${next !== undefined ? `, got '${next}'` : ''}`);
+    throw new SkillOptError(
+      `${after.shown} needs at least one ${flag.arg ?? 'value'}${next !== undefined ? `, got '${next}'` : ''}`,
+    );
   };
   for (const token of tokens) {
     if (token.kind === 'option-terminator') {
@@ -115,7 +130,12 @@ export function parseFlags<T extends FlagTable>(spec: CommandSpec<T>, argv: stri
       continue;
     }
     if (token.kind === 'positional') {
-      if (!terminated && after !== null && after !== 'passed' && (table[after.list]!.words?.test(token.value) ?? true)) {
+      if (
+        !terminated &&
+        after !== null &&
+        after !== 'passed' &&
+        (table[after.list]!.words?.test(token.value) ?? true)
+      ) {
         raw.get(after.list)!.push(token.value);
         after.took = true;
         continue;
@@ -137,7 +157,9 @@ export function parseFlags<T extends FlagTable>(spec: CommandSpec<T>, argv: stri
       }
       const known = [...Object.keys(table).map((n) => `--${n}`), ...(passOn?.names ?? []).map((n) => `--${n}`)];
       const near = token.rawName.startsWith('--') ? closest(shown, known) : undefined;
-      throw new SkillOptError(`unknown flag '${shown}' for skillopt ${spec.name}${near ? ` (did you mean ${near}?)` : ''}; see skillopt ${spec.name.split(' ')[0]} --help`);
+      throw new SkillOptError(
+        `unknown flag '${shown}' for skillopt ${spec.name}${near ? ` (did you mean ${near}?)` : ''}; see skillopt ${spec.name.split(' ')[0]} --help`,
+      );
     }
     const values = raw.get(token.name) ?? [];
     raw.set(token.name, values);
@@ -148,7 +170,8 @@ export function parseFlags<T extends FlagTable>(spec: CommandSpec<T>, argv: stri
     } else if (flag.type === 'boolean') {
       values.push(token.value ?? 'true');
     } else {
-      if (token.value === undefined || (!token.inlineValue && token.value.startsWith('--'))) throw new SkillOptError(`${shown} needs a value`);
+      if (token.value === undefined || (!token.inlineValue && token.value.startsWith('--')))
+        throw new SkillOptError(`${shown} needs a value`);
       values.push(token.value);
     }
   }
@@ -178,7 +201,10 @@ function typed(name: string, flag: Flag, given: string[] | undefined): unknown {
 
 /** A command with operands takes exactly what its usage line names: anything more is one line naming it. */
 export function noOperands(spec: CommandSpec<FlagTable>, positionals: string[]): void {
-  if (positionals.length > 0) throw new SkillOptError(`unexpected argument '${positionals[0]}' for skillopt ${spec.name} (see skillopt ${spec.name.split(' ')[0]} --help)`);
+  if (positionals.length > 0)
+    throw new SkillOptError(
+      `unexpected argument '${positionals[0]}' for skillopt ${spec.name} (see skillopt ${spec.name.split(' ')[0]} --help)`,
+    );
 }
 
 const WIDTH = 100;
@@ -186,12 +212,22 @@ const WIDTH = 100;
 export const USAGE_PREFIX = 'Usage: ';
 
 function flagLabel(name: string, flag: Flag): string {
-  const value = flag.type === 'boolean' ? '' : flag.type === 'list' ? ` ${flag.arg ?? 'v'} ...` : ` ${flag.arg ?? (flag.type === 'number' ? 'N' : 'V')}`;
+  const value =
+    flag.type === 'boolean'
+      ? ''
+      : flag.type === 'list'
+        ? ` ${flag.arg ?? 'v'} ...`
+        : ` ${flag.arg ?? (flag.type === 'number' ? 'N' : 'V')}`;
   return `${flag.short ? `-${flag.short}, ` : ''}--${name}${value}`;
 }
 
 function usageTerm(name: string, flag: Flag): string {
-  const value = flag.type === 'boolean' ? '' : flag.type === 'list' ? ` ${flag.arg ?? 'v'} ...` : ` ${flag.default !== undefined && flag.arg === undefined ? String(flag.default) : (flag.arg ?? 'V')}`;
+  const value =
+    flag.type === 'boolean'
+      ? ''
+      : flag.type === 'list'
+        ? ` ${flag.arg ?? 'v'} ...`
+        : ` ${flag.default !== undefined && flag.arg === undefined ? String(flag.default) : (flag.arg ?? 'V')}`;
   return flag.required ? `--${name}${value}` : `[--${name}${value}]`;
 }
 
@@ -215,7 +251,8 @@ export function helpText(spec: CommandSpec<FlagTable>): string {
   const column = Math.min(Math.max(0, ...labels.map(([l]) => l.length)) + 2, 28);
   if (labels.length > 0) lines.push('');
   for (const [label, flag] of labels) {
-    const shownDefault = flag.default !== undefined && flag.type !== 'boolean' ? ` (default ${String(flag.default)})` : '';
+    const shownDefault =
+      flag.default !== undefined && flag.type !== 'boolean' ? ` (default ${String(flag.default)})` : '';
     const pad = label.length + 2 > column ? `\n  ${' '.repeat(column)}` : ' '.repeat(column - label.length);
     lines.push(`  ${label}${pad}${flag.help}${shownDefault}`);
   }

@@ -44,7 +44,9 @@ export interface AttributionResult extends Attribution {
 function hashOf(side: Side, which: string): string {
   const hashes = [...new Set(side.rows.map((r) => r.skill_hash))];
   if (hashes.length !== 1) {
-    throw new SkillOptError(`--attribute: the ${which} run (${side.arg}) ${hashes.length === 0 ? 'has no scored rows' : `mixes ${hashes.length} skills (hashes ${hashes.join(', ')})`}: attribution needs one skill per run`);
+    throw new SkillOptError(
+      `--attribute: the ${which} run (${side.arg}) ${hashes.length === 0 ? 'has no scored rows' : `mixes ${hashes.length} skills (hashes ${hashes.join(', ')})`}: attribution needs one skill per run`,
+    );
   }
   return hashes[0]!;
 }
@@ -62,7 +64,8 @@ function skillCandidates(side: Side, flag: string | undefined): string[] {
   for (const dir of [side.folder, dirname(side.folder)]) {
     out.push(join(dir, 'best_skill.md'));
     const skills = join(dir, 'skills');
-    if (existsSync(skills)) for (const f of readdirSync(skills).sort()) if (f.endsWith('.md')) out.push(join(skills, f));
+    if (existsSync(skills))
+      for (const f of readdirSync(skills).sort()) if (f.endsWith('.md')) out.push(join(skills, f));
   }
   return out;
 }
@@ -71,12 +74,19 @@ function skillCandidates(side: Side, flag: string | undefined): string[] {
 function knownSkill(side: Side, skill: { text: string; path: string }, what: string): { text: string; path: string } {
   const hash = hashOf(side, 'candidate');
   const got = skillHash(skill.text);
-  if (got !== hash) throw new SkillOptError(`--attribute: ${what} (${displayPath(skill.path)}, hash ${got}) is not the skill the run scored (its rows carry skill hash ${hash})`);
+  if (got !== hash)
+    throw new SkillOptError(
+      `--attribute: ${what} (${displayPath(skill.path)}, hash ${got}) is not the skill the run scored (its rows carry skill hash ${hash})`,
+    );
   return skill;
 }
 
 /** A run's skill text: the flag's file, or the file its run records, matched by the hash its rows carry. */
-export function sideSkill(side: Side, which: 'baseline' | 'candidate', flag: string | undefined): { text: string; path: string } {
+export function sideSkill(
+  side: Side,
+  which: 'baseline' | 'candidate',
+  flag: string | undefined,
+): { text: string; path: string } {
   const hash = hashOf(side, which);
   if (hash === skillHash('')) return { text: '', path: 'none' };
   const tried = skillCandidates(side, flag);
@@ -104,8 +114,18 @@ function callsPerSample(run: ComparisonRun, c: CaseRef): number {
 export function changedCases(run: ComparisonRun): ChangedCase[] {
   const c = run.comparison;
   return [
-    ...c.regressed.map((x) => ({ suite: x.suite, id: x.id, direction: 'regressed' as const, callsPerSample: callsPerSample(run, x) })),
-    ...c.fixed.map((x) => ({ suite: x.suite, id: x.id, direction: 'fixed' as const, callsPerSample: callsPerSample(run, x) })),
+    ...c.regressed.map((x) => ({
+      suite: x.suite,
+      id: x.id,
+      direction: 'regressed' as const,
+      callsPerSample: callsPerSample(run, x),
+    })),
+    ...c.fixed.map((x) => ({
+      suite: x.suite,
+      id: x.id,
+      direction: 'fixed' as const,
+      callsPerSample: callsPerSample(run, x),
+    })),
   ];
 }
 
@@ -117,14 +137,23 @@ export function firstFreshSample(run: ComparisonRun): number {
 }
 
 export async function attributeComparison(run: ComparisonRun, opts: AttributeOptions): Promise<AttributionResult> {
-  if (run.differentTasks) throw new SkillOptError(`--attribute needs two runs of the same tasks: ${run.differentTasks}`);
+  if (run.differentTasks)
+    throw new SkillOptError(`--attribute needs two runs of the same tasks: ${run.differentTasks}`);
   const baseline = sideSkill(run.baseline, 'baseline', opts.skills.baseline);
   const known = opts.candidateSkill;
-  const given = known === undefined ? sideSkill(run.candidate, 'candidate', opts.skills.candidate) : known === 'seed' ? null : knownSkill(run.candidate, known, 'the skill under test');
+  const given =
+    known === undefined
+      ? sideSkill(run.candidate, 'candidate', opts.skills.candidate)
+      : known === 'seed'
+        ? null
+        : knownSkill(run.candidate, known, 'the skill under test');
   if (known === 'seed') hashOf(run.candidate, 'candidate');
   const cases = changedCases(run);
   const suites = [...new Set(cases.map((c) => c.suite))];
-  if (suites.length > 1) throw new SkillOptError(`--attribute explains one suite at a time; the changed cases are in ${suites.join(', ')} (select one with --cfg-options env.name=…)`);
+  if (suites.length > 1)
+    throw new SkillOptError(
+      `--attribute explains one suite at a time; the changed cases are in ${suites.join(', ')} (select one with --cfg-options env.name=…)`,
+    );
   const suite = suites[0] ?? run.candidate.rows[0]?.suite ?? opts.config.env.name;
   const config: SkillOptConfig = { ...opts.config, env: { ...opts.config.env, name: suite } };
 
@@ -139,10 +168,18 @@ export async function attributeComparison(run: ComparisonRun, opts: AttributeOpt
     let candidate = given;
     if (!candidate) {
       const manifest = (await (await runnerOf()).manifests()).find((m) => m.suite === suite);
-      if (!manifest) throw new SkillOptError(`--attribute: suite '${suite}' has no manifest to read its seed skill from`);
+      if (!manifest)
+        throw new SkillOptError(`--attribute: suite '${suite}' has no manifest to read its seed skill from`);
       candidate = knownSkill(run.candidate, manifest.seed_skill, "the suite's seed skill");
     }
-    return await explainChange(opts, { baseline, candidate, cases, firstSample: firstFreshSample(run), deterministic: deterministicTarget(config.model), runnerOf });
+    return await explainChange(opts, {
+      baseline,
+      candidate,
+      cases,
+      firstSample: firstFreshSample(run),
+      deterministic: deterministicTarget(config.model),
+      runnerOf,
+    });
   } finally {
     try {
       await opened.runner?.close();
@@ -154,14 +191,25 @@ export async function attributeComparison(run: ComparisonRun, opts: AttributeOpt
 
 async function explainChange(
   opts: AttributeOptions,
-  x: { baseline: { text: string; path: string }; candidate: { text: string; path: string }; cases: ChangedCase[]; firstSample: number; deterministic: boolean; runnerOf: () => Promise<SuiteRunner> },
+  x: {
+    baseline: { text: string; path: string };
+    candidate: { text: string; path: string };
+    cases: ChangedCase[];
+    firstSample: number;
+    deterministic: boolean;
+    runnerOf: () => Promise<SuiteRunner>;
+  },
 ): Promise<AttributionResult> {
   const { baseline, candidate, cases, deterministic } = x;
   const change = skillChange(baseline.text, candidate.text, opts.granularity);
   const budget = opts.budget ?? defaultBudget(cases, change.units.length, deterministic);
   const alpha = opts.config.evaluation.alpha;
   const settings = { budget, alpha, deterministic, firstSample: x.firstSample, baselineText: baseline.text };
-  const result = { granularity: opts.granularity, budget, skills: { baseline: baseline.path, candidate: candidate.path } };
+  const result = {
+    granularity: opts.granularity,
+    budget,
+    skills: { baseline: baseline.path, candidate: candidate.path },
+  };
   if (cases.length === 0 || change.units.length === 0) {
     // nothing to re-run (no changed case, or no unit: every case is then unexplained), so no host is opened
     const never = async (): Promise<never> => {
@@ -174,7 +222,12 @@ async function explainChange(
     change,
     cases,
     async (variant, batch, samples) => {
-      const what = variant.reverted === null ? `${displayPath(baseline.path)}` : variant.reverted.length === 0 ? displayPath(candidate.path) : `${displayPath(candidate.path)} without ${variant.reverted.join(', ')}`;
+      const what =
+        variant.reverted === null
+          ? `${displayPath(baseline.path)}`
+          : variant.reverted.length === 0
+            ? displayPath(candidate.path)
+            : `${displayPath(candidate.path)} without ${variant.reverted.join(', ')}`;
       const res = await runner.run({
         mode: 'rollout',
         ids: batch.map((c) => c.id),

@@ -5,7 +5,17 @@
  * noise passes and a real drop fails; without it the run's own verdict decides and the comparison informs.
  */
 import { join } from 'node:path';
-import { compareMarkdown, compareSides, compareTerminal, compareJson, differentTasks, loadSide, worstRegressed, type ComparisonRun, type Side } from '../compare/index.ts';
+import {
+  compareMarkdown,
+  compareSides,
+  compareTerminal,
+  compareJson,
+  differentTasks,
+  loadSide,
+  worstRegressed,
+  type ComparisonRun,
+  type Side,
+} from '../compare/index.ts';
 import type { CaseChange } from '../compare/index.ts';
 import { caseChangeLabel, EXIT_CODES, type RunVerdict } from '../suite/verdict.ts';
 import type { RunResult } from '../vitest/host.ts';
@@ -44,11 +54,23 @@ export interface PlannedRun {
  */
 export function loadBaseline(path: string, o: Omit<BaselineOptions, 'side'>, planned: PlannedRun): BaselineOptions {
   const side = loadSide(path);
-  const run = { kind: 'test' as const, file: '', suite: planned.suite, dataset: null, dataset_label: null, split: planned.split };
+  const run = {
+    kind: 'test' as const,
+    file: '',
+    suite: planned.suite,
+    dataset: null,
+    dataset_label: null,
+    split: planned.split,
+  };
   const different = differentTasks(side, { run, rows: [] });
   if (different) {
-    const fix = side.run?.split && side.run.split !== planned.split ? ` (run it with --split ${side.run.split}, or give a baseline of split ${planned.split})` : '';
-    throw new SkillOptError(`--baseline ${path}: this run cannot be compared with it: ${different.replace(/the candidate/g, 'this run')}${fix}`);
+    const fix =
+      side.run?.split && side.run.split !== planned.split
+        ? ` (run it with --split ${side.run.split}, or give a baseline of split ${planned.split})`
+        : '';
+    throw new SkillOptError(
+      `--baseline ${path}: this run cannot be compared with it: ${different.replace(/the candidate/g, 'this run')}${fix}`,
+    );
   }
   return { side, ...o };
 }
@@ -71,13 +93,20 @@ export interface BaselineJudgement {
 const STATUS: Record<number, string> = { 0: 'OK', 1: 'FAILED', 2: 'FAILED', 3: 'INCONCLUSIVE' };
 
 /** The headline's words for the verdict that decided the exit code and the one that did not, with its outcome. */
-function decidedByLine(comparisonDecided: boolean, d: ComparisonRun['decision'], run: RunVerdict, failOnRegression: boolean): string {
+function decidedByLine(
+  comparisonDecided: boolean,
+  d: ComparisonRun['decision'],
+  run: RunVerdict,
+  failOnRegression: boolean,
+): string {
   const own = `the run's own verdict`;
-  const verdict = d.usage?.exceeded.length ? `${d.verdict}; ${d.usage.exceeded.join(' and ')} over the bound` : d.verdict;
-  if (comparisonDecided) return `by the baseline comparison (${verdict}), not by ${own} (${STATUS[run.exit_code] ?? 'FAILED'}${run.reason ? `: ${oneLineClip(run.reason, 120)}` : ''})`;
+  const verdict = d.usage?.exceeded.length
+    ? `${d.verdict}; ${d.usage.exceeded.join(' and ')} over the bound`
+    : d.verdict;
+  if (comparisonDecided)
+    return `by the baseline comparison (${verdict}), not by ${own} (${STATUS[run.exit_code] ?? 'FAILED'}${run.reason ? `: ${oneLineClip(run.reason, 120)}` : ''})`;
   return `by ${own}, not by the baseline comparison (${verdict}${failOnRegression ? '' : '; --fail-on-regression lets it decide'})`;
 }
-
 
 /**
  * Compare the run written in `outDir` with the baseline: print the comparison, write compare.json and
@@ -111,14 +140,19 @@ export async function judgeAgainstBaseline(
   // the comparison's page, as `skillopt compare` writes it (the run's own report.html stays the run's)
   const html = writeCompareReport(outDir, { compare: json, baselineRows: b.side.rows, candidateRows: candidate.rows });
   if (html) written.push(html);
-  printOut(`\n${[compareTerminal(comparison, { written, width: outputColumns() }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n')}`);
+  printOut(
+    `\n${[compareTerminal(comparison, { written, width: outputColumns() }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n')}`,
+  );
   const sites = new Map(ran.selections.map((s) => [s.suite, s.site ?? null]));
   const answer = (x: CaseChange['baseline']) => JSON.stringify(oneLineClip(x.output, 80));
   printAnnotations(
     comparison.comparison.regressed.map((c): Annotation => {
       // error level only for a case that regressed on evidence; a flip that may be chance is a warning
       const label = caseChangeLabel(c, 'worse', 1 - comparison.comparison.confidence);
-      const fractions = c.baseline.trials > 1 || c.candidate.trials > 1 ? ` (trials ${c.baseline.passes}/${c.baseline.scored_trials} → ${c.candidate.passes}/${c.candidate.scored_trials})` : '';
+      const fractions =
+        c.baseline.trials > 1 || c.candidate.trials > 1
+          ? ` (trials ${c.baseline.passes}/${c.baseline.scored_trials} → ${c.candidate.passes}/${c.candidate.scored_trials})`
+          : '';
       return {
         level: label === 'regressed' ? 'error' : 'warning',
         site: sites.get(c.suite) ?? null,
@@ -128,7 +162,13 @@ export async function judgeAgainstBaseline(
     }),
   );
   const d = comparison.decision;
-  const own = (): BaselineJudgement => ({ comparison, markdown, exitCode: runVerdict.exit_code, failure: runVerdict.reason, decidedBy: decidedByLine(false, d, runVerdict, b.failOnRegression) });
+  const own = (): BaselineJudgement => ({
+    comparison,
+    markdown,
+    exitCode: runVerdict.exit_code,
+    failure: runVerdict.reason,
+    decidedBy: decidedByLine(false, d, runVerdict, b.failOnRegression),
+  });
   if (!b.failOnRegression) return own();
   // A run that could not be judged (errored cases, our input) keeps its own code; otherwise the comparison decides.
   if (runVerdict.verdict === 'inconclusive' || runVerdict.exit_code === EXIT_CODES.usage) return own();

@@ -13,9 +13,22 @@ import { withProfilePrices } from '../sim/profiles.ts';
 
 /** The flags of every command that reads a config. `--model-cache M` is `cache.mode` (not `--cache`: Vitest owns that one). */
 export const CONFIG_FLAGS = {
-  config: { type: 'string', arg: 'C', help: 'YAML config (its _base_ chain is followed); default: SKILLOPT_CONFIG, else ./skillopt.yaml' },
-  'cfg-options': { type: 'list', arg: 'k=v', words: /=/, help: 'override config keys (dotted section.key, e.g. env.limit=20 evaluation.min_pass_rate=0.8)' },
-  'model-cache': { type: 'string', arg: CACHE_MODES.join('|'), help: 'the model-call cache for this run (sets cache.mode)' },
+  config: {
+    type: 'string',
+    arg: 'C',
+    help: 'YAML config (its _base_ chain is followed); default: SKILLOPT_CONFIG, else ./skillopt.yaml',
+  },
+  'cfg-options': {
+    type: 'list',
+    arg: 'k=v',
+    words: /=/,
+    help: 'override config keys (dotted section.key, e.g. env.limit=20 evaluation.min_pass_rate=0.8)',
+  },
+  'model-cache': {
+    type: 'string',
+    arg: CACHE_MODES.join('|'),
+    help: 'the model-call cache for this run (sets cache.mode)',
+  },
 } as const satisfies Record<string, Flag>;
 
 /** What `configFromArgs` reads: the config flags, and `--trials` where the command has it. */
@@ -30,7 +43,10 @@ export interface ConfigFlagValues {
 export function cfgOptionsFromFlags(values: ConfigFlagValues): string[] {
   const { trials } = values;
   const cache = values['model-cache'];
-  if (cache !== undefined && !(CACHE_MODES as readonly string[]).includes(String(normaliseAlias(cache, CACHE_MODE_ALIASES)))) {
+  if (
+    cache !== undefined &&
+    !(CACHE_MODES as readonly string[]).includes(String(normaliseAlias(cache, CACHE_MODE_ALIASES)))
+  ) {
     throw new SkillOptError(`--model-cache ${cache}: expected one of ${CACHE_MODES.join(', ')}`);
   }
   return [
@@ -44,7 +60,10 @@ export function cfgOptionsFromFlags(values: ConfigFlagValues): string[] {
  * The config: `--config`, else `SKILLOPT_CONFIG`, else `skillopt.yaml` in the current folder. A run that
  * calls a model needs one (it names the endpoint), so without any it stops before the first request.
  */
-export function configFromArgs(values: ConfigFlagValues, opts: { required: boolean }): { config: SkillOptConfig; files: string[] } {
+export function configFromArgs(
+  values: ConfigFlagValues,
+  opts: { required: boolean },
+): { config: SkillOptConfig; files: string[] } {
   const path = findConfigPath(values.config);
   if (!path && opts.required) {
     throw new SkillOptError(
@@ -88,9 +107,21 @@ export function checkCaseBudget(config: SkillOptConfig, key: 'env.max_cost' | 't
 
 /** `--max-token-increase 10%` and its two twins (compare, and test with --baseline): docs/ci.md "Gates on cost". */
 export const USAGE_BOUND_FLAGS = {
-  'max-token-increase': { type: 'string', arg: 'X%', help: 'fail when the mean tokens per case are shown to have grown by more than X% (or a fraction; default evaluation.max_token_increase, none)' },
-  'max-cost-increase': { type: 'string', arg: 'X%', help: 'the same for the mean cost per case (needs model.pricing; default evaluation.max_cost_increase)' },
-  'max-latency-increase': { type: 'string', arg: 'X%', help: 'the same for the mean latency per case (default evaluation.max_latency_increase)' },
+  'max-token-increase': {
+    type: 'string',
+    arg: 'X%',
+    help: 'fail when the mean tokens per case are shown to have grown by more than X% (or a fraction; default evaluation.max_token_increase, none)',
+  },
+  'max-cost-increase': {
+    type: 'string',
+    arg: 'X%',
+    help: 'the same for the mean cost per case (needs model.pricing; default evaluation.max_cost_increase)',
+  },
+  'max-latency-increase': {
+    type: 'string',
+    arg: 'X%',
+    help: 'the same for the mean latency per case (default evaluation.max_latency_increase)',
+  },
 } as const satisfies Record<string, Flag>;
 
 /** A relative increase as typed: `10%` or a fraction `0.1`. */
@@ -98,13 +129,18 @@ export function parseIncrease(raw: string, flag: string): number {
   const t = raw.trim();
   const m = /^(\d+(?:\.\d+)?)\s*%$/.exec(t);
   const x = m ? Number(m[1]) / 100 : /^\d+(\.\d+)?$/.test(t) ? Number(t) : NaN;
-  if (!Number.isFinite(x) || x < 0) throw new SkillOptError(`${flag} must be a percentage like 10% or a fraction like 0.1, got '${raw}'`);
+  if (!Number.isFinite(x) || x < 0)
+    throw new SkillOptError(`${flag} must be a percentage like 10% or a fraction like 0.1, got '${raw}'`);
   return x;
 }
 
 /** The bounds on tokens, cost and latency: the flags win over evaluation.max_*_increase; null = no bound. */
 export function usageBoundsFrom(
-  values: { 'max-token-increase'?: string | undefined; 'max-cost-increase'?: string | undefined; 'max-latency-increase'?: string | undefined },
+  values: {
+    'max-token-increase'?: string | undefined;
+    'max-cost-increase'?: string | undefined;
+    'max-latency-increase'?: string | undefined;
+  },
   config: SkillOptConfig,
 ): { tokens: number | null; cost: number | null; latency: number | null } {
   const ev = config.evaluation;

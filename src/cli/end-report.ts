@@ -35,7 +35,10 @@ export function renderEndReport(r: EndReport): string {
   if (r.outDir) lines.push(`  output:   ${displayPath(r.outDir)}`);
   if (r.skill) lines.push(`  ${`${r.skill.label}:`.padEnd(9)} ${displayPath(r.skill.path)}`);
   for (const [k, v] of r.metrics) lines.push(`  ${`${k}:`.padEnd(9)} ${escapeControls(v, { layout: false })}`);
-  if (r.failure) lines.push(`  ${r.inconclusive ? pc.magenta('why:') + '     ' : pc.red('failure:') + ' '} ${escapeControls(r.failure, { layout: false })}`);
+  if (r.failure)
+    lines.push(
+      `  ${r.inconclusive ? pc.magenta('why:') + '     ' : pc.red('failure:') + ' '} ${escapeControls(r.failure, { layout: false })}`,
+    );
   lines.push(`  next:     ${escapeControls(r.next, { layout: false })}`);
   return redactText(lines.join('\n'));
 }
@@ -43,4 +46,3 @@ export function renderEndReport(r: EndReport): string {
 export function printEndReport(r: EndReport): void {
   printOut(renderEndReport(r));
 }
-

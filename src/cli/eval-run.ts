@@ -46,7 +46,17 @@ export interface EvalRunOutput {
   notRun: { count: number; reason: string } | null;
 }
 
-export async function evalRun({ host, runner, config, manifest, skill, split, outDir, log, started = performance.now() }: EvalRunInput): Promise<EvalRunOutput> {
+export async function evalRun({
+  host,
+  runner,
+  config,
+  manifest,
+  skill,
+  split,
+  outDir,
+  log,
+  started = performance.now(),
+}: EvalRunInput): Promise<EvalRunOutput> {
   const { splits } = manifest;
   const ids = split === 'all' ? [...splits.train, ...splits.val, ...splits.test] : splits[split];
   // Through the rollout store: each case lands in results.jsonl as it finishes, so a killed eval
@@ -70,11 +80,33 @@ export async function evalRun({ host, runner, config, manifest, skill, split, ou
   };
   // eval measures, test judges: no gate; pass when every selected case was scored, whatever the score.
   const budget = host.caseBudget;
-  const notRun = budget && budget.notRun > 0 ? { count: budget.notRun, reason: budget.stopReason ?? 'env.max_cost' } : null;
-  const verdict = decideVerdict({ records, selected: ids.length, maxErrored: config.evaluation.max_errored, gates: [], loadErrors: [], missesFail: false, filters: selection.filters, notRun, sites: { [selection.suite]: selection.site } });
-  const summary = runSummary(records, { wallTimeS: (performance.now() - started) / 1000, selections: [selection], verdict });
+  const notRun =
+    budget && budget.notRun > 0 ? { count: budget.notRun, reason: budget.stopReason ?? 'env.max_cost' } : null;
+  const verdict = decideVerdict({
+    records,
+    selected: ids.length,
+    maxErrored: config.evaluation.max_errored,
+    gates: [],
+    loadErrors: [],
+    missesFail: false,
+    filters: selection.filters,
+    notRun,
+    sites: { [selection.suite]: selection.site },
+  });
+  const summary = runSummary(records, {
+    wallTimeS: (performance.now() - started) / 1000,
+    selections: [selection],
+    verdict,
+  });
   writeJsonAtomic(join(outDir, 'summary.json'), buildRunFile(RunSummarySchema, summary, 'summary.json'));
-  const answer = (r: CaseRecord) => ({ output: r.output, hard: r.hard, soft: r.soft, pass: r.pass, feedback: r.feedback, error_kind: r.error_kind });
+  const answer = (r: CaseRecord) => ({
+    output: r.output,
+    hard: r.hard,
+    soft: r.soft,
+    pass: r.pass,
+    feedback: r.feedback,
+    error_kind: r.error_kind,
+  });
   for (const c of caseOutcomes(records)) {
     const r = c.rows[0]!;
     const head = { id: r.id, split: r.split, task_type: r.task_type, messages: r.messages, expected: r.expected };
@@ -82,7 +114,13 @@ export async function evalRun({ host, runner, config, manifest, skill, split, ou
       join(outDir, 'predictions', `${r.id}.json`),
       c.rows.length === 1
         ? { ...head, ...answer(r) }
-        : { ...head, pass_fraction: c.fraction, pass: c.passed, flaky: c.flaky, trials: c.rows.map((t) => ({ trial: t.trial, ...answer(t) })) },
+        : {
+            ...head,
+            pass_fraction: c.fraction,
+            pass: c.passed,
+            flaky: c.flaky,
+            trials: c.rows.map((t) => ({ trial: t.trial, ...answer(t) })),
+          },
     );
   }
   const evalSummary = evalSummaryOf({ config, host, skill, split, verdict, summary });
@@ -91,7 +129,21 @@ export async function evalRun({ host, runner, config, manifest, skill, split, ou
   return { records, reused: outcome.reused, selection, verdict, summary, evalSummary, notRun };
 }
 
-function evalSummaryOf({ config, host, skill, split, verdict, summary }: { config: SkillOptConfig; host: SessionHost; skill: { path: string }; split: SplitSelector; verdict: RunVerdict; summary: RunSummary }) {
+function evalSummaryOf({
+  config,
+  host,
+  skill,
+  split,
+  verdict,
+  summary,
+}: {
+  config: SkillOptConfig;
+  host: SessionHost;
+  skill: { path: string };
+  split: SplitSelector;
+  verdict: RunVerdict;
+  summary: RunSummary;
+}) {
   const o = summary.overall;
   const u = o.usage;
   return {
@@ -105,7 +157,16 @@ function evalSummaryOf({ config, host, skill, split, verdict, summary }: { confi
     soft: o.mean_soft,
     pass_rate: o.pass_rate,
     pass_rate_ci: o.pass_rate_ci,
-    ...(o.trials ? { trials: o.trials, pass_at_k: o.pass_at_k, pass_all_k: o.pass_all_k, flaky: o.flaky, errored_trials: o.errored_trials, cases_with_errored_trials: o.cases_with_errored_trials } : {}),
+    ...(o.trials
+      ? {
+          trials: o.trials,
+          pass_at_k: o.pass_at_k,
+          pass_all_k: o.pass_all_k,
+          flaky: o.flaky,
+          errored_trials: o.errored_trials,
+          cases_with_errored_trials: o.cases_with_errored_trials,
+        }
+      : {}),
     errored: o.errored,
     not_run: o.not_run ?? 0,
     tokens: {

@@ -35,15 +35,16 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ command:
     load: () => import('./commands/matrix.ts'),
   },
   report: {
-    summary: 'write (again) a run folder\'s report.html: one self-contained file, no network',
+    summary: "write (again) a run folder's report.html: one self-contained file, no network",
     load: () => import('./commands/report.ts'),
   },
   show: {
-    summary: 'print a run folder\'s facts: what ran, scores, the step curve, the worst cases',
+    summary: "print a run folder's facts: what ran, scores, the step curve, the worst cases",
     load: () => import('./commands/show.ts'),
   },
   cache: {
-    summary: 'the model-call cache: stats (entries, size, hit rate of recent runs) and prune (--max-size, --older-than)',
+    summary:
+      'the model-call cache: stats (entries, size, hit rate of recent runs) and prune (--max-size, --older-than)',
     load: () => import('./commands/cache.ts'),
   },
   config: {

@@ -37,7 +37,10 @@ export interface MatrixCommandInput {
 }
 
 /** The skill a cell's run is given (its text and path), or null for each suite's own (`seed` in a test run). */
-function cellSkill(skill: MatrixSkill, seed: SuiteManifest['seed_skill'] | null): { text: string; path: string } | null {
+function cellSkill(
+  skill: MatrixSkill,
+  seed: SuiteManifest['seed_skill'] | null,
+): { text: string; path: string } | null {
   if (skill.kind === 'none') return { ...NO_SKILL };
   if (skill.kind === 'file') return { text: skill.text!, path: skill.path! };
   return seed ? { text: seed.text, path: seed.path } : null;
@@ -55,19 +58,41 @@ function evalCells(split: SplitSelector): MatrixCellKind {
     async prepare(lane) {
       const manifests = await lane.runner.manifests();
       if (manifests.length !== 1) {
-        throw new SkillOptError(`eval scores one suite at a time: found ${manifests.map((m) => m.suite).join(', ')}; set env.name in the config`);
+        throw new SkillOptError(
+          `eval scores one suite at a time: found ${manifests.map((m) => m.suite).join(', ')}; set env.name in the config`,
+        );
       }
       manifest = manifests[0]!;
       suiteFiles = lane.runner.files;
     },
     fingerprint(cell, roles) {
-      return { kind: 'eval', config: cell.model.config, roles, manifest: manifest!, suiteFiles, skill: cellSkill(cell.skill, manifest!.seed_skill), split };
+      return {
+        kind: 'eval',
+        config: cell.model.config,
+        roles,
+        manifest: manifest!,
+        suiteFiles,
+        skill: cellSkill(cell.skill, manifest!.seed_skill),
+        split,
+      };
     },
     async run(cell, lane) {
       const skill = cellSkill(cell.skill, manifest!.seed_skill)!;
-      const { records, verdict } = await evalRun({ host: lane.host, runner: lane.runner, config: cell.model.config, manifest: manifest!, skill, split, outDir: cell.path, log: (l) => log(`${cell.model.name} × ${cell.skill.label}: ${l}`) });
+      const { records, verdict } = await evalRun({
+        host: lane.host,
+        runner: lane.runner,
+        config: cell.model.config,
+        manifest: manifest!,
+        skill,
+        split,
+        outDir: cell.path,
+        log: (l) => log(`${cell.model.name} × ${cell.skill.label}: ${l}`),
+      });
       // the cell's rows, one per case × trial, errored ones included, in order (a resumed cell's kept trials were sent again with the new ones)
-      writeLinesAtomic(join(cell.path, 'results.jsonl'), records.map((r) => JSON.stringify(r)));
+      writeLinesAtomic(
+        join(cell.path, 'results.jsonl'),
+        records.map((r) => JSON.stringify(r)),
+      );
       return { verdict: verdict.verdict, exit_code: verdict.exit_code };
     },
   };
@@ -83,10 +108,19 @@ function testCells(split: SplitSelector, input: MatrixCommandInput): MatrixCellK
     async prepare(lane) {
       seeds = await lane.runner.manifests();
       // a test cell reuses its kept rows: the datasets they were scored on are part of its identity
-      datasets = Object.fromEntries(seeds.map((m) => [`dataset ${m.suite}`, `sha256:${datasetDigest(m, lane.runner.files).sha256}`]));
+      datasets = Object.fromEntries(
+        seeds.map((m) => [`dataset ${m.suite}`, `sha256:${datasetDigest(m, lane.runner.files).sha256}`]),
+      );
     },
     fingerprint(cell, roles) {
-      return { kind: 'test', config: cell.model.config, roles, skill: cellSkill(cell.skill, null), split, selection: { ...(input.selection ?? {}), ...datasets } };
+      return {
+        kind: 'test',
+        config: cell.model.config,
+        roles,
+        skill: cellSkill(cell.skill, null),
+        split,
+        selection: { ...(input.selection ?? {}), ...datasets },
+      };
     },
     async run(cell, lane) {
       const skill = cellSkill(cell.skill, null);
@@ -97,11 +131,19 @@ function testCells(split: SplitSelector, input: MatrixCommandInput): MatrixCellK
       };
       let result;
       try {
-        result = await lane.runner.run({ mode: 'test', split, ids: null, skills: skill ? { '*': skill } : {}, namePattern: input.namePattern ?? null, shard: null });
+        result = await lane.runner.run({
+          mode: 'test',
+          split,
+          ids: null,
+          skills: skill ? { '*': skill } : {},
+          namePattern: input.namePattern ?? null,
+          shard: null,
+        });
       } finally {
         lane.host.caseSink = null;
       }
-      if (result.records.length === 0 && result.loadErrors.length > 0 && result.loadErrors.every((e) => e.usage)) throw new SkillOptError(result.loadErrors[0]!.message);
+      if (result.records.length === 0 && result.loadErrors.length > 0 && result.loadErrors.every((e) => e.usage))
+        throw new SkillOptError(result.loadErrors[0]!.message);
       await writeRunFiles(cell.path, result);
       return { verdict: result.verdict.verdict, exit_code: result.verdict.exit_code };
     },
@@ -110,14 +152,25 @@ function testCells(split: SplitSelector, input: MatrixCommandInput): MatrixCellK
 
 export async function runMatrixCommand(input: MatrixCommandInput): Promise<number> {
   const { config, kind, split } = input;
-  if (!Number.isInteger(input.parallelCells) || input.parallelCells < 1) throw new SkillOptError(`--parallel-cells must be a whole number of cells, 1 or more, got ${input.parallelCells}`);
+  if (!Number.isInteger(input.parallelCells) || input.parallelCells < 1)
+    throw new SkillOptError(`--parallel-cells must be a whole number of cells, 1 or more, got ${input.parallelCells}`);
   const models = resolveMatrixModels(config, parseModelList(input.models));
   const skills = matrixSkills(input.skills, (path) => readSkillFile(path));
   // loaded before the run, so a wrong path fails at once
   const baseline = input.baseline ? matrixBaseline(input.baseline) : null;
   const outDir = outRoot(config, kind, 'matrix');
   const cellKind = kind === 'eval' ? evalCells(split) : testCells(split, input);
-  const result = await runMatrix({ cellKind, config, outDir, models, skills, split, lanes: input.parallelCells, ...(input.filters ? { filters: input.filters } : {}), log });
+  const result = await runMatrix({
+    cellKind,
+    config,
+    outDir,
+    models,
+    skills,
+    split,
+    lanes: input.parallelCells,
+    ...(input.filters ? { filters: input.filters } : {}),
+    log,
+  });
   const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
   return finishMatrix({
     title: `skillopt ${kind} --models`,

@@ -16,18 +16,25 @@ export function modelLines(models: readonly ModelReportFile[], currency: string)
     const parts: string[] = [];
     if (m.val) {
       const p = m.val.paired;
-      parts.push(`val ${score3(m.val.seed.pass_rate)}${ci(m.val.seed.ci)} → ${score3(m.val.best.pass_rate)}${ci(m.val.best.ci)}` + (p && p.delta !== null ? `, Δ ${signed(p.delta)} ${p.verdict}` : ''));
+      parts.push(
+        `val ${score3(m.val.seed.pass_rate)}${ci(m.val.seed.ci)} → ${score3(m.val.best.pass_rate)}${ci(m.val.best.ci)}` +
+          (p && p.delta !== null ? `, Δ ${signed(p.delta)} ${p.verdict}` : ''),
+      );
     }
     if (m.test) {
       const p = m.test.paired;
       parts.push(
         `test ${score3(m.test.seed?.pass_rate ?? null)}${ci(m.test.seed?.ci)} → ${score3(m.test.best?.pass_rate ?? null)}${ci(m.test.best?.ci)}` +
-          (p && p.delta !== null ? `, Δ ${signed(p.delta)}${p.interval ? ` [${signed(p.interval[0])}, ${signed(p.interval[1])}]` : ''} ${p.verdict}` : ''),
+          (p && p.delta !== null
+            ? `, Δ ${signed(p.delta)}${p.interval ? ` [${signed(p.interval[0])}, ${signed(p.interval[1])}]` : ''} ${p.verdict}`
+            : ''),
       );
     }
     const c = m.calls;
     const phases = m.role === 'train' ? `train ${c.train} · val ${c.val} · test ${c.test}` : `test ${c.test}`;
-    parts.push(`${c.total} calls (${phases})${m.cost.total !== null ? `, ${formatMoney(m.cost.total, currency)}` : ''}`);
+    parts.push(
+      `${c.total} calls (${phases})${m.cost.total !== null ? `, ${formatMoney(m.cost.total, currency)}` : ''}`,
+    );
     return [m.role === 'transfer' ? `${m.name} (transfer)` : m.name, parts.join(' · ')];
   });
 }

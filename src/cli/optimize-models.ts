@@ -33,11 +33,17 @@ export function resolveTrainingModels(config: SkillOptConfig): ResolvedTrainingM
   const names = config.train.models;
   const transferNames = config.train.transfer_models;
   if (names.length === 0) {
-    if (transferNames.length > 0) throw new SkillOptError('--transfer-models (train.transfer_models) goes with --models (train.models): the models the skill is optimized for');
+    if (transferNames.length > 0)
+      throw new SkillOptError(
+        '--transfer-models (train.transfer_models) goes with --models (train.models): the models the skill is optimized for',
+      );
     return { train: [], transfer: [] };
   }
   const twice = [...names, ...transferNames].find((n, i, all) => all.indexOf(n) !== i);
-  if (twice !== undefined) throw new SkillOptError(`${twice} is named twice in --models / --transfer-models: a model is trained for or transferred to, once`);
+  if (twice !== undefined)
+    throw new SkillOptError(
+      `${twice} is named twice in --models / --transfer-models: a model is trained for or transferred to, once`,
+    );
   const all = resolveMatrixModels(config, [...names, ...transferNames]);
   return { train: all.slice(0, names.length), transfer: all.slice(names.length) };
 }
@@ -63,7 +69,13 @@ export interface TrainingLanes {
 export async function openTrainingLanes(
   host: SessionHost,
   models: ResolvedTrainingModels,
-  o: { accounting: Accounting; budget: Budget; log: (line: string) => void; filters: string[]; env?: NodeJS.ProcessEnv },
+  o: {
+    accounting: Accounting;
+    budget: Budget;
+    log: (line: string) => void;
+    filters: string[];
+    env?: NodeJS.ProcessEnv;
+  },
 ): Promise<TrainingLanes> {
   const all = [...models.train, ...models.transfer];
   const pool = new LanePool(host, { size: all.length, ...(o.filters.length ? { filters: o.filters } : {}) });
@@ -72,7 +84,11 @@ export async function openTrainingLanes(
     const opened = all.map((m, i): TrainingModel => {
       const lane = lanes[i]!;
       useModel(lane, m.config, resolveRoles(m.config, o.env ?? process.env), { outDir: null, kept: null });
-      return { name: m.name, label: m.label, rollouts: new Rollouts(lane.runner, lane.host, o.accounting, o.budget, o.log, m.name) };
+      return {
+        name: m.name,
+        label: m.label,
+        rollouts: new Rollouts(lane.runner, lane.host, o.accounting, o.budget, o.log, m.name),
+      };
     });
     let pricing: Pricing = {};
     for (const m of all) pricing = { ...pricing, ...m.config.model.pricing };
@@ -95,7 +111,17 @@ type PairedFile = NonNullable<NonNullable<ModelReportFile['test']>['paired']>;
 /** A lift of the run's matrix as summary.json's paired figure of one model. */
 function pairedFigure(l: MatrixLift | undefined): PairedFile | null {
   if (!l) return null;
-  return { n: l.n, delta: l.delta, interval: l.interval, p: l.p, p_adjusted: l.p_adjusted, fixed: l.fixed, regressed: l.regressed, verdict: l.verdict, reason: l.reason };
+  return {
+    n: l.n,
+    delta: l.delta,
+    interval: l.interval,
+    p: l.p,
+    p_adjusted: l.p_adjusted,
+    fixed: l.fixed,
+    regressed: l.regressed,
+    verdict: l.verdict,
+    reason: l.reason,
+  };
 }
 
 export interface RunMatrixInput {
@@ -120,7 +146,12 @@ export function writeRunMatrix(o: RunMatrixInput): { reports: ModelReportFile[];
   const entry = (m: MatrixModel) => modelEntry(m, resolveRoles(m.config, env));
   const val = new Map(o.modelVal.map((v) => [v.name, v]));
   const fileEntry = (label: string, path: string, text: string) => ({
-    ...skillEntry({ label, kind: 'file', path: /^[a-z][a-z0-9+.-]+:/i.test(path) && !isAbsolute(path) ? path : resolve(path), text }),
+    ...skillEntry({
+      label,
+      kind: 'file',
+      path: /^[a-z][a-z0-9+.-]+:/i.test(path) && !isAbsolute(path) ? path : resolve(path),
+      text,
+    }),
     label,
   });
   const { alpha, max_errored: maxErrored } = o.config.evaluation;

@@ -27,10 +27,12 @@ export interface RunSession {
 export async function withRunSession<T>(opts: RunSessionOptions, body: (run: RunSession) => Promise<T>): Promise<T> {
   // one run per folder: the lock first, and the folder's fingerprint checked before anything is written
   const lock = acquireRunLock(opts.outDir, { log: opts.log });
-  const host = await openHost({ ...opts.host, session: { ...opts.host.session, runDir: opts.outDir } }).catch((e: unknown) => {
-    lock.release();
-    throw e;
-  });
+  const host = await openHost({ ...opts.host, session: { ...opts.host.session, runDir: opts.outDir } }).catch(
+    (e: unknown) => {
+      lock.release();
+      throw e;
+    },
+  );
   const resources: Array<{ close(): Promise<unknown> }> = [];
   const before = opts.restoreOnReplayStop && host.cache?.mode === 'replay' ? snapshotFolder(opts.outDir) : null;
   try {

@@ -32,13 +32,23 @@ function counts(records: CaseRecord[]) {
 }
 
 /** The short report printed after each run in watch mode; the verdict is the run's own (src/suite/verdict.ts). */
-export function renderWatchReport(run: number, result: RunResult, opts: { simulated: boolean; skillPath?: string | undefined }): string {
+export function renderWatchReport(
+  run: number,
+  result: RunResult,
+  opts: { simulated: boolean; skillPath?: string | undefined },
+): string {
   const c = counts(result.records);
   const verdict = (result as Partial<RunResult>).verdict;
   const failedGate = result.gates.find((g) => !g.ok);
   const firstError = result.records.find((r) => r.error_kind);
-  const ok = verdict ? verdict.verdict === 'pass' : result.errors.length === 0 && !failedGate && c.n > 0 && c.failed === 0 && c.errored === 0;
-  const status = ok ? pc.green('OK') : verdict?.verdict === 'inconclusive' ? pc.yellow('INCONCLUSIVE') : pc.red('FAILED');
+  const ok = verdict
+    ? verdict.verdict === 'pass'
+    : result.errors.length === 0 && !failedGate && c.n > 0 && c.failed === 0 && c.errored === 0;
+  const status = ok
+    ? pc.green('OK')
+    : verdict?.verdict === 'inconclusive'
+      ? pc.yellow('INCONCLUSIVE')
+      : pc.red('FAILED');
   const lines = [
     '',
     `${pc.bold(`skillopt test --watch · run ${run}`)} ${status}${opts.simulated ? pc.yellow(' — simulated model') : ''}`,
@@ -67,7 +77,9 @@ export async function runTestWatch(opts: TestWatchOptions): Promise<number> {
   host.sink = (result) => {
     const run = ++runs;
     // The sink is called from the reporter's onTestRunEnd, before it prints its table: report after it.
-    setImmediate(() => log(renderWatchReport(run, result, { simulated: host.session.simulated, skillPath: opts.skillPath })));
+    setImmediate(() =>
+      log(renderWatchReport(run, result, { simulated: host.session.simulated, skillPath: opts.skillPath })),
+    );
   };
   const vitest = await startVitest('test', opts.filters, { ...opts.options, watch: true, run: false });
   if (!vitest.shouldKeepServer()) {

@@ -15,9 +15,26 @@
  * p-value: noise cannot be told from the change there, and the result says so.
  */
 import type { z } from 'zod';
-import type { ArmCountsSchema, AttributionFindingsSchema, CaseBlameSchema, NoiseFlipSchema, UnexplainedCaseSchema, UnitAttributionSchema } from '../runfiles/index.ts';
+import type {
+  ArmCountsSchema,
+  AttributionFindingsSchema,
+  CaseBlameSchema,
+  NoiseFlipSchema,
+  UnexplainedCaseSchema,
+  UnitAttributionSchema,
+} from '../runfiles/index.ts';
 import type { SkillChange } from '../skill/units.ts';
-import { adjustBlames, FUTILE, LOOKS, lookAgain, MAX_SET, MAX_SET_LOOKS, samplesPerCase, searchSizes, type RestoreTest } from './blame-test.ts';
+import {
+  adjustBlames,
+  FUTILE,
+  LOOKS,
+  lookAgain,
+  MAX_SET,
+  MAX_SET_LOOKS,
+  samplesPerCase,
+  searchSizes,
+  type RestoreTest,
+} from './blame-test.ts';
 import { BudgetExhausted, searchCase, type RestoreCount } from './explain.ts';
 import { caseKeyOf, Reruns, type ChangedCase, type Variant, type VariantEvaluator } from './reruns.ts';
 
@@ -44,7 +61,12 @@ export interface AttributeOptions {
 
 /** Regressed cases first, then fixed ones, each in suite then id order. */
 export function orderCases(cases: readonly ChangedCase[]): ChangedCase[] {
-  return [...cases].sort((a, b) => (a.direction === b.direction ? 0 : a.direction === 'regressed' ? -1 : 1) || a.suite.localeCompare(b.suite) || a.id.localeCompare(b.id));
+  return [...cases].sort(
+    (a, b) =>
+      (a.direction === b.direction ? 0 : a.direction === 'regressed' ? -1 : 1) ||
+      a.suite.localeCompare(b.suite) ||
+      a.id.localeCompare(b.id),
+  );
 }
 
 /** The default budget: per changed case, the samples of a reproduction, a search and a confirmation (samplesPerCase), times its calls per sample. */
@@ -56,18 +78,34 @@ export function defaultBudget(cases: readonly ChangedCase[], units: number, dete
 type Outcome =
   | { kind: 'noise'; flip: NoiseFlip }
   | { kind: 'unexplained'; reason: Exclude<UnexplainedReason, 'not_confirmed'> }
-  | { kind: 'tested'; units: string[]; test: RestoreTest | null; holds: boolean; reverted: RestoreCount; candidate: RestoreCount };
+  | {
+      kind: 'tested';
+      units: string[];
+      test: RestoreTest | null;
+      holds: boolean;
+      reverted: RestoreCount;
+      candidate: RestoreCount;
+    };
 
-const arm = (item: ChangedCase, c: RestoreCount): ArmCounts => ({ passes: item.direction === 'regressed' ? c.restored : c.scored - c.restored, scored: c.scored });
+const arm = (item: ChangedCase, c: RestoreCount): ArmCounts => ({
+  passes: item.direction === 'regressed' ? c.restored : c.scored - c.restored,
+  scored: c.scored,
+});
 
-export async function attribute(change: SkillChange, cases: readonly ChangedCase[], evaluate: VariantEvaluator, o: AttributeOptions): Promise<Attribution> {
+export async function attribute(
+  change: SkillChange,
+  cases: readonly ChangedCase[],
+  evaluate: VariantEvaluator,
+  o: AttributeOptions,
+): Promise<Attribution> {
   const ordered = orderCases(cases);
   const ids = change.units.map((u) => u.id);
   const search = searchSizes(o.deterministic);
   const reruns = new Reruns(evaluate, { budget: o.budget, firstSample: o.firstSample });
   const candidate: Variant = { reverted: [], text: change.textWith([]) };
   const allReverted = change.textWith(ids);
-  const baseline: Variant = allReverted === o.baselineText ? { reverted: ids, text: allReverted } : { reverted: null, text: o.baselineText };
+  const baseline: Variant =
+    allReverted === o.baselineText ? { reverted: ids, text: allReverted } : { reverted: null, text: o.baselineText };
   const reverting = (set: readonly string[]): Variant => {
     const sorted = ids.filter((id) => set.includes(id)); // document order: one key per set
     return { reverted: sorted, text: change.textWith(sorted) };
@@ -80,11 +118,23 @@ export async function attribute(change: SkillChange, cases: readonly ChangedCase
     if (ids.length === 0) return { kind: 'unexplained', reason: 'outside_units' }; // nothing to revert, so nothing to re-run
     const ask = (v: Variant, n: number) => reruns.ask(v, item, n);
     const arms = (variants: readonly Variant[]) => (n: number) => Promise.all(variants.map((v) => ask(v, n)));
-    const rep = await lookAgain(arms([baseline, candidate]), [[0, 1]], { deterministic: o.deterministic, alpha: o.alpha, settled: o.alpha, futile: FUTILE });
+    const rep = await lookAgain(arms([baseline, candidate]), [[0, 1]], {
+      deterministic: o.deterministic,
+      alpha: o.alpha,
+      settled: o.alpha,
+      futile: FUTILE,
+    });
     const [base, cand] = rep.arms as [RestoreCount, RestoreCount];
     if (base.scored === 0 || cand.scored === 0) return { kind: 'unexplained', reason: 'errored' };
     if (!rep.holds) {
-      const flip: NoiseFlip = { suite: item.suite, id: item.id, direction: item.direction, baseline: arm(item, base), candidate: arm(item, cand), p: rep.test?.p ?? null };
+      const flip: NoiseFlip = {
+        suite: item.suite,
+        id: item.id,
+        direction: item.direction,
+        baseline: arm(item, base),
+        candidate: arm(item, cand),
+        p: rep.test?.p ?? null,
+      };
       return { kind: 'noise', flip };
     }
     const found = await searchCase(ids, (set, n) => ask(reverting(set), n), {
@@ -98,10 +148,26 @@ export async function attribute(change: SkillChange, cases: readonly ChangedCase
     if (found.kind === 'none') return { kind: 'unexplained', reason: found.reason };
     const set = found.units;
     // arms: the set reverted, the candidate, and (a set) the set reverted without each member
-    const variants = [reverting(set), candidate, ...(set.length > 1 ? set.map((u) => reverting(set.filter((x) => x !== u))) : [])];
+    const variants = [
+      reverting(set),
+      candidate,
+      ...(set.length > 1 ? set.map((u) => reverting(set.filter((x) => x !== u))) : []),
+    ];
     const comparisons = variants.slice(1).map((_, i) => [0, i + 1] as const);
-    const conf = await lookAgain(arms(variants), comparisons, { deterministic: o.deterministic, alpha: o.alpha, settled, futile: 1 });
-    return { kind: 'tested', units: set, test: conf.test, holds: conf.holds, reverted: conf.arms[0]!, candidate: conf.arms[1]! };
+    const conf = await lookAgain(arms(variants), comparisons, {
+      deterministic: o.deterministic,
+      alpha: o.alpha,
+      settled,
+      futile: 1,
+    });
+    return {
+      kind: 'tested',
+      units: set,
+      test: conf.test,
+      holds: conf.holds,
+      reverted: conf.arms[0]!,
+      candidate: conf.arms[1]!,
+    };
   };
 
   const outcomes = await Promise.all(
@@ -133,10 +199,25 @@ export async function attribute(change: SkillChange, cases: readonly ChangedCase
       const pAdjusted = x.test ? adjusted[next++]! : null;
       const stands = x.test ? pAdjusted! < o.alpha : x.holds;
       if (!stands) {
-        unexplained.push({ ...ref, direction: item.direction, reason: 'not_confirmed', units: x.units, reverted: arm(item, x.reverted), candidate: arm(item, x.candidate), p, p_adjusted: pAdjusted });
+        unexplained.push({
+          ...ref,
+          direction: item.direction,
+          reason: 'not_confirmed',
+          units: x.units,
+          reverted: arm(item, x.reverted),
+          candidate: arm(item, x.candidate),
+          p,
+          p_adjusted: pAdjusted,
+        });
         continue;
       }
-      const blame: CaseBlame = { ...ref, p, p_adjusted: pAdjusted, reverted: arm(item, x.reverted), candidate: arm(item, x.candidate) };
+      const blame: CaseBlame = {
+        ...ref,
+        p,
+        p_adjusted: pAdjusted,
+        reverted: arm(item, x.reverted),
+        candidate: arm(item, x.candidate),
+      };
       const side = item.direction === 'regressed' ? 'breaks' : 'fixes';
       if (x.units.length === 1) perUnit.get(x.units[0]!)![side].push(blame);
       else {
@@ -147,7 +228,9 @@ export async function attribute(change: SkillChange, cases: readonly ChangedCase
       }
     }
   }
-  const units = change.units.map((u): UnitAttribution => ({ id: u.id, kind: u.kind, lines: u.lines, text: u.text, ...perUnit.get(u.id)! }));
+  const units = change.units.map(
+    (u): UnitAttribution => ({ id: u.id, kind: u.kind, lines: u.lines, text: u.text, ...perUnit.get(u.id)! }),
+  );
   return {
     units,
     combos: [...combos.values()],

@@ -55,11 +55,22 @@ export interface RestoreTest {
 export function restoreTest(variant: RestoreCount, reference: RestoreCount): RestoreTest {
   if (variant.scored === 0 || reference.scored === 0) return { p: 1, attainable: 1 };
   const pooled = variant.restored + reference.restored;
-  const table = (x: number) => ({ cand_passes: x, cand_trials: variant.scored, base_passes: pooled - x, base_trials: reference.scored });
-  return { p: casesTest([table(variant.restored)]).p_better, attainable: casesTest([table(Math.min(variant.scored, pooled))]).p_better };
+  const table = (x: number) => ({
+    cand_passes: x,
+    cand_trials: variant.scored,
+    base_passes: pooled - x,
+    base_trials: reference.scored,
+  });
+  return {
+    p: casesTest([table(variant.restored)]).p_better,
+    attainable: casesTest([table(Math.min(variant.scored, pooled))]).p_better,
+  };
 }
 
-const add = (a: RestoreCount, b: RestoreCount): RestoreCount => ({ restored: a.restored + b.restored, scored: a.scored + b.scored });
+const add = (a: RestoreCount, b: RestoreCount): RestoreCount => ({
+  restored: a.restored + b.restored,
+  scored: a.scored + b.scored,
+});
 
 export interface Looked {
   /** Null against a deterministic target. */
@@ -85,7 +96,9 @@ export async function lookAgain(
 ): Promise<Looked> {
   if (o.deterministic) {
     const arms = await sample(1);
-    const holds = comparisons.every(([v, r]) => 2 * arms[v]!.restored > arms[v]!.scored && 2 * arms[r]!.restored < arms[r]!.scored);
+    const holds = comparisons.every(
+      ([v, r]) => 2 * arms[v]!.restored > arms[v]!.scored && 2 * arms[r]!.restored < arms[r]!.scored,
+    );
     return { test: null, holds, arms };
   }
   const k = LOOKS.length;
@@ -95,12 +108,18 @@ export async function lookAgain(
     const more = await sample(LOOKS[look]! - (look === 0 ? 0 : LOOKS[look - 1]!));
     arms = look === 0 ? more : arms.map((a, i) => add(a, more[i]!));
     const now = comparisons.map(([v, r]) => restoreTest(arms[v]!, arms[r]!));
-    best = best.map((b, i) => ({ p: Math.min(b.p, now[i]!.p), attainable: Math.min(b.attainable, now[i]!.attainable) }));
+    best = best.map((b, i) => ({
+      p: Math.min(b.p, now[i]!.p),
+      attainable: Math.min(b.attainable, now[i]!.attainable),
+    }));
     const worstNow = Math.max(...now.map((t) => t.p));
     const whole = Math.max(...best.map((t) => Math.min(1, k * t.p)));
     if (whole < o.settled || worstNow > o.futile) break;
   }
-  const test = { p: Math.max(...best.map((t) => Math.min(1, k * t.p))), attainable: Math.max(...best.map((t) => Math.min(1, k * t.attainable))) };
+  const test = {
+    p: Math.max(...best.map((t) => Math.min(1, k * t.p))),
+    attainable: Math.max(...best.map((t) => Math.min(1, k * t.attainable))),
+  };
   return { test, holds: test.p < o.alpha, arms };
 }
 

@@ -100,7 +100,12 @@ export interface UsageChange {
  */
 export type CompareMethod = 'mcnemar_newcombe' | 'trial_permutation' | 'case_sign_flip';
 /** The test the p-value comes from: exact McNemar, the stratified permutation test over cases' trials, or the sign flip of whole cases; each exact or its normal approximation. */
-export type TestMethod = 'mcnemar_exact' | 'permutation_exact' | 'permutation_normal' | 'sign_flip_exact' | 'sign_flip_normal';
+export type TestMethod =
+  | 'mcnemar_exact'
+  | 'permutation_exact'
+  | 'permutation_normal'
+  | 'sign_flip_exact'
+  | 'sign_flip_normal';
 export type DeltaIntervalMethod = 'newcombe' | 'test_inversion';
 
 export interface CaseRef {
@@ -320,7 +325,14 @@ function sideStats(all: Map<string, CaseOutcome>, paired: CaseOutcome[], selecte
 }
 
 /** The true drop caught 80% of the time, from the spread seen (stats/power.ts); v0 = the mean null variance of a case. */
-function powerMde(d: Float64Array, k: number, v0: number, alpha: number, maxRegression: number, binary: boolean): MinimumDetectable | null {
+function powerMde(
+  d: Float64Array,
+  k: number,
+  v0: number,
+  alpha: number,
+  maxRegression: number,
+  binary: boolean,
+): MinimumDetectable | null {
   const n = d.length;
   let mean = 0;
   for (let i = 0; i < n; i++) mean += d[i]!;
@@ -330,10 +342,21 @@ function powerMde(d: Float64Array, k: number, v0: number, alpha: number, maxRegr
   const v1 = n > 1 ? ss / (n - 1) : 0;
   const drop = minimumDetectableDrop({ n, k, v0, v1 }, alpha, 0.8, maxRegression);
   if (drop === null) return null;
-  return { drop: Math.min(1, drop), power: 0.8, method: binary ? 'connor' : 'normal_paired_differences', null_variance: v0, variance: v1 };
+  return {
+    drop: Math.min(1, drop),
+    power: 0.8,
+    method: binary ? 'connor' : 'normal_paired_differences',
+    null_variance: v0,
+    variance: v1,
+  };
 }
 
-const countsOf = (b: CaseOutcome, c: CaseOutcome): CaseCounts => ({ cand_passes: c.passes, cand_trials: c.scored, base_passes: b.passes, base_trials: b.scored });
+const countsOf = (b: CaseOutcome, c: CaseOutcome): CaseCounts => ({
+  cand_passes: c.passes,
+  cand_trials: c.scored,
+  base_passes: b.passes,
+  base_trials: b.scored,
+});
 
 /**
  * Each paired case's own evidence, both ways (null for a case without: one trial a side, or every case
@@ -341,14 +364,26 @@ const countsOf = (b: CaseOutcome, c: CaseOutcome): CaseCounts => ({ cand_passes:
  * permutation test on one case is Fisher's exact test), adjusted (Benjamini–Hochberg) over the family of
  * the comparison's cases that can reach α in that direction (stats/multiplicity.ts; docs/statistics.md).
  */
-function ownEvidence(pairs: ReadonlyArray<readonly [CaseOutcome, CaseOutcome]>, independentTrials: boolean, alpha: number) {
+function ownEvidence(
+  pairs: ReadonlyArray<readonly [CaseOutcome, CaseOutcome]>,
+  independentTrials: boolean,
+  alpha: number,
+) {
   type Own = { raw: number; adjusted: number };
   const none = pairs.map(() => null as { worse: Own; better: Own } | null);
   if (!independentTrials) return none;
-  const tests = pairs.map(([b, c]) => (b.rows.length === 1 && c.rows.length === 1 ? null : ownTrialsTest(countsOf(b, c))));
+  const tests = pairs.map(([b, c]) =>
+    b.rows.length === 1 && c.rows.length === 1 ? null : ownTrialsTest(countsOf(b, c)),
+  );
   const present = tests.flatMap((t) => (t ? [t] : []));
-  const worse = familyAdjusted(present.map((t) => ({ p: t.p_worse, attainable: t.attainable_worse })), alpha);
-  const better = familyAdjusted(present.map((t) => ({ p: t.p_better, attainable: t.attainable_better })), alpha);
+  const worse = familyAdjusted(
+    present.map((t) => ({ p: t.p_worse, attainable: t.attainable_worse })),
+    alpha,
+  );
+  const better = familyAdjusted(
+    present.map((t) => ({ p: t.p_better, attainable: t.attainable_better })),
+    alpha,
+  );
   let next = 0;
   return tests.map((t) => {
     if (!t) return null;
@@ -381,8 +416,21 @@ function usageChange(
   }
   const n = base.length;
   const none: UsageChange = {
-    metric, n, cases_without: pairs.length - n, baseline_mean: null, candidate_mean: null, mean: null, interval: null,
-    relative: null, relative_interval: null, p: null, p_decrease: null, p_bound: null, test: null, bound: o.bound, exceeded: false,
+    metric,
+    n,
+    cases_without: pairs.length - n,
+    baseline_mean: null,
+    candidate_mean: null,
+    mean: null,
+    interval: null,
+    relative: null,
+    relative_interval: null,
+    p: null,
+    p_decrease: null,
+    p_bound: null,
+    test: null,
+    bound: o.bound,
+    exceeded: false,
   };
   if (n === 0) return none;
   const change = pairedMeanChange(base, cand, o);
@@ -403,22 +451,34 @@ function usageChange(
 }
 
 /** The method in words (compare.json `method_detail`, the markdown's footer). */
-function methodDetail(method: CompareMethod, test: TestMethod, cases: PairedCasesTest | null, confidence: number): string {
+function methodDetail(
+  method: CompareMethod,
+  test: TestMethod,
+  cases: PairedCasesTest | null,
+  confidence: number,
+): string {
   const pct = Math.round(confidence * 100);
-  if (method === 'mcnemar_newcombe') return `single-trial pairs: exact McNemar test (one-sided), Newcombe's paired hybrid-Wilson ${pct}% interval`;
-  const approx = cases?.approximation === 'variables'
-    ? `; normal approximation: over ${EXACT_LIMIT} cases can move`
-    : cases?.approximation === 'work'
-      ? '; normal approximation: uneven trial counts make the exact distribution too large'
-      : '';
+  if (method === 'mcnemar_newcombe')
+    return `single-trial pairs: exact McNemar test (one-sided), Newcombe's paired hybrid-Wilson ${pct}% interval`;
+  const approx =
+    cases?.approximation === 'variables'
+      ? `; normal approximation: over ${EXACT_LIMIT} cases can move`
+      : cases?.approximation === 'work'
+        ? '; normal approximation: uneven trial counts make the exact distribution too large'
+        : '';
   const interval = `${pct}% interval read off the test`;
-  if (method === 'trial_permutation') return `trials: ${test === 'permutation_exact' ? 'exact' : 'approximate'} stratified permutation test over the cases' trials (one-sided${approx}), ${interval}`;
+  if (method === 'trial_permutation')
+    return `trials: ${test === 'permutation_exact' ? 'exact' : 'approximate'} stratified permutation test over the cases' trials (one-sided${approx}), ${interval}`;
   const ratio = cases?.agreement.ratio;
   return `trials that agree within runs (each run's disagreement at most ${ratio === null || ratio === undefined ? '—' : ratio.toFixed(2)} of what independent trials show): ${test === 'sign_flip_exact' ? 'exact' : 'approximate'} sign-flip test of whole cases (one-sided${approx}), ${interval}`;
 }
 
 /** Compare the rows of two runs (each a results.jsonl's CaseRecords, trials allowed). Pure. */
-export function compareRecords(baselineRows: readonly CaseRecord[], candidateRows: readonly CaseRecord[], opts: CompareOptions = {}): Comparison {
+export function compareRecords(
+  baselineRows: readonly CaseRecord[],
+  candidateRows: readonly CaseRecord[],
+  opts: CompareOptions = {},
+): Comparison {
   const confidence = opts.confidence ?? 0.95;
   const maxRegression = opts.maxRegression ?? 0;
   const base = outcomesByKey(baselineRows);
@@ -454,7 +514,8 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
   }
 
   // case lists in (suite, id) order, whatever order the runs finished their cases in
-  const order = (x: CaseRef, y: CaseRef) => (x.suite < y.suite ? -1 : x.suite > y.suite ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+  const order = (x: CaseRef, y: CaseRef) =>
+    x.suite < y.suite ? -1 : x.suite > y.suite ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0;
   const pairs = pairedBase.map((b, i) => [b, pairedCand[i]!] as const).sort((x, y) => order(x[0], y[0]));
   pairs.forEach(([b, c], i) => {
     pairedBase[i] = b;
@@ -485,7 +546,14 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     const change = (worse: boolean): CaseChange => {
       const mine = own[i];
       const p = mine ? (worse ? mine.worse : mine.better) : null;
-      return { ...ref(b), expected: b.rows[0]!.expected, baseline: caseSide(b), candidate: caseSide(c), p_value: p?.adjusted ?? null, p_raw: p?.raw ?? null };
+      return {
+        ...ref(b),
+        expected: b.rows[0]!.expected,
+        baseline: caseSide(b),
+        candidate: caseSide(c),
+        p_value: p?.adjusted ?? null,
+        p_raw: p?.raw ?? null,
+      };
     };
     if (b.passed && !c.passed) {
       const entry = change(true);
@@ -493,8 +561,7 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
       const tc = shownRow(c)?.trajectory;
       if (Array.isArray(tb) && Array.isArray(tc)) entry.divergence = firstDivergence(tb, tc);
       regressed.push(entry);
-    }
-    else if (!b.passed && c.passed) fixed.push(change(false));
+    } else if (!b.passed && c.passed) fixed.push(change(false));
     else if (b.passed) stillPassing++;
     else stillFailing.push(ref(b));
     if (b.flaky || c.flaky) flaky.push({ ...ref(b), baseline: b.fraction, candidate: c.fraction });
@@ -514,7 +581,12 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
   const resamples = opts.resamples ?? DEFAULT_PATTERNS;
   const seed = opts.seed ?? 0;
   if (n > 0 && binary) {
-    const table: PairedTable = { both: stillPassing, b: regressed.length, c: fixed.length, neither: stillFailing.length };
+    const table: PairedTable = {
+      both: stillPassing,
+      b: regressed.length,
+      c: fixed.length,
+      neither: stillFailing.length,
+    };
     const two = newcombePaired(table, zTwo);
     const one = newcombePaired(table, zOne);
     const mcnemar = mcnemarExact(table.b, table.c);
@@ -536,10 +608,19 @@ export function compareRecords(baselineRows: readonly CaseRecord[], candidateRow
     pWorse = cases.p_worse;
     pBetter = cases.p_better;
     const dist = cases.distribution;
-    attainable = cases.moving ? { worse: dist.atMost(dist.min), better: dist.atLeast(dist.max) } : { worse: 1, better: 1 };
+    attainable = cases.moving
+      ? { worse: dist.atMost(dist.min), better: dist.atLeast(dist.max) }
+      : { worse: 1, better: 1 };
     const exact = cases.method === 'exact';
     method = cases.level === 'trials' ? 'trial_permutation' : 'case_sign_flip';
-    test = cases.level === 'trials' ? (exact ? 'permutation_exact' : 'permutation_normal') : exact ? 'sign_flip_exact' : 'sign_flip_normal';
+    test =
+      cases.level === 'trials'
+        ? exact
+          ? 'permutation_exact'
+          : 'permutation_normal'
+        : exact
+          ? 'sign_flip_exact'
+          : 'sign_flip_normal';
     // whole cases flipped count as one trial each: the power is McNemar's on the case means
     let k = 1;
     if (cases.level === 'trials') for (const [b, c] of pairs) k = Math.max(k, b.scored, c.scored);
@@ -602,12 +683,20 @@ function usageChanges(
   pairs: ReadonlyArray<readonly [CaseOutcome, CaseOutcome]>,
   o: { confidence: number; resamples: number; seed: number; bounds: Partial<Record<UsageMetric, number | null>> },
 ): Pick<Comparison, 'token_change' | 'cost_change' | 'latency_change'> {
-  const of = (m: UsageMetric) => usageChange(m, pairs, { confidence: o.confidence, resamples: o.resamples, seed: o.seed, bound: o.bounds[m] ?? null });
+  const of = (m: UsageMetric) =>
+    usageChange(m, pairs, {
+      confidence: o.confidence,
+      resamples: o.resamples,
+      seed: o.seed,
+      bound: o.bounds[m] ?? null,
+    });
   return { token_change: of('tokens'), cost_change: of('cost'), latency_change: of('latency') };
 }
 
 /** The largest drops first: the cases a reviewer should look at. */
 export function worstRegressed(list: readonly CaseChange[], n = 5): CaseChange[] {
   const drop = (c: CaseChange) => (c.baseline.pass_fraction ?? 0) - (c.candidate.pass_fraction ?? 0);
-  return [...list].sort((a, b) => drop(b) - drop(a) || a.suite.localeCompare(b.suite) || a.id.localeCompare(b.id)).slice(0, n);
+  return [...list]
+    .sort((a, b) => drop(b) - drop(a) || a.suite.localeCompare(b.suite) || a.id.localeCompare(b.id))
+    .slice(0, n);
 }

@@ -62,7 +62,10 @@ export type SearchResult =
 
 /** How many samples a set's restored count must be from the restoring rate to settle a look at it alone. */
 const CLEAR = 2;
-const add = (a: RestoreCount, b: RestoreCount): RestoreCount => ({ restored: a.restored + b.restored, scored: a.scored + b.scored });
+const add = (a: RestoreCount, b: RestoreCount): RestoreCount => ({
+  restored: a.restored + b.restored,
+  scored: a.scored + b.scored,
+});
 const fraction = (c: RestoreCount) => (c.scored === 0 ? 0 : c.restored / c.scored);
 
 export async function searchCase(units: readonly string[], sample: Sampler, o: SearchOptions): Promise<SearchResult> {
@@ -76,15 +79,18 @@ export async function searchCase(units: readonly string[], sample: Sampler, o: S
     const key = [...set].sort().join('\u0000');
     let got = seen.get(key);
     if (!got) {
-      seen.set(key, (got = (async () => {
-        let c: RestoreCount = { restored: 0, scored: 0 };
-        for (let round = 1; round <= o.rounds; round++) {
-          c = add(c, await sample(set, o.samples));
-          const clear = c.restored - mid * c.scored;
-          if (o.rounds === 1 || Math.abs(clear) >= CLEAR) break;
-        }
-        return c.scored > 0 && fraction(c) >= mid;
-      })()));
+      seen.set(
+        key,
+        (got = (async () => {
+          let c: RestoreCount = { restored: 0, scored: 0 };
+          for (let round = 1; round <= o.rounds; round++) {
+            c = add(c, await sample(set, o.samples));
+            const clear = c.restored - mid * c.scored;
+            if (o.rounds === 1 || Math.abs(clear) >= CLEAR) break;
+          }
+          return c.scored > 0 && fraction(c) >= mid;
+        })()),
+      );
     }
     return got;
   };
@@ -99,7 +105,9 @@ export async function searchCase(units: readonly string[], sample: Sampler, o: S
     const pick = await compareHalves(sample, first, second, o, mid, rng);
     if (pick === 'neither') {
       const found = await ddmin(set, restores, rng, o.maxLooks);
-      return found && found.length <= o.maxSet ? { kind: 'found', units: found } : { kind: 'none', reason: 'no_small_set' };
+      return found && found.length <= o.maxSet
+        ? { kind: 'found', units: found }
+        : { kind: 'none', reason: 'no_small_set' };
     }
     set = pick === 'first' ? first : second;
   }
@@ -107,7 +115,14 @@ export async function searchCase(units: readonly string[], sample: Sampler, o: S
 }
 
 /** Which half restores the outcome: sampled side by side until one leads by the margin, else read off their rates. */
-async function compareHalves(sample: Sampler, first: readonly string[], second: readonly string[], o: SearchOptions, mid: number, rng: PyRandom): Promise<'first' | 'second' | 'neither'> {
+async function compareHalves(
+  sample: Sampler,
+  first: readonly string[],
+  second: readonly string[],
+  o: SearchOptions,
+  mid: number,
+  rng: PyRandom,
+): Promise<'first' | 'second' | 'neither'> {
   let a: RestoreCount = { restored: 0, scored: 0 };
   let b: RestoreCount = { restored: 0, scored: 0 };
   for (let round = 1; round <= o.rounds; round++) {
@@ -147,7 +162,12 @@ class TooManyLooks extends Error {}
  * taking out any one chunk at the finest split tried no longer does. Chunks are tried in a seeded order;
  * null when it needs more than `maxLooks` distinct looks.
  */
-async function ddmin(set: string[], restores: (s: readonly string[]) => Promise<boolean>, rng: PyRandom, maxLooks: number): Promise<string[] | null> {
+async function ddmin(
+  set: string[],
+  restores: (s: readonly string[]) => Promise<boolean>,
+  rng: PyRandom,
+  maxLooks: number,
+): Promise<string[] | null> {
   const asked = new Set<string>();
   const test = async (s: readonly string[]) => {
     asked.add([...s].sort().join('\u0000'));

@@ -10,10 +10,26 @@ import { loadSide, type Side } from './load.ts';
 import type { CompareReportInput } from './render.ts';
 import { differentTasks } from './same-tasks.ts';
 
-export { compareRecords, lastRowPerTrial, worstRegressed, type Comparison, type CompareOptions, type CaseChange, type CaseRef, type UsageChange, type UsageMetric } from './compare.ts';
+export {
+  compareRecords,
+  lastRowPerTrial,
+  worstRegressed,
+  type Comparison,
+  type CompareOptions,
+  type CaseChange,
+  type CaseRef,
+  type UsageChange,
+  type UsageMetric,
+} from './compare.ts';
 export { loadSide, resolveSide, readResultRows, type Side } from './load.ts';
 export { differentTasks, caseKey } from './same-tasks.ts';
-export { compareJson, compareMarkdown, compareTerminal, type CompareReport, type CompareReportInput } from './render.ts';
+export {
+  compareJson,
+  compareMarkdown,
+  compareTerminal,
+  type CompareReport,
+  type CompareReportInput,
+} from './render.ts';
 
 export interface RunComparisonOptions extends Omit<CompareOptions, 'maxRegression'> {
   maxRegression: number;
@@ -38,7 +54,9 @@ export interface ComparisonRun extends CompareReportInput {
 export function compareSides(baseline: Side, candidate: Side, opts: RunComparisonOptions): ComparisonRun {
   const different = differentTasks(baseline, candidate);
   if (different && !opts.allowDifferentTasks) {
-    throw new SkillOptError(`cannot compare ${baseline.arg} with ${candidate.arg}: ${different} — compare two runs of the same tasks, or pass ${ALLOW_DIFFERENT_FLAG} to pair the ids they share`);
+    throw new SkillOptError(
+      `cannot compare ${baseline.arg} with ${candidate.arg}: ${different} — compare two runs of the same tasks, or pass ${ALLOW_DIFFERENT_FLAG} to pair the ids they share`,
+    );
   }
   const comparison = compareRecords(baseline.rows, candidate.rows, {
     confidence: opts.confidence,
@@ -49,7 +67,13 @@ export function compareSides(baseline: Side, candidate: Side, opts: RunCompariso
     ...(opts.usageBounds ? { usageBounds: opts.usageBounds } : {}),
   });
   const partial = (side: Side, cases: number) => (side.partial ? { why: side.partial, cases } : null);
-  const evidence = { ...comparison, partial: { baseline: partial(baseline, comparison.baseline.cases), candidate: partial(candidate, comparison.candidate.cases) } };
+  const evidence = {
+    ...comparison,
+    partial: {
+      baseline: partial(baseline, comparison.baseline.cases),
+      candidate: partial(candidate, comparison.candidate.cases),
+    },
+  };
   const decision = decideUsageBounds(
     decideComparison(evidence, opts),
     [comparison.token_change, comparison.cost_change, comparison.latency_change],

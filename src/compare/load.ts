@@ -93,7 +93,11 @@ function runOf(dir: string, results: string): SideRun | null {
       record = above;
       where = parent;
       const name = basename(dir);
-      split = name.startsWith('test_eval') ? 'test' : name.startsWith('selection_eval') || name === 'final_selection_eval' ? 'val' : null;
+      split = name.startsWith('test_eval')
+        ? 'test'
+        : name.startsWith('selection_eval') || name === 'final_selection_eval'
+          ? 'val'
+          : null;
     }
   }
   if (!record) return null;
@@ -114,10 +118,14 @@ function runOf(dir: string, results: string): SideRun | null {
 /** Resolve a command-line argument to the results file it means. */
 export function resolveSide(arg: string): { file: string; folder: string; kind: SideKind; note: string | null } {
   const abs = resolve(arg);
-  if (!existsSync(abs)) throw new SkillOptError(`${arg}: no such file or folder (give a results.jsonl, an eval or test out_root, or an optimize run directory)`);
+  if (!existsSync(abs))
+    throw new SkillOptError(
+      `${arg}: no such file or folder (give a results.jsonl, an eval or test out_root, or an optimize run directory)`,
+    );
   if (!isDir(abs)) return { file: abs, folder: dirname(abs), kind: 'results', note: null };
   const record = readRunRecord(abs);
-  const looksOptimize = record?.kind === 'optimize' || (!record && OPTIMIZE_MARKERS.some((m) => existsSync(join(abs, m))));
+  const looksOptimize =
+    record?.kind === 'optimize' || (!record && OPTIMIZE_MARKERS.some((m) => existsSync(join(abs, m))));
   if (looksOptimize) {
     const file = join(abs, 'test_eval', 'results.jsonl');
     if (!existsSync(file)) {
@@ -128,7 +136,10 @@ export function resolveSide(arg: string): { file: string; folder: string; kind: 
     return { file, folder: abs, kind: 'optimize', note: "the best skill's test evaluation (test_eval/results.jsonl)" };
   }
   const file = join(abs, 'results.jsonl');
-  if (!existsSync(file)) throw new SkillOptError(`${arg}: no results.jsonl in this folder (give a results.jsonl, an eval or test out_root, or an optimize run directory)`);
+  if (!existsSync(file))
+    throw new SkillOptError(
+      `${arg}: no results.jsonl in this folder (give a results.jsonl, an eval or test out_root, or an optimize run directory)`,
+    );
   if (record?.kind === 'eval' || record?.kind === 'test') return { file, folder: abs, kind: record.kind, note: null };
   // an evaluation folder of an optimize run (test_eval_baseline/, …): say whose skill it scored
   const which = OPTIMIZE_EVALS[basename(abs)];
@@ -155,7 +166,9 @@ function parseRow(line: Buffer): unknown {
   const after = m >= 0 ? line.indexOf(AFTER_MESSAGES, m) : -1;
   if (after >= 0) {
     try {
-      const row = JSON.parse(line.toString('utf8', 0, m + MESSAGES_KEY.length) + line.toString('utf8', after)) as { messages?: unknown };
+      const row = JSON.parse(line.toString('utf8', 0, m + MESSAGES_KEY.length) + line.toString('utf8', after)) as {
+        messages?: unknown;
+      };
       if (Array.isArray(row?.messages) && row.messages.length === 0) return row;
     } catch {
       // parsed whole below
@@ -213,7 +226,9 @@ export function readResultRows(file: string): { rows: CaseRecord[]; skipped: num
               start = end;
               break;
             }
-            throw new SkillOptError(`${displayPath(file)}:${line}: not JSON — a results.jsonl has one case record per line`);
+            throw new SkillOptError(
+              `${displayPath(file)}:${line}: not JSON — a results.jsonl has one case record per line`,
+            );
           }
           const problem = rowProblem(row);
           if (problem) throw new SkillOptError(`${displayPath(file)}:${line}: not a case record (${problem})`);
@@ -275,7 +290,10 @@ export function selectedCases(results: string): number | null {
  * summary.json / eval_summary.json beside the results, which every run writes when it ends. A results
  * file named alone is judged by its lines only.
  */
-export function partialReason(file: string, o: { namedAlone: boolean; skipped: number; run: SideRun | null }): string | null {
+export function partialReason(
+  file: string,
+  o: { namedAlone: boolean; skipped: number; run: SideRun | null },
+): string | null {
   if (o.skipped > 0) return `the last line of ${displayPath(file)} is cut off (a killed or still-running run)`;
   if (o.namedAlone || o.run === null) return null;
   const dir = dirname(file);

@@ -26,7 +26,11 @@ export interface Variant {
  * Run `variant` on `cases`, each with the trial indices `samples` (the requests' seeds): per case its
  * passes of the scored samples (errored ones are not scored), and the model calls the run made.
  */
-export type VariantEvaluator = (variant: Variant, cases: readonly ChangedCase[], samples: readonly number[]) => Promise<{ counts: Map<string, { passes: number; scored: number }>; calls: number }>;
+export type VariantEvaluator = (
+  variant: Variant,
+  cases: readonly ChangedCase[],
+  samples: readonly number[],
+) => Promise<{ counts: Map<string, { passes: number; scored: number }>; calls: number }>;
 
 export const caseKeyOf = (c: CaseRef) => `${c.suite}\u0000${c.id}`;
 
@@ -101,7 +105,11 @@ export class Reruns {
       this.next += n;
       try {
         this.runs++;
-        const got = await this.evaluate(group[0]!.variant, group.map((g) => g.item), samples);
+        const got = await this.evaluate(
+          group[0]!.variant,
+          group.map((g) => g.item),
+          samples,
+        );
         this.calls += got.calls;
         for (const g of group) {
           const c = got.counts.get(caseKeyOf(g.item)) ?? { passes: 0, scored: 0 };

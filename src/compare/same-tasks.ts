@@ -14,19 +14,24 @@ import type { Side } from './load.ts';
 export const caseKey = (r: { suite: string; id: string }): string => `${r.suite}\u0000${r.id}`;
 
 const short = (sha: string) => (sha.startsWith('sha256:') ? `sha256:${sha.slice(7, 19)}` : sha);
-const show = (v: unknown) => oneLineClip(typeof v === 'string' ? v : JSON.stringify(v) ?? 'undefined', 60);
+const show = (v: unknown) => oneLineClip(typeof v === 'string' ? v : (JSON.stringify(v) ?? 'undefined'), 60);
 
 /** Why these sides did not run the same tasks (one line), or null when they may be compared. */
-export function differentTasks(baseline: Pick<Side, 'run' | 'rows'>, candidate: Pick<Side, 'run' | 'rows'>): string | null {
+export function differentTasks(
+  baseline: Pick<Side, 'run' | 'rows'>,
+  candidate: Pick<Side, 'run' | 'rows'>,
+): string | null {
   const a = baseline.run;
   const b = candidate.run;
   if (a && b) {
-    if (a.suite && b.suite && a.suite !== b.suite) return `different suites: the baseline ran '${a.suite}', the candidate '${b.suite}'`;
+    if (a.suite && b.suite && a.suite !== b.suite)
+      return `different suites: the baseline ran '${a.suite}', the candidate '${b.suite}'`;
     if (a.dataset && b.dataset && a.dataset !== b.dataset) {
       const about = (s: string | null) => (s ? ` (${s})` : '');
       return `different datasets: the baseline ran ${short(a.dataset)}${about(a.dataset_label)}, the candidate ${short(b.dataset)}${about(b.dataset_label)} (run.json fingerprints)`;
     }
-    if (a.split && b.split && a.split !== b.split) return `different splits: the baseline ran split ${a.split}, the candidate split ${b.split} (run.json fingerprints)`;
+    if (a.split && b.split && a.split !== b.split)
+      return `different splits: the baseline ran split ${a.split}, the candidate split ${b.split} (run.json fingerprints)`;
   }
   if (baseline.rows.length === 0 || candidate.rows.length === 0) return null; // nothing to pair: inconclusive, not a refusal
   const first = new Map<string, CaseRecord>();

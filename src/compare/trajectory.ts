@@ -33,10 +33,17 @@ export function trajectoryEvents(steps: TrajectoryStep[]): TrajectoryEvent[] {
   const out: TrajectoryEvent[] = [];
   for (const s of steps) {
     if (s.kind === 'assistant') {
-      if (s.tool_calls?.length) for (const c of s.tool_calls) out.push({ turn: s.turn, kind: 'call', name: c.name, args: c.args });
+      if (s.tool_calls?.length)
+        for (const c of s.tool_calls) out.push({ turn: s.turn, kind: 'call', name: c.name, args: c.args });
       else out.push({ turn: s.turn, kind: 'answer', text: clip(s.content ?? '', TEXT_CLIP) });
     } else if (s.result) {
-      out.push({ turn: s.turn, kind: 'result', name: s.result.name, ok: s.result.ok, text: clip(s.result.content, TEXT_CLIP) });
+      out.push({
+        turn: s.turn,
+        kind: 'result',
+        name: s.result.name,
+        ok: s.result.ok,
+        text: clip(s.result.content, TEXT_CLIP),
+      });
     }
   }
   return out;
@@ -49,7 +56,12 @@ function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   const ka = Object.keys(a);
   const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length &&
+    ka.every(
+      (k) => Object.hasOwn(b, k) && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+    )
+  );
 }
 
 function sameEvent(a: TrajectoryEvent, b: TrajectoryEvent): boolean {
@@ -78,7 +90,8 @@ export function firstDivergence(baseline: TrajectoryStep[], candidate: Trajector
  */
 export function eventText(e: TrajectoryEvent | null, max = 120): string {
   if (!e) return '(ended)';
-  if (e.kind === 'call') return oneLineClip(`turn ${e.turn} call ${e.name} ${e.args === undefined ? '{}' : JSON.stringify(e.args)}`, max);
+  if (e.kind === 'call')
+    return oneLineClip(`turn ${e.turn} call ${e.name} ${e.args === undefined ? '{}' : JSON.stringify(e.args)}`, max);
   if (e.kind === 'result') return oneLineClip(`turn ${e.turn} result ${e.name} ${e.ok ? 'ok' : 'error'}`, max);
   return oneLineClip(`turn ${e.turn} answer ${JSON.stringify(e.text ?? '')}`, max);
 }

@@ -48,7 +48,10 @@ export function envSource(name: string): string {
  * `roles` gives the resolved role backends of the config without the environment layer; it is asked
  * only when a MODEL variable is set (resolving them means validating the whole config once more).
  */
-export function envOverrides(env: NodeJS.ProcessEnv, roles: () => RoleBackendNames | undefined = () => undefined): Override[] {
+export function envOverrides(
+  env: NodeJS.ProcessEnv,
+  roles: () => RoleBackendNames | undefined = () => undefined,
+): Override[] {
   const out: Override[] = [];
   const add = (name: string, path: string[]) => {
     const raw = env[name];

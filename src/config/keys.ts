@@ -14,7 +14,6 @@ export interface Override {
   source: string;
 }
 
-
 let tree: Record<string, unknown> | undefined;
 /** The default configuration, used as the map of known keys and their types (do not mutate). */
 export function knownTree(): Record<string, unknown> {
@@ -104,7 +103,6 @@ export function routeFlatKey(key: string, raw = 'VALUE'): FlatRoute {
 export function retiredReason(path: readonly string[]): string | undefined {
   return RETIRED_KEYS[path.join('.')];
 }
-
 
 /** "did you mean" for an unknown key path: a sibling with a close name, or the same name elsewhere. */
 export function suggest(path: readonly string[]): string | undefined {

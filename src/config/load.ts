@@ -54,7 +54,6 @@ export interface LoadedConfig {
   sourceOf(dottedPath: string): string | undefined;
 }
 
-
 interface Layer {
   source: string;
   data: Record<string, unknown>;
@@ -74,9 +73,12 @@ function readYamlFile(file: string, display: string): Record<string, unknown> {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`${display}: cannot read config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      cause: err,
-    });
+    throw new ConfigError(
+      `${display}: cannot read config file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      {
+        cause: err,
+      },
+    );
   }
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const first = doc.errors[0];
@@ -89,7 +91,9 @@ function readYamlFile(file: string, display: string): Record<string, unknown> {
   const data: unknown = doc.toJS({ maxAliasCount: 1000 });
   if (data === null || data === undefined) return {};
   if (!isPlainObject(data)) {
-    throw new ConfigError(`${display}: top level must be a mapping of sections (${SECTIONS.join(', ')}), got ${describeKind(data)}`);
+    throw new ConfigError(
+      `${display}: top level must be a mapping of sections (${SECTIONS.join(', ')}), got ${describeKind(data)}`,
+    );
   }
   return data;
 }
@@ -186,7 +190,13 @@ function clearBelow(prov: Provenance, key: string): void {
   for (const k of [...prov.keys()]) if (k.startsWith(prefix)) prov.delete(k);
 }
 
-function mergeInto(target: Record<string, unknown>, layer: Record<string, unknown>, source: string, prov: Provenance, prefix: string[]): void {
+function mergeInto(
+  target: Record<string, unknown>,
+  layer: Record<string, unknown>,
+  source: string,
+  prov: Provenance,
+  prefix: string[],
+): void {
   for (const [k, v] of Object.entries(layer)) {
     const path = [...prefix, k];
     const key = path.join('.');
@@ -262,7 +272,9 @@ function expectedOf(issue: Issue): string[] {
 
 function joinOr(items: string[]): string {
   const uniq = [...new Set(items)];
-  return uniq.length <= 1 ? (uniq[0] ?? 'a valid value') : `${uniq.slice(0, -1).join(', ')} or ${uniq[uniq.length - 1]}`;
+  return uniq.length <= 1
+    ? (uniq[0] ?? 'a valid value')
+    : `${uniq.slice(0, -1).join(', ')} or ${uniq[uniq.length - 1]}`;
 }
 
 function describeIssue(issue: Issue, value: unknown): string {
@@ -278,7 +290,8 @@ function describeIssue(issue: Issue, value: unknown): string {
       return `expected one of ${issue.values.map((v) => (v === '' ? '""' : String(v))).join(', ')}, got ${describeValue(value)}`;
     case 'too_small': {
       if (issue.origin === 'array') return `must have at least ${issue.minimum} item(s)`;
-      if (issue.origin === 'string') return `must not be shorter than ${issue.minimum} character(s), got ${describeValue(value)}`;
+      if (issue.origin === 'string')
+        return `must not be shorter than ${issue.minimum} character(s), got ${describeValue(value)}`;
       return `must be ${issue.inclusive ? '>=' : '>'} ${issue.minimum}, got ${describeValue(value)}`;
     }
     case 'too_big':

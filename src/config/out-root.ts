@@ -9,7 +9,12 @@ function timestamp(date = new Date()): string {
 }
 
 /** Upstream's auto out_root name, `outputs/<prefix>_<env>[_<extra>]_<stamp>` (second resolution). */
-export function defaultOutRootName(config: SkillOptConfig, prefix: string, extra?: string, now: Date = new Date()): string {
+export function defaultOutRootName(
+  config: SkillOptConfig,
+  prefix: string,
+  extra?: string,
+  now: Date = new Date(),
+): string {
   const parts = [prefix, config.env.name || 'skills', extra, timestamp(now)].filter(Boolean);
   return parts.join('_').replace(/[^\w.-]+/g, '-');
 }
@@ -36,7 +41,15 @@ export function createFreshDir(base: string, name: string): string {
  * `env.out_root` when set, else a new folder `outputs/<prefix>_<env>_<stamp>` (upstream's auto out_root),
  * created here so two runs started in the same second never share it.
  */
-export function outRoot(config: SkillOptConfig, prefix: string, extra?: string, opts: { now?: () => Date; base?: string } = {}): string {
+export function outRoot(
+  config: SkillOptConfig,
+  prefix: string,
+  extra?: string,
+  opts: { now?: () => Date; base?: string } = {},
+): string {
   if (config.env.out_root) return resolve(config.env.out_root);
-  return createFreshDir(resolve(opts.base ?? 'outputs'), defaultOutRootName(config, prefix, extra, opts.now?.() ?? new Date()));
+  return createFreshDir(
+    resolve(opts.base ?? 'outputs'),
+    defaultOutRootName(config, prefix, extra, opts.now?.() ?? new Date()),
+  );
 }

@@ -82,7 +82,8 @@ export function parseCfgOptions(items: readonly string[]): ParsedCfgOptions {
     let path: string[];
     if (key.includes('.')) {
       const split = splitKeyPath(key);
-      if (split === null || split.some((p) => p === '')) throw new ConfigError(`${source}: malformed key path '${key}'`);
+      if (split === null || split.some((p) => p === ''))
+        throw new ConfigError(`${source}: malformed key path '${key}'`);
       path = split;
     } else {
       const route = routeFlatKey(key, raw);

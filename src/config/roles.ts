@@ -48,8 +48,20 @@ export interface RoleBackendResolution {
   decidedBy: Record<Role, string>;
 }
 
-const BOTH_ROLES: ReadonlySet<string> = new Set(['openai_compat', 'simulated', 'claude_chat', 'codex_exec', 'copilot_chat']);
-const TARGET_ONLY: ReadonlySet<string> = new Set(['claude_code_exec', 'cursor_exec', 'copilot_exec', 'qwen_chat', 'minimax_chat']);
+const BOTH_ROLES: ReadonlySet<string> = new Set([
+  'openai_compat',
+  'simulated',
+  'claude_chat',
+  'codex_exec',
+  'copilot_chat',
+]);
+const TARGET_ONLY: ReadonlySet<string> = new Set([
+  'claude_code_exec',
+  'cursor_exec',
+  'copilot_exec',
+  'qwen_chat',
+  'minimax_chat',
+]);
 const RUNNABLE: ReadonlySet<string> = new Set<RoleBackend>(['openai_compat', 'openai_chat', 'simulated']);
 
 function isUnsetRole(b: string): boolean {
@@ -62,7 +74,9 @@ function canonicalRoleBackend(b: string): BackendName {
 }
 
 /** Which backend each role runs on, without checking that skillopt supports it. */
-export function resolveRoleBackends(model: Pick<ModelConfig, 'backend' | 'optimizer_backend' | 'target_backend' | 'judge_backend'>): RoleBackendResolution {
+export function resolveRoleBackends(
+  model: Pick<ModelConfig, 'backend' | 'optimizer_backend' | 'target_backend' | 'judge_backend'>,
+): RoleBackendResolution {
   const label = model.backend;
   const mapped: Record<'optimizer' | 'target', string> = BOTH_ROLES.has(label)
     ? { optimizer: label, target: label }
@@ -126,13 +140,19 @@ export function resolveRoles(
     if (!RUNNABLE.has(backends[role])) throw unsupported(role, backends[role], backends.decidedBy[role], opts);
   }
 
-  const compatKeyEnv = (role: 'optimizer' | 'target') => roleApiKeyEnv(role, m[`${role}_api_key_env`], m.api_key_env, env);
+  const compatKeyEnv = (role: 'optimizer' | 'target') =>
+    roleApiKeyEnv(role, m[`${role}_api_key_env`], m.api_key_env, env);
 
   const azureFor = (role: 'optimizer' | 'target'): RoleConfig['azure'] | undefined => {
     const own = m[`${role}_azure_openai_endpoint`];
-    if (own !== '') return { endpoint: own, apiVersion: m[`${role}_azure_openai_api_version`], apiKeyEnv: AZURE_OPENAI_API_KEY_ENV };
+    if (own !== '')
+      return { endpoint: own, apiVersion: m[`${role}_azure_openai_api_version`], apiKeyEnv: AZURE_OPENAI_API_KEY_ENV };
     if (m.azure_openai_endpoint !== '') {
-      return { endpoint: m.azure_openai_endpoint, apiVersion: m.azure_openai_api_version, apiKeyEnv: AZURE_OPENAI_API_KEY_ENV };
+      return {
+        endpoint: m.azure_openai_endpoint,
+        apiVersion: m.azure_openai_api_version,
+        apiKeyEnv: AZURE_OPENAI_API_KEY_ENV,
+      };
     }
     if (m.azure_endpoint !== '') {
       return {
@@ -170,7 +190,9 @@ export function resolveRoles(
       timeoutMs: Math.round((m[`${settingsOf}_timeout_s`] || m.timeout_s) * 1000),
       ...common,
       // The target serves rollouts with env.workers cases in flight: never throttle it below that unless asked.
-      concurrency: m[`${settingsOf}_concurrency`] || (role === 'target' ? Math.max(m.concurrency, config.env.workers) : m.concurrency),
+      concurrency:
+        m[`${settingsOf}_concurrency`] ||
+        (role === 'target' ? Math.max(m.concurrency, config.env.workers) : m.concurrency),
     };
     if (backend === 'openai_compat') {
       rc.baseURL = compatBaseURL;

@@ -131,7 +131,11 @@ const prob = (d: number) => z.number().min(0).max(1).default(d);
 /** A relative increase: a fraction (0.1) or a percentage string ("10%"); null = no bound. */
 const increase = () =>
   z
-    .preprocess((v) => (typeof v === 'string' && /^\s*\d+(\.\d+)?\s*%\s*$/.test(v) ? Number(v.trim().slice(0, -1).trim()) / 100 : v), z.number().min(0).nullable())
+    .preprocess(
+      (v) =>
+        typeof v === 'string' && /^\s*\d+(\.\d+)?\s*%\s*$/.test(v) ? Number(v.trim().slice(0, -1).trim()) / 100 : v,
+      z.number().min(0).nullable(),
+    )
     .default(null);
 const nullableBool = () => z.boolean().nullable().default(null);
 /** Upstream keeps a few opaque scalars as strings ("0.7", "8000", "false"); accept any scalar. */
@@ -152,14 +156,15 @@ function isHttpUrl(text: string): boolean {
 const endpointUrl = () =>
   z
     .string()
-    .refine((v) => v === '' || isHttpUrl(v), { error: (iss) => `expected an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(iss.input)}` })
+    .refine((v) => v === '' || isHttpUrl(v), {
+      error: (iss) => `expected an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(iss.input)}`,
+    })
     .default('');
 /** `true | false | "auto"`-style SDK selectors. */
 const sdkSelector = (d: string | null) => z.union([z.boolean(), z.string()]).nullable().default(d);
 
 const REASONING_EFFORTS = ['', 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
-const effort = (d: (typeof REASONING_EFFORTS)[number]) =>
-  aliasEnum(REASONING_EFFORTS, {}).default(d);
+const effort = (d: (typeof REASONING_EFFORTS)[number]) => aliasEnum(REASONING_EFFORTS, {}).default(d);
 const AZURE_AUTH_MODES = ['', 'api_key', 'azure_cli', 'managed_identity', 'openai_compatible'] as const;
 const azureAuth = () => aliasEnum(AZURE_AUTH_MODES, {}).default('');
 const QWEN_THINKING_MODES = ['', 'server_default', 'enabled', 'disabled'] as const;
@@ -645,7 +650,12 @@ const CacheSchema = z.strictObject({
 const NamedModelSchema = z.strictObject({
   /** The model id sent in requests. */
   model: z.string().min(1),
-  base_url: z.string().refine(isHttpUrl, { error: (iss) => `expected an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(iss.input)}` }).optional(),
+  base_url: z
+    .string()
+    .refine(isHttpUrl, {
+      error: (iss) => `expected an http(s) URL such as http://localhost:8000/v1, got ${JSON.stringify(iss.input)}`,
+    })
+    .optional(),
   /** The environment variable that holds its API key. */
   api_key_env: z.string().min(1).optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),

@@ -10,9 +10,14 @@ import { spentCost } from '../model/call-usage.ts';
 import { formatMoney, priceFor, type Pricing } from './pricing.ts';
 
 /** The config keys that name a money budget, and the models whose prices it needs. */
-export function budgetPricingError(key: 'env.max_cost' | 'train.max_cost', pricing: Pricing, models: readonly string[]): string | null {
+export function budgetPricingError(
+  key: 'env.max_cost' | 'train.max_cost',
+  pricing: Pricing,
+  models: readonly string[],
+): string | null {
   for (const model of models) {
-    if (model && !priceFor(pricing, model)) return `${key} needs model.pricing for ${model} (or a "*" entry): without prices nothing can be counted against it`;
+    if (model && !priceFor(pricing, model))
+      return `${key} needs model.pricing for ${model} (or a "*" entry): without prices nothing can be counted against it`;
   }
   return null;
 }
@@ -85,7 +90,8 @@ export class CaseBudget {
       this.known += 1;
     } else {
       // a spend nobody knows cannot be kept within a bound: no case starts after it
-      this.stopped ??= 'a case\'s cost is unknown (a reply without usage, or a judge model without model.pricing), so env.max_cost cannot be kept';
+      this.stopped ??=
+        "a case's cost is unknown (a reply without usage, or a judge model without model.pricing), so env.max_cost cannot be kept";
     }
     this.pump();
   }

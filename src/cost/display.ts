@@ -21,7 +21,10 @@ export interface RoleModels {
 }
 
 /** The role models of a config's `model` block (the judge takes the optimizer's model when unset, as in config/roles.ts). */
-export function roleModels(m: { optimizer: string; target: string; judge: string }, targets?: Readonly<Record<string, string>>): RoleModels {
+export function roleModels(
+  m: { optimizer: string; target: string; judge: string },
+  targets?: Readonly<Record<string, string>>,
+): RoleModels {
   return { optimizer: m.optimizer, target: m.target, judge: m.judge || m.optimizer, ...(targets ? { targets } : {}) };
 }
 
@@ -56,11 +59,22 @@ const add = (a: number | null, b: number | null): number | null => (b === null ?
 export function stageCosts(tokens: TokenSummary, pricing: Pricing, models: RoleModels): StageCosts {
   // a priced role without calls cost 0; an unpriced one is unknown
   const zero = (role: ReturnType<typeof stageRole>) => (priceFor(pricing, models[role]) ? 0 : null);
-  const out: StageCosts = { by_stage: {}, by_role: { optimizer: zero('optimizer'), target: zero('target'), judge: zero('judge') }, total: null };
+  const out: StageCosts = {
+    by_stage: {},
+    by_role: { optimizer: zero('optimizer'), target: zero('target'), judge: zero('judge') },
+    total: null,
+  };
   for (const [stage, s] of Object.entries(tokens) as Array<[string, StageStats]>) {
     if (stage === TOTAL_KEY) continue;
     const role = stageRole(stage);
-    const cost = costOf({ prompt_tokens: s.prompt_tokens, cached_prompt_tokens: s.cached_prompt_tokens ?? 0, completion_tokens: s.completion_tokens }, priceFor(pricing, stageModel(stage, models)));
+    const cost = costOf(
+      {
+        prompt_tokens: s.prompt_tokens,
+        cached_prompt_tokens: s.cached_prompt_tokens ?? 0,
+        completion_tokens: s.completion_tokens,
+      },
+      priceFor(pricing, stageModel(stage, models)),
+    );
     out.by_stage[stage] = cost;
     out.by_role[role] = add(out.by_role[role], cost);
   }
@@ -76,12 +90,18 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
  * the skill's size (an estimate), rows whose usage is unknown, and what was spent when the cache served
  * some replies.
  */
-export function costLine(cost: RunCost, skillTokens: number | null | undefined, opts: { optimize?: boolean; withTotal?: boolean } = {}): string {
+export function costLine(
+  cost: RunCost,
+  skillTokens: number | null | undefined,
+  opts: { optimize?: boolean; withTotal?: boolean } = {},
+): string {
   const t = cost.tokens;
   const measured = t.prompt + t.completion;
   // a report card shows the total as its value and the rest of the line as its detail
   const bits = [
-    ...(opts.withTotal === false ? [] : [cost.total === null ? '— (no model.pricing)' : formatMoney(cost.total, cost.currency)]),
+    ...(opts.withTotal === false
+      ? []
+      : [cost.total === null ? '— (no model.pricing)' : formatMoney(cost.total, cost.currency)]),
     ...(cost.per_1k_cases !== null ? [`${formatMoney(cost.per_1k_cases, cost.currency)} per 1k cases`] : []),
     `${measured} ${opts.optimize ? 'case ' : ''}tokens (${t.cached_prompt} cached prompt${t.reasoning ? `, ${t.reasoning} reasoning` : ''})`,
     `latency p50 ${ms(cost.latency.p50_ms)}, p95 ${ms(cost.latency.p95_ms)}`,
@@ -91,7 +111,9 @@ export function costLine(cost: RunCost, skillTokens: number | null | undefined, 
   const sent = cost.spent.prompt_tokens + cost.spent.completion_tokens;
   // an optimize run's spent covers every stage (the optimizer's calls too): shown whenever it is priced
   if (opts.optimize ? cost.spent.total !== null : sent !== measured) {
-    bits.push(`spent ${cost.spent.total === null ? `${sent} tokens` : `${formatMoney(cost.spent.total, cost.currency)} (${sent} tokens)`} ${opts.optimize ? "on every stage's requests" : 'on requests sent, the rest from the model-call cache'}`);
+    bits.push(
+      `spent ${cost.spent.total === null ? `${sent} tokens` : `${formatMoney(cost.spent.total, cost.currency)} (${sent} tokens)`} ${opts.optimize ? "on every stage's requests" : 'on requests sent, the rest from the model-call cache'}`,
+    );
   }
   return bits.join(' · ');
 }

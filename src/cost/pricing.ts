@@ -20,7 +20,13 @@ export const ANY_MODEL = '*';
 
 /** The price of a model id as sent in requests: its own entry, else `"*"`, else none. */
 export function priceFor(pricing: Pricing, model: string): Price | null {
-  return (Object.hasOwn(pricing, model) ? pricing[model] : Object.hasOwn(pricing, ANY_MODEL) ? pricing[ANY_MODEL] : undefined) ?? null;
+  return (
+    (Object.hasOwn(pricing, model)
+      ? pricing[model]
+      : Object.hasOwn(pricing, ANY_MODEL)
+        ? pricing[ANY_MODEL]
+        : undefined) ?? null
+  );
 }
 
 export interface PricedTokens {
@@ -38,7 +44,12 @@ export function costOf(t: PricedTokens, price: Price | null): number | null {
   if (!price || t.prompt_tokens === null || t.completion_tokens === null) return null;
   const cached = Math.min(t.prompt_tokens, t.cached_prompt_tokens ?? 0);
   const cachedPrice = price.cached_input_per_mtok ?? price.input_per_mtok;
-  return ((t.prompt_tokens - cached) * price.input_per_mtok + cached * cachedPrice + t.completion_tokens * price.output_per_mtok) / 1e6;
+  return (
+    ((t.prompt_tokens - cached) * price.input_per_mtok +
+      cached * cachedPrice +
+      t.completion_tokens * price.output_per_mtok) /
+    1e6
+  );
 }
 
 /** Price a case's finished usage of one role in place: its cost, and that of the part served from the model-call cache. */

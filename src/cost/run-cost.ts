@@ -47,7 +47,10 @@ export function runCost(rows: readonly CostRow[], currency: string): RunCost {
   const latencies: number[] = [];
   for (const r of rows) {
     if (typeof r.latency_ms === 'number' && Number.isFinite(r.latency_ms)) latencies.push(r.latency_ms);
-    const roles = [['target', r.usage], ['judge', r.judge_usage]] as const;
+    const roles = [
+      ['target', r.usage],
+      ['judge', r.judge_usage],
+    ] as const;
     if (roles.some(([, u]) => u && !known(u))) {
       withoutUsage += 1;
       continue;
@@ -81,7 +84,11 @@ export function runCost(rows: readonly CostRow[], currency: string): RunCost {
     tokens,
     mean_tokens_per_case: knownRows === 0 ? null : (tokens.prompt + tokens.completion) / knownRows,
     spent,
-    latency: { p50_ms: q(0.5), p95_ms: q(0.95), mean_ms: latencies.length === 0 ? null : Math.round(latencies.reduce((a, b) => a + b, 0) / latencies.length) },
+    latency: {
+      p50_ms: q(0.5),
+      p95_ms: q(0.95),
+      mean_ms: latencies.length === 0 ? null : Math.round(latencies.reduce((a, b) => a + b, 0) / latencies.length),
+    },
   };
 }
 

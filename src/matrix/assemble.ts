@@ -9,7 +9,14 @@
  */
 import { cpSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { MatrixRunSchema, readRunFile, type MatrixCellEntry, type MatrixModelEntry, type MatrixRunFile, type MatrixSkillEntry } from '../runfiles/index.ts';
+import {
+  MatrixRunSchema,
+  readRunFile,
+  type MatrixCellEntry,
+  type MatrixModelEntry,
+  type MatrixRunFile,
+  type MatrixSkillEntry,
+} from '../runfiles/index.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
 import { MATRIX_RUN_FILE, MatrixManifest } from './manifest.ts';
@@ -27,14 +34,22 @@ export function readMatrixInput(arg: string): AssembleInput {
   if (!existsSync(dir)) throw new SkillOptError(`${arg}: no such folder`);
   const file = join(dir, MATRIX_RUN_FILE);
   const manifest = readRunFile(MatrixRunSchema, file, displayPath(file));
-  if (!manifest) throw new SkillOptError(`${arg}: not a matrix folder (no ${MATRIX_RUN_FILE}): run each job with --models <its model> (docs/ci.md#one-job-per-model)`);
+  if (!manifest)
+    throw new SkillOptError(
+      `${arg}: not a matrix folder (no ${MATRIX_RUN_FILE}): run each job with --models <its model> (docs/ci.md#one-job-per-model)`,
+    );
   return { arg, dir, manifest };
 }
 
 const same = (a: object, b: object) => JSON.stringify(a) === JSON.stringify(b);
 
 /** The union of the inputs' models (or skills), in order of first appearance; one name with two meanings is refused. */
-function union<T extends MatrixModelEntry | MatrixSkillEntry>(inputs: readonly AssembleInput[], of: (m: MatrixRunFile) => T[], key: (x: T) => string, what: string): T[] {
+function union<T extends MatrixModelEntry | MatrixSkillEntry>(
+  inputs: readonly AssembleInput[],
+  of: (m: MatrixRunFile) => T[],
+  key: (x: T) => string,
+  what: string,
+): T[] {
   const out: T[] = [];
   const from = new Map<string, string>();
   for (const input of inputs) {
@@ -44,7 +59,9 @@ function union<T extends MatrixModelEntry | MatrixSkillEntry>(inputs: readonly A
         out.push(x);
         from.set(key(x), input.arg);
       } else if (!same(held, x)) {
-        throw new SkillOptError(`${what} ${key(x)} differs between ${from.get(key(x))} and ${input.arg} (${JSON.stringify(held)} against ${JSON.stringify(x)}): assemble runs of the same ${what}s`);
+        throw new SkillOptError(
+          `${what} ${key(x)} differs between ${from.get(key(x))} and ${input.arg} (${JSON.stringify(held)} against ${JSON.stringify(x)}): assemble runs of the same ${what}s`,
+        );
       }
     }
   }
@@ -53,31 +70,51 @@ function union<T extends MatrixModelEntry | MatrixSkillEntry>(inputs: readonly A
 
 /** Assemble the inputs into `out` (a new folder, or an empty one): their cells copied, matrix-run.json written. */
 export function assembleMatrix(inputs: readonly AssembleInput[], out: string): MatrixRunFile {
-  if (inputs.length === 0) throw new SkillOptError('skillopt matrix needs at least one matrix folder: skillopt matrix DIR… --out OUT');
+  if (inputs.length === 0)
+    throw new SkillOptError('skillopt matrix needs at least one matrix folder: skillopt matrix DIR… --out OUT');
   const first = inputs[0]!.manifest;
   for (const input of inputs.slice(1)) {
     for (const k of ['kind', 'split', 'trials'] as const) {
-      if (input.manifest[k] !== first[k]) throw new SkillOptError(`${input.arg} holds ${k} ${input.manifest[k]}, ${inputs[0]!.arg} ${k} ${first[k]}: assemble runs of the same command (kind, split and trials)`);
+      if (input.manifest[k] !== first[k])
+        throw new SkillOptError(
+          `${input.arg} holds ${k} ${input.manifest[k]}, ${inputs[0]!.arg} ${k} ${first[k]}: assemble runs of the same command (kind, split and trials)`,
+        );
     }
   }
   const dest = resolve(out);
-  if (inputs.some((i) => i.dir === dest)) throw new SkillOptError(`--out ${out} is one of the folders to assemble: choose a new folder`);
-  if (existsSync(dest) && readdirSync(dest).length > 0) throw new SkillOptError(`--out ${out} is not empty: assemble into a new folder`);
-  const models = union(inputs, (m) => m.models, (x) => x.name, 'model');
-  const skills = union(inputs, (m) => m.skills, (x) => x.label, 'skill');
+  if (inputs.some((i) => i.dir === dest))
+    throw new SkillOptError(`--out ${out} is one of the folders to assemble: choose a new folder`);
+  if (existsSync(dest) && readdirSync(dest).length > 0)
+    throw new SkillOptError(`--out ${out} is not empty: assemble into a new folder`);
+  const models = union(
+    inputs,
+    (m) => m.models,
+    (x) => x.name,
+    'model',
+  );
+  const skills = union(
+    inputs,
+    (m) => m.skills,
+    (x) => x.label,
+    'skill',
+  );
   const cells: MatrixCellEntry[] = [];
   const source = new Map<string, AssembleInput>();
   for (const input of inputs) {
     for (const cell of input.manifest.cells) {
       const key = `${cell.model}\u0000${cell.skill}`;
       const held = source.get(key);
-      if (held) throw new SkillOptError(`the cell ${cell.model} × ${cell.skill} is in both ${held.arg} and ${input.arg}: give each cell once`);
+      if (held)
+        throw new SkillOptError(
+          `the cell ${cell.model} × ${cell.skill} is in both ${held.arg} and ${input.arg}: give each cell once`,
+        );
       source.set(key, input);
       cells.push({ ...cell });
     }
   }
   // model-major, in the order of the models and skills: as one run of every cell lists them
-  const rank = (c: MatrixCellEntry) => models.findIndex((m) => m.name === c.model) * skills.length + skills.findIndex((s) => s.label === c.skill);
+  const rank = (c: MatrixCellEntry) =>
+    models.findIndex((m) => m.name === c.model) * skills.length + skills.findIndex((s) => s.label === c.skill);
   cells.sort((a, b) => rank(a) - rank(b));
   mkdirSync(dest, { recursive: true });
   for (const cell of cells) {

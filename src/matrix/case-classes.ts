@@ -29,17 +29,22 @@ const passes = (f: number | null | undefined) => f !== null && f !== undefined &
 export function matrixCases(input: ClassInput): MatrixCase[] {
   const fractions = input.cells.map((c) => new Map(caseOutcomes(c.rows).map((o) => [caseKey(o), o.fraction] as const)));
   const refs = new Map<string, CaseRef>();
-  for (const c of input.cells) for (const r of c.rows) if (!refs.has(caseKey(r))) refs.set(caseKey(r), { suite: r.suite, id: r.id });
+  for (const c of input.cells)
+    for (const r of c.rows) if (!refs.has(caseKey(r))) refs.set(caseKey(r), { suite: r.suite, id: r.id });
   const keys = [...refs.keys()].sort((a, b) => {
     const x = refs.get(a)!;
     const y = refs.get(b)!;
     return x.suite < y.suite ? -1 : x.suite > y.suite ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0;
   });
-  const withSkill = input.cells.some((c) => !input.noSkill.has(c.entry.skill)) ? input.cells.filter((c) => !input.noSkill.has(c.entry.skill)) : input.cells;
+  const withSkill = input.cells.some((c) => !input.noSkill.has(c.entry.skill))
+    ? input.cells.filter((c) => !input.noSkill.has(c.entry.skill))
+    : input.cells;
   const skills = [...new Set(withSkill.map((c) => c.entry.skill))];
   const flips = (which: 'fixed' | 'regressed') => {
     const by = new Map<string, Array<{ model: string; skill: string }>>();
-    for (const l of input.lifts) for (const x of l.comparison[which]) by.set(caseKey(x), [...(by.get(caseKey(x)) ?? []), { model: l.json.model, skill: l.json.skill }]);
+    for (const l of input.lifts)
+      for (const x of l.comparison[which])
+        by.set(caseKey(x), [...(by.get(caseKey(x)) ?? []), { model: l.json.model, skill: l.json.skill }]);
     return by;
   };
   const helped = flips('fixed');
@@ -51,7 +56,9 @@ export function matrixCases(input: ClassInput): MatrixCase[] {
     const seen = withSkill.map((c) => at(c, key)).filter((f): f is number => f !== null && f !== undefined);
     const failsEverywhere = seen.length > 0 && seen.every((f) => !passes(f));
     const modelSpecific = skills.flatMap((skill) => {
-      const bySkill = withSkill.filter((c) => c.entry.skill === skill && at(c, key) !== null && at(c, key) !== undefined);
+      const bySkill = withSkill.filter(
+        (c) => c.entry.skill === skill && at(c, key) !== null && at(c, key) !== undefined,
+      );
       if (bySkill.length < 2) return [];
       const failing = bySkill.filter((c) => !passes(at(c, key)));
       return failing.length === 1 ? [{ model: failing[0]!.entry.model, skill }] : [];

@@ -29,10 +29,20 @@ export interface MatrixCellData {
 export function readCell(root: string, entry: MatrixCellEntry): MatrixCellData {
   const path = join(root, entry.dir);
   const summaryFile = join(path, 'summary.json');
-  const currency = readRunFile(RunSummarySchema, summaryFile, displayPath(summaryFile))?.cost?.currency ?? DEFAULT_CURRENCY;
-  if (!existsSync(join(path, 'results.jsonl'))) return { entry, path, rows: [], run: null, selected: null, partial: 'it has not run', currency };
+  const currency =
+    readRunFile(RunSummarySchema, summaryFile, displayPath(summaryFile))?.cost?.currency ?? DEFAULT_CURRENCY;
+  if (!existsSync(join(path, 'results.jsonl')))
+    return { entry, path, rows: [], run: null, selected: null, partial: 'it has not run', currency };
   const side = loadSide(path);
-  return { entry, path, rows: lastRowPerTrial(side.rows), run: side.run, selected: side.selected ?? null, partial: side.partial ?? null, currency };
+  return {
+    entry,
+    path,
+    rows: lastRowPerTrial(side.rows),
+    run: side.run,
+    selected: side.selected ?? null,
+    partial: side.partial ?? null,
+    currency,
+  };
 }
 
 /** Every cell of the matrix folder `root`, in matrix-run.json's order. */

@@ -6,7 +6,14 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkRunDir, describeDifference, firstDifference, readRunRecord, RunDirMismatch, type Fingerprint } from '../rundir/fingerprint.ts';
+import {
+  checkRunDir,
+  describeDifference,
+  firstDifference,
+  readRunRecord,
+  RunDirMismatch,
+  type Fingerprint,
+} from '../rundir/fingerprint.ts';
 import { readResults } from '../optimizer/rollout.ts';
 import type { CaseRecord } from '../types.ts';
 

@@ -17,7 +17,11 @@ export interface MatrixCell {
   path: string;
 }
 
-export function matrixCells(root: string, models: readonly MatrixModel[], skills: readonly MatrixSkill[]): MatrixCell[] {
+export function matrixCells(
+  root: string,
+  models: readonly MatrixModel[],
+  skills: readonly MatrixSkill[],
+): MatrixCell[] {
   return models.flatMap((model) =>
     skills.map((skill) => {
       const dir = `${CELLS_DIR}/${model.label}__${skill.label}`;

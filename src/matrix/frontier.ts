@@ -45,7 +45,10 @@ function overlaps(a: [number, number] | null, b: [number, number] | null): boole
   return a[0] <= b[1] && b[0] <= a[1];
 }
 
-export function matrixFrontier(all: readonly FrontierCell[], o: FamilyOptions & { noSkill: ReadonlySet<string> }): MatrixFrontier {
+export function matrixFrontier(
+  all: readonly FrontierCell[],
+  o: FamilyOptions & { noSkill: ReadonlySet<string> },
+): MatrixFrontier {
   const cells = all.filter((c) => c.stats.pass_rate !== null);
   const priced = cells.length > 0 && cells.every((c) => c.stats.cost_per_case !== null);
   const metric = priced ? 'cost_per_pass' : 'tokens_per_pass';
@@ -53,14 +56,22 @@ export function matrixFrontier(all: readonly FrontierCell[], o: FamilyOptions & 
   const rate = (c: FrontierCell) => c.stats.pass_rate!;
 
   // every pair in which `by` is no more expensive than `cell`: is `by` significantly better?
-  const pairs = cells.flatMap((cell) => cells.filter((by) => by !== cell && value(by) <= value(cell)).map((by) => ({ cell, by, comparison: comparePair(cell.data, by.data, o) })));
-  const evidence = familyEvidence(pairs.map((p) => p.comparison), 1 - o.confidence);
+  const pairs = cells.flatMap((cell) =>
+    cells
+      .filter((by) => by !== cell && value(by) <= value(cell))
+      .map((by) => ({ cell, by, comparison: comparePair(cell.data, by.data, o) })),
+  );
+  const evidence = familyEvidence(
+    pairs.map((p) => p.comparison),
+    1 - o.confidence,
+  );
   const dominators = new Map<FrontierCell, FrontierCell[]>();
   pairs.forEach((p, i) => {
     if (!significantlyBetter(evidence[i]!, o.maxErrored)) return;
     dominators.set(p.cell, [...(dominators.get(p.cell) ?? []), p.by]);
   });
-  const cheapestFirst = (a: FrontierCell, b: FrontierCell) => value(a) - value(b) || rate(b) - rate(a) || (all.indexOf(a) - all.indexOf(b));
+  const cheapestFirst = (a: FrontierCell, b: FrontierCell) =>
+    value(a) - value(b) || rate(b) - rate(a) || all.indexOf(a) - all.indexOf(b);
   const frontier = cells.filter((c) => !dominators.has(c)).sort(cheapestFirst);
 
   // tie groups: the best ungrouped cell and every ungrouped cell whose interval overlaps its own
@@ -83,9 +94,13 @@ export function matrixFrontier(all: readonly FrontierCell[], o: FamilyOptions & 
     if (rate(leader) === 0) {
       statements.push(`${listWords(group.map(words))} pass no case`);
     } else if (cheapest !== leader && Number.isFinite(value(leader)) && value(cheapest) > 0) {
-      statements.push(`${words(cheapest)} ties ${words(leader)} at ${cheaperWords(value(leader) / value(cheapest), what)}`);
+      statements.push(
+        `${words(cheapest)} ties ${words(leader)} at ${cheaperWords(value(leader) / value(cheapest), what)}`,
+      );
     } else if (cheapest === leader) {
-      statements.push(`${words(leader)} leads its ties (${group.slice(1).map(words).join(', ')}) and is the cheapest of them`);
+      statements.push(
+        `${words(leader)} leads its ties (${group.slice(1).map(words).join(', ')}) and is the cheapest of them`,
+      );
     }
   }
   return {

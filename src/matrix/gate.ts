@@ -28,10 +28,16 @@ export interface MatrixBaseline {
 /** The baseline matrix folder, read before the run so a wrong path fails at once (exit 2). */
 export function loadMatrixBaseline(arg: string): MatrixBaseline {
   const dir = resolve(arg);
-  if (!existsSync(dir)) throw new SkillOptError(`--baseline ${arg}: no such folder (with --models, give the matrix folder of the baseline's run, e.g. main's)`);
+  if (!existsSync(dir))
+    throw new SkillOptError(
+      `--baseline ${arg}: no such folder (with --models, give the matrix folder of the baseline's run, e.g. main's)`,
+    );
   const file = join(dir, MATRIX_RUN_FILE);
   const manifest = readRunFile(MatrixRunSchema, file, displayPath(file));
-  if (!manifest) throw new SkillOptError(`--baseline ${arg}: not a matrix folder (no ${MATRIX_RUN_FILE}): with --models the baseline is the folder of a run with --models, or one \`skillopt matrix\` assembled`);
+  if (!manifest)
+    throw new SkillOptError(
+      `--baseline ${arg}: not a matrix folder (no ${MATRIX_RUN_FILE}): with --models the baseline is the folder of a run with --models, or one \`skillopt matrix\` assembled`,
+    );
   return { arg, dir, manifest };
 }
 
@@ -50,7 +56,12 @@ export interface MatrixGateResult {
 }
 
 /** This run's cells against the baseline matrix's. */
-export function gateMatrix(baseline: MatrixBaseline, dir: string, manifest: MatrixRunFile, o: MatrixGateOptions): MatrixGateResult {
+export function gateMatrix(
+  baseline: MatrixBaseline,
+  dir: string,
+  manifest: MatrixRunFile,
+  o: MatrixGateOptions,
+): MatrixGateResult {
   const pairs: Array<{ base: MatrixCellData; cand: MatrixCellData }> = [];
   const unpaired: MatrixGate['unpaired'] = [];
   for (const entry of manifest.cells) {
@@ -62,7 +73,10 @@ export function gateMatrix(baseline: MatrixBaseline, dir: string, manifest: Matr
     const base = readCell(baseline.dir, held);
     const cand = readCell(dir, entry);
     const different = differentTasks(base, cand);
-    if (different) throw new SkillOptError(`cannot compare ${entry.model} × ${entry.skill} with the baseline's cell (${displayPath(base.path)}): ${different}`);
+    if (different)
+      throw new SkillOptError(
+        `cannot compare ${entry.model} × ${entry.skill} with the baseline's cell (${displayPath(base.path)}): ${different}`,
+      );
     pairs.push({ base, cand });
   }
   const comparisons = pairs.map((p) => comparePair(p.base, p.cand, { confidence: 1 - o.alpha }));
@@ -70,11 +84,27 @@ export function gateMatrix(baseline: MatrixBaseline, dir: string, manifest: Matr
   const cells = pairs.map((p, i) => {
     const c = comparisons[i]!;
     const decision = decideGateCell(evidence[i]!, o);
-    return { model: p.cand.entry.model, skill: p.cand.entry.skill, c, e: evidence[i]!, decision, regressed: worstRegressed(c.regressed, c.regressed.length) };
+    return {
+      model: p.cand.entry.model,
+      skill: p.cand.entry.skill,
+      c,
+      e: evidence[i]!,
+      decision,
+      regressed: worstRegressed(c.regressed, c.regressed.length),
+    };
   });
   const decision = decideMatrixGate(
-    cells.map((x) => ({ model: x.model, skill: x.skill, decision: x.decision, regressed: x.regressed.map((r) => r.id) })),
-    { failOnRegression: o.failOnRegression, ownExit: o.ownExit, unpaired: unpaired.map((u) => `${u.model} × ${u.skill}`) },
+    cells.map((x) => ({
+      model: x.model,
+      skill: x.skill,
+      decision: x.decision,
+      regressed: x.regressed.map((r) => r.id),
+    })),
+    {
+      failOnRegression: o.failOnRegression,
+      ownExit: o.ownExit,
+      unpaired: unpaired.map((u) => `${u.model} × ${u.skill}`),
+    },
   );
   return {
     decision,

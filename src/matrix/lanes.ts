@@ -38,7 +38,10 @@ export class LanePool {
   lane(i: number): Promise<Lane> {
     return (this.lanes[i] ??= (async () => {
       const host = laneHost(this.main);
-      const runner = await SuiteRunner.open({ host, ...(this.opts.filters?.length ? { filters: this.opts.filters } : {}) });
+      const runner = await SuiteRunner.open({
+        host,
+        ...(this.opts.filters?.length ? { filters: this.opts.filters } : {}),
+      });
       return { index: i, host, runner };
     })());
   }
@@ -75,7 +78,12 @@ export class LanePool {
 }
 
 /** Make `lane` run `cell`: its config and roles in the session the suites read, its folder's kept rows. */
-export function useCell(lane: Lane, cell: MatrixCell, roles: ResolvedRoles, kept: Record<string, CaseRecord[]> | null): void {
+export function useCell(
+  lane: Lane,
+  cell: MatrixCell,
+  roles: ResolvedRoles,
+  kept: Record<string, CaseRecord[]> | null,
+): void {
   useModel(lane, cell.model.config, roles, { outDir: cell.path, kept });
 }
 
@@ -84,7 +92,12 @@ export function useCell(lane: Lane, cell: MatrixCell, roles: ResolvedRoles, kept
  * read. `outDir`: where the reporter writes (null: the caller writes the rows, as an optimize run's
  * rollouts do); `kept`: rows of an earlier run the suites reuse.
  */
-export function useModel(lane: Lane, config: SkillOptConfig, roles: ResolvedRoles, o: { outDir: string | null; kept: Record<string, CaseRecord[]> | null }): void {
+export function useModel(
+  lane: Lane,
+  config: SkillOptConfig,
+  roles: ResolvedRoles,
+  o: { outDir: string | null; kept: Record<string, CaseRecord[]> | null },
+): void {
   const host = lane.host;
   host.roles = roles;
   host.outDir = o.outDir;

@@ -41,13 +41,23 @@ export function matrixLifts(grid: MatrixGrid, o: FamilyOptions): Lift[] {
       return base && cand ? [{ model, skill, comparison: comparePair(base, cand, o) }] : [];
     }),
   );
-  const evidence = familyEvidence(pairs.map((p) => p.comparison), 1 - o.confidence);
+  const evidence = familyEvidence(
+    pairs.map((p) => p.comparison),
+    1 - o.confidence,
+  );
   return pairs.map((p, i) => {
     const e = evidence[i]!;
     const d = decideLift(e, o.maxErrored);
     return {
       comparison: p.comparison,
-      json: { model: p.model, skill: p.skill, vs: first, ...pairedJson(p.comparison, e, d.reason), mde_80: round6(p.comparison.mde?.drop ?? null), verdict: d.verdict },
+      json: {
+        model: p.model,
+        skill: p.skill,
+        vs: first,
+        ...pairedJson(p.comparison, e, d.reason),
+        mde_80: round6(p.comparison.mde?.drop ?? null),
+        verdict: d.verdict,
+      },
     };
   });
 }
@@ -63,7 +73,10 @@ export function modelComparisons(grid: MatrixGrid, o: FamilyOptions): MatrixMode
       }),
     ),
   );
-  const evidence = familyEvidence(pairs.map((p) => p.comparison), 1 - o.confidence);
+  const evidence = familyEvidence(
+    pairs.map((p) => p.comparison),
+    1 - o.confidence,
+  );
   return pairs.map((p, i) => {
     const e = evidence[i]!;
     const d = decideModelPair(e, o.maxErrored);

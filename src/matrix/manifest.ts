@@ -5,7 +5,13 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildRunFile, MatrixRunSchema, readRunFile, type MatrixCellEntry, type MatrixRunFile } from '../runfiles/index.ts';
+import {
+  buildRunFile,
+  MatrixRunSchema,
+  readRunFile,
+  type MatrixCellEntry,
+  type MatrixRunFile,
+} from '../runfiles/index.ts';
 import { RUN_FILE, RunDirMismatch } from '../rundir/fingerprint.ts';
 import { writeJsonAtomic } from '../util/atomic.ts';
 import { displayPath } from '../util/paths.ts';
@@ -23,10 +29,16 @@ export function readMatrixRun(dir: string, kind: MatrixRunFile['kind']): MatrixR
   const held = readRunFile(MatrixRunSchema, file, displayPath(file));
   if (!held) {
     const single = SINGLE_RUN_FILES.find((f) => existsSync(join(dir, f)));
-    if (single) throw new RunDirMismatch(`${displayPath(dir)}: this folder holds a run (${single}), not a matrix of runs${START_OVER}`);
+    if (single)
+      throw new RunDirMismatch(
+        `${displayPath(dir)}: this folder holds a run (${single}), not a matrix of runs${START_OVER}`,
+      );
     return null;
   }
-  if (held.kind !== kind) throw new RunDirMismatch(`${displayPath(dir)}: this folder holds a matrix of ${held.kind} runs; this run is a matrix of ${kind} runs${START_OVER}`);
+  if (held.kind !== kind)
+    throw new RunDirMismatch(
+      `${displayPath(dir)}: this folder holds a matrix of ${held.kind} runs; this run is a matrix of ${kind} runs${START_OVER}`,
+    );
   return held;
 }
 

@@ -30,7 +30,11 @@ export function writeMatrixOutputs(
   const written = [join(dir, MATRIX_FILE), join(dir, MATRIX_MARKDOWN_FILE)];
   writeJsonAtomic(written[0]!, stats.file);
   writeFileAtomic(written[1]!, markdown);
-  const html = writeMatrixReport(dir, { matrix: stats.file, ...(o.command !== undefined ? { command: o.command } : {}) }, o.log);
+  const html = writeMatrixReport(
+    dir,
+    { matrix: stats.file, ...(o.command !== undefined ? { command: o.command } : {}) },
+    o.log,
+  );
   if (html) written.push(html);
   return { ...stats, markdown, written };
 }

@@ -30,7 +30,13 @@ export function comparePair(baseline: MatrixCellData, candidate: MatrixCellData,
     resamples: UNREAD_RESAMPLES,
     selected: { baseline: baseline.selected, candidate: candidate.selected },
   });
-  return { ...comparison, partial: { baseline: partial(baseline, comparison.baseline.cases), candidate: partial(candidate, comparison.candidate.cases) } };
+  return {
+    ...comparison,
+    partial: {
+      baseline: partial(baseline, comparison.baseline.cases),
+      candidate: partial(candidate, comparison.candidate.cases),
+    },
+  };
 }
 
 /**
@@ -41,9 +47,22 @@ export function familyEvidence(comparisons: readonly CellComparison[], alpha: nu
   // a comparison of a cell cut short is inconclusive, whatever its p: no member of the family
   const members = comparisons
     .map((c, i) => ({ c, i }))
-    .filter(({ c }) => c.p_value !== null && c.p_value_better !== null && c.attainable !== null && !c.partial.baseline && !c.partial.candidate);
-  const worse = familyAdjusted(members.map(({ c }) => ({ p: c.p_value!, attainable: c.attainable!.worse })), alpha);
-  const better = familyAdjusted(members.map(({ c }) => ({ p: c.p_value_better!, attainable: c.attainable!.better })), alpha);
+    .filter(
+      ({ c }) =>
+        c.p_value !== null &&
+        c.p_value_better !== null &&
+        c.attainable !== null &&
+        !c.partial.baseline &&
+        !c.partial.candidate,
+    );
+  const worse = familyAdjusted(
+    members.map(({ c }) => ({ p: c.p_value!, attainable: c.attainable!.worse })),
+    alpha,
+  );
+  const better = familyAdjusted(
+    members.map(({ c }) => ({ p: c.p_value_better!, attainable: c.attainable!.better })),
+    alpha,
+  );
   const size = {
     worse: members.filter(({ c }) => c.attainable!.worse < alpha).length,
     better: members.filter(({ c }) => c.attainable!.better < alpha).length,

@@ -31,7 +31,9 @@ export function perPassShown(m: MatrixFile, c: MatrixCellStats): string {
 
 /** `cost per passing case (USD)` or `tokens per passing case`. */
 export function perPassWhat(m: MatrixFile): string {
-  return m.frontier.metric === 'cost_per_pass' ? `cost per passing case (${m.frontier.currency ?? ''})` : 'tokens per passing case (no prices set)';
+  return m.frontier.metric === 'cost_per_pass'
+    ? `cost per passing case (${m.frontier.currency ?? ''})`
+    : 'tokens per passing case (no prices set)';
 }
 
 const noSkillOf = (m: MatrixFile) => new Set(m.skills.filter((s) => s.kind === 'none').map((s) => s.label));
@@ -59,7 +61,8 @@ export function frontierLine(m: MatrixFile): string {
 export function casesLine(m: MatrixFile): string {
   const k = m.case_counts;
   const by = new Map<string, number>();
-  for (const c of m.cases) for (const model of new Set(c.model_specific.map((x) => x.model))) by.set(model, (by.get(model) ?? 0) + 1);
+  for (const c of m.cases)
+    for (const model of new Set(c.model_specific.map((x) => x.model))) by.set(model, (by.get(model) ?? 0) + 1);
   const which = by.size ? ` (${[...by].map(([model, n]) => `${model} ${n}`).join(', ')})` : '';
   return `${plural(k.cases, 'case')}: ${k.fails_everywhere} fail on every model, ${k.model_specific} model-specific${which}, ${k.helped} helped and ${k.hurt} hurt by a skill on some model, ${k.differs} differ between cells`;
 }
@@ -75,7 +78,10 @@ export function matrixTerminal(m: MatrixFile): string[] {
     const lift = l ? ` ${signed(l.delta)} ${l.verdict}` : '';
     return `${score3(c.pass_rate)}${lift}  ${perPassShown(m, c)}`;
   };
-  const rows = [['model', ...skills], ...m.models.map((model) => [model.name, ...skills.map((s) => cellText(model.name, s))])];
+  const rows = [
+    ['model', ...skills],
+    ...m.models.map((model) => [model.name, ...skills.map((s) => cellText(model.name, s))]),
+  ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => `  ${r.map((x, i) => x.padEnd(widths[i]!)).join('   ')}`.trimEnd();
   const family = m.lifts.length ? ` · lift over ${first} (adjusted over ${plural(m.lifts.length, 'lift')})` : '';
@@ -84,12 +90,20 @@ export function matrixTerminal(m: MatrixFile): string[] {
 
 /** The gate's lines for the terminal: one per compared cell that did not stay the same, then the verdict. */
 export function gateTerminal(g: MatrixGate): string[] {
-  const lines = [`  against the baseline matrix ${g.baseline} (each cell with its own, adjusted across ${plural(g.cells.length, 'cell')}):`];
+  const lines = [
+    `  against the baseline matrix ${g.baseline} (each cell with its own, adjusted across ${plural(g.cells.length, 'cell')}):`,
+  ];
   for (const c of g.cells) {
-    const cases = c.regressed.length ? ` — regressed cases: ${c.regressed.slice(0, 8).map((r) => r.id).join(', ')}${c.regressed.length > 8 ? `, … (${c.regressed.length})` : ''}` : '';
+    const cases = c.regressed.length
+      ? ` — regressed cases: ${c.regressed
+          .slice(0, 8)
+          .map((r) => r.id)
+          .join(', ')}${c.regressed.length > 8 ? `, … (${c.regressed.length})` : ''}`
+      : '';
     lines.push(`    ${c.model} × ${c.skill}: ${c.verdict} (${c.reason})${cases}`);
   }
-  if (g.unpaired.length) lines.push(`    not in the baseline, not compared: ${g.unpaired.map((u) => `${u.model} × ${u.skill}`).join(', ')}`);
+  if (g.unpaired.length)
+    lines.push(`    not in the baseline, not compared: ${g.unpaired.map((u) => `${u.model} × ${u.skill}`).join(', ')}`);
   return lines;
 }
 
@@ -103,7 +117,10 @@ export function matrixMarkdown(m: MatrixFile, opts: { title?: string } = {}): st
   const alpha = (1 - m.confidence).toFixed(2);
   const out: string[] = [];
   out.push(`## ${opts.title ?? 'skillopt matrix'}${m.simulated ? ' — simulated model' : ''}`, '');
-  out.push(`${m.kind} cells on split \`${m.split}\`, ${plural(m.trials, 'trial')} per case: ${plural(m.models.length, 'model')} × ${plural(m.skills.length, 'skill')}.`, '');
+  out.push(
+    `${m.kind} cells on split \`${m.split}\`, ${plural(m.trials, 'trial')} per case: ${plural(m.models.length, 'model')} × ${plural(m.skills.length, 'skill')}.`,
+    '',
+  );
   out.push(`| model | ${skills.map((s) => `\`${mdEscape(s)}\``).join(' | ')} |`);
   out.push(`|---|${skills.map(() => '---').join('|')}|`);
   for (const model of m.models) {
@@ -111,7 +128,9 @@ export function matrixMarkdown(m: MatrixFile, opts: { title?: string } = {}): st
       const c = cellOf(m, model.name, skill);
       if (!c) return '';
       const l = liftOf(m, model.name, skill);
-      const lift = l ? `<br>${l.verdict === 'helps' || l.verdict === 'hurts' ? `**${signed(l.delta)} ${l.verdict}**` : `${signed(l.delta)} ${l.verdict}`} (p adj. ${pShown(l.p_adjusted)})` : '';
+      const lift = l
+        ? `<br>${l.verdict === 'helps' || l.verdict === 'hurts' ? `**${signed(l.delta)} ${l.verdict}**` : `${signed(l.delta)} ${l.verdict}`} (p adj. ${pShown(l.p_adjusted)})`
+        : '';
       return `${score3(c.pass_rate)} ${ci(c.pass_rate_ci)}${lift}`;
     });
     out.push(`| ${mdEscape(model.name)} | ${cells.join(' | ')} |`);
@@ -119,14 +138,24 @@ export function matrixMarkdown(m: MatrixFile, opts: { title?: string } = {}): st
   out.push('');
   out.push(
     `Pass rate per cell with its ${conf} interval` +
-      (m.lifts.length ? `; under it the lift over \`${mdEscape(m.baseline_skill)}\` on the same cases, paired, with its p-value adjusted over the ${plural(m.lifts.length, 'lift')} (Benjamini–Hochberg; a verdict needs adjusted p < ${alpha}).` : '.'),
+      (m.lifts.length
+        ? `; under it the lift over \`${mdEscape(m.baseline_skill)}\` on the same cases, paired, with its p-value adjusted over the ${plural(m.lifts.length, 'lift')} (Benjamini–Hochberg; a verdict needs adjusted p < ${alpha}).`
+        : '.'),
     '',
   );
 
   out.push(`### ${perPassWhat(m)[0]!.toUpperCase()}${perPassWhat(m).slice(1)}`, '');
   out.push(`| model | ${skills.map((s) => `\`${mdEscape(s)}\``).join(' | ')} |`);
   out.push(`|---|${skills.map(() => '---').join('|')}|`);
-  for (const model of m.models) out.push(`| ${mdEscape(model.name)} | ${skills.map((skill) => { const c = cellOf(m, model.name, skill); return c ? perPassShown(m, c) : ''; }).join(' | ')} |`);
+  for (const model of m.models)
+    out.push(
+      `| ${mdEscape(model.name)} | ${skills
+        .map((skill) => {
+          const c = cellOf(m, model.name, skill);
+          return c ? perPassShown(m, c) : '';
+        })
+        .join(' | ')} |`,
+    );
   out.push('');
 
   out.push('### Frontier', '');
@@ -137,8 +166,14 @@ export function matrixMarkdown(m: MatrixFile, opts: { title?: string } = {}): st
   const shown = m.model_comparisons.filter((c) => c.verdict === 'better' || c.verdict === 'worse');
   if (m.model_comparisons.length) {
     out.push('### Models compared with the same skill', '');
-    if (shown.length === 0) out.push(`No model differs detectably from another with the same skill (${plural(m.model_comparisons.length, 'pair')}, paired, adjusted).`);
-    for (const c of shown) out.push(`- with \`${mdEscape(c.skill)}\`: ${mdEscape(c.model)} is ${c.verdict} than ${mdEscape(c.vs)} (Δ ${signed(c.delta)}, p adj. ${pShown(c.p_adjusted)})`);
+    if (shown.length === 0)
+      out.push(
+        `No model differs detectably from another with the same skill (${plural(m.model_comparisons.length, 'pair')}, paired, adjusted).`,
+      );
+    for (const c of shown)
+      out.push(
+        `- with \`${mdEscape(c.skill)}\`: ${mdEscape(c.model)} is ${c.verdict} than ${mdEscape(c.vs)} (Δ ${signed(c.delta)}, p adj. ${pShown(c.p_adjusted)})`,
+      );
     const rest = m.model_comparisons.length - shown.length;
     if (shown.length && rest) out.push(`- the other ${plural(rest, 'pair')}: no detectable difference`);
     out.push('');
@@ -147,17 +182,36 @@ export function matrixMarkdown(m: MatrixFile, opts: { title?: string } = {}): st
   out.push('### Cases', '');
   out.push(`${casesLine(m)}.`);
   const specific = new Map<string, string[]>();
-  for (const c of m.cases) for (const x of c.model_specific) specific.set(x.model, [...(specific.get(x.model) ?? []), c.id]);
-  for (const [model, ids] of specific) out.push(`- only ${mdEscape(model)} fails (with some skill): ${ids.length} — ${ids.slice(0, 10).map((id) => `\`${mdEscape(id)}\``).join(', ')}${ids.length > 10 ? ', …' : ''}`);
+  for (const c of m.cases)
+    for (const x of c.model_specific) specific.set(x.model, [...(specific.get(x.model) ?? []), c.id]);
+  for (const [model, ids] of specific)
+    out.push(
+      `- only ${mdEscape(model)} fails (with some skill): ${ids.length} — ${ids
+        .slice(0, 10)
+        .map((id) => `\`${mdEscape(id)}\``)
+        .join(', ')}${ids.length > 10 ? ', …' : ''}`,
+    );
   const failing = m.cases.filter((c) => c.classes.includes('fails_everywhere'));
-  if (failing.length) out.push(`- fail on every model: ${failing.slice(0, 10).map((c) => `\`${mdEscape(c.id)}\``).join(', ')}${failing.length > 10 ? ', …' : ''}`);
+  if (failing.length)
+    out.push(
+      `- fail on every model: ${failing
+        .slice(0, 10)
+        .map((c) => `\`${mdEscape(c.id)}\``)
+        .join(', ')}${failing.length > 10 ? ', …' : ''}`,
+    );
   out.push('');
   if (m.gate) {
     const g = m.gate;
     out.push(`### Against the baseline matrix: ${g.verdict}`, '');
     out.push(`${mdEscape(g.reason)}`, '');
     out.push('| model | skill | Δ | p(worse), adjusted | verdict | regressed cases |', '|---|---|---|---|---|---|');
-    for (const c of g.cells) out.push(`| ${mdEscape(c.model)} | \`${mdEscape(c.skill)}\` | ${signed(c.delta)} | ${pShown(c.p_worse_adjusted)} | ${c.verdict === 'regressed' ? `**${c.verdict}**` : c.verdict} | ${c.regressed.slice(0, 10).map((r) => `\`${mdEscape(r.id)}\``).join(', ')}${c.regressed.length > 10 ? ', …' : ''} |`);
+    for (const c of g.cells)
+      out.push(
+        `| ${mdEscape(c.model)} | \`${mdEscape(c.skill)}\` | ${signed(c.delta)} | ${pShown(c.p_worse_adjusted)} | ${c.verdict === 'regressed' ? `**${c.verdict}**` : c.verdict} | ${c.regressed
+          .slice(0, 10)
+          .map((r) => `\`${mdEscape(r.id)}\``)
+          .join(', ')}${c.regressed.length > 10 ? ', …' : ''} |`,
+      );
     out.push('');
   }
   out.push('matrix.json has every figure; matrix.html draws them, with every case in every cell.', '');

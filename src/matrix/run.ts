@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import { resolveRoles, type ResolvedRoles } from '../config/roles.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
 import { InfrastructureStop } from '../optimizer/rollout.ts';
-import { readRunFile, RunSummarySchema, type MatrixCellEntry, type MatrixModelEntry, type MatrixRunFile } from '../runfiles/index.ts';
+import {
+  readRunFile,
+  RunSummarySchema,
+  type MatrixCellEntry,
+  type MatrixModelEntry,
+  type MatrixRunFile,
+} from '../runfiles/index.ts';
 import { runFingerprint, writeRunRecord, type FingerprintInput } from '../rundir/fingerprint.ts';
 import type { SplitSelector } from '../types.ts';
 import { matrixExitCode } from '../suite/verdict.ts';
@@ -94,12 +100,16 @@ export function modelEntry(model: MatrixModel, roles: ResolvedRoles): MatrixMode
     model: model.model,
     source: model.source,
     backend: t.backend,
-    endpoint: t.backend === 'simulated' ? null : (t.azure?.endpoint ?? t.baseURL).replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]*@/i, '$1'),
+    endpoint:
+      t.backend === 'simulated'
+        ? null
+        : (t.azure?.endpoint ?? t.baseURL).replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]*@/i, '$1'),
   };
 }
 
 export async function runMatrix(o: MatrixRunOptions): Promise<MatrixResult> {
-  if (o.config.env.max_cost > 0) throw new SkillOptError('env.max_cost does not apply to a run with --models yet: leave it at 0 (docs/matrix.md)');
+  if (o.config.env.max_cost > 0)
+    throw new SkillOptError('env.max_cost does not apply to a run with --models yet: leave it at 0 (docs/matrix.md)');
   const env = o.env ?? currentEnv();
   const kind = o.cellKind;
   const lock = acquireRunLock(o.outDir, { log: o.log });
@@ -107,7 +117,9 @@ export async function runMatrix(o: MatrixRunOptions): Promise<MatrixResult> {
     const previous = readMatrixRun(o.outDir, kind.kind);
     const cells = matrixCells(o.outDir, o.models, o.skills);
     const roles = new Map(cells.map((c) => [c, resolveRoles(c.model.config, env)]));
-    const simulatedModels = [...new Set(cells.filter((c) => roles.get(c)!.target.backend === 'simulated').map((c) => c.model.model))];
+    const simulatedModels = [
+      ...new Set(cells.filter((c) => roles.get(c)!.target.backend === 'simulated').map((c) => c.model.model)),
+    ];
     const main = await openHost({
       config: o.config,
       outDir: null,
@@ -142,12 +154,21 @@ export async function runMatrix(o: MatrixRunOptions): Promise<MatrixResult> {
         skills: o.skills.map(skillEntry),
         cells: plans.map((p) => {
           const held = p.done ? previous!.cells.find((c) => c.dir === p.cell.dir)! : null;
-          return { model: p.cell.model.name, skill: p.cell.skill.label, dir: p.cell.dir, status: p.done ? 'complete' : 'pending', verdict: held?.verdict ?? null, exit_code: held?.exit_code ?? null };
+          return {
+            model: p.cell.model.name,
+            skill: p.cell.skill.label,
+            dir: p.cell.dir,
+            status: p.done ? 'complete' : 'pending',
+            verdict: held?.verdict ?? null,
+            exit_code: held?.exit_code ?? null,
+          };
         }),
       });
       manifest.write();
       const toRun = plans.filter((p) => !p.done);
-      o.log(`matrix of ${cells.length} cell(s) (${o.models.length} model(s) × ${o.skills.length} skill(s)) in ${displayPath(o.outDir)}: ${toRun.length} to run, ${cells.length - toRun.length} complete from an earlier run`);
+      o.log(
+        `matrix of ${cells.length} cell(s) (${o.models.length} model(s) × ${o.skills.length} skill(s)) in ${displayPath(o.outDir)}: ${toRun.length} to run, ${cells.length - toRun.length} complete from an earlier run`,
+      );
       await pool.each(toRun, async (plan, lane) => {
         const { cell } = plan;
         mkdirSync(cell.path, { recursive: true });
@@ -162,7 +183,11 @@ export async function runMatrix(o: MatrixRunOptions): Promise<MatrixResult> {
           o.log(`${cellName(cell)}: ${e.message}`);
           outcome = { verdict: 'inconclusive', exit_code: e.exitCode };
         }
-        manifest.update(cell.dir, { status: outcome.verdict === 'inconclusive' ? 'incomplete' : 'complete', verdict: outcome.verdict, exit_code: outcome.exit_code });
+        manifest.update(cell.dir, {
+          status: outcome.verdict === 'inconclusive' ? 'incomplete' : 'complete',
+          verdict: outcome.verdict,
+          exit_code: outcome.exit_code,
+        });
         o.log(`${cellName(cell)}: ${outcome.verdict} (${displayPath(cell.path)})`);
       });
       const results = manifest.cells.map((entry) => {

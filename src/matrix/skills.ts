@@ -39,7 +39,10 @@ const slug = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^
 export function skillLabel(path: string): string {
   const abs = resolve(path);
   const shown = shownPath(abs);
-  const label = shown === abs ? `${slug(basename(abs).replace(/\.[A-Za-z0-9]+$/, ''))}-${createHash('sha256').update(abs).digest('hex').slice(0, 8)}` : slug(shown.replace(/\.[A-Za-z0-9]+$/, ''));
+  const label =
+    shown === abs
+      ? `${slug(basename(abs).replace(/\.[A-Za-z0-9]+$/, ''))}-${createHash('sha256').update(abs).digest('hex').slice(0, 8)}`
+      : slug(shown.replace(/\.[A-Za-z0-9]+$/, ''));
   return label === NO_SKILL_ITEM || label === SEED_SKILL_ITEM || label === '' ? `file-${label || 'skill'}` : label;
 }
 
@@ -47,14 +50,22 @@ export function skillLabel(path: string): string {
  * The items of `--skills` (comma-separated, repeatable), each read with `read` (a file's checks are the
  * command's own); none twice, and no two files with one label. Absent: the suites' own skill alone.
  */
-export function matrixSkills(values: readonly string[] | undefined, read: (path: string) => { path: string; text: string }): MatrixSkill[] {
-  const items = (values ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter((s) => s !== '');
-  if (values !== undefined && items.length === 0) throw new SkillOptError('--skills needs at least one item: none, seed or a skill file');
+export function matrixSkills(
+  values: readonly string[] | undefined,
+  read: (path: string) => { path: string; text: string },
+): MatrixSkill[] {
+  const items = (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (values !== undefined && items.length === 0)
+    throw new SkillOptError('--skills needs at least one item: none, seed or a skill file');
   const skills = (items.length > 0 ? items : [SEED_SKILL_ITEM]).map((item): MatrixSkill => {
     if (item === NO_SKILL_ITEM) return { label: NO_SKILL_ITEM, kind: 'none', path: null, text: '' };
     if (item === SEED_SKILL_ITEM) return { label: SEED_SKILL_ITEM, kind: 'seed', path: null, text: null };
     const named = NAMED.exec(item);
-    if (named && (named[1] === NO_SKILL_ITEM || named[1] === SEED_SKILL_ITEM)) throw new SkillOptError(`--skills ${item}: ${named[1]} names no file; choose another name for it`);
+    if (named && (named[1] === NO_SKILL_ITEM || named[1] === SEED_SKILL_ITEM))
+      throw new SkillOptError(`--skills ${item}: ${named[1]} names no file; choose another name for it`);
     const file = read(named ? named[2]! : item);
     return { label: named ? named[1]! : skillLabel(file.path), kind: 'file', path: file.path, text: file.text };
   });
@@ -62,7 +73,9 @@ export function matrixSkills(values: readonly string[] | undefined, read: (path:
     const b = skills.slice(i + 1).find((x) => x.label === a.label);
     if (!b) continue;
     throw new SkillOptError(
-      a.path === b.path ? `--skills names ${a.path === null ? a.label : shownPath(a.path)} twice` : `--skills ${shownPath(a.path!)} and ${shownPath(b.path!)} would share the cell folder name ${a.label}: name one (NAME=PATH)`,
+      a.path === b.path
+        ? `--skills names ${a.path === null ? a.label : shownPath(a.path)} twice`
+        : `--skills ${shownPath(a.path!)} and ${shownPath(b.path!)} would share the cell folder name ${a.label}: name one (NAME=PATH)`,
     );
   }
   return skills;

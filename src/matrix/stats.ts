@@ -27,7 +27,11 @@ export interface MatrixStats {
   lifts: Lift[];
 }
 
-export function matrixStats(manifest: MatrixRunFile, cells: readonly MatrixCellData[], o: MatrixStatsOptions): MatrixStats {
+export function matrixStats(
+  manifest: MatrixRunFile,
+  cells: readonly MatrixCellData[],
+  o: MatrixStatsOptions,
+): MatrixStats {
   const models = manifest.models.map((m) => m.name);
   const skills = manifest.skills.map((s) => s.label);
   const byKey = new Map(cells.map((c) => [`${c.entry.model}\u0000${c.entry.skill}`, c] as const));
@@ -41,31 +45,39 @@ export function matrixStats(manifest: MatrixRunFile, cells: readonly MatrixCellD
   const stats = cells.map(cellStats);
   const lifts = matrixLifts(grid, family);
   const cases = matrixCases({ cells, models, noSkill, lifts });
-  const count = (k: 'fails_everywhere' | 'model_specific' | 'helped' | 'hurt') => cases.filter((c) => c.classes.includes(k)).length;
-  const file = buildRunFile(MatrixFileSchema, {
-    skillopt_version: VERSION,
-    kind: manifest.kind,
-    split: manifest.split,
-    trials: manifest.trials,
-    generated_at: (o.now ?? new Date()).toISOString(),
-    confidence: 1 - o.alpha,
-    models: manifest.models,
-    skills: manifest.skills,
-    baseline_skill: skills[0] ?? '',
-    cells: stats,
-    lifts: lifts.map((l) => l.json),
-    model_comparisons: modelComparisons(grid, family),
-    frontier: matrixFrontier(stats.map((s, i) => ({ stats: s, data: cells[i]! })), { ...family, noSkill }),
-    cases,
-    case_counts: {
-      cases: cases.length,
-      fails_everywhere: count('fails_everywhere'),
-      model_specific: count('model_specific'),
-      helped: count('helped'),
-      hurt: count('hurt'),
-      differs: cases.filter((c) => c.differs).length,
+  const count = (k: 'fails_everywhere' | 'model_specific' | 'helped' | 'hurt') =>
+    cases.filter((c) => c.classes.includes(k)).length;
+  const file = buildRunFile(
+    MatrixFileSchema,
+    {
+      skillopt_version: VERSION,
+      kind: manifest.kind,
+      split: manifest.split,
+      trials: manifest.trials,
+      generated_at: (o.now ?? new Date()).toISOString(),
+      confidence: 1 - o.alpha,
+      models: manifest.models,
+      skills: manifest.skills,
+      baseline_skill: skills[0] ?? '',
+      cells: stats,
+      lifts: lifts.map((l) => l.json),
+      model_comparisons: modelComparisons(grid, family),
+      frontier: matrixFrontier(
+        stats.map((s, i) => ({ stats: s, data: cells[i]! })),
+        { ...family, noSkill },
+      ),
+      cases,
+      case_counts: {
+        cases: cases.length,
+        fails_everywhere: count('fails_everywhere'),
+        model_specific: count('model_specific'),
+        helped: count('helped'),
+        hurt: count('hurt'),
+        differs: cases.filter((c) => c.differs).length,
+      },
+      simulated: stats.some((s) => s.simulated),
     },
-    simulated: stats.some((s) => s.simulated),
-  }, MATRIX_FILE);
+    MATRIX_FILE,
+  );
   return { file, lifts };
 }

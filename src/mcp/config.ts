@@ -123,7 +123,8 @@ function fail(suite: string, key: string, why: string): never {
 }
 
 const stringList = (suite: string, key: string, v: unknown): string[] => {
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) fail(suite, key, `must be a list of strings, got ${JSON.stringify(v)}`);
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))
+    fail(suite, key, `must be a list of strings, got ${JSON.stringify(v)}`);
   return v as string[];
 };
 
@@ -138,7 +139,11 @@ function envNames(suite: string, key: string, v: unknown): boolean {
       continue;
     }
     if (typeof name !== 'string' || !ENV_NAME_RE.test(name)) {
-      fail(suite, `${key}.${k}`, `must name an environment variable (its value is read when the server starts; secrets are never written in a suite file) or be { value: '…' } for a value that is no secret, got ${JSON.stringify(name)}`);
+      fail(
+        suite,
+        `${key}.${k}`,
+        `must name an environment variable (its value is read when the server starts; secrets are never written in a suite file) or be { value: '…' } for a value that is no secret, got ${JSON.stringify(name)}`,
+      );
     }
   }
   return workspace;
@@ -151,41 +156,82 @@ export function checkMcpOptions<E>(suite: string, mcp: unknown): CheckedMcp<E> {
   const extra = Object.keys(mcp).find((k) => !known.includes(k));
   if (extra) fail(suite, extra, `is not an option (the options are ${known.join(', ')})`);
   const cache = (mcp.cache ?? 'record') as McpCacheMode;
-  if (!MCP_CACHE_MODES.includes(cache)) fail(suite, 'cache', `must be ${MCP_CACHE_MODES.map((m) => `'${m}'`).join(' or ')}, got ${JSON.stringify(mcp.cache)}`);
+  if (!MCP_CACHE_MODES.includes(cache))
+    fail(
+      suite,
+      'cache',
+      `must be ${MCP_CACHE_MODES.map((m) => `'${m}'`).join(' or ')}, got ${JSON.stringify(mcp.cache)}`,
+    );
   const workspace = mcp.workspace ?? false;
-  if (typeof workspace !== 'boolean') fail(suite, 'workspace', `must be true or false, got ${JSON.stringify(workspace)}`);
-  if (mcp.setup !== undefined && typeof mcp.setup !== 'function') fail(suite, 'setup', 'must be a function (task, mcp, ctx) => …');
-  if (!isPlainObject(mcp.servers) || Object.keys(mcp.servers).length === 0) fail(suite, 'servers', 'must name at least one server: { name: { command, args? } | { url } }');
+  if (typeof workspace !== 'boolean')
+    fail(suite, 'workspace', `must be true or false, got ${JSON.stringify(workspace)}`);
+  if (mcp.setup !== undefined && typeof mcp.setup !== 'function')
+    fail(suite, 'setup', 'must be a function (task, mcp, ctx) => …');
+  if (!isPlainObject(mcp.servers) || Object.keys(mcp.servers).length === 0)
+    fail(suite, 'servers', 'must name at least one server: { name: { command, args? } | { url } }');
   const servers: CheckedServer[] = [];
   for (const [name, raw] of Object.entries(mcp.servers)) {
     const key = `servers.${name}`;
     if (!SERVER_NAME_RE.test(name)) fail(suite, key, 'is not a server name: 1-32 letters, digits, _ or -');
-    if (!isPlainObject(raw)) fail(suite, key, 'must be { command, args?, env?, cwd?, scope? } or { url, headers?, scope? }');
+    if (!isPlainObject(raw))
+      fail(suite, key, 'must be { command, args?, env?, cwd?, scope? } or { url, headers?, scope? }');
     const http = 'url' in raw;
-    if (http === 'command' in raw) fail(suite, key, 'must have exactly one of `command` (stdio) and `url` (Streamable HTTP)');
-    const allowed = http ? ['url', 'headers', 'scope', 'startTimeoutMs', 'cache'] : ['command', 'args', 'env', 'cwd', 'scope', 'startTimeoutMs', 'cache'];
+    if (http === 'command' in raw)
+      fail(suite, key, 'must have exactly one of `command` (stdio) and `url` (Streamable HTTP)');
+    const allowed = http
+      ? ['url', 'headers', 'scope', 'startTimeoutMs', 'cache']
+      : ['command', 'args', 'env', 'cwd', 'scope', 'startTimeoutMs', 'cache'];
     const bad = Object.keys(raw).find((k) => !allowed.includes(k));
-    if (bad) fail(suite, `${key}.${bad}`, `is not an option of ${http ? 'an HTTP' : 'a stdio'} server (its options are ${allowed.join(', ')})`);
+    if (bad)
+      fail(
+        suite,
+        `${key}.${bad}`,
+        `is not an option of ${http ? 'an HTTP' : 'a stdio'} server (its options are ${allowed.join(', ')})`,
+      );
     let usesWorkspace = false;
     if (http) {
-      if (typeof raw.url !== 'string' || !/^https?:\/\//.test(raw.url)) fail(suite, `${key}.url`, `must be an http(s) URL, got ${JSON.stringify(raw.url)}`);
+      if (typeof raw.url !== 'string' || !/^https?:\/\//.test(raw.url))
+        fail(suite, `${key}.url`, `must be an http(s) URL, got ${JSON.stringify(raw.url)}`);
       usesWorkspace = envNames(suite, `${key}.headers`, raw.headers) || raw.url.includes(WORKSPACE_VAR);
     } else {
-      if (typeof raw.command !== 'string' || raw.command.trim() === '') fail(suite, `${key}.command`, `must be a command, got ${JSON.stringify(raw.command)}`);
+      if (typeof raw.command !== 'string' || raw.command.trim() === '')
+        fail(suite, `${key}.command`, `must be a command, got ${JSON.stringify(raw.command)}`);
       const args = raw.args === undefined ? [] : stringList(suite, `${key}.args`, raw.args);
-      if (raw.cwd !== undefined && typeof raw.cwd !== 'string') fail(suite, `${key}.cwd`, `must be a folder, got ${JSON.stringify(raw.cwd)}`);
-      usesWorkspace = envNames(suite, `${key}.env`, raw.env) || args.some((a) => a.includes(WORKSPACE_VAR)) || (typeof raw.cwd === 'string' && raw.cwd.includes(WORKSPACE_VAR));
+      if (raw.cwd !== undefined && typeof raw.cwd !== 'string')
+        fail(suite, `${key}.cwd`, `must be a folder, got ${JSON.stringify(raw.cwd)}`);
+      usesWorkspace =
+        envNames(suite, `${key}.env`, raw.env) ||
+        args.some((a) => a.includes(WORKSPACE_VAR)) ||
+        (typeof raw.cwd === 'string' && raw.cwd.includes(WORKSPACE_VAR));
     }
     const scope = (raw.scope ?? 'suite') as McpScope;
-    if (scope !== 'suite' && scope !== 'case') fail(suite, `${key}.scope`, `must be 'suite' or 'case', got ${JSON.stringify(raw.scope)}`);
+    if (scope !== 'suite' && scope !== 'case')
+      fail(suite, `${key}.scope`, `must be 'suite' or 'case', got ${JSON.stringify(raw.scope)}`);
     const serverCache = (raw.cache ?? cache) as McpCacheMode;
-    if (!MCP_CACHE_MODES.includes(serverCache)) fail(suite, `${key}.cache`, `must be ${MCP_CACHE_MODES.map((m) => `'${m}'`).join(' or ')}, got ${JSON.stringify(raw.cache)}`);
+    if (!MCP_CACHE_MODES.includes(serverCache))
+      fail(
+        suite,
+        `${key}.cache`,
+        `must be ${MCP_CACHE_MODES.map((m) => `'${m}'`).join(' or ')}, got ${JSON.stringify(raw.cache)}`,
+      );
     const startTimeoutMs = raw.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
-    if (typeof startTimeoutMs !== 'number' || !Number.isInteger(startTimeoutMs) || startTimeoutMs < 1) fail(suite, `${key}.startTimeoutMs`, `must be a positive integer, got ${JSON.stringify(startTimeoutMs)}`);
+    if (typeof startTimeoutMs !== 'number' || !Number.isInteger(startTimeoutMs) || startTimeoutMs < 1)
+      fail(suite, `${key}.startTimeoutMs`, `must be a positive integer, got ${JSON.stringify(startTimeoutMs)}`);
     if (usesWorkspace && (scope !== 'case' || !workspace)) {
-      fail(suite, key, `uses ${WORKSPACE_VAR}, which is a case's folder: give the server scope: 'case' and the suite mcp.workspace: true`);
+      fail(
+        suite,
+        key,
+        `uses ${WORKSPACE_VAR}, which is a case's folder: give the server scope: 'case' and the suite mcp.workspace: true`,
+      );
     }
-    servers.push({ name, config: raw as unknown as McpServerConfig, scope, cache: serverCache, startTimeoutMs, usesWorkspace });
+    servers.push({
+      name,
+      config: raw as unknown as McpServerConfig,
+      scope,
+      cache: serverCache,
+      startTimeoutMs,
+      usesWorkspace,
+    });
   }
   const tools = mcp.tools;
   if (tools !== undefined && !isPlainObject(tools)) fail(suite, 'tools', 'must be { allow?, deny? }');
@@ -193,11 +239,18 @@ export function checkMcpOptions<E>(suite: string, mcp: unknown): CheckedMcp<E> {
   if (badTools) fail(suite, `tools.${badTools}`, 'is not an option (the options are allow, deny)');
   const allow = tools?.allow === undefined ? null : stringList(suite, 'tools.allow', tools.allow);
   const deny = tools?.deny === undefined ? [] : stringList(suite, 'tools.deny', tools.deny);
-  for (const [list, entries] of [['allow', allow ?? []], ['deny', deny]] as const) {
+  for (const [list, entries] of [
+    ['allow', allow ?? []],
+    ['deny', deny],
+  ] as const) {
     for (const entry of entries) {
       const slash = entry.indexOf('/');
       if (slash >= 0 && !servers.some((s) => s.name === entry.slice(0, slash))) {
-        fail(suite, `tools.${list}`, `names '${entry}', but there is no server '${entry.slice(0, slash)}' (the servers are ${servers.map((s) => s.name).join(', ')})`);
+        fail(
+          suite,
+          `tools.${list}`,
+          `names '${entry}', but there is no server '${entry.slice(0, slash)}' (the servers are ${servers.map((s) => s.name).join(', ')})`,
+        );
       }
     }
   }
@@ -210,14 +263,20 @@ export function checkMcpOptions<E>(suite: string, mcp: unknown): CheckedMcp<E> {
  */
 export interface ResolvedServer {
   name: string;
-  transport: { kind: 'stdio'; command: string; args: string[]; cwd: string | undefined; env: Record<string, string> } | { kind: 'http'; url: string; headers: Record<string, string> };
+  transport:
+    | { kind: 'stdio'; command: string; args: string[]; cwd: string | undefined; env: Record<string, string> }
+    | { kind: 'http'; url: string; headers: Record<string, string> };
   /** The secret values (env and header values), masked in every text that comes back. */
   secrets: string[];
   /** The command line or URL, for errors (no secret in it). */
   label: string;
 }
 
-export function resolveServer(s: CheckedServer, workspace: string | null, env: NodeJS.ProcessEnv = currentEnv()): ResolvedServer {
+export function resolveServer(
+  s: CheckedServer,
+  workspace: string | null,
+  env: NodeJS.ProcessEnv = currentEnv(),
+): ResolvedServer {
   const fill = (text: string): string => (workspace === null ? text : text.split(WORKSPACE_VAR).join(workspace));
   const secrets: string[] = [];
   const read = (key: string, names: Record<string, string | { value: string }> | undefined): Record<string, string> => {
@@ -228,7 +287,10 @@ export function resolveServer(s: CheckedServer, workspace: string | null, env: N
         continue;
       }
       const value = env[name];
-      if (value === undefined) throw new SkillOptError(`MCP server '${s.name}': ${key}.${k} names the environment variable ${name}, which is not set`);
+      if (value === undefined)
+        throw new SkillOptError(
+          `MCP server '${s.name}': ${key}.${k} names the environment variable ${name}, which is not set`,
+        );
       out[k] = value;
       // short values (a flag, a port) would mask every occurrence of a common string; no secret is that short
       if (value.length >= MIN_SECRET_LENGTH) secrets.push(value);
@@ -237,12 +299,22 @@ export function resolveServer(s: CheckedServer, workspace: string | null, env: N
   };
   if (isHttp(s.config)) {
     const url = fill(s.config.url);
-    return { name: s.name, transport: { kind: 'http', url, headers: read('headers', s.config.headers) }, secrets, label: url };
+    return {
+      name: s.name,
+      transport: { kind: 'http', url, headers: read('headers', s.config.headers) },
+      secrets,
+      label: url,
+    };
   }
   const args = (s.config.args ?? []).map(fill);
   const cwd = s.config.cwd === undefined ? undefined : fill(s.config.cwd);
   const label = [s.config.command, ...args].map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(' ');
-  return { name: s.name, transport: { kind: 'stdio', command: s.config.command, args, cwd, env: read('env', s.config.env) }, secrets, label };
+  return {
+    name: s.name,
+    transport: { kind: 'stdio', command: s.config.command, args, cwd, env: read('env', s.config.env) },
+    secrets,
+    label,
+  };
 }
 
 /** `text` with every secret value replaced by `***`. */

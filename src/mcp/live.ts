@@ -61,7 +61,10 @@ export class LiveServer {
 
   /** Start the server: spawn or connect, `initialize`, then `tools/list` (every page). */
   static async start(server: ResolvedServer, timeoutMs: number): Promise<LiveServer> {
-    const [{ Client }, { StdioTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('./stdio.ts')]);
+    const [{ Client }, { StdioTransport }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('./stdio.ts'),
+    ]);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     let stdio: StdioTransport | null = null;
     const t = server.transport;
@@ -73,7 +76,10 @@ export class LiveServer {
         await client.connect(stdio, { timeout: left() });
       } else {
         const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-        await client.connect(new StreamableHTTPClientTransport(new URL(t.url), { requestInit: { headers: t.headers } }), { timeout: left() });
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(t.url), { requestInit: { headers: t.headers } }),
+          { timeout: left() },
+        );
       }
       const tools: ListedTool[] = [];
       let cursor: string | undefined;
@@ -82,12 +88,20 @@ export class LiveServer {
         tools.push(...(page.tools as ListedTool[]));
         cursor = page.nextCursor;
       } while (cursor);
-      return new LiveServer(server, client, stdio, tools, (client.getServerCapabilities() ?? {}) as Record<string, unknown>);
+      return new LiveServer(
+        server,
+        client,
+        stdio,
+        tools,
+        (client.getServerCapabilities() ?? {}) as Record<string, unknown>,
+      );
     } catch (e) {
       const why = await startFailure(e, stdio, timeoutMs);
       await client.close().catch(() => {});
       await stdio?.close().catch(() => {});
-      throw new McpStartError(`MCP server '${server.name}' (${serverLabel(server)}) failed to start: ${maskSecrets(why, server.secrets)}`);
+      throw new McpStartError(
+        `MCP server '${server.name}' (${serverLabel(server)}) failed to start: ${maskSecrets(why, server.secrets)}`,
+      );
     }
   }
 
@@ -101,18 +115,29 @@ export class LiveServer {
     return maskSecrets(text, this.server.secrets);
   }
 
-  async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<CallResult> {
-    return (await this.request('tools/call', () => this.client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs }))) as CallResult;
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<CallResult> {
+    return (await this.request('tools/call', () =>
+      this.client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs }),
+    )) as CallResult;
   }
 
   async readResource(uri: string, signal?: AbortSignal): Promise<{ contents: Array<Record<string, unknown>> }> {
-    return (await this.request('resources/read', () => this.client.readResource({ uri }, signal ? { signal } : {}))) as { contents: Array<Record<string, unknown>> };
+    return (await this.request('resources/read', () =>
+      this.client.readResource({ uri }, signal ? { signal } : {}),
+    )) as { contents: Array<Record<string, unknown>> };
   }
 
   /** A request of a method the SDK has no helper for (`skills/get`); the result as sent. */
   async call(method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<Record<string, unknown>> {
     const { z } = await import('zod');
-    return this.request(method, () => this.client.request({ method, params }, z.looseObject({}), signal ? { signal } : {})) as Promise<Record<string, unknown>>;
+    return this.request(method, () =>
+      this.client.request({ method, params }, z.looseObject({}), signal ? { signal } : {}),
+    ) as Promise<Record<string, unknown>>;
   }
 
   private async request<T>(what: string, send: () => Promise<T>): Promise<T> {
@@ -132,7 +157,9 @@ export class LiveServer {
   private died(what: string, gone = 'closed the connection'): McpServerDied {
     const how = this.stdio?.ending ?? gone;
     const tail = this.stdio ? stderrTail(this.stdio.stderr) : '';
-    return new McpServerDied(this.mask(`MCP server '${this.server.name}' ${how} during ${what}${tail ? `: ${tail}` : ''}`));
+    return new McpServerDied(
+      this.mask(`MCP server '${this.server.name}' ${how} during ${what}${tail ? `: ${tail}` : ''}`),
+    );
   }
 
   /** Stop the server (its process: stdin closed, SIGTERM, SIGKILL). */
@@ -159,7 +186,8 @@ function unreachable(e: unknown): string | null {
     return `could not be reached (${typeof code === 'string' ? code : 'fetch failed'})`;
   }
   const status = (e as { code?: unknown }).code;
-  if (e.message.startsWith('Streamable HTTP error') && typeof status === 'number' && status >= 500) return `answered HTTP ${status}`;
+  if (e.message.startsWith('Streamable HTTP error') && typeof status === 'number' && status >= 500)
+    return `answered HTTP ${status}`;
   return null;
 }
 
@@ -173,7 +201,12 @@ async function startFailure(e: unknown, stdio: StdioTransport | null, timeoutMs:
   const timedOut = e instanceof Error && (e as { code?: unknown }).code === -32001;
   if (stdio && !timedOut && stdio.ending === null) await stdio.settled(1000); // a write failed first: let the process report how it ended
   const message = e instanceof Error ? e.message : String(e);
-  const what = stdio ? stdio.ending ?? (timedOut ? `did not answer initialize and tools/list within ${timeoutMs} ms (startTimeoutMs)` : message) : timedOut ? `did not answer within ${timeoutMs} ms (startTimeoutMs)` : message;
+  const what = stdio
+    ? (stdio.ending ??
+      (timedOut ? `did not answer initialize and tools/list within ${timeoutMs} ms (startTimeoutMs)` : message))
+    : timedOut
+      ? `did not answer within ${timeoutMs} ms (startTimeoutMs)`
+      : message;
   const tail = stdio ? stderrTail(stdio.stderr) : '';
   return oneLineClip(`${what}${tail ? `; stderr: ${tail}` : ''}`, 600);
 }

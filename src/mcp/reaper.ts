@@ -35,7 +35,13 @@ interface ReaperState {
   exitHooked: boolean;
 }
 const SLOT = Symbol.for('skillopt.mcp-reaper');
-const state: ReaperState = ((globalThis as { [SLOT]?: ReaperState })[SLOT] ??= { running: new Map(), channel: null, poster: null, held: null, exitHooked: false });
+const state: ReaperState = ((globalThis as { [SLOT]?: ReaperState })[SLOT] ??= {
+  running: new Map(),
+  channel: null,
+  poster: null,
+  held: null,
+  exitHooked: false,
+});
 const running = state.running;
 
 function killAll(): void {

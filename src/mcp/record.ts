@@ -42,19 +42,39 @@ export interface McpRequest {
   params: unknown;
 }
 
-export const toolListKey = (suite: string, server: string): string => mcpKey({ v: RECORD_VERSION, record: 'tools/list', suite, server });
+export const toolListKey = (suite: string, server: string): string =>
+  mcpKey({ v: RECORD_VERSION, record: 'tools/list', suite, server });
 
 export const caseSessionKey = (suite: string, server: string, id: string, trial: number | undefined): string =>
   mcpKey({ v: RECORD_VERSION, record: 'session', suite, server, case: id, trial: trial ?? null });
 
-export function caseRequestKey(c: { suite: string; id: string; trial: number | undefined; before: readonly McpRequest[]; request: McpRequest; tools: string }): string {
+export function caseRequestKey(c: {
+  suite: string;
+  id: string;
+  trial: number | undefined;
+  before: readonly McpRequest[];
+  request: McpRequest;
+  tools: string;
+}): string {
   const before = createHash('sha256').update(JSON.stringify(c.before)).digest('hex');
-  return mcpKey({ v: RECORD_VERSION, record: 'request', suite: c.suite, case: c.id, trial: c.trial ?? null, n: c.before.length, before, ...c.request, tools: c.tools });
+  return mcpKey({
+    v: RECORD_VERSION,
+    record: 'request',
+    suite: c.suite,
+    case: c.id,
+    trial: c.trial ?? null,
+    n: c.before.length,
+    before,
+    ...c.request,
+    tools: c.tools,
+  });
 }
 
-export const sharedCallKey = (suite: string, request: McpRequest, tools: string): string => mcpKey({ v: RECORD_VERSION, record: 'shared', suite, ...request, tools });
+export const sharedCallKey = (suite: string, request: McpRequest, tools: string): string =>
+  mcpKey({ v: RECORD_VERSION, record: 'shared', suite, ...request, tools });
 
-export const suiteReadKey = (suite: string, request: McpRequest): string => mcpKey({ v: RECORD_VERSION, record: 'suite', suite, ...request });
+export const suiteReadKey = (suite: string, request: McpRequest): string =>
+  mcpKey({ v: RECORD_VERSION, record: 'suite', suite, ...request });
 
 /**
  * A replay that has no record for what a case asks of a server: the case is errored (`cache_miss`), never

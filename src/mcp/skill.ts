@@ -35,7 +35,8 @@ export function skillNameOf(uri: string): string | null {
 /** The SKILL.md text of `uri` on `server`, checked against the server's skill entry when it serves one. */
 export async function readServedSkill(server: LiveServer, uri: string, suite: string): Promise<string> {
   const name = server.server.name;
-  if (skillNameOf(uri) === null) fail(suite, name, uri, 'is not a skill URI: expected skill://<skill-path>/SKILL.md (SEP-2640)');
+  if (skillNameOf(uri) === null)
+    fail(suite, name, uri, 'is not a skill URI: expected skill://<skill-path>/SKILL.md (SEP-2640)');
   const extensions = server.capabilities.extensions as Record<string, unknown> | undefined;
   let entry: Record<string, unknown> | null = null;
   if (extensions && typeof extensions === 'object' && SKILLS_EXTENSION in extensions) {
@@ -43,19 +44,35 @@ export async function readServedSkill(server: LiveServer, uri: string, suite: st
       const got = await server.call('skills/get', { uri });
       entry = (got.skill ?? null) as Record<string, unknown> | null;
     } catch (e) {
-      fail(suite, name, uri, `is not served: skills/get failed (${oneLineClip(server.mask(e instanceof Error ? e.message : String(e)), 200)})`);
+      fail(
+        suite,
+        name,
+        uri,
+        `is not served: skills/get failed (${oneLineClip(server.mask(e instanceof Error ? e.message : String(e)), 200)})`,
+      );
     }
-    if (!entry || typeof entry !== 'object') fail(suite, name, uri, 'is not served: skills/get returned no skill entry');
+    if (!entry || typeof entry !== 'object')
+      fail(suite, name, uri, 'is not served: skills/get returned no skill entry');
   }
   let read;
   try {
     read = await server.readResource(uri);
   } catch (e) {
-    fail(suite, name, uri, `could not be read: ${oneLineClip(server.mask(e instanceof Error ? e.message : String(e)), 200)}`);
+    fail(
+      suite,
+      name,
+      uri,
+      `could not be read: ${oneLineClip(server.mask(e instanceof Error ? e.message : String(e)), 200)}`,
+    );
   }
   const item = read.contents.find((c) => c.uri === uri) ?? read.contents[0];
   if (!item) fail(suite, name, uri, 'could not be read: resources/read returned no contents');
-  const bytes = typeof item.text === 'string' ? Buffer.from(item.text, 'utf8') : typeof item.blob === 'string' ? Buffer.from(item.blob, 'base64') : null;
+  const bytes =
+    typeof item.text === 'string'
+      ? Buffer.from(item.text, 'utf8')
+      : typeof item.blob === 'string'
+        ? Buffer.from(item.blob, 'base64')
+        : null;
   if (!bytes) fail(suite, name, uri, 'could not be read: its contents have neither text nor blob');
   const text = bytes.toString('utf8');
   if (entry) {
@@ -64,7 +81,8 @@ export async function readServedSkill(server: LiveServer, uri: string, suite: st
     if (files && !file) fail(suite, name, uri, "is not listed in its own skills/get entry's resources");
     if (file) {
       const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-      if (file.digest !== digest) fail(suite, name, uri, `does not match its digest (${String(file.digest)} listed, ${digest} read): not loaded`);
+      if (file.digest !== digest)
+        fail(suite, name, uri, `does not match its digest (${String(file.digest)} listed, ${digest} read): not loaded`);
     }
     const block = frontmatterBlock(text);
     const served = block ? (parseYaml(block.yaml) as unknown) : null;
@@ -75,7 +93,12 @@ export async function readServedSkill(server: LiveServer, uri: string, suite: st
   const block = frontmatterBlock(text);
   const declared = block ? (parseYaml(block.yaml) as { name?: unknown } | null)?.name : undefined;
   if (typeof declared === 'string' && declared !== skillNameOf(uri)) {
-    fail(suite, name, uri, `is named '${declared}' in its frontmatter, but its URI's last segment is '${skillNameOf(uri)}' (they must be equal)`);
+    fail(
+      suite,
+      name,
+      uri,
+      `is named '${declared}' in its frontmatter, but its URI's last segment is '${skillNameOf(uri)}' (they must be equal)`,
+    );
   }
   return server.mask(text);
 }

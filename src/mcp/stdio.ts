@@ -17,7 +17,10 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import { trackServer } from './reaper.ts';
 
 /** The variables a server inherits from this process (the SDK's default list). */
-const INHERITED = process.platform === 'win32' ? ['APPDATA', 'HOMEDRIVE', 'HOMEPATH', 'LOCALAPPDATA', 'PATH', 'SYSTEMROOT', 'TEMP', 'USERNAME', 'USERPROFILE'] : ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
+const INHERITED =
+  process.platform === 'win32'
+    ? ['APPDATA', 'HOMEDRIVE', 'HOMEPATH', 'LOCALAPPDATA', 'PATH', 'SYSTEMROOT', 'TEMP', 'USERNAME', 'USERPROFILE']
+    : ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
 /** Characters of stderr kept for errors. */
 const STDERR_KEEP = 4096;
 const STOP_WAIT_MS = 2000;
@@ -55,7 +58,13 @@ export class StdioTransport implements Transport {
     }
     Object.assign(env, this.params.env);
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(this.params.command, this.params.args, { cwd: this.params.cwd, env, stdio: ['pipe', 'pipe', 'pipe'], shell: false, windowsHide: true });
+      const child = spawn(this.params.command, this.params.args, {
+        cwd: this.params.cwd,
+        env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        shell: false,
+        windowsHide: true,
+      });
       this.child = child;
       child.once('error', (e) => {
         this.spawnError = e;
@@ -110,7 +119,9 @@ export class StdioTransport implements Transport {
   get ending(): string | null {
     if (this.spawnError) {
       const code = (this.spawnError as NodeJS.ErrnoException).code;
-      return code === 'ENOENT' ? `command not found: ${this.params.command}` : `could not be started (${this.spawnError.message})`;
+      return code === 'ENOENT'
+        ? `command not found: ${this.params.command}`
+        : `could not be started (${this.spawnError.message})`;
     }
     if (!this.exit) return null;
     return this.exit.signal ? `was killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;

@@ -24,8 +24,24 @@ import { isPlainObject } from '../util/objects.ts';
 import { resolveServer, type CheckedMcp, type CheckedServer } from './config.ts';
 import { LiveServer, McpServerDied, type CallResult, type ListedTool } from './live.ts';
 import { offerTools, resultAsText, toolListHash, type OfferedTool } from './tools.ts';
-import { caseRequestKey, caseSessionKey, replayMiss, sharedCallKey, suiteReadKey, toolListKey, McpReplayMiss, type McpRecorder, type McpRequest } from './record.ts';
-import { McpRequestError, type McpClient, type McpClients, type McpResourceContents, type McpToolResult } from './client.ts';
+import {
+  caseRequestKey,
+  caseSessionKey,
+  replayMiss,
+  sharedCallKey,
+  suiteReadKey,
+  toolListKey,
+  McpReplayMiss,
+  type McpRecorder,
+  type McpRequest,
+} from './record.ts';
+import {
+  McpRequestError,
+  type McpClient,
+  type McpClients,
+  type McpResourceContents,
+  type McpToolResult,
+} from './client.ts';
 
 export interface McpSuiteOptions<E> {
   suite: string;
@@ -64,10 +80,10 @@ export class McpSetupError extends Error {
 function mapStrings<T>(value: T, f: (s: string) => string): T {
   if (typeof value === 'string') return f(value) as T;
   if (Array.isArray(value)) return value.map((v) => mapStrings(v, f)) as T;
-  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, f)])) as T;
+  if (isPlainObject(value))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, f)])) as T;
   return value;
 }
-
 
 export class McpSuite<E = unknown> {
   private readonly mode: McpRecorder['mode'];
@@ -100,7 +116,14 @@ export class McpSuite<E = unknown> {
     this.readyPromise ??= (async () => {
       if (this.replaying) {
         // the recorded tool lists, when there are: a missing one is each case's replay miss, not the suite's
-        const found = await Promise.all(this.servers.map((s) => this.listing(s).then((l) => ({ server: s.name, tools: l.tools }), () => null)));
+        const found = await Promise.all(
+          this.servers.map((s) =>
+            this.listing(s).then(
+              (l) => ({ server: s.name, tools: l.tools }),
+              () => null,
+            ),
+          ),
+        );
         if (found.every((f) => f !== null)) offerTools(this.o.suite, found, this.offerOptions());
         return;
       }
@@ -129,7 +152,8 @@ export class McpSuite<E = unknown> {
   }
 
   private async start(s: CheckedServer, workspace: string | null): Promise<LiveServer> {
-    if (this.closed) throw new SkillOptError(`suite '${this.o.suite}': MCP server '${s.name}' not started: the suite has ended`);
+    if (this.closed)
+      throw new SkillOptError(`suite '${this.o.suite}': MCP server '${s.name}' not started: the suite has ended`);
     return LiveServer.start(resolveServer(s, workspace, this.o.env), s.startTimeoutMs);
   }
 
@@ -152,11 +176,15 @@ export class McpSuite<E = unknown> {
     if (rec && rec.mode === 'rw') {
       let last = this.recordedHash.get(s.name);
       if (!last) {
-        last = rec.recall(s.name, toolListKey(this.o.suite, s.name)).then((r) => ('value' in r && typeof r.value.hash === 'string' ? r.value.hash : null), () => null);
+        last = rec.recall(s.name, toolListKey(this.o.suite, s.name)).then(
+          (r) => ('value' in r && typeof r.value.hash === 'string' ? r.value.hash : null),
+          () => null,
+        );
         this.recordedHash.set(s.name, last);
       }
       const next = last.then((hash) => {
-        if (hash !== listing.hash) rec.record(s.name, toolListKey(this.o.suite, s.name), { tools: listing.tools, hash: listing.hash });
+        if (hash !== listing.hash)
+          rec.record(s.name, toolListKey(this.o.suite, s.name), { tools: listing.tools, hash: listing.hash });
         return listing.hash;
       });
       this.recordedHash.set(s.name, next);
@@ -171,7 +199,8 @@ export class McpSuite<E = unknown> {
       if (this.replaying) {
         const rec = this.o.recorder!;
         p = rec.recall(s.name, toolListKey(this.o.suite, s.name)).then((r) => {
-          if ('value' in r && Array.isArray(r.value.tools) && typeof r.value.hash === 'string') return { tools: r.value.tools as ListedTool[], hash: r.value.hash };
+          if ('value' in r && Array.isArray(r.value.tools) && typeof r.value.hash === 'string')
+            return { tools: r.value.tools as ListedTool[], hash: r.value.hash };
           throw replayMiss(s.name, 'tools/list', rec.dir, 'corrupt' in r ? r.corrupt : undefined);
         });
       } else {
@@ -218,13 +247,17 @@ export class McpSuite<E = unknown> {
           try {
             server = await this.start(s, workspace);
           } catch (e) {
-            throw new McpServerDied(`MCP server '${s.name}' did not start for case ${task.id}: ${e instanceof Error ? e.message.replace(/^MCP server '[^']*' (\([^)]*\) )?failed to start: /, '') : String(e)}`);
+            throw new McpServerDied(
+              `MCP server '${s.name}' did not start for case ${task.id}: ${e instanceof Error ? e.message.replace(/^MCP server '[^']*' (\([^)]*\) )?failed to start: /, '') : String(e)}`,
+            );
           }
           c.attach(s, server, this.noteListing(s, server, forms), true);
         } else {
           const starting = this.server(s);
           let server = await starting.catch((e: unknown) => {
-            throw new McpServerDied(`MCP server '${s.name}' could not be started again for case ${task.id}: ${e instanceof Error ? e.message : String(e)}`);
+            throw new McpServerDied(
+              `MCP server '${s.name}' could not be started again for case ${task.id}: ${e instanceof Error ? e.message : String(e)}`,
+            );
           });
           if (server.dead) {
             // it died during an earlier case: started again for this one (once, whichever case gets here first)
@@ -234,7 +267,9 @@ export class McpSuite<E = unknown> {
               void server.close();
             }
             server = await this.server(s).catch((e: unknown) => {
-              throw new McpServerDied(`MCP server '${s.name}' died and could not be started again for case ${task.id}: ${e instanceof Error ? e.message : String(e)}`);
+              throw new McpServerDied(
+                `MCP server '${s.name}' died and could not be started again for case ${task.id}: ${e instanceof Error ? e.message : String(e)}`,
+              );
             });
           }
           c.attach(s, server, await this.listing(s));
@@ -269,7 +304,10 @@ export class McpSuite<E = unknown> {
    */
   async readSkill(serverName: string, uri: string): Promise<{ text: string; path: string }> {
     const s = this.servers.find((x) => x.name === serverName);
-    if (!s) throw new SkillOptError(`suite '${this.o.suite}': skill.mcp names the server '${serverName}', which is not in mcp.servers (${this.servers.map((x) => x.name).join(', ')})`);
+    if (!s)
+      throw new SkillOptError(
+        `suite '${this.o.suite}': skill.mcp names the server '${serverName}', which is not in mcp.servers (${this.servers.map((x) => x.name).join(', ')})`,
+      );
     const skillUri = skillFileUri(uri);
     const path = `mcp:${serverName}:${skillUri}`;
     const key = suiteReadKey(this.o.suite, { server: serverName, method: 'resources/read', params: { uri: skillUri } });
@@ -281,7 +319,10 @@ export class McpSuite<E = unknown> {
       throw new SkillOptError(`suite '${this.o.suite}': --model-cache replay: ${miss.message}`, { exitCode: 2 });
     }
     await this.ready();
-    const server = s.scope === 'suite' ? await this.server(s) : await this.start(s, s.usesWorkspace ? this.workspace('.skill', undefined) : null);
+    const server =
+      s.scope === 'suite'
+        ? await this.server(s)
+        : await this.start(s, s.usesWorkspace ? this.workspace('.skill', undefined) : null);
     try {
       const { readServedSkill } = await import('./skill.ts');
       const text = await readServedSkill(server, skillUri, this.o.suite);
@@ -299,7 +340,12 @@ export class McpSuite<E = unknown> {
     this.cases.clear();
     await Promise.all([
       ...cases.map((c) => c.close()),
-      ...[...this.running.values()].map((p) => p.then((s) => s.close(), () => {})),
+      ...[...this.running.values()].map((p) =>
+        p.then(
+          (s) => s.close(),
+          () => {},
+        ),
+      ),
     ]);
     this.running.clear();
     if (this.tempRoot) rmSync(this.tempRoot, { recursive: true, force: true });
@@ -313,9 +359,17 @@ export function skillFileUri(uri: string): string {
 }
 
 /** Replay: the tool list a case recorded must be the server's recorded one; a case never recorded misses. */
-async function checkSession(rec: McpRecorder, suite: string, server: string, id: string, trial: number | undefined, hash: string): Promise<void> {
+async function checkSession(
+  rec: McpRecorder,
+  suite: string,
+  server: string,
+  id: string,
+  trial: number | undefined,
+  hash: string,
+): Promise<void> {
   const r = await rec.recall(server, caseSessionKey(suite, server, id, trial));
-  if (!('value' in r)) throw replayMiss(server, `case ${id}${trial === undefined ? '' : ` (trial ${trial})`}`, rec.dir, r.corrupt);
+  if (!('value' in r))
+    throw replayMiss(server, `case ${id}${trial === undefined ? '' : ` (trial ${trial})`}`, rec.dir, r.corrupt);
   if (r.value.tools !== hash) {
     throw new McpReplayMiss(
       `MCP server '${server}': its tool list changed since case ${id} was recorded (tool list sha256:${String(r.value.tools).slice(0, 12)}… then, sha256:${hash.slice(0, 12)}… now); record the suite again with --model-cache rw`,
@@ -374,15 +428,30 @@ export class McpCase {
       server: config.name,
       tools: listing.tools,
       callTool: async (name, args = {}, opts = {}) => {
-        const out = await this.callTool(config.name, name, args, { ...(opts.signal ? { signal: opts.signal } : {}), timeoutMs: this.timeoutMs });
-        if ('timeout' in out) throw new McpRequestError(`MCP server '${config.name}': tools/call ${name} timed out after ${out.timeout} ms (toolTimeoutMs)`);
-        if ('error' in out) throw new McpRequestError(`MCP server '${config.name}': tools/call ${name} failed: ${out.error}`);
+        const out = await this.callTool(config.name, name, args, {
+          ...(opts.signal ? { signal: opts.signal } : {}),
+          timeoutMs: this.timeoutMs,
+        });
+        if ('timeout' in out)
+          throw new McpRequestError(
+            `MCP server '${config.name}': tools/call ${name} timed out after ${out.timeout} ms (toolTimeoutMs)`,
+          );
+        if ('error' in out)
+          throw new McpRequestError(`MCP server '${config.name}': tools/call ${name} failed: ${out.error}`);
         const shown = resultAsText(out.result);
         return { ...out.result, ok: shown.ok, text: shown.content } as McpToolResult;
       },
       readResource: async (uri, opts = {}) => {
-        const out = await this.send(config.name, 'resources/read', { uri }, async (server) => ({ result: await server.readResource(uri, opts.signal) }), false, opts.signal);
-        if ('error' in out) throw new McpRequestError(`MCP server '${config.name}': resources/read ${uri} failed: ${String(out.error)}`);
+        const out = await this.send(
+          config.name,
+          'resources/read',
+          { uri },
+          async (server) => ({ result: await server.readResource(uri, opts.signal) }),
+          false,
+          opts.signal,
+        );
+        if ('error' in out)
+          throw new McpRequestError(`MCP server '${config.name}': resources/read ${uri} failed: ${String(out.error)}`);
         return out.result as McpResourceContents;
       },
     };
@@ -405,7 +474,10 @@ export class McpCase {
   /** `rw`: which tool list this case runs against, per server (a replay checks it). */
   noteSessions(): void {
     if (this.recorder?.mode !== 'rw') return;
-    for (const a of this.attached.values()) this.recorder.record(a.config.name, caseSessionKey(this.suite, a.config.name, this.id, this.trial), { tools: a.listing.hash });
+    for (const a of this.attached.values())
+      this.recorder.record(a.config.name, caseSessionKey(this.suite, a.config.name, this.id, this.trial), {
+        tools: a.listing.hash,
+      });
   }
 
   /** The offered tools as the loop runs them. */
@@ -418,11 +490,16 @@ export class McpCase {
         try {
           args = argsText.trim() === '' ? {} : JSON.parse(argsText);
         } catch (e) {
-          return { ok: false, content: `error: the arguments of '${t.offered}' are not valid JSON (${(e as Error).message}): ${argsText.slice(0, 200)}` };
+          return {
+            ok: false,
+            content: `error: the arguments of '${t.offered}' are not valid JSON (${(e as Error).message}): ${argsText.slice(0, 200)}`,
+          };
         }
-        if (!isPlainObject(args)) return { ok: false, content: `error: the arguments of '${t.offered}' must be a JSON object` };
+        if (!isPlainObject(args))
+          return { ok: false, content: `error: the arguments of '${t.offered}' must be a JSON object` };
         const out = await this.callTool(t.server, t.tool, args, o);
-        if ('timeout' in out) return { ok: false, content: `error: tool '${t.offered}' timed out after ${out.timeout} ms (toolTimeoutMs)` };
+        if ('timeout' in out)
+          return { ok: false, content: `error: tool '${t.offered}' timed out after ${out.timeout} ms (toolTimeoutMs)` };
         if ('error' in out) return { ok: false, content: `error: ${out.error}` };
         return resultAsText(out.result);
       },
@@ -435,7 +512,14 @@ export class McpCase {
     args: Record<string, unknown>,
     o: { signal?: AbortSignal; timeoutMs: number },
   ): Promise<{ result: CallResult } | { timeout: number } | { error: string }> {
-    return this.send(server, 'tools/call', { name, arguments: args }, (live) => timedCall(live, name, args, o), true, o.signal) as Promise<{ result: CallResult } | { timeout: number } | { error: string }>;
+    return this.send(
+      server,
+      'tools/call',
+      { name, arguments: args },
+      (live) => timedCall(live, name, args, o),
+      true,
+      o.signal,
+    ) as Promise<{ result: CallResult } | { timeout: number } | { error: string }>;
   }
 
   /**
@@ -452,14 +536,25 @@ export class McpCase {
   ): Promise<Record<string, unknown>> {
     const a = this.attached.get(serverName);
     if (!a) throw new SkillOptError(`case ${this.id}: there is no MCP server '${serverName}'`);
-    if (this.closed) throw new SkillOptError(`case ${this.id}: MCP server '${serverName}' was asked after the case ended`);
+    if (this.closed)
+      throw new SkillOptError(`case ${this.id}: MCP server '${serverName}' was asked after the case ended`);
     const request: McpRequest = { server: serverName, method, params };
     const shared = shareable && a.config.cache === 'rw';
-    const key = shared ? sharedCallKey(this.suite, request, a.listing.hash) : caseRequestKey({ suite: this.suite, id: this.id, trial: this.trial, before: this.requests, request, tools: a.listing.hash });
+    const key = shared
+      ? sharedCallKey(this.suite, request, a.listing.hash)
+      : caseRequestKey({
+          suite: this.suite,
+          id: this.id,
+          trial: this.trial,
+          before: this.requests,
+          request,
+          tools: a.listing.hash,
+        });
     this.requests.push(request);
     const n = this.requests.length;
     const rec = this.recorder;
-    const what = () => `${method} ${method === 'tools/call' ? String(params.name) : String(params.uri ?? '')} (request ${n} of case ${this.id}${this.trial === undefined ? '' : `, trial ${this.trial}`})`;
+    const what = () =>
+      `${method} ${method === 'tools/call' ? String(params.name) : String(params.uri ?? '')} (request ${n} of case ${this.id}${this.trial === undefined ? '' : `, trial ${this.trial}`})`;
     if (rec && (rec.mode === 'replay' || (shared && rec.mode !== 'off'))) {
       const r = await rec.recall(serverName, key);
       if ('value' in r) return r.value;
@@ -519,4 +614,3 @@ async function timedCall(
     outer?.removeEventListener('abort', onAbort);
   }
 }
-

@@ -50,18 +50,30 @@ export function offerTools(
   listings: ReadonlyArray<{ server: string; tools: readonly ListedTool[] }>,
   o: { allow: readonly string[] | null; deny: readonly string[]; reserved: readonly string[] },
 ): OfferedTool[] {
-  for (const [key, entries] of [['allow', o.allow ?? []], ['deny', o.deny]] as const) {
+  for (const [key, entries] of [
+    ['allow', o.allow ?? []],
+    ['deny', o.deny],
+  ] as const) {
     for (const entry of entries) {
       if (!listings.some((l) => l.tools.some((t) => namesTool(entry, l.server, t.name)))) {
         // tool names come from the servers: escaped (and clipped) like any text from outside
-        const listed = oneLineClip(listings.map((l) => `${l.server}: ${l.tools.map((t) => t.name).join(', ') || '(none)'}`).join('; '), 400);
-        throw new SkillOptError(`suite '${suite}': mcp.tools.${key} names '${entry}', which no server lists (${listed})`);
+        const listed = oneLineClip(
+          listings.map((l) => `${l.server}: ${l.tools.map((t) => t.name).join(', ') || '(none)'}`).join('; '),
+          400,
+        );
+        throw new SkillOptError(
+          `suite '${suite}': mcp.tools.${key} names '${entry}', which no server lists (${listed})`,
+        );
       }
     }
   }
   const kept = listings.flatMap((l) =>
     l.tools
-      .filter((t) => (o.allow === null || o.allow.some((e) => namesTool(e, l.server, t.name))) && !o.deny.some((e) => namesTool(e, l.server, t.name)))
+      .filter(
+        (t) =>
+          (o.allow === null || o.allow.some((e) => namesTool(e, l.server, t.name))) &&
+          !o.deny.some((e) => namesTool(e, l.server, t.name)),
+      )
       .map((t) => ({ server: l.server, listed: t })),
   );
   const counts = new Map<string, number>();
@@ -70,7 +82,10 @@ export function offerTools(
   const out: OfferedTool[] = [];
   for (const k of kept) {
     const own = fit(k.listed.name);
-    let name = own === k.listed.name && NAME_RE.test(own) && counts.get(own) === 1 && !taken.has(own) ? own : fit(`${k.server}_${k.listed.name}`);
+    let name =
+      own === k.listed.name && NAME_RE.test(own) && counts.get(own) === 1 && !taken.has(own)
+        ? own
+        : fit(`${k.server}_${k.listed.name}`);
     if (taken.has(name)) {
       const tag = createHash('sha256').update(`${k.server}/${k.listed.name}`).digest('hex').slice(0, 8);
       name = `${name.slice(0, 64 - 9)}_${tag}`;
@@ -80,7 +95,11 @@ export function offerTools(
       offered: name,
       server: k.server,
       tool: k.listed.name,
-      spec: { name, description: k.listed.description ?? (typeof k.listed.title === 'string' ? k.listed.title : ''), parameters: k.listed.inputSchema ?? { type: 'object' } },
+      spec: {
+        name,
+        description: k.listed.description ?? (typeof k.listed.title === 'string' ? k.listed.title : ''),
+        parameters: k.listed.inputSchema ?? { type: 'object' },
+      },
     });
   }
   return out;

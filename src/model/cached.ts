@@ -59,10 +59,16 @@ export async function cachedStructured<T extends z.ZodType>(
     policy: role.structuredOutput,
   });
   const got = c.get(role, stage, 'structured', key, (v) => decodeStructured(schema, v));
-  if ('value' in got) return { ...got.value, attempts: 0, latencyMs: Math.round(performance.now() - started), cache: 'hit' };
+  if ('value' in got)
+    return { ...got.value, attempts: 0, latencyMs: Math.round(performance.now() - started), cache: 'hit' };
   if (c.mode === 'replay') throw c.missError(role, stage, key, got.corrupt);
   const r = await negotiator.request(name, schema, messages, o);
-  c.put(role, stage, 'structured', key, { raw: r.raw, mode: r.mode, reasked: r.reasked, usage: r.usage } satisfies CachedStructured);
+  c.put(role, stage, 'structured', key, {
+    raw: r.raw,
+    mode: r.mode,
+    reasked: r.reasked,
+    usage: r.usage,
+  } satisfies CachedStructured);
   return { ...r, cache: 'miss' };
 }
 
@@ -87,7 +93,8 @@ interface CachedStructured {
 
 function decodeChat(v: unknown): Completion | undefined {
   const c = v as Partial<CachedChat>;
-  if (typeof c.text !== 'string' || typeof c.model !== 'string' || !c.usage || typeof c.usage !== 'object') return undefined;
+  if (typeof c.text !== 'string' || typeof c.model !== 'string' || !c.usage || typeof c.usage !== 'object')
+    return undefined;
   if (c.finishReason !== null && typeof c.finishReason !== 'string') return undefined;
   const out: Completion = {
     text: c.text,
@@ -96,23 +103,36 @@ function decodeChat(v: unknown): Completion | undefined {
     finishReason: c.finishReason,
   };
   if (typeof c.reasoning === 'string') out.reasoning = c.reasoning;
-  if (Array.isArray(c.toolCalls)) out.toolCalls = readToolCalls(c.toolCalls.map((t) => ({ id: t.id, function: { name: t.name, arguments: t.arguments } })));
+  if (Array.isArray(c.toolCalls))
+    out.toolCalls = readToolCalls(
+      c.toolCalls.map((t) => ({ id: t.id, function: { name: t.name, arguments: t.arguments } })),
+    );
   if (c.simulated === true) out.simulated = true;
   return out;
 }
 
-function decodeStructured<T extends z.ZodType>(schema: T, v: unknown): Omit<StructuredResult<z.output<T>>, 'attempts'> | undefined {
+function decodeStructured<T extends z.ZodType>(
+  schema: T,
+  v: unknown,
+): Omit<StructuredResult<z.output<T>>, 'attempts'> | undefined {
   const s = v as Partial<CachedStructured>;
-  if (typeof s.raw !== 'string' || !MODES.includes(s.mode as StructuredMode) || typeof s.reasked !== 'boolean') return undefined;
+  if (typeof s.raw !== 'string' || !MODES.includes(s.mode as StructuredMode) || typeof s.reasked !== 'boolean')
+    return undefined;
   const parsed = parseReply(schema, s.raw);
-  return parsed.ok ? { value: parsed.value, raw: s.raw, mode: s.mode!, reasked: s.reasked, usage: storedUsage(s.usage) } : undefined;
+  return parsed.ok
+    ? { value: parsed.value, raw: s.raw, mode: s.mode!, reasked: s.reasked, usage: storedUsage(s.usage) }
+    : undefined;
 }
 
 /** The usage stored with an entry, as the reply reported it (an entry written before usage was stored: unknown). */
 function storedUsage(raw: unknown): TokenUsage {
   if (!raw || typeof raw !== 'object') return { prompt_tokens: 0, completion_tokens: 0, missing: true };
   const u = raw as Partial<TokenUsage>;
-  const out: TokenUsage = { prompt_tokens: num(u.prompt_tokens), completion_tokens: num(u.completion_tokens), cached_prompt_tokens: num(u.cached_prompt_tokens) };
+  const out: TokenUsage = {
+    prompt_tokens: num(u.prompt_tokens),
+    completion_tokens: num(u.completion_tokens),
+    cached_prompt_tokens: num(u.cached_prompt_tokens),
+  };
   if (typeof u.reasoning_tokens === 'number') out.reasoning_tokens = u.reasoning_tokens;
   if (u.missing === true) out.missing = true;
   return out;

@@ -5,7 +5,16 @@
 import type { CachedReplyUsage, CallUsage, TokenUsage } from '../types.ts';
 
 export function emptyUsage(): CallUsage {
-  return { calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0, reasoning_tokens: null, cost: 0, call_ms: 0 };
+  return {
+    calls: 0,
+    attempts: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    cached_prompt_tokens: 0,
+    reasoning_tokens: null,
+    cost: 0,
+    call_ms: 0,
+  };
 }
 
 /** Unknown (null) stays unknown: a case with one reply without `usage` has unknown tokens. */
@@ -42,7 +51,8 @@ function addCachedReply(a: CachedReplyUsage | undefined, b: CachedReplyUsage): C
 export function addTokenUsage(into: TokenUsage, from: TokenUsage): void {
   into.prompt_tokens += from.prompt_tokens;
   into.completion_tokens += from.completion_tokens;
-  if (from.cached_prompt_tokens) into.cached_prompt_tokens = (into.cached_prompt_tokens ?? 0) + from.cached_prompt_tokens;
+  if (from.cached_prompt_tokens)
+    into.cached_prompt_tokens = (into.cached_prompt_tokens ?? 0) + from.cached_prompt_tokens;
   if (from.reasoning_tokens !== undefined) into.reasoning_tokens = (into.reasoning_tokens ?? 0) + from.reasoning_tokens;
   if (from.missing) into.missing = true;
 }
@@ -51,7 +61,12 @@ export function addTokenUsage(into: TokenUsage, from: TokenUsage): void {
  * The CallUsage of one answered call: its reply's usage (a cache hit restores the usage the reply had, and
  * records it under `from_cache`), one call unless it came from the cache, the call's time.
  */
-export function callUsage(res: { usage: TokenUsage; attempts: number; latencyMs?: number; cache?: 'hit' | 'miss' }): CallUsage {
+export function callUsage(res: {
+  usage: TokenUsage;
+  attempts: number;
+  latencyMs?: number;
+  cache?: 'hit' | 'miss';
+}): CallUsage {
   const hit = res.cache === 'hit';
   const u = res.usage;
   const known = !u.missing;
@@ -67,13 +82,22 @@ export function callUsage(res: { usage: TokenUsage; attempts: number; latencyMs?
     ...(res.cache ? { cache_hits: hit ? 1 : 0, cache_misses: hit ? 0 : 1 } : {}),
   };
   if (hit && known) {
-    out.from_cache = { prompt_tokens: u.prompt_tokens, cached_prompt_tokens: u.cached_prompt_tokens ?? 0, completion_tokens: u.completion_tokens, cost: 0 };
+    out.from_cache = {
+      prompt_tokens: u.prompt_tokens,
+      cached_prompt_tokens: u.cached_prompt_tokens ?? 0,
+      completion_tokens: u.completion_tokens,
+      cost: 0,
+    };
   }
   return out;
 }
 
 /** What the requests a case actually sent used: its measured usage less the replies served from the cache (unknown → 0). */
-export function spentTokens(u: CallUsage): { prompt_tokens: number; cached_prompt_tokens: number; completion_tokens: number } {
+export function spentTokens(u: CallUsage): {
+  prompt_tokens: number;
+  cached_prompt_tokens: number;
+  completion_tokens: number;
+} {
   const c = u.from_cache;
   return {
     prompt_tokens: Math.max(0, (u.prompt_tokens ?? 0) - (c?.prompt_tokens ?? 0)),

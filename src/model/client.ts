@@ -36,7 +36,9 @@ export function createModelClient(role: RoleConfig, opts: ModelClientOptions): M
     },
     chat: (messages, o) => (cache ? cachedChat(cache, role, transport, messages, o) : transport.send(messages, o)),
     structured: <T extends z.ZodType>(name: string, schema: T, messages: ChatMessage[], o?: StructuredOptions) =>
-      cache ? cachedStructured(cache, role, transport, negotiator, name, schema, messages, o) : negotiator.request(name, schema, messages, o),
+      cache
+        ? cachedStructured(cache, role, transport, negotiator, name, schema, messages, o)
+        : negotiator.request(name, schema, messages, o),
     close: () => transport.close(),
   };
 }

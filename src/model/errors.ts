@@ -80,8 +80,7 @@ export class ModelInfraError extends SkillOptError {
     const what = init.attempts === 1 ? '1 attempt' : `${init.attempts} attempts`;
     const verb = init.kind === 'aborted' ? 'was aborted' : 'failed';
     const message =
-      `${init.role} request to ${url} (model ${init.model}, stage ${init.stage}) ${verb} ` +
-      `after ${what}: ${detail}`;
+      `${init.role} request to ${url} (model ${init.model}, stage ${init.stage}) ${verb} ` + `after ${what}: ${detail}`;
     super(oneLineClip(message, 600), init.cause === undefined ? undefined : { cause: init.cause });
     this.kind = init.kind;
     if (init.status !== undefined) this.status = init.status;
@@ -140,7 +139,12 @@ export class ModelOutputError extends SkillOptError {
         ? `${init.role} reply from ${url ?? '?'} (model ${init.model ?? '?'}, stage ${init.stage})`
         : `model reply for stage ${init.stage}`;
     super(
-      redactText(oneLineClip(`${who} stayed invalid after a re-ask: ${init.reason}; reply began: ${JSON.stringify(excerpt)}`, 800)),
+      redactText(
+        oneLineClip(
+          `${who} stayed invalid after a re-ask: ${init.reason}; reply began: ${JSON.stringify(excerpt)}`,
+          800,
+        ),
+      ),
     );
     this.stage = init.stage;
     this.reason = redactText(init.reason);
@@ -163,4 +167,3 @@ export function isInfraError(e: unknown): e is ModelInfraError {
 export function isOutputError(e: unknown): e is ModelOutputError {
   return e instanceof ModelOutputError;
 }
-

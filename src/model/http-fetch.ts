@@ -69,7 +69,12 @@ export async function httpFetch(input: string | URL | Request, init: RequestInit
   return new Promise<Response>((resolve, reject) => {
     const req = transport.request(
       url,
-      { method: init.method ?? 'GET', headers, agent: agents[url.protocol as 'http:' | 'https:'], ...(signal ? { signal } : {}) },
+      {
+        method: init.method ?? 'GET',
+        headers,
+        agent: agents[url.protocol as 'http:' | 'https:'],
+        ...(signal ? { signal } : {}),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

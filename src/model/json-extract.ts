@@ -21,7 +21,6 @@ export type ExtractResult = { value: Record<string, unknown>; method: ExtractMet
 
 export const NO_JSON = 'no JSON object found';
 
-
 function tryParse(s: string): Record<string, unknown> | undefined {
   try {
     const v: unknown = JSON.parse(s);
@@ -137,7 +136,11 @@ export function repairJson(s: string): string {
     if (inString) {
       if (c === '\\') {
         const next = s[i + 1];
-        if (next !== undefined && VALID_ESCAPES.has(next) && (next !== 'u' || /^[0-9a-fA-F]{4}$/.test(s.slice(i + 2, i + 6)))) {
+        if (
+          next !== undefined &&
+          VALID_ESCAPES.has(next) &&
+          (next !== 'u' || /^[0-9a-fA-F]{4}$/.test(s.slice(i + 2, i + 6)))
+        ) {
           out.push(c, next);
           i++;
         } else {
@@ -162,7 +165,9 @@ export function repairJson(s: string): string {
       }
       const code = c.charCodeAt(0);
       if (code < 0x20) {
-        out.push(c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${code.toString(16).padStart(4, '0')}`);
+        out.push(
+          c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${code.toString(16).padStart(4, '0')}`,
+        );
       } else {
         out.push(c);
       }

@@ -29,7 +29,10 @@ export function buildBody(role: RoleConfig, messages: ChatMessage[], o: RequestO
     messages: messages.map(wireMessage),
   };
   if (o.tools && o.tools.length > 0) {
-    body.tools = o.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    body.tools = o.tools.map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    }));
     if (o.toolChoice) body.tool_choice = o.toolChoice;
   }
   const requested = o.maxTokens !== undefined && o.maxTokens > 0 ? o.maxTokens : role.maxTokens;
@@ -50,7 +53,11 @@ function wireMessage(m: ChatMessage): ChatCompletionMessageParam {
     return {
       role: 'assistant',
       content: m.content || null,
-      tool_calls: m.tool_calls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } })),
+      tool_calls: m.tool_calls.map((t) => ({
+        id: t.id,
+        type: 'function',
+        function: { name: t.name, arguments: t.arguments },
+      })),
     };
   }
   return { role: m.role, content: m.content } as ChatCompletionMessageParam;
@@ -91,7 +98,8 @@ export function readCompletion(role: RoleConfig, completion: unknown): Completio
 export function readUsage(raw: unknown): TokenUsage {
   if (!raw || typeof raw !== 'object') return { prompt_tokens: 0, completion_tokens: 0, missing: true };
   const u = raw as Record<string, unknown>;
-  const details = (v: unknown, key: string): unknown => (v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined);
+  const details = (v: unknown, key: string): unknown =>
+    v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
   const prompt = num(u['prompt_tokens']);
   const out: TokenUsage = {
     prompt_tokens: prompt,
@@ -115,7 +123,11 @@ export function readToolCalls(raw: unknown): ToolCall[] {
     const fn = (c as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
     if (!fn || typeof fn.name !== 'string' || fn.name.length === 0) return;
     const id = (c as { id?: unknown }).id;
-    out.push({ id: typeof id === 'string' && id ? id : `call_${i}`, name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}) });
+    out.push({
+      id: typeof id === 'string' && id ? id : `call_${i}`,
+      name: fn.name,
+      arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? {}),
+    });
   });
   return out;
 }

@@ -5,12 +5,7 @@
  * replies without choices/message. Not retryable: other 4xx (400, 401, 403, 404, 422, …) and user aborts.
  */
 import { STATUS_CODES } from 'node:http';
-import {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-} from 'openai';
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { InfraErrorKind } from './errors.ts';
 import { oneLineClip } from '../util/clip.ts';
 

@@ -25,7 +25,12 @@ export function roleSdk(role: RoleConfig, env: NodeJS.ProcessEnv, timeoutMs: num
       if (sdk && sdk.key === key) return sdk.client;
       const common = { apiKey: key, maxRetries: 0, timeout: timeoutMs, fetch: httpFetch };
       const client = role.azure
-        ? new AzureOpenAI({ ...common, endpoint: role.azure.endpoint, apiVersion: role.azure.apiVersion, deployment: role.model })
+        ? new AzureOpenAI({
+            ...common,
+            endpoint: role.azure.endpoint,
+            apiVersion: role.azure.apiVersion,
+            deployment: role.model,
+          })
         : new OpenAI({ ...common, baseURL: role.baseURL });
       sdk = { key, client };
       return client;

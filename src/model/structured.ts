@@ -43,7 +43,10 @@ export function reaskMessage(issues: string): string {
 }
 
 /** The value of a reply text that holds JSON valid against `schema`, or why not. */
-export function parseReply<T extends z.ZodType>(schema: T, text: string): { ok: true; value: z.output<T> } | { ok: false; reason: string } {
+export function parseReply<T extends z.ZodType>(
+  schema: T,
+  text: string,
+): { ok: true; value: z.output<T> } | { ok: false; reason: string } {
   const ex = extractJson(text);
   if ('error' in ex) return { ok: false, reason: ex.error };
   const v = schema.safeParse(ex.value);
@@ -54,7 +57,12 @@ export function parseReply<T extends z.ZodType>(schema: T, text: string): { ok: 
 export interface Negotiator {
   /** The mode the next structured call starts with. */
   readonly mode: StructuredMode;
-  request<T extends z.ZodType>(name: string, schema: T, messages: ChatMessage[], o?: StructuredOptions): Promise<StructuredResult<z.output<T>>>;
+  request<T extends z.ZodType>(
+    name: string,
+    schema: T,
+    messages: ChatMessage[],
+    o?: StructuredOptions,
+  ): Promise<StructuredResult<z.output<T>>>;
   /** The schema as a cache key sees it: its JSON schema, or "null" when it has none. */
   schemaText(schema: z.ZodType): string;
 }

@@ -26,7 +26,10 @@ export interface Transport {
 }
 
 /** The recording calls of two accountings at once (a client's, and a caller's tap on one call). */
-function teeAccounting(a: Accounting, b: Accounting): Pick<Accounting, 'recordAttempt' | 'recordSuccess' | 'recordError'> {
+function teeAccounting(
+  a: Accounting,
+  b: Accounting,
+): Pick<Accounting, 'recordAttempt' | 'recordSuccess' | 'recordError'> {
   return {
     recordAttempt: (stage, retry) => (a.recordAttempt(stage, retry), b.recordAttempt(stage, retry)),
     recordSuccess: (stage, usage, ms) => (a.recordSuccess(stage, usage, ms), b.recordSuccess(stage, usage, ms)),
@@ -66,7 +69,12 @@ export function createTransport(role: RoleConfig, opts: ModelClientOptions): Tra
       try {
         release = await limiter.acquire(waitSignal.signal);
       } catch (e) {
-        throw abortedError(stage, 0, closeCtl.signal.aborted ? 'the model client is closed' : 'aborted by the caller', e);
+        throw abortedError(
+          stage,
+          0,
+          closeCtl.signal.aborted ? 'the model client is closed' : 'aborted by the caller',
+          e,
+        );
       } finally {
         waitSignal.dispose();
       }
@@ -160,7 +168,11 @@ export function createTransport(role: RoleConfig, opts: ModelClientOptions): Tra
       }
       if (userSignal?.aborted || closeCtl.signal.aborted) {
         accounting.recordError(stage, Math.round(performance.now() - started));
-        throw abortedError(stage, attempts, userSignal?.aborted ? 'aborted by the caller' : 'the model client was closed');
+        throw abortedError(
+          stage,
+          attempts,
+          userSignal?.aborted ? 'aborted by the caller' : 'the model client was closed',
+        );
       }
     }
   }

@@ -46,22 +46,42 @@ async function mergeTree(patches: Patch[], source: SourceType, o: AggregateOptio
     const lvl = level;
     current = await mapPool(groups, o.workers, async (group, gi): Promise<Patch> => {
       if (group.length === 1) return group[0]!;
-      const stage = o.stages ? o.stages(`merge_${source}`, o.mode) : (`merge_${source}${stageSuffix(o.mode)}` as StageName);
-      const user = OptimizerLLM.user(stage, [o.metaSection, skillSection(o.skill), `Merge level: ${lvl}`, jsonSection('patches', forPrompt(group, o.mode))]);
-      const items = itemsOf((await o.llm.call(stage, user, { account: 'merge' })) as Record<string, unknown> | null, o.mode);
+      const stage = o.stages
+        ? o.stages(`merge_${source}`, o.mode)
+        : (`merge_${source}${stageSuffix(o.mode)}` as StageName);
+      const user = OptimizerLLM.user(stage, [
+        o.metaSection,
+        skillSection(o.skill),
+        `Merge level: ${lvl}`,
+        jsonSection('patches', forPrompt(group, o.mode)),
+      ]);
+      const items = itemsOf(
+        (await o.llm.call(stage, user, { account: 'merge' })) as Record<string, unknown> | null,
+        o.mode,
+      );
       const tag = `merge_${source}_l${lvl}_g${gi}`;
       if (!items) {
         o.warn(`${stage} (level ${lvl}, group ${gi}) failed; its ${group.length} patches are concatenated instead`);
         return { tag, source_type: source, reasoning: 'concatenation fallback', items: group.flatMap((p) => p.items) };
       }
-      return { tag, source_type: source, reasoning: '', items: items.map((it) => ({ ...it, source_type: it.source_type ?? source, merge_level: lvl })) };
+      return {
+        tag,
+        source_type: source,
+        reasoning: '',
+        items: items.map((it) => ({ ...it, source_type: it.source_type ?? source, merge_level: lvl })),
+      };
     });
   }
   return current[0]!;
 }
 
-export async function aggregate(o: AggregateOptions): Promise<{ items: Item[]; failureItems: number; successItems: number }> {
-  const [failure, success] = await Promise.all([mergeTree(o.failure, 'failure', o), mergeTree(o.success, 'success', o)]);
+export async function aggregate(
+  o: AggregateOptions,
+): Promise<{ items: Item[]; failureItems: number; successItems: number }> {
+  const [failure, success] = await Promise.all([
+    mergeTree(o.failure, 'failure', o),
+    mergeTree(o.success, 'success', o),
+  ]);
   const f = failure?.items ?? [];
   const s = success?.items ?? [];
   if (f.length === 0 || s.length === 0) return { items: [...f, ...s], failureItems: f.length, successItems: s.length };
@@ -74,7 +94,10 @@ export async function aggregate(o: AggregateOptions): Promise<{ items: Item[]; f
     jsonSection('failure_patches', [{ source_type: 'failure', [key]: f }]),
     jsonSection('success_patches', [{ source_type: 'success', [key]: s }]),
   ]);
-  const items = itemsOf((await o.llm.call(stage, user, { account: 'merge' })) as Record<string, unknown> | null, o.mode);
+  const items = itemsOf(
+    (await o.llm.call(stage, user, { account: 'merge' })) as Record<string, unknown> | null,
+    o.mode,
+  );
   if (!items) {
     o.warn(`${stage} failed; failure items are kept first, then success items`);
     return { items: [...f, ...s], failureItems: f.length, successItems: s.length };

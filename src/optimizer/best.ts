@@ -49,7 +49,10 @@ const EPS = 1e-9;
  * hash of the highest gate score as `highest` breaks its ties); without one (a run of an older version),
  * the highest gate score, the earliest.
  */
-export function highestOf<C extends Pick<BestCandidate, 'hash' | 'score'>>(candidates: readonly C[], topHash: string | null | undefined): C | null {
+export function highestOf<C extends Pick<BestCandidate, 'hash' | 'score'>>(
+  candidates: readonly C[],
+  topHash: string | null | undefined,
+): C | null {
   const named = topHash ? candidates.find((c) => c.hash === topHash) : undefined;
   if (named) return named;
   let best: C | null = null;
@@ -71,7 +74,12 @@ export interface Standing {
 }
 
 /** Every candidate's standing under `cheapest_within`: the reference, and each cheaper one whose loss bound is within the tolerance. */
-export function standings(candidates: readonly BestCandidate[], reference: BestCandidate, tolerance: number, countLosses: LossCounter): Map<string, Standing> {
+export function standings(
+  candidates: readonly BestCandidate[],
+  reference: BestCandidate,
+  tolerance: number,
+  countLosses: LossCounter,
+): Map<string, Standing> {
   const out = new Map<string, Standing>();
   for (const c of candidates) {
     if (c.hash === reference.hash) {
@@ -117,7 +125,8 @@ export function describeSelection(
   o: CheapestWithinOptions,
 ): BestSelection {
   const reference = highestOf(candidates, o.topHash);
-  const s = rule === 'cheapest_within' && reference ? standings(candidates, reference, o.tolerance, o.countLosses) : null;
+  const s =
+    rule === 'cheapest_within' && reference ? standings(candidates, reference, o.tolerance, o.countLosses) : null;
   return {
     rule,
     tolerance: rule === 'cheapest_within' ? o.tolerance : null,

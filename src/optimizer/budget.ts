@@ -61,9 +61,15 @@ export class Budget {
       if (stage === TOTAL_KEY || s.prompt_tokens + s.completion_tokens === 0) continue;
       const role = stageRole(stage);
       const name = stage.startsWith('rollout:') ? stage.slice('rollout:'.length) : null;
-      const price = name !== null && this.money.prices.targets && Object.hasOwn(this.money.prices.targets, name) ? this.money.prices.targets[name]! : this.money.prices[role];
+      const price =
+        name !== null && this.money.prices.targets && Object.hasOwn(this.money.prices.targets, name)
+          ? this.money.prices.targets[name]!
+          : this.money.prices[role];
       const cost = costOf(s, price);
-      if (cost === null) throw new SkillOptError(`train.max_cost needs model.pricing for ${name ?? (role === 'judge' ? this.money.judgeModel : role)} (or a "*" entry): its ${stage} calls cannot be priced`);
+      if (cost === null)
+        throw new SkillOptError(
+          `train.max_cost needs model.pricing for ${name ?? (role === 'judge' ? this.money.judgeModel : role)} (or a "*" entry): its ${stage} calls cannot be priced`,
+        );
       total += cost;
       if (s.attempts > 0) perCall = Math.max(perCall, cost / s.attempts);
     }
@@ -116,7 +122,9 @@ export class Budget {
       const predicted = cost + calls * perCall;
       if (cost >= this.money.maxCost || predicted > this.money.maxCost) {
         const money = (x: number) => formatMoney(x, this.money!.currency);
-        throw new BudgetExhausted(`cost budget reached: ${money(cost)} of train.max_cost=${money(this.money.maxCost)} spent, ${what} would need ≈${money(calls * perCall)} more`);
+        throw new BudgetExhausted(
+          `cost budget reached: ${money(cost)} of train.max_cost=${money(this.money.maxCost)} spent, ${what} would need ≈${money(calls * perCall)} more`,
+        );
       }
     }
   }
@@ -126,18 +134,19 @@ export class Budget {
  * What one proposal-and-validation cycle costs at least, in calls: the train batch rollout, one
  * analyst per minibatch of failures, one ranking call, and the validation rollout of the candidate.
  */
-export function cycleCost(opts: { batchSize: number; minibatchSize: number; valSize: number; accumulation: number }): number {
+export function cycleCost(opts: {
+  batchSize: number;
+  minibatchSize: number;
+  valSize: number;
+  accumulation: number;
+}): number {
   const rollout = opts.batchSize * opts.accumulation;
   const analysts = Math.ceil(rollout / Math.max(1, opts.minibatchSize));
   return rollout + analysts + 1 + opts.valSize;
 }
 
 /** A warning when the budget cannot buy the baseline plus one cycle; null when it can (or is unlimited). */
-export function preflightWarning(opts: {
-  maxCalls: number;
-  baselineCalls: number;
-  cycleCalls: number;
-}): string | null {
+export function preflightWarning(opts: { maxCalls: number; baselineCalls: number; cycleCalls: number }): string | null {
   if (opts.maxCalls <= 0) return null;
   const needed = opts.baselineCalls + opts.cycleCalls;
   if (opts.maxCalls >= needed) return null;
@@ -174,6 +183,7 @@ export function estimatedCostRange(perCase: number | null, p: PlannedCases): { l
 export function estimateLine(perCase: number | null, p: PlannedCases, currency: string): string {
   const r = estimatedCostRange(perCase, p);
   const plan = `${p.steps} step(s) × (${p.batch} train + up to ${p.val} val cases)${p.trials > 1 ? ` × ${p.trials} trials` : ''}, then ${p.test} test cases for the baseline and the best skill`;
-  if (!r) return `estimated cost: — (the baseline's cost per case is unknown: no model.pricing for the target's model, or replies without usage; ${plan})`;
+  if (!r)
+    return `estimated cost: — (the baseline's cost per case is unknown: no model.pricing for the target's model, or replies without usage; ${plan})`;
   return `estimated cost: ${formatMoney(r.low, currency)} – ${formatMoney(r.high, currency)} for target and judge calls at the baseline's ${formatMoney(perCase, currency)} a case (${plan}); the optimizer's own calls come on top`;
 }

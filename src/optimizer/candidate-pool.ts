@@ -7,17 +7,40 @@
  * (front, draw, three-way merge) are in pareto.ts.
  */
 import { skillHash } from '../skill/hash.ts';
-import { appendixNotes, ensureAppendix, extractSlowUpdate, hasAppendix, hasSlowUpdate, replaceSlowUpdate, setAppendixNotes } from '../skill/regions.ts';
+import {
+  appendixNotes,
+  ensureAppendix,
+  extractSlowUpdate,
+  hasAppendix,
+  hasSlowUpdate,
+  replaceSlowUpdate,
+  setAppendixNotes,
+} from '../skill/regions.ts';
 import { cachedStage, type RunContext } from './context.ts';
 import { metricValue } from './gate.ts';
 import { mergeSkills } from '../skill/merge.ts';
-import { describeFront, mergeKey, nextMerge, parentDraw, paretoFront, sampleParent, type MergePlan, type PoolCandidate } from './pareto.ts';
+import {
+  describeFront,
+  mergeKey,
+  nextMerge,
+  parentDraw,
+  paretoFront,
+  sampleParent,
+  type MergePlan,
+  type PoolCandidate,
+} from './pareto.ts';
 import type { RunStore } from './run-store.ts';
 import { adopt, isAccepted, judge } from './stage-gate.ts';
 import { setGateReference } from './validation.ts';
 import type { ValLedger } from './val-ledger.ts';
 import { modelKey } from './models.ts';
-import { MergeReportSchema, ParentPickSchema, PoolFileSchema, type MergeReport, type PoolFile } from '../runfiles/index.ts';
+import {
+  MergeReportSchema,
+  ParentPickSchema,
+  PoolFileSchema,
+  type MergeReport,
+  type PoolFile,
+} from '../runfiles/index.ts';
 export type { MergeReport };
 
 export const POOL_FILE = 'pareto_pool.json';
@@ -74,10 +97,25 @@ export class CandidatePool {
   }
 
   /** Add an accepted candidate (the seed skill has no parents); a skill already in the pool is returned as is. */
-  admit(skill: string, scores: Record<string, number>, score: number, parents: string[], step: number, origin: string): PoolCandidate {
+  admit(
+    skill: string,
+    scores: Record<string, number>,
+    score: number,
+    parents: string[],
+    step: number,
+    origin: string,
+  ): PoolCandidate {
     const have = this.data.candidates.find((c) => c.skill === skill);
     if (have) return have;
-    const c: PoolCandidate = { id: `c${String(this.data.candidates.length).padStart(3, '0')}`, skill, parents, scores, score, step, origin };
+    const c: PoolCandidate = {
+      id: `c${String(this.data.candidates.length).padStart(3, '0')}`,
+      skill,
+      parents,
+      scores,
+      score,
+      step,
+      origin,
+    };
     this.data.candidates.push(c);
     this.save();
     return c;
@@ -96,7 +134,8 @@ export class CandidatePool {
       const plan = nextMerge(this.data.candidates, paretoFront(this.data.candidates), tried);
       if (!plan) return null;
       const merged = mergeSkills(plan.base.skill, plan.a.skill, plan.b.skill);
-      if (merged && merged.skill !== plan.a.skill && merged.skill !== plan.b.skill) return { plan, skill: merged.skill, conflicts: merged.conflicts };
+      if (merged && merged.skill !== plan.a.skill && merged.skill !== plan.b.skill)
+        return { plan, skill: merged.skill, conflicts: merged.conflicts };
       // nothing to gain from this pair (no new text, or a broken region): tried, without a validation
       this.markTried(plan);
       tried.add(mergeKey(plan.a.id, plan.b.id));
@@ -126,18 +165,29 @@ export function isPareto(ctx: RunContext): boolean {
 /** The run's pool (pareto selection only), read from the run folder on first use. */
 export function poolOf(ctx: RunContext): CandidatePool {
   let pool = pools.get(ctx);
-  if (!pool) pools.set(ctx, (pool = new CandidatePool(ctx.store, { seed: ctx.cfg.train.seed, maxMerges: ctx.cfg.optimizer.max_merges })));
+  if (!pool)
+    pools.set(
+      ctx,
+      (pool = new CandidatePool(ctx.store, { seed: ctx.cfg.train.seed, maxMerges: ctx.cfg.optimizer.max_merges })),
+    );
   return pool;
 }
 
 function scoresOf(ctx: RunContext, skill: string): Record<string, number> {
   const ev = ctx.cfg.evaluation;
-  const o = { valIds: ctx.valIds, trials: ctx.cfg.env.trials, metric: ev.gate_metric, mixedWeight: ev.gate_mixed_weight };
+  const o = {
+    valIds: ctx.valIds,
+    trials: ctx.cfg.env.trials,
+    metric: ev.gate_metric,
+    mixedWeight: ev.gate_mixed_weight,
+  };
   if (!ctx.multi) return ledgerScores(ctx.ledger, skill, o);
   // several training models: a val item on one model is an item of the front (`<model>:<id>`)
   const hash = skillHash(skill);
   const out: Record<string, number> = {};
-  for (const m of ctx.models) for (const [id, v] of Object.entries(ledgerScores(ctx.ledger, skill, o, modelKey(hash, m.name)))) out[`${m.name}:${id}`] = v;
+  for (const m of ctx.models)
+    for (const [id, v] of Object.entries(ledgerScores(ctx.ledger, skill, o, modelKey(hash, m.name))))
+      out[`${m.name}:${id}`] = v;
   return out;
 }
 
@@ -149,8 +199,11 @@ function scoresOf(ctx: RunContext, skill: string): Record<string, number> {
  */
 export async function adoptParetoParent(ctx: RunContext, step: number, rel: (p: string) => string): Promise<string> {
   const pool = poolOf(ctx);
-  if (pool.candidates.length === 0) pool.admit(ctx.current, scoresOf(ctx, ctx.current), ctx.state.current_score, [], 0, ctx.state.current_origin);
-  const { id } = await cachedStage(ctx, rel('parent.json'), ParentPickSchema, async () => ({ id: pool.parent(step)!.id }));
+  if (pool.candidates.length === 0)
+    pool.admit(ctx.current, scoresOf(ctx, ctx.current), ctx.state.current_score, [], 0, ctx.state.current_origin);
+  const { id } = await cachedStage(ctx, rel('parent.json'), ParentPickSchema, async () => ({
+    id: pool.parent(step)!.id,
+  }));
   const parent = pool.byId(id)!;
   const text = withRunRegions(parent.skill, ctx.current);
   ctx.current = text;
@@ -162,7 +215,13 @@ export async function adoptParetoParent(ctx: RunContext, step: number, rel: (p: 
 }
 
 /** Pareto: an accepted candidate joins the pool (its scores from the val ledger). */
-export function admitCandidate(ctx: RunContext, skill: string, score: number, parent: string, step: number): PoolCandidate {
+export function admitCandidate(
+  ctx: RunContext,
+  skill: string,
+  score: number,
+  parent: string,
+  step: number,
+): PoolCandidate {
   return poolOf(ctx).admit(skill, scoresOf(ctx, skill), score, [parent], step, ctx.state.current_origin);
 }
 
@@ -172,19 +231,30 @@ export function admitCandidate(ctx: RunContext, skill: string, score: number, pa
  * current skill is as before. The outcome is written (`merge.json`, `merge_candidate.md`) before the
  * state changes, so a step killed after it replays the same outcome. Null when there is nothing to merge.
  */
-export async function tryMerge(ctx: RunContext, step: number, dir: string, rel: (p: string) => string): Promise<MergeReport | null> {
+export async function tryMerge(
+  ctx: RunContext,
+  step: number,
+  dir: string,
+  rel: (p: string) => string,
+): Promise<MergeReport | null> {
   const pool = poolOf(ctx);
   const saved = ctx.store.readChecked(MergeReportSchema, rel('merge.json'));
   if (saved) {
     ctx.kept.reused(rel('merge.json'));
-    if (isAccepted(saved.action)) acceptMerge(ctx, ctx.store.readText(ctx.store.path(rel('merge_candidate.md'))), saved, step);
+    if (isAccepted(saved.action))
+      acceptMerge(ctx, ctx.store.readText(ctx.store.path(rel('merge_candidate.md'))), saved, step);
     return saved;
   }
   const next = pool.nextMerge();
   if (!next) return null;
   const { plan, skill, conflicts } = next;
   const text = withRunRegions(skill, ctx.current);
-  const before = { current: ctx.current, score: ctx.state.current_score, origin: ctx.state.current_origin, reference: ctx.state.gate_reference };
+  const before = {
+    current: ctx.current,
+    score: ctx.state.current_score,
+    origin: ctx.state.current_origin,
+    reference: ctx.state.gate_reference,
+  };
   ctx.current = withRunRegions(plan.a.skill, ctx.current);
   ctx.state.current_score = plan.a.score;
   setGateReference(ctx, plan.a.skill);
@@ -192,7 +262,15 @@ export async function tryMerge(ctx: RunContext, step: number, dir: string, rel: 
   ctx.log(`  merge: validating ${plan.a.id} + ${plan.b.id} (changes since ${plan.base.id}, ${conflicts} conflict(s))`);
   const spent = ctx.o.accounting.snapshot();
   const g = await judge(ctx, text, `${dir}/merge_eval`, `step ${step} merge validation`);
-  const report: MergeReport = { parents: [plan.a.id, plan.b.id], base: plan.base.id, conflicts, action: g.action, score: g.score, rule: g.rule, ...ctx.candidateUsage(text) };
+  const report: MergeReport = {
+    parents: [plan.a.id, plan.b.id],
+    base: plan.base.id,
+    conflicts,
+    action: g.action,
+    score: g.score,
+    rule: g.rule,
+    ...ctx.candidateUsage(text),
+  };
   ctx.current = before.current;
   ctx.state.current_score = before.score;
   ctx.state.current_origin = before.origin;
@@ -201,11 +279,20 @@ export async function tryMerge(ctx: RunContext, step: number, dir: string, rel: 
   ctx.store.writeJson(rel('merge.json'), report);
   pool.markTried(plan);
   if (isAccepted(g.action)) acceptMerge(ctx, text, report, step);
-  ctx.log(`  merge of ${plan.a.id} and ${plan.b.id}: ${g.action}${report.id ? ` as ${report.id}` : ''}, val ${g.score.toFixed(3)}`);
+  ctx.log(
+    `  merge of ${plan.a.id} and ${plan.b.id}: ${g.action}${report.id ? ` as ${report.id}` : ''}, val ${g.score.toFixed(3)}`,
+  );
   return report;
 }
 
 function acceptMerge(ctx: RunContext, text: string, report: MergeReport, step: number): void {
   adopt(ctx, text, report.score, step, { origin: `merge_${String(step).padStart(4, '0')}` });
-  report.id = poolOf(ctx).admit(text, scoresOf(ctx, text), report.score, [...report.parents], step, ctx.state.current_origin).id;
+  report.id = poolOf(ctx).admit(
+    text,
+    scoresOf(ctx, text),
+    report.score,
+    [...report.parents],
+    step,
+    ctx.state.current_origin,
+  ).id;
 }

@@ -30,7 +30,13 @@ import type { RunStore, RuntimeState } from './run-store.ts';
 import { EditBudgetScheduler } from './scheduler.ts';
 import { SKILL_SUBJECT, type OptimizationSubject } from './subject.ts';
 import { ValLedger } from './val-ledger.ts';
-import { cheapestWithin, describeSelection, type BestSelection, type CaseLosses, type CheapestWithinOptions } from './best.ts';
+import {
+  cheapestWithin,
+  describeSelection,
+  type BestSelection,
+  type CaseLosses,
+  type CheapestWithinOptions,
+} from './best.ts';
 
 export interface EngineOptions {
   config: SkillOptConfig;
@@ -119,8 +125,10 @@ export class RunContext {
     this.trainIds = train;
     this.valIds = evalPrefix(val, o.config.evaluation.sel_env_num);
     this.testIds = evalPrefix(test, o.config.evaluation.test_env_num);
-    if (this.trainIds.length === 0) throw new SkillOptError(`${o.manifest.dataset}: the train split is empty; nothing to learn from`);
-    if (this.valIds.length === 0) throw new SkillOptError(`${o.manifest.dataset}: the validation split is empty; the gate has nothing to score`);
+    if (this.trainIds.length === 0)
+      throw new SkillOptError(`${o.manifest.dataset}: the train split is empty; nothing to learn from`);
+    if (this.valIds.length === 0)
+      throw new SkillOptError(`${o.manifest.dataset}: the validation split is empty; the gate has nothing to score`);
     const t = o.config.train;
     if (t.train_size > 0 && t.train_size !== this.trainIds.length) {
       throw new SkillOptError(`train.train_size=${t.train_size} but the train split has ${this.trainIds.length} tasks`);
@@ -184,7 +192,9 @@ export class RunContext {
 
   density(skill: string): { weight: number; value: number } | undefined {
     const ev = this.cfg.evaluation;
-    return ev.use_semantic_density ? { weight: ev.semantic_density_weight, value: semanticDensity(skill, ev.leading_words) } : undefined;
+    return ev.use_semantic_density
+      ? { weight: ev.semantic_density_weight, value: semanticDensity(skill, ev.leading_words) }
+      : undefined;
   }
 
   currentPassRate(): number | null {
@@ -224,7 +234,9 @@ export class RunContext {
     if (lost.length === 0) return lost;
     const kept = (this.state.lost_train_cases ??= []);
     for (const x of lost) if (!kept.some((k) => k.where === x.where && k.id === x.id)) kept.push(x);
-    this.log(`warning: ${lost.length} train case(s) of the ${where} still errored after their retries and were left out: ${lost.map((x) => x.id).join(', ')} (first: ${lost[0]!.error})`);
+    this.log(
+      `warning: ${lost.length} train case(s) of the ${where} still errored after their retries and were left out: ${lost.map((x) => x.id).join(', ')} (first: ${lost[0]!.error})`,
+    );
     return lost;
   }
 
@@ -273,8 +285,11 @@ export class RunContext {
   /** A gated skill's mean target-role usage per val case, over the val items it was evaluated on (best.ts). */
   candidateUsage(skill: string): { mean_tokens: number | null; mean_cost: number | null } {
     // several models: the mean over the models of each model's mean per val case
-    const usages = this.ledgerKeys(skillHash(skill)).map((key) => this.ledger.meanUsage(key, this.valIds, this.cfg.env.trials));
-    const mean = (xs: Array<number | null>) => (xs.some((x) => x === null) ? null : (xs as number[]).reduce((a, b) => a + b, 0) / xs.length);
+    const usages = this.ledgerKeys(skillHash(skill)).map((key) =>
+      this.ledger.meanUsage(key, this.valIds, this.cfg.env.trials),
+    );
+    const mean = (xs: Array<number | null>) =>
+      xs.some((x) => x === null) ? null : (xs as number[]).reduce((a, b) => a + b, 0) / xs.length;
     return { mean_tokens: mean(usages.map((u) => u.mean_tokens)), mean_cost: mean(usages.map((u) => u.mean_cost)) };
   }
 
@@ -287,12 +302,26 @@ export class RunContext {
     const path = `candidates/${hash}.md`;
     this.store.writeText(path, skill);
     const pass = this.state.selection_cache[hash]?.pass_rate ?? score;
-    list.push({ hash, path, step, origin, score, pass_rate: pass, mean_tokens: usage.mean_tokens, mean_cost: usage.mean_cost, seq: list.length });
+    list.push({
+      hash,
+      path,
+      step,
+      origin,
+      score,
+      pass_rate: pass,
+      mean_tokens: usage.mean_tokens,
+      mean_cost: usage.mean_cost,
+      seq: list.length,
+    });
   }
 
   /** cheapest_within's inputs: the tolerance, `highest`'s choice, and how to count a candidate's val losses against it. */
   private selectionOptions(): CheapestWithinOptions {
-    return { tolerance: this.cfg.optimizer.cost_tolerance, topHash: this.state.top_hash, countLosses: (c, ref) => this.casesLost(c.hash, ref.hash) };
+    return {
+      tolerance: this.cfg.optimizer.cost_tolerance,
+      topHash: this.state.top_hash,
+      countLosses: (c, ref) => this.casesLost(c.hash, ref.hash),
+    };
   }
 
   /** The val cases on which skill `hash` passes a smaller share of its standard samples than skill `ref` does. */
@@ -302,7 +331,9 @@ export class RunContext {
     // several models: a case is one val item on one model
     const keys = this.ledgerKeys(hash);
     const refs = this.ledgerKeys(ref);
-    for (const [i, key] of keys.entries()) for (const id of this.valIds) if (this.ledger.passFraction(key, id, k) < this.ledger.passFraction(refs[i]!, id, k)) lost++;
+    for (const [i, key] of keys.entries())
+      for (const id of this.valIds)
+        if (this.ledger.passFraction(key, id, k) < this.ledger.passFraction(refs[i]!, id, k)) lost++;
     return { lost, cases: this.valIds.length * keys.length };
   }
 
@@ -321,7 +352,12 @@ export class RunContext {
   /** summary.json's record of how best_skill.md was chosen. */
   bestSelection(): BestSelection {
     const opt = this.cfg.optimizer;
-    return describeSelection(this.state.best_candidates ?? [], opt.select_best, skillHash(this.best), this.selectionOptions());
+    return describeSelection(
+      this.state.best_candidates ?? [],
+      opt.select_best,
+      skillHash(this.best),
+      this.selectionOptions(),
+    );
   }
 
   warn(step: number, line: string): void {
@@ -338,7 +374,10 @@ export class RunContext {
     if (!this.cfg.optimizer.use_meta_skill || epoch < 2) return null;
     const prev = this.store.readChecked(EpochResultSchema, metaResultRel(epoch - 1));
     if (!prev?.meta_skill_content) return null;
-    return tag('meta_skill', `Optimizer memory from earlier epochs (not part of the skill; use it to judge which edits help):\n${prev.meta_skill_content}`);
+    return tag(
+      'meta_skill',
+      `Optimizer memory from earlier epochs (not part of the skill; use it to judge which edits help):\n${prev.meta_skill_content}`,
+    );
   }
 }
 
@@ -346,7 +385,12 @@ export class RunContext {
  * Run a stage once per step: its output file is reused when the step is resumed, with what it cost. The
  * saved output is read through `schema`, the format of that file (src/runfiles/resume-files.ts).
  */
-export async function cachedStage<T>(ctx: RunContext, rel: string, schema: z.ZodType<NoInfer<T>>, fn: () => Promise<T>): Promise<T> {
+export async function cachedStage<T>(
+  ctx: RunContext,
+  rel: string,
+  schema: z.ZodType<NoInfer<T>>,
+  fn: () => Promise<T>,
+): Promise<T> {
   const saved = ctx.store.readChecked(schema, rel);
   if (saved !== null) {
     ctx.kept.reused(rel);

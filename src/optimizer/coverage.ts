@@ -15,7 +15,11 @@ import { isResumableKey } from '../rundir/fingerprint.ts';
  * tasks (a classification set, not free-text answers). Returns null when the dataset has no labels or
  * the val split shows them all.
  */
-export function valCoverageWarning(labels: Record<string, string | null> | undefined, valIds: readonly string[], trainIds: readonly string[]): string | null {
+export function valCoverageWarning(
+  labels: Record<string, string | null> | undefined,
+  valIds: readonly string[],
+  trainIds: readonly string[],
+): string | null {
   if (!labels) return null;
   const values = Object.values(labels);
   const all = new Set(values.filter((v): v is string => v !== null));

@@ -63,27 +63,46 @@ export class Engine {
     try {
       await start(ctx);
       if (ctx.targetReached() && !ctx.state.stopped) {
-        ctx.state.stopped = { reason: 'target_reached', detail: `the initial skill already reaches the target pass rate ${ctx.o.target}`, step: 0 };
+        ctx.state.stopped = {
+          reason: 'target_reached',
+          detail: `the initial skill already reaches the target pass rate ${ctx.o.target}`,
+          step: 0,
+        };
       }
       const { train } = ctx.cfg;
       for (let epoch = 1; epoch <= train.num_epochs && !ctx.state.stopped; epoch++) {
-        const batches = planTrainEpoch(ctx.trainIds, { batchSize: train.batch_size, seed: train.seed, epoch, accumulation: train.accumulation, stepsPerEpoch: ctx.stepsPerEpoch });
+        const batches = planTrainEpoch(ctx.trainIds, {
+          batchSize: train.batch_size,
+          seed: train.seed,
+          epoch,
+          accumulation: train.accumulation,
+          stepsPerEpoch: ctx.stepsPerEpoch,
+        });
         for (let s = 0; s < ctx.stepsPerEpoch && !ctx.state.stopped; s++) {
           const step = (epoch - 1) * ctx.stepsPerEpoch + s + 1;
           if (step <= ctx.state.last_completed_step) continue;
           await runStep(ctx, epoch, s, step, batches);
           const patienceSpent = train.patience > 0 && ctx.state.steps_since_accept >= train.patience;
           if (ctx.targetReached()) {
-            ctx.state.stopped = { reason: 'target_reached', detail: `validation pass rate ${ctx.currentPassRate()!.toFixed(3)} ≥ target ${ctx.o.target}`, step };
+            ctx.state.stopped = {
+              reason: 'target_reached',
+              detail: `validation pass rate ${ctx.currentPassRate()!.toFixed(3)} ≥ target ${ctx.o.target}`,
+              step,
+            };
           } else if (ctx.o.llm.noneUsable() && (s === ctx.stepsPerEpoch - 1 || patienceSpent)) {
             // a whole epoch (or the patience) and not one optimizer reply could be used: more steps would send the same requests
             ctx.state.stopped = { reason: 'optimizer_unusable', detail: unusableDetail(ctx.o.llm.replies), step };
           } else if (patienceSpent) {
-            ctx.state.stopped = { reason: 'patience', detail: `${train.patience} steps without an accepted candidate`, step };
+            ctx.state.stopped = {
+              reason: 'patience',
+              detail: `${train.patience} steps without an accepted candidate`,
+              step,
+            };
           }
           if (ctx.state.stopped) ctx.saveState();
         }
-        if (!ctx.state.stopped && !ctx.state.epoch_end_done.includes(epoch) && ctx.subject.epochStages) await epochEnd(ctx, epoch, epoch * ctx.stepsPerEpoch);
+        if (!ctx.state.stopped && !ctx.state.epoch_end_done.includes(epoch) && ctx.subject.epochStages)
+          await epochEnd(ctx, epoch, epoch * ctx.stepsPerEpoch);
       }
     } catch (e) {
       this.stopOn(e);

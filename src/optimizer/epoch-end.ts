@@ -52,13 +52,30 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
       if (!content) {
         // the epoch-end stage's warnings go on its own record (not on the next step's)
         keep();
-        ctx.store.writeJson(`${rel}/slow_result.json`, { epoch, action: 'no_content', counts: countByCategory(pairs), warnings: ctx.o.llm.drainWarnings() });
+        ctx.store.writeJson(`${rel}/slow_result.json`, {
+          epoch,
+          action: 'no_content',
+          counts: countByCategory(pairs),
+          warnings: ctx.o.llm.drainWarnings(),
+        });
       } else {
         const candidate = replaceSlowUpdate(ctx.current, content);
         ctx.store.writeText(`${rel}/candidate_skill.md`, candidate);
-        const result: EpochResult = { epoch, action: 'force_inject', slow_update_content: content, reasoning: reply?.reasoning ?? '', counts: countByCategory(pairs), warnings: ctx.o.llm.drainWarnings() };
+        const result: EpochResult = {
+          epoch,
+          action: 'force_inject',
+          slow_update_content: content,
+          reasoning: reply?.reasoning ?? '',
+          counts: countByCategory(pairs),
+          warnings: ctx.o.llm.drainWarnings(),
+        };
         if (opt.slow_update_gate_with_selection) {
-          const g = await judge(ctx, candidate, ctx.store.path(rel, 'selection_eval'), `epoch ${epoch} slow-update validation`);
+          const g = await judge(
+            ctx,
+            candidate,
+            ctx.store.path(rel, 'selection_eval'),
+            `epoch ${epoch} slow-update validation`,
+          );
           result.score = g.score;
           result.validation = g.v;
           result.action = g.action;
@@ -93,7 +110,13 @@ export async function epochEnd(ctx: RunContext, epoch: number, lastStep: number)
       ]);
       const reply = await ctx.o.llm.call('meta_skill', user, { account: 'meta_skill' });
       ctx.kept.record(metaResultRel(epoch), ctx.o.accounting.diff(before));
-      ctx.store.writeJson(metaResultRel(epoch), { epoch, action: reply ? 'update' : 'no_content', meta_skill_content: reply?.meta_skill_content ?? '', reasoning: reply?.reasoning ?? '', warnings: ctx.o.llm.drainWarnings() });
+      ctx.store.writeJson(metaResultRel(epoch), {
+        epoch,
+        action: reply ? 'update' : 'no_content',
+        meta_skill_content: reply?.meta_skill_content ?? '',
+        reasoning: reply?.reasoning ?? '',
+        warnings: ctx.o.llm.drainWarnings(),
+      });
     }
   } else if (opt.use_meta_skill && epoch === 1) {
     ctx.store.writeJson(metaResultRel(epoch), { epoch, action: 'skip_first_epoch', meta_skill_content: '' });
@@ -115,14 +138,35 @@ async function compare(ctx: RunContext, epoch: number, prevSkill: string, dirRel
   // several training models: the comparison feeds one reflection, so it runs on one model, the one the
   // current skill does worst on (docs/optimizer.md#several-models), in `<dir>/<model label>`
   const model = ctx.multi ? ctx.worstTrainingModel() : null;
-  const rollout = async (skill: string, ids: string[], dir: string, label: string): Promise<{ records: CaseRecord[] }> => {
+  const rollout = async (
+    skill: string,
+    ids: string[],
+    dir: string,
+    label: string,
+  ): Promise<{ records: CaseRecord[] }> => {
     const where = model ? `${label} on ${model.name}` : label;
-    const out = await (model ? model.rollouts : rollouts).run(skill, ids, model ? join(dir, model.label) : dir, where, TRAIN_ROLLOUT);
+    const out = await (model ? model.rollouts : rollouts).run(
+      skill,
+      ids,
+      model ? join(dir, model.label) : dir,
+      where,
+      TRAIN_ROLLOUT,
+    );
     ctx.loseTrainCases(where, out.records);
     return out;
   };
-  const prev = await rollout(prevSkill, sample, ctx.store.path(dirRel, 'rollout_prev'), `epoch ${epoch} previous-skill comparison`);
-  const curr = await rollout(ctx.current, sample, ctx.store.path(dirRel, 'rollout_curr'), `epoch ${epoch} current-skill comparison`);
+  const prev = await rollout(
+    prevSkill,
+    sample,
+    ctx.store.path(dirRel, 'rollout_prev'),
+    `epoch ${epoch} previous-skill comparison`,
+  );
+  const curr = await rollout(
+    ctx.current,
+    sample,
+    ctx.store.path(dirRel, 'rollout_curr'),
+    `epoch ${epoch} current-skill comparison`,
+  );
   const all = buildPairs(prev.records, curr.records);
   let pairs = keepByPolicy(all, opt.longitudinal_pair_policy);
   if (opt.longitudinal_pair_policy === 'changed' && pairs.length < opt.slow_update_samples) {
@@ -133,8 +177,18 @@ async function compare(ctx: RunContext, epoch: number, prevSkill: string, dirRel
     while (pairs.length < opt.slow_update_samples && offset < rest.length) {
       const chunk = rest.slice(offset, offset + (opt.slow_update_samples - pairs.length));
       offset += chunk.length;
-      const p = await rollout(prevSkill, chunk, ctx.store.path(dirRel, 'topup', `round_${round}`, 'rollout_prev'), `epoch ${epoch} top-up`);
-      const c = await rollout(ctx.current, chunk, ctx.store.path(dirRel, 'topup', `round_${round}`, 'rollout_curr'), `epoch ${epoch} top-up`);
+      const p = await rollout(
+        prevSkill,
+        chunk,
+        ctx.store.path(dirRel, 'topup', `round_${round}`, 'rollout_prev'),
+        `epoch ${epoch} top-up`,
+      );
+      const c = await rollout(
+        ctx.current,
+        chunk,
+        ctx.store.path(dirRel, 'topup', `round_${round}`, 'rollout_curr'),
+        `epoch ${epoch} top-up`,
+      );
       const built = buildPairs(p.records, c.records);
       const more = keepByPolicy(built, 'changed');
       all.push(...built);
@@ -156,14 +210,24 @@ function applySlowResult(ctx: RunContext, r: EpochResult, epoch: number, lastSte
   if (r.action === 'inject_placeholder') {
     ctx.current = injectEmptySlowUpdate(ctx.current);
     ctx.state.current_origin = `slow_update_placeholder_epoch_${e2}`;
-    ctx.state.ungated_changes.push({ step: lastStep, epoch, kind: 'slow_update_placeholder', detail: 'empty slow-update region injected into the current skill (not validated)' });
+    ctx.state.ungated_changes.push({
+      step: lastStep,
+      epoch,
+      kind: 'slow_update_placeholder',
+      detail: 'empty slow-update region injected into the current skill (not validated)',
+    });
     return;
   }
   if (r.slow_update_content === undefined) return;
   if (r.action === 'force_inject') {
     ctx.current = replaceSlowUpdate(ctx.current, r.slow_update_content);
     ctx.state.current_origin = `slow_update_epoch_${e2}`;
-    ctx.state.ungated_changes.push({ step: lastStep, epoch, kind: 'slow_update_force_inject', detail: 'slow-update guidance injected into the current skill without validation (best_skill untouched)' });
+    ctx.state.ungated_changes.push({
+      step: lastStep,
+      epoch,
+      kind: 'slow_update_force_inject',
+      detail: 'slow-update guidance injected into the current skill without validation (best_skill untouched)',
+    });
     return;
   }
   if (!isAccepted(r.action)) return;
@@ -176,10 +240,18 @@ function applySlowResult(ctx: RunContext, r: EpochResult, epoch: number, lastSte
     ctx.state.current_origin = origin;
     return;
   }
-  if (r.validation && !(r.validation.n < ctx.valIds.length)) ctx.state.selection_cache[skillHash(candidate)] ??= r.validation;
+  if (r.validation && !(r.validation.n < ctx.valIds.length))
+    ctx.state.selection_cache[skillHash(candidate)] ??= r.validation;
   adopt(ctx, candidate, r.score, lastStep, {
     origin,
     action: r.action,
-    ...(r.action === 'force_accept' ? { ungated: { epoch, detail: `slow-update candidate force-accepted with validation ${r.score.toFixed(3)} (previous ${previous.toFixed(3)})` } } : {}),
+    ...(r.action === 'force_accept'
+      ? {
+          ungated: {
+            epoch,
+            detail: `slow-update candidate force-accepted with validation ${r.score.toFixed(3)} (previous ${previous.toFixed(3)})`,
+          },
+        }
+      : {}),
   });
 }

@@ -61,17 +61,41 @@ async function countedAsTest<T>(ctx: RunContext, fn: () => Promise<T>): Promise<
   }
 }
 
-async function testEval(ctx: RunContext, skill: string, dirRel: string, label: string, model?: TrainingModel): Promise<TestEval | null> {
+async function testEval(
+  ctx: RunContext,
+  skill: string,
+  dirRel: string,
+  label: string,
+  model?: TrainingModel,
+): Promise<TestEval | null> {
   if (ctx.testIds.length === 0) return null;
   const rollouts = model ? model.rollouts : ctx.o.rollouts;
-  const out = await rollouts.run(skill, ctx.testIds, ctx.store.path(dirRel), label, { writeSummary: false, maxErrored: ctx.cfg.evaluation.max_errored });
+  const out = await rollouts.run(skill, ctx.testIds, ctx.store.path(dirRel), label, {
+    writeSummary: false,
+    maxErrored: ctx.cfg.evaluation.max_errored,
+  });
   const s = out.summary;
   const bucket = (b: ScoreStats) => ({ total: b.n, hard_acc: b.mean_hard, soft: b.mean_soft, pass_rate: b.pass_rate });
   const buckets: TestEval['buckets'] = { overall: bucket(s) };
   for (const [k, b] of Object.entries(s.by_task_type)) buckets[k] = bucket(b);
-  const result: TestEval = { skill_hash: skillHash(skill), hard: s.mean_hard, soft: s.mean_soft, pass_rate: s.pass_rate, n: s.n, errored: s.errored, buckets };
+  const result: TestEval = {
+    skill_hash: skillHash(skill),
+    hard: s.mean_hard,
+    soft: s.mean_soft,
+    pass_rate: s.pass_rate,
+    n: s.n,
+    errored: s.errored,
+    buckets,
+  };
   if (ctx.subject.kind === 'description') result.f1 = ctx.subject.score(s, out.records).pass_rate;
-  ctx.store.writeJson(`${dirRel}/summary.json`, buildRunFile(TestEvalSummarySchema, { ...buckets, skill_hash: result.skill_hash, label, ...(result.f1 !== undefined ? { f1: result.f1 } : {}) }, 'summary.json'));
+  ctx.store.writeJson(
+    `${dirRel}/summary.json`,
+    buildRunFile(
+      TestEvalSummarySchema,
+      { ...buckets, skill_hash: result.skill_hash, label, ...(result.f1 !== undefined ? { f1: result.f1 } : {}) },
+      'summary.json',
+    ),
+  );
   return result;
 }
 
@@ -96,7 +120,9 @@ export async function finish(ctx: RunContext): Promise<FinishResult> {
   };
   // a. final-skill validation and promotion
   if (ctx.current !== ctx.best) {
-    const r = await guarded('the final-skill validation', () => validate(ctx, ctx.current, ctx.store.path('final_selection_eval'), 'final validation'));
+    const r = await guarded('the final-skill validation', () =>
+      validate(ctx, ctx.current, ctx.store.path('final_selection_eval'), 'final validation'),
+    );
     if (r) {
       finalSelection = r.v;
       const score = ctx.gateScore(ctx.current, r.v);
@@ -117,11 +143,27 @@ export async function finish(ctx: RunContext): Promise<FinishResult> {
   if (ctx.multi) return finishModels(ctx, finalSelection, guarded);
   // b–d. baseline, best and final skill on the test split
   ctx.log(`test: evaluating the initial, best and final skills on ${ctx.testIds.length} test tasks`);
-  const baseline = await guarded('the baseline test evaluation', () => countedAsTest(ctx, () => testEval(ctx, ctx.o.initialSkill.text, 'test_eval_baseline', 'baseline test')));
-  const best = await guarded('the best-skill test evaluation', () => countedAsTest(ctx, () => testEval(ctx, ctx.best, 'test_eval', 'best test')));
+  const baseline = await guarded('the baseline test evaluation', () =>
+    countedAsTest(ctx, () => testEval(ctx, ctx.o.initialSkill.text, 'test_eval_baseline', 'baseline test')),
+  );
+  const best = await guarded('the best-skill test evaluation', () =>
+    countedAsTest(ctx, () => testEval(ctx, ctx.best, 'test_eval', 'best test')),
+  );
   const final =
-    ctx.current === ctx.best ? best : await guarded('the final-skill test evaluation', () => countedAsTest(ctx, () => testEval(ctx, ctx.current, 'test_eval_final', 'final test')));
-  if (final && final === best) ctx.store.writeJson('test_eval_final/summary.json', buildRunFile(TestEvalSummarySchema, { ...final.buckets, skill_hash: final.skill_hash, label: 'final test (same skill as best)' }, 'summary.json'));
+    ctx.current === ctx.best
+      ? best
+      : await guarded('the final-skill test evaluation', () =>
+          countedAsTest(ctx, () => testEval(ctx, ctx.current, 'test_eval_final', 'final test')),
+        );
+  if (final && final === best)
+    ctx.store.writeJson(
+      'test_eval_final/summary.json',
+      buildRunFile(
+        TestEvalSummarySchema,
+        { ...final.buckets, skill_hash: final.skill_hash, label: 'final test (same skill as best)' },
+        'summary.json',
+      ),
+    );
   return { baseline, best, final, finalSelection };
 }
 
@@ -136,26 +178,65 @@ async function finishModels(
   guarded: <T>(what: string, fn: () => Promise<T>) => Promise<T | null>,
 ): Promise<FinishResult> {
   const transfer = ctx.o.transfer ?? [];
-  const all = [...ctx.models.map((m) => ({ m, role: 'train' as const })), ...transfer.map((m) => ({ m, role: 'transfer' as const }))];
+  const all = [
+    ...ctx.models.map((m) => ({ m, role: 'train' as const })),
+    ...transfer.map((m) => ({ m, role: 'transfer' as const })),
+  ];
   ctx.log(
     `test: evaluating the initial, best and final skills on ${ctx.testIds.length} test tasks on ${ctx.models.length} models` +
-      (transfer.length ? ` (initial and best also on ${transfer.length} transfer model(s): ${transfer.map((m) => m.name).join(', ')})` : ''),
+      (transfer.length
+        ? ` (initial and best also on ${transfer.length} transfer model(s): ${transfer.map((m) => m.name).join(', ')})`
+        : ''),
   );
   const on = (what: string, skill: string, dirRel: string, label: string, models: typeof all) =>
-    guarded(what, () => countedAsTest(ctx, () => Promise.all(models.map(({ m }) => testEval(ctx, skill, `${dirRel}/${m.label}`, `${label} on ${m.name}`, m)))));
-  const baseline = await on('the baseline test evaluation', ctx.o.initialSkill.text, 'test_eval_baseline', 'baseline test', all);
+    guarded(what, () =>
+      countedAsTest(ctx, () =>
+        Promise.all(models.map(({ m }) => testEval(ctx, skill, `${dirRel}/${m.label}`, `${label} on ${m.name}`, m))),
+      ),
+    );
+  const baseline = await on(
+    'the baseline test evaluation',
+    ctx.o.initialSkill.text,
+    'test_eval_baseline',
+    'baseline test',
+    all,
+  );
   const best = await on('the best-skill test evaluation', ctx.best, 'test_eval', 'best test', all);
   const training = all.filter((x) => x.role === 'train');
-  const final = ctx.current === ctx.best ? best : await on('the final-skill test evaluation', ctx.current, 'test_eval_final', 'final test', training);
+  const final =
+    ctx.current === ctx.best
+      ? best
+      : await on('the final-skill test evaluation', ctx.current, 'test_eval_final', 'final test', training);
   if (final && final === best) {
     for (const [i, { m }] of training.entries()) {
       const t = best[i];
-      if (t) ctx.store.writeJson(`test_eval_final/${m.label}/summary.json`, buildRunFile(TestEvalSummarySchema, { ...t.buckets, skill_hash: t.skill_hash, label: 'final test (same skill as best)' }, 'summary.json'));
+      if (t)
+        ctx.store.writeJson(
+          `test_eval_final/${m.label}/summary.json`,
+          buildRunFile(
+            TestEvalSummarySchema,
+            { ...t.buckets, skill_hash: t.skill_hash, label: 'final test (same skill as best)' },
+            'summary.json',
+          ),
+        );
     }
   }
-  const models: ModelTestEvals[] = all.map(({ m, role }, i) => ({ model: m.name, role, baseline: baseline?.[i] ?? null, best: best?.[i] ?? null, final: role === 'train' ? (final?.[i] ?? null) : null }));
-  const objective = (pick: (x: ModelTestEvals) => TestEval | null) => combineTests(models.filter((x) => x.role === 'train').map(pick), ctx.objective);
-  return { baseline: objective((x) => x.baseline), best: objective((x) => x.best), final: objective((x) => x.final), finalSelection, models };
+  const models: ModelTestEvals[] = all.map(({ m, role }, i) => ({
+    model: m.name,
+    role,
+    baseline: baseline?.[i] ?? null,
+    best: best?.[i] ?? null,
+    final: role === 'train' ? (final?.[i] ?? null) : null,
+  }));
+  const objective = (pick: (x: ModelTestEvals) => TestEval | null) =>
+    combineTests(models.filter((x) => x.role === 'train').map(pick), ctx.objective);
+  return {
+    baseline: objective((x) => x.baseline),
+    best: objective((x) => x.best),
+    final: objective((x) => x.final),
+    finalSelection,
+    models,
+  };
 }
 
 /** The objective's test evaluation over the training models' (`worst`: the lowest pass rate's; `mean`: each figure's mean); null when one is missing. */
@@ -163,6 +244,15 @@ function combineTests(evals: ReadonlyArray<TestEval | null>, objective: 'worst' 
   if (evals.length === 0 || evals.some((e) => e === null || e.pass_rate === null)) return null;
   const list = evals as TestEval[];
   if (objective === 'worst') return list.reduce((w, e) => (e.pass_rate! < w.pass_rate! ? e : w));
-  const mean = (f: (e: TestEval) => number | null) => (list.some((e) => f(e) === null) ? null : list.reduce((a, e) => a + f(e)!, 0) / list.length);
-  return { skill_hash: list[0]!.skill_hash, hard: mean((e) => e.hard), soft: mean((e) => e.soft), pass_rate: mean((e) => e.pass_rate), n: list.reduce((a, e) => a + e.n, 0), errored: list.reduce((a, e) => a + e.errored, 0), buckets: {} };
+  const mean = (f: (e: TestEval) => number | null) =>
+    list.some((e) => f(e) === null) ? null : list.reduce((a, e) => a + f(e)!, 0) / list.length;
+  return {
+    skill_hash: list[0]!.skill_hash,
+    hard: mean((e) => e.hard),
+    soft: mean((e) => e.soft),
+    pass_rate: mean((e) => e.pass_rate),
+    n: list.reduce((a, e) => a + e.n, 0),
+    errored: list.reduce((a, e) => a + e.errored, 0),
+    buckets: {},
+  };
 }

@@ -70,14 +70,45 @@ export interface ModelsRaceResult {
 const EPS = 1e-9;
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-function decisionOf(arm: ModelArm, test: PairedTest, alpha: AlphaPlan, bonus: number, resampled: string[]): ModelDecision {
+function decisionOf(
+  arm: ModelArm,
+  test: PairedTest,
+  alpha: AlphaPlan,
+  bonus: number,
+  resampled: string[],
+): ModelDecision {
   const gain = test.delta + bonus;
   const counts = `${test.fixed} fixed vs ${test.broken} broken`;
-  const base = { model: arm.model, items: test.items, fixed: test.fixed, broken: test.broken, delta: test.delta, p_better: test.p_better, p_worse: test.p_worse, current: arm.current, candidate: arm.current + gain, resampled };
-  if (isHarm(test, alpha)) return { ...base, verdict: 'worse', rule: `worse: ${test.broken} broken vs ${test.fixed} fixed (p ${fmt(test.p_worse)} ≤ ${fmt(alpha.harm)})` };
+  const base = {
+    model: arm.model,
+    items: test.items,
+    fixed: test.fixed,
+    broken: test.broken,
+    delta: test.delta,
+    p_better: test.p_better,
+    p_worse: test.p_worse,
+    current: arm.current,
+    candidate: arm.current + gain,
+    resampled,
+  };
+  if (isHarm(test, alpha))
+    return {
+      ...base,
+      verdict: 'worse',
+      rule: `worse: ${test.broken} broken vs ${test.fixed} fixed (p ${fmt(test.p_worse)} ≤ ${fmt(alpha.harm)})`,
+    };
   if (gain > EPS) return { ...base, verdict: 'better', rule: `better: gain ${fmt(gain)}, ${counts}` };
-  if (gain < -EPS) return { ...base, verdict: 'lower', rule: `lower: gain ${fmt(gain)}, ${counts} (p ${fmt(test.p_worse)}, not surely worse)` };
-  return { ...base, verdict: test.broken > 0 ? 'trade' : 'tie', rule: test.broken > 0 ? `a trade: ${counts}` : 'a tie: no val item changed' };
+  if (gain < -EPS)
+    return {
+      ...base,
+      verdict: 'lower',
+      rule: `lower: gain ${fmt(gain)}, ${counts} (p ${fmt(test.p_worse)}, not surely worse)`,
+    };
+  return {
+    ...base,
+    verdict: test.broken > 0 ? 'trade' : 'tie',
+    rule: test.broken > 0 ? `a trade: ${counts}` : 'a tie: no val item changed',
+  };
 }
 
 /** The per-model lines of a rule: `sim-small worse (…); sim-large better (…)`. */
@@ -89,22 +120,39 @@ function describe(models: readonly ModelDecision[]): string {
  * The combined decision from every model's (module comment): harm on any model rejects; otherwise the
  * objective's gain decides. Exported for tests.
  */
-export function combineDecisions(models: readonly ModelDecision[], o: { objective: Objective; minGain: number; decision?: PairedDecision }): { verdict: 'accept' | 'reject'; rule: string } {
+export function combineDecisions(
+  models: readonly ModelDecision[],
+  o: { objective: Objective; minGain: number; decision?: PairedDecision },
+): { verdict: 'accept' | 'reject'; rule: string } {
   const worse = models.filter((m) => m.verdict === 'worse');
-  if (worse.length > 0) return { verdict: 'reject', rule: `worse on ${worse.map((m) => m.model).join(', ')}: ${describe(worse)}` };
-  const gain = objectiveGain(models.map((m) => m.current), models.map((m) => m.candidate), o.objective);
+  if (worse.length > 0)
+    return { verdict: 'reject', rule: `worse on ${worse.map((m) => m.model).join(', ')}: ${describe(worse)}` };
+  const gain = objectiveGain(
+    models.map((m) => m.current),
+    models.map((m) => m.candidate),
+    o.objective,
+  );
   const what = o.objective === 'worst' ? 'the worst-case objective' : 'the mean over the models';
   if (Math.abs(gain) <= EPS) {
     const traded = models.filter((m) => m.broken > 0);
-    if (traded.length > 0 && o.decision !== 'no_harm') return { verdict: 'reject', rule: `a trade, not a gain, on ${what}: ${describe(models)}` };
+    if (traded.length > 0 && o.decision !== 'no_harm')
+      return { verdict: 'reject', rule: `a trade, not a gain, on ${what}: ${describe(models)}` };
     if (gain >= o.minGain - EPS) return { verdict: 'accept', rule: `a tie on ${what}: ${describe(models)}` };
     return { verdict: 'reject', rule: `no gain on ${what} (minimum ${fmt(o.minGain)}): ${describe(models)}` };
   }
-  if (gain > 0 && gain >= o.minGain - EPS) return { verdict: 'accept', rule: `better on ${what} (+${fmt(gain)}): ${describe(models)}` };
-  if (gain > 0) return { verdict: 'reject', rule: `gain ${fmt(gain)} on ${what} below the minimum ${fmt(o.minGain)}: ${describe(models)}` };
+  if (gain > 0 && gain >= o.minGain - EPS)
+    return { verdict: 'accept', rule: `better on ${what} (+${fmt(gain)}): ${describe(models)}` };
+  if (gain > 0)
+    return {
+      verdict: 'reject',
+      rule: `gain ${fmt(gain)} on ${what} below the minimum ${fmt(o.minGain)}: ${describe(models)}`,
+    };
   // name the model whose score fell: the one that made the objective fall
   const fell = models.filter((m) => m.candidate < m.current - EPS).sort((a, b) => a.candidate - b.candidate);
-  return { verdict: 'reject', rule: `lowers ${what} (${fmt(gain)}): ${fell.map((m) => `${m.model} ${fmt(m.current)} → ${fmt(m.candidate)}`).join(', ')}; ${describe(models)}` };
+  return {
+    verdict: 'reject',
+    rule: `lowers ${what} (${fmt(gain)}): ${fell.map((m) => `${m.model} ${fmt(m.current)} → ${fmt(m.candidate)}`).join(', ')}; ${describe(models)}`,
+  };
 }
 
 export async function raceModels(o: ModelsRaceOptions): Promise<ModelsRaceResult> {
@@ -113,7 +161,15 @@ export async function raceModels(o: ModelsRaceOptions): Promise<ModelsRaceResult
   // the race's share of α for each harm test, split again over the models
   const alpha = alphaPlan(o.confidence, harmTests(n, o.looks, o.gateTrials) * Math.max(1, o.arms.length));
   const looks: ModelsRaceResult['looks'] = [];
-  const armOptions = (arm: ModelArm) => ({ order: o.order, bonus: o.bonus, minGain: 0, ...(o.decision ? { decision: o.decision } : {}), cand: arm.cand, cur: arm.cur, pair: arm.pair });
+  const armOptions = (arm: ModelArm) => ({
+    order: o.order,
+    bonus: o.bonus,
+    minGain: 0,
+    ...(o.decision ? { decision: o.decision } : {}),
+    cand: arm.cand,
+    cur: arm.cur,
+    pair: arm.pair,
+  });
   for (let j = 0; j < sizes.length; j++) {
     const seen = o.order.slice(0, sizes[j]);
     await o.evaluate(seen);
@@ -125,19 +181,42 @@ export async function raceModels(o: ModelsRaceOptions): Promise<ModelsRaceResult
     if (harmed.length > 0 && !last) {
       const models = per.map(({ arm, l }) => decisionOf(arm, l.test, alpha, o.bonus, []));
       const worse = models.filter((m) => m.verdict === 'worse');
-      return { verdict: 'reject', rule: `worse on ${worse.map((m) => m.model).join(', ')}: ${describe(worse)}`, evaluated: seen.length, looks, models, resampled: [] };
+      return {
+        verdict: 'reject',
+        rule: `worse on ${worse.map((m) => m.model).join(', ')}: ${describe(worse)}`,
+        evaluated: seen.length,
+        looks,
+        models,
+        resampled: [],
+      };
     }
     if (!last) {
       // the best case over the split on each model: every loss so far noise, every remaining item a fix
       const optimistic = per.map(({ arm, l }) => {
         const items = l.items;
-        const bestCompared = items.length ? items.reduce((a, i) => a + Math.max(0, mean(i.cand) - mean(i.cur)), 0) / items.length : 0;
+        const bestCompared = items.length
+          ? items.reduce((a, i) => a + Math.max(0, mean(i.cand) - mean(i.cur)), 0) / items.length
+          : 0;
         const remaining = o.order.slice(seen.length).reduce((a, id) => a + (1 - (arm.cur(id) ?? 0)), 0);
         return arm.current + (bestCompared * seen.length + remaining) / Math.max(1, n) + o.bonus;
       });
-      if (objectiveGain(o.arms.map((a) => a.current), optimistic, o.objective) < o.minGain - EPS) {
+      if (
+        objectiveGain(
+          o.arms.map((a) => a.current),
+          optimistic,
+          o.objective,
+        ) <
+        o.minGain - EPS
+      ) {
         const models = per.map(({ arm, l }) => decisionOf(arm, l.test, alpha, o.bonus, []));
-        return { verdict: 'reject', rule: `cannot reach the minimum gain ${fmt(o.minGain)} on the objective even if every remaining item went its way: ${describe(models)}`, evaluated: seen.length, looks, models, resampled: [] };
+        return {
+          verdict: 'reject',
+          rule: `cannot reach the minimum gain ${fmt(o.minGain)} on the objective even if every remaining item went its way: ${describe(models)}`,
+          evaluated: seen.length,
+          looks,
+          models,
+          resampled: [],
+        };
       }
       continue;
     }
@@ -158,7 +237,11 @@ export async function raceModels(o: ModelsRaceOptions): Promise<ModelsRaceResult
         models.push(decisionOf(arm, t, alpha, o.bonus, []));
       }
     }
-    const combined = combineDecisions(models, { objective: o.objective, minGain: o.minGain, ...(o.decision ? { decision: o.decision } : {}) });
+    const combined = combineDecisions(models, {
+      objective: o.objective,
+      minGain: o.minGain,
+      ...(o.decision ? { decision: o.decision } : {}),
+    });
     return { ...combined, evaluated: n, looks, models, resampled };
   }
   return { verdict: 'reject', rule: 'no val items', evaluated: 0, looks, models: [], resampled: [] };

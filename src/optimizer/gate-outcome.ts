@@ -30,4 +30,3 @@ export interface GateOutcome {
   /** Several training models: what the gate found on each (gate-models.ts). */
   models?: ModelDecision[];
 }
-

@@ -45,7 +45,11 @@ export interface GateScoreOptions {
 }
 
 /** The gate metric of one sample (or of a whole evaluation's means). */
-export function metricValue(v: Pick<ValidationScore, 'hard' | 'soft'>, metric: GateMetric, mixedWeight: number): number {
+export function metricValue(
+  v: Pick<ValidationScore, 'hard' | 'soft'>,
+  metric: GateMetric,
+  mixedWeight: number,
+): number {
   return metric === 'hard' ? v.hard : metric === 'soft' ? v.soft : (1 - mixedWeight) * v.hard + mixedWeight * v.soft;
 }
 
@@ -73,7 +77,13 @@ export function acceptAction(candidate: number, best: number): GateAction {
  * `remaining` items to go, can the candidate still get strictly above `current`? Its best case is every
  * remaining item scoring 1. `densityTerm` is the candidate's density bonus (0 without it).
  */
-export function strictCannotWin(o: { sum: number; scored: number; remaining: number; densityTerm: number; current: number }): boolean {
+export function strictCannotWin(o: {
+  sum: number;
+  scored: number;
+  remaining: number;
+  densityTerm: number;
+  current: number;
+}): boolean {
   const items = o.scored + o.remaining;
   if (items === 0) return false;
   // rounded as the suite summary rounds a mean (to 1e-6), so the bound is the score the candidate would get
@@ -163,22 +173,50 @@ export function pairedLook(o: PairedLookInput): PairedLook {
   const counts = `${t.fixed} fixed vs ${t.broken} broken`;
   // the best case over the whole split: every loss so far was noise, every remaining item a fix
   const best = (o.bestCompared * seen + o.remaining.reduce((a, v) => a + (1 - v), 0)) / Math.max(1, o.n) + o.bonus;
-  if (isHarm(t, o.alpha)) return { verdict: 'reject', rule: `worse: ${t.broken} broken vs ${t.fixed} fixed (p ${fmt(t.p_worse)} ≤ ${fmt(o.alpha.harm)})` };
-  if (!enough(best, o.minGain)) return { verdict: 'reject', rule: `cannot reach the minimum gain ${fmt(o.minGain)} even if every ${o.stage === 'race' ? 'remaining item' : 'loss'} went its way` };
+  if (isHarm(t, o.alpha))
+    return {
+      verdict: 'reject',
+      rule: `worse: ${t.broken} broken vs ${t.fixed} fixed (p ${fmt(t.p_worse)} ≤ ${fmt(o.alpha.harm)})`,
+    };
+  if (!enough(best, o.minGain))
+    return {
+      verdict: 'reject',
+      rule: `cannot reach the minimum gain ${fmt(o.minGain)} even if every ${o.stage === 'race' ? 'remaining item' : 'loss'} went its way`,
+    };
   if (o.stage === 'race') return { verdict: 'continue', rule: 'undecided' };
   if (o.stage === 'final') {
-    if (t.broken === 0 && enough(gain, o.minGain)) return { verdict: 'accept', rule: t.fixed === 0 ? `a tie: no val item changed${o.bonus ? `, bonus ${fmt(o.bonus)}` : ''}` : `better: gain ${fmt(gain)}, ${counts}` };
-    if (t.fixed > t.broken && t.p_better <= o.alpha.win + EPS && enough(gain, o.minGain)) return { verdict: 'accept', rule: `better: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_better)} ≤ ${fmt(o.alpha.win)})` };
+    if (t.broken === 0 && enough(gain, o.minGain))
+      return {
+        verdict: 'accept',
+        rule:
+          t.fixed === 0
+            ? `a tie: no val item changed${o.bonus ? `, bonus ${fmt(o.bonus)}` : ''}`
+            : `better: gain ${fmt(gain)}, ${counts}`,
+      };
+    if (t.fixed > t.broken && t.p_better <= o.alpha.win + EPS && enough(gain, o.minGain))
+      return {
+        verdict: 'accept',
+        rule: `better: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_better)} ≤ ${fmt(o.alpha.win)})`,
+      };
     if (t.broken > 0) return { verdict: 'resample', rule: `uncertain: gain ${fmt(gain)}, ${counts}` };
   }
   const tie = Math.abs(gain) <= EPS;
   // A tie that broke items traded them for as many fixes: the candidate changed behaviour without a gain,
   // and the items it broke are evidence of a harmful edit (measured: such trades scored lower on test).
-  if (tie && t.broken > 0 && o.decision !== 'no_harm') return { verdict: 'reject', rule: `a trade, not a gain: ${counts}` };
-  if (enough(gain, o.minGain)) return { verdict: 'accept', rule: `${tie ? 'a tie' : 'better'}: gain ${fmt(gain)}, ${counts}` };
+  if (tie && t.broken > 0 && o.decision !== 'no_harm')
+    return { verdict: 'reject', rule: `a trade, not a gain: ${counts}` };
+  if (enough(gain, o.minGain))
+    return { verdict: 'accept', rule: `${tie ? 'a tie' : 'better'}: gain ${fmt(gain)}, ${counts}` };
   if (o.decision === 'no_harm' && o.minGain <= EPS) {
-    if (t.p_worse > o.alpha.harm + EPS) return { verdict: 'accept', rule: `not surely worse: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_worse)} > ${fmt(o.alpha.harm)})` };
-    return { verdict: 'reject', rule: `worse: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_worse)} ≤ ${fmt(o.alpha.harm)})` };
+    if (t.p_worse > o.alpha.harm + EPS)
+      return {
+        verdict: 'accept',
+        rule: `not surely worse: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_worse)} > ${fmt(o.alpha.harm)})`,
+      };
+    return {
+      verdict: 'reject',
+      rule: `worse: gain ${fmt(gain)}, ${counts} (p ${fmt(t.p_worse)} ≤ ${fmt(o.alpha.harm)})`,
+    };
   }
   return { verdict: 'reject', rule: `gain ${fmt(gain)} below the minimum ${fmt(o.minGain)}, ${counts}` };
 }

@@ -34,7 +34,9 @@ export function rolloutStage(model: string | undefined): string {
 }
 
 /** What a rollout row's calls count as, by stage (every attempt beyond a call's first is a retry). */
-export function rowCost(r: Pick<CaseRecord, 'usage' | 'judge_usage' | 'error_kind' | 'model'>): Record<string, Partial<StageStats>> {
+export function rowCost(
+  r: Pick<CaseRecord, 'usage' | 'judge_usage' | 'error_kind' | 'model'>,
+): Record<string, Partial<StageStats>> {
   const stage = (u: CallUsage): Partial<StageStats> => ({
     calls: u.calls,
     attempts: u.attempts,

@@ -36,7 +36,9 @@ export class OptimizerLLM {
 
   /** Compose the user message: the stage header, then the sections in order. */
   static user(stage: string, sections: Array<string | null | undefined | false>): string {
-    return [stageHeader(stage), ...sections.filter((s): s is string => typeof s === 'string' && s.length > 0)].join('\n\n');
+    return [stageHeader(stage), ...sections.filter((s): s is string => typeof s === 'string' && s.length > 0)].join(
+      '\n\n',
+    );
   }
 
   async call<S extends StageName>(stage: S, user: string, opts: StageCall = {}): Promise<StageOutput<S> | null> {

@@ -22,19 +22,40 @@ export function buildPairs(prev: CaseRecord[], curr: CaseRecord[]): ComparisonPa
   for (const c of curr) {
     const p = before.get(key(c));
     if (!p || c.error_kind !== null) continue;
-    const category: PairCategory = p.pass ? (c.pass ? 'stable_success' : 'regressed') : c.pass ? 'improved' : 'persistent_fail';
+    const category: PairCategory = p.pass
+      ? c.pass
+        ? 'stable_success'
+        : 'regressed'
+      : c.pass
+        ? 'improved'
+        : 'persistent_fail';
     const side = (r: CaseRecord): PairSide => {
       const t = toTrajectory(r);
-      return { output: r.output, hard: r.hard, soft: r.soft, feedback: r.feedback, ...(t.steps ? { steps: t.steps } : {}) };
+      return {
+        output: r.output,
+        hard: r.hard,
+        soft: r.soft,
+        feedback: r.feedback,
+        ...(t.steps ? { steps: t.steps } : {}),
+      };
     };
-    pairs.push({ id: c.id, ...(c.model !== undefined ? { model: c.model } : {}), category, input: toTrajectory(c).input, expected: c.expected, prev: side(p), curr: side(c) });
+    pairs.push({
+      id: c.id,
+      ...(c.model !== undefined ? { model: c.model } : {}),
+      category,
+      input: toTrajectory(c).input,
+      expected: c.expected,
+      prev: side(p),
+      curr: side(c),
+    });
   }
   return pairs;
 }
 
 export function keepByPolicy(pairs: ComparisonPair[], policy: PairPolicy): ComparisonPair[] {
   if (policy === 'changed') return pairs.filter((p) => p.category === 'improved' || p.category === 'regressed');
-  if (policy === 'unchanged') return pairs.filter((p) => p.category === 'persistent_fail' || p.category === 'stable_success');
+  if (policy === 'unchanged')
+    return pairs.filter((p) => p.category === 'persistent_fail' || p.category === 'stable_success');
   return pairs;
 }
 
@@ -45,7 +66,8 @@ export function renderComparison(pairs: ComparisonPair[]): string {
     const group = pairs.filter((p) => p.category === cat);
     if (group.length === 0) continue;
     parts.push(`### ${cat} (${group.length})`);
-    if (cat === 'stable_success') parts.push(group.map((p) => (p.model === undefined ? p.id : `${p.id} (${p.model})`)).join(', '));
+    if (cat === 'stable_success')
+      parts.push(group.map((p) => (p.model === undefined ? p.id : `${p.id} (${p.model})`)).join(', '));
     else parts.push(group.map((p) => jsonBlock(p)).join('\n'));
   }
   return tag('comparison', parts.length ? parts.join('\n\n') : 'no comparable items');

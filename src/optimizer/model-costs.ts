@@ -22,7 +22,8 @@ export interface PhaseCosts {
 export function phaseOf(rel: string): Phase {
   const parts = rel.split(sep);
   if (parts[0]?.startsWith('test_eval')) return 'test';
-  if (parts.some((p) => p === 'rollout' || p === 'rollout_prev' || p === 'rollout_curr' || p === 'topup')) return 'train';
+  if (parts.some((p) => p === 'rollout' || p === 'rollout_prev' || p === 'rollout_curr' || p === 'topup'))
+    return 'train';
   return 'val';
 }
 
@@ -39,7 +40,10 @@ function rowsByFolder(root: string): Array<{ rel: string; rows: CaseRecord[] }> 
   return out;
 }
 
-const empty = (): PhaseCosts => ({ calls: { train: 0, val: 0, test: 0, total: 0 }, cost: { train: 0, val: 0, test: 0, total: 0 } });
+const empty = (): PhaseCosts => ({
+  calls: { train: 0, val: 0, test: 0, total: 0 },
+  cost: { train: 0, val: 0, test: 0, total: 0 },
+});
 
 /** Calls and cost of each named model's rows under the run folder `root`, by phase. */
 export function modelRowCosts(root: string, models: ReadonlyArray<{ name: string }>): Map<string, PhaseCosts> {
@@ -52,8 +56,14 @@ export function modelRowCosts(root: string, models: ReadonlyArray<{ name: string
       const calls = r.usage.calls + (r.judge_usage?.calls ?? 0);
       c.calls[phase] += calls;
       c.calls.total += calls;
-      const cost = calls === 0 ? 0 : r.usage.cost === null || (r.judge_usage && r.judge_usage.cost === null) ? null : r.usage.cost + (r.judge_usage?.cost ?? 0);
-      for (const k of [phase, 'total'] as const) c.cost[k] = cost === null || c.cost[k] === null ? null : c.cost[k]! + cost;
+      const cost =
+        calls === 0
+          ? 0
+          : r.usage.cost === null || (r.judge_usage && r.judge_usage.cost === null)
+            ? null
+            : r.usage.cost + (r.judge_usage?.cost ?? 0);
+      for (const k of [phase, 'total'] as const)
+        c.cost[k] = cost === null || c.cost[k] === null ? null : c.cost[k]! + cost;
     }
   }
   return out;

@@ -30,7 +30,10 @@ const OUTPUT_CLIP = 300;
  * model's records in the batch's order), and the labels of each. A case errored on every model keeps its
  * errored record (the analysts skip it); a model on which it errored is left out of its labels.
  */
-export function labelledRecords(byModel: ReadonlyArray<readonly [string, readonly CaseRecord[]]>): { records: CaseRecord[]; labels: Map<CaseRecord, ModelLabels> } {
+export function labelledRecords(byModel: ReadonlyArray<readonly [string, readonly CaseRecord[]]>): {
+  records: CaseRecord[];
+  labels: Map<CaseRecord, ModelLabels>;
+} {
   const names = byModel.map(([name]) => name);
   const key = (r: CaseRecord) => `${r.id}\u0000${r.trial ?? ''}`;
   const order: string[] = [];
@@ -50,18 +53,32 @@ export function labelledRecords(byModel: ReadonlyArray<readonly [string, readonl
   const labels = new Map<CaseRecord, ModelLabels>();
   for (const k of order) {
     const list = rows.get(k)!;
-    const scored = list.map((r, i) => (r && r.error_kind === null ? { r, name: names[i]! } : null)).filter((x): x is { r: CaseRecord; name: string } => x !== null);
+    const scored = list
+      .map((r, i) => (r && r.error_kind === null ? { r, name: names[i]! } : null))
+      .filter((x): x is { r: CaseRecord; name: string } => x !== null);
     if (scored.length === 0) {
       records.push(list.find((r) => r !== undefined)!);
       continue;
     }
     const failing = scored.filter((x) => !x.r.pass);
     const shown = failing[0] ?? scored[0]!;
-    const models: ModelOutcome[] = scored.map((x) => ({ model: x.name, pass: x.r.pass, output: clip(x.r.output, OUTPUT_CLIP) }));
+    const models: ModelOutcome[] = scored.map((x) => ({
+      model: x.name,
+      pass: x.r.pass,
+      output: clip(x.r.output, OUTPUT_CLIP),
+    }));
     records.push(shown.r);
     labels.set(shown.r, {
       model: shown.name,
-      ...(failing.length > 0 ? { fails_on: failsOn(failing.map((x) => x.name), names, scored.map((x) => x.name)) } : {}),
+      ...(failing.length > 0
+        ? {
+            fails_on: failsOn(
+              failing.map((x) => x.name),
+              names,
+              scored.map((x) => x.name),
+            ),
+          }
+        : {}),
       models,
     });
   }

@@ -43,7 +43,12 @@ export interface ModelReport {
   name: string;
   role: 'train' | 'transfer';
   val: { seed: SideFigure; best: SideFigure; paired: PairedFigure | null } | null;
-  test: { seed: SideFigure | null; best: SideFigure | null; final: SideFigure | null; paired: PairedFigure | null } | null;
+  test: {
+    seed: SideFigure | null;
+    best: SideFigure | null;
+    final: SideFigure | null;
+    paired: PairedFigure | null;
+  } | null;
   calls: PhaseCosts['calls'];
   cost: PhaseCosts['cost'];
 }
@@ -70,7 +75,16 @@ function valRows(ctx: RunContext, suite: string, key: string): CaseRecord[] {
       soft: s.soft,
       pass: s.pass,
       feedback: '',
-      usage: { calls: 1, attempts: 1, prompt_tokens: null, completion_tokens: null, cached_prompt_tokens: null, reasoning_tokens: null, cost: s.cost ?? null, call_ms: 0 },
+      usage: {
+        calls: 1,
+        attempts: 1,
+        prompt_tokens: null,
+        completion_tokens: null,
+        cached_prompt_tokens: null,
+        reasoning_tokens: null,
+        cost: s.cost ?? null,
+        call_ms: 0,
+      },
       latency_ms: 0,
       cached: false,
       error_kind: null,
@@ -87,13 +101,20 @@ export function modelReports(ctx: RunContext, t: FinishResult): ModelReport[] {
   const suite = ctx.o.manifest.suite;
   const seedHash = skillHash(ctx.o.initialSkill.text);
   const bestHash = skillHash(ctx.best);
-  const testRows = (folder: string, label: string, has: boolean) => (has ? readResults(ctx.store.path(folder, label, 'results.jsonl')) : null);
-  const all = [...ctx.models.map((m) => ({ m, role: 'train' as const })), ...(ctx.o.transfer ?? []).map((m) => ({ m, role: 'transfer' as const }))];
+  const testRows = (folder: string, label: string, has: boolean) =>
+    has ? readResults(ctx.store.path(folder, label, 'results.jsonl')) : null;
+  const all = [
+    ...ctx.models.map((m) => ({ m, role: 'train' as const })),
+    ...(ctx.o.transfer ?? []).map((m) => ({ m, role: 'transfer' as const })),
+  ];
   return all.map(({ m, role }) => {
     const evals: ModelTestEvals | undefined = t.models?.find((x) => x.model === m.name);
     const seedTest = testRows('test_eval_baseline', m.label, evals?.baseline != null);
     const bestTest = testRows('test_eval', m.label, evals?.best != null);
-    const finalTest = role === 'train' && ctx.current !== ctx.best ? testRows('test_eval_final', m.label, evals?.final != null) : bestTest;
+    const finalTest =
+      role === 'train' && ctx.current !== ctx.best
+        ? testRows('test_eval_final', m.label, evals?.final != null)
+        : bestTest;
     const test = evals
       ? {
           seed: seedTest ? figure(seedTest) : null,
@@ -118,5 +139,9 @@ export function modelValRows(ctx: RunContext): Array<{ name: string; seed: CaseR
   const suite = ctx.o.manifest.suite;
   const seedHash = skillHash(ctx.o.initialSkill.text);
   const bestHash = skillHash(ctx.best);
-  return ctx.models.map((m) => ({ name: m.name, seed: valRows(ctx, suite, modelKey(seedHash, m.name)), best: valRows(ctx, suite, modelKey(bestHash, m.name)) }));
+  return ctx.models.map((m) => ({
+    name: m.name,
+    seed: valRows(ctx, suite, modelKey(seedHash, m.name)),
+    best: valRows(ctx, suite, modelKey(bestHash, m.name)),
+  }));
 }

@@ -61,7 +61,11 @@ export function objectiveGain(current: readonly number[], candidate: readonly nu
  * `worst`, the worst model's score (by the gate's `metric`; the first model on a tie); `mean`, the mean of
  * each figure. `n` and `errored` add up over the models.
  */
-export function combineScores(per: ReadonlyArray<readonly [string, ValidationScore]>, objective: Objective, metric: (v: ValidationScore) => number): ValidationScore {
+export function combineScores(
+  per: ReadonlyArray<readonly [string, ValidationScore]>,
+  objective: Objective,
+  metric: (v: ValidationScore) => number,
+): ValidationScore {
   const models = Object.fromEntries(per.map(([name, v]) => [name, stripModels(v)]));
   const n = per.reduce((a, [, v]) => a + v.n, 0);
   const errored = per.reduce((a, [, v]) => a + v.errored, 0);
@@ -71,7 +75,15 @@ export function combineScores(per: ReadonlyArray<readonly [string, ValidationSco
     return { hard: worst.hard, soft: worst.soft, pass_rate: worst.pass_rate, n, errored, pass_rate_ci: null, models };
   }
   const mean = (f: (v: ValidationScore) => number) => per.reduce((a, [, v]) => a + f(v), 0) / per.length;
-  return { hard: mean((v) => v.hard), soft: mean((v) => v.soft), pass_rate: mean((v) => v.pass_rate), n, errored, pass_rate_ci: null, models };
+  return {
+    hard: mean((v) => v.hard),
+    soft: mean((v) => v.soft),
+    pass_rate: mean((v) => v.pass_rate),
+    n,
+    errored,
+    pass_rate_ci: null,
+    models,
+  };
 }
 
 function stripModels(v: ValidationScore): ValidationScore {
@@ -80,8 +92,12 @@ function stripModels(v: ValidationScore): ValidationScore {
 }
 
 /** The model whose score is the objective's under `worst` (the lowest by `metric`; the first on a tie). */
-export function worstModel(models: Readonly<Record<string, ValidationScore>>, metric: (v: ValidationScore) => number): string | null {
+export function worstModel(
+  models: Readonly<Record<string, ValidationScore>>,
+  metric: (v: ValidationScore) => number,
+): string | null {
   let worst: string | null = null;
-  for (const [name, v] of Object.entries(models)) if (worst === null || metric(v) < metric(models[worst]!) - EPS) worst = name;
+  for (const [name, v] of Object.entries(models))
+    if (worst === null || metric(v) < metric(models[worst]!) - EPS) worst = name;
   return worst;
 }

@@ -38,7 +38,11 @@ export function guardExamples(records: readonly CaseRecord[]): GuardExample[] {
   const seen = new Map<string, GuardExample>();
   for (const r of records) {
     if (r.error_kind !== null || seen.has(r.id)) continue;
-    seen.set(r.id, { id: r.id, input: lastUserMessage(r.messages), expected: typeof r.expected === 'string' ? r.expected : JSON.stringify(r.expected ?? '') });
+    seen.set(r.id, {
+      id: r.id,
+      input: lastUserMessage(r.messages),
+      expected: typeof r.expected === 'string' ? r.expected : JSON.stringify(r.expected ?? ''),
+    });
   }
   return [...seen.values()];
 }
@@ -107,7 +111,12 @@ export function guardItems(items: readonly Item[], ctx: GuardContext): OverfitFl
   for (const v of ctx.valInputs) for (const g of ngrams(words(v), n)) known.add(g);
   const valLower = ctx.valInputs.map((v) => v.toLowerCase());
   const sources = ctx.train.flatMap((t) =>
-    (['input', 'expected'] as const).map((field) => ({ id: t.id, field, grams: ngrams(words(t[field]), n), lower: t[field].toLowerCase() })),
+    (['input', 'expected'] as const).map((field) => ({
+      id: t.id,
+      field,
+      grams: ngrams(words(t[field]), n),
+      lower: t[field].toLowerCase(),
+    })),
   );
   const flags: OverfitFlag[] = [];
   items.forEach((item, index) => {
@@ -117,7 +126,8 @@ export function guardItems(items: readonly Item[], ctx: GuardContext): OverfitFl
     let copy: OverfitFlag | null = null;
     for (const s of sources) {
       const span = longestCopy(ws, s.grams, known, n);
-      if (span && (!copy || span.length > copy.text.length)) copy = { index, kind: 'copied_span', text: span, source: { id: s.id, field: s.field } };
+      if (span && (!copy || span.length > copy.text.length))
+        copy = { index, kind: 'copied_span', text: span, source: { id: s.id, field: s.field } };
     }
     if (copy) flags.push(copy);
     if (ctx.valInputs.length === 0) return; // without val inputs "never in val" cannot be judged
@@ -125,7 +135,8 @@ export function guardItems(items: readonly Item[], ctx: GuardContext): OverfitFl
       const t = term.toLowerCase();
       if (skillLower.includes(t)) continue;
       const src = sources.find((s) => s.field === 'input' && s.lower.includes(t));
-      if (src && !valLower.some((v) => v.includes(t))) flags.push({ index, kind: 'train_only_trigger', text: term, source: { id: src.id, field: 'input' } });
+      if (src && !valLower.some((v) => v.includes(t)))
+        flags.push({ index, kind: 'train_only_trigger', text: term, source: { id: src.id, field: 'input' } });
     }
   });
   return flags;

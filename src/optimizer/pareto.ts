@@ -33,7 +33,8 @@ export function dominates(y: PoolCandidate, x: PoolCandidate): boolean {
 /** Per item, the best score among `cands`; items nobody solves (best 0) make nobody best and are left out. */
 function bestScores(cands: readonly PoolCandidate[]): Map<string, number> {
   const best = new Map<string, number>();
-  for (const c of cands) for (const [item, s] of Object.entries(c.scores)) if (s > (best.get(item) ?? -Infinity)) best.set(item, s);
+  for (const c of cands)
+    for (const [item, s] of Object.entries(c.scores)) if (s > (best.get(item) ?? -Infinity)) best.set(item, s);
   for (const [item, s] of best) if (s <= 0) best.delete(item);
   return best;
 }
@@ -57,7 +58,12 @@ export function paretoFront(pool: readonly PoolCandidate[]): FrontMember[] {
     if (winsOf(c, best) === 0) return false;
     if (pool.some((o) => o !== c && dominates(o, c))) return false;
     // identical score vectors: the shorter skill, then the older, stands for all of them
-    return !pool.some((o, j) => o !== c && sameScores(o, c) && (o.skill.length < c.skill.length || (o.skill.length === c.skill.length && j < i)));
+    return !pool.some(
+      (o, j) =>
+        o !== c &&
+        sameScores(o, c) &&
+        (o.skill.length < c.skill.length || (o.skill.length === c.skill.length && j < i)),
+    );
   });
   if (keep.length === 0) {
     const top = pool.reduce((a, b) => (b.score > a.score ? b : a));
@@ -142,11 +148,16 @@ export function mergeKey(a: string, b: string): string {
  * The next merge to try: two front members of different lineages (neither descends from the other)
  * whose pair was not tried yet, the pair with the most wins first (ties: pool order).
  */
-export function nextMerge(pool: readonly PoolCandidate[], front: readonly FrontMember[], tried: ReadonlySet<string>): MergePlan | null {
+export function nextMerge(
+  pool: readonly PoolCandidate[],
+  front: readonly FrontMember[],
+  tried: ReadonlySet<string>,
+): MergePlan | null {
   const order = new Map(pool.map((c, i) => [c.id, i]));
   const members = [...front].sort((x, y) => y.wins - x.wins || order.get(x.candidate.id)! - order.get(y.candidate.id)!);
   const pairs: Array<{ x: FrontMember; y: FrontMember }> = [];
-  for (let i = 0; i < members.length; i++) for (let j = i + 1; j < members.length; j++) pairs.push({ x: members[i]!, y: members[j]! });
+  for (let i = 0; i < members.length; i++)
+    for (let j = i + 1; j < members.length; j++) pairs.push({ x: members[i]!, y: members[j]! });
   pairs.sort((p, q) => q.x.wins + q.y.wins - (p.x.wins + p.y.wins));
   for (const { x, y } of pairs) {
     const a = x.candidate;

@@ -33,7 +33,8 @@ export function describeItem(item: Item): string {
     const one = (s ?? '').replace(/\s+/g, ' ').trim();
     return one.length > n ? `${one.slice(0, n - 1)}…` : one;
   };
-  if ('op' in item) return `${item.op}${item.target ? ` target="${cut(item.target, 80)}"` : ''} content="${cut(item.content)}"`;
+  if ('op' in item)
+    return `${item.op}${item.target ? ` target="${cut(item.target, 80)}"` : ''} content="${cut(item.content)}"`;
   if ('instruction' in item) return `${item.type} "${cut(item.title, 60)}": ${cut(item.instruction)}`;
   return `candidate "${cut(item.title, 60)}" (${item.new_skill.length} chars): ${cut(item.change_summary.join('; '))}`;
 }

@@ -40,7 +40,10 @@ export class PromptLibrary {
       const note = mode ? this.find(`mode_${mode[1]}`) : null;
       if (base && note) found = { text: `${base.text}\n${note.text}`, file: `${base.file} + ${note.file}` };
     }
-    if (!found) throw new SkillOptError(`optimizer prompt '${stage}.md' not found in ${[...this.overrideDirs, BUILT_IN()].join(', ')}`);
+    if (!found)
+      throw new SkillOptError(
+        `optimizer prompt '${stage}.md' not found in ${[...this.overrideDirs, BUILT_IN()].join(', ')}`,
+      );
     this.cache.set(stage, found);
     return found;
   }

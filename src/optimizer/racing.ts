@@ -122,17 +122,44 @@ export function afterResampleStrata(items: readonly PairedItem[], standard: (id:
  * strata), the gate's verdict at `stage`, and its record. The race of several models (gate-models.ts)
  * makes one per model.
  */
-export function look(o: Pick<RaceOptions, 'order' | 'bonus' | 'minGain' | 'decision' | 'cand' | 'cur' | 'pair'>, alpha: AlphaPlan, seen: readonly string[], stage: 'race' | 'final' | 'last', resampled = false) {
+export function look(
+  o: Pick<RaceOptions, 'order' | 'bonus' | 'minGain' | 'decision' | 'cand' | 'cur' | 'pair'>,
+  alpha: AlphaPlan,
+  seen: readonly string[],
+  stage: 'race' | 'final' | 'last',
+  resampled = false,
+) {
   const items = pairedItems(o, seen);
   let test = pairedTest(items);
   if (resampled) {
     const strata = pairedTest(afterResampleStrata(items, (id) => o.cand(id)?.length ?? 1));
     test = { ...test, p_better: strata.p_better, p_worse: strata.p_worse };
   }
-  const bestCompared = items.length ? items.reduce((a, i) => a + Math.max(0, mean(i.cand) - mean(i.cur)), 0) / items.length : 0;
+  const bestCompared = items.length
+    ? items.reduce((a, i) => a + Math.max(0, mean(i.cand) - mean(i.cur)), 0) / items.length
+    : 0;
   const remaining = o.order.slice(seen.length).map((id) => o.cur(id) ?? 0);
-  const decision = pairedLook({ test, bestCompared, n: o.order.length, remaining, bonus: o.bonus, minGain: o.minGain, stage, alpha, ...(o.decision ? { decision: o.decision } : {}) });
-  const record: LookRecord = { items: seen.length, verdict: decision.verdict, rule: decision.rule, fixed: test.fixed, broken: test.broken, delta: test.delta, p_better: test.p_better, p_worse: test.p_worse };
+  const decision = pairedLook({
+    test,
+    bestCompared,
+    n: o.order.length,
+    remaining,
+    bonus: o.bonus,
+    minGain: o.minGain,
+    stage,
+    alpha,
+    ...(o.decision ? { decision: o.decision } : {}),
+  });
+  const record: LookRecord = {
+    items: seen.length,
+    verdict: decision.verdict,
+    rule: decision.rule,
+    fixed: test.fixed,
+    broken: test.broken,
+    delta: test.delta,
+    p_better: test.p_better,
+    p_worse: test.p_worse,
+  };
   return { test, items, decision, record };
 }
 
@@ -148,12 +175,25 @@ export async function race(o: RaceOptions): Promise<RaceResult> {
       const values = seen.map((id) => o.cand(id)).filter((v): v is readonly number[] => !!v?.length);
       const sum = values.reduce((a, v) => a + mean(v), 0);
       const remaining = o.order.length - seen.length;
-      if (!last && strictCannotWin({ sum, scored: values.length, remaining, densityTerm: o.strict.densityTerm, current: o.strict.current })) {
+      if (
+        !last &&
+        strictCannotWin({
+          sum,
+          scored: values.length,
+          remaining,
+          densityTerm: o.strict.densityTerm,
+          current: o.strict.current,
+        })
+      ) {
         const rule = `cannot get above ${o.strict.current.toFixed(3)} even if the ${remaining} remaining items pass`;
         looks.push({ items: seen.length, verdict: 'reject', rule });
         return { verdict: 'reject', rule, evaluated: seen.length, looks, resampled: [] };
       }
-      looks.push({ items: seen.length, verdict: last ? 'complete' : 'continue', rule: last ? 'every item evaluated' : 'undecided' });
+      looks.push({
+        items: seen.length,
+        verdict: last ? 'complete' : 'continue',
+        rule: last ? 'every item evaluated' : 'undecided',
+      });
       continue;
     }
     const trials = o.gateTrials > 0;
@@ -161,13 +201,28 @@ export async function race(o: RaceOptions): Promise<RaceResult> {
     const l = look(o, alpha, seen, stage);
     looks.push(l.record);
     if (l.decision.verdict === 'continue') continue;
-    if (l.decision.verdict !== 'resample') return { verdict: l.decision.verdict, rule: l.decision.rule, evaluated: seen.length, looks, test: l.test, resampled: [] };
+    if (l.decision.verdict !== 'resample')
+      return {
+        verdict: l.decision.verdict,
+        rule: l.decision.rule,
+        evaluated: seen.length,
+        looks,
+        test: l.test,
+        resampled: [],
+      };
     const discordant = l.items.filter((i) => mean(i.cand) !== mean(i.cur)).map((i) => i.id);
     await o.resample(discordant);
     const again = look(o, alpha, seen, 'last', true);
     looks.push(again.record);
     const verdict = again.decision.verdict === 'accept' ? 'accept' : 'reject';
-    return { verdict, rule: `${again.decision.rule} after ${o.gateTrials} more sample(s) of ${discordant.length} item(s)`, evaluated: seen.length, looks, test: again.test, resampled: discordant };
+    return {
+      verdict,
+      rule: `${again.decision.rule} after ${o.gateTrials} more sample(s) of ${discordant.length} item(s)`,
+      evaluated: seen.length,
+      looks,
+      test: again.test,
+      resampled: discordant,
+    };
   }
   return { verdict: 'complete', rule: 'every item evaluated', evaluated: o.order.length, looks, resampled: [] };
 }

@@ -14,7 +14,13 @@ import { PyRandom } from '../util/rng.ts';
 import { Accounting } from '../model/accounting.ts';
 import type { KeptCosts } from './kept-cost.ts';
 import { OptimizerLLM } from './llm.ts';
-import { budgetSection, skillSection, trajectoriesSection, type EvidenceStep, type Trajectory } from '../protocol/prompt.ts';
+import {
+  budgetSection,
+  skillSection,
+  trajectoriesSection,
+  type EvidenceStep,
+  type Trajectory,
+} from '../protocol/prompt.ts';
 import { parseCallFindings } from '../protocol/tool-feedback.ts';
 import { payloadKey, stageSuffix, type Item, type Patch, type SourceType, type UpdateMode } from './patch.ts';
 import type { FailurePattern } from './step-buffer.ts';
@@ -75,7 +81,8 @@ export function compactSteps(trajectory: readonly TrajectoryStep[], feedback: st
   const finalStep = [...steps].reverse().find((x) => x.answer !== undefined) ?? steps[steps.length - 1];
   for (const f of parseCallFindings(feedback)) {
     if (f.kind === 'missing') flag(finalStep, `answered without calling ${f.name} ${JSON.stringify(f.args ?? {})}`);
-    else if (f.kind === 'wrong') flag(callStep(f.name, f.args), `wrong arguments (expected ${JSON.stringify(f.expected ?? {})})`);
+    else if (f.kind === 'wrong')
+      flag(callStep(f.name, f.args), `wrong arguments (expected ${JSON.stringify(f.expected ?? {})})`);
     else if (f.kind === 'extra') flag(callStep(f.name, f.args), 'extra call');
     else flag(callStep(f.name, f.args), `out of order (expected after ${f.after})`);
   }
@@ -264,8 +271,16 @@ export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
   const failures = new PyRandom(o.seed).shuffle(scored.filter((r) => !r.pass));
   const successes = o.failureOnly ? [] : new PyRandom(o.seed + 1).shuffle(scored.filter((r) => r.pass));
   const jobs = [
-    ...chunk(failures, o.minibatchSize).map((items, i) => ({ items, source: 'failure' as const, tag: `minibatch_fail_${String(i).padStart(3, '0')}` })),
-    ...chunk(successes, o.minibatchSize).map((items, i) => ({ items, source: 'success' as const, tag: `minibatch_succ_${String(i).padStart(3, '0')}` })),
+    ...chunk(failures, o.minibatchSize).map((items, i) => ({
+      items,
+      source: 'failure' as const,
+      tag: `minibatch_fail_${String(i).padStart(3, '0')}`,
+    })),
+    ...chunk(successes, o.minibatchSize).map((items, i) => ({
+      items,
+      source: 'success' as const,
+      tag: `minibatch_succ_${String(i).padStart(3, '0')}`,
+    })),
   ];
   let reused = 0;
   const files = await mapPool(jobs, o.workers, async (job): Promise<MinibatchFile> => {
@@ -283,11 +298,18 @@ export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
       skillSection(o.skill),
       budgetSection(o.maxEdits),
       ...o.context,
-      trajectoriesSection(trimTrajectories(job.items.map((r) => toTrajectory(r, o.labels?.get(r))), o.tokenBudget)),
+      trajectoriesSection(
+        trimTrajectories(
+          job.items.map((r) => toTrajectory(r, o.labels?.get(r))),
+          o.tokenBudget,
+        ),
+      ),
     ]);
     const wantsNotes = o.skillAware.enabled && (job.source === 'failure' || o.skillAware.source === 'both');
     const tap = new Accounting();
-    const suffix = [o.modelsSuffix, wantsNotes ? o.skillAware.suffix : undefined].filter((x) => x !== undefined).join('');
+    const suffix = [o.modelsSuffix, wantsNotes ? o.skillAware.suffix : undefined]
+      .filter((x) => x !== undefined)
+      .join('');
     const reply = (await o.llm.call(stage, user, {
       account: 'analyst',
       systemSuffix: suffix === '' ? undefined : suffix,
@@ -298,11 +320,19 @@ export async function reflect(o: ReflectOptions): Promise<ReflectResult> {
       source_type: job.source,
       ids: job.items.map((r) => r.id),
       reply,
-      patch: reply ? normalisePatch(reply, { tag: job.tag, source: job.source, mode: o.mode, maxEdits: o.maxEdits }) : null,
-      appendix_notes: wantsNotes && reply && Array.isArray(reply.appendix_notes) ? (reply.appendix_notes as string[]) : [],
-      failure_summary: reply && Array.isArray(reply.failure_summary)
-        ? (reply.failure_summary as Array<{ failure_type: string; count: number; description: string }>).map((f) => ({ pattern: f.failure_type, description: f.description, count: f.count }))
-        : [],
+      patch: reply
+        ? normalisePatch(reply, { tag: job.tag, source: job.source, mode: o.mode, maxEdits: o.maxEdits })
+        : null,
+      appendix_notes:
+        wantsNotes && reply && Array.isArray(reply.appendix_notes) ? (reply.appendix_notes as string[]) : [],
+      failure_summary:
+        reply && Array.isArray(reply.failure_summary)
+          ? (reply.failure_summary as Array<{ failure_type: string; count: number; description: string }>).map((f) => ({
+              pattern: f.failure_type,
+              description: f.description,
+              count: f.count,
+            }))
+          : [],
     };
     o.kept?.record(file, tap.snapshot());
     writeJsonAtomic(file, result);

@@ -62,13 +62,17 @@ export function readResults(path: string): CaseRecord[] {
   // a line that is not JSON (torn or damaged): that case runs again; a row of another format stops the run
   return parseJsonLines<CaseRecord>(complete).map((r) => {
     const problem = runFileProblem(ResultRowSchema, r.value);
-    if (problem) throw new SkillOptError(`${displayPath(path)}: line ${r.line}: ${problem} — not the format this skillopt reads (written by another skillopt version?)`);
+    if (problem)
+      throw new SkillOptError(
+        `${displayPath(path)}: line ${r.line}: ${problem} — not the format this skillopt reads (written by another skillopt version?)`,
+      );
     return r.value;
   });
 }
 
 /** A row's place in a results file: one row per skill, case and trial. */
-const trialKey = (r: Pick<CaseRecord, 'skill_hash' | 'id' | 'trial'>) => `${r.skill_hash}\u0000${r.id}\u0000${r.trial ?? ''}`;
+const trialKey = (r: Pick<CaseRecord, 'skill_hash' | 'id' | 'trial'>) =>
+  `${r.skill_hash}\u0000${r.id}\u0000${r.trial ?? ''}`;
 
 /**
  * Drop every row of a results file that a later row of the same skill, case and trial replaced (an
@@ -76,7 +80,9 @@ const trialKey = (r: Pick<CaseRecord, 'skill_hash' | 'id' | 'trial'>) => `${r.sk
  */
 export function dropReplacedRows(path: string): void {
   if (!existsSync(path)) return;
-  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.length > 0);
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
   const last = new Map<string, number>();
   const keys = lines.map((line, i) => {
     try {
@@ -126,14 +132,21 @@ export class Rollouts {
     ids: string[],
     dir: string,
     label: string,
-    opts: { allErroredIsFatal?: boolean; writeSummary?: boolean; maxErrored?: number; keepErrored?: boolean; samples?: number[] } = {},
+    opts: {
+      allErroredIsFatal?: boolean;
+      writeSummary?: boolean;
+      maxErrored?: number;
+      keepErrored?: boolean;
+      samples?: number[];
+    } = {},
   ): Promise<RolloutOutcome> {
     const hash = skillHash(skill);
     const file = join(dir, 'results.jsonl');
     const samples = opts.samples?.length ? opts.samples : null;
     // With env.trials = k a task is k rows (its trials); it is finished when all k scored.
     const k = samples ? samples.length : this.host.session.config.env.trials;
-    const wanted = (r: CaseRecord) => (samples ? r.trial !== undefined && samples.includes(r.trial) : (k > 1) === (r.trial !== undefined));
+    const wanted = (r: CaseRecord) =>
+      samples ? r.trial !== undefined && samples.includes(r.trial) : k > 1 === (r.trial !== undefined);
     const finished = new Map<string, Map<number, CaseRecord>>();
     let replaced = false;
     for (const r of readResults(file)) {
@@ -145,7 +158,12 @@ export class Rollouts {
       if (r.simulated) this.sawSimulated = true;
     }
     const done = new Map<string, CaseRecord[]>();
-    for (const [id, rows] of finished) if (rows.size === k) done.set(id, [...rows.values()].sort((a, b) => (a.trial ?? 0) - (b.trial ?? 0)));
+    for (const [id, rows] of finished)
+      if (rows.size === k)
+        done.set(
+          id,
+          [...rows.values()].sort((a, b) => (a.trial ?? 0) - (b.trial ?? 0)),
+        );
     for (const rows of done.values()) for (const r of rows) this.kept?.reusedRow(rowKey(file, r), r);
     const reused = done.size;
     // env.max_cost (test / eval): what the reused cases spent counts against it
@@ -162,7 +180,10 @@ export class Rollouts {
         throw new InfrastructureStop(`every call of the ${label} rollout failed: ${oneLine(errored[0]!.error)}`);
       }
       // an evaluation with a limit says so below, with its retries
-      if (errored.length > 0 && opts.maxErrored === undefined) this.log(`warning: ${errored.length} ${k > 1 ? 'trial(s)' : 'case(s)'} of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${oneLine(errored[0]!.error)})`);
+      if (errored.length > 0 && opts.maxErrored === undefined)
+        this.log(
+          `warning: ${errored.length} ${k > 1 ? 'trial(s)' : 'case(s)'} of the ${label} rollout errored and are not scored (first: ${errored[0]!.id}: ${oneLine(errored[0]!.error)})`,
+        );
     }
     if (opts.maxErrored !== undefined) {
       const maxErrored = opts.maxErrored;
@@ -170,21 +191,31 @@ export class Rollouts {
       const complete = () => isComplete(rows(), maxErrored);
       for (let round = 1; round <= RETRY_ROUNDS && !complete(); round++) {
         missing = erroredIds();
-        this.log(`${missing.length} of ${ids.length} cases of the ${label} errored (evaluation.max_errored ${maxErrored}); running them again (${round}/${RETRY_ROUNDS})`);
+        this.log(
+          `${missing.length} of ${ids.length} cases of the ${label} errored (evaluation.max_errored ${maxErrored}); running them again (${round}/${RETRY_ROUNDS})`,
+        );
         this.budget.ensure(`the ${label} retry (${missing.length * k} calls)`, missing.length * k);
         await this.runCases(skill, hash, label, missing, dir, file, fresh, samples);
       }
       if (!complete()) {
         const first = rows().find((r) => r.error_kind !== null)!;
         const lost = `${erroredShown(erroredShare(caseOutcomes(rows())), ids.length)} in the ${label} even after ${RETRY_ROUNDS} retries (evaluation.max_errored ${maxErrored})`;
-        if (!opts.keepErrored) throw new InfrastructureStop(`${lost}, so it is not scored; first: ${first.id}: ${oneLine(first.error)}`);
+        if (!opts.keepErrored)
+          throw new InfrastructureStop(`${lost}, so it is not scored; first: ${first.id}: ${oneLine(first.error)}`);
         this.log(`warning: ${lost}: left out (first: ${first.id}: ${oneLine(first.error)})`);
       }
     }
     const records = ids.flatMap((id) => done.get(id) ?? fresh.get(id) ?? []);
     if (replaced || [...fresh.values()].some((rows) => rows.some((r) => r.error_kind !== null))) dropReplacedRows(file);
-    const summary = { ...suiteSummary(records, this.host.session.config.model.currency), skill_tokens: skillTokens(skill) };
-    if (opts.writeSummary !== false) writeJsonAtomic(join(dir, 'summary.json'), buildRunFile(EvaluationSummarySchema, { label, skill_hash: hash, ...summary }, 'summary.json'));
+    const summary = {
+      ...suiteSummary(records, this.host.session.config.model.currency),
+      skill_tokens: skillTokens(skill),
+    };
+    if (opts.writeSummary !== false)
+      writeJsonAtomic(
+        join(dir, 'summary.json'),
+        buildRunFile(EvaluationSummarySchema, { label, skill_hash: hash, ...summary }, 'summary.json'),
+      );
     return { records, summary, reused };
   }
 
@@ -205,7 +236,16 @@ export class Rollouts {
   }
 
   /** Run `ids` through the suites; each case (errored ones too) is appended to `file` as it arrives and lands in `into`. */
-  private async runCases(skill: string, hash: string, label: string, ids: string[], dir: string, file: string, into: Map<string, CaseRecord[]>, samples: number[] | null): Promise<void> {
+  private async runCases(
+    skill: string,
+    hash: string,
+    label: string,
+    ids: string[],
+    dir: string,
+    file: string,
+    into: Map<string, CaseRecord[]>,
+    samples: number[] | null,
+  ): Promise<void> {
     const wanted = new Set(ids);
     mkdirSync(dir, { recursive: true });
     // --model-cache replay: rows are held until every case had its reply (nothing is worth resuming there)
@@ -229,7 +269,13 @@ export class Rollouts {
     // --model-cache replay: a case the cache cannot answer stops the run before anything is scored
     const replayMisses = result.records.filter((r) => r.error_kind === 'cache_miss');
     if (replayMisses.length > 0) {
-      throw new ReplayStop(replayMissLine(replayMisses[0]!, { misses: new Set(replayMisses.map((r) => r.id)).size, of: ids.length }, { next: true }));
+      throw new ReplayStop(
+        replayMissLine(
+          replayMisses[0]!,
+          { misses: new Set(replayMisses.map((r) => r.id)).size, of: ids.length },
+          { next: true },
+        ),
+      );
     }
     for (const line of held ?? []) appendLine(file, line);
     for (const id of ids) into.delete(id);

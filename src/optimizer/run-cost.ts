@@ -39,7 +39,14 @@ export function runRows(root: string): CaseRecord[] {
 export function optimizeRunCost(
   rows: readonly CaseRecord[],
   tokens: TokenSummary,
-  model: { pricing: Pricing; currency: string; optimizer: string; target: string; judge: string; targets?: Readonly<Record<string, string>> },
+  model: {
+    pricing: Pricing;
+    currency: string;
+    optimizer: string;
+    target: string;
+    judge: string;
+    targets?: Readonly<Record<string, string>>;
+  },
 ): OptimizeRunCost {
   const measured = runCost(rows, model.currency);
   const stages = stageCosts(tokens, model.pricing, roleModels(model, model.targets));
@@ -51,6 +58,10 @@ export function optimizeRunCost(
     total,
     by_role: { ...measured.by_role, optimizer },
     by_stage: stages.by_stage,
-    spent: { total: stages.total, prompt_tokens: sent?.prompt_tokens ?? 0, completion_tokens: sent?.completion_tokens ?? 0 },
+    spent: {
+      total: stages.total,
+      prompt_tokens: sent?.prompt_tokens ?? 0,
+      completion_tokens: sent?.completion_tokens ?? 0,
+    },
   };
 }

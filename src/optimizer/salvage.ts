@@ -37,7 +37,8 @@ interface ValItem {
   name: string;
 }
 
-const majority = (samples: ReadonlyArray<{ pass: boolean }>) => samples.length > 0 && samples.filter((s) => s.pass).length * 2 > samples.length;
+const majority = (samples: ReadonlyArray<{ pass: boolean }>) =>
+  samples.length > 0 && samples.filter((s) => s.pass).length * 2 > samples.length;
 
 /**
  * Attribute the rejected `candidate`'s broken and fixed val items to its edits (`ranked`, applied to the
@@ -51,7 +52,9 @@ export async function planSalvage(
   if (ctx.mode !== 'patch' || !ctx.cfg.evaluation.salvage) return null;
   const view = ctx.subject.view(o.parent);
   const report = applyEdits(view, o.ranked as Edit[]).report;
-  const applied = o.ranked.map((_, i) => i).filter((i) => isApplied(report.find((r) => r.index === i + 1)?.status ?? ''));
+  const applied = o.ranked
+    .map((_, i) => i)
+    .filter((i) => isApplied(report.find((r) => r.index === i + 1)?.status ?? ''));
   if (applied.length < 2) return null;
 
   const k = ctx.cfg.env.trials;
@@ -80,11 +83,15 @@ export async function planSalvage(
     Promise.all(
       models.map((m) => {
         const ids = items.filter((x) => x.model === m).map((x) => x.id);
-        return ids.length ? evaluateItems(ctx, text, ids, m ? join(dir, m.label) : dir, label, samples, m) : Promise.resolve([]);
+        return ids.length
+          ? evaluateItems(ctx, text, ids, m ? join(dir, m.label) : dir, label, samples, m)
+          : Promise.resolve([]);
       }),
     );
 
-  ctx.log(`  salvage: ${applied.length} edits, ${broken.length} broken and ${fixed.length} fixed val item(s): the breaks re-run on fresh samples, each edit dropped in turn`);
+  ctx.log(
+    `  salvage: ${applied.length} edits, ${broken.length} broken and ${fixed.length} fixed val item(s): the breaks re-run on fresh samples, each edit dropped in turn`,
+  );
   const calls = () => ctx.o.accounting.snapshot()[TOTAL_KEY]?.calls ?? 0;
   const before = calls();
   const variantOf = (keep: readonly number[]): string | null => {
@@ -97,7 +104,8 @@ export async function planSalvage(
   // the re-runs on fresh samples (compare/reruns.ts): `reverted` null is the gate's reference, [] the candidate, [i] the candidate without edit i
   const reference: Variant = { reverted: null, text: ref.text };
   const whole: Variant = { reverted: [], text: o.candidate };
-  const dirOf = (v: Variant) => `${o.dir}/fresh/${v.reverted === null ? 'reference' : v.reverted.length === 0 ? 'candidate' : without(Number(v.reverted[0]))}`;
+  const dirOf = (v: Variant) =>
+    `${o.dir}/fresh/${v.reverted === null ? 'reference' : v.reverted.length === 0 ? 'candidate' : without(Number(v.reverted[0]))}`;
   // a re-run's item names its model as its suite (compare/reruns.ts keys counts by suite and id)
   const byName = new Map(brokenItems.map((x) => [x.name, x]));
   const reruns = new Reruns(
@@ -117,10 +125,20 @@ export async function planSalvage(
   );
   const itemOf = (name: string): ChangedCase => ({ suite: '', id: name, direction: 'regressed', callsPerSample: 1 });
   const alpha = ctx.cfg.evaluation.alpha;
-  const pairOf = (variant: Variant, id: string) => (n: number) => Promise.all([reruns.ask(variant, itemOf(id), n), reruns.ask(whole, itemOf(id), n)]);
+  const pairOf = (variant: Variant, id: string) => (n: number) =>
+    Promise.all([reruns.ask(variant, itemOf(id), n), reruns.ask(whole, itemOf(id), n)]);
 
   // a break that does not reproduce against the reference on fresh samples is noise: no edit is blamed for it
-  const reproduced = await Promise.all(broken.map((id) => lookAgain(pairOf(reference, id), [[0, 1]], { deterministic: ctx.deterministic, alpha, settled: alpha, futile: FUTILE })));
+  const reproduced = await Promise.all(
+    broken.map((id) =>
+      lookAgain(pairOf(reference, id), [[0, 1]], {
+        deterministic: ctx.deterministic,
+        alpha,
+        settled: alpha,
+        futile: FUTILE,
+      }),
+    ),
+  );
   const real = broken.filter((_, j) => reproduced[j]!.holds);
   const noise = broken.filter((_, j) => !reproduced[j]!.holds);
   const pairs = applied.filter((i) => withouts.get(i) !== null).flatMap((i) => real.map((id) => [i, id] as const));
@@ -128,9 +146,19 @@ export async function planSalvage(
   // every edit is tested against every reproduced break (no search picks a suspect), so most pairs have no
   // effect: a look that shows none stops there, as a reproduction's does
   const looked: Looked[] = await Promise.all(
-    pairs.map(([i, id]) => lookAgain(pairOf({ reverted: [String(i)], text: withouts.get(i)! }, id), [[0, 1]], { deterministic: ctx.deterministic, alpha, settled, futile: FUTILE })),
+    pairs.map(([i, id]) =>
+      lookAgain(pairOf({ reverted: [String(i)], text: withouts.get(i)! }, id), [[0, 1]], {
+        deterministic: ctx.deterministic,
+        alpha,
+        settled,
+        futile: FUTILE,
+      }),
+    ),
   );
-  const adjusted = adjustBlames(looked.flatMap((l) => (l.test ? [l.test] : [])), alpha);
+  const adjusted = adjustBlames(
+    looked.flatMap((l) => (l.test ? [l.test] : [])),
+    alpha,
+  );
   let next = 0;
   const verdicts = looked.map((l) => {
     const pAdjusted = l.test ? adjusted[next++]! : null;
@@ -150,7 +178,8 @@ export async function planSalvage(
     if (text !== null && fixed.length > 0) {
       await evaluateOn(text, fixedItems, `${o.dir}/${without(i)}`, `${o.label} (without edit ${i + 1})`);
       const h = skillHash(text);
-      for (const x of fixedItems) if (!majority(ctx.ledger.standard(keyOf(h, x.model), x.id, k))) entry.fixes.push(x.name);
+      for (const x of fixedItems)
+        if (!majority(ctx.ledger.standard(keyOf(h, x.model), x.id, k))) entry.fixes.push(x.name);
     }
     edits.push(entry);
   }

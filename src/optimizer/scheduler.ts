@@ -48,7 +48,13 @@ export function bankersRound(x: number, halfTolerance = 0): number {
  * The edit budget for 1-indexed `step` of `totalSteps`, between `max` and `min`.
  * `autonomous` → 999; T ≤ 1 → max; steps beyond T are clamped to T (budget stays at min).
  */
-export function scheduledBudget(kind: SchedulerKind, step: number, totalSteps: number, max: number, min: number): number {
+export function scheduledBudget(
+  kind: SchedulerKind,
+  step: number,
+  totalSteps: number,
+  max: number,
+  min: number,
+): number {
   if (kind === 'autonomous') return AUTONOMOUS_BUDGET;
   if (kind === 'constant' || totalSteps <= 1) return max;
   const s = Math.max(1, step);
@@ -83,7 +89,9 @@ export class EditBudgetScheduler {
 
   constructor(options: EditBudgetSchedulerOptions) {
     if (!(SCHEDULER_KINDS as readonly string[]).includes(options.kind)) {
-      throw new SkillOptError(`unknown lr scheduler "${String(options.kind)}" (expected one of ${SCHEDULER_KINDS.join(', ')})`);
+      throw new SkillOptError(
+        `unknown lr scheduler "${String(options.kind)}" (expected one of ${SCHEDULER_KINDS.join(', ')})`,
+      );
     }
     for (const key of ['totalSteps', 'max', 'min'] as const) {
       if (!Number.isInteger(options[key]) || options[key] < 0) {
@@ -114,7 +122,9 @@ export class EditBudgetScheduler {
 
   /** The budget planned for every step 1…totalSteps (what the run's records carry for the report's chart). */
   planned(): number[] {
-    return Array.from({ length: Math.min(this.totalSteps, 5000) }, (_, i) => scheduledBudget(this.kind, i + 1, this.totalSteps, this.max, this.min));
+    return Array.from({ length: Math.min(this.totalSteps, 5000) }, (_, i) =>
+      scheduledBudget(this.kind, i + 1, this.totalSteps, this.max, this.min),
+    );
   }
 
   /** The counter (number of `next()` calls so far), to persist for resume. */
@@ -124,7 +134,8 @@ export class EditBudgetScheduler {
 
   /** Restore a counter saved by `state()`. */
   restore(counter: number): void {
-    if (!Number.isInteger(counter) || counter < 0) throw new RangeError(`scheduler counter must be a non-negative integer, got ${counter}`);
+    if (!Number.isInteger(counter) || counter < 0)
+      throw new RangeError(`scheduler counter must be a non-negative integer, got ${counter}`);
     this.counter = counter;
   }
 }

@@ -57,8 +57,15 @@ export async function rankAndClip(o: {
 }): Promise<{ items: Item[]; ranked: boolean; fallback: boolean }> {
   if (o.k <= 0) return { items: [], ranked: false, fallback: false };
   if (o.items.length <= o.k) return { items: o.items, ranked: false, fallback: false };
-  const stage = o.stages ? o.stages('ranking', o.mode) : (`ranking${o.mode === 'rewrite_from_suggestions' ? stageSuffix(o.mode) : ''}` as StageName);
-  const user = OptimizerLLM.user(stage, [o.metaSection, skillSection(o.skill), budgetSection(o.k), jsonSection('edit_pool', pool(o.items))]);
+  const stage = o.stages
+    ? o.stages('ranking', o.mode)
+    : (`ranking${o.mode === 'rewrite_from_suggestions' ? stageSuffix(o.mode) : ''}` as StageName);
+  const user = OptimizerLLM.user(stage, [
+    o.metaSection,
+    skillSection(o.skill),
+    budgetSection(o.k),
+    jsonSection('edit_pool', pool(o.items)),
+  ]);
   const reply = (await o.llm.call(stage, user, { account: 'ranking' })) as { selected_indices?: unknown[] } | null;
   const picked = reply ? pickIndices(reply.selected_indices ?? [], o.items.length, o.k) : [];
   if (picked.length === 0) {

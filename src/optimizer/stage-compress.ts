@@ -32,7 +32,9 @@ export function compressTrigger(ctx: RunContext, stepInEpoch: number): CompressT
   const opt = ctx.cfg.optimizer;
   if (opt.compress !== 'on' || ctx.subject !== SKILL_SUBJECT) return null;
   const hash = skillHash(ctx.current);
-  const tried = ctx.store.readHistory().some((r) => r.compress?.skill_hash === hash || r.compress?.candidate_hash === hash);
+  const tried = ctx.store
+    .readHistory()
+    .some((r) => r.compress?.skill_hash === hash || r.compress?.candidate_hash === hash);
   if (tried) return null;
   if (skillTokens(ctx.current) > opt.compress_growth * skillTokens(ctx.o.initialSkill.text)) return 'growth';
   if (stepInEpoch === ctx.stepsPerEpoch - 1) return 'epoch_end';
@@ -55,13 +57,16 @@ export function trainEvidence(ctx: RunContext, step: number, current: readonly C
     const dir = stepDir(ctx.store.root, s);
     const batches = (() => {
       try {
-        return readdirSync(dir).filter((n) => /^batch_\d+$/.test(n)).sort((a, b) => Number(a.slice(6)) - Number(b.slice(6)));
+        return readdirSync(dir)
+          .filter((n) => /^batch_\d+$/.test(n))
+          .sort((a, b) => Number(a.slice(6)) - Number(b.slice(6)));
       } catch {
         return [];
       }
     })();
     const folder = first ? `/${first.label}` : '';
-    for (const b of ['', ...batches.map((n) => `/${n}`)]) for (const r of readResults(`${dir}${b}/rollout${folder}/results.jsonl`)) take(r);
+    for (const b of ['', ...batches.map((n) => `/${n}`)])
+      for (const r of readResults(`${dir}${b}/rollout${folder}/results.jsonl`)) take(r);
   }
   for (const r of current) take(r);
   return [...latest.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -74,15 +79,30 @@ export function trainEvidence(ctx: RunContext, step: number, current: readonly C
  */
 export async function compressStage(
   ctx: RunContext,
-  o: { step: number; stepInEpoch: number; dir: string; rel: (p: string) => string; train: readonly CaseRecord[]; record: StepRecordDraft; poolParent: string | null },
+  o: {
+    step: number;
+    stepInEpoch: number;
+    dir: string;
+    rel: (p: string) => string;
+    train: readonly CaseRecord[];
+    record: StepRecordDraft;
+    poolParent: string | null;
+  },
 ): Promise<CompressRecord | null> {
   const trigger = compressTrigger(ctx, o.stepInEpoch);
   if (!trigger) return null;
   const before = ctx.current;
   const evidence = trainEvidence(ctx, o.step, o.train);
   const reply = await cachedStage(ctx, o.rel('compress_result.json'), CompressReplySchema, async () => {
-    const trajectories = trimTrajectories(evidence.map((r) => toTrajectory(r)), ctx.cfg.gradient.trajectory_token_budget);
-    const user = OptimizerLLM.user('compress', [skillSection(before), tag('seed_skill', ctx.o.initialSkill.text), trajectoriesSection(trajectories)]);
+    const trajectories = trimTrajectories(
+      evidence.map((r) => toTrajectory(r)),
+      ctx.cfg.gradient.trajectory_token_budget,
+    );
+    const user = OptimizerLLM.user('compress', [
+      skillSection(before),
+      tag('seed_skill', ctx.o.initialSkill.text),
+      trajectoriesSection(trajectories),
+    ]);
     const r = await ctx.o.llm.call('compress', user, { account: 'compress' });
     return { edits: r?.edits ?? [], reasoning: r?.reasoning ?? '', train_items: trajectories.length };
   });
@@ -115,15 +135,27 @@ export async function compressStage(
   // the skill it was compressed from, beside the compressed one (quality scripts compare the two)
   ctx.store.writeText(o.rel('compress_source.md'), before);
   ctx.store.writeText(o.rel('compressed_skill.md'), candidate);
-  ctx.log(`  compress (${trigger}): ${applied.summary.applied} of ${reply.edits.length} edit(s) applied, ${size}; validating`);
+  ctx.log(
+    `  compress (${trigger}): ${applied.summary.applied} of ${reply.edits.length} edit(s) applied, ${size}; validating`,
+  );
   const g = await judge(ctx, candidate, `${o.dir}/compress_eval`, `step ${o.step} compress validation`, { ties: true });
   ctx.persistUsage();
-  Object.assign(rec, { action: g.action, candidate_hash: skillHash(candidate), gate_score: g.score, pass_rate: g.v.pass_rate, rule: g.rule } satisfies Partial<CompressRecord>);
+  Object.assign(rec, {
+    action: g.action,
+    candidate_hash: skillHash(candidate),
+    gate_score: g.score,
+    pass_rate: g.v.pass_rate,
+    rule: g.rule,
+  } satisfies Partial<CompressRecord>);
   if (isAccepted(g.action)) {
-    adopt(ctx, candidate, g.score, o.step, { origin: `step_${String(o.step).padStart(4, '0')}_compressed`, action: g.action });
+    adopt(ctx, candidate, g.score, o.step, {
+      origin: `step_${String(o.step).padStart(4, '0')}_compressed`,
+      action: g.action,
+    });
     rec.tokens_after = skillTokens(candidate);
     rec.chars_after = candidate.length;
-    if (o.poolParent !== null) o.record.compress_pool_id = admitCandidate(ctx, candidate, g.score, o.poolParent, o.step).id;
+    if (o.poolParent !== null)
+      o.record.compress_pool_id = admitCandidate(ctx, candidate, g.score, o.poolParent, o.step).id;
   }
   ctx.log(`  compress: val ${g.v.pass_rate.toFixed(3)} (${g.rule}) · ${g.action}`);
   return rec;

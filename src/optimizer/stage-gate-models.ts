@@ -27,7 +27,13 @@ function modelScores(ctx: RunContext, skill: string, v: ValidationScore | undefi
   });
 }
 
-export async function judgeModels(ctx: RunContext, candidate: string, dir: string, label: string, opts: { ties?: boolean } = {}): Promise<GateOutcome> {
+export async function judgeModels(
+  ctx: RunContext,
+  candidate: string,
+  dir: string,
+  label: string,
+  opts: { ties?: boolean } = {},
+): Promise<GateOutcome> {
   const ev = ctx.cfg.evaluation;
   const stats = (ctx.state.gate_stats ??= { candidates: 0, early_rejects: 0, saved_calls: 0, trial_calls: 0 });
   stats.candidates++;
@@ -37,12 +43,31 @@ export async function judgeModels(ctx: RunContext, candidate: string, dir: strin
   if (!ev.use_gate || ctx.gateTest === 'strict') {
     const { v, cached } = await validate(ctx, candidate, dir, label);
     const score = ctx.gateScore(candidate, v);
-    if (!ev.use_gate) return { action: 'force_accept', v, complete: true, score, cached, rule: 'evaluation.use_gate=false', race: null };
+    if (!ev.use_gate)
+      return {
+        action: 'force_accept',
+        v,
+        complete: true,
+        score,
+        cached,
+        rule: 'evaluation.use_gate=false',
+        race: null,
+      };
     const gain = objectiveGain(current, modelScores(ctx, candidate, v), ctx.objective);
     const pass = gain > 1e-9 || (opts.ties === true && gain >= -1e-9);
-    const per = ctx.models.map((m, i) => `${m.name} ${current[i]!.toFixed(3)} → ${ctx.gateScore(candidate, v.models![m.name]!).toFixed(3)}`).join(', ');
+    const per = ctx.models
+      .map((m, i) => `${m.name} ${current[i]!.toFixed(3)} → ${ctx.gateScore(candidate, v.models![m.name]!).toFixed(3)}`)
+      .join(', ');
     const rule = `objective (${ctx.objective}) ${gain > 1e-9 ? 'above' : Math.abs(gain) <= 1e-9 ? 'equal to' : 'below'} the current skill's${opts.ties && Math.abs(gain) <= 1e-9 ? ' (a tie passes)' : ''}: ${per}`;
-    return { action: pass ? acceptAction(score, ctx.topScore()) : 'reject', v, complete: true, score, cached, rule, race: null };
+    return {
+      action: pass ? acceptAction(score, ctx.topScore()) : 'reject',
+      v,
+      complete: true,
+      score,
+      cached,
+      rule,
+      race: null,
+    };
   }
 
   const k = ctx.cfg.env.trials;
@@ -91,15 +116,39 @@ export async function judgeModels(ctx: RunContext, candidate: string, dir: strin
         ctx.models.map(async (m) => {
           await evaluateItems(ctx, candidate, ids, join(dir, m.label), label, undefined, m);
           // the reference normally has every item already (it was validated completely)
-          await evaluateItems(ctx, ref.text, ids, join(`${dir}_reference`, m.label), `${label} (reference)`, undefined, m);
+          await evaluateItems(
+            ctx,
+            ref.text,
+            ids,
+            join(`${dir}_reference`, m.label),
+            `${label} (reference)`,
+            undefined,
+            m,
+          );
         }),
       );
     },
     resample: async (model, ids) => {
       const m = ctx.models.find((x) => x.name === model)!;
       const before = calls();
-      await evaluateItems(ctx, candidate, ids, join(`${dir}_trials`, 'candidate', m.label), `${label} (extra samples)`, extra, m);
-      await evaluateItems(ctx, ref.text, ids, join(`${dir}_trials`, 'reference', m.label), `${label} (extra samples, reference)`, extra, m);
+      await evaluateItems(
+        ctx,
+        candidate,
+        ids,
+        join(`${dir}_trials`, 'candidate', m.label),
+        `${label} (extra samples)`,
+        extra,
+        m,
+      );
+      await evaluateItems(
+        ctx,
+        ref.text,
+        ids,
+        join(`${dir}_trials`, 'reference', m.label),
+        `${label} (extra samples, reference)`,
+        extra,
+        m,
+      );
       trialCalls += calls() - before;
     },
   });
@@ -118,8 +167,19 @@ export async function judgeModels(ctx: RunContext, candidate: string, dir: strin
   if (result.evaluated < n) {
     stats.early_rejects++;
     const v = partialScore(ctx, candidate, order.slice(0, result.evaluated));
-    ctx.log(`  racing: stopped after ${result.evaluated} of ${n} val items on ${ctx.models.length} models (${result.rule}); ${report.saved_calls} calls saved`);
-    return { action: 'reject', v, complete: false, score: ctx.gateScore(candidate, v), cached: false, rule: result.rule, race: report, models: result.models };
+    ctx.log(
+      `  racing: stopped after ${result.evaluated} of ${n} val items on ${ctx.models.length} models (${result.rule}); ${report.saved_calls} calls saved`,
+    );
+    return {
+      action: 'reject',
+      v,
+      complete: false,
+      score: ctx.gateScore(candidate, v),
+      cached: false,
+      rule: result.rule,
+      race: report,
+      models: result.models,
+    };
   }
   const { v, cached } = await validate(ctx, candidate, dir, label);
   const score = ctx.gateScore(candidate, v);

@@ -5,7 +5,7 @@
  */
 import { skillHash } from '../skill/hash.ts';
 import { TOTAL_KEY } from '../model/index.ts';
-import { acceptAction, gateDecision, metricValue, type GateAction, } from './gate.ts';
+import { acceptAction, gateDecision, metricValue, type GateAction } from './gate.ts';
 import type { RunContext } from './context.ts';
 import { race, raceOrder } from './racing.ts';
 import { evaluateItems, gateReference, partialScore, setGateReference, validate } from './validation.ts';
@@ -22,7 +22,13 @@ const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.lengt
  * `ties`: the strict gate accepts a candidate that scores the same as the current skill (a compression, which
  * only has to lose nothing; the paired gate accepts a tie anyway).
  */
-export async function judge(ctx: RunContext, candidate: string, dir: string, label: string, opts: { ties?: boolean } = {}): Promise<GateOutcome> {
+export async function judge(
+  ctx: RunContext,
+  candidate: string,
+  dir: string,
+  label: string,
+  opts: { ties?: boolean } = {},
+): Promise<GateOutcome> {
   if (ctx.multi) return judgeModels(ctx, candidate, dir, label, opts);
   const ev = ctx.cfg.evaluation;
   const stats = (ctx.state.gate_stats ??= { candidates: 0, early_rejects: 0, saved_calls: 0, trial_calls: 0 });
@@ -32,13 +38,19 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
     const score = ctx.gateScore(candidate, v);
     return { action: decide(score), v, complete: true, score, cached, rule: rule(score), race: null };
   };
-  if (!ev.use_gate) return full(() => 'force_accept', () => 'evaluation.use_gate=false');
+  if (!ev.use_gate)
+    return full(
+      () => 'force_accept',
+      () => 'evaluation.use_gate=false',
+    );
   const strict = ctx.gateTest === 'strict';
   const current = ctx.state.current_score;
   // a tie within the rounding of a suite summary's means
   const tie = (score: number) => opts.ties === true && score >= current - 1e-9;
-  const strictDecide = (score: number) => (tie(score) ? acceptAction(score, ctx.topScore()) : gateDecision(score, current, ctx.topScore(), true));
-  const strictRule = (score: number) => `gate score ${score.toFixed(3)} ${score > current ? '>' : tie(score) ? '=' : '≤'} current ${current.toFixed(3)}${tie(score) ? ' (a tie passes)' : ''}`;
+  const strictDecide = (score: number) =>
+    tie(score) ? acceptAction(score, ctx.topScore()) : gateDecision(score, current, ctx.topScore(), true);
+  const strictRule = (score: number) =>
+    `gate score ${score.toFixed(3)} ${score > current ? '>' : tie(score) ? '=' : '≤'} current ${current.toFixed(3)}${tie(score) ? ' (a tie passes)' : ''}`;
   const hash = skillHash(candidate);
   const hit = ctx.state.selection_cache[hash];
   // strict: a candidate validated before is decided on its cached score; without racing, on its full score
@@ -106,12 +118,23 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
   if (result.evaluated < n) {
     stats.early_rejects++;
     const v = partialScore(ctx, candidate, order.slice(0, result.evaluated));
-    ctx.log(`  racing: stopped after ${result.evaluated} of ${n} val items (${result.rule}); ${report.saved_calls} calls saved`);
-    return { action: 'reject', v, complete: false, score: ctx.gateScore(candidate, v), cached: false, rule: result.rule, race: report };
+    ctx.log(
+      `  racing: stopped after ${result.evaluated} of ${n} val items (${result.rule}); ${report.saved_calls} calls saved`,
+    );
+    return {
+      action: 'reject',
+      v,
+      complete: false,
+      score: ctx.gateScore(candidate, v),
+      cached: false,
+      rule: result.rule,
+      race: report,
+    };
   }
   const { v, cached } = await validate(ctx, candidate, dir, label);
   const score = ctx.gateScore(candidate, v);
-  if (strict) return { action: strictDecide(score), v, complete: true, score, cached, rule: strictRule(score), race: report };
+  if (strict)
+    return { action: strictDecide(score), v, complete: true, score, cached, rule: strictRule(score), race: report };
   const action = result.verdict === 'accept' ? acceptAction(score, ctx.topScore()) : 'reject';
   return { action, v, complete: true, score, cached, rule: result.rule, race: report };
 }
@@ -120,11 +143,18 @@ export async function judge(ctx: RunContext, candidate: string, dir: string, lab
  * Make an accepted candidate the current skill (and the best when its score beats the best so far).
  * `ungated` logs a change made without the gate (`evaluation.use_gate: false`).
  */
-export function adopt(ctx: RunContext, candidate: string, score: number, step: number, o: { origin: string; ungated?: { epoch: number; detail: string }; action?: string }): void {
+export function adopt(
+  ctx: RunContext,
+  candidate: string,
+  score: number,
+  step: number,
+  o: { origin: string; ungated?: { epoch: number; detail: string }; action?: string },
+): void {
   ctx.current = candidate;
   ctx.state.current_score = score;
   ctx.state.current_origin = o.origin;
   setGateReference(ctx, candidate);
-  if (o.ungated) ctx.state.ungated_changes.push({ step, epoch: o.ungated.epoch, kind: 'use_gate_false', detail: o.ungated.detail });
+  if (o.ungated)
+    ctx.state.ungated_changes.push({ step, epoch: o.ungated.epoch, kind: 'use_gate_false', detail: o.ungated.detail });
   ctx.promoteIfBetter(candidate, score, step, o.action === 'accept_new_best');
 }

@@ -13,7 +13,13 @@ import { update } from './update.ts';
 import type { StepDigest } from './step-buffer.ts';
 import { screenEdits } from './stage-guard.ts';
 import type { CaseRecord } from '../types.ts';
-import { LrDecisionSchema, MergedPatchSchema, RankedItemsSchema, RewriteResultSchema, type StepRecordDraft } from '../runfiles/index.ts';
+import {
+  LrDecisionSchema,
+  MergedPatchSchema,
+  RankedItemsSchema,
+  RewriteResultSchema,
+  type StepRecordDraft,
+} from '../runfiles/index.ts';
 
 export type Proposal =
   | { kind: 'candidate'; candidate: string; ranked: Item[] }
@@ -46,19 +52,38 @@ export async function propose(
   const grad = ctx.cfg.gradient;
   const view = ctx.subject.view(o.parent);
   const stages = ctx.subject.stages ? { stages: ctx.subject.stages } : {};
-  const lap = (name: string, since: number) => (o.timing[`${name}_s`] = Math.round((performance.now() - since) / 10) / 100);
+  const lap = (name: string, since: number) =>
+    (o.timing[`${name}_s`] = Math.round((performance.now() - since) / 10) / 100);
   const warn = (l: string) => ctx.warn(o.step, l);
 
   // ③ aggregate
   let t = performance.now();
   const merged = await cachedStage(ctx, o.rel('merged_patch.json'), MergedPatchSchema, async () => {
-    const m = await aggregate({ failure: o.failure, success: o.success, skill: view, llm: ctx.o.llm, mode: ctx.mode, mergeBatchSize: grad.merge_batch_size, workers: grad.analyst_workers, metaSection: o.meta, warn, ...stages });
+    const m = await aggregate({
+      failure: o.failure,
+      success: o.success,
+      skill: view,
+      llm: ctx.o.llm,
+      mode: ctx.mode,
+      mergeBatchSize: grad.merge_batch_size,
+      workers: grad.analyst_workers,
+      metaSection: o.meta,
+      warn,
+      ...stages,
+    });
     return { items: m.items, n_failure_items: m.failureItems, n_success_items: m.successItems };
   });
   lap('aggregate', t);
   ctx.persistUsage();
   o.record.n_edits_merged = merged.items.length;
-  const items = screenEdits(ctx, { items: merged.items, skill: view, train: o.train, step: o.step, record: o.record, digest: o.digest });
+  const items = screenEdits(ctx, {
+    items: merged.items,
+    skill: view,
+    train: o.train,
+    step: o.step,
+    record: o.record,
+    digest: o.digest,
+  });
   if (items.length === 0) return { kind: 'skip_overfit' };
 
   // ④ select / clip
@@ -80,10 +105,17 @@ export async function propose(
   }
   const ranked = fullRewrite
     ? { items, ranked: false, fallback: false }
-    : await cachedStage(ctx, o.rel('ranked_edits.json'), RankedItemsSchema, () => rankAndClip({ items, k, skill: view, llm: ctx.o.llm, mode: ctx.mode, metaSection: o.meta, warn, ...stages }));
+    : await cachedStage(ctx, o.rel('ranked_edits.json'), RankedItemsSchema, () =>
+        rankAndClip({ items, k, skill: view, llm: ctx.o.llm, mode: ctx.mode, metaSection: o.meta, warn, ...stages }),
+      );
   lap('select', t);
   ctx.persistUsage();
-  Object.assign(o.record, { n_edits_ranked: ranked.items.length, edit_budget: k, support_counts: ranked.items.map(support), ...(decision ? { lr_decision: decision } : {}) } satisfies Partial<StepRecordDraft>);
+  Object.assign(o.record, {
+    n_edits_ranked: ranked.items.length,
+    edit_budget: k,
+    support_counts: ranked.items.map(support),
+    ...(decision ? { lr_decision: decision } : {}),
+  } satisfies Partial<StepRecordDraft>);
 
   // ⑤ update
   t = performance.now();
@@ -95,12 +127,17 @@ export async function propose(
     o.record.edit_apply_summary = upd.apply.summary;
     const unmatched = unmatchedEdits(upd.apply.report);
     if (unmatched.length) {
-      o.digest.unmatched_edits = unmatched.map((u) => `${u.op} target="${u.target.slice(0, 100)}" (${u.status}${u.reason ? `: ${u.reason}` : ''})`);
-      ctx.log(`  ${unmatched.length} edit(s) not applied (${unmatched.map((u) => u.status).join(', ')}); reported to the next step`);
+      o.digest.unmatched_edits = unmatched.map(
+        (u) => `${u.op} target="${u.target.slice(0, 100)}" (${u.status}${u.reason ? `: ${u.reason}` : ''})`,
+      );
+      ctx.log(
+        `  ${unmatched.length} edit(s) not applied (${unmatched.map((u) => u.status).join(', ')}); reported to the next step`,
+      );
     }
   }
   if (upd.changeSummary) o.record.rewrite_change_summary = upd.changeSummary;
-  if (upd.protectedRestored) ctx.warn(o.step, 'the rewrite changed a protected region; the original region was restored byte for byte');
+  if (upd.protectedRestored)
+    ctx.warn(o.step, 'the rewrite changed a protected region; the original region was restored byte for byte');
   const composed = upd.empty ? null : ctx.subject.compose(o.parent, upd.candidate);
   if (upd.empty || !composed) return { kind: 'skip_no_rewrite' };
   // description optimization: a candidate beyond the format's limits is never evaluated
@@ -113,11 +150,20 @@ export async function propose(
  * optimizer rewrites it): the model's rewrite is kept (rewrite_result.json / full_rewrite_result.json,
  * upstream names) and reused when the step is resumed, so a resumed step gets the same candidate.
  */
-export async function applyEdits(ctx: RunContext, o: { view: string; items: Item[]; stepBuffer: string | null; rel: (p: string) => string }) {
-  const doUpdate = () => update({ mode: ctx.mode, skill: o.view, items: o.items, llm: ctx.o.llm, stepBuffer: o.stepBuffer });
+export async function applyEdits(
+  ctx: RunContext,
+  o: { view: string; items: Item[]; stepBuffer: string | null; rel: (p: string) => string },
+) {
+  const doUpdate = () =>
+    update({ mode: ctx.mode, skill: o.view, items: o.items, llm: ctx.o.llm, stepBuffer: o.stepBuffer });
   return ctx.mode === 'patch'
     ? await doUpdate()
-    : await cachedStage(ctx, o.rel(ctx.mode === 'rewrite_from_suggestions' ? 'rewrite_result.json' : 'full_rewrite_result.json'), RewriteResultSchema, doUpdate);
+    : await cachedStage(
+        ctx,
+        o.rel(ctx.mode === 'rewrite_from_suggestions' ? 'rewrite_result.json' : 'full_rewrite_result.json'),
+        RewriteResultSchema,
+        doUpdate,
+      );
 }
 
 /** The edits of a candidate that was not adopted, for the step buffer. */

@@ -46,7 +46,17 @@ export async function rolloutAndReflect(
   const opt = ctx.cfg.optimizer;
   const grad = ctx.cfg.gradient;
   const accum = ctx.cfg.train.accumulation;
-  const out: Reflection = { failure: [], success: [], notes: [], patterns: [], batchRows: [], records: [], lost: [], rollout_s: 0, reflect_s: 0 };
+  const out: Reflection = {
+    failure: [],
+    success: [],
+    notes: [],
+    patterns: [],
+    batchRows: [],
+    records: [],
+    lost: [],
+    rollout_s: 0,
+    reflect_s: 0,
+  };
   let tRoll = 0;
   let tReflect = 0;
   // what the stages see and edit: the whole skill, or (description optimization) one field of it
@@ -60,13 +70,19 @@ export async function rolloutAndReflect(
     const where = accum === 1 ? label : `${label} ${a}`;
     const rollout = await batchRollout(ctx, o.parent, batch.items, `${bdir}/rollout`, label);
     ctx.persistUsage();
-    out.lost.push(...rollout.perModel.flatMap(([name, records]) => ctx.loseTrainCases(ctx.multi ? `${where} on ${name}` : where, records)));
+    out.lost.push(
+      ...rollout.perModel.flatMap(([name, records]) =>
+        ctx.loseTrainCases(ctx.multi ? `${where} on ${name}` : where, records),
+      ),
+    );
     tRoll += performance.now() - t;
     out.records.push(...rollout.records);
     t = performance.now();
     const r = await reflect({
       records: ctx.subject.reflectable(rollout.reflected),
-      ...(rollout.labels ? { labels: rollout.labels, modelsSuffix: `\n\n${ctx.o.prompts.get('analyst_models').text}` } : {}),
+      ...(rollout.labels
+        ? { labels: rollout.labels, modelsSuffix: `\n\n${ctx.o.prompts.get('analyst_models').text}` }
+        : {}),
       skill: view,
       llm: ctx.o.llm,
       patchesDir: `${bdir}/patches`,
@@ -97,7 +113,9 @@ export async function rolloutAndReflect(
       n_envs: rollout.records.length,
       hard: rollout.summary.mean_hard,
       soft: rollout.summary.mean_soft,
-      ...(ctx.multi ? { models: Object.fromEntries(rollout.perModel.map(([name, records]) => [name, modelRow(records)])) } : {}),
+      ...(ctx.multi
+        ? { models: Object.fromEntries(rollout.perModel.map(([name, records]) => [name, modelRow(records)])) }
+        : {}),
       n_failure_patches: r.failure.length,
       n_success_patches: r.success.length,
       reused_cases: rollout.reused,
@@ -122,18 +140,40 @@ interface BatchRollout {
   labels: Map<CaseRecord, ModelLabels> | null;
 }
 
-async function batchRollout(ctx: RunContext, skill: string, ids: string[], dir: string, label: string): Promise<BatchRollout> {
+async function batchRollout(
+  ctx: RunContext,
+  skill: string,
+  ids: string[],
+  dir: string,
+  label: string,
+): Promise<BatchRollout> {
   if (!ctx.multi) {
     const r = await ctx.o.rollouts.run(skill, ids, dir, label, TRAIN_ROLLOUT);
-    return { records: r.records, summary: r.summary, reused: r.reused, perModel: [['target', r.records]], reflected: r.records, labels: null };
+    return {
+      records: r.records,
+      summary: r.summary,
+      reused: r.reused,
+      perModel: [['target', r.records]],
+      reflected: r.records,
+      labels: null,
+    };
   }
   const calls = ctx.models.length * ids.length * ctx.cfg.env.trials;
   ctx.o.budget?.ensure(`the ${label} rollout on ${ctx.models.length} models (${calls} calls)`, calls);
-  const outs = await Promise.all(ctx.models.map((m) => m.rollouts.run(skill, ids, join(dir, m.label), `${label} on ${m.name}`, TRAIN_ROLLOUT)));
+  const outs = await Promise.all(
+    ctx.models.map((m) => m.rollouts.run(skill, ids, join(dir, m.label), `${label} on ${m.name}`, TRAIN_ROLLOUT)),
+  );
   const perModel = ctx.models.map((m, i) => [m.name, outs[i]!.records] as const);
   const records = perModel.flatMap(([, r]) => r);
   const { records: reflected, labels } = labelledRecords(perModel);
-  return { records, summary: suiteSummary(records, ctx.cfg.model.currency), reused: outs.reduce((a, o) => a + o.reused, 0), perModel, reflected, labels };
+  return {
+    records,
+    summary: suiteSummary(records, ctx.cfg.model.currency),
+    reused: outs.reduce((a, o) => a + o.reused, 0),
+    perModel,
+    reflected,
+    labels,
+  };
 }
 
 /** One model's figures of a train batch (the step record's `accumulation_batches[].models`). */

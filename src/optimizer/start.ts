@@ -21,7 +21,10 @@ export async function start(ctx: RunContext): Promise<void> {
   // the run goes on from everything it recorded, as it did then.
   const legacy = resumed !== null && resumed.commits === undefined;
   const committed = legacy ? sent : (resumed?.token_summary ?? {});
-  ctx.kept = new KeptCosts(store, o.accounting, legacy ? Number.POSITIVE_INFINITY : (resumed?.commits ?? 0), commits, { sent, committed });
+  ctx.kept = new KeptCosts(store, o.accounting, legacy ? Number.POSITIVE_INFINITY : (resumed?.commits ?? 0), commits, {
+    sent,
+    committed,
+  });
   o.rollouts.kept = ctx.kept;
   for (const m of [...ctx.models, ...(o.transfer ?? [])]) m.rollouts.kept = ctx.kept;
   o.budget?.countFrom(() => ctx.kept.sent());
@@ -33,11 +36,18 @@ export async function start(ctx: RunContext): Promise<void> {
     // The usage of what the state kept; what the interrupted process kept after its last commit is
     // counted as the stages reuse it (kept-cost.ts).
     o.accounting.merge(committed);
-    ctx.log(`resuming after step ${resumed.last_completed_step} (current ${resumed.current_score.toFixed(3)}, best ${resumed.best_score.toFixed(3)})`);
+    ctx.log(
+      `resuming after step ${resumed.last_completed_step} (current ${resumed.current_score.toFixed(3)}, best ${resumed.best_score.toFixed(3)})`,
+    );
     if (resumed.optimizer_replies) o.llm.replies = { ...resumed.optimizer_replies };
     // A budget, infrastructure or unusable-optimizer stop is what a rerun is for (raised budget, endpoint
     // back, optimizer fixed): go on. The budget counts the earlier runs' calls too (what they sent, kept or not).
-    if (resumed.stopped && (resumed.stopped.reason === 'budget' || resumed.stopped.reason === 'infrastructure' || resumed.stopped.reason === 'optimizer_unusable')) {
+    if (
+      resumed.stopped &&
+      (resumed.stopped.reason === 'budget' ||
+        resumed.stopped.reason === 'infrastructure' ||
+        resumed.stopped.reason === 'optimizer_unusable')
+    ) {
       ctx.log(`the previous run stopped (${resumed.stopped.reason}: ${resumed.stopped.detail}); continuing`);
       ctx.state.stopped = null;
     }
@@ -50,11 +60,13 @@ export async function start(ctx: RunContext): Promise<void> {
     // A run stopped during its baseline validation (endpoint down) has no baseline yet.
     if (resumed.baseline === null) await validateBaseline(ctx);
     // a run of a version that kept no candidates: its best skill is the one it has
-    else if (resumed.best_candidates === undefined) ctx.recordCandidate(ctx.best, resumed.best_score, resumed.best_step, resumed.best_origin);
+    else if (resumed.best_candidates === undefined)
+      ctx.recordCandidate(ctx.best, resumed.best_score, resumed.best_step, resumed.best_origin);
     return;
   }
   ctx.current = o.initialSkill.text;
-  if (ctx.cfg.optimizer.use_skill_aware_reflection && ctx.subject.epochStages) ctx.current = ensureAppendix(ctx.current);
+  if (ctx.cfg.optimizer.use_skill_aware_reflection && ctx.subject.epochStages)
+    ctx.current = ensureAppendix(ctx.current);
   ctx.best = ctx.current;
   ctx.state = {
     last_completed_step: 0,
@@ -95,13 +107,19 @@ async function validateBaseline(ctx: RunContext): Promise<void> {
       ? `baseline: val trigger F1 of '${ctx.subject.skillName}' ${v.pass_rate.toFixed(3)}`
       : `baseline: val pass rate ${v.pass_rate.toFixed(3)} (hard ${v.hard.toFixed(3)}, soft ${v.soft.toFixed(3)})`,
   );
-  ctx.log(estimateLine(baselineCostPerCase(ctx), {
-    steps: ctx.totalSteps,
-    batch: Math.min(ctx.cfg.train.batch_size, ctx.trainIds.length) * ctx.cfg.train.accumulation,
-    val: ctx.valIds.length,
-    test: ctx.testIds.length,
-    trials: ctx.cfg.env.trials,
-  }, ctx.cfg.model.currency));
+  ctx.log(
+    estimateLine(
+      baselineCostPerCase(ctx),
+      {
+        steps: ctx.totalSteps,
+        batch: Math.min(ctx.cfg.train.batch_size, ctx.trainIds.length) * ctx.cfg.train.accumulation,
+        val: ctx.valIds.length,
+        test: ctx.testIds.length,
+        trials: ctx.cfg.env.trials,
+      },
+      ctx.cfg.model.currency,
+    ),
+  );
 }
 
 /** What a case of the baseline validation cost (its summary's cost per 1,000 cases), null when unpriced. */

@@ -24,7 +24,13 @@ import { jsonSection, tag } from '../protocol/prompt.ts';
 import type { StageName } from '../protocol/schemas.ts';
 
 /** The stages of a step whose name a subject may change. */
-export type StepStage = 'analyst_error' | 'analyst_success' | 'merge_failure' | 'merge_success' | 'merge_final' | 'ranking';
+export type StepStage =
+  | 'analyst_error'
+  | 'analyst_success'
+  | 'merge_failure'
+  | 'merge_success'
+  | 'merge_final'
+  | 'ranking';
 
 export interface OptimizationSubject {
   readonly kind: 'skill' | 'description';
@@ -55,7 +61,13 @@ export const SKILL_SUBJECT: OptimizationSubject = {
   compose: (_doc, view) => ({ doc: view }),
   context: () => [],
   reflectable: (records) => records,
-  score: (s) => ({ hard: s.mean_hard ?? 0, soft: s.mean_soft ?? 0, pass_rate: s.pass_rate ?? 0, n: s.n, errored: s.errored }),
+  score: (s) => ({
+    hard: s.mean_hard ?? 0,
+    soft: s.mean_soft ?? 0,
+    pass_rate: s.pass_rate ?? 0,
+    n: s.n,
+    errored: s.errored,
+  }),
   epochStages: true,
 };
 
@@ -70,7 +82,9 @@ export function normalizeDescription(view: string): string {
  */
 export function descriptionSubject(trigger: TriggerManifest, seedPath: string): OptimizationSubject {
   const name = trigger.optimize;
-  const others = trigger.skills.filter((s) => s.name !== name).map((s) => ({ name: s.name, description: s.description }));
+  const others = trigger.skills
+    .filter((s) => s.name !== name)
+    .map((s) => ({ name: s.name, description: s.description }));
   return {
     kind: 'description',
     skillName: name,
@@ -93,7 +107,8 @@ export function descriptionSubject(trigger: TriggerManifest, seedPath: string): 
       jsonSection('other_skills', others),
     ],
     // the cases that concern the skill: prompts that expect it, and prompts on which it was loaded
-    reflectable: (records) => records.filter((r) => r.trigger && (r.trigger.expected === name || r.trigger.loaded === name)),
+    reflectable: (records) =>
+      records.filter((r) => r.trigger && (r.trigger.expected === name || r.trigger.loaded === name)),
     score(summary, records) {
       const f1 = triggerF1(records, name);
       return { hard: f1, soft: f1, pass_rate: f1, n: summary.n, errored: summary.errored };

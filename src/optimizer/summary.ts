@@ -13,7 +13,11 @@ import { optimizeRunCost, runRows } from './run-cost.ts';
 import { skillTokens } from '../cost/run-cost.ts';
 import { modelReports } from './model-report.ts';
 
-export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<string, number>): Record<string, unknown> {
+export function buildSummary(
+  ctx: RunContext,
+  t: FinishResult,
+  derived: Record<string, number>,
+): Record<string, unknown> {
   const { state, cfg, subject } = ctx;
   const history = ctx.store.readHistory();
   const count = (f: (a: string) => boolean) => history.filter((h) => f(h.action)).length;
@@ -53,7 +57,7 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
       correction: 'interval',
       detail:
         `best_selection_pass_rate is the best skill's score on the val items it was selected on, among ${stats.candidates} validated candidate(s): ` +
-        'biased upward (winner\'s curse); best_selection_pass_rate_ci is its 95% interval, and test_pass_rate (held-out items) is the unbiased estimate',
+        "biased upward (winner's curse); best_selection_pass_rate_ci is its 95% interval, and test_pass_rate (held-out items) is the unbiased estimate",
     },
     final_selection_hard: t.finalSelection?.hard ?? null,
     final_selection_soft: t.finalSelection?.soft ?? null,
@@ -104,9 +108,17 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
     skill_chars: { initial: ctx.o.initialSkill.text.length, best: ctx.best.length, final: ctx.current.length },
     // the documented estimate ceil(chars / 4): the best skill's (the skill the run is about), and each skill's
     skill_tokens: skillTokens(ctx.best),
-    skill_tokens_by_skill: { initial: skillTokens(ctx.o.initialSkill.text), best: skillTokens(ctx.best), final: skillTokens(ctx.current) },
+    skill_tokens_by_skill: {
+      initial: skillTokens(ctx.o.initialSkill.text),
+      best: skillTokens(ctx.best),
+      final: skillTokens(ctx.current),
+    },
     best_selection: ctx.bestSelection(),
-    cost: optimizeRunCost(runRows(ctx.store.root), tokens, ctx.o.prices ? { ...cfg.model, pricing: ctx.o.prices.pricing, targets: ctx.o.prices.targets } : cfg.model),
+    cost: optimizeRunCost(
+      runRows(ctx.store.root),
+      tokens,
+      ctx.o.prices ? { ...cfg.model, pricing: ctx.o.prices.pricing, targets: ctx.o.prices.targets } : cfg.model,
+    ),
     candidate_selection: cfg.optimizer.candidate_selection,
     ...(isPareto(ctx) ? { pareto: poolOf(ctx).summary() } : {}),
     overfit_guard: {
@@ -130,7 +142,10 @@ export function buildSummary(ctx: RunContext, t: FinishResult, derived: Record<s
           test_f1: t.best?.f1 ?? null,
           final_test_f1: t.final?.f1 ?? null,
           test_delta_f1: t.best?.f1 !== undefined && t.baseline?.f1 !== undefined ? t.best.f1 - t.baseline.f1 : null,
-          description_chars: { initial: subject.view(ctx.o.initialSkill.text).length, best: subject.view(ctx.best).length },
+          description_chars: {
+            initial: subject.view(ctx.o.initialSkill.text).length,
+            best: subject.view(ctx.best).length,
+          },
         }
       : {}),
   };

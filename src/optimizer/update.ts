@@ -31,7 +31,10 @@ export function enforceProtected(original: string, rewritten: string): { skill: 
   const kept = regions.every((r) => rewritten.includes(r)) && regionTexts(rewritten).length === regions.length;
   if (kept && (!headed || rewritten.startsWith(regions[0]!))) return { skill: rewritten, restored: false };
   // a SKILL.md's frontmatter heads the document; the other regions close it
-  const head = spans.filter((s) => s.kind === 'frontmatter').map((s) => original.slice(s.start, s.end)).join('');
+  const head = spans
+    .filter((s) => s.kind === 'frontmatter')
+    .map((s) => original.slice(s.start, s.end))
+    .join('');
   const tail = spans.filter((s) => s.kind !== 'frontmatter').map((s) => original.slice(s.start, s.end));
   const body = stripProtected(rewritten).trimEnd();
   return { skill: head + [body, ...tail].join('\n\n') + '\n', restored: true };
@@ -54,7 +57,11 @@ export async function update(o: {
     const { skill, restored } = enforceProtected(o.skill, ensureNewline(first.new_skill));
     return { candidate: skill, changeSummary: first.change_summary, protectedRestored: restored, empty: false };
   }
-  const user = OptimizerLLM.user('rewrite_skill', [skillSection(o.skill), jsonSection('suggestions', o.items), o.stepBuffer]);
+  const user = OptimizerLLM.user('rewrite_skill', [
+    skillSection(o.skill),
+    jsonSection('suggestions', o.items),
+    o.stepBuffer,
+  ]);
   const reply = await o.llm.call('rewrite_skill', user, { account: 'rewrite' });
   if (!reply) return { candidate: o.skill, protectedRestored: false, empty: true };
   const { skill, restored } = enforceProtected(o.skill, ensureNewline(reply.new_skill));

@@ -44,7 +44,14 @@ export class ValLedger {
       const t = r.trial ?? null;
       const list = (items[r.id] ??= []);
       if (list.some((s) => s.t === t)) continue;
-      list.push({ t, hard: r.hard, soft: r.soft, pass: r.pass, tokens: rowTokens({ usage: r.usage }), cost: r.usage.cost ?? null });
+      list.push({
+        t,
+        hard: r.hard,
+        soft: r.soft,
+        pass: r.pass,
+        tokens: rowTokens({ usage: r.usage }),
+        cost: r.usage.cost ?? null,
+      });
       list.sort((a, b) => (a.t ?? -1) - (b.t ?? -1));
     }
   }
@@ -81,7 +88,11 @@ export class ValLedger {
       else without++;
       if (c.length) costs.push(mean(c));
     }
-    return { mean_tokens: tokens.length ? mean(tokens) : null, mean_cost: costs.length ? mean(costs) : null, cases_without_usage: without };
+    return {
+      mean_tokens: tokens.length ? mean(tokens) : null,
+      mean_cost: costs.length ? mean(costs) : null,
+      cases_without_usage: without,
+    };
   }
 
   /** The samples of two skills on an item whose indices both have. */

@@ -17,7 +17,12 @@ import type { ValSample } from './val-ledger.ts';
  * training models: on every model at once, each in `<dir>/<model label>`; the score is the objective's,
  * with each model's in `models` (models.ts).
  */
-export async function validate(ctx: RunContext, skill: string, dir: string, label: string): Promise<{ v: ValidationScore; cached: boolean }> {
+export async function validate(
+  ctx: RunContext,
+  skill: string,
+  dir: string,
+  label: string,
+): Promise<{ v: ValidationScore; cached: boolean }> {
   if (ctx.multi) return validateModels(ctx, skill, dir, label);
   const hash = skillHash(skill);
   const maxErrored = ctx.cfg.evaluation.max_errored;
@@ -37,7 +42,12 @@ function keyOf(skill: string, model: TrainingModel | undefined): string {
   return model ? modelKey(hash, model.name) : hash;
 }
 
-async function validateModels(ctx: RunContext, skill: string, dir: string, label: string): Promise<{ v: ValidationScore; cached: boolean }> {
+async function validateModels(
+  ctx: RunContext,
+  skill: string,
+  dir: string,
+  label: string,
+): Promise<{ v: ValidationScore; cached: boolean }> {
   const hash = skillHash(skill);
   const maxErrored = ctx.cfg.evaluation.max_errored;
   const hit = ctx.state.selection_cache[hash];
@@ -47,7 +57,10 @@ async function validateModels(ctx: RunContext, skill: string, dir: string, label
   };
   if (ctx.models.every((m) => usable(m.name))) return { v: hit!, cached: true };
   const missing = ctx.models.filter((m) => !usable(m.name));
-  ctx.o.budget?.ensure(`the ${label} on ${missing.length} model(s) (${missing.length * ctx.valIds.length * ctx.cfg.env.trials} calls at most)`, missing.length * ctx.valIds.length * ctx.cfg.env.trials);
+  ctx.o.budget?.ensure(
+    `the ${label} on ${missing.length} model(s) (${missing.length * ctx.valIds.length * ctx.cfg.env.trials} calls at most)`,
+    missing.length * ctx.valIds.length * ctx.cfg.env.trials,
+  );
   const per = await Promise.all(
     ctx.models.map(async (m): Promise<readonly [string, ValidationScore]> => {
       const have = usable(m.name);
@@ -67,7 +80,15 @@ async function validateModels(ctx: RunContext, skill: string, dir: string, label
  * trial indices `samples`. Items the ledger already has are not run again. Returns the records of the
  * rollout (empty when nothing ran). `model`: on that training model (its rollouts; `dir` is its folder).
  */
-export async function evaluateItems(ctx: RunContext, skill: string, ids: string[], dir: string, label: string, samples?: number[], model?: TrainingModel): Promise<CaseRecord[]> {
+export async function evaluateItems(
+  ctx: RunContext,
+  skill: string,
+  ids: string[],
+  dir: string,
+  label: string,
+  samples?: number[],
+  model?: TrainingModel,
+): Promise<CaseRecord[]> {
   const hash = keyOf(skill, model);
   const rollouts = model ? model.rollouts : ctx.o.rollouts;
   const k = ctx.cfg.env.trials;
@@ -80,7 +101,11 @@ export async function evaluateItems(ctx: RunContext, skill: string, ids: string[
   rollouts.claimKept(skill, ids.filter(has), dir, samples);
   if (missing.length === 0) return [];
   // what this folder already holds (a resumed step) is reused by the rollout; the complete validation writes summary.json
-  const out = await rollouts.run(skill, missing, dir, model ? `${label} on ${model.name}` : label, { maxErrored: ctx.cfg.evaluation.max_errored, writeSummary: false, ...(samples ? { samples } : {}) });
+  const out = await rollouts.run(skill, missing, dir, model ? `${label} on ${model.name}` : label, {
+    maxErrored: ctx.cfg.evaluation.max_errored,
+    writeSummary: false,
+    ...(samples ? { samples } : {}),
+  });
   record(ctx, hash, out.records);
   return out.records;
 }
@@ -89,12 +114,23 @@ export async function evaluateItems(ctx: RunContext, skill: string, ids: string[
  * The score of a partial evaluation from the ledger's standard samples (racing stopped early); several
  * training models: the objective's over each model's.
  */
-export function partialScore(ctx: RunContext, skill: string, ids: readonly string[], model?: TrainingModel): ValidationScore {
-  if (ctx.multi && !model) return combineScores(ctx.models.map((m) => [m.name, partialScore(ctx, skill, ids, m)] as const), ctx.objective, (x) => ctx.metric(x));
+export function partialScore(
+  ctx: RunContext,
+  skill: string,
+  ids: readonly string[],
+  model?: TrainingModel,
+): ValidationScore {
+  if (ctx.multi && !model)
+    return combineScores(
+      ctx.models.map((m) => [m.name, partialScore(ctx, skill, ids, m)] as const),
+      ctx.objective,
+      (x) => ctx.metric(x),
+    );
   const hash = keyOf(skill, model);
   const k = ctx.cfg.env.trials;
   const items = ids.map((id) => ctx.ledger.standard(hash, id, k)).filter((s) => s.length > 0);
-  const mean = (f: (s: (typeof items)[number]) => number) => (items.length ? items.reduce((a, s) => a + f(s), 0) / items.length : 0);
+  const mean = (f: (s: (typeof items)[number]) => number) =>
+    items.length ? items.reduce((a, s) => a + f(s), 0) / items.length : 0;
   const avg = (s: ValSample[], f: (x: ValSample) => number) => s.reduce((a, x) => a + f(x), 0) / s.length;
   return {
     hard: mean((s) => avg(s, (x) => x.hard)),

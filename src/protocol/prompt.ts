@@ -85,7 +85,10 @@ export function readTag(text: string, name: string): string | null {
   if (start < 0) return null;
   const end = text.lastIndexOf(close);
   if (end < start) return null;
-  return text.slice(start + open.length, end).replace(/^\n/, '').replace(/\n$/, '');
+  return text
+    .slice(start + open.length, end)
+    .replace(/^\n/, '')
+    .replace(/\n$/, '');
 }
 
 /** A fenced ```json block; the fence grows when the JSON itself contains a run of backticks. */

@@ -170,5 +170,5 @@ export function stageSchema<S extends StageName>(stage: S): z.ZodType<StageOutpu
 }
 
 export function isStageName(name: string): name is StageName {
-  return  Object.hasOwn(STAGE_SCHEMAS, name);
+  return Object.hasOwn(STAGE_SCHEMAS, name);
 }

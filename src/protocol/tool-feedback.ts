@@ -31,7 +31,8 @@ export function formatCallFinding(f: CallFinding): string {
   }
 }
 
-const LINE_RE = /^(missing call|wrong arguments|extra call|out of order): ([A-Za-z0-9_.-]+) (.+?)(?: \(expected (?:after ([A-Za-z0-9_.-]+)|(.+))\))?$/;
+const LINE_RE =
+  /^(missing call|wrong arguments|extra call|out of order): ([A-Za-z0-9_.-]+) (.+?)(?: \(expected (?:after ([A-Za-z0-9_.-]+)|(.+))\))?$/;
 
 const parse = (s: string): unknown => {
   try {
@@ -47,11 +48,20 @@ export function parseCallFindings(feedback: string): CallFinding[] {
   for (const raw of feedback.split('\n')) {
     const m = LINE_RE.exec(raw.trim());
     if (!m) continue;
-    const [, label, name, args, after, expected] = m as unknown as [string, string, string, string, string | undefined, string | undefined];
+    const [, label, name, args, after, expected] = m as unknown as [
+      string,
+      string,
+      string,
+      string,
+      string | undefined,
+      string | undefined,
+    ];
     if (label === 'missing call') out.push({ kind: 'missing', name, args: parse(args) });
     else if (label === 'extra call') out.push({ kind: 'extra', name, args: parse(args) });
-    else if (label === 'wrong arguments' && expected !== undefined) out.push({ kind: 'wrong', name, args: parse(args), expected: parse(expected) });
-    else if (label === 'out of order' && after !== undefined) out.push({ kind: 'order', name, args: parse(args), after });
+    else if (label === 'wrong arguments' && expected !== undefined)
+      out.push({ kind: 'wrong', name, args: parse(args), expected: parse(expected) });
+    else if (label === 'out of order' && after !== undefined)
+      out.push({ kind: 'order', name, args: parse(args), after });
   }
   return out;
 }

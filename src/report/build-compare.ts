@@ -27,7 +27,12 @@ interface CompareSideJson {
  */
 export function buildCompareReport(
   dir: string,
-  opts: { compare?: CompareFile; baselineRows?: CaseRecord[]; candidateRows?: CaseRecord[]; command?: string | null } = {},
+  opts: {
+    compare?: CompareFile;
+    baselineRows?: CaseRecord[];
+    candidateRows?: CaseRecord[];
+    command?: string | null;
+  } = {},
 ): { meta: ReportMeta; data: CompareReportData } {
   const compare = opts.compare ?? readChecked(CompareFileSchema, join(dir, 'compare.json'));
   if (!compare) throw new SkillOptError(`${displayPath(dir)}: compare.json is missing or unreadable`);
@@ -38,8 +43,14 @@ export function buildCompareReport(
   const baseRows = rowsOf(opts.baselineRows, b);
   const candRows = rowsOf(opts.candidateRows, c);
   const facts: Array<[string, string]> = [
-    ['baseline', `${b.source ? displayPath(b.source) : '—'}${b.kind ? ` (${b.kind}${b.split ? `, split ${b.split}` : ''})` : ''}`],
-    ['candidate', `${c.source ? displayPath(c.source) : '—'}${c.kind ? ` (${c.kind}${c.split ? `, split ${c.split}` : ''})` : ''}`],
+    [
+      'baseline',
+      `${b.source ? displayPath(b.source) : '—'}${b.kind ? ` (${b.kind}${b.split ? `, split ${b.split}` : ''})` : ''}`,
+    ],
+    [
+      'candidate',
+      `${c.source ? displayPath(c.source) : '—'}${c.kind ? ` (${c.kind}${c.split ? `, split ${c.split}` : ''})` : ''}`,
+    ],
     ['method', str(compare.method_detail) || str(compare.method)],
   ];
   if (b.suite || c.suite) facts.push(['suite', String(c.suite ?? b.suite)]);
@@ -48,14 +59,33 @@ export function buildCompareReport(
     ['the comparison for a PR comment', 'compare.md'],
   ]);
   meta.files = meta.files.filter(([, p]) => existsSync(join(dir, p)) || p === 'compare.json' || p === 'compare.md');
-  return { meta, data: { kind: 'compare', compare, cases: baseRows && candRows ? pairedCases(baseRows, candRows) : null } };
+  return {
+    meta,
+    data: { kind: 'compare', compare, cases: baseRows && candRows ? pairedCases(baseRows, candRows) : null },
+  };
 }
 
-const PAIRED_COLUMNS = ['suite', 'id', 'status', 'expected', 'baseline', 'candidate', 'baseline_answer', 'candidate_answer', 'baseline_feedback', 'candidate_feedback'];
+const PAIRED_COLUMNS = [
+  'suite',
+  'id',
+  'status',
+  'expected',
+  'baseline',
+  'candidate',
+  'baseline_answer',
+  'candidate_answer',
+  'baseline_feedback',
+  'candidate_feedback',
+];
 
 function pairedCases(base: CaseRecord[], cand: CaseRecord[]): NonNullable<CompareReportData['cases']> {
   const key = (r: { suite: string; id: string }) => `${r.suite}\u0000${r.id}`;
-  const fold = (rows: CaseRecord[]) => new Map(caseOutcomes(lastRows(rows.map((record) => ({ record, line: 0 }))).map((r) => r.record)).map((o) => [key(o), o] as const));
+  const fold = (rows: CaseRecord[]) =>
+    new Map(
+      caseOutcomes(lastRows(rows.map((record) => ({ record, line: 0 }))).map((r) => r.record)).map(
+        (o) => [key(o), o] as const,
+      ),
+    );
   const bm = fold(base);
   const cm = fold(cand);
   const rows: unknown[][] = [];
@@ -63,7 +93,12 @@ function pairedCases(base: CaseRecord[], cand: CaseRecord[]): NonNullable<Compar
   for (const k of ids) {
     const x = bm.get(k);
     const y = cm.get(k);
-    const shown = (o: typeof x) => (o ? (o.rows.find((r) => r.error_kind === null && !r.pass) ?? o.rows.find((r) => r.error_kind === null) ?? o.rows[0]!) : null);
+    const shown = (o: typeof x) =>
+      o
+        ? (o.rows.find((r) => r.error_kind === null && !r.pass) ??
+          o.rows.find((r) => r.error_kind === null) ??
+          o.rows[0]!)
+        : null;
     const sx = shown(x);
     const sy = shown(y);
     let status: string;
@@ -75,7 +110,10 @@ function pairedCases(base: CaseRecord[], cand: CaseRecord[]): NonNullable<Compar
     else if (x.flaky || y.flaky) status = 'flaky';
     else status = x.passed ? 'still passing' : 'still failing';
     const first = (x ?? y)!.rows[0]!;
-    const fb = (r: CaseRecord | null) => (r ? clip(r.error_kind !== null ? `${r.error_kind} error: ${oneLine(r.error ?? '')}` : r.feedback ?? '', 200) : '');
+    const fb = (r: CaseRecord | null) =>
+      r
+        ? clip(r.error_kind !== null ? `${r.error_kind} error: ${oneLine(r.error ?? '')}` : (r.feedback ?? ''), 200)
+        : '';
     rows.push([
       first.suite,
       first.id,
@@ -89,7 +127,25 @@ function pairedCases(base: CaseRecord[], cand: CaseRecord[]): NonNullable<Compar
       fb(sy),
     ]);
   }
-  const order: Record<string, number> = { regressed: 0, fixed: 1, errored: 2, flaky: 3, 'still failing': 4, 'only baseline': 5, 'only candidate': 6, 'still passing': 7 };
-  rows.sort((a, b) => (order[a[2] as string] ?? 9) - (order[b[2] as string] ?? 9) || String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1])));
-  return { columns: PAIRED_COLUMNS, rows, note: `${rows.length} cases from both results files; answers clipped to 300 characters` };
+  const order: Record<string, number> = {
+    regressed: 0,
+    fixed: 1,
+    errored: 2,
+    flaky: 3,
+    'still failing': 4,
+    'only baseline': 5,
+    'only candidate': 6,
+    'still passing': 7,
+  };
+  rows.sort(
+    (a, b) =>
+      (order[a[2] as string] ?? 9) - (order[b[2] as string] ?? 9) ||
+      String(a[0]).localeCompare(String(b[0])) ||
+      String(a[1]).localeCompare(String(b[1])),
+  );
+  return {
+    columns: PAIRED_COLUMNS,
+    rows,
+    note: `${rows.length} cases from both results files; answers clipped to 300 characters`,
+  };
 }

@@ -6,7 +6,17 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { readRunRecord } from '../rundir/fingerprint.ts';
 import { caseOutcomes } from '../suite/summary.ts';
-import { EditApplyReportSchema, EpochResultSchema, HistorySchema, OptimizeSummarySchema, PatchFileSchema, ResolvedConfigFileSchema, RuntimeStateSchema, StepDigestSchema, type PatchItem } from '../runfiles/index.ts';
+import {
+  EditApplyReportSchema,
+  EpochResultSchema,
+  HistorySchema,
+  OptimizeSummarySchema,
+  PatchFileSchema,
+  ResolvedConfigFileSchema,
+  RuntimeStateSchema,
+  StepDigestSchema,
+  type PatchItem,
+} from '../runfiles/index.ts';
 import type { StageStats } from '../types.ts';
 import { displayPath } from '../util/paths.ts';
 import { kTok, score3 } from '../util/format.ts';
@@ -31,15 +41,33 @@ type ItemLike = PatchItem;
 
 function itemText(it: ItemLike): { op: string; text: string; target: string } {
   if (it.op !== undefined) return { op: it.op, text: clip(it.content ?? ''), target: clip(it.target ?? '', 160) };
-  if (it.instruction !== undefined) return { op: it.type ?? 'suggestion', text: clip(`${it.title ? `${it.title}: ` : ''}${it.instruction}`), target: '' };
-  return { op: 'rewrite', text: clip(`${it.title ?? 'candidate'}: ${(it.change_summary ?? []).join('; ')}`), target: '' };
+  if (it.instruction !== undefined)
+    return {
+      op: it.type ?? 'suggestion',
+      text: clip(`${it.title ? `${it.title}: ` : ''}${it.instruction}`),
+      target: '',
+    };
+  return {
+    op: 'rewrite',
+    text: clip(`${it.title ?? 'candidate'}: ${(it.change_summary ?? []).join('; ')}`),
+    target: '',
+  };
 }
 
 function itemKey(it: ItemLike): string {
-  return JSON.stringify([it.op ?? it.type ?? '', it.target ?? it.title ?? '', it.content ?? it.instruction ?? (it.change_summary ?? []).join('|')]);
+  return JSON.stringify([
+    it.op ?? it.type ?? '',
+    it.target ?? it.title ?? '',
+    it.content ?? it.instruction ?? (it.change_summary ?? []).join('|'),
+  ]);
 }
 
-function stepEdits(dir: string, h: Record<string, unknown>, outcome: StepRow['outcome'], whyGate: string): StepRow['edits'] {
+function stepEdits(
+  dir: string,
+  h: Record<string, unknown>,
+  outcome: StepRow['outcome'],
+  whyGate: string,
+): StepRow['edits'] {
   const rel = stepRel(num(h.step) ?? 0);
   const ranked = readChecked(PatchFileSchema, join(dir, rel, 'ranked_edits.json'))?.items ?? [];
   const merged = readChecked(PatchFileSchema, join(dir, rel, 'merged_patch.json'))?.items ?? [];
@@ -52,29 +80,55 @@ function stepEdits(dir: string, h: Record<string, unknown>, outcome: StepRow['ou
     const row = apply?.find((r) => r.index === i + 1);
     const applied = row ? row.status.startsWith('applied') : true;
     if (!applied) {
-      edits.push(['not applied', t.op, t.text, t.target, it.support_count ?? 1, `${row!.status}${row!.reason ? `: ${row!.reason}` : ''}`]);
+      edits.push([
+        'not applied',
+        t.op,
+        t.text,
+        t.target,
+        it.support_count ?? 1,
+        `${row!.status}${row!.reason ? `: ${row!.reason}` : ''}`,
+      ]);
     } else if (outcome === 'accepted') {
       edits.push(['accepted', t.op, t.text, t.target, it.support_count ?? 1, `in the accepted candidate (${whyGate})`]);
     } else if (outcome === 'rejected') {
       edits.push(['rejected', t.op, t.text, t.target, it.support_count ?? 1, `in the rejected candidate (${whyGate})`]);
     } else {
-      edits.push(['not applied', t.op, t.text, t.target, it.support_count ?? 1, `the step was skipped (${str(h.action)})`]);
+      edits.push([
+        'not applied',
+        t.op,
+        t.text,
+        t.target,
+        it.support_count ?? 1,
+        `the step was skipped (${str(h.action)})`,
+      ]);
     }
   });
   const budget = num(h.edit_budget);
   for (const it of merged) {
     if (selectedKeys.has(itemKey(it))) continue;
     const t = itemText(it);
-    edits.push(['not selected', t.op, t.text, t.target, it.support_count ?? 1, budget !== null ? `ranked below the edit budget of ${budget}` : 'not selected']);
+    edits.push([
+      'not selected',
+      t.op,
+      t.text,
+      t.target,
+      it.support_count ?? 1,
+      budget !== null ? `ranked below the edit budget of ${budget}` : 'not selected',
+    ]);
   }
   return edits;
 }
 
 /** Optimize run folder: the step curve, schedule, costs, edits, skill diff and the best skill's test cases. */
-export function buildOptimizeReport(dir: string, opts: { command?: string | null } = {}): { meta: ReportMeta; data: OptimizeReportData } {
+export function buildOptimizeReport(
+  dir: string,
+  opts: { command?: string | null } = {},
+): { meta: ReportMeta; data: OptimizeReportData } {
   const summary = readChecked(OptimizeSummarySchema, join(dir, 'summary.json'));
   const state = readChecked(RuntimeStateSchema, join(dir, 'runtime_state.json'));
-  const history = (readChecked(HistorySchema, join(dir, 'history.json')) ?? []).slice().sort((a, b) => (num(a.step) ?? 0) - (num(b.step) ?? 0));
+  const history = (readChecked(HistorySchema, join(dir, 'history.json')) ?? [])
+    .slice()
+    .sort((a, b) => (num(a.step) ?? 0) - (num(b.step) ?? 0));
   const config = readChecked(ResolvedConfigFileSchema, join(dir, 'config.json'));
   const record = readRunRecord(dir);
   const derived = config?.derived ?? {};
@@ -83,27 +137,41 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   const baselineState = (state?.baseline ?? null) as { pass_rate?: number; hard?: number } | null;
   const baselineVal = num(summary?.baseline_selection_pass_rate) ?? num(baselineState?.pass_rate);
   const target = num(summary?.target_pass_rate);
-  const tokenSummary = ((summary?.token_summary ?? state?.token_summary ?? {}) as Record<string, StageStats>);
+  const tokenSummary = (summary?.token_summary ?? state?.token_summary ?? {}) as Record<string, StageStats>;
   const stageNames = Object.keys(tokenSummary).filter((k) => k !== '_total');
   const m = config?.model ?? {};
   const pricing: Pricing = m.pricing ?? {};
   const currency = m.currency ?? 'USD';
   const models = roleModels({ optimizer: m.optimizer ?? '', target: m.target ?? '', judge: m.judge ?? '' });
   const priced = Object.keys(pricing).length > 0;
-  for (const h of history) for (const k of Object.keys((h.tokens ?? {}) as object)) if (k !== '_total' && !stageNames.includes(k)) stageNames.push(k);
+  for (const h of history)
+    for (const k of Object.keys((h.tokens ?? {}) as object))
+      if (k !== '_total' && !stageNames.includes(k)) stageNames.push(k);
 
   // scores before each step: the previous step's current score (the baseline's gate score before step 1)
   let before: number | null = baselineVal;
   const steps: StepRow[] = history.map((h) => {
     const step = num(h.step) ?? 0;
     const action = str(h.action);
-    const outcome: StepRow['outcome'] = ACCEPTED.has(action) ? 'accepted' : action === 'reject' ? 'rejected' : 'skipped';
+    const outcome: StepRow['outcome'] = ACCEPTED.has(action)
+      ? 'accepted'
+      : action === 'reject'
+        ? 'rejected'
+        : 'skipped';
     const digest = readChecked(StepDigestSchema, join(dir, stepRel(step), 'trajectory_digest.json'));
     const gate = num(h.candidate_gate_score);
     const prev = num(digest?.score_before) ?? before;
     // the paired gate and racing say why in their own words (gate_rule); the strict gate is a comparison of scores
-    const rule = typeof h.gate_rule === 'string' && (h.gate_test === 'paired' || h.selection_partial === true) && outcome !== 'skipped' && action !== 'force_accept' ? h.gate_rule : null;
-    const ruled = rule ? `${h.selection_partial === true ? 'racing stopped early' : 'paired gate'}: ${rule}${action === 'accept_new_best' ? ' (a new best)' : ''}` : null;
+    const rule =
+      typeof h.gate_rule === 'string' &&
+      (h.gate_test === 'paired' || h.selection_partial === true) &&
+      outcome !== 'skipped' &&
+      action !== 'force_accept'
+        ? h.gate_rule
+        : null;
+    const ruled = rule
+      ? `${h.selection_partial === true ? 'racing stopped early' : 'paired gate'}: ${rule}${action === 'accept_new_best' ? ' (a new best)' : ''}`
+      : null;
     const why =
       ruled ??
       (action === 'force_accept'
@@ -146,7 +214,9 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       why,
       warnings: Array.isArray(h.warnings) ? (h.warnings as unknown[]).map((w) => clip(String(w))) : [],
       edits: stepEdits(dir, h, outcome, why),
-      patterns: (digest?.failure_patterns ?? []).slice(0, 5).map((p) => clip(`${p.pattern} ×${p.count}: ${p.description}`, 200)),
+      patterns: (digest?.failure_patterns ?? [])
+        .slice(0, 5)
+        .map((p) => clip(`${p.pattern} ×${p.count}: ${p.description}`, 200)),
       ...stepModels(h),
     };
     before = num(h.current_score) ?? before;
@@ -159,13 +229,20 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   const min = Math.min(num(opt.min_learning_rate) ?? max, max);
   // the run records its planned budgets; a run written before it did shows the budget each step had
   const recorded = derived.planned_edit_budgets;
-  const planned: number[] = Array.isArray(recorded) ? recorded.map(Number).filter(Number.isFinite) : steps.map((s) => s.budget ?? max);
+  const planned: number[] = Array.isArray(recorded)
+    ? recorded.map(Number).filter(Number.isFinite)
+    : steps.map((s) => s.budget ?? max);
 
   const epochEvents: OptimizeReportData['epoch_events'] = [];
-  for (const [folder, stage, file] of [['slow_update', 'slow update', 'slow_result.json'], ['meta_skill', 'meta skill', 'meta_skill_result.json']] as const) {
+  for (const [folder, stage, file] of [
+    ['slow_update', 'slow update', 'slow_result.json'],
+    ['meta_skill', 'meta skill', 'meta_skill_result.json'],
+  ] as const) {
     const base = join(dir, folder);
     if (!existsSync(base)) continue;
-    for (const e of readdirSync(base).filter((n) => /^epoch_\d+$/.test(n)).sort()) {
+    for (const e of readdirSync(base)
+      .filter((n) => /^epoch_\d+$/.test(n))
+      .sort()) {
       const r = readChecked(EpochResultSchema, join(base, e, file));
       if (!r) continue;
       const content = r.slow_update_content || r.meta_skill_content;
@@ -189,15 +266,24 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   const testRows = readLocatedResults(join(dir, `test_eval${sub}`, 'results.jsonl'));
   if (testRows.length) {
     const base = readLocatedResults(join(dir, `test_eval_baseline${sub}`, 'results.jsonl'));
-    evalPart = { label: `best skill on the test split${shown ? ` on ${shown.name} (the worst training model)` : ''}`, cases: caseTable(testRows, { source: `test_eval${sub}/results.jsonl`, currency }), baseline: base.length ? baselineMap(base) : null, baseline_label: base.length ? 'initial skill' : null };
+    evalPart = {
+      label: `best skill on the test split${shown ? ` on ${shown.name} (the worst training model)` : ''}`,
+      cases: caseTable(testRows, { source: `test_eval${sub}/results.jsonl`, currency }),
+      baseline: base.length ? baselineMap(base) : null,
+      baseline_label: base.length ? 'initial skill' : null,
+    };
   } else {
     const bestStep = num(summary?.best_step) ?? num(state?.best_step);
-    const valFile = bestStep ? join(dir, stepRel(bestStep), 'selection_eval', 'results.jsonl') : join(dir, 'selection_eval_baseline', 'results.jsonl');
+    const valFile = bestStep
+      ? join(dir, stepRel(bestStep), 'selection_eval', 'results.jsonl')
+      : join(dir, 'selection_eval_baseline', 'results.jsonl');
     const valRows = readLocatedResults(valFile);
     if (valRows.length) {
       const base = bestStep ? readLocatedResults(join(dir, 'selection_eval_baseline', 'results.jsonl')) : [];
       evalPart = {
-        label: bestStep ? `best skill (step ${bestStep}) on the validation split` : 'initial skill on the validation split',
+        label: bestStep
+          ? `best skill (step ${bestStep}) on the validation split`
+          : 'initial skill on the validation split',
         cases: caseTable(valRows, { source: relative(dir, valFile).split('\\').join('/'), currency }),
         baseline: base.length ? baselineMap(base) : null,
         baseline_label: base.length ? 'initial skill' : null,
@@ -215,14 +301,42 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
   // several models: the headline figures are the objective's over the training models
   const whose = summary?.models ? (summary.objective === 'mean' ? 'mean over the models: ' : 'worst model: ') : '';
   const cards: Card[] = [
-    ['validation', `${f3(baselineVal)} → ${f3(bestVal)}`, `${whose}pass rate, baseline → best (step ${bestStep ?? '—'})${target !== null ? ` · target ${target}${summary?.target_reached ? ' reached' : ''}` : ''}`],
-    ['test', `${f3(num(summary?.baseline_test_pass_rate))} → ${f3(num(summary?.test_pass_rate))}`, `${whose}pass rate, initial → best skill on the held-out split`],
-    ['steps', `${steps.length} / ${totalSteps}`, `${accepted} accepted · ${rejected} rejected · ${skipped} skipped${stopped ? ` · stopped: ${stopped.reason}` : ''}`],
-    ['model calls', total ? String(total.calls) : '—', total ? `${total.attempts} HTTP attempts (${total.retries} retries) · ${kTok(total.prompt_tokens + total.completion_tokens)} tokens` : ''],
+    [
+      'validation',
+      `${f3(baselineVal)} → ${f3(bestVal)}`,
+      `${whose}pass rate, baseline → best (step ${bestStep ?? '—'})${target !== null ? ` · target ${target}${summary?.target_reached ? ' reached' : ''}` : ''}`,
+    ],
+    [
+      'test',
+      `${f3(num(summary?.baseline_test_pass_rate))} → ${f3(num(summary?.test_pass_rate))}`,
+      `${whose}pass rate, initial → best skill on the held-out split`,
+    ],
+    [
+      'steps',
+      `${steps.length} / ${totalSteps}`,
+      `${accepted} accepted · ${rejected} rejected · ${skipped} skipped${stopped ? ` · stopped: ${stopped.reason}` : ''}`,
+    ],
+    [
+      'model calls',
+      total ? String(total.calls) : '—',
+      total
+        ? `${total.attempts} HTTP attempts (${total.retries} retries) · ${kTok(total.prompt_tokens + total.completion_tokens)} tokens`
+        : '',
+    ],
     ...(summary?.cost
-      ? ([['cost', formatMoney(summary.cost.total, currency), costLine(summary.cost as unknown as RunCost, summary.skill_tokens, { optimize: true, withTotal: false })]] as Card[])
+      ? ([
+          [
+            'cost',
+            formatMoney(summary.cost.total, currency),
+            costLine(summary.cost as unknown as RunCost, summary.skill_tokens, { optimize: true, withTotal: false }),
+          ],
+        ] as Card[])
       : []),
-    ['time', summary?.total_wall_time_s !== undefined ? `${Number(summary.total_wall_time_s).toFixed(1)} s` : '—', summary ? 'whole run' : 'run not finished (no summary.json yet)'],
+    [
+      'time',
+      summary?.total_wall_time_s !== undefined ? `${Number(summary.total_wall_time_s).toFixed(1)} s` : '—',
+      summary ? 'whole run' : 'run not finished (no summary.json yet)',
+    ],
   ];
   const facts: Array<[string, string]> = [];
   if (derived.suite) facts.push(['suite', str(derived.suite)]);
@@ -231,16 +345,30 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
     facts.push(['config', `${files[0]}${files.length > 1 ? ` (inherits ${files.slice(1).join(' ← ')})` : ''}`]);
   }
   if (derived.dataset) facts.push(['dataset', str(derived.dataset)]);
-  facts.push(['initial skill', initialPath ? displayPath(initialPath) : record?.about?.skill ?? '—']);
-  facts.push(['best skill', `best_skill.md (step ${bestStep ?? '—'}, ${str(summary?.best_origin ?? state?.best_origin) || '—'})`]);
-  if (derived.train_size !== undefined) facts.push(['splits', `${derived.train_size} train / ${derived.val_size} val / ${derived.test_size} test tasks`]);
-  facts.push(['optimizer', `${str(opt.skill_update_mode) || 'patch'} · learning rate ${max}${kind !== 'constant' ? ` (${kind} to ${min})` : ''} · gate ${str(evaluation.gate_metric) || 'hard'}`]);
+  facts.push(['initial skill', initialPath ? displayPath(initialPath) : (record?.about?.skill ?? '—')]);
+  facts.push([
+    'best skill',
+    `best_skill.md (step ${bestStep ?? '—'}, ${str(summary?.best_origin ?? state?.best_origin) || '—'})`,
+  ]);
+  if (derived.train_size !== undefined)
+    facts.push(['splits', `${derived.train_size} train / ${derived.val_size} val / ${derived.test_size} test tasks`]);
+  facts.push([
+    'optimizer',
+    `${str(opt.skill_update_mode) || 'patch'} · learning rate ${max}${kind !== 'constant' ? ` (${kind} to ${min})` : ''} · gate ${str(evaluation.gate_metric) || 'hard'}`,
+  ]);
   const several = summary?.models;
   if (several) {
     // several target models: the target role's model ran nothing; the models it optimized for did
-    const names = (role: string) => several.filter((x) => x.role === role).map((x) => x.name).join(', ');
+    const names = (role: string) =>
+      several
+        .filter((x) => x.role === role)
+        .map((x) => x.name)
+        .join(', ');
     facts.push(...roleFacts(record, ['optimizer']));
-    facts.push(['target models', `${names('train')} (objective ${str(summary?.objective) || 'worst'})${several.some((x) => x.role === 'transfer') ? ` · transfer: ${names('transfer')}` : ''}`]);
+    facts.push([
+      'target models',
+      `${names('train')} (objective ${str(summary?.objective) || 'worst'})${several.some((x) => x.role === 'transfer') ? ` · transfer: ${names('transfer')}` : ''}`,
+    ]);
     facts.push(...roleFacts(record, ['judge']));
   } else {
     facts.push(...roleFacts(record, ['optimizer', 'target', 'judge']));
@@ -263,7 +391,12 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       target,
       gate_metric: str(evaluation.gate_metric) || 'hard',
       baseline: { val: raw(baselineVal), test: raw(num(summary?.baseline_test_pass_rate)) },
-      best: { step: bestStep, val: raw(bestVal), test: raw(num(summary?.test_pass_rate)), origin: str(summary?.best_origin ?? state?.best_origin) || null },
+      best: {
+        step: bestStep,
+        val: raw(bestVal),
+        test: raw(num(summary?.test_pass_rate)),
+        origin: str(summary?.best_origin ?? state?.best_origin) || null,
+      },
       steps,
       total_steps: totalSteps,
       steps_per_epoch: num(derived.steps_per_epoch) ?? num(summary?.steps_per_epoch) ?? totalSteps,
@@ -276,9 +409,16 @@ export function buildOptimizeReport(dir: string, opts: { command?: string | null
       currency,
       priced,
       epoch_events: epochEvents,
-      ungated: ((summary?.ungated_changes ?? state?.ungated_changes ?? []) as OptimizeReportData['ungated']).map((u) => ({ ...u, detail: clip(u.detail) })),
+      ungated: ((summary?.ungated_changes ?? state?.ungated_changes ?? []) as OptimizeReportData['ungated']).map(
+        (u) => ({ ...u, detail: clip(u.detail) }),
+      ),
       stopped,
-      diff: { text: diffText.length > SKILL_CLIP_CHARS ? diffText.slice(0, SKILL_CLIP_CHARS) : diffText, clipped: diffText.length > SKILL_CLIP_CHARS, from: initialPath ? displayPath(initialPath) : 'initial skill', to: 'best_skill.md' },
+      diff: {
+        text: diffText.length > SKILL_CLIP_CHARS ? diffText.slice(0, SKILL_CLIP_CHARS) : diffText,
+        clipped: diffText.length > SKILL_CLIP_CHARS,
+        from: initialPath ? displayPath(initialPath) : 'initial skill',
+        to: 'best_skill.md',
+      },
       best_skill: { text: bestText.slice(0, SKILL_CLIP_CHARS), clipped: bestText.length > SKILL_CLIP_CHARS },
       skill_size: { initial: initialTokens, best: bestText ? skillTokens(bestText) : null },
       best_rule: selection ? { rule: selection.rule, tolerance: selection.tolerance } : null,
@@ -299,10 +439,26 @@ function worstModel(models: ModelReports | undefined): { name: string; label: st
 }
 
 function modelRow(m: ModelReports[number]): ModelRow {
-  const side = (s: { seed: { pass_rate: number | null; ci: [number, number] | null } | null; best: { pass_rate: number | null; ci: [number, number] | null } | null } | null): ModelRow['val'] =>
+  const side = (
+    s: {
+      seed: { pass_rate: number | null; ci: [number, number] | null } | null;
+      best: { pass_rate: number | null; ci: [number, number] | null } | null;
+    } | null,
+  ): ModelRow['val'] =>
     s ? [s.seed?.pass_rate ?? null, s.seed?.ci ?? null, s.best?.pass_rate ?? null, s.best?.ci ?? null] : null;
-  const pair = (p: { delta: number | null; interval: [number, number] | null; verdict: string; reason: string } | null | undefined) => (p ? { delta: p.delta, interval: p.interval, verdict: p.verdict, reason: p.reason } : null);
-  return { name: m.name, role: m.role, val: side(m.val), test: side(m.test), val_paired: pair(m.val?.paired), test_paired: pair(m.test?.paired), calls: m.calls, cost: m.cost.total };
+  const pair = (
+    p: { delta: number | null; interval: [number, number] | null; verdict: string; reason: string } | null | undefined,
+  ) => (p ? { delta: p.delta, interval: p.interval, verdict: p.verdict, reason: p.reason } : null);
+  return {
+    name: m.name,
+    role: m.role,
+    val: side(m.val),
+    test: side(m.test),
+    val_paired: pair(m.val?.paired),
+    test_paired: pair(m.test?.paired),
+    calls: m.calls,
+    cost: m.cost.total,
+  };
 }
 
 /** A step record's per-model validation and gate decisions (a run over several models). */

@@ -126,7 +126,8 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string; cur
     const c = outcomes[i]!;
     const first = c.rows[0]!;
     // the answer shown: the first failing trial's (what needs looking at), else the first trial's
-    const shown = c.rows.find((r) => r.error_kind === null && !r.pass) ?? c.rows.find((r) => r.error_kind === null) ?? first;
+    const shown =
+      c.rows.find((r) => r.error_kind === null && !r.pass) ?? c.rows.find((r) => r.error_kind === null) ?? first;
     shownRows[i] = shown;
     const status: CaseStatus = c.errored ? 'errored' : c.passed ? 'pass' : 'fail';
     let latency = 0;
@@ -135,13 +136,18 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string; cur
     let cost: number | null = 0;
     for (const r of c.rows) {
       latency += r.latency_ms ?? 0;
-      tokens += (r.usage?.prompt_tokens ?? 0) + (r.usage?.completion_tokens ?? 0) + (r.judge_usage?.prompt_tokens ?? 0) + (r.judge_usage?.completion_tokens ?? 0);
+      tokens +=
+        (r.usage?.prompt_tokens ?? 0) +
+        (r.usage?.completion_tokens ?? 0) +
+        (r.judge_usage?.prompt_tokens ?? 0) +
+        (r.judge_usage?.completion_tokens ?? 0);
       for (const u of [r.usage, r.judge_usage]) {
         if (!u) continue;
         cost = cost === null || u.cost === null || u.cost === undefined ? null : cost + u.cost;
       }
     }
-    const feedback = shown.error_kind !== null ? `${shown.error_kind} error: ${oneLine(shown.error ?? '')}` : shown.feedback ?? '';
+    const feedback =
+      shown.error_kind !== null ? `${shown.error_kind} error: ${oneLine(shown.error ?? '')}` : (shown.feedback ?? '');
     rows[i] = [
       c.suite,
       c.id,
@@ -168,20 +174,32 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string; cur
           r.error_kind !== null ? null : r.pass ? 1 : 0,
           r.soft ?? 0,
           clip(r.output ?? '', TRIAL_CLIP_CHARS),
-          clip(r.error_kind !== null ? `${r.error_kind} error: ${oneLine(r.error ?? '')}` : r.feedback ?? '', TRIAL_CLIP_CHARS),
+          clip(
+            r.error_kind !== null ? `${r.error_kind} error: ${oneLine(r.error ?? '')}` : (r.feedback ?? ''),
+            TRIAL_CLIP_CHARS,
+          ),
           r.error_kind,
         ]),
       );
     }
   }
-  const messages = embedMessages(outcomes.map((c) => ({ messages: (c.rows.find((r) => r.error_kind === null) ?? c.rows[0]!).messages, failing: c.errored || !c.passed || c.flaky })));
+  const messages = embedMessages(
+    outcomes.map((c) => ({
+      messages: (c.rows.find((r) => r.error_kind === null) ?? c.rows[0]!).messages,
+      failing: c.errored || !c.passed || c.flaky,
+    })),
+  );
   const embedded = messages.rows.reduce<number>((n, r) => n + (r === 0 ? 0 : 1), 0);
   const left = outcomes.length - embedded;
   const messages_note =
     left === 0
       ? `the messages of all ${outcomes.length} cases are embedded${messages.clipped.length ? ` (texts over ${MESSAGE_CLIP_CHARS} characters clipped; full text in ${source})` : ''}`
       : `the messages of ${embedded} of ${outcomes.length} cases are embedded (failing ones first, within the report's size budget); the others are in ${source} at the line shown`;
-  const trajectories = embedTrajectories(shownRows, outcomes.map((c) => c.errored || !c.passed || c.flaky), source);
+  const trajectories = embedTrajectories(
+    shownRows,
+    outcomes.map((c) => c.errored || !c.passed || c.flaky),
+    source,
+  );
   return {
     columns: CASE_COLUMNS,
     rows,
@@ -196,7 +214,9 @@ export function caseTable(located: LocatedRecord[], opts: { source?: string; cur
   };
 }
 
-function embedMessages(cases: Array<{ messages: ChatMessage[] | undefined; failing: boolean }>): CaseTableData['messages'] {
+function embedMessages(
+  cases: Array<{ messages: ChatMessage[] | undefined; failing: boolean }>,
+): CaseTableData['messages'] {
   const texts: string[] = [];
   const index = new Map<string, number>();
   const clipped: number[] = [];
@@ -234,7 +254,11 @@ function embedMessages(cases: Array<{ messages: ChatMessage[] | undefined; faili
   return { roles: ROLES, texts, rows, clipped };
 }
 
-function embedTrajectories(shown: CaseRecord[], failing: boolean[], source: string): CaseTableData['trajectories'] | undefined {
+function embedTrajectories(
+  shown: CaseRecord[],
+  failing: boolean[],
+  source: string,
+): CaseTableData['trajectories'] | undefined {
   if (!shown.some((r) => Array.isArray(r.trajectory))) return undefined;
   const rows: Array<EmbeddedStep[] | 0> = new Array(shown.length).fill(0);
   const trials = shown.map((r) => (Array.isArray(r.trajectory) ? (r.trial ?? null) : null));

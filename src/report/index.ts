@@ -21,7 +21,13 @@ import { buildOptimizeReport } from './build-optimize.ts';
 import { buildEvalReport, buildTestReport } from './build-test.ts';
 import { renderReportHtml } from './html.ts';
 import type { ReportData, ReportMeta } from './model.ts';
-import { COMPARE_REPORT_FILE, detectRunFolder, MATRIX_REPORT_FILE, REPORT_FILE, type RunFolderKind } from './read-run.ts';
+import {
+  COMPARE_REPORT_FILE,
+  detectRunFolder,
+  MATRIX_REPORT_FILE,
+  REPORT_FILE,
+  type RunFolderKind,
+} from './read-run.ts';
 import { printErr } from '../util/print.ts';
 
 export { REPORT_FILE, COMPARE_REPORT_FILE, MATRIX_REPORT_FILE, detectRunFolder } from './read-run.ts';
@@ -69,11 +75,19 @@ export function buildRunReport(dir: string, input: RunReportInput = {}): string 
  * The report at the end of a run: never throws (a warning line instead). `log` prints the warning;
  * default stderr (util/print.ts).
  */
-export function writeRunReport(dir: string, input: RunReportInput = {}, log: (line: string) => void = printErr): string | null {
+export function writeRunReport(
+  dir: string,
+  input: RunReportInput = {},
+  log: (line: string) => void = printErr,
+): string | null {
   try {
     return buildRunReport(dir, { ...input, command: input.command === undefined ? commandLine() : input.command });
   } catch (e) {
-    log(redactText(`[skillopt] warning: could not write ${displayPath(join(dir, REPORT_FILE))}: ${oneLine(e)} (regenerate it with npx skillopt report ${displayPath(dir)})`));
+    log(
+      redactText(
+        `[skillopt] warning: could not write ${displayPath(join(dir, REPORT_FILE))}: ${oneLine(e)} (regenerate it with npx skillopt report ${displayPath(dir)})`,
+      ),
+    );
     return null;
   }
 }
@@ -86,7 +100,10 @@ export function writeCompareReport(
 ): string | null {
   const file = join(dir, COMPARE_REPORT_FILE);
   try {
-    const r = buildCompareReport(dir, { ...input, command: input.command === undefined ? commandLine() : input.command });
+    const r = buildCompareReport(dir, {
+      ...input,
+      command: input.command === undefined ? commandLine() : input.command,
+    });
     return write(file, r.meta, r.data);
   } catch (e) {
     log(redactText(`[skillopt] warning: could not write ${displayPath(file)}: ${oneLine(e)}`));
@@ -95,10 +112,17 @@ export function writeCompareReport(
 }
 
 /** `matrix.html` in a matrix folder (docs/matrix.md), from its matrix.json; never throws. */
-export function writeMatrixReport(dir: string, input: { matrix: MatrixFile; command?: string | null }, log: (line: string) => void = printErr): string | null {
+export function writeMatrixReport(
+  dir: string,
+  input: { matrix: MatrixFile; command?: string | null },
+  log: (line: string) => void = printErr,
+): string | null {
   const file = join(dir, MATRIX_REPORT_FILE);
   try {
-    const r = buildMatrixReport(dir, { ...input, command: input.command === undefined ? commandLine() : input.command });
+    const r = buildMatrixReport(dir, {
+      ...input,
+      command: input.command === undefined ? commandLine() : input.command,
+    });
     return write(file, r.meta, r.data);
   } catch (e) {
     log(redactText(`[skillopt] warning: could not write ${displayPath(file)}: ${oneLine(e)}`));

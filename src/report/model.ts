@@ -27,7 +27,19 @@ export interface ReportMeta {
 export type Card = [string, string, string];
 
 /** Scores of a bucket: [name, n, passed, failed, errored, pass rate, ci low, ci high, mean hard, mean soft, flaky | null]. */
-export type StatsRow = [string, number, number, number, number, number | null, number | null, number | null, number | null, number | null, number | null];
+export type StatsRow = [
+  string,
+  number,
+  number,
+  number,
+  number,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+];
 
 export interface SuiteScores {
   suite: string;
@@ -146,7 +158,12 @@ export interface OptimizeReportData {
   best_rule: { rule: string; tolerance: number | null } | null;
   /** The best skill's test (or, without one, validation) cases, with the initial skill's outcome beside them. */
   /** `baseline`: the initial skill's outcome and answer by `suite\nid` (a newline: the data's escaping keeps it). */
-  eval: { label: string; cases: CaseTableData; baseline: Record<string, [string, string]> | null; baseline_label: string | null } | null;
+  eval: {
+    label: string;
+    cases: CaseTableData;
+    baseline: Record<string, [string, string]> | null;
+    baseline_label: string | null;
+  } | null;
   /** A run over several target models: the objective and each model's figures (absent for one model). */
   objective?: string;
   models?: ModelRow[];

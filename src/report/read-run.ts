@@ -23,7 +23,13 @@ export const COMPARE_REPORT_FILE = 'compare.html';
 export const MATRIX_REPORT_FILE = 'matrix.html';
 
 /** The page each report kind is written to. */
-const PAGE: Record<ReportKind, string> = { test: REPORT_FILE, eval: REPORT_FILE, optimize: REPORT_FILE, compare: COMPARE_REPORT_FILE, matrix: MATRIX_REPORT_FILE };
+const PAGE: Record<ReportKind, string> = {
+  test: REPORT_FILE,
+  eval: REPORT_FILE,
+  optimize: REPORT_FILE,
+  compare: COMPARE_REPORT_FILE,
+  matrix: MATRIX_REPORT_FILE,
+};
 
 export type RunFolderKind = 'test' | 'eval' | 'optimize';
 
@@ -44,7 +50,8 @@ const has = (dir: string, name: string) => existsSync(join(dir, name));
 export function detectRunFolder(dir: string): RunFolder {
   const abs = resolve(dir);
   if (!existsSync(abs)) throw new SkillOptError(`${dir}: no such folder`);
-  if (!statSync(abs).isDirectory()) throw new SkillOptError(`${dir}: not a folder (give the run folder, e.g. the output: line of a run)`);
+  if (!statSync(abs).isDirectory())
+    throw new SkillOptError(`${dir}: not a folder (give the run folder, e.g. the output: line of a run)`);
   const record = readRunRecord(abs);
   let kind: RunFolderKind | null = record?.kind ?? null;
   if (!kind) {
@@ -55,7 +62,9 @@ export function detectRunFolder(dir: string): RunFolder {
   const compare = has(abs, 'compare.json');
   const matrix = has(abs, 'matrix.json');
   if (!kind && !compare && !matrix) {
-    throw new SkillOptError(`${dir}: not a skillopt run folder (no run.json, results.jsonl, history.json or compare.json in it)`);
+    throw new SkillOptError(
+      `${dir}: not a skillopt run folder (no run.json, results.jsonl, history.json or compare.json in it)`,
+    );
   }
   return { dir: abs, kind, record, compare, matrix };
 }
@@ -113,8 +122,21 @@ function relFiles(dir: string, names: Array<[string, string]>): Array<[string, s
   return names.filter(([, p]) => existsSync(join(dir, p)));
 }
 
-export function makeMeta(kind: ReportKind, dir: string, simulated: boolean, facts: Array<[string, string]>, command: string | null | undefined, files: Array<[string, string]>): ReportMeta {
-  const titles: Record<ReportKind, string> = { test: 'skillopt test', eval: 'skillopt eval', optimize: 'skillopt optimize run', compare: 'skillopt compare', matrix: 'skillopt matrix' };
+export function makeMeta(
+  kind: ReportKind,
+  dir: string,
+  simulated: boolean,
+  facts: Array<[string, string]>,
+  command: string | null | undefined,
+  files: Array<[string, string]>,
+): ReportMeta {
+  const titles: Record<ReportKind, string> = {
+    test: 'skillopt test',
+    eval: 'skillopt eval',
+    optimize: 'skillopt optimize run',
+    compare: 'skillopt compare',
+    matrix: 'skillopt matrix',
+  };
   return {
     schema: REPORT_SCHEMA,
     kind,

@@ -19,7 +19,15 @@ import { buildCompareReport } from './build-compare.ts';
 import { buildOptimizeReport } from './build-optimize.ts';
 import { buildEvalReport, buildTestReport } from './build-test.ts';
 import { expectedText, lastRows, type CaseTableData } from './cases.ts';
-import type { Card, CompareReportData, ModelRow, OptimizeReportData, ReportMeta, RunScores, StatsRow } from './model.ts';
+import type {
+  Card,
+  CompareReportData,
+  ModelRow,
+  OptimizeReportData,
+  ReportMeta,
+  RunScores,
+  StatsRow,
+} from './model.ts';
 import { COMPARE_REPORT_FILE, detectRunFolder, readJson, readLocatedResults, REPORT_FILE } from './read-run.ts';
 import { trajectoryTimeline } from './trajectory.ts';
 
@@ -28,7 +36,11 @@ const SPARK = '▁▂▃▄▅▆▇█';
 
 /** `▁▃▅█` for values in [0, 1] (null: a space). */
 export function sparkline(values: Array<number | null>): string {
-  return values.map((v) => (v === null ? ' ' : SPARK[Math.min(SPARK.length - 1, Math.max(0, Math.round(v * (SPARK.length - 1))))]!)).join('');
+  return values
+    .map((v) =>
+      v === null ? ' ' : SPARK[Math.min(SPARK.length - 1, Math.max(0, Math.round(v * (SPARK.length - 1))))]!,
+    )
+    .join('');
 }
 
 /** A horizontal bar of `width` cells for a value in [0, 1], in eighths. */
@@ -46,7 +58,12 @@ function line(label: string, value: string): string {
 function headerLines(meta: ReportMeta, kindLabel: string): string[] {
   const out = [`${pc.bold(`skillopt show · ${kindLabel}`)}${meta.simulated ? pc.yellow(' — simulated model') : ''}`];
   out.push(line('folder', meta.folder));
-  out.push(line('command', meta.command ?? pc.dim('not recorded (the run wrote no report.html; `skillopt report` cannot know it either)')));
+  out.push(
+    line(
+      'command',
+      meta.command ?? pc.dim('not recorded (the run wrote no report.html; `skillopt report` cannot know it either)'),
+    ),
+  );
   for (const [k, v] of meta.facts) out.push(line(k, v));
   return out;
 }
@@ -70,7 +87,13 @@ export function worstCases(cases: CaseTableData, max: number, width: number): st
   const rank = (r: unknown[]) => (r[C.status!] === 'errored' ? 0 : r[C.status!] === 'fail' ? 1 : r[C.flaky!] ? 2 : 3);
   const worst = cases.rows
     .filter((r) => rank(r) < 3)
-    .sort((a, b) => rank(a) - rank(b) || ((a[C.pass!] as number) ?? 0) - ((b[C.pass!] as number) ?? 0) || ((a[C.score!] as number) ?? 0) - ((b[C.score!] as number) ?? 0) || String(a[C.id!]).localeCompare(String(b[C.id!])))
+    .sort(
+      (a, b) =>
+        rank(a) - rank(b) ||
+        ((a[C.pass!] as number) ?? 0) - ((b[C.pass!] as number) ?? 0) ||
+        ((a[C.score!] as number) ?? 0) - ((b[C.score!] as number) ?? 0) ||
+        String(a[C.id!]).localeCompare(String(b[C.id!])),
+    )
     .slice(0, max);
   if (worst.length === 0) return [pc.green('  no failing, errored or flaky case')];
   const out: string[] = [];
@@ -138,10 +161,18 @@ export function stepCurve(d: OptimizeReportData, width = 100): string[] {
     if (s.outcome === 'accepted' && s.val !== null) current = s.val;
     values.push(current);
   }
-  out.push(`  curve:          validation pass rate of the current skill, step 0 → ${d.steps.length}: ${sparkline(values)}  ${pc.dim(`(${f3(values[0])} → ${f3(values[values.length - 1])})`)}`);
-  out.push(pc.dim(`                  each step's candidate (${pc.green('✓')} accepted, ${pc.red('✗')} rejected, · skipped)${d.target !== null ? `, ${pc.yellow('┆')} target ${d.target}` : ''}:`));
+  out.push(
+    `  curve:          validation pass rate of the current skill, step 0 → ${d.steps.length}: ${sparkline(values)}  ${pc.dim(`(${f3(values[0])} → ${f3(values[values.length - 1])})`)}`,
+  );
+  out.push(
+    pc.dim(
+      `                  each step's candidate (${pc.green('✓')} accepted, ${pc.red('✗')} rejected, · skipped)${d.target !== null ? `, ${pc.yellow('┆')} target ${d.target}` : ''}:`,
+    ),
+  );
   const shown = d.steps.length > 30 ? [...d.steps.slice(0, 10), null, ...d.steps.slice(-19)] : d.steps;
-  out.push(`    ${'init'.padStart(5)}  ${drawn(d.baseline.val, pc.blue)} ${f3(d.baseline.val)}   ${pc.dim('initial skill')}`);
+  out.push(
+    `    ${'init'.padStart(5)}  ${drawn(d.baseline.val, pc.blue)} ${f3(d.baseline.val)}   ${pc.dim('initial skill')}`,
+  );
   for (const s of shown) {
     if (s === null) {
       out.push(pc.dim(`    ${'…'.padStart(5)}  ${d.steps.length - 29} steps not shown (see report.html)`));
@@ -149,7 +180,9 @@ export function stepCurve(d: OptimizeReportData, width = 100): string[] {
     }
     const mark = s.outcome === 'accepted' ? pc.green('✓') : s.outcome === 'rejected' ? pc.red('✗') : pc.dim('·');
     const paint = s.outcome === 'accepted' ? pc.green : s.outcome === 'rejected' ? pc.red : (x: string) => x;
-    out.push(`    ${String(s.step).padStart(5)}  ${drawn(s.val, paint)} ${f3(s.val).padEnd(5)} ${mark} ${pc.dim(oneLineClip(`${s.action} · ${s.why}`, Math.max(30, width - barW - 26)))}`);
+    out.push(
+      `    ${String(s.step).padStart(5)}  ${drawn(s.val, paint)} ${f3(s.val).padEnd(5)} ${mark} ${pc.dim(oneLineClip(`${s.action} · ${s.why}`, Math.max(30, width - barW - 26)))}`,
+    );
   }
   return out;
 }
@@ -159,9 +192,21 @@ function optimizeLines(d: OptimizeReportData, width: number): string[] {
   if (d.stopped) out.push(line('stopped', `${d.stopped.reason} at step ${d.stopped.step}: ${d.stopped.detail}`));
   for (const m of d.models ?? []) out.push(line(m.role === 'transfer' ? `${m.name} (transfer)` : m.name, modelLine(m)));
   const total = d.stages.reduce((a, s) => a + s[3] + s[4], 0);
-  out.push(line('stages', d.stages.map(([s, calls, , p, c]) => `${s} ${calls}/${p + c}`).join(' · ') + pc.dim(`  (calls/tokens; ${total} tokens in all)`)));
+  out.push(
+    line(
+      'stages',
+      d.stages.map(([s, calls, , p, c]) => `${s} ${calls}/${p + c}`).join(' · ') +
+        pc.dim(`  (calls/tokens; ${total} tokens in all)`),
+    ),
+  );
   out.push(...stepCurve(d, width));
-  if (d.ungated.length) out.push(line('ungated', `${d.ungated.length} change(s) without the gate: ${d.ungated.map((u) => `${u.kind} (step ${u.step})`).join(', ')}`));
+  if (d.ungated.length)
+    out.push(
+      line(
+        'ungated',
+        `${d.ungated.length} change(s) without the gate: ${d.ungated.map((u) => `${u.kind} (step ${u.step})`).join(', ')}`,
+      ),
+    );
   if (d.eval) {
     out.push(`  worst cases (${d.eval.label}):`);
     out.push(...worstCases(d.eval.cases, 8, width));
@@ -177,7 +222,10 @@ function modelLine(m: ModelRow): string {
   if (m.val) parts.push(`val ${f3(m.val[0])} → ${f3(m.val[2])}${ci(m.val[3])}`);
   if (m.test) {
     const p = m.test_paired;
-    parts.push(`test ${f3(m.test[0])} → ${f3(m.test[2])}${ci(m.test[3])}` + (p && p.delta !== null ? `, Δ ${signed(p.delta)} ${p.verdict}` : ''));
+    parts.push(
+      `test ${f3(m.test[0])} → ${f3(m.test[2])}${ci(m.test[3])}` +
+        (p && p.delta !== null ? `, Δ ${signed(p.delta)} ${p.verdict}` : ''),
+    );
   }
   parts.push(`${m.calls.total} calls`);
   return parts.join(' · ');
@@ -186,18 +234,42 @@ function modelLine(m: ModelRow): string {
 function compareLines(d: CompareReportData, width: number): string[] {
   const c = d.compare as Record<string, any>;
   const out: string[] = [];
-  const color = c.verdict === 'regressed' ? pc.red : c.verdict === 'improved' ? pc.green : c.verdict === 'inconclusive' ? pc.magenta : pc.bold;
+  const color =
+    c.verdict === 'regressed'
+      ? pc.red
+      : c.verdict === 'improved'
+        ? pc.green
+        : c.verdict === 'inconclusive'
+          ? pc.magenta
+          : pc.bold;
   out.push(line('verdict', `${color(String(c.verdict).toUpperCase())} — ${c.reason}`));
-  const side = (s: any) => `${f3(s?.pass_rate)}${s?.interval ? pc.dim(` [${f3(s.interval[0])}, ${f3(s.interval[1])}]`) : ''}  ${s?.scored ?? 0} scored, ${s?.errored ?? 0} errored${s?.trials > 1 && s?.errored_trials ? ` (+${s.errored_trials} trials)` : ''}`;
+  const side = (s: any) =>
+    `${f3(s?.pass_rate)}${s?.interval ? pc.dim(` [${f3(s.interval[0])}, ${f3(s.interval[1])}]`) : ''}  ${s?.scored ?? 0} scored, ${s?.errored ?? 0} errored${s?.trials > 1 && s?.errored_trials ? ` (+${s.errored_trials} trials)` : ''}`;
   out.push(line('baseline', side(c.baseline)));
   out.push(line('candidate', side(c.candidate)));
-  out.push(line('change', `${c.delta === null ? '—' : `${c.delta >= 0 ? '+' : '−'}${Math.abs(c.delta).toFixed(3)}`}${c.interval ? pc.dim(` 95% interval [${f3(c.interval[0])}, ${f3(c.interval[1])}]`) : ''} over ${c.n_paired} paired cases`));
+  out.push(
+    line(
+      'change',
+      `${c.delta === null ? '—' : `${c.delta >= 0 ? '+' : '−'}${Math.abs(c.delta).toFixed(3)}`}${c.interval ? pc.dim(` 95% interval [${f3(c.interval[0])}, ${f3(c.interval[1])}]`) : ''} over ${c.n_paired} paired cases`,
+    ),
+  );
   const n = c.counts ?? {};
-  out.push(line('cases', `${n.regressed} regressed · ${n.fixed} fixed · ${n.still_failing} still failing · ${n.flaky} flaky · ${n.errored} errored`));
+  out.push(
+    line(
+      'cases',
+      `${n.regressed} regressed · ${n.fixed} fixed · ${n.still_failing} still failing · ${n.flaky} flaky · ${n.errored} errored`,
+    ),
+  );
   const ansW = Math.max(20, Math.floor((width - 40) / 2));
-  for (const [title, list, paint] of [['regressed', c.regressed ?? [], pc.red], ['fixed', c.fixed ?? [], pc.green]] as const) {
+  for (const [title, list, paint] of [
+    ['regressed', c.regressed ?? [], pc.red],
+    ['fixed', c.fixed ?? [], pc.green],
+  ] as const) {
     out.push(`  ${paint(`${title} (${list.length})`)}`);
-    for (const x of list.slice(0, 8)) out.push(`    ${oneLineClip(String(x.id), 20).padEnd(20)} ${oneLineClip(String(x.baseline?.output ?? ''), ansW).padEnd(ansW)} → ${oneLineClip(String(x.candidate?.output ?? ''), ansW)}`);
+    for (const x of list.slice(0, 8))
+      out.push(
+        `    ${oneLineClip(String(x.id), 20).padEnd(20)} ${oneLineClip(String(x.baseline?.output ?? ''), ansW).padEnd(ansW)} → ${oneLineClip(String(x.candidate?.output ?? ''), ansW)}`,
+      );
     if (list.length > 8) out.push(pc.dim(`    … ${list.length - 8} more`));
   }
   return out;
@@ -210,20 +282,38 @@ export function showRun(dir: string, opts: { width?: number } = {}): string {
   const blocks: string[][] = [];
   if (folder.kind === 'optimize') {
     const r = buildOptimizeReport(folder.dir);
-    blocks.push([...headerLines(r.meta, 'optimize run'), ...optimizeLines(r.data, width), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
+    blocks.push([
+      ...headerLines(r.meta, 'optimize run'),
+      ...optimizeLines(r.data, width),
+      ...openLines(r.meta, folder.dir, REPORT_FILE),
+    ]);
   } else if (folder.kind === 'eval') {
     const r = buildEvalReport(folder.dir);
-    blocks.push([...headerLines(r.meta, 'eval run'), ...runLines(r.data.scores, width, r.meta.folder), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
+    blocks.push([
+      ...headerLines(r.meta, 'eval run'),
+      ...runLines(r.data.scores, width, r.meta.folder),
+      ...openLines(r.meta, folder.dir, REPORT_FILE),
+    ]);
   } else if (folder.kind === 'test') {
     const r = buildTestReport(folder.dir);
-    blocks.push([...headerLines(r.meta, 'test run'), ...runLines(r.data.scores, width, r.meta.folder), ...openLines(r.meta, folder.dir, REPORT_FILE)]);
+    blocks.push([
+      ...headerLines(r.meta, 'test run'),
+      ...runLines(r.data.scores, width, r.meta.folder),
+      ...openLines(r.meta, folder.dir, REPORT_FILE),
+    ]);
   }
   if (folder.compare) {
     const r = buildCompareReport(folder.dir);
-    blocks.push([...headerLines(r.meta, 'comparison'), ...compareLines(r.data, width), ...openLines(r.meta, folder.dir, COMPARE_REPORT_FILE)]);
+    blocks.push([
+      ...headerLines(r.meta, 'comparison'),
+      ...compareLines(r.data, width),
+      ...openLines(r.meta, folder.dir, COMPARE_REPORT_FILE),
+    ]);
   }
   if (blocks.length === 0 && folder.matrix) {
-    throw new SkillOptError(`${dir}: a matrix folder: its table is matrix.md, its page matrix.html (docs/matrix.md); show one cell with skillopt show ${dir}/cells/<model>__<skill>`);
+    throw new SkillOptError(
+      `${dir}: a matrix folder: its table is matrix.md, its page matrix.html (docs/matrix.md); show one cell with skillopt show ${dir}/cells/<model>__<skill>`,
+    );
   }
   return blocks.map((b) => b.join('\n')).join('\n\n');
 }
@@ -240,7 +330,10 @@ function caseFiles(dir: string, folder: ReturnType<typeof detectRunFolder>): Arr
       add(label, join(dir, folder, 'results.jsonl'));
       const root = join(dir, folder);
       if (!existsSync(root)) return;
-      for (const e of readdirSync(root, { withFileTypes: true }).filter((x) => x.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) add(`${label} on ${e.name}`, join(root, e.name, 'results.jsonl'));
+      for (const e of readdirSync(root, { withFileTypes: true })
+        .filter((x) => x.isDirectory())
+        .sort((a, b) => a.name.localeCompare(b.name)))
+        add(`${label} on ${e.name}`, join(root, e.name, 'results.jsonl'));
     };
     each('best skill on the test split', 'test_eval');
     each('initial skill on the test split', 'test_eval_baseline');
@@ -258,7 +351,8 @@ function caseFiles(dir: string, folder: ReturnType<typeof detectRunFolder>): Arr
 
 function textBlock(label: string, text: string, width: number, maxLines = 20): string[] {
   const lines = escapeControls(text, { layout: true }).replace(/\s+$/, '').split('\n');
-  if (lines.length === 1 && lines[0]!.length <= width - 18) return [line(label, lines[0]! === '' ? pc.dim('(empty)') : lines[0]!)];
+  if (lines.length === 1 && lines[0]!.length <= width - 18)
+    return [line(label, lines[0]! === '' ? pc.dim('(empty)') : lines[0]!)];
   const out = [`  ${label}:`];
   for (const l of lines.slice(0, maxLines)) out.push(`    ${l.length > width - 4 ? `${l.slice(0, width - 5)}…` : l}`);
   if (lines.length > maxLines) out.push(pc.dim(`    … ${lines.length - maxLines} more lines`));
@@ -267,15 +361,23 @@ function textBlock(label: string, text: string, width: number, maxLines = 20): s
 
 function recordLines(r: CaseRecord, width: number): string[] {
   const out: string[] = [];
-  const status = r.error_kind !== null ? pc.magenta(`errored (${r.error_kind})`) : r.pass ? pc.green('pass') : pc.red('fail');
-  out.push(line('outcome', `${status} · hard ${f3(r.hard)} · soft ${f3(r.soft)} · ${r.latency_ms} ms${r.cached ? ' · cached' : ''}`));
+  const status =
+    r.error_kind !== null ? pc.magenta(`errored (${r.error_kind})`) : r.pass ? pc.green('pass') : pc.red('fail');
+  out.push(
+    line(
+      'outcome',
+      `${status} · hard ${f3(r.hard)} · soft ${f3(r.soft)} · ${r.latency_ms} ms${r.cached ? ' · cached' : ''}`,
+    ),
+  );
   if (r.error_kind !== null) out.push(...textBlock('error', r.error ?? '', width, 12));
   out.push(...textBlock('answer', r.output ?? '', width, 12));
   out.push(...textBlock('feedback', r.feedback ?? '', width, 20));
   if (Array.isArray(r.trajectory)) {
     const calls = r.tool_calls ?? r.trajectory.reduce((n, s) => n + (s.tool_calls?.length ?? 0), 0);
     const turns = r.turns ?? r.trajectory.reduce((m, s) => Math.max(m, s.turn), 0);
-    out.push(line('trajectory', `${turns} turn${turns === 1 ? '' : 's'} · ${calls} tool call${calls === 1 ? '' : 's'}`));
+    out.push(
+      line('trajectory', `${turns} turn${turns === 1 ? '' : 's'} · ${calls} tool call${calls === 1 ? '' : 's'}`),
+    );
     out.push(...trajectoryTimeline(r.trajectory, { width }));
   } else {
     out.push(line('trajectory', pc.dim('none (the case ran no tools)')));
@@ -291,26 +393,45 @@ export function showCase(dir: string, id: string, opts: { width?: number } = {})
   const width = Math.max(80, Math.min(opts.width ?? 120, 200));
   const folder = detectRunFolder(dir);
   const files = caseFiles(folder.dir, folder);
-  if (files.length === 0) throw new SkillOptError(`${displayPath(folder.dir)}: no results file to look case ${id} up in (results.jsonl)`);
+  if (files.length === 0)
+    throw new SkillOptError(`${displayPath(folder.dir)}: no results file to look case ${id} up in (results.jsonl)`);
   const blocks: string[][] = [];
   const known = new Set<string>();
   for (const [label, file] of files) {
     const rows = lastRows(readLocatedResults(file));
     for (const r of rows) known.add(r.record.id);
-    const hits = rows.filter((r) => r.record.id === id).sort((a, b) => a.record.suite.localeCompare(b.record.suite) || (a.record.trial ?? 0) - (b.record.trial ?? 0));
+    const hits = rows
+      .filter((r) => r.record.id === id)
+      .sort((a, b) => a.record.suite.localeCompare(b.record.suite) || (a.record.trial ?? 0) - (b.record.trial ?? 0));
     if (hits.length === 0) continue;
     const first = hits[0]!.record;
     const head = [
       `${pc.bold(`skillopt show · case ${id}`)}${first.simulated ? pc.yellow(' — simulated model') : ''}`,
       line('run', `${displayPath(folder.dir)} (${label})`),
-      line('suite', `${first.suite}${first.split ? ` · split ${first.split}` : ''}${first.task_type ? ` · task type ${first.task_type}` : ''}`),
-      ...textBlock('input', [...(first.messages ?? [])].reverse().find((m) => m.role === 'user')?.content?.toString() ?? '', width, 12),
+      line(
+        'suite',
+        `${first.suite}${first.split ? ` · split ${first.split}` : ''}${first.task_type ? ` · task type ${first.task_type}` : ''}`,
+      ),
+      ...textBlock(
+        'input',
+        [...(first.messages ?? [])]
+          .reverse()
+          .find((m) => m.role === 'user')
+          ?.content?.toString() ?? '',
+        width,
+        12,
+      ),
       ...textBlock('expected', expectedText(first.expected), width, 8),
     ];
     const body: string[] = [];
     for (const h of hits) {
       const where = pc.dim(`${displayPath(file)} line ${h.line || '?'}`);
-      if (hits.length > 1) body.push('', pc.bold(`  ${h.record.trial !== undefined ? `trial ${h.record.trial}` : `suite ${h.record.suite}`}`) + `  ${where}`);
+      if (hits.length > 1)
+        body.push(
+          '',
+          pc.bold(`  ${h.record.trial !== undefined ? `trial ${h.record.trial}` : `suite ${h.record.suite}`}`) +
+            `  ${where}`,
+        );
       else body.push(line('record', where));
       body.push(...recordLines(h.record, width));
     }
@@ -318,7 +439,9 @@ export function showCase(dir: string, id: string, opts: { width?: number } = {})
   }
   if (blocks.length === 0) {
     const near = closest(id, [...known]);
-    throw new SkillOptError(`${displayPath(folder.dir)}: no case ${id} in ${files.map(([, f]) => displayPath(f)).join(', ')}${near ? ` (did you mean ${near}?)` : ''}`);
+    throw new SkillOptError(
+      `${displayPath(folder.dir)}: no case ${id} in ${files.map(([, f]) => displayPath(f)).join(', ')}${near ? ` (did you mean ${near}?)` : ''}`,
+    );
   }
   return blocks.map((b) => b.join('\n')).join('\n\n');
 }

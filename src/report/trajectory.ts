@@ -23,7 +23,10 @@ const RECORD_CLIP = 4_096;
 export function hasClipMarker(content: string): boolean {
   const tail = content.slice(-200);
   if (/[[(][^[\]()]*\b(?:clipped|truncated)\b[^[\]()]*[\])]\s*$/i.test(tail)) return true;
-  return content.length >= RECORD_CLIP - 200 && /[[(][^[\]()]*\d[\d,_ ]*\s*(?:chars|characters|bytes)\b[^[\]()]*[\])]\s*$/i.test(tail);
+  return (
+    content.length >= RECORD_CLIP - 200 &&
+    /[[(][^[\]()]*\d[\d,_ ]*\s*(?:chars|characters|bytes)\b[^[\]()]*[\])]\s*$/i.test(tail)
+  );
 }
 
 /** One embedded step: turn, kind, text, calls as [id, name, args as JSON text], result as [name, ok, content, ms, clipped]. */
@@ -78,7 +81,10 @@ function block(text: string, indent: string, width: number, maxLines: number): s
  * The trajectory as a terminal timeline: per turn, the assistant's text, each call with its arguments, and
  * each result (ok or error, ms, its first lines, `clipped` when the record clipped it).
  */
-export function trajectoryTimeline(steps: TrajectoryStep[], opts: { width?: number; resultLines?: number } = {}): string[] {
+export function trajectoryTimeline(
+  steps: TrajectoryStep[],
+  opts: { width?: number; resultLines?: number } = {},
+): string[] {
   const width = Math.max(60, opts.width ?? 120);
   const resultLines = opts.resultLines ?? 6;
   const out: string[] = [];
@@ -97,13 +103,17 @@ export function trajectoryTimeline(steps: TrajectoryStep[], opts: { width?: numb
         // the tool name and the call id are the model's, an MCP server's tool name its server's: shown escaped like its answer
         const name = oneLineClip(c.name, 60);
         const origin = c.mcp ? ` ${pc.dim(`[${oneLineClip(`${c.mcp.server}/${c.mcp.tool}`, 80)}]`)}` : '';
-        out.push(`      ${pc.yellow('→ call')} ${name}${origin} ${oneLineClip(argsText(c.args), width - 16 - name.length)}${pc.dim(`  (${oneLineClip(c.id, 60)})`)}`);
+        out.push(
+          `      ${pc.yellow('→ call')} ${name}${origin} ${oneLineClip(argsText(c.args), width - 16 - name.length)}${pc.dim(`  (${oneLineClip(c.id, 60)})`)}`,
+        );
       }
     } else if (s.result) {
       const r = s.result;
       const status = r.ok ? pc.green('ok') : pc.red('error');
       const clipped = hasClipMarker(r.content) ? pc.yellow(' · clipped') : '';
-      out.push(`      ${pc.magenta('← result')} ${oneLineClip(r.name, 60)} ${status} ${pc.dim(`${r.ms} ms · ${r.content.length} chars`)}${clipped}`);
+      out.push(
+        `      ${pc.magenta('← result')} ${oneLineClip(r.name, 60)} ${status} ${pc.dim(`${r.ms} ms · ${r.content.length} chars`)}${clipped}`,
+      );
       if (r.content.trim() !== '') out.push(...block(r.content.trimEnd(), '        ', width - 8, resultLines));
     }
   }

@@ -89,7 +89,15 @@ const RUN_OUTPUTS = new Set([
   'skills',
 ]);
 
-const globs = RESUMABLE_KEYS.map((k) => new RegExp(`^${k.split('*').map((p) => p.replace(/[.]/g, '\\.')).join('.*')}$`));
+const globs = RESUMABLE_KEYS.map(
+  (k) =>
+    new RegExp(
+      `^${k
+        .split('*')
+        .map((p) => p.replace(/[.]/g, '\\.'))
+        .join('.*')}$`,
+    ),
+);
 
 export function isResumableKey(key: string): boolean {
   return globs.some((re) => re.test(key));
@@ -126,11 +134,16 @@ export function sha256(data: string | Uint8Array): string {
 }
 
 /** The dataset's content hash: the file's bytes, else (tasks inline in the suite) the suite file's. */
-export function datasetDigest(manifest: { suite: string; dataset: string }, suiteFiles: string[] = []): { sha256: string; label: string } {
+export function datasetDigest(
+  manifest: { suite: string; dataset: string },
+  suiteFiles: string[] = [],
+): { sha256: string; label: string } {
   const path = resolve(manifest.dataset);
-  if (existsSync(path) && statSync(path).isFile()) return { sha256: sha256(readFileSync(path)), label: manifest.dataset };
+  if (existsSync(path) && statSync(path).isFile())
+    return { sha256: sha256(readFileSync(path)), label: manifest.dataset };
   const suiteFile = suiteFiles.find((f) => f.includes(`${manifest.suite}.skill.test`)) ?? suiteFiles[0];
-  if (suiteFile && existsSync(suiteFile)) return { sha256: sha256(readFileSync(suiteFile)), label: `${manifest.dataset} in ${displayPath(suiteFile)}` };
+  if (suiteFile && existsSync(suiteFile))
+    return { sha256: sha256(readFileSync(suiteFile)), label: `${manifest.dataset} in ${displayPath(suiteFile)}` };
   return { sha256: sha256(manifest.dataset), label: manifest.dataset };
 }
 
@@ -141,7 +154,9 @@ function stripUserinfo(url: string): string {
 
 function roleIdentity(r: RoleConfig): string {
   if (r.backend === 'simulated') return `simulated ${r.model}`;
-  const where = r.azure?.endpoint ? `azure ${stripUserinfo(r.azure.endpoint)} (api ${r.azure.apiVersion})` : stripUserinfo(r.baseURL);
+  const where = r.azure?.endpoint
+    ? `azure ${stripUserinfo(r.azure.endpoint)} (api ${r.azure.apiVersion})`
+    : stripUserinfo(r.baseURL);
   return `${r.backend} ${r.model} at ${where}`;
 }
 
@@ -155,7 +170,19 @@ function flatten(value: unknown, prefix: string, out: Record<string, Json>): voi
 }
 
 /** Keys compared first, in this order (the rest follow in the config's order). */
-const FIRST = ['run', 'suite', 'dataset', 'skill', 'split', 'env.split_mode', 'env.split_ratio', 'env.split_seed', 'env.split_dir', 'env.limit', 'env.data_path'];
+const FIRST = [
+  'run',
+  'suite',
+  'dataset',
+  'skill',
+  'split',
+  'env.split_mode',
+  'env.split_ratio',
+  'env.split_seed',
+  'env.split_dir',
+  'env.limit',
+  'env.data_path',
+];
 
 export function runFingerprint(input: FingerprintInput): Fingerprint {
   const entries: Record<string, Json> = { run: input.kind };
@@ -181,7 +208,8 @@ export function runFingerprint(input: FingerprintInput): Fingerprint {
     if (input.kind !== 'optimize' && OPTIMIZER_ONLY_SECTIONS.includes(key.slice(0, key.indexOf('.')))) continue;
     entries[key] = typeof value === 'string' ? stripUserinfo(value) : value;
   }
-  const roles = input.kind === 'optimize' ? (['optimizer', 'target', 'judge'] as const) : (['target', 'judge'] as const);
+  const roles =
+    input.kind === 'optimize' ? (['optimizer', 'target', 'judge'] as const) : (['target', 'judge'] as const);
   for (const role of roles) entries[`${role} model`] = roleIdentity(input.roles[role]);
   for (const [k, v] of Object.entries(input.selection ?? {})) entries[k] = v;
   return { kind: input.kind, entries: ordered(entries), about };
@@ -216,21 +244,32 @@ export function firstDifference(held: Record<string, Json>, current: Record<stri
     const a = held[key];
     const b = current[key];
     if (JSON.stringify(a) === JSON.stringify(b)) continue;
-    if (a === undefined && key in defaultValues() && JSON.stringify(defaultValues()[key]) === JSON.stringify(b)) continue;
+    if (a === undefined && key in defaultValues() && JSON.stringify(defaultValues()[key]) === JSON.stringify(b))
+      continue;
     return { key, held: a, current: b };
   }
   return null;
 }
 
-const KIND_LABEL: Record<RunKind, string> = { optimize: 'an optimize run (train / test --optimize)', eval: 'an eval', test: 'a test run' };
+const KIND_LABEL: Record<RunKind, string> = {
+  optimize: 'an optimize run (train / test --optimize)',
+  eval: 'an eval',
+  test: 'a test run',
+};
 
 function show(value: Json | undefined, about: string | undefined): string {
-  const text = value === undefined ? '(unset)' : typeof value === 'string' ? (value === '' ? '""' : value) : JSON.stringify(value);
+  const text =
+    value === undefined ? '(unset)' : typeof value === 'string' ? (value === '' ? '""' : value) : JSON.stringify(value);
   const short = typeof value === 'string' && value.startsWith('sha256:') ? `sha256:${value.slice(7, 19)}` : text;
   return about ? `${short} (${about})` : short;
 }
 
-export function describeDifference(dir: string, d: Difference, held: { kind?: RunKind; about?: Record<string, string> }, current: Fingerprint): string {
+export function describeDifference(
+  dir: string,
+  d: Difference,
+  held: { kind?: RunKind; about?: Record<string, string> },
+  current: Fingerprint,
+): string {
   const head = `${displayPath(dir)}: `;
   const tail = ' — use a new env.out_root (or delete the folder) to start over';
   if (d.key === 'run') {
@@ -245,7 +284,9 @@ export type RunRecord = RunRecordFile;
 /** What the folder holds besides run.json and the lock (dotfiles, e.g. temp files, do not count). */
 function outputsIn(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((n) => n !== RUN_FILE && !n.startsWith('.') && n !== LOCK_FILE && !n.startsWith(`${LOCK_FILE}.`));
+  return readdirSync(dir).filter(
+    (n) => n !== RUN_FILE && !n.startsWith('.') && n !== LOCK_FILE && !n.startsWith(`${LOCK_FILE}.`),
+  );
 }
 
 export class RunDirMismatch extends SkillOptError {}
@@ -257,7 +298,9 @@ export function readRunRecord(dir: string): RunRecord | null {
   try {
     value = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new RunDirMismatch(`${displayPath(file)}: unreadable (${(e as Error).message}) — use a new env.out_root (or delete the folder) to start over`);
+    throw new RunDirMismatch(
+      `${displayPath(file)}: unreadable (${(e as Error).message}) — use a new env.out_root (or delete the folder) to start over`,
+    );
   }
   try {
     return parseRunFile(RunRecordSchema, value, displayPath(file));

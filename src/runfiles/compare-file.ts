@@ -24,7 +24,12 @@ export const ArmCountsSchema = z.object({ passes: z.number(), scored: z.number()
 const direction = z.enum(['regressed', 'fixed']);
 
 /** A confirmed blame: the confirmation's arms (the unit or set reverted, the candidate), its p and adjusted p (null: a deterministic target). */
-export const CaseBlameSchema = caseRef.extend({ p: z.number().nullable(), p_adjusted: z.number().nullable(), reverted: ArmCountsSchema, candidate: ArmCountsSchema });
+export const CaseBlameSchema = caseRef.extend({
+  p: z.number().nullable(),
+  p_adjusted: z.number().nullable(),
+  reverted: ArmCountsSchema,
+  candidate: ArmCountsSchema,
+});
 
 /** A unit of the skill change with the regressed cases its revert was confirmed to restore (breaks) and the fixed ones to lose (fixes). */
 export const UnitAttributionSchema = z.object({
@@ -37,7 +42,12 @@ export const UnitAttributionSchema = z.object({
 });
 
 /** A flip that did not reproduce on fresh samples of both skills' texts: its arms and the reproduction test's p (null: a deterministic target). */
-export const NoiseFlipSchema = caseRef.extend({ direction, baseline: ArmCountsSchema, candidate: ArmCountsSchema, p: z.number().nullable() });
+export const NoiseFlipSchema = caseRef.extend({
+  direction,
+  baseline: ArmCountsSchema,
+  candidate: ArmCountsSchema,
+  p: z.number().nullable(),
+});
 
 /**
  * A changed case no unit is confirmed for. `budget`: the budget ran out before it was decided; `errored`:
@@ -58,7 +68,9 @@ export const UnexplainedCaseSchema = caseRef.extend({
 /** What attribution found (src/compare/attribution.ts), before the command adds its granularity, budget and skills. */
 export const AttributionFindingsSchema = z.object({
   units: z.array(UnitAttributionSchema),
-  combos: z.array(z.object({ units: z.array(z.string()), breaks: z.array(CaseBlameSchema), fixes: z.array(CaseBlameSchema) })),
+  combos: z.array(
+    z.object({ units: z.array(z.string()), breaks: z.array(CaseBlameSchema), fixes: z.array(CaseBlameSchema) }),
+  ),
   noise: z.array(NoiseFlipSchema),
   unexplained: z.array(UnexplainedCaseSchema),
   /** Fresh samples per arm of a reproduction or a confirmation at each of its looks (cumulative; [1]: a deterministic target). */
@@ -108,7 +120,11 @@ export const CompareCaseSchema = z.looseObject({
   baseline: z.looseObject({}),
   candidate: z.looseObject({}),
   divergence: z
-    .looseObject({ event: z.number(), baseline: TrajectoryEventSchema.nullable(), candidate: TrajectoryEventSchema.nullable() })
+    .looseObject({
+      event: z.number(),
+      baseline: TrajectoryEventSchema.nullable(),
+      candidate: TrajectoryEventSchema.nullable(),
+    })
     .nullable()
     .optional(),
 });

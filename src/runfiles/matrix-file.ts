@@ -6,7 +6,12 @@
  * with its class. The p-values of each question are adjusted over its family (docs/statistics.md).
  */
 import { z } from 'zod';
-import { MATRIX_CELL_STATUSES, MATRIX_RUN_KINDS, MatrixModelEntrySchema, MatrixSkillEntrySchema } from './matrix-run.ts';
+import {
+  MATRIX_CELL_STATUSES,
+  MATRIX_RUN_KINDS,
+  MatrixModelEntrySchema,
+  MatrixSkillEntrySchema,
+} from './matrix-run.ts';
 import { interval, rate, schemaVersion } from './version.ts';
 
 const nullableNumber = z.number().nullable();

@@ -63,14 +63,25 @@ export const BestSelectionSchema = z.looseObject({
 export const STOP_REASONS = ['target_reached', 'patience', 'budget', 'infrastructure', 'optimizer_unusable'] as const;
 export type StopReason = (typeof STOP_REASONS)[number];
 
-export const StoppedSchema = z.looseObject({ reason: z.enum(STOP_REASONS), detail: z.string(), step: z.number() }).nullable();
+export const StoppedSchema = z
+  .looseObject({ reason: z.enum(STOP_REASONS), detail: z.string(), step: z.number() })
+  .nullable();
 
 /** The optimizer model's replies over a run: usable, unusable (invalid after a re-ask) and the first unusable one's reason. */
-export const OptimizerRepliesSchema = z.object({ usable: z.number(), unusable: z.number(), first_unusable: z.string().nullable() });
+export const OptimizerRepliesSchema = z.object({
+  usable: z.number(),
+  unusable: z.number(),
+  first_unusable: z.string().nullable(),
+});
 export type OptimizerReplies = z.infer<typeof OptimizerRepliesSchema>;
 
 /** One skill's pass rate on one model and split, with its 95% interval (a run over several models). */
-const ModelSideSchema = z.looseObject({ pass_rate: rate.nullable(), ci: z.tuple([z.number(), z.number()]).nullable(), n: z.number(), errored: z.number() });
+const ModelSideSchema = z.looseObject({
+  pass_rate: rate.nullable(),
+  ci: z.tuple([z.number(), z.number()]).nullable(),
+  n: z.number(),
+  errored: z.number(),
+});
 
 /**
  * The best skill against the seed on one model, paired on the same cases: the lift of the run's matrix (the
@@ -97,7 +108,14 @@ export const ModelReportSchema = z.looseObject({
   /** `train`: optimized for; `transfer`: scored at the end on test only. */
   role: z.enum(['train', 'transfer']),
   val: z.looseObject({ seed: ModelSideSchema, best: ModelSideSchema, paired: ModelPairedSchema.nullable() }).nullable(),
-  test: z.looseObject({ seed: ModelSideSchema.nullable(), best: ModelSideSchema.nullable(), final: ModelSideSchema.nullable(), paired: ModelPairedSchema.nullable() }).nullable(),
+  test: z
+    .looseObject({
+      seed: ModelSideSchema.nullable(),
+      best: ModelSideSchema.nullable(),
+      final: ModelSideSchema.nullable(),
+      paired: ModelPairedSchema.nullable(),
+    })
+    .nullable(),
   /** Its calls and cost by phase (train rollouts, validation, test), from the rows the run kept. */
   calls: PhaseFigures(z.number()),
   cost: PhaseFigures(z.number().nullable()),
@@ -125,7 +143,11 @@ export const OptimizeSummarySchema = z.looseObject({
   token_summary: TokenSummarySchema.optional(),
   /** Measured over the run's case rows, the optimizer role and `by_stage` as sent (docs/accounting.md#cost). */
   cost: RunCostSchema.extend({
-    by_role: z.looseObject({ target: z.number().nullable(), judge: z.number().nullable(), optimizer: z.number().nullable() }),
+    by_role: z.looseObject({
+      target: z.number().nullable(),
+      judge: z.number().nullable(),
+      optimizer: z.number().nullable(),
+    }),
     by_stage: z.record(z.string(), z.number().nullable()),
   }).optional(),
   /** How best_skill.md was chosen (`optimizer.select_best`) and the candidates the rule considered. */

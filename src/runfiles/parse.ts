@@ -16,7 +16,8 @@ function fieldPath(path: readonly PropertyKey[]): string {
 }
 
 function versionOf(value: unknown): unknown {
-  if (Array.isArray(value)) return value.find((v) => v && typeof v === 'object' && 'schema_version' in v)?.schema_version;
+  if (Array.isArray(value))
+    return value.find((v) => v && typeof v === 'object' && 'schema_version' in v)?.schema_version;
   return value && typeof value === 'object' ? (value as { schema_version?: unknown }).schema_version : undefined;
 }
 
@@ -24,10 +25,15 @@ function versionOf(value: unknown): unknown {
 export function parseRunFile<S extends z.ZodType>(schema: S, value: unknown, file: string): z.infer<S> {
   const version = versionOf(value);
   if (version !== undefined && version !== SCHEMA_VERSION) {
-    throw new SkillOptError(`${file}: schema_version ${JSON.stringify(version)} is not one this skillopt reads (it reads ${SCHEMA_VERSION}) — written by another skillopt version`);
+    throw new SkillOptError(
+      `${file}: schema_version ${JSON.stringify(version)} is not one this skillopt reads (it reads ${SCHEMA_VERSION}) — written by another skillopt version`,
+    );
   }
   const problem = runFileProblem(schema, value);
-  if (problem) throw new SkillOptError(`${file}: ${problem} — not the format this skillopt reads (written by another skillopt version?)`);
+  if (problem)
+    throw new SkillOptError(
+      `${file}: ${problem} — not the format this skillopt reads (written by another skillopt version?)`,
+    );
   return value as z.infer<S>;
 }
 
@@ -61,7 +67,11 @@ export function readRunFile<S extends z.ZodType>(schema: S, path: string, file: 
  * What a writer writes: `value` with `schema_version` first, checked against `schema` (a mismatch is a
  * bug in the writer, so it throws). The value's own key order is kept.
  */
-export function buildRunFile<S extends z.ZodType, T extends object>(schema: S, value: T, file: string): { schema_version: typeof SCHEMA_VERSION } & T {
+export function buildRunFile<S extends z.ZodType, T extends object>(
+  schema: S,
+  value: T,
+  file: string,
+): { schema_version: typeof SCHEMA_VERSION } & T {
   const out: { schema_version: typeof SCHEMA_VERSION } & T = { schema_version: SCHEMA_VERSION, ...value };
   const got = schema.safeParse(out);
   if (!got.success) {

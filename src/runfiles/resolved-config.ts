@@ -21,7 +21,16 @@ export const ResolvedConfigFileSchema = z.looseObject({
     optimizer: z.string().optional(),
     target: z.string().optional(),
     judge: z.string().optional(),
-    pricing: z.record(z.string(), z.looseObject({ input_per_mtok: z.number(), cached_input_per_mtok: z.number().optional(), output_per_mtok: z.number() })).optional(),
+    pricing: z
+      .record(
+        z.string(),
+        z.looseObject({
+          input_per_mtok: z.number(),
+          cached_input_per_mtok: z.number().optional(),
+          output_per_mtok: z.number(),
+        }),
+      )
+      .optional(),
     currency: z.string().optional(),
   }),
   derived: section({

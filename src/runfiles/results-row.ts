@@ -20,7 +20,12 @@ export const CallUsageSchema = z.looseObject({
   cache_hits: z.number().optional(),
   cache_misses: z.number().optional(),
   from_cache: z
-    .looseObject({ prompt_tokens: z.number(), cached_prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number().nullable() })
+    .looseObject({
+      prompt_tokens: z.number(),
+      cached_prompt_tokens: z.number(),
+      completion_tokens: z.number(),
+      cost: z.number().nullable(),
+    })
     .optional(),
 });
 
@@ -29,7 +34,16 @@ export const TrajectoryStepSchema = z.looseObject({
   turn: z.int().min(1),
   kind: z.enum(['assistant', 'tool']),
   content: z.string().optional(),
-  tool_calls: z.array(z.looseObject({ id: z.string(), name: z.string(), args: z.unknown(), mcp: z.object({ server: z.string(), tool: z.string() }).optional() })).optional(),
+  tool_calls: z
+    .array(
+      z.looseObject({
+        id: z.string(),
+        name: z.string(),
+        args: z.unknown(),
+        mcp: z.object({ server: z.string(), tool: z.string() }).optional(),
+      }),
+    )
+    .optional(),
   tool_call_id: z.string().optional(),
   result: z.looseObject({ name: z.string(), ok: z.boolean(), content: z.string(), ms: z.number().min(0) }).optional(),
 });

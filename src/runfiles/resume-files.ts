@@ -37,10 +37,18 @@ export const MinibatchFileSchema = z.looseObject({
 export type MinibatchFile = z.infer<typeof MinibatchFileSchema>;
 
 /** `merged_patch.json` as the aggregate stage keeps it: the merged items and how many came from each side. */
-export const MergedPatchSchema = z.looseObject({ items: z.array(ProposalItemSchema), n_failure_items: z.number(), n_success_items: z.number() });
+export const MergedPatchSchema = z.looseObject({
+  items: z.array(ProposalItemSchema),
+  n_failure_items: z.number(),
+  n_success_items: z.number(),
+});
 
 /** `ranked_edits.json`: the items the select stage kept, whether a ranking reply ordered them, or a fallback did. */
-export const RankedItemsSchema = z.looseObject({ items: z.array(ProposalItemSchema), ranked: z.boolean(), fallback: z.boolean() });
+export const RankedItemsSchema = z.looseObject({
+  items: z.array(ProposalItemSchema),
+  ranked: z.boolean(),
+  fallback: z.boolean(),
+});
 
 /** `rewrite_result.json` / `full_rewrite_result.json`: the rewrite modes' update (src/optimizer/update.ts). */
 export const RewriteResultSchema = z.looseObject({
@@ -51,7 +59,11 @@ export const RewriteResultSchema = z.looseObject({
 });
 
 /** `compress_result.json`: the compress stage's proposal, kept for a rerun of the step. */
-export const CompressReplySchema = z.looseObject({ edits: z.array(EditSchema), reasoning: z.string(), train_items: z.number() });
+export const CompressReplySchema = z.looseObject({
+  edits: z.array(EditSchema),
+  reasoning: z.string(),
+  train_items: z.number(),
+});
 export type CompressReply = z.infer<typeof CompressReplySchema>;
 
 /** `parent.json` (pareto selection): the pool id of the step's parent. */
@@ -72,7 +84,9 @@ export const ValSampleSchema = z.object({
 export type ValSample = z.infer<typeof ValSampleSchema>;
 
 /** `val_ledger.json`: every val sample by skill key and item. */
-export const ValLedgerFileSchema = z.looseObject({ skills: z.record(z.string(), z.record(z.string(), z.array(ValSampleSchema))) });
+export const ValLedgerFileSchema = z.looseObject({
+  skills: z.record(z.string(), z.record(z.string(), z.array(ValSampleSchema))),
+});
 
 /** A skill in the Pareto pool (src/optimizer/pareto.ts). */
 export const PoolCandidateSchema = z.object({
@@ -90,7 +104,10 @@ export const PoolCandidateSchema = z.object({
 export type PoolCandidate = z.infer<typeof PoolCandidateSchema>;
 
 /** `pareto_pool.json`: the pool and the merges already tried. */
-export const PoolFileSchema = z.looseObject({ candidates: z.array(PoolCandidateSchema), merges_tried: z.array(z.string()) });
+export const PoolFileSchema = z.looseObject({
+  candidates: z.array(PoolCandidateSchema),
+  merges_tried: z.array(z.string()),
+});
 export type PoolFile = z.infer<typeof PoolFileSchema>;
 
 /** The calls that produced a kept result, and the state commits made before it was written (src/optimizer/kept-cost.ts). */

@@ -21,7 +21,12 @@ export const LostTrainCaseSchema = z.object({ where: z.string(), id: z.string(),
 export type LostTrainCase = z.infer<typeof LostTrainCaseSchema>;
 
 /** One model's figures of a train batch (several training models). */
-const BatchModelSchema = z.object({ n: z.number(), hard: z.number().nullable(), pass_rate: z.number().nullable(), errored: z.number() });
+const BatchModelSchema = z.object({
+  n: z.number(),
+  hard: z.number().nullable(),
+  pass_rate: z.number().nullable(),
+  errored: z.number(),
+});
 
 /** One accumulation batch of the step's train rollout and reflection. */
 export const AccumulationBatchSchema = z.object({
@@ -53,7 +58,10 @@ export const OverfitFlagSchema = z.object({
 export type OverfitFlag = z.infer<typeof OverfitFlagSchema>;
 
 /** The step record's `overfit_flags`: a flag, the edit it is on, and what the guard did. */
-const RecordedOverfitFlagSchema = OverfitFlagSchema.extend({ edit: z.string(), action: z.enum(['rejected', 'flagged']) });
+const RecordedOverfitFlagSchema = OverfitFlagSchema.extend({
+  edit: z.string(),
+  action: z.enum(['rejected', 'flagged']),
+});
 
 /** The autonomous learning rate's decision (`optimizer.lr_control_mode: autonomous`; lr_decision.json). */
 export const LrDecisionSchema = z.object({
@@ -127,7 +135,11 @@ export const ModelDecisionSchema = z.object({
 export type ModelDecision = z.infer<typeof ModelDecisionSchema>;
 
 /** An edit's confirmation for one broken item: its p and adjusted p (null against a deterministic target). */
-export const SalvageTestSchema = z.object({ item: z.string(), p: z.number().nullable(), p_adjusted: z.number().nullable() });
+export const SalvageTestSchema = z.object({
+  item: z.string(),
+  p: z.number().nullable(),
+  p_adjusted: z.number().nullable(),
+});
 export type SalvageTest = z.infer<typeof SalvageTestSchema>;
 
 export const SalvageEditSchema = z.object({
@@ -326,7 +338,13 @@ export type StepRecordDraft = Omit<StepRecord, 'schema_version' | StepOutcomeFie
  * every record carries required (a record written before the others were added lacks them).
  */
 const { schema_version, step, epoch, action, ...laterFields } = stepRecordShape;
-export const StepRecordSchema = z.looseObject({ schema_version, step, epoch, action, ...z.object(laterFields).partial().shape });
+export const StepRecordSchema = z.looseObject({
+  schema_version,
+  step,
+  epoch,
+  action,
+  ...z.object(laterFields).partial().shape,
+});
 export type StepRecordFile = z.infer<typeof StepRecordSchema>;
 
 /** history.json: every finished step's record, in step order. A bare array: its entries carry the version. */

@@ -27,7 +27,12 @@ export const RunCostSchema = z.looseObject({
   per_1k_cases: nullableNumber,
   by_role: z.looseObject({ target: nullableNumber, judge: nullableNumber }),
   cases_without_usage: z.int().min(0),
-  tokens: z.looseObject({ prompt: z.number(), cached_prompt: z.number(), completion: z.number(), reasoning: z.number() }),
+  tokens: z.looseObject({
+    prompt: z.number(),
+    cached_prompt: z.number(),
+    completion: z.number(),
+    reasoning: z.number(),
+  }),
   mean_tokens_per_case: nullableNumber,
   spent: z.looseObject({ total: nullableNumber, prompt_tokens: z.number(), completion_tokens: z.number() }),
   latency: z.looseObject({ p50_ms: nullableNumber, p95_ms: nullableNumber, mean_ms: nullableNumber }),
@@ -92,7 +97,9 @@ export const TestEvalSummarySchema = z.looseObject({
 export type TestEvalSummaryFile = z.infer<typeof TestEvalSummarySchema>;
 
 /** The schema of a summary.json beside a results.jsonl: a test or eval run's, or one of an optimize run's evaluations. */
-export function summarySchemaOf(value: unknown): typeof RunSummarySchema | typeof EvaluationSummarySchema | typeof TestEvalSummarySchema {
+export function summarySchemaOf(
+  value: unknown,
+): typeof RunSummarySchema | typeof EvaluationSummarySchema | typeof TestEvalSummarySchema {
   if (!value || typeof value !== 'object' || !('label' in value) || 'suites' in value) return RunSummarySchema;
   return 'n' in value ? EvaluationSummarySchema : TestEvalSummarySchema;
 }

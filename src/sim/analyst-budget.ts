@@ -40,7 +40,11 @@ export function onlyModel(t: Trajectory): string | null {
  * The failures of a minibatch the skill's length explains: failed on one model only, and the skill exceeds
  * that model's budget (`budgetOf`: null for a model the analyst knows nothing of).
  */
-export function lengthFailures(skill: string, trajectories: readonly Trajectory[], budgetOf: (model: string) => ModelBudget | null): Trajectory[] {
+export function lengthFailures(
+  skill: string,
+  trajectories: readonly Trajectory[],
+  budgetOf: (model: string) => ModelBudget | null,
+): Trajectory[] {
   const procedure = trajectories.some((t) => t.steps !== undefined);
   const over = new Map<string, boolean>();
   return trajectories.filter((t) => {
@@ -69,7 +73,12 @@ export function compressionProposal(skill: string, support: number): Proposal | 
   let start = 0;
   while (start < skill.length && start < compressed.length && skill[start] === compressed[start]) start++;
   let end = 0;
-  while (end < skill.length - start && end < compressed.length - start && skill[skill.length - 1 - end] === compressed[compressed.length - 1 - end]) end++;
+  while (
+    end < skill.length - start &&
+    end < compressed.length - start &&
+    skill[skill.length - 1 - end] === compressed[compressed.length - 1 - end]
+  )
+    end++;
   start = skill.lastIndexOf('\n', start - 1) + 1;
   const tail = skill.indexOf('\n', skill.length - end);
   const stop = tail === -1 ? skill.length : tail;

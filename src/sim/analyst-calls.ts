@@ -142,7 +142,12 @@ export interface CallProposeOptions {
   compare: (a: { token: Token; pos: number; neg: number }, b: { token: Token; pos: number; neg: number }) => number;
 }
 
-function lineOrNull(triggers: string | readonly string[], tool: string, args: CallArgs, on: 'input' | 'result' = 'input'): string | null {
+function lineOrNull(
+  triggers: string | readonly string[],
+  tool: string,
+  args: CallArgs,
+  on: 'input' | 'result' = 'input',
+): string | null {
   try {
     return callRuleLine(triggers, tool, args, { on });
   } catch {
@@ -154,7 +159,11 @@ function lineOrNull(triggers: string | readonly string[], tool: string, args: Ca
  * The call rules a failure minibatch teaches (before the L cap), deduplicated, in failure order (the caller
  * sorts by support). Exported for tests.
  */
-export function proposeCallRules(skill: string, trajectories: readonly Trajectory[], o: CallProposeOptions): CallProposal[] {
+export function proposeCallRules(
+  skill: string,
+  trajectories: readonly Trajectory[],
+  o: CallProposeOptions,
+): CallProposal[] {
   const rules = parseCallRules(skill);
   const needs = needsOf(trajectories);
   const failures = trajectories.filter(isFailure).map((t) => t.input.toLowerCase());
@@ -162,13 +171,22 @@ export function proposeCallRules(skill: string, trajectories: readonly Trajector
   const seen = new Set<string>();
   const changed = new Set<string>();
   const missingSupport = (key: string, tokenKey: string | null) =>
-    needs.filter((n) => n.missing.some((m) => m.key === key) && (tokenKey === null || n.haystack.includes(tokenKey))).length;
+    needs.filter((n) => n.missing.some((m) => m.key === key) && (tokenKey === null || n.haystack.includes(tokenKey)))
+      .length;
 
   const learnMissing = (n: Need, key: string, tool: string, args: CallArgs) => {
     const candidates: Array<{ token: Token; pos: number; neg: number }> = [];
     for (const token of tokenize(n.t.input)) {
       // a token that already triggers this call (a rule that did fire, or is being misread) is not proposed again
-      if (rules.some((r) => r.tool === tool && canonicalJson(r.args) === canonicalJson(args) && r.triggers.some((x) => x.toLowerCase() === token.key))) continue;
+      if (
+        rules.some(
+          (r) =>
+            r.tool === tool &&
+            canonicalJson(r.args) === canonicalJson(args) &&
+            r.triggers.some((x) => x.toLowerCase() === token.key),
+        )
+      )
+        continue;
       if (o.warned?.(token.key)) continue;
       const pos = missingSupport(key, token.key);
       const neg = failures.filter((h) => h.includes(token.key)).length - pos;
@@ -182,7 +200,16 @@ export function proposeCallRules(skill: string, trajectories: readonly Trajector
     const line = lineOrNull(best.token.text, tool, args);
     if (!line) return;
     seen.add(dedupe);
-    proposals.push({ token: best.token.text, answer: key, kind: 'add', op: 'append', content: line, rule: line, support: best.pos, call: { tool, args } });
+    proposals.push({
+      token: best.token.text,
+      answer: key,
+      kind: 'add',
+      op: 'append',
+      content: line,
+      rule: line,
+      support: best.pos,
+      call: { tool, args },
+    });
   };
 
   for (const n of needs) {
@@ -200,8 +227,20 @@ export function proposeCallRules(skill: string, trajectories: readonly Trajector
       const line = lineOrNull(culprit.triggers, w.tool, expected, culprit.source);
       if (!line) continue;
       changed.add(culprit.line);
-      const support = needs.filter((m) => m.wrong.some((x) => x.tool === w.tool && ruleMaking(rules, m.t.input, x.tool, x.args) === culprit)).length;
-      proposals.push({ token: trigger, answer: key, kind: 'add', op: 'replace', target: culprit.line, content: line, rule: line, support, call: { tool: w.tool, args: expected } });
+      const support = needs.filter((m) =>
+        m.wrong.some((x) => x.tool === w.tool && ruleMaking(rules, m.t.input, x.tool, x.args) === culprit),
+      ).length;
+      proposals.push({
+        token: trigger,
+        answer: key,
+        kind: 'add',
+        op: 'replace',
+        target: culprit.line,
+        content: line,
+        rule: line,
+        support,
+        call: { tool: w.tool, args: expected },
+      });
     }
     for (const w of n.extra) {
       // the rule that made a call the task did not want: its trigger in this input is dropped
@@ -215,7 +254,9 @@ export function proposeCallRules(skill: string, trajectories: readonly Trajector
       const line = remaining.length > 0 ? lineOrNull(remaining, w.tool, culprit.args, culprit.source) : '';
       if (line === null) continue;
       changed.add(culprit.line);
-      const support = needs.filter((m) => m.extra.some((x) => x.tool === w.tool && ruleMaking(rules, m.t.input, x.tool, x.args) === culprit)).length;
+      const support = needs.filter((m) =>
+        m.extra.some((x) => x.tool === w.tool && ruleMaking(rules, m.t.input, x.tool, x.args) === culprit),
+      ).length;
       proposals.push({
         token: trigger,
         answer: key,
@@ -232,12 +273,17 @@ export function proposeCallRules(skill: string, trajectories: readonly Trajector
     for (const w of n.order) {
       // both rules fire on the input, so they call in line order: move the early one just after the other
       const culprit = ruleMaking(rules, n.t.input, w.tool, w.args);
-      const prior = rules.find((r) => r.tool === w.after && r.source === 'input' && triggerIn(r.triggers, n.t.input) !== null);
+      const prior = rules.find(
+        (r) => r.tool === w.after && r.source === 'input' && triggerIn(r.triggers, n.t.input) !== null,
+      );
       if (!culprit || !prior || culprit.lineIndex > prior.lineIndex || changed.has(culprit.line)) continue;
       const trigger = triggerIn(culprit.triggers, n.t.input)!;
       const key = callKey(w.tool, culprit.args);
       if (o.rejected?.(trigger.toLowerCase(), key)) continue;
-      const block = skill.split('\n').slice(culprit.lineIndex, prior.lineIndex + 1).map((l) => l.replace(/\r$/, ''));
+      const block = skill
+        .split('\n')
+        .slice(culprit.lineIndex, prior.lineIndex + 1)
+        .map((l) => l.replace(/\r$/, ''));
       changed.add(culprit.line);
       const support = needs.filter((m) => m.order.some((x) => x.tool === w.tool && x.after === w.after)).length;
       proposals.push({
@@ -263,7 +309,11 @@ export function proposeCallRules(skill: string, trajectories: readonly Trajector
 }
 
 /** The erring analyst's call rule: the minibatch's most frequent missing call, keyed on `word`. */
-export function commonWordCallProposal(skill: string, trajectories: readonly Trajectory[], word: Token): CallProposal | null {
+export function commonWordCallProposal(
+  skill: string,
+  trajectories: readonly Trajectory[],
+  word: Token,
+): CallProposal | null {
   const needs = needsOf(trajectories);
   const counts = new Map<string, { tool: string; args: CallArgs; n: number }>();
   for (const n of needs) {
@@ -277,11 +327,31 @@ export function commonWordCallProposal(skill: string, trajectories: readonly Tra
   for (const [key, c] of counts) if (!top || c.n > top.n) top = { key, ...c };
   if (!top) return null;
   const rules = parseCallRules(skill);
-  if (rules.some((r) => r.tool === top.tool && canonicalJson(r.args) === canonicalJson(top.args) && r.triggers.some((t) => t.toLowerCase() === word.key))) return null;
+  if (
+    rules.some(
+      (r) =>
+        r.tool === top.tool &&
+        canonicalJson(r.args) === canonicalJson(top.args) &&
+        r.triggers.some((t) => t.toLowerCase() === word.key),
+    )
+  )
+    return null;
   const line = lineOrNull(word.text, top.tool, top.args);
   if (!line) return null;
-  const support = Math.max(1, needs.filter((n) => n.haystack.includes(word.key) && n.missing.some((m) => m.key === top.key)).length);
-  return { token: word.text, answer: top.key, kind: 'add', op: 'append', content: line, rule: line, support, call: { tool: top.tool, args: top.args } };
+  const support = Math.max(
+    1,
+    needs.filter((n) => n.haystack.includes(word.key) && n.missing.some((m) => m.key === top.key)).length,
+  );
+  return {
+    token: word.text,
+    answer: top.key,
+    kind: 'add',
+    op: 'append',
+    content: line,
+    rule: line,
+    support,
+    call: { tool: top.tool, args: top.args },
+  };
 }
 
 /**
@@ -293,8 +363,14 @@ export function applyCallRuleLines(skill: string, lines: readonly string[]): { s
   let current = skill;
   const appended: string[] = [];
   const changes: string[] = [];
-  const sameHead = (a: { tool: string; source: string; triggers: string[] }, b: { tool: string; source: string; triggers: string[] }) =>
-    a.tool === b.tool && a.source === b.source && canonicalJson(a.triggers.map((t) => t.toLowerCase()).sort()) === canonicalJson(b.triggers.map((t) => t.toLowerCase()).sort());
+  const sameHead = (
+    a: { tool: string; source: string; triggers: string[] },
+    b: { tool: string; source: string; triggers: string[] },
+  ) =>
+    a.tool === b.tool &&
+    a.source === b.source &&
+    canonicalJson(a.triggers.map((t) => t.toLowerCase()).sort()) ===
+      canonicalJson(b.triggers.map((t) => t.toLowerCase()).sort());
   for (const line of lines) {
     const parsed = parseCallRuleLine(line);
     if (!parsed) continue;
@@ -329,7 +405,11 @@ export function removeCallRuleMappings(skill: string, lines: readonly string[]):
     for (const trigger of gone.triggers) {
       const key = trigger.toLowerCase();
       const rule = parseCallRules(current).find(
-        (r) => r.tool === gone.tool && r.source === gone.source && canonicalJson(r.args) === canonicalJson(gone.args) && r.triggers.some((t) => t.toLowerCase() === key),
+        (r) =>
+          r.tool === gone.tool &&
+          r.source === gone.source &&
+          canonicalJson(r.args) === canonicalJson(gone.args) &&
+          r.triggers.some((t) => t.toLowerCase() === key),
       );
       if (!rule) continue;
       const all = current.split('\n');

@@ -72,7 +72,11 @@ export function compareCandidates(a: Scored, b: Scored): number {
 }
 
 /** Trajectories naming the token with this answer (`pos`) and with another (`neg`). */
-function evidence(trajectories: ReadonlyArray<{ haystack: string; answer: string }>, key: string, answer: string): { pos: number; neg: number } {
+function evidence(
+  trajectories: ReadonlyArray<{ haystack: string; answer: string }>,
+  key: string,
+  answer: string,
+): { pos: number; neg: number } {
   let pos = 0;
   let neg = 0;
   for (const g of trajectories) {
@@ -97,7 +101,16 @@ function removeProposal(rules: readonly Rule[], token: string, answer: string, s
   const removal = placeRemoval(rules, token, answer);
   if (!removal) return null;
   const op = removal.content ? 'replace' : 'delete';
-  return { token, answer, kind: 'remove', op, target: removal.target, content: removal.content, rule: ruleLine(token, answer), support };
+  return {
+    token,
+    answer,
+    kind: 'remove',
+    op,
+    target: removal.target,
+    content: removal.content,
+    rule: ruleLine(token, answer),
+    support,
+  };
 }
 
 export interface ProposeOptions {
@@ -141,7 +154,9 @@ export function proposeRules(skill: string, trajectories: readonly Trajectory[],
       const captor = f.matches.find((m) => m.rule.answer === output && m.rule.answer !== f.answer);
       if (!captor) continue;
       const key = captor.trigger.toLowerCase();
-      const support = failures.filter((g) => g.answer !== captor.rule.answer && g.t.output.trim() === captor.rule.answer && g.haystack.includes(key)).length;
+      const support = failures.filter(
+        (g) => g.answer !== captor.rule.answer && g.t.output.trim() === captor.rule.answer && g.haystack.includes(key),
+      ).length;
       push(removeProposal(rules, captor.trigger, captor.rule.answer, support), `-${key}\u0000${captor.rule.answer}`);
       continue;
     }
@@ -205,19 +220,36 @@ export function commonWordProposal(skill: string, trajectories: readonly Traject
   return addProposal(parseRules(skill), word.text, answer, Math.max(1, support));
 }
 
-function failureSummary(failures: readonly Trajectory[], proposals: readonly Proposal[], long: readonly Trajectory[] = []) {
-  const groups = groupBy(failures.filter((f) => !long.includes(f)), (f) => answerText(f.expected), (f) => f.id);
-  const byModel = groupBy(long, (f) => onlyModel(f) ?? '', (f) => f.id);
+function failureSummary(
+  failures: readonly Trajectory[],
+  proposals: readonly Proposal[],
+  long: readonly Trajectory[] = [],
+) {
+  const groups = groupBy(
+    failures.filter((f) => !long.includes(f)),
+    (f) => answerText(f.expected),
+    (f) => f.id,
+  );
+  const byModel = groupBy(
+    long,
+    (f) => onlyModel(f) ?? '',
+    (f) => f.id,
+  );
   const lengthRows = [...byModel].map(([model, ids]) => ({
     failure_type: 'skill_too_long',
     count: ids.length,
     description: `${ids.length} failure(s) on ${model} only, whose attention budget the skill exceeds (tasks: ${ids.join(', ')})`,
   }));
-  return [...lengthRows, ...[...groups].map(([answer, ids]) => ({
-    failure_type: proposals.some((p) => p.answer === answer && p.op === 'replace' && p.kind === 'add') ? 'rule_wrong' : 'rule_missing',
-    count: ids.length,
-    description: `${ids.length} failure(s) whose expected answer is "${answer}" (tasks: ${ids.join(', ')})`,
-  }))];
+  return [
+    ...lengthRows,
+    ...[...groups].map(([answer, ids]) => ({
+      failure_type: proposals.some((p) => p.answer === answer && p.op === 'replace' && p.kind === 'add')
+        ? 'rule_wrong'
+        : 'rule_missing',
+      count: ids.length,
+      description: `${ids.length} failure(s) whose expected answer is "${answer}" (tasks: ${ids.join(', ')})`,
+    })),
+  ];
 }
 
 /** The seeded draws of one analyst call: keyed by the minibatch and the skill, never by the context sections. */
@@ -233,7 +265,8 @@ function heeding(ctx: AnalystContext, draw: ReturnType<typeof draws>, recall: nu
   return {
     // a call rule's answer is its callKey (`call <tool> <args>`); the buffer names a rejected one by `call <tool>`
     rejected: (key: string, answer: string) =>
-      (rejected.has(`${key}\u0000${answer}`) || (answer.startsWith('call ') && rejected.has(`${key}\u0000${answer.split(' ', 2).join(' ')}`))) &&
+      (rejected.has(`${key}\u0000${answer}`) ||
+        (answer.startsWith('call ') && rejected.has(`${key}\u0000${answer.split(' ', 2).join(' ')}`))) &&
       draw('recall-rejected', key, answer) < recall,
     warned: (key: string) => flagged.has(key) && draw('recall-warned', key) < recall,
   };
@@ -249,14 +282,20 @@ export function analystError(text: string, mode: Mode, k: AnalystKnobs) {
   const heed = heeding(ctx, draw, k.analystContextRecall);
   const rate = k.analystErrorRate * (ctx.notes ? 1 - k.analystNotesEffect : 1);
   // several models: failures on one model only that the skill's length explains get no rule (analyst-budget.ts)
-  const budgetAware = k.budgetOf !== undefined && (k.analystBudgetCompress ?? 0) > 0 && failures.some((t) => t.fails_on !== undefined) && draw('analyst-budget') < k.analystBudgetCompress!;
+  const budgetAware =
+    k.budgetOf !== undefined &&
+    (k.analystBudgetCompress ?? 0) > 0 &&
+    failures.some((t) => t.fails_on !== undefined) &&
+    draw('analyst-budget') < k.analystBudgetCompress!;
   const long = budgetAware ? lengthFailures(skill, failures, k.budgetOf!) : [];
   const read = long.length > 0 ? trajectories.filter((t) => !long.includes(t)) : trajectories;
   let proposals: Proposal[] | null = null;
   if (rate > 0 && draw('analyst-error') < rate) {
     // a minibatch with tool-call failures: the mistake is a call rule keyed on the common word
     const word = mostCommonWord(trajectories);
-    const p = (failures.some(hasCallFindings) && word ? commonWordCallProposal(skill, trajectories, word) : null) ?? commonWordProposal(skill, trajectories);
+    const p =
+      (failures.some(hasCallFindings) && word ? commonWordCallProposal(skill, trajectories, word) : null) ??
+      commonWordProposal(skill, trajectories);
     const key = p?.token.toLowerCase() ?? '';
     // a mistake the context warns against is not made
     if (!p || !(heed.rejected(key, p.answer) || heed.warned(key))) proposals = p ? [p] : [];
@@ -267,10 +306,16 @@ export function analystError(text: string, mode: Mode, k: AnalystKnobs) {
     // a tool-call failure with no expected answer teaches a procedure step, not an answer rule
     const answerable = read.filter((t) => !(t.expected == null && hasCallFindings(t)));
     const compression = long.length > 0 && mode === 'patch' ? compressionProposal(skill, long.length) : null;
-    proposals = stableSortBy([...(compression ? [compression] : []), ...calls, ...proposeRules(skill, answerable, { ...heed, misread })], (p) => p.support);
+    proposals = stableSortBy(
+      [...(compression ? [compression] : []), ...calls, ...proposeRules(skill, answerable, { ...heed, misread })],
+      (p) => p.support,
+    );
   }
   proposals = proposals.slice(0, limit);
-  const lengthNote = long.length > 0 ? ` ${long.length} of them fail on one model only, whose attention budget the skill exceeds: no rule for those.` : '';
+  const lengthNote =
+    long.length > 0
+      ? ` ${long.length} of them fail on one model only, whose attention budget the skill exceeds: no rule for those.`
+      : '';
   const reasoning =
     proposals.length === 0
       ? `simulated analyst: ${failures.length} failure(s), no new rule to propose.${lengthNote}`
@@ -291,13 +336,22 @@ export function analystError(text: string, mode: Mode, k: AnalystKnobs) {
  * no failure seen, so it carries support 0: the ranker takes it only when failures leave budget over
  * (a saturated train split). Exported for tests.
  */
-export function generalizeSuccesses(skill: string, trajectories: readonly Trajectory[], minSuccesses: number, o: ProposeOptions = {}): Proposal[] {
+export function generalizeSuccesses(
+  skill: string,
+  trajectories: readonly Trajectory[],
+  minSuccesses: number,
+  o: ProposeOptions = {},
+): Proposal[] {
   if (minSuccesses < 1) return [];
   const rules = parseRules(skill);
   const mapped = new Set(rules.flatMap((r) => r.triggers.map((t) => t.toLowerCase())));
-  const successes = trajectories.filter((t) => !isFailure(t)).map((t) => ({ t, answer: answerText(t.expected), haystack: t.input.toLowerCase() }));
+  const successes = trajectories
+    .filter((t) => !isFailure(t))
+    .map((t) => ({ t, answer: answerText(t.expected), haystack: t.input.toLowerCase() }));
   // only a success a rule explains is generalized; every success counts as evidence for or against a token
-  const explained = successes.filter((s) => isSpanSafe(s.answer) && matchingRules(rules, s.t.input).some((m) => m.rule.answer === s.answer));
+  const explained = successes.filter(
+    (s) => isSpanSafe(s.answer) && matchingRules(rules, s.t.input).some((m) => m.rule.answer === s.answer),
+  );
   const proposals: Proposal[] = [];
   const seen = new Set<string>();
   for (const s of explained) {
@@ -358,33 +412,37 @@ function payload(skill: string, proposals: readonly Proposal[], mode: Mode, sour
   }
   if (mode === 'rewrite') {
     // a rewrite suggestion carries one rule line: it cannot move a line
-    const revise_suggestions: Suggestion[] = proposals.filter((p) => !p.reorder).map((p) =>
-      p.kind === 'remove'
-        ? {
-            type: 'remove_rule',
-            title: `Stop mapping ${p.token} to ${p.answer}`,
-            motivation: p.call
-              ? `${p.support} failure(s) mention ${p.token} and made this call, which the task did not want.`
-              : `${p.support} failure(s) mention ${p.token} but expect another answer; this rule captured them.`,
-            instruction: `${REMOVE_INSTRUCTION} ${p.rule}`,
-            priority_hint: p.support >= 2 ? 'high' : 'medium',
-            support_count: p.support,
-            source_type: source,
-          }
-        : {
-            type: 'add_rule',
-            title: p.call ? `On ${p.token}, ${p.answer}` : `Map ${p.token} to ${p.answer}`,
-            motivation: p.call
-              ? `${p.support} failure(s) mention ${p.token} and ` +
-                (p.op === 'replace' ? `made this call with wrong arguments (rule: ${p.target}).` : 'never made this call.')
-              : `${p.support} failure(s) mention ${p.token} and expect ${p.answer}` +
-                (p.op === 'replace' ? '; an existing rule with this trigger gives another answer.' : '.'),
-            instruction: p.rule,
-            priority_hint: p.support >= 2 ? 'high' : 'medium',
-            support_count: p.support,
-            source_type: source,
-          },
-    );
+    const revise_suggestions: Suggestion[] = proposals
+      .filter((p) => !p.reorder)
+      .map((p) =>
+        p.kind === 'remove'
+          ? {
+              type: 'remove_rule',
+              title: `Stop mapping ${p.token} to ${p.answer}`,
+              motivation: p.call
+                ? `${p.support} failure(s) mention ${p.token} and made this call, which the task did not want.`
+                : `${p.support} failure(s) mention ${p.token} but expect another answer; this rule captured them.`,
+              instruction: `${REMOVE_INSTRUCTION} ${p.rule}`,
+              priority_hint: p.support >= 2 ? 'high' : 'medium',
+              support_count: p.support,
+              source_type: source,
+            }
+          : {
+              type: 'add_rule',
+              title: p.call ? `On ${p.token}, ${p.answer}` : `Map ${p.token} to ${p.answer}`,
+              motivation: p.call
+                ? `${p.support} failure(s) mention ${p.token} and ` +
+                  (p.op === 'replace'
+                    ? `made this call with wrong arguments (rule: ${p.target}).`
+                    : 'never made this call.')
+                : `${p.support} failure(s) mention ${p.token} and expect ${p.answer}` +
+                  (p.op === 'replace' ? '; an existing rule with this trigger gives another answer.' : '.'),
+              instruction: p.rule,
+              priority_hint: p.support >= 2 ? 'high' : 'medium',
+              support_count: p.support,
+              source_type: source,
+            },
+      );
     return { revise_suggestions };
   }
   if (proposals.length === 0) return { skill_candidates: [] as SkillCandidate[] };
@@ -406,14 +464,25 @@ function payload(skill: string, proposals: readonly Proposal[], mode: Mode, sour
       continue;
     }
     moved = moved.replace(p.target!, p.content);
-    movedChanges.push(p.reorder ? `Moved call rule: ${p.rule}` : p.kind === 'remove' ? `Narrowed call rule: ${p.target} to: ${p.content}` : `Replaced call rule: ${p.target} with: ${p.content}`);
+    movedChanges.push(
+      p.reorder
+        ? `Moved call rule: ${p.rule}`
+        : p.kind === 'remove'
+          ? `Narrowed call rule: ${p.target} to: ${p.content}`
+          : `Replaced call rule: ${p.target} with: ${p.content}`,
+    );
   }
-  const appendedCalls = applyCallRuleLines(moved, proposals.filter((p) => p.call && p.target === undefined).map((p) => p.rule));
+  const appendedCalls = applyCallRuleLines(
+    moved,
+    proposals.filter((p) => p.call && p.target === undefined).map((p) => p.rule),
+  );
   const called = { skill: appendedCalls.skill, changes: [...movedChanges, ...appendedCalls.changes] };
   const added = { skill: called.skill, changes: [...answered.changes, ...called.changes] };
   const skill_candidates: SkillCandidate[] = [
     {
-      title: proposals.every((p) => p.kind === 'add') ? `Add ${proposals.length} rule(s)` : `Change ${proposals.length} rule(s)`,
+      title: proposals.every((p) => p.kind === 'add')
+        ? `Add ${proposals.length} rule(s)`
+        : `Change ${proposals.length} rule(s)`,
       change_summary: [...removed.changes, ...added.changes],
       new_skill: withTrailingNewline(added.skill),
       support_count: proposals.reduce((n, p) => n + p.support, 0),

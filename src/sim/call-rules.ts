@@ -57,7 +57,6 @@ const CALL_RE = /\bcall\b/i;
 const RESULT_RE = /\bresults?\b/i;
 const WITH_RE = /^\s*with\s*$/i;
 
-
 /** The triggers, source, tool and arguments of one line, or null when the line is not a call rule. */
 export function parseCallRuleLine(line: string): ParsedCallRule | null {
   if (!line.includes('`') || !CALL_RE.test(line)) return null;
@@ -135,15 +134,25 @@ export function callRuleLine(
   const list = typeof triggers === 'string' ? [triggers] : [...triggers];
   if (list.length === 0) throw new SkillOptError(`call rule for tool '${tool}': at least one trigger is needed`);
   for (const t of list) {
-    if (!isSpanSafe(t)) throw new SkillOptError(`call rule for tool '${tool}': trigger ${JSON.stringify(t)} cannot be written in a backticked span`);
+    if (!isSpanSafe(t))
+      throw new SkillOptError(
+        `call rule for tool '${tool}': trigger ${JSON.stringify(t)} cannot be written in a backticked span`,
+      );
   }
-  if (!TOOL_NAME_RE.test(tool)) throw new SkillOptError(`call rule: tool name ${JSON.stringify(tool)} is not a function name (letters, digits, _ and -, up to 64)`);
-  if (args !== undefined && !isPlainObject(args)) throw new SkillOptError(`call rule for tool '${tool}': arguments must be a JSON object`);
+  if (!TOOL_NAME_RE.test(tool))
+    throw new SkillOptError(
+      `call rule: tool name ${JSON.stringify(tool)} is not a function name (letters, digits, _ and -, up to 64)`,
+    );
+  if (args !== undefined && !isPlainObject(args))
+    throw new SkillOptError(`call rule for tool '${tool}': arguments must be a JSON object`);
   const head = opts.on === 'result' ? '- If the result mentions' : '- When the input mentions';
   const withPart = args && Object.keys(args).length > 0 ? ` with \`${argsSpan(args)}\`` : '';
   const line = `${head} ${list.map((t) => `\`${t}\``).join(' or ')}, call \`${tool}\`${withPart}.`;
   const back = parseCallRuleLine(line);
-  if (!back || back.tool !== tool) throw new SkillOptError(`call rule for tool '${tool}': the line ${JSON.stringify(line)} does not read back as a call rule`);
+  if (!back || back.tool !== tool)
+    throw new SkillOptError(
+      `call rule for tool '${tool}': the line ${JSON.stringify(line)} does not read back as a call rule`,
+    );
   return line;
 }
 
@@ -201,7 +210,8 @@ export function placeholdersIn(template: unknown): PlaceholderKind[] {
   const out: PlaceholderKind[] = [];
   const visit = (v: unknown) => {
     if (typeof v === 'string') {
-      for (const m of v.matchAll(PLACEHOLDER_RE)) if (!out.includes(m[1] as PlaceholderKind)) out.push(m[1] as PlaceholderKind);
+      for (const m of v.matchAll(PLACEHOLDER_RE))
+        if (!out.includes(m[1] as PlaceholderKind)) out.push(m[1] as PlaceholderKind);
     } else if (Array.isArray(v)) v.forEach(visit);
     else if (isPlainObject(v)) Object.values(v).forEach(visit);
   };
@@ -287,7 +297,12 @@ export function generalizeArgs(args: CallArgs, sources: readonly (string | null 
 export function canonicalJson(v: unknown): string {
   const norm = (x: unknown): unknown => {
     if (Array.isArray(x)) return x.map(norm);
-    if (isPlainObject(x)) return Object.fromEntries(Object.keys(x).sort().map((k) => [k, norm(x[k])]));
+    if (isPlainObject(x))
+      return Object.fromEntries(
+        Object.keys(x)
+          .sort()
+          .map((k) => [k, norm(x[k])]),
+      );
     return x;
   };
   return JSON.stringify(norm(v)) ?? 'null';
@@ -304,7 +319,11 @@ function templateValueMatches(template: unknown, value: unknown): boolean {
     return new RegExp(`^${re}$`, 's').test(value);
   }
   if (Array.isArray(template)) {
-    return Array.isArray(value) && value.length === template.length && template.every((t, i) => templateValueMatches(t, value[i]));
+    return (
+      Array.isArray(value) &&
+      value.length === template.length &&
+      template.every((t, i) => templateValueMatches(t, value[i]))
+    );
   }
   if (isPlainObject(template)) {
     if (!isPlainObject(value)) return false;

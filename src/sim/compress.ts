@@ -51,7 +51,12 @@ const mappingKey = (trigger: string, answer: string) => `${trigger.toLowerCase()
  * from; a rule that maps one of its triggers to the same answer is the author's and is kept even when it
  * never fired on train (a small train split can miss the cases it is for), though it may be merged.
  */
-export function planCompression(skill: string, inputs: readonly string[], seed = '', o: { deleteUnfired?: boolean } = {}): CompressPlan {
+export function planCompression(
+  skill: string,
+  inputs: readonly string[],
+  seed = '',
+  o: { deleteUnfired?: boolean } = {},
+): CompressPlan {
   const plan: CompressPlan = { edits: [], unfired: [], duplicateTriggers: [], mergedAnswers: [] };
   // `deleteUnfired: false` (the analyst of several models, analyst-budget.ts): merges only, no train inputs needed
   const deleteUnfired = o.deleteUnfired !== false;
@@ -61,7 +66,9 @@ export function planCompression(skill: string, inputs: readonly string[], seed =
   const lines = skill.split('\n');
   const all = parseRules(skill);
   // the rules the target reads are all answer rules; only those outside protected regions may be edited
-  const editable = new Set(all.filter((r) => !inSpans(spans, starts[r.lineIndex]!) && !isCallRuleLine(r.line)).map((r) => r.lineIndex));
+  const editable = new Set(
+    all.filter((r) => !inSpans(spans, starts[r.lineIndex]!) && !isCallRuleLine(r.line)).map((r) => r.lineIndex),
+  );
   // a rule fired on an input it matches when the answer given there is its own (the most specific match
   // is it, or a rule with the same answer)
   const fired = new Set<number>();
@@ -134,7 +141,10 @@ export function planCompression(skill: string, inputs: readonly string[], seed =
       const blankAfter = i + 1 < lines.length && lines[i + 1]!.trim() === '' && i + 2 < lines.length;
       // the last rule before the end of the skill takes the blank line above it instead
       const blankBefore = !blankAfter && i > 0 && lines[i - 1]!.trim() === '' && !deleted.has(i - 1);
-      const target = i + 1 < lines.length ? `${blankBefore ? `${lines[i - 1]}\n` : ''}${line}\n${blankAfter ? `${lines[i + 1]}\n` : ''}` : line;
+      const target =
+        i + 1 < lines.length
+          ? `${blankBefore ? `${lines[i - 1]}\n` : ''}${line}\n${blankAfter ? `${lines[i + 1]}\n` : ''}`
+          : line;
       plan.edits.push({ op: 'delete', target });
     }
   }

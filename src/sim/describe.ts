@@ -22,7 +22,14 @@ import type { Edit, StageName } from '../protocol/schemas.ts';
 import { SimHttpError } from './errors.ts';
 import { merge } from './merge.ts';
 import { ranking } from './ranking.ts';
-import { descriptionTerms, routeScores, routingTermForms, ROUTING_THRESHOLD, EXCLUSION_WEIGHT, type ListedSkill } from './routing.ts';
+import {
+  descriptionTerms,
+  routeScores,
+  routingTermForms,
+  ROUTING_THRESHOLD,
+  EXCLUSION_WEIGHT,
+  type ListedSkill,
+} from './routing.ts';
 
 const NONE = 'none';
 /** Terms a missed trigger's sentence may add beyond what loading the skill takes (shared ones only). */
@@ -30,13 +37,14 @@ const MARGIN = 2;
 
 /** Words of a request that name no domain: a description writer does not key a skill on them. */
 const GENERIC = new Set(
-  ('cause root reason problem issue wrong fix work fail show cannot instance address operation value random randomly ' +
+  (
+    'cause root reason problem issue wrong fix work fail show cannot instance address operation value random randomly ' +
     'intermittent intermittently sometime whole start run call line happen going anyone idea expected unexpected ' +
     'suddenly weird strange odd answer attached below above following exactly find later first second ' +
     'minute hour day week month year yesterday today number result return throw thrown access service api app ' +
     'application program process project server production local locally machine team whole everything inside ' +
-    'read reach reached block hundred thousand million billion')
-    .split(' '),
+    'read reach reached block hundred thousand million billion'
+  ).split(' '),
 );
 
 /** A surface form that looks like a type, API or product name (internal capitals, dots, digits, #/+). */
@@ -82,7 +90,12 @@ function mergeDescriptionEdits(merged: unknown): unknown {
     const terms = e.op === 'append' && typeof e.content === 'string' ? [...routingTermForms(e.content).keys()] : [];
     if (terms.length > 0 && terms.every((t) => added.has(t))) {
       // every term is added by the sentences kept so far: credit the first of them
-      const first = kept.find((k) => k.op === 'append' && typeof k.content === 'string' && terms.some((t) => routingTermForms(k.content as string).has(t)));
+      const first = kept.find(
+        (k) =>
+          k.op === 'append' &&
+          typeof k.content === 'string' &&
+          terms.some((t) => routingTermForms(k.content as string).has(t)),
+      );
       if (first) first.support_count = Number(first.support_count ?? 1) + Number(e.support_count ?? 1);
       continue;
     }
@@ -93,7 +106,8 @@ function mergeDescriptionEdits(merged: unknown): unknown {
 }
 
 const isFailure = (t: Trajectory) => !(typeof t.score?.hard === 'number' && t.score.hard >= 0.5);
-const skillOf = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' && v.trim() !== NONE ? v.trim() : null);
+const skillOf = (v: unknown): string | null =>
+  typeof v === 'string' && v.trim() !== '' && v.trim() !== NONE ? v.trim() : null;
 
 interface Proposal {
   content: string;
@@ -103,7 +117,8 @@ interface Proposal {
   target?: string;
 }
 
-const DELIMITER = /(,\s*including\s+|,\s*such as\s+|,\s*|;\s*|:\s*|\.(?:\s+|$)|\s+and\s+|\s+or\s+|\s+including\s+|\s+such as\s+)/i;
+const DELIMITER =
+  /(,\s*including\s+|,\s*such as\s+|,\s*|;\s*|:\s*|\.(?:\s+|$)|\s+and\s+|\s+or\s+|\s+including\s+|\s+such as\s+)/i;
 
 /**
  * The list item of a description's opening sentence that holds `term` (e.g. "NuGet packages" in "…, builds,
@@ -121,7 +136,8 @@ export function removablePhrase(description: string, term: string): string | nul
     const joins = (d: string | undefined) => d !== undefined && /^(?:,\s*|\s+and\s+|\s+or\s+)$/i.test(d);
     if (joins(before)) return before! + parts[i]!;
     // the first item of a list ("…, including X, Y and Z"): the item and the comma after it
-    const opensList = before !== undefined && /^(?:,\s*including\s+|,\s*such as\s+|:\s*|\s+including\s+|\s+such as\s+)$/i.test(before);
+    const opensList =
+      before !== undefined && /^(?:,\s*including\s+|,\s*such as\s+|:\s*|\s+including\s+|\s+such as\s+)$/i.test(before);
     if (opensList && /^,\s*$/.test(after ?? '')) return parts[i]! + after!;
     return null;
   }
@@ -164,7 +180,8 @@ function descriptionAnalyst(text: string) {
   // planned so far already load gets none of its own (so a reply does not say the same thing twice).
   const planned = new Set<string>();
   const fresh = (t: string) => !pos.has(t) && !neg.has(t) && !GENERIC.has(t);
-  const bestSupport = (f: Trajectory) => Math.max(0, ...[...forms.get(f)!.keys()].filter(fresh).map((t) => count(missed, t)));
+  const bestSupport = (f: Trajectory) =>
+    Math.max(0, ...[...forms.get(f)!.keys()].filter(fresh).map((t) => count(missed, t)));
   const order = missed.map((f, i) => ({ f, i, best: bestSupport(f) })).sort((a, b) => b.best - a.best || a.i - b.i);
   for (const { f } of order) {
     const terms = forms.get(f)!;
@@ -177,10 +194,21 @@ function descriptionAnalyst(text: string) {
     if (required === 0) continue;
     const ranked = own
       .filter((t) => fresh(t) && !planned.has(t))
-      .map((term) => ({ term, sup: count(missed, term), pen: count(falseTriggers, term) + contested(term), typed: typeLike(terms.get(term)!) }))
+      .map((term) => ({
+        term,
+        sup: count(missed, term),
+        pen: count(falseTriggers, term) + contested(term),
+        typed: typeLike(terms.get(term)!),
+      }))
       .sort(rank);
     // spare terms only when other missed prompts share them (a word of this prompt alone would not generalise)
-    const candidates = [...ranked.slice(0, required), ...ranked.slice(required).filter((c) => c.sup >= 2 && c.pen === 0).slice(0, MARGIN)];
+    const candidates = [
+      ...ranked.slice(0, required),
+      ...ranked
+        .slice(required)
+        .filter((c) => c.sup >= 2 && c.pen === 0)
+        .slice(0, MARGIN),
+    ];
     if (candidates.length === 0) continue;
     for (const c of candidates) planned.add(c.term);
     proposals.push({
@@ -198,7 +226,12 @@ function descriptionAnalyst(text: string) {
       .filter((c) => c.pen === 0)
       .sort(rank)
       .map((c) => ({ ...c, target: removablePhrase(description, c.term) }))
-      .find((c) => c.target !== null && routingTermForms(c.target).size > 0 && [...routingTermForms(c.target).keys()].every((t) => count(missed, t) === 0));
+      .find(
+        (c) =>
+          c.target !== null &&
+          routingTermForms(c.target).size > 0 &&
+          [...routingTermForms(c.target).keys()].every((t) => count(missed, t) === 0),
+      );
     if (broad) {
       const key = `remove\u0000${broad.target}`;
       if (!seen.has(key)) {
@@ -210,22 +243,38 @@ function descriptionAnalyst(text: string) {
     const best = [...terms.keys()]
       .filter((t) => !pos.has(t) && !neg.has(t) && !GENERIC.has(t))
       // an exclusion names a technology or product: capitalised names first (`Java`, `NuGet`)
-      .map((term) => ({ term, sup: count(falseTriggers, term), pen: count(missed, term), typed: /^[A-Z]/.test(terms.get(term)!) || typeLike(terms.get(term)!) }))
+      .map((term) => ({
+        term,
+        sup: count(falseTriggers, term),
+        pen: count(missed, term),
+        typed: /^[A-Z]/.test(terms.get(term)!) || typeLike(terms.get(term)!),
+      }))
       .filter((c) => c.sup > c.pen)
       .sort(rank)[0];
     if (!best) continue;
     const key = `exclude\u0000${best.term}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    proposals.push({ kind: 'exclude', content: `Do not use it for requests about ${terms.get(best.term)!}.`, support: best.sup });
+    proposals.push({
+      kind: 'exclude',
+      content: `Do not use it for requests about ${terms.get(best.term)!}.`,
+      support: best.sup,
+    });
   }
   // by support (stable), within the edit budget and the format's length limit
-  const ordered = proposals.map((p, i) => ({ p, i })).sort((a, b) => b.p.support - a.p.support || a.i - b.i).map((x) => x.p);
+  const ordered = proposals
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => b.p.support - a.p.support || a.i - b.i)
+    .map((x) => x.p);
   const kept: Proposal[] = [];
   let length = description.length;
   for (const p of ordered) {
     if (kept.length >= budget) break;
-    if (p.kind === 'remove' && kept.some((k) => k.kind === 'remove' && (k.target!.includes(p.target!) || p.target!.includes(k.target!)))) continue;
+    if (
+      p.kind === 'remove' &&
+      kept.some((k) => k.kind === 'remove' && (k.target!.includes(p.target!) || p.target!.includes(k.target!)))
+    )
+      continue;
     if (p.kind !== 'remove' && length + 1 + p.content.length > limit) continue;
     length += p.kind === 'remove' ? -p.target!.length : 1 + p.content.length;
     kept.push(p);
@@ -239,8 +288,24 @@ function descriptionAnalyst(text: string) {
   return {
     batch_size: trajectories.length,
     failure_summary: [
-      ...(missed.length ? [{ failure_type: 'missed_trigger', count: missed.length, description: `${missed.length} prompt(s) expected '${name}' but did not load it (tasks: ${missed.map((t) => t.id).join(', ')})` }] : []),
-      ...(falseTriggers.length ? [{ failure_type: 'false_trigger', count: falseTriggers.length, description: `${falseTriggers.length} prompt(s) loaded '${name}' but expected another skill or none (tasks: ${falseTriggers.map((t) => t.id).join(', ')})` }] : []),
+      ...(missed.length
+        ? [
+            {
+              failure_type: 'missed_trigger',
+              count: missed.length,
+              description: `${missed.length} prompt(s) expected '${name}' but did not load it (tasks: ${missed.map((t) => t.id).join(', ')})`,
+            },
+          ]
+        : []),
+      ...(falseTriggers.length
+        ? [
+            {
+              failure_type: 'false_trigger',
+              count: falseTriggers.length,
+              description: `${falseTriggers.length} prompt(s) loaded '${name}' but expected another skill or none (tasks: ${falseTriggers.map((t) => t.id).join(', ')})`,
+            },
+          ]
+        : []),
     ],
     patch: {
       reasoning:

@@ -60,7 +60,11 @@ export function simWorldFor(cfg: SimConfig, model: string): SimWorld {
     const explicit: SimModelSettings = { seed: knobs.seed, ...changedKnobs(knobs) };
     if (options.resultCallRules !== undefined) explicit.resultCallRules = options.resultCallRules;
     if (options.latencyMs !== undefined) explicit.latencyMs = options.latencyMs;
-    world = simWorld(model, { explicit, perModel: options.profiles ?? {}, ...(options.latencyScale !== undefined ? { latencyScale: options.latencyScale } : {}) });
+    world = simWorld(model, {
+      explicit,
+      perModel: options.profiles ?? {},
+      ...(options.latencyScale !== undefined ? { latencyScale: options.latencyScale } : {}),
+    });
     byModel.set(model, world);
   }
   return world;
@@ -86,7 +90,12 @@ export interface ChatCompletion {
     logprobs: null;
     finish_reason: 'stop' | 'tool_calls';
   }[];
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details: { cached_tokens: number } };
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    prompt_tokens_details: { cached_tokens: number };
+  };
 }
 
 export interface SimCompletionResult {
@@ -127,7 +136,10 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
   }
   const req = body as Record<string, unknown>;
   if (typeof req.model !== 'string' || req.model.length === 0) {
-    throw new SimHttpError(400, "Missing required parameter: 'model'.", { param: 'model', code: 'missing_required_parameter' });
+    throw new SimHttpError(400, "Missing required parameter: 'model'.", {
+      param: 'model',
+      code: 'missing_required_parameter',
+    });
   }
   const model = req.model;
   if (!Array.isArray(req.messages) || req.messages.length === 0) {
@@ -171,17 +183,31 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
     // A seeded request samples unless it asks for temperature 0 (then its answer is stable across seeds).
     const sample = typeof req.seed === 'number' && req.temperature !== 0 ? req.seed : undefined;
     // Agent presentation: a turn that offers `load_skill` first decides which listed skill to load.
-    const routed = simulateRouting({ messages, tools: req.tools }, lastUser, { seed: cfg.seed, model, routingNoise: world.routingNoise, ...(sample === undefined ? {} : { sample }) });
+    const routed = simulateRouting({ messages, tools: req.tools }, lastUser, {
+      seed: cfg.seed,
+      model,
+      routingNoise: world.routingNoise,
+      ...(sample === undefined ? {} : { sample }),
+    });
     if (typeof routed === 'string') {
       loadSkill = routed;
       content = JSON.stringify({ name: routed });
     } else {
-      const reply = simulateTarget(messages, model, sample === undefined ? world : { ...world, sample }, toolContext(req, req.messages));
+      const reply = simulateTarget(
+        messages,
+        model,
+        sample === undefined ? world : { ...world, sample },
+        toolContext(req, req.messages),
+      );
       calls = reply.calls;
       content = calls.length > 0 ? JSON.stringify(calls) : reply.content;
     }
   } else {
-    const reply = simulateStage(stage, stageInput, { ...world, model, budgetOf: (id) => (cfg.models.length === 0 || cfg.models.includes(id) ? simWorldFor(cfg, id) : null) });
+    const reply = simulateStage(stage, stageInput, {
+      ...world,
+      model,
+      budgetOf: (id) => (cfg.models.length === 0 || cfg.models.includes(id) ? simWorldFor(cfg, id) : null),
+    });
     content = JSON.stringify(reply);
   }
   const promptChars = messages.reduce((n, m) => n + m.content.length, 0);
@@ -211,18 +237,24 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
             finish_reason: 'tool_calls',
           }
         : loadSkill === null
-        ? { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }
-        : {
-            index: 0,
-            message: {
-              role: 'assistant',
-              content: null,
-              refusal: null,
-              tool_calls: [{ id: `call_${digest([cfg.seed, model, messages, content]).slice(0, 16)}`, type: 'function', function: { name: LOAD_SKILL_TOOL_NAME, arguments: content } }],
+          ? { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }
+          : {
+              index: 0,
+              message: {
+                role: 'assistant',
+                content: null,
+                refusal: null,
+                tool_calls: [
+                  {
+                    id: `call_${digest([cfg.seed, model, messages, content]).slice(0, 16)}`,
+                    type: 'function',
+                    function: { name: LOAD_SKILL_TOOL_NAME, arguments: content },
+                  },
+                ],
+              },
+              logprobs: null,
+              finish_reason: 'tool_calls',
             },
-            logprobs: null,
-            finish_reason: 'tool_calls',
-          },
     ],
     usage: {
       prompt_tokens,
@@ -234,7 +266,8 @@ export function simulateChatCompletion(body: unknown, cfg: SimConfig): SimComple
   return { completion, stage: stage ?? 'target', model };
 }
 
-const asRecord = (v: unknown): Record<string, unknown> | null => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+const asRecord = (v: unknown): Record<string, unknown> | null =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 
 /**
  * What a request says about tools (target.ts's SimToolContext): the functions it offers, the calls its
@@ -285,7 +318,8 @@ export function resolveSimConfig(opts: Partial<SimKnobs> & SimWorldOptions & { m
   for (const k of Object.keys(DEFAULT_SIM_KNOBS) as (keyof SimKnobs)[]) if (opts[k] !== undefined) knobs[k] = opts[k];
   const cfg: SimConfig = { models: [...(opts.models ?? [])], ...resolveKnobs(knobs) };
   const nonNegative = (what: string, v: number | undefined) => {
-    if (v !== undefined && !(Number.isFinite(v) && v >= 0)) throw new SkillOptError(`simulated model server: ${what} must be a non-negative number, got ${v}`);
+    if (v !== undefined && !(Number.isFinite(v) && v >= 0))
+      throw new SkillOptError(`simulated model server: ${what} must be a non-negative number, got ${v}`);
   };
   nonNegative('latencyScale', opts.latencyScale);
   const profiles = opts.profiles ?? {};
@@ -316,11 +350,20 @@ export type SimReply =
   | { kind: 'reply'; status: number; body: unknown; headers?: Record<string, string>; detail: string };
 
 function refusal(err: SimHttpError, headers: Record<string, string> = {}): SimReply {
-  return { kind: 'reply', status: err.status, body: err.body(), headers, detail: `${err.code ?? err.type}: ${err.message}` };
+  return {
+    kind: 'reply',
+    status: err.status,
+    body: err.body(),
+    headers,
+    detail: `${err.code ?? err.type}: ${err.message}`,
+  };
 }
 
 function notAllowed(method: string, path: string, allow: string): SimReply {
-  return refusal(new SimHttpError(405, `Method ${method} not allowed on ${path}; use ${allow}.`, { code: 'method_not_allowed' }), { allow });
+  return refusal(
+    new SimHttpError(405, `Method ${method} not allowed on ${path}; use ${allow}.`, { code: 'method_not_allowed' }),
+    { allow },
+  );
 }
 
 /** Route one request and answer it. Never throws: a refused or failed request gets its error reply. */
@@ -342,10 +385,16 @@ export async function dispatchRequest(req: SimRequest, cfg: SimConfig, stats: ()
     }
     if (path === '/v1/models' || path.startsWith('/v1/models/')) {
       if (method !== 'GET') return notAllowed(method, path, 'GET');
-      if (path === '/v1/models') return ok({ object: 'list', data: (cfg.models.length > 0 ? cfg.models : ['simulated']).map(modelObject) });
+      if (path === '/v1/models')
+        return ok({ object: 'list', data: (cfg.models.length > 0 ? cfg.models : ['simulated']).map(modelObject) });
       const id = decodeURIComponent(path.slice('/v1/models/'.length));
       if (cfg.models.length > 0 && !cfg.models.includes(id)) {
-        return refusal(new SimHttpError(404, `The model '${id}' does not exist on this simulated model server.`, { code: 'model_not_found', param: 'model' }));
+        return refusal(
+          new SimHttpError(404, `The model '${id}' does not exist on this simulated model server.`, {
+            code: 'model_not_found',
+            param: 'model',
+          }),
+        );
       }
       return ok(modelObject(id));
     }
@@ -356,6 +405,10 @@ export async function dispatchRequest(req: SimRequest, cfg: SimConfig, stats: ()
     return refusal(new SimHttpError(404, `Unknown path ${path} on the simulated model server.`, { code: 'not_found' }));
   } catch (err) {
     if (err instanceof SimHttpError) return refusal(err);
-    return refusal(new SimHttpError(500, `simulated model server error: ${err instanceof Error ? err.message : String(err)}`, { type: 'server_error' }));
+    return refusal(
+      new SimHttpError(500, `simulated model server error: ${err instanceof Error ? err.message : String(err)}`, {
+        type: 'server_error',
+      }),
+    );
   }
 }

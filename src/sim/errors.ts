@@ -4,7 +4,11 @@ export class SimHttpError extends Error {
   readonly type: string;
   readonly code: string | null;
   readonly param: string | null;
-  constructor(status: number, message: string, opts: { type?: string; code?: string | null; param?: string | null } = {}) {
+  constructor(
+    status: number,
+    message: string,
+    opts: { type?: string; code?: string | null; param?: string | null } = {},
+  ) {
     super(message);
     this.name = 'SimHttpError';
     this.status = status;

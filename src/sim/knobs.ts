@@ -91,15 +91,19 @@ const COUNTS = ['maxRules', 'dilutionRules', 'dilutionChars', 'analystGeneralize
 /** Fill in defaults and validate (throws a one-line SkillOptError naming the bad knob). */
 export function resolveKnobs(opts: Partial<SimKnobs>): SimKnobs {
   const k: SimKnobs = { ...DEFAULT_SIM_KNOBS };
-  for (const [name, v] of Object.entries(opts) as [keyof SimKnobs, number | undefined][]) if (v !== undefined && name in k) k[name] = v;
-  if (!Number.isFinite(k.seed)) throw new SkillOptError(`simulated model server: seed must be a finite number, got ${k.seed}`);
+  for (const [name, v] of Object.entries(opts) as [keyof SimKnobs, number | undefined][])
+    if (v !== undefined && name in k) k[name] = v;
+  if (!Number.isFinite(k.seed))
+    throw new SkillOptError(`simulated model server: seed must be a finite number, got ${k.seed}`);
   for (const name of FRACTIONS) {
     const v = k[name];
-    if (!Number.isFinite(v) || v < 0 || v > 1) throw new SkillOptError(`simulated model server: ${name} must be a number between 0 and 1, got ${v}`);
+    if (!Number.isFinite(v) || v < 0 || v > 1)
+      throw new SkillOptError(`simulated model server: ${name} must be a number between 0 and 1, got ${v}`);
   }
   for (const name of COUNTS) {
     const v = k[name];
-    if (!Number.isInteger(v) || v < 0) throw new SkillOptError(`simulated model server: ${name} must be a non-negative integer, got ${v}`);
+    if (!Number.isInteger(v) || v < 0)
+      throw new SkillOptError(`simulated model server: ${name} must be a non-negative integer, got ${v}`);
   }
   if (!Number.isFinite(k.dilution) || k.dilution < 0) {
     throw new SkillOptError(`simulated model server: dilution must be a non-negative number, got ${k.dilution}`);
@@ -127,7 +131,10 @@ export interface SimulatedConfigBlock {
 }
 
 /** `model.simulated.profiles.<id>`: the knobs of one model id (snake_case, every key optional). */
-export type SimulatedModelBlock = Partial<Omit<SimulatedConfigBlock, 'seed'>> & { result_call_rules?: boolean; latency_ms?: number };
+export type SimulatedModelBlock = Partial<Omit<SimulatedConfigBlock, 'seed'>> & {
+  result_call_rules?: boolean;
+  latency_ms?: number;
+};
 
 /** The config block `model.simulated` with the keys beside the knobs. */
 export interface SimulatedBlock extends SimulatedConfigBlock {
@@ -138,22 +145,23 @@ export interface SimulatedBlock extends SimulatedConfigBlock {
 }
 
 /** Config key (snake_case) → knob name. */
-export const KNOB_KEYS: Readonly<Record<Exclude<keyof SimulatedConfigBlock, 'seed'>, Exclude<keyof SimKnobs, 'seed'>>> = {
-  noise: 'noise',
-  max_rules: 'maxRules',
-  interference: 'interference',
-  dilution: 'dilution',
-  dilution_rules: 'dilutionRules',
-  dilution_chars: 'dilutionChars',
-  analyst_error_rate: 'analystErrorRate',
-  analyst_misread_rate: 'analystMisreadRate',
-  analyst_context_recall: 'analystContextRecall',
-  analyst_notes_effect: 'analystNotesEffect',
-  analyst_generalize: 'analystGeneralize',
-  analyst_budget_compress: 'analystBudgetCompress',
-  ranker_accuracy: 'rankerAccuracy',
-  routing_noise: 'routingNoise',
-};
+export const KNOB_KEYS: Readonly<Record<Exclude<keyof SimulatedConfigBlock, 'seed'>, Exclude<keyof SimKnobs, 'seed'>>> =
+  {
+    noise: 'noise',
+    max_rules: 'maxRules',
+    interference: 'interference',
+    dilution: 'dilution',
+    dilution_rules: 'dilutionRules',
+    dilution_chars: 'dilutionChars',
+    analyst_error_rate: 'analystErrorRate',
+    analyst_misread_rate: 'analystMisreadRate',
+    analyst_context_recall: 'analystContextRecall',
+    analyst_notes_effect: 'analystNotesEffect',
+    analyst_generalize: 'analystGeneralize',
+    analyst_budget_compress: 'analystBudgetCompress',
+    ranker_accuracy: 'rankerAccuracy',
+    routing_noise: 'routingNoise',
+  };
 
 export function knobsFromConfig(sim: SimulatedConfigBlock): SimKnobs {
   return {

@@ -3,7 +3,15 @@
  * sorted by support (stable). A full-rewrite merge keeps the candidate skill with the most rules (answer
  * rules and call rules, call-rules.ts).
  */
-import { EditSchema, SkillCandidateSchema, SuggestionSchema, type Edit, type SkillCandidate, type StageName, type Suggestion } from '../protocol/schemas.ts';
+import {
+  EditSchema,
+  SkillCandidateSchema,
+  SuggestionSchema,
+  type Edit,
+  type SkillCandidate,
+  type StageName,
+  type Suggestion,
+} from '../protocol/schemas.ts';
 import { parseRules } from './rules.ts';
 import { parseCallRules } from './call-rules.ts';
 import { modeOf, readJson, stableSortBy, supportOf, type Mode } from './stage-io.ts';
@@ -15,7 +23,11 @@ function payloadKey(mode: Mode): PayloadKey {
 }
 
 /** Items of kind `key` found in a patch list / patch / analyst reply / bare item list. */
-export function collectItems(value: unknown, key: PayloadKey, out: Record<string, unknown>[] = []): Record<string, unknown>[] {
+export function collectItems(
+  value: unknown,
+  key: PayloadKey,
+  out: Record<string, unknown>[] = [],
+): Record<string, unknown>[] {
   if (Array.isArray(value)) {
     for (const v of value) collectItems(v, key, out);
     return out;
@@ -23,7 +35,8 @@ export function collectItems(value: unknown, key: PayloadKey, out: Record<string
   if (!value || typeof value !== 'object') return out;
   const obj = value as Record<string, unknown>;
   if (Array.isArray(obj[key])) {
-    for (const item of obj[key] as unknown[]) if (item && typeof item === 'object') out.push(item as Record<string, unknown>);
+    for (const item of obj[key] as unknown[])
+      if (item && typeof item === 'object') out.push(item as Record<string, unknown>);
     return out;
   }
   if (obj.patch && typeof obj.patch === 'object') return collectItems(obj.patch, key, out);
@@ -44,13 +57,15 @@ export function merge(stage: StageName, text: string) {
   if (stage.startsWith('merge_final')) {
     sections.push({ value: readJson(text, 'failure_patches'), source: 'failure' });
     sections.push({ value: readJson(text, 'success_patches'), source: 'success' });
-    if (sections.every((s) => s.value === undefined)) sections.push({ value: readJson(text, 'patches'), source: 'failure' });
+    if (sections.every((s) => s.value === undefined))
+      sections.push({ value: readJson(text, 'patches'), source: 'failure' });
   } else {
-    sections.push({ value: readJson(text, 'patches'), source: stage.startsWith('merge_success') ? 'success' : 'failure' });
+    sections.push({
+      value: readJson(text, 'patches'),
+      source: stage.startsWith('merge_success') ? 'success' : 'failure',
+    });
   }
-  const items = sections.flatMap(({ value, source }) =>
-    collectItems(value, key).map((raw) => ({ raw, source })),
-  );
+  const items = sections.flatMap(({ value, source }) => collectItems(value, key).map((raw) => ({ raw, source })));
   if (mode === 'full_rewrite') return mergeCandidates(items);
 
   const schema = mode === 'patch' ? EditSchema : SuggestionSchema;

@@ -13,8 +13,7 @@ import { flaggedTerms } from './context.ts';
 import { matchingRules, parseRules } from './rules.ts';
 import { answerText, currentSkill } from './stage-io.ts';
 
-export const SLOW_UPDATE_TEXT =
-  'Prefer the most specific matching rule; when no rule applies, say so plainly.';
+export const SLOW_UPDATE_TEXT = 'Prefer the most specific matching rule; when no rule applies, say so plainly.';
 export const META_SKILL_TEXT =
   'Accepted edits add one rule keyed on a distinctive type or API name shared by several failures with ' +
   'the same expected answer, or correct a rule whose answer conflicts with them. Rules keyed on common ' +

@@ -27,7 +27,17 @@ import { currentSkill, modeOf, readJson, readValue, withTrailingNewline } from '
 export { SLOW_UPDATE_TEXT, META_SKILL_TEXT } from './notes.ts';
 
 /** What the stages' seeded decisions depend on besides the prompt: the seed, the model and the optimizer's knobs. */
-export interface OptimizerContext extends Pick<SimKnobs, 'seed' | 'analystErrorRate' | 'analystMisreadRate' | 'analystContextRecall' | 'analystNotesEffect' | 'analystGeneralize' | 'rankerAccuracy'> {
+export interface OptimizerContext
+  extends Pick<
+    SimKnobs,
+    | 'seed'
+    | 'analystErrorRate'
+    | 'analystMisreadRate'
+    | 'analystContextRecall'
+    | 'analystNotesEffect'
+    | 'analystGeneralize'
+    | 'rankerAccuracy'
+  > {
   model: string;
   analystBudgetCompress?: number;
   /** A model id's attention budget in this server's world (the analyst of several models reads it: analyst-budget.ts). */
@@ -47,10 +57,14 @@ export function resolveStage(responseFormat: unknown, stageInput: string): Stage
         });
       }
       if (!isStageName(name)) {
-        throw new SimHttpError(400, `simulated model: unknown structured-output schema '${name}' (not a SkillOpt stage)`, {
-          param: 'response_format',
-          code: 'unknown_schema',
-        });
+        throw new SimHttpError(
+          400,
+          `simulated model: unknown structured-output schema '${name}' (not a SkillOpt stage)`,
+          {
+            param: 'response_format',
+            code: 'unknown_schema',
+          },
+        );
       }
       return name;
     }
@@ -128,7 +142,11 @@ function rewriteSkill(text: string) {
 }
 
 function noteKey(note: string): string {
-  return note.replace(/\s+/g, ' ').trim().replace(/[.!?;:,]+$/, '').toLowerCase();
+  return note
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!?;:,]+$/, '')
+    .toLowerCase();
 }
 
 function appendixConsolidate(text: string) {
@@ -152,7 +170,7 @@ function appendixConsolidate(text: string) {
 }
 
 function normalizeForJudge(value: unknown): string {
-  const s = typeof value === 'string' ? value : JSON.stringify(value) ?? '';
+  const s = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
   return s.toLowerCase().replace(/\s+/g, ' ').trim();
 }
 

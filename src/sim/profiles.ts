@@ -11,7 +11,14 @@
 import { resolveRoleBackends } from '../config/roles.ts';
 import type { SkillOptConfig } from '../config/schema.ts';
 import { priceFor, type Price } from '../cost/pricing.ts';
-import { DEFAULT_SIM_KNOBS, KNOB_KEYS, resolveKnobs, type SimKnobs, type SimulatedBlock, type SimulatedModelBlock } from './knobs.ts';
+import {
+  DEFAULT_SIM_KNOBS,
+  KNOB_KEYS,
+  resolveKnobs,
+  type SimKnobs,
+  type SimulatedBlock,
+  type SimulatedModelBlock,
+} from './knobs.ts';
 
 /** The knobs a profile sets; every other knob keeps the default world's value. */
 export type ProfileKnobs = Pick<SimKnobs, 'noise' | 'interference' | 'dilutionRules' | 'dilutionChars' | 'maxRules'>;
@@ -90,7 +97,8 @@ export function simWorld(model: string, sources: SimWorldSources): SimWorld {
   const own = Object.hasOwn(sources.perModel, model) ? sources.perModel[model]! : {};
   const knobs = resolveKnobs({ ...profile?.knobs, ...knobsOf(sources.explicit), ...knobsOf(own) });
   const shared = sources.explicit.latencyMs ?? 0;
-  const latencyMs = own.latencyMs ?? (shared > 0 ? shared : profile ? profile.latencyMs * (sources.latencyScale ?? 1) : 0);
+  const latencyMs =
+    own.latencyMs ?? (shared > 0 ? shared : profile ? profile.latencyMs * (sources.latencyScale ?? 1) : 0);
   return {
     ...knobs,
     resultCallRules: own.resultCallRules ?? sources.explicit.resultCallRules ?? profile?.resultCallRules ?? true,
@@ -101,7 +109,8 @@ export function simWorld(model: string, sources: SimWorldSources): SimWorld {
 /** The knobs (but the seed) whose value differs from the default world's: those apply on top of a profile. */
 export function changedKnobs(knobs: SimKnobs): Partial<SimKnobs> {
   const out: Partial<SimKnobs> = {};
-  for (const k of Object.keys(DEFAULT_SIM_KNOBS) as (keyof SimKnobs)[]) if (k !== 'seed' && knobs[k] !== DEFAULT_SIM_KNOBS[k]) out[k] = knobs[k];
+  for (const k of Object.keys(DEFAULT_SIM_KNOBS) as (keyof SimKnobs)[])
+    if (k !== 'seed' && knobs[k] !== DEFAULT_SIM_KNOBS[k]) out[k] = knobs[k];
   return out;
 }
 
@@ -128,7 +137,9 @@ export function simWorldFromConfig(sim: SimulatedBlock): {
   latencyScale?: number;
   profiles?: Record<string, SimModelSettings>;
 } {
-  const profiles = Object.fromEntries(Object.entries(sim.profiles ?? {}).map(([id, block]) => [id, modelSettings(block)]));
+  const profiles = Object.fromEntries(
+    Object.entries(sim.profiles ?? {}).map(([id, block]) => [id, modelSettings(block)]),
+  );
   return {
     latencyMs: sim.latency_ms,
     ...(sim.result_call_rules !== undefined ? { resultCallRules: sim.result_call_rules } : {}),

@@ -35,7 +35,7 @@ const STOPWORDS = new Set(
     'are was were been being have has had having does did doing done can could would should will shall may might must ' +
     'not but nor yet all any some each every both few more most other such only own same than then too very just also ' +
     'about above after again against before below between during over under through until while out off once ' +
-    'you your yours our ours they them their its his her him she she\'s it\'s i\'m we\'re you\'re they\'re ' +
+    "you your yours our ours they them their its his her him she she's it's i'm we're you're they're " +
     'get got gets getting make makes made making use uses used using want wants need needs please help thanks thank ' +
     'hi hello hey let lets know tell give look take see seem seems keep keeps kind sort way thing things something someone ' +
     'anything everything nothing one two new now still even much many lot lots really actually maybe ' +
@@ -131,7 +131,12 @@ export function routeSkill(prompt: string, skills: readonly ListedSkill[]): stri
 }
 
 const unescapeXml = (s: string) =>
-  s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 
 /** The skills listed in an `<available_skills>` block of a system prompt (null when there is none). */
 export function parseAvailableSkills(system: string): ListedSkill[] | null {
@@ -141,7 +146,8 @@ export function parseAvailableSkills(system: string): ListedSkill[] | null {
   for (const m of block[1]!.matchAll(/<skill>([\s\S]*?)<\/skill>/g)) {
     const name = /<name>([\s\S]*?)<\/name>/.exec(m[1]!)?.[1];
     const description = /<description>([\s\S]*?)<\/description>/.exec(m[1]!)?.[1];
-    if (name !== undefined) skills.push({ name: unescapeXml(name.trim()), description: unescapeXml((description ?? '').trim()) });
+    if (name !== undefined)
+      skills.push({ name: unescapeXml(name.trim()), description: unescapeXml((description ?? '').trim()) });
   }
   return skills;
 }
@@ -153,7 +159,10 @@ export interface RoutingRequest {
 
 /** Whether a request offers the `load_skill` function among its tools. */
 export function offersLoadSkill(tools: unknown): boolean {
-  return Array.isArray(tools) && tools.some((t) => (t as { function?: { name?: unknown } } | null)?.function?.name === LOAD_SKILL_TOOL_NAME);
+  return (
+    Array.isArray(tools) &&
+    tools.some((t) => (t as { function?: { name?: unknown } } | null)?.function?.name === LOAD_SKILL_TOOL_NAME)
+  );
 }
 
 /**
@@ -166,12 +175,18 @@ export function simulateRouting(
   opts: { seed: number; model: string; routingNoise: number; sample?: number },
 ): string | null | undefined {
   if (!offersLoadSkill(req.tools) || req.messages.some((m) => m.role === 'tool')) return undefined;
-  const system = req.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => m.content).join('\n');
+  const system = req.messages
+    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .map((m) => m.content)
+    .join('\n');
   const skills = parseAvailableSkills(system);
   if (!skills || skills.length === 0) return undefined;
   const chosen = routeSkill(lastUser, skills);
   if (opts.routingNoise > 0) {
-    const draw = opts.sample === undefined ? [opts.seed, opts.model, req.messages] : [opts.seed, opts.model, req.messages, opts.sample];
+    const draw =
+      opts.sample === undefined
+        ? [opts.seed, opts.model, req.messages]
+        : [opts.seed, opts.model, req.messages, opts.sample];
     if (unitHash([...draw, 'routing-noise']) < opts.routingNoise) {
       const others = [null, ...skills.map((s) => s.name)].filter((o) => o !== chosen);
       return others[indexHash([...draw, 'routing-noise-pick'], others.length)]!;

@@ -90,7 +90,10 @@ export function parseRuleLine(line: string): { triggers: string[]; answer: strin
 }
 
 /** The lines of a skill that `parse` reads as rules, in document order, each with its line and index. */
-export function parseLines<T extends object>(skill: string, parse: (line: string) => T | null): Array<T & { line: string; lineIndex: number }> {
+export function parseLines<T extends object>(
+  skill: string,
+  parse: (line: string) => T | null,
+): Array<T & { line: string; lineIndex: number }> {
   const rules: Array<T & { line: string; lineIndex: number }> = [];
   const lines = skill.split('\n');
   for (let i = 0; i < lines.length; i++) {

@@ -61,7 +61,9 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
-        reject(new SimHttpError(413, `Request body larger than ${MAX_BODY_BYTES} bytes.`, { code: 'request_too_large' }));
+        reject(
+          new SimHttpError(413, `Request body larger than ${MAX_BODY_BYTES} bytes.`, { code: 'request_too_large' }),
+        );
         req.destroy();
         return;
       }
@@ -117,7 +119,8 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
     const line = (status: number, detail: string) => {
-      if (opts.logRequests !== false || status >= 400) log?.(`[simulated] ${method} ${path} ${status} ${detail}`.trimEnd());
+      if (opts.logRequests !== false || status >= 400)
+        log?.(`[simulated] ${method} ${path} ${status} ${detail}`.trimEnd());
     };
     const reply = await dispatchRequest({ method, path, body: () => readBody(req) }, cfg, snapshot);
     if (reply.kind === 'reply') {
@@ -127,7 +130,10 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     const { result } = reply;
     count(result.stage, result.model);
     later(res, result.model, () => {
-      line(200, `model=${result.model} role=${result.stage === 'target' ? 'target' : `optimizer stage=${result.stage}`} tokens=${result.completion.usage.total_tokens}`);
+      line(
+        200,
+        `model=${result.model} role=${result.stage === 'target' ? 'target' : `optimizer stage=${result.stage}`} tokens=${result.completion.usage.total_tokens}`,
+      );
       sendJson(res, 200, result.completion);
     });
   };
@@ -152,7 +158,12 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     const onError = (err: NodeJS.ErrnoException) => {
       const where = `${host}:${requestedPort}`;
       if (err.code === 'EADDRINUSE') {
-        reject(new SkillOptError(`simulated model server: port ${requestedPort} on ${host} is already in use (choose another with --port)`, { cause: err }));
+        reject(
+          new SkillOptError(
+            `simulated model server: port ${requestedPort} on ${host} is already in use (choose another with --port)`,
+            { cause: err },
+          ),
+        );
       } else {
         reject(new SkillOptError(`simulated model server: cannot listen on ${where}: ${err.message}`, { cause: err }));
       }
@@ -167,7 +178,9 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
   const port = (server.address() as AddressInfo).port;
   const url = formatUrl(host, port);
   // the knobs that differ from the default world
-  const changed = (Object.keys(DEFAULT_SIM_KNOBS) as (keyof SimKnobs)[]).filter((k) => k !== 'seed' && cfg[k] !== DEFAULT_SIM_KNOBS[k]);
+  const changed = (Object.keys(DEFAULT_SIM_KNOBS) as (keyof SimKnobs)[]).filter(
+    (k) => k !== 'seed' && cfg[k] !== DEFAULT_SIM_KNOBS[k],
+  );
   const knobs = [
     `model ${cfg.models.length > 0 ? cfg.models.join(', ') : 'any'}`,
     `seed ${cfg.seed}`,

@@ -31,7 +31,10 @@ export function placeRule(rules: readonly Rule[], trigger: string, answer: strin
   const other = withTrigger[0];
   if (other) {
     const remaining = other.triggers.filter((t) => t.toLowerCase() !== key);
-    const lines = remaining.length > 0 ? [ruleLine(remaining, other.answer), ruleLine(trigger, answer)] : [ruleLine(trigger, answer)];
+    const lines =
+      remaining.length > 0
+        ? [ruleLine(remaining, other.answer), ruleLine(trigger, answer)]
+        : [ruleLine(trigger, answer)];
     return { kind: 'conflict', rule: other, target: other.line, content: lines.join('\n') };
   }
   return { kind: 'new', content: ruleLine(trigger, answer) };
@@ -56,7 +59,11 @@ export function applyRuleMappings(
     if (placed.kind === 'new') {
       if (appended.includes(placed.content)) continue;
       // A pending appended rule with the same trigger and another answer would tie: first wins, so skip.
-      if (appended.some((line) => parseRules(line).some((r) => r.triggers.some((t) => t.toLowerCase() === trigger.toLowerCase())))) {
+      if (
+        appended.some((line) =>
+          parseRules(line).some((r) => r.triggers.some((t) => t.toLowerCase() === trigger.toLowerCase())),
+        )
+      ) {
         continue;
       }
       appended.push(placed.content);

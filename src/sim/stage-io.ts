@@ -45,7 +45,7 @@ export function currentSkill(text: string): string {
 
 /** The answer text a rule would carry for an expected value (non-strings JSON-stringified), trimmed. */
 export function answerText(expected: unknown): string {
-  return (typeof expected === 'string' ? expected : JSON.stringify(expected) ?? String(expected)).trim();
+  return (typeof expected === 'string' ? expected : (JSON.stringify(expected) ?? String(expected))).trim();
 }
 
 export function isFailure(t: Trajectory): boolean {

@@ -24,7 +24,14 @@
  * call rules, or a request without tools, is answered exactly as before.
  */
 import { missProbability } from './attention.ts';
-import { canonicalJson, fillText, firingCallRules, parseCallRules, type CallArgs, type CallRule } from './call-rules.ts';
+import {
+  canonicalJson,
+  fillText,
+  firingCallRules,
+  parseCallRules,
+  type CallArgs,
+  type CallRule,
+} from './call-rules.ts';
 import { rendezvous, unitHash } from './hash.ts';
 import { LOAD_SKILL_TOOL_NAME } from './routing.ts';
 import { matchingRules, mostSpecific, parseRules, type Rule, type RuleMatch } from './rules.ts';
@@ -171,7 +178,10 @@ export function simulateTarget(
   // a skill body a `load_skill` call returned (agent presentation) is read like the system prompt; the
   // results of the suite's own tools are not
   const system = messages
-    .filter((m, i) => m.role === 'system' || m.role === 'developer' || (m.role === 'tool' && isSkillResult(tools?.answers[i])))
+    .filter(
+      (m, i) =>
+        m.role === 'system' || m.role === 'developer' || (m.role === 'tool' && isSkillResult(tools?.answers[i])),
+    )
     .map((m) => m.content)
     .join('\n');
   const input = lastUserMessage(messages);
@@ -196,14 +206,23 @@ export function simulateTarget(
     const seen = visible ? skill.calls.filter((r) => visible.has(r.lineIndex)) : skill.calls;
     const callRules = opts.resultCallRules === false ? seen.filter((r) => r.source !== 'result') : seen;
     const turn = decideCalls(callRules, tools, input, result, key, pMiss, opts);
-    if (turn.calls.length > 0) return { content: '', match: null, noisy: turn.noisy, missed: turn.missed, confused: turn.confused, calls: turn.calls };
+    if (turn.calls.length > 0)
+      return {
+        content: '',
+        match: null,
+        noisy: turn.noisy,
+        missed: turn.missed,
+        confused: turn.confused,
+        calls: turn.calls,
+      };
   }
 
   // answer placeholders are filled from the input, then the last tool result; one with no match: the rule does not fire
   const sources = [input, result];
   const answerOf = (r: Rule) => fillText(r.answer, sources);
   const candidates = matchingRules(rules, input).filter((m) => answerOf(m.rule) !== null);
-  const seen = pMiss > 0 ? candidates.filter((m) => unitHash(key('target-dilution', ...matchKey(m))) >= pMiss) : candidates;
+  const seen =
+    pMiss > 0 ? candidates.filter((m) => unitHash(key('target-dilution', ...matchKey(m))) >= pMiss) : candidates;
 
   let match = mostSpecific(seen);
   let confused = false;
@@ -220,7 +239,9 @@ export function simulateTarget(
   const answer = match ? answerOf(match.rule)! : UNKNOWN_ANSWER;
   const reply = { match, missed: candidates.length - seen.length, confused, calls: [] };
   if (opts.noise > 0 && unitHash(key('target-noise', answer)) < opts.noise) {
-    const wrong = [...new Set([UNKNOWN_ANSWER, ...rules.map((r) => answerOf(r) ?? r.answer)])].filter((a) => a !== answer);
+    const wrong = [...new Set([UNKNOWN_ANSWER, ...rules.map((r) => answerOf(r) ?? r.answer)])].filter(
+      (a) => a !== answer,
+    );
     const pick = rendezvous(wrong, (a) => a, key('target-noise-pick', answer));
     if (pick !== null) return { ...reply, content: pick, noisy: true };
   }
@@ -254,8 +275,18 @@ function decideCalls(
   const madeBefore = new Set(tools.calls.map((c) => `${c.name}\u0000${canonicalJson(c.args)}`));
   let missed = 0;
   let firing: FiringCall[] = [];
-  for (const { rule, trigger, args } of firingCallRules(callRules, { input, result, offered: tools.offered, history: tools.calls })) {
-    const ruleKey = [trigger.toLowerCase(), rule.tool, canonicalJson(rule.args), ...(rule.source === 'result' ? [result] : [])];
+  for (const { rule, trigger, args } of firingCallRules(callRules, {
+    input,
+    result,
+    offered: tools.offered,
+    history: tools.calls,
+  })) {
+    const ruleKey = [
+      trigger.toLowerCase(),
+      rule.tool,
+      canonicalJson(rule.args),
+      ...(rule.source === 'result' ? [result] : []),
+    ];
     if (pMiss > 0 && unitHash(key('target-call-dilution', ...ruleKey)) < pMiss) {
       missed++;
       continue;

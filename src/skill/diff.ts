@@ -46,7 +46,8 @@ function myers(a: readonly number[], b: readonly number[]): string {
   for (let d = 0; d <= max && !found; d++) {
     trace.push(v.slice(offset - d - 1, offset + d + 2)); // state before step d, k in [-d-1, d+1]
     for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
+      let x =
+        k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
       let y = x - k;
       while (x < n && y < m && a[x] === b[y]) {
         x++;
@@ -141,9 +142,17 @@ function groupedOpcodes(codes: Opcode[], n: number): Opcode[][] {
   if (codes.length === 0) codes = [['equal', 0, 1, 0, 1]];
   const out: Opcode[][] = [];
   const first = codes[0]!;
-  if (first[0] === 'equal') codes[0] = ['equal', Math.max(first[1], first[2] - n), first[2], Math.max(first[3], first[4] - n), first[4]];
+  if (first[0] === 'equal')
+    codes[0] = ['equal', Math.max(first[1], first[2] - n), first[2], Math.max(first[3], first[4] - n), first[4]];
   const last = codes[codes.length - 1]!;
-  if (last[0] === 'equal') codes[codes.length - 1] = ['equal', last[1], Math.min(last[2], last[1] + n), last[3], Math.min(last[4], last[3] + n)];
+  if (last[0] === 'equal')
+    codes[codes.length - 1] = [
+      'equal',
+      last[1],
+      Math.min(last[2], last[1] + n),
+      last[3],
+      Math.min(last[4], last[3] + n),
+    ];
   let group: Opcode[] = [];
   for (const code of codes) {
     let [tag, i1, i2, j1, j2] = code;

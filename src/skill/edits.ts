@@ -45,7 +45,12 @@ export const EDIT_STATUSES = [
 export type EditStatus = (typeof EDIT_STATUSES)[number];
 
 /** Statuses the optimizer can fix by re-quoting the target or supplying content (fed to the next step). */
-export const FIXABLE_STATUSES: readonly EditStatus[] = ['unmatched_target', 'ambiguous_target', 'missing_target', 'missing_content'];
+export const FIXABLE_STATUSES: readonly EditStatus[] = [
+  'unmatched_target',
+  'ambiguous_target',
+  'missing_target',
+  'missing_content',
+];
 
 export interface EditApplyRow {
   /** 1-based position of the edit in the list. */
@@ -93,7 +98,10 @@ function escapeRegExp(s: string): string {
  * Empty for a blank target.
  */
 export function findNormalizedMatches(text: string, target: string): TargetMatch[] {
-  const tokens = target.trim().split(/\s+/).filter((t) => t.length > 0);
+  const tokens = target
+    .trim()
+    .split(/\s+/)
+    .filter((t) => t.length > 0);
   if (tokens.length === 0) return [];
   const re = new RegExp(tokens.map(escapeRegExp).join('\\s+'), 'g');
   const out: TargetMatch[] = [];
@@ -138,9 +146,16 @@ function appendContent(skill: string, content: string, allSpans: readonly Protec
   return { skill: body ? `${body}\n\n${content}\n` : `${content}\n`, status: 'applied_append' };
 }
 
-const INSIDE_PROTECTED = 'the target lies inside a protected region (frontmatter / slow update / appendix), which edits cannot change';
+const INSIDE_PROTECTED =
+  'the target lies inside a protected region (frontmatter / slow update / appendix), which edits cannot change';
 
-function applyOne(skill: string, op: string, target: string, content: string, spans: readonly ProtectedSpan[]): Outcome {
+function applyOne(
+  skill: string,
+  op: string,
+  target: string,
+  content: string,
+  spans: readonly ProtectedSpan[],
+): Outcome {
   if (target) {
     const first = skill.indexOf(target);
     if (first !== -1 && inSpans(spans, first)) {
@@ -153,15 +168,26 @@ function applyOne(skill: string, op: string, target: string, content: string, sp
     return appendContent(skill, content, spans);
   }
   if (op !== 'insert_after' && op !== 'replace' && op !== 'delete') {
-    return { skill, status: 'skipped_unknown_op', reason: `unknown op "${op}" (expected append, insert_after, replace or delete)` };
+    return {
+      skill,
+      status: 'skipped_unknown_op',
+      reason: `unknown op "${op}" (expected append, insert_after, replace or delete)`,
+    };
   }
 
-  if (!target.trim()) return { skill, status: 'missing_target', reason: `${op} needs a non-empty target quoting text of the skill` };
-  if (op === 'insert_after' && !content) return { skill, status: 'missing_content', reason: 'insert_after needs non-empty content' };
+  if (!target.trim())
+    return { skill, status: 'missing_target', reason: `${op} needs a non-empty target quoting text of the skill` };
+  if (op === 'insert_after' && !content)
+    return { skill, status: 'missing_content', reason: 'insert_after needs non-empty content' };
 
   const found = locate(skill, target);
   if (found.kind === 'none') {
-    return { skill, status: 'unmatched_target', reason: 'the target was not found in the skill, not even with whitespace normalised; quote the current text exactly' };
+    return {
+      skill,
+      status: 'unmatched_target',
+      reason:
+        'the target was not found in the skill, not even with whitespace normalised; quote the current text exactly',
+    };
   }
   if (found.kind === 'ambiguous') {
     return {
@@ -187,7 +213,11 @@ function applyOne(skill: string, op: string, target: string, content: string, sp
     status = op === 'replace' ? 'applied_replace' : 'applied_delete';
   }
   if (found.kind === 'normalized') {
-    return { skill: next, status: 'applied_normalized_match', reason: `${op} matched the target with whitespace normalised (unique match)` };
+    return {
+      skill: next,
+      status: 'applied_normalized_match',
+      reason: `${op} matched the target with whitespace normalised (unique match)`,
+    };
   }
   return { skill: next, status };
 }
@@ -210,16 +240,33 @@ export function applyEdit(skill: string, edit: Edit, index = 1): { skill: string
     let result = outcome;
     const before = spans.map((s) => skill.slice(s.start, s.end));
     if (isApplied(outcome.status) && !sameTexts(before, regionTexts(outcome.skill))) {
-      result = { skill, status: 'skipped_protected_region', reason: 'the edit would change a protected region (frontmatter / slow update / appendix); reverted' };
+      result = {
+        skill,
+        status: 'skipped_protected_region',
+        reason: 'the edit would change a protected region (frontmatter / slow update / appendix); reverted',
+      };
     }
-    const row: EditApplyRow = { index, op, target: target.slice(0, PREVIEW), content_preview: preview.slice(0, PREVIEW), status: result.status };
+    const row: EditApplyRow = {
+      index,
+      op,
+      target: target.slice(0, PREVIEW),
+      content_preview: preview.slice(0, PREVIEW),
+      status: result.status,
+    };
     if (result.reason !== undefined) row.reason = result.reason;
     return { skill: result.skill, row };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return {
       skill,
-      row: { index, op, target: target.slice(0, PREVIEW), content_preview: preview.slice(0, PREVIEW), status: 'error', reason: message },
+      row: {
+        index,
+        op,
+        target: target.slice(0, PREVIEW),
+        content_preview: preview.slice(0, PREVIEW),
+        status: 'error',
+        reason: message,
+      },
     };
   }
 }
@@ -235,7 +282,11 @@ export function applyEdits(skill: string, edits: readonly Edit[]): ApplyEditsRes
   });
   const applied = report.filter((r) => isApplied(r.status)).length;
   const errors = report.filter((r) => r.status === 'error').length;
-  return { skill: current, report, summary: { total: report.length, applied, skipped: report.length - applied - errors, errors } };
+  return {
+    skill: current,
+    report,
+    summary: { total: report.length, applied, skipped: report.length - applied - errors, errors },
+  };
 }
 
 /**

@@ -27,7 +27,14 @@ import { clip } from '../util/clip.ts';
 export const NAME_MAX = 64;
 export const DESCRIPTION_MAX = 1024;
 export const COMPATIBILITY_MAX = 500;
-export const FRONTMATTER_FIELDS = ['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'] as const;
+export const FRONTMATTER_FIELDS = [
+  'name',
+  'description',
+  'license',
+  'compatibility',
+  'metadata',
+  'allowed-tools',
+] as const;
 
 /** A SKILL.md (or skill file) that breaks the format's rules. */
 export class SkillFormatError extends SkillOptError {}
@@ -64,7 +71,12 @@ export function frontmatterBlock(text: string): FrontmatterBlock | null {
     const lineEnd = nl === -1 ? text.length : nl;
     const line = text.slice(pos, lineEnd).replace(/\r$/, '');
     if (CLOSE.test(line)) {
-      return { start: 0, end: nl === -1 ? text.length : nl + 1, yaml: text.slice(open[0].length, pos), yamlStart: open[0].length };
+      return {
+        start: 0,
+        end: nl === -1 ? text.length : nl + 1,
+        yaml: text.slice(open[0].length, pos),
+        yamlStart: open[0].length,
+      };
     }
     if (nl === -1) break;
     pos = nl + 1;
@@ -89,7 +101,6 @@ function fail(path: string, rule: string): never {
   throw new SkillFormatError(`${displayPath(path)}: ${rule}`);
 }
 
-
 /** The rules of `name`; null when it is valid. */
 export function nameViolation(name: string): string | null {
   if (name.length === 0) return "frontmatter 'name' must not be empty";
@@ -106,7 +117,8 @@ export function nameViolation(name: string): string | null {
 /** The rules of `description`; null when it is valid. */
 export function descriptionViolation(description: string): string | null {
   if (description.trim().length === 0) return "frontmatter 'description' must not be empty";
-  if (description.length > DESCRIPTION_MAX) return `frontmatter 'description' is ${description.length} characters; the limit is ${DESCRIPTION_MAX}`;
+  if (description.length > DESCRIPTION_MAX)
+    return `frontmatter 'description' is ${description.length} characters; the limit is ${DESCRIPTION_MAX}`;
   return null;
 }
 
@@ -119,7 +131,8 @@ function readYaml(path: string, yaml: string): Record<string, unknown> {
     fail(path, `frontmatter is not valid YAML: ${String((e as Error).message).split('\n')[0]}`);
   }
   if (value === null || value === undefined) fail(path, "frontmatter is empty: it needs 'name' and 'description'");
-  if (typeof value !== 'object' || Array.isArray(value)) fail(path, 'frontmatter must be a YAML mapping of fields (name, description, …)');
+  if (typeof value !== 'object' || Array.isArray(value))
+    fail(path, 'frontmatter must be a YAML mapping of fields (name, description, …)');
   return value as Record<string, unknown>;
 }
 
@@ -137,7 +150,8 @@ function checkFields(path: string, fm: Record<string, unknown>, folderName: stri
   if (folderName !== null && fm.name !== folderName) {
     fail(path, `frontmatter 'name' '${fm.name}' must match the folder name '${folderName}'`);
   }
-  if (fm.description === undefined || fm.description === null) fail(path, "frontmatter field 'description' is required");
+  if (fm.description === undefined || fm.description === null)
+    fail(path, "frontmatter field 'description' is required");
   if (typeof fm.description !== 'string') fail(path, "frontmatter 'description' must be a string");
   const descRule = descriptionViolation(fm.description);
   if (descRule) fail(path, descRule);
@@ -145,14 +159,24 @@ function checkFields(path: string, fm: Record<string, unknown>, folderName: stri
   if (fm.compatibility !== undefined) {
     if (typeof fm.compatibility !== 'string') fail(path, "frontmatter 'compatibility' must be a string");
     if (fm.compatibility.length > COMPATIBILITY_MAX) {
-      fail(path, `frontmatter 'compatibility' is ${fm.compatibility.length} characters; the limit is ${COMPATIBILITY_MAX}`);
+      fail(
+        path,
+        `frontmatter 'compatibility' is ${fm.compatibility.length} characters; the limit is ${COMPATIBILITY_MAX}`,
+      );
     }
   }
-  if (fm.metadata !== undefined && (fm.metadata === null || typeof fm.metadata !== 'object' || Array.isArray(fm.metadata))) {
+  if (
+    fm.metadata !== undefined &&
+    (fm.metadata === null || typeof fm.metadata !== 'object' || Array.isArray(fm.metadata))
+  ) {
     fail(path, "frontmatter 'metadata' must be a key–value map");
   }
   const tools = fm['allowed-tools'];
-  if (tools !== undefined && typeof tools !== 'string' && !(Array.isArray(tools) && tools.every((t) => typeof t === 'string'))) {
+  if (
+    tools !== undefined &&
+    typeof tools !== 'string' &&
+    !(Array.isArray(tools) && tools.every((t) => typeof t === 'string'))
+  ) {
     fail(path, "frontmatter 'allowed-tools' must be a string or a list of strings");
   }
   return fm as unknown as SkillFrontmatter;
@@ -172,10 +196,17 @@ export function parseSkill(path: string, text: string, opts: { folderCheck?: boo
   const block = frontmatterBlock(text);
   if (!block) {
     if (startsWithFrontmatter(text)) fail(path, "frontmatter has no closing '---' line");
-    fail(path, "no frontmatter: a SKILL.md starts with a '---' line, YAML fields (name, description, …) and a closing '---' line");
+    fail(
+      path,
+      "no frontmatter: a SKILL.md starts with a '---' line, YAML fields (name, description, …) and a closing '---' line",
+    );
   }
   const folderCheck = opts.folderCheck ?? isSkillMd(path);
-  const frontmatter = checkFields(path, readYaml(path, block.yaml), folderCheck ? basename(dirname(resolve(path))) : null);
+  const frontmatter = checkFields(
+    path,
+    readYaml(path, block.yaml),
+    folderCheck ? basename(dirname(resolve(path))) : null,
+  );
   return { frontmatter, block, body: text.slice(block.end) };
 }
 
@@ -222,6 +253,7 @@ export function replaceDescription(text: string, description: string, path = 'SK
   const yaml = [...lines.slice(0, keyAt), renderDescription(description), ...lines.slice(end)].join('\n');
   const before = readYaml(path, block.yaml);
   const after = readYaml(path, yaml);
-  if (!isDeepStrictEqual({ ...before, description }, after)) fail(path, 'could not rewrite the description without changing another frontmatter field');
+  if (!isDeepStrictEqual({ ...before, description }, after))
+    fail(path, 'could not rewrite the description without changing another frontmatter field');
   return text.slice(0, block.yamlStart) + yaml + text.slice(block.yamlStart + block.yaml.length);
 }

@@ -92,7 +92,9 @@ export function mergeSkills(base: string, a: string, b: string): MergeResult | n
   const ha = hunksOf(B, splitLines(a), 'a');
   const hb = hunksOf(B, splitLines(b), 'b');
   const seen = new Set(ha.flatMap((h) => paragraphs(h.lines)));
-  const all = [...ha, ...hb].sort((x, y) => x.i1 - y.i1 || Number(x.i1 !== x.i2) - Number(y.i1 !== y.i2) || (x.side === 'a' ? -1 : 1));
+  const all = [...ha, ...hb].sort(
+    (x, y) => x.i1 - y.i1 || Number(x.i1 !== x.i2) - Number(y.i1 !== y.i2) || (x.side === 'a' ? -1 : 1),
+  );
   const clusters: Hunk[][] = [];
   for (const h of all) {
     const last = clusters[clusters.length - 1];
@@ -111,7 +113,9 @@ export function mergeSkills(base: string, a: string, b: string): MergeResult | n
     pos = hi;
     const as = cluster.filter((h) => h.side === 'a');
     // b's inserted blocks lose the paragraphs a already added (both fixed the same failure)
-    const bs = cluster.filter((h) => h.side === 'b').map((h) => (h.i1 === h.i2 ? { ...h, lines: withoutSeen(h.lines, seen) } : h));
+    const bs = cluster
+      .filter((h) => h.side === 'b')
+      .map((h) => (h.i1 === h.i2 ? { ...h, lines: withoutSeen(h.lines, seen) } : h));
     const va = sideVersion(B, lo, hi, as);
     const vb = sideVersion(B, lo, hi, bs);
     const bAdds = bs.some((h) => h.i1 !== h.i2 || h.lines.length > 0);

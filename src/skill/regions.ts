@@ -65,7 +65,8 @@ function spansOfKind(skill: string, kind: MarkerKind): ProtectedSpan[] {
   }
   // End markers not inside any pair are orphans.
   for (let e = skill.indexOf(E); e !== -1; e = skill.indexOf(E, e + E.length)) {
-    if (!spans.some((sp) => e >= sp.start && e < sp.end)) spans.push({ kind, start: e, end: e + E.length, orphan: true });
+    if (!spans.some((sp) => e >= sp.start && e < sp.end))
+      spans.push({ kind, start: e, end: e + E.length, orphan: true });
   }
   return spans;
 }
@@ -77,7 +78,9 @@ function spansOfKind(skill: string, kind: MarkerKind): ProtectedSpan[] {
 export function protectedSpans(skill: string): ProtectedSpan[] {
   const front = frontmatterBlock(skill);
   const head: ProtectedSpan[] = front ? [{ kind: 'frontmatter', start: 0, end: front.end, orphan: false }] : [];
-  return [...head, ...spansOfKind(skill, 'slow_update'), ...spansOfKind(skill, 'appendix')].sort((a, b) => a.start - b.start || b.end - a.end);
+  return [...head, ...spansOfKind(skill, 'slow_update'), ...spansOfKind(skill, 'appendix')].sort(
+    (a, b) => a.start - b.start || b.end - a.end,
+  );
 }
 
 /** The exact text of each protected span, in document order (for byte-for-byte protection checks). */
@@ -181,7 +184,9 @@ export function extractSlowUpdate(skill: string): string {
 export function replaceSlowUpdate(skill: string, content: string): string {
   const body = stripKind(skill, 'slow_update');
   const inner = stripMarkers(content).trim();
-  const block = inner ? `${SLOW_UPDATE_START}\n${inner}\n${SLOW_UPDATE_END}\n` : `${SLOW_UPDATE_START}\n${SLOW_UPDATE_END}\n`;
+  const block = inner
+    ? `${SLOW_UPDATE_START}\n${inner}\n${SLOW_UPDATE_END}\n`
+    : `${SLOW_UPDATE_START}\n${SLOW_UPDATE_END}\n`;
   return appendBlock(body, block);
 }
 

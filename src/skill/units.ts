@@ -77,7 +77,14 @@ export function markdownBlocks(lines: readonly string[]): Array<[number, number]
 }
 
 /** Pair two lists of ranges in order; the longer list's extra ranges pair with an empty range at its end. */
-function pairRanges(a0: number, a: Array<[number, number]>, b0: number, b: Array<[number, number]>, aEnd: number, bEnd: number): Piece[] {
+function pairRanges(
+  a0: number,
+  a: Array<[number, number]>,
+  b0: number,
+  b: Array<[number, number]>,
+  aEnd: number,
+  bEnd: number,
+): Piece[] {
   const out: Piece[] = [];
   for (let k = 0; k < Math.max(a.length, b.length); k++) {
     const ra = a[k] ?? [aEnd - a0, aEnd - a0];
@@ -118,10 +125,15 @@ function regionLines(text: string): Array<{ kind: RegionKind; from: number; to: 
     }
     return lo;
   };
-  return protectedSpans(text).map((s) => ({ kind: s.kind, from: lineOf(s.start), to: lineOf(Math.max(s.start, s.end - 1)) + 1 }));
+  return protectedSpans(text).map((s) => ({
+    kind: s.kind,
+    from: lineOf(s.start),
+    to: lineOf(Math.max(s.start, s.end - 1)) + 1,
+  }));
 }
 
-const overlaps = (p0: number, p1: number, r: { from: number; to: number }) => (p0 === p1 ? p0 > r.from && p0 < r.to : p0 < r.to && p1 > r.from);
+const overlaps = (p0: number, p1: number, r: { from: number; to: number }) =>
+  p0 === p1 ? p0 > r.from && p0 < r.to : p0 < r.to && p1 > r.from;
 
 /** Split the change from `baseline` to `candidate` into units of `granularity`. */
 export function skillChange(baseline: string, candidate: string, granularity: UnitGranularity = 'block'): SkillChange {
@@ -181,7 +193,10 @@ export function skillChange(baseline: string, candidate: string, granularity: Un
     const id = `u${k + 1}`;
     for (const p of g.pieces) owner.set(p, id);
     // the lines a unit shows: its added lines (its removed ones for a deletion), blank edges left out
-    const numbered = (lines: readonly string[], side: 'a' | 'b') => g.pieces.flatMap((p) => range(side === 'a' ? p.a0 : p.b0, side === 'a' ? p.a1 : p.b1).map((i) => ({ i, line: lines[i]! })));
+    const numbered = (lines: readonly string[], side: 'a' | 'b') =>
+      g.pieces.flatMap((p) =>
+        range(side === 'a' ? p.a0 : p.b0, side === 'a' ? p.a1 : p.b1).map((i) => ({ i, line: lines[i]! })),
+      );
     let shown = numbered(b, 'b');
     const deletion = shown.length === 0;
     if (deletion) shown = numbered(a, 'a');
@@ -200,7 +215,8 @@ export function skillChange(baseline: string, candidate: string, granularity: Un
     units,
     textWith(reverted) {
       const back = new Set(reverted);
-      for (const id of back) if (!known.has(id)) throw new Error(`no unit ${id} in this change (units: ${[...known].join(', ') || 'none'})`);
+      for (const id of back)
+        if (!known.has(id)) throw new Error(`no unit ${id} in this change (units: ${[...known].join(', ') || 'none'})`);
       let out = '';
       let bi = 0; // next candidate line not yet written
       for (const p of pieces) {

@@ -22,7 +22,8 @@ function relativeWeights(n: number, p: number): { w: Float64Array; total: number
 }
 
 function checkArgs(k: number, n: number, p: number): void {
-  if (!Number.isInteger(k) || !Number.isInteger(n) || n < 0) throw new RangeError(`binomialUpperTail needs integers, got k=${k}, n=${n}`);
+  if (!Number.isInteger(k) || !Number.isInteger(n) || n < 0)
+    throw new RangeError(`binomialUpperTail needs integers, got k=${k}, n=${n}`);
   if (!(p >= 0 && p <= 1)) throw new RangeError(`binomialUpperTail needs 0 ≤ p ≤ 1, got ${p}`);
 }
 
@@ -55,7 +56,8 @@ export interface McNemarResult {
 
 /** Exact McNemar test on the discordant pairs of a paired binary comparison. */
 export function mcnemarExact(b: number, c: number): McNemarResult {
-  if (!Number.isInteger(b) || !Number.isInteger(c) || b < 0 || c < 0) throw new RangeError(`mcnemarExact needs counts ≥ 0, got b=${b}, c=${c}`);
+  if (!Number.isInteger(b) || !Number.isInteger(c) || b < 0 || c < 0)
+    throw new RangeError(`mcnemarExact needs counts ≥ 0, got b=${b}, c=${c}`);
   const n = b + c;
   if (n === 0) return { b, c, p_worse: 1, p_better: 1 };
   // both tails from one set of weights: P(X ≥ b) and P(X ≥ c) = P(X ≤ b)
@@ -73,8 +75,10 @@ export function mcnemarExact(b: number, c: number): McNemarResult {
  * x = 0). Found by bisection on the exact tail, to 1e-12.
  */
 export function binomialUpperBound(x: number, n: number, confidence = 0.95): number {
-  if (!Number.isInteger(x) || !Number.isInteger(n) || n < 1 || x < 0 || x > n) throw new RangeError(`binomialUpperBound needs integers 0 ≤ x ≤ n, n ≥ 1, got x=${x}, n=${n}`);
-  if (!(confidence > 0 && confidence < 1)) throw new RangeError(`binomialUpperBound needs 0 < confidence < 1, got ${confidence}`);
+  if (!Number.isInteger(x) || !Number.isInteger(n) || n < 1 || x < 0 || x > n)
+    throw new RangeError(`binomialUpperBound needs integers 0 ≤ x ≤ n, n ≥ 1, got x=${x}, n=${n}`);
+  if (!(confidence > 0 && confidence < 1))
+    throw new RangeError(`binomialUpperBound needs 0 < confidence < 1, got ${confidence}`);
   if (x === n) return 1;
   const alpha = 1 - confidence;
   if (x === 0) return 1 - alpha ** (1 / n);

@@ -23,7 +23,10 @@ export function wilsonInterval(x: number, n: number, z = Z95): [number, number] 
  * values for small df, the Cornish-Fisher expansion beyond (error < 1e-4 from df = 30 on).
  */
 export function t975(df: number): number {
-  const TABLE = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
+  const TABLE = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11,
+    2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
+  ];
   if (df < 1) return Infinity;
   if (df <= TABLE.length) return TABLE[Math.floor(df) - 1]!;
   const z = Z95;
@@ -51,7 +54,10 @@ export type IntervalMethod = 'wilson' | 't';
  * t-interval over the cases, null for one case (no spread to estimate), and Wilson on the case count
  * (Σ fractions of n) when every case has the same fraction, where the t-interval would have zero width.
  */
-export function passRateInterval(fractions: readonly number[], trials: number): { interval: [number, number] | null; method: IntervalMethod } {
+export function passRateInterval(
+  fractions: readonly number[],
+  trials: number,
+): { interval: [number, number] | null; method: IntervalMethod } {
   const n = fractions.length;
   const sum = fractions.reduce((a, b) => a + b, 0);
   if (trials <= 1) return { interval: wilsonInterval(sum, n), method: 'wilson' };

@@ -142,8 +142,26 @@ function exactSum(vars: readonly LatticeVariable[], m: Moments, range: number): 
 function normalSum(m: Moments, why: 'variables' | 'work'): LatticeSum {
   const sd = Math.sqrt(m.variance);
   const half = m.step / 2;
-  const atMost = (s: number) => (s < m.min ? 0 : s >= m.max ? 1 : sd === 0 ? (s >= m.mean ? 1 : 0) : Math.min(1, normalCdf((s - m.mean + half) / sd)));
-  const atLeast = (s: number) => (s > m.max ? 0 : s <= m.min ? 1 : sd === 0 ? (s <= m.mean ? 1 : 0) : Math.min(1, normalCdf((m.mean - s + half) / sd)));
+  const atMost = (s: number) =>
+    s < m.min
+      ? 0
+      : s >= m.max
+        ? 1
+        : sd === 0
+          ? s >= m.mean
+            ? 1
+            : 0
+          : Math.min(1, normalCdf((s - m.mean + half) / sd));
+  const atLeast = (s: number) =>
+    s > m.max
+      ? 0
+      : s <= m.min
+        ? 1
+        : sd === 0
+          ? s <= m.mean
+            ? 1
+            : 0
+          : Math.min(1, normalCdf((m.mean - s + half) / sd));
   // the lattice points next to where the approximated tail crosses a
   const onLattice = (x: number, round: (y: number) => number) => m.min + round((x - m.min) / m.step) * m.step;
   return {
@@ -155,14 +173,20 @@ function normalSum(m: Moments, why: 'variables' | 'work'): LatticeSum {
     lowerCritical(a) {
       if (sd === 0) return null;
       // P(S ≤ s) < a ⇔ s < mean − half + sd·Φ⁻¹(a): the largest lattice point strictly below
-      let s = Math.max(m.min - m.step, Math.min(m.max, onLattice(m.mean - half + sd * normalQuantile(a), Math.ceil) - m.step));
+      let s = Math.max(
+        m.min - m.step,
+        Math.min(m.max, onLattice(m.mean - half + sd * normalQuantile(a), Math.ceil) - m.step),
+      );
       while (s + m.step <= m.max && atMost(s + m.step) < a) s += m.step;
       while (s >= m.min && atMost(s) >= a) s -= m.step;
       return s >= m.min ? s : null;
     },
     upperCritical(a) {
       if (sd === 0) return null;
-      let s = Math.min(m.max + m.step, Math.max(m.min, onLattice(m.mean + half - sd * normalQuantile(a), Math.floor) + m.step));
+      let s = Math.min(
+        m.max + m.step,
+        Math.max(m.min, onLattice(m.mean + half - sd * normalQuantile(a), Math.floor) + m.step),
+      );
       while (s - m.step >= m.min && atLeast(s - m.step) < a) s -= m.step;
       while (s <= m.max && atLeast(s) >= a) s += m.step;
       return s <= m.max ? s : null;

@@ -20,7 +20,8 @@
  */
 export function adjustedPValues(ps: readonly number[]): number[] {
   const m = ps.length;
-  for (const p of ps) if (!(p >= 0 && p <= 1)) throw new RangeError(`adjustedPValues needs p-values in [0, 1], got ${p}`);
+  for (const p of ps)
+    if (!(p >= 0 && p <= 1)) throw new RangeError(`adjustedPValues needs p-values in [0, 1], got ${p}`);
   const order = ps.map((_, i) => i).sort((a, b) => ps[a]! - ps[b]! || a - b);
   const adjusted = new Array<number>(m);
   let running = 1;

@@ -22,7 +22,8 @@ export interface PairedTable {
 /** Newcombe's paired interval for Δ = candidate − baseline at normal quantile z (1.96: 95% two-sided; 1.645: each end a 95% one-sided bound). */
 export function newcombePaired(t: PairedTable, z = 1.959963984540054): { delta: number; lo: number; hi: number } {
   const { both, b, c, neither } = t;
-  if (![both, b, c, neither].every((x) => Number.isInteger(x) && x >= 0)) throw new RangeError(`newcombePaired needs counts ≥ 0, got ${JSON.stringify(t)}`);
+  if (![both, b, c, neither].every((x) => Number.isInteger(x) && x >= 0))
+    throw new RangeError(`newcombePaired needs counts ≥ 0, got ${JSON.stringify(t)}`);
   const n = both + b + c + neither;
   if (n === 0) throw new RangeError('newcombePaired needs at least one pair');
   const pBase = (both + b) / n;

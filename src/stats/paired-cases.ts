@@ -72,8 +72,14 @@ export function trialAgreement(cases: readonly CaseCounts[]): TrialAgreement {
     }
     return { observed, expected, ratio: expected > 0 ? observed / expected : null };
   };
-  const baseline = side((c) => c.base_passes, (c) => c.base_trials);
-  const candidate = side((c) => c.cand_passes, (c) => c.cand_trials);
+  const baseline = side(
+    (c) => c.base_passes,
+    (c) => c.base_trials,
+  );
+  const candidate = side(
+    (c) => c.cand_passes,
+    (c) => c.cand_trials,
+  );
   const ratios = [baseline.ratio, candidate.ratio].filter((r): r is number => r !== null);
   const ratio = ratios.length ? Math.max(...ratios) : null;
   return { baseline, candidate, ratio, correlated: ratio !== null && ratio <= AGREEMENT_LIMIT };
@@ -86,7 +92,14 @@ export function caseMeansTest(cases: readonly CaseCounts[], opts: { exactLimit?:
   const diffs = cases.map((c) => Math.round((c.cand_passes * G) / c.cand_trials - (c.base_passes * G) / c.base_trials));
   const moving = diffs.filter((d) => d !== 0);
   const vars: LatticeVariable[] = moving.map((d) => ({ values: [-Math.abs(d), Math.abs(d)], probs: [0.5, 0.5] }));
-  return testFrom(cases.length, moving.length, vars, moving.reduce((a, b) => a + b, 0), G, opts);
+  return testFrom(
+    cases.length,
+    moving.length,
+    vars,
+    moving.reduce((a, b) => a + b, 0),
+    G,
+    opts,
+  );
 }
 
 export interface PairedCasesTest extends CasesTest {
@@ -145,7 +158,11 @@ export function boundsAt(cases: readonly CaseCounts[], t: CasesTest, a: number):
 }
 
 /** The two-sided interval (level (1 − confidence)/2 a side) and the one-sided bounds (level 1 − confidence) of Δ. */
-export function changeInterval(cases: readonly CaseCounts[], t: CasesTest, confidence: number): { interval: [number, number]; bounds: { lower: number; upper: number } } {
+export function changeInterval(
+  cases: readonly CaseCounts[],
+  t: CasesTest,
+  confidence: number,
+): { interval: [number, number]; bounds: { lower: number; upper: number } } {
   const two = boundsAt(cases, t, (1 - confidence) / 2);
   return { interval: [two.lower, two.upper], bounds: boundsAt(cases, t, 1 - confidence) };
 }

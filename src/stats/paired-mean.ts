@@ -58,7 +58,11 @@ interface Family {
 }
 
 /** Sign patterns as lists of negated-set sums, for several families at once. */
-function families(xs: readonly number[], ys: ReadonlyArray<readonly number[]>, opts: { resamples?: number; seed?: number }): { fams: Family[]; exact: boolean } {
+function families(
+  xs: readonly number[],
+  ys: ReadonlyArray<readonly number[]>,
+  opts: { resamples?: number; seed?: number },
+): { fams: Family[]; exact: boolean } {
   const n = xs.length;
   const scale = xs.reduce((a, x) => a + Math.abs(x), 0);
   const eps = 1e-9 * scale; // sums of the same values in another order differ in the last bits
@@ -175,7 +179,10 @@ export function pairedMeanChange(
   opts: { confidence?: number; bound?: number | null; resamples?: number; seed?: number } = {},
 ): PairedMeanChange {
   const n = base.length;
-  if (n === 0 || cand.length !== n) throw new RangeError(`pairedMeanChange needs the same number (≥ 1) of baseline and candidate values, got ${n} and ${cand.length}`);
+  if (n === 0 || cand.length !== n)
+    throw new RangeError(
+      `pairedMeanChange needs the same number (≥ 1) of baseline and candidate values, got ${n} and ${cand.length}`,
+    );
   const confidence = opts.confidence ?? 0.95;
   const d = cand.map((c, i) => c - base[i]!);
   const sumBase = base.reduce((a, b) => a + b, 0);
@@ -185,7 +192,8 @@ export function pairedMeanChange(
   const shift = fams[0]!;
   const ratio = scaled ? fams[1]! : null;
   const two = (1 - confidence) / 2;
-  const pair = (b: { lower: number | null; upper: number | null }): [number, number] | null => (b.lower === null || b.upper === null ? null : [b.lower, b.upper]);
+  const pair = (b: { lower: number | null; upper: number | null }): [number, number] | null =>
+    b.lower === null || b.upper === null ? null : [b.lower, b.upper];
   const bound = opts.bound ?? null;
   return {
     n,

@@ -57,7 +57,13 @@ const lcm = (a: number, b: number) => (a / gcd(a, b)) * b;
 export function checkCaseCounts(cases: readonly CaseCounts[], who: string): void {
   for (const c of cases) {
     const ok = [c.cand_passes, c.cand_trials, c.base_passes, c.base_trials].every((x) => Number.isInteger(x) && x >= 0);
-    if (!ok || c.cand_trials === 0 || c.base_trials === 0 || c.cand_passes > c.cand_trials || c.base_passes > c.base_trials) {
+    if (
+      !ok ||
+      c.cand_trials === 0 ||
+      c.base_trials === 0 ||
+      c.cand_passes > c.cand_trials ||
+      c.base_passes > c.base_trials
+    ) {
       throw new RangeError(`${who} needs passes ≤ trials, trials ≥ 1, got ${JSON.stringify(c)}`);
     }
   }
@@ -71,7 +77,14 @@ export function caseGrid(cases: readonly CaseCounts[]): number {
 }
 
 /** A test's result from its null distribution over the cases and the observed sum (grid units). */
-export function testFrom(cases: number, moving: number, vars: readonly LatticeVariable[], observed: number, grid: number, opts: { exactLimit?: number }): CasesTest {
+export function testFrom(
+  cases: number,
+  moving: number,
+  vars: readonly LatticeVariable[],
+  observed: number,
+  grid: number,
+  opts: { exactLimit?: number },
+): CasesTest {
   const distribution = latticeSum(vars, opts);
   return {
     cases,
@@ -139,7 +152,12 @@ export function ownTrialsTest(c: CaseCounts): OwnTrialsTest {
     if (x <= c.cand_passes) worse += pmf(x);
     if (x >= c.cand_passes) better += pmf(x);
   }
-  return { p_worse: Math.min(1, worse), p_better: Math.min(1, better), attainable_worse: Math.min(1, pmf(lo)), attainable_better: Math.min(1, pmf(hi)) };
+  return {
+    p_worse: Math.min(1, worse),
+    p_better: Math.min(1, better),
+    attainable_worse: Math.min(1, pmf(lo)),
+    attainable_better: Math.min(1, pmf(hi)),
+  };
 }
 
 /**
@@ -257,4 +275,3 @@ export function pairedTest(items: readonly PairedItem[]): PairedTest {
   }
   return { ...result, p_better: Math.min(1, ge), p_worse: Math.min(1, le) };
 }
-

@@ -22,10 +22,24 @@ export function isNotRun(x: CaseRecord[] | NotRun): x is NotRun {
 }
 
 /** A kept case's rows when they are complete for this run: this skill, this task's expected answer, every trial wanted, none errored. */
-function keptRows(rows: CaseRecord[] | undefined, task: SkillTask<unknown>, hash: string, trials: number): CaseRecord[] | null {
+function keptRows(
+  rows: CaseRecord[] | undefined,
+  task: SkillTask<unknown>,
+  hash: string,
+  trials: number,
+): CaseRecord[] | null {
   if (!rows || rows.length !== trials) return null;
   const expected = JSON.stringify(task.expected);
-  if (rows.some((r) => r.skill_hash !== hash || r.error_kind !== null || (trials > 1) !== (r.trial !== undefined) || JSON.stringify(r.expected) !== expected)) return null;
+  if (
+    rows.some(
+      (r) =>
+        r.skill_hash !== hash ||
+        r.error_kind !== null ||
+        trials > 1 !== (r.trial !== undefined) ||
+        JSON.stringify(r.expected) !== expected,
+    )
+  )
+    return null;
   return [...rows].sort((a, b) => (a.trial ?? 0) - (b.trial ?? 0));
 }
 
@@ -34,12 +48,24 @@ function keptRows(rows: CaseRecord[] | undefined, task: SkillTask<unknown>, hash
  * index below `trials`, not errored; one per trial. A rerun with more trials (or after errored trials) runs
  * only the others.
  */
-function keptTrials(rows: CaseRecord[] | undefined, task: SkillTask<unknown>, hash: string, trials: number): Map<number, CaseRecord> {
+function keptTrials(
+  rows: CaseRecord[] | undefined,
+  task: SkillTask<unknown>,
+  hash: string,
+  trials: number,
+): Map<number, CaseRecord> {
   const out = new Map<number, CaseRecord>();
   if (!rows || trials <= 1) return out;
   const expected = JSON.stringify(task.expected);
   for (const r of rows) {
-    if (r.skill_hash === hash && r.error_kind === null && r.trial !== undefined && r.trial < trials && JSON.stringify(r.expected) === expected) out.set(r.trial, r);
+    if (
+      r.skill_hash === hash &&
+      r.error_kind === null &&
+      r.trial !== undefined &&
+      r.trial < trials &&
+      JSON.stringify(r.expected) === expected
+    )
+      out.set(r.trial, r);
   }
   return out;
 }
@@ -51,7 +77,9 @@ export function admittedRunner<E>(
   const kept = c.session.kept ?? null;
   const admission = c.session.budgeted ? c.runtime.admission : null;
   if (c.session.budgeted && !admission) {
-    throw new SkillOptError('env.max_cost needs the cases to run in worker threads of the skillopt process (pool: threads), where the host sees every call');
+    throw new SkillOptError(
+      'env.max_cost needs the cases to run in worker threads of the skillopt process (pool: threads), where the host sees every call',
+    );
   }
   if (!kept && !admission) return run;
   return async (task, signal) => {
@@ -59,11 +87,17 @@ export function admittedRunner<E>(
     const reused = kept ? keptRows(rows, task as SkillTask<unknown>, c.hash, c.trials) : null;
     if (reused) return reused;
     // some trials kept (not the rollout's own samples): only the others run
-    const some = c.samples ? new Map<number, CaseRecord>() : keptTrials(rows, task as SkillTask<unknown>, c.hash, c.trials);
-    const missing = some.size > 0 ? Array.from({ length: c.trials }, (_, t) => t).filter((t) => !some.has(t)) : undefined;
+    const some = c.samples
+      ? new Map<number, CaseRecord>()
+      : keptTrials(rows, task as SkillTask<unknown>, c.hash, c.trials);
+    const missing =
+      some.size > 0 ? Array.from({ length: c.trials }, (_, t) => t).filter((t) => !some.has(t)) : undefined;
     const runMissing = async () => {
       const fresh = await run(task, signal, missing);
-      return { fresh, all: missing ? [...some.values(), ...fresh].sort((a, b) => (a.trial ?? 0) - (b.trial ?? 0)) : fresh };
+      return {
+        fresh,
+        all: missing ? [...some.values(), ...fresh].sort((a, b) => (a.trial ?? 0) - (b.trial ?? 0)) : fresh,
+      };
     };
     if (!admission) return (await runMissing()).all;
     const d = await admission.admit();

@@ -15,9 +15,26 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CallUsage, CaseRecord, ChatMessage, Score, SkillTask, ToolCall, ToolSpec, TrajectoryStep } from '../types.ts';
+import type {
+  CallUsage,
+  CaseRecord,
+  ChatMessage,
+  Score,
+  SkillTask,
+  ToolCall,
+  ToolSpec,
+  TrajectoryStep,
+} from '../types.ts';
 import type { ToolSet } from '../agent/tool.ts';
-import { loopBeforeFailure, runToolLoop, ToolHandlerError, type BuiltinTool, type CallModel, type LoopOptions, type LoopResult } from '../agent/loop.ts';
+import {
+  loopBeforeFailure,
+  runToolLoop,
+  ToolHandlerError,
+  type BuiltinTool,
+  type CallModel,
+  type LoopOptions,
+  type LoopResult,
+} from '../agent/loop.ts';
 import { parseSkill, SkillFormatError, type SkillFrontmatter } from '../skill/frontmatter.ts';
 import { SkillOptError } from '../util/errors.ts';
 import { displayPath } from '../util/paths.ts';
@@ -45,7 +62,11 @@ export interface AgentSkill {
 const pathOf = (p: string | URL) => (p instanceof URL ? fileURLToPath(p) : resolve(p));
 
 /** A skill document as an agent skill: its frontmatter validated (one-line error naming the file and the rule). */
-export function agentSkill(path: string, text: string, opts: { folderCheck?: boolean; role?: string } = {}): AgentSkill {
+export function agentSkill(
+  path: string,
+  text: string,
+  opts: { folderCheck?: boolean; role?: string } = {},
+): AgentSkill {
   let parsed;
   try {
     parsed = parseSkill(path, text, opts.folderCheck === undefined ? {} : { folderCheck: opts.folderCheck });
@@ -78,7 +99,10 @@ export function checkDistinct(skills: readonly AgentSkill[], where: string): voi
   const seen = new Map<string, string>();
   for (const s of skills) {
     const prev = seen.get(s.name);
-    if (prev !== undefined) throw new SkillOptError(`${where}: two listed skills are named '${s.name}' (${displayPath(prev)} and ${displayPath(s.path)})`);
+    if (prev !== undefined)
+      throw new SkillOptError(
+        `${where}: two listed skills are named '${s.name}' (${displayPath(prev)} and ${displayPath(s.path)})`,
+      );
     seen.set(s.name, s.path);
   }
 }
@@ -88,7 +112,10 @@ const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').
 /** The agent's system prompt: what skills are, and the list of them by name and description. */
 export function agentSystemPrompt(skills: ReadonlyArray<{ name: string; description: string }>): string {
   const listing = skills
-    .map((s) => `<skill>\n<name>${escapeXml(s.name)}</name>\n<description>${escapeXml(s.description)}</description>\n</skill>`)
+    .map(
+      (s) =>
+        `<skill>\n<name>${escapeXml(s.name)}</name>\n<description>${escapeXml(s.description)}</description>\n</skill>`,
+    )
     .join('\n');
   return [
     'You are an assistant with access to skills: folders of instructions for particular kinds of work.',
@@ -106,7 +133,8 @@ export function agentSystemPrompt(skills: ReadonlyArray<{ name: string; descript
 export function loadSkillTool(names: readonly string[]): ToolSpec {
   return {
     name: LOAD_SKILL,
-    description: 'Load a skill: returns its full instructions (the body of its SKILL.md). Call it before answering when a listed skill matches the request.',
+    description:
+      'Load a skill: returns its full instructions (the body of its SKILL.md). Call it before answering when a listed skill matches the request.',
     parameters: {
       type: 'object',
       properties: { name: { type: 'string', enum: [...names], description: 'The skill name, exactly as listed.' } },
@@ -170,13 +198,20 @@ export function loadSkillBuiltin(skills: readonly AgentSkill[], loaded: string[]
       const skill = name === null ? undefined : byName.get(name);
       if (skill && !loaded.includes(skill.name)) loaded.push(skill.name);
       if (skill) return { ok: true, content: skill.body };
-      return { ok: false, content: `error: no skill named ${JSON.stringify(name ?? call.arguments)}; the skills are: ${skills.map((s) => s.name).join(', ')}` };
+      return {
+        ok: false,
+        content: `error: no skill named ${JSON.stringify(name ?? call.arguments)}; the skills are: ${skills.map((s) => s.name).join(', ')}`,
+      };
     },
   };
 }
 
 /** The runtime's target call as the loop's model call (trial seed on every turn). */
-export function targetCall(runtime: Pick<SuiteRuntime, 'callTarget'>, signal: AbortSignal | undefined, trial: number | undefined): CallModel {
+export function targetCall(
+  runtime: Pick<SuiteRuntime, 'callTarget'>,
+  signal: AbortSignal | undefined,
+  trial: number | undefined,
+): CallModel {
   return (messages, tools) => runtime.callTarget(messages, signal, trial, tools.length ? tools : undefined);
 }
 
@@ -209,7 +244,9 @@ export async function runAgent(
     const byName = new Map(skills.map((s) => [s.name, s]));
     const transcript = [...messages];
     const usage = emptyUsage();
-    const res = await runtime.callTarget(transcript, opts.signal, opts.trial, [loadSkillTool(skills.map((s) => s.name))]);
+    const res = await runtime.callTarget(transcript, opts.signal, opts.trial, [
+      loadSkillTool(skills.map((s) => s.name)),
+    ]);
     addUsage(usage, res.usage);
     const calls = res.toolCalls ?? [];
     const first = calls.map(calledSkill).find((n): n is string => n !== null && byName.has(n)) ?? null;
@@ -228,7 +265,17 @@ export async function runAgent(
     ...(loop.maxToolCalls !== undefined ? { maxToolCalls: loop.maxToolCalls } : {}),
     ...(loop.toolTimeoutMs !== undefined ? { toolTimeoutMs: loop.toolTimeoutMs } : {}),
   });
-  return { text: r.text, usage: r.usage, simulated: r.simulated, transcript: r.transcript, loaded, trajectory: r.trajectory, turns: r.turns, toolCalls: r.toolCalls, boundFeedback: r.boundFeedback };
+  return {
+    text: r.text,
+    usage: r.usage,
+    simulated: r.simulated,
+    transcript: r.transcript,
+    loaded,
+    trajectory: r.trajectory,
+    turns: r.turns,
+    toolCalls: r.toolCalls,
+    boundFeedback: r.boundFeedback,
+  };
 }
 
 // ── how a suite runs its cases (define.ts asks) ──────────────────────────────────────────────────────
@@ -240,7 +287,13 @@ export type CaseRun = AgentRun;
 export interface CaseRunner<E> {
   /** The messages sent first (the builder's messages are given). */
   messages(built: ChatMessage[], task: SkillTask<E>): ChatMessage[];
-  run(runtime: SuiteRuntime, messages: ChatMessage[], signal: AbortSignal, trial: number | undefined, inputs: CaseInputs): Promise<CaseRun>;
+  run(
+    runtime: SuiteRuntime,
+    messages: ChatMessage[],
+    signal: AbortSignal,
+    trial: number | undefined,
+    inputs: CaseInputs,
+  ): Promise<CaseRun>;
   /** The score once routing is taken into account, and the case record's extra fields. */
   finish(score: Score, run: CaseRun, task: SkillTask<E>): { score: Score; extra: Partial<CaseRecord> };
 }
@@ -260,7 +313,11 @@ const quoted = (names: readonly string[]) => names.map((n) => `'${n}'`).join(', 
  * The agent presentation of a defineSkillSuite suite: the skill under test (it needs frontmatter) listed with
  * `distractors`; a case whose skill was not loaded scores 0 with feedback naming what was loaded instead.
  */
-export function agentKind<E>(suite: string, distractors: ReadonlyArray<string | URL>, loop: LoopSettings = {}): SuiteKind<E> {
+export function agentKind<E>(
+  suite: string,
+  distractors: ReadonlyArray<string | URL>,
+  loop: LoopSettings = {},
+): SuiteKind<E> {
   const others = distractors.map((d) => readAgentSkill(d, `suite '${suite}': distractor skill`));
   return {
     runner(_session, skill) {
@@ -270,12 +327,15 @@ export function agentKind<E>(suite: string, distractors: ReadonlyArray<string | 
       const system = agentSystemPrompt(listed);
       return {
         messages: (built) => [{ role: 'system', content: system }, ...built.filter((m) => m.role !== 'system')],
-        run: (runtime, messages, signal, trial, inputs) => runAgent(runtime, messages, listed, { signal, ...(trial !== undefined ? { trial } : {}), loop, inputs }),
+        run: (runtime, messages, signal, trial, inputs) =>
+          runAgent(runtime, messages, listed, { signal, ...(trial !== undefined ? { trial } : {}), loop, inputs }),
         finish(score, run) {
           const loadedOwn = run.loaded.includes(own.name);
           const extra: Partial<CaseRecord> = { skill_loaded: loadedOwn, loaded_skills: run.loaded };
           if (loadedOwn) return { score, extra };
-          const instead = run.loaded.length ? `the model loaded ${quoted(run.loaded)} instead` : 'the model loaded no skill';
+          const instead = run.loaded.length
+            ? `the model loaded ${quoted(run.loaded)} instead`
+            : 'the model loaded no skill';
           return {
             score: {
               hard: 0,

@@ -93,7 +93,10 @@ export function gateMeasured(rows: readonly CostRow[]): GateMeasured {
       costN++;
     }
   }
-  const latencies = rows.filter((r) => r.error_kind === null && known(r.latency_ms)).map((r) => r.latency_ms).sort((a, b) => a - b);
+  const latencies = rows
+    .filter((r) => r.error_kind === null && known(r.latency_ms))
+    .map((r) => r.latency_ms)
+    .sort((a, b) => a - b);
   return {
     mean_tokens: tokN ? round(tokSum / tokN) : null,
     cases_without_tokens: scored - tokN,
@@ -103,7 +106,8 @@ export function gateMeasured(rows: readonly CostRow[]): GateMeasured {
   };
 }
 
-const without = (n: number, what: string) => (n > 0 ? ` (${n} scored case${n === 1 ? '' : 's'} without ${what} left out)` : '');
+const without = (n: number, what: string) =>
+  n > 0 ? ` (${n} scored case${n === 1 ? '' : 's'} without ${what} left out)` : '';
 
 /** The reasons a cost gate fails (empty when every cost threshold holds or none is on). */
 export function costGateReasons(m: GateMeasured, t: GateThresholds): string[] {
@@ -111,17 +115,25 @@ export function costGateReasons(m: GateMeasured, t: GateThresholds): string[] {
   const maxTokens = t.maxMeanTokens ?? 0;
   if (maxTokens > 0) {
     if (m.mean_tokens === null) reasons.push(`mean tokens: no scored case reported usage (maximum ${maxTokens})`);
-    else if (m.mean_tokens > maxTokens) reasons.push(`mean tokens ${formatTokens(m.mean_tokens)} > ${maxTokens} (maxMeanTokens)${without(m.cases_without_tokens, 'usage')}`);
+    else if (m.mean_tokens > maxTokens)
+      reasons.push(
+        `mean tokens ${formatTokens(m.mean_tokens)} > ${maxTokens} (maxMeanTokens)${without(m.cases_without_tokens, 'usage')}`,
+      );
   }
   const maxCost = t.maxMeanCost ?? 0;
   if (maxCost > 0) {
-    if (m.mean_cost === null) reasons.push(`mean cost: no scored case has a cost (set model.pricing for the model, maximum ${maxCost})`);
-    else if (m.mean_cost > maxCost) reasons.push(`mean cost ${amountShown(m.mean_cost)} > ${maxCost} (maxMeanCost)${without(m.cases_without_cost, 'a cost')}`);
+    if (m.mean_cost === null)
+      reasons.push(`mean cost: no scored case has a cost (set model.pricing for the model, maximum ${maxCost})`);
+    else if (m.mean_cost > maxCost)
+      reasons.push(
+        `mean cost ${amountShown(m.mean_cost)} > ${maxCost} (maxMeanCost)${without(m.cases_without_cost, 'a cost')}`,
+      );
   }
   const maxP95 = t.maxP95LatencyMs ?? 0;
   if (maxP95 > 0) {
     if (m.p95_latency_ms === null) reasons.push(`p95 latency: no scored cases (maximum ${maxP95} ms)`);
-    else if (m.p95_latency_ms > maxP95) reasons.push(`p95 latency ${Math.round(m.p95_latency_ms)} ms > ${maxP95} ms (maxP95LatencyMs)`);
+    else if (m.p95_latency_ms > maxP95)
+      reasons.push(`p95 latency ${Math.round(m.p95_latency_ms)} ms > ${maxP95} ms (maxP95LatencyMs)`);
   }
   return reasons;
 }
@@ -136,14 +148,24 @@ export function costGateWhat(t: GateThresholds): string[] {
 }
 
 /** What a cost gate measured, in words (`mean tokens 812.3, mean cost 0.00041, p95 latency 35 ms`); null without a cost gate. */
-export function costGateMeasuredText(g: { thresholds: GateThresholds; measured?: GateMeasured | undefined }): string | null {
+export function costGateMeasuredText(g: {
+  thresholds: GateThresholds;
+  measured?: GateMeasured | undefined;
+}): string | null {
   const m = g.measured;
   if (!m) return null;
   const t = g.thresholds;
   const bits: string[] = [];
-  if ((t.maxMeanTokens ?? 0) > 0) bits.push(`mean tokens ${m.mean_tokens === null ? 'unknown' : formatTokens(m.mean_tokens)}${m.cases_without_tokens ? ` (${m.cases_without_tokens} without usage)` : ''}`);
-  if ((t.maxMeanCost ?? 0) > 0) bits.push(`mean cost ${m.mean_cost === null ? '—' : amountShown(m.mean_cost)}${m.cases_without_cost ? ` (${m.cases_without_cost} without a cost)` : ''}`);
-  if ((t.maxP95LatencyMs ?? 0) > 0) bits.push(`p95 latency ${m.p95_latency_ms === null ? '—' : `${Math.round(m.p95_latency_ms)} ms`}`);
+  if ((t.maxMeanTokens ?? 0) > 0)
+    bits.push(
+      `mean tokens ${m.mean_tokens === null ? 'unknown' : formatTokens(m.mean_tokens)}${m.cases_without_tokens ? ` (${m.cases_without_tokens} without usage)` : ''}`,
+    );
+  if ((t.maxMeanCost ?? 0) > 0)
+    bits.push(
+      `mean cost ${m.mean_cost === null ? '—' : amountShown(m.mean_cost)}${m.cases_without_cost ? ` (${m.cases_without_cost} without a cost)` : ''}`,
+    );
+  if ((t.maxP95LatencyMs ?? 0) > 0)
+    bits.push(`p95 latency ${m.p95_latency_ms === null ? '—' : `${Math.round(m.p95_latency_ms)} ms`}`);
   return bits.length ? bits.join(', ') : null;
 }
 
@@ -165,7 +187,10 @@ export interface CaseLimits {
  * Why a scored row breaks its limits (one line naming each limit and the value), or null when it keeps
  * them. Unknown tokens or cost break a limit on them: a limit that cannot be shown to hold does not hold.
  */
-export function caseLimitBreach(r: Pick<CostRow, 'usage' | 'judge_usage' | 'latency_ms'>, limits: CaseLimits): string | null {
+export function caseLimitBreach(
+  r: Pick<CostRow, 'usage' | 'judge_usage' | 'latency_ms'>,
+  limits: CaseLimits,
+): string | null {
   const out: string[] = [];
   if (limits.maxTokens !== undefined) {
     const t = rowTokens(r);
@@ -174,7 +199,8 @@ export function caseLimitBreach(r: Pick<CostRow, 'usage' | 'judge_usage' | 'late
   }
   if (limits.maxCost !== undefined) {
     const c = rowCost(r);
-    if (c === null) out.push(`caseLimits.maxCost ${limits.maxCost}: cost unknown (no price for the model, or tokens unknown)`);
+    if (c === null)
+      out.push(`caseLimits.maxCost ${limits.maxCost}: cost unknown (no price for the model, or tokens unknown)`);
     else if (c > limits.maxCost) out.push(`caseLimits.maxCost: cost ${amountShown(c)} > ${limits.maxCost}`);
   }
   if (limits.maxLatencyMs !== undefined && known(r.latency_ms) && r.latency_ms > limits.maxLatencyMs) {
@@ -194,12 +220,15 @@ export function applyCaseLimits(r: CaseRecord, limits: CaseLimits | null): CaseR
 /** Check a suite's `caseLimits` option: each limit a positive number. */
 export function checkCaseLimits(suite: string, v: unknown): CaseLimits | null {
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'object' || Array.isArray(v)) throw new SkillOptError(`suite '${suite}': caseLimits must be an object { maxTokens, maxCost, maxLatencyMs }`);
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw new SkillOptError(`suite '${suite}': caseLimits must be an object { maxTokens, maxCost, maxLatencyMs }`);
   const out: CaseLimits = {};
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-    if (k !== 'maxTokens' && k !== 'maxCost' && k !== 'maxLatencyMs') throw new SkillOptError(`suite '${suite}': caseLimits.${k} is not a limit (maxTokens, maxCost, maxLatencyMs)`);
+    if (k !== 'maxTokens' && k !== 'maxCost' && k !== 'maxLatencyMs')
+      throw new SkillOptError(`suite '${suite}': caseLimits.${k} is not a limit (maxTokens, maxCost, maxLatencyMs)`);
     if (x === undefined) continue;
-    if (typeof x !== 'number' || !(x > 0) || !Number.isFinite(x)) throw new SkillOptError(`suite '${suite}': caseLimits.${k} must be a positive number, got ${JSON.stringify(x)}`);
+    if (typeof x !== 'number' || !(x > 0) || !Number.isFinite(x))
+      throw new SkillOptError(`suite '${suite}': caseLimits.${k} must be a positive number, got ${JSON.stringify(x)}`);
     out[k] = x;
   }
   return Object.keys(out).length ? out : null;

@@ -79,9 +79,12 @@ export function loadTasks<E>(
     if (!item || typeof item !== 'object' || Array.isArray(item)) throw new DatasetError(`${where}: not an object`);
     const task = item as SkillTask<E>;
     if (task.id === undefined || task.id === null || task.id === '') throw new DatasetError(`${where}: missing id`);
-    if (typeof task.id !== 'string') throw new DatasetError(`${where}: id must be a string, got ${JSON.stringify(task.id)}`);
+    if (typeof task.id !== 'string')
+      throw new DatasetError(`${where}: id must be a string, got ${JSON.stringify(task.id)}`);
     if (!SAFE_ID.test(task.id)) {
-      throw new DatasetError(`${label}: task '${task.id}': id is not filesystem-safe (use letters, digits, '.', '-', '_')`);
+      throw new DatasetError(
+        `${label}: task '${task.id}': id is not filesystem-safe (use letters, digits, '.', '-', '_')`,
+      );
     }
     const first = seen.get(task.id);
     if (first !== undefined) {

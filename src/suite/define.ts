@@ -110,7 +110,12 @@ function pathOf(p: string | URL): string {
 
 /** The skill as system prompt, the task input as user message; no system message for an empty skill (`--skill none`). */
 export function defaultMessages(skill: string, task: SkillTask<unknown>): ChatMessage[] {
-  return skill ? [{ role: 'system', content: skill }, { role: 'user', content: task.input }] : [{ role: 'user', content: task.input }];
+  return skill
+    ? [
+        { role: 'system', content: skill },
+        { role: 'user', content: task.input },
+      ]
+    : [{ role: 'user', content: task.input }];
 }
 
 function readSession(): ProvidedSession {
@@ -131,7 +136,9 @@ function readSession(): ProvidedSession {
 
 /** The seed skill: `env.skill_init` when the config sets one, else the suite's own (a file; an MCP skill is read by McpSuite). */
 function readSeedSkill(session: ProvidedSession, options: SkillSuiteOptions<never>): { text: string; path: string } {
-  const path = session.config.env.skill_init ? resolve(session.config.env.skill_init) : pathOf(options.skill as string | URL);
+  const path = session.config.env.skill_init
+    ? resolve(session.config.env.skill_init)
+    : pathOf(options.skill as string | URL);
   if (!existsSync(path)) throw new SkillOptError(`suite '${options.name}': seed skill not found: ${path}`);
   const text = readFileSync(path, 'utf8');
   checkSkillFile(path, text); // a SKILL.md (or any skill with frontmatter) follows the Agent Skills format
@@ -141,13 +148,21 @@ function readSeedSkill(session: ProvidedSession, options: SkillSuiteOptions<neve
 type SkillText = { text: string; path: string };
 
 /** The skill under test: the session's override, else the seed (read from its MCP server: a promise). */
-function skillUnderTest(session: ProvidedSession, options: SkillSuiteOptions<never>, mcp: McpSuite | null): SkillText | Promise<SkillText> {
+function skillUnderTest(
+  session: ProvidedSession,
+  options: SkillSuiteOptions<never>,
+  mcp: McpSuite | null,
+): SkillText | Promise<SkillText> {
   const given = session.skills[options.name] ?? session.skills['*'];
   if (given) return given;
   return seedSkill(session, options, mcp);
 }
 
-function seedSkill(session: ProvidedSession, options: SkillSuiteOptions<never>, mcp: McpSuite | null): SkillText | Promise<SkillText> {
+function seedSkill(
+  session: ProvidedSession,
+  options: SkillSuiteOptions<never>,
+  mcp: McpSuite | null,
+): SkillText | Promise<SkillText> {
   if (!isMcpSkill(options.skill) || session.config.env.skill_init) return readSeedSkill(session, options);
   const source = options.skill;
   return mcp!.readSkill(source.mcp, source.uri).then((skill) => {
@@ -161,7 +176,12 @@ function mcpRecorder(session: ProvidedSession, runtime: SuiteRuntime): McpRecord
   const { mode, dir } = session.config.cache;
   if (mode === 'off') return null;
   const port = runtime.recorder;
-  return { mode, dir, recall: (stage, key) => port.recall(stage, key), record: (stage, key, value) => port.record(stage, key, value) };
+  return {
+    mode,
+    dir,
+    recall: (stage, key) => port.recall(stage, key),
+    record: (stage, key, value) => port.record(stage, key, value),
+  };
 }
 
 /** The suite's `mcp` option checked, and `skill: { mcp }` naming one of its servers. */
@@ -170,10 +190,14 @@ function checkedMcp<E>(options: SkillSuiteOptions<E>): CheckedMcp<E> | null {
   if (isMcpSkill(options.skill)) {
     const { mcp: server, uri } = options.skill;
     if (typeof server !== 'string' || typeof uri !== 'string' || !uri.includes('://')) {
-      throw new SkillOptError(`suite '${options.name}': skill must be { mcp: '<server>', uri: 'skill://<name>' }, got ${JSON.stringify(options.skill)}`);
+      throw new SkillOptError(
+        `suite '${options.name}': skill must be { mcp: '<server>', uri: 'skill://<name>' }, got ${JSON.stringify(options.skill)}`,
+      );
     }
     if (!checked?.servers.some((x) => x.name === server)) {
-      throw new SkillOptError(`suite '${options.name}': skill.mcp names the server '${server}', which is not in mcp.servers${checked ? ` (${checked.servers.map((x) => x.name).join(', ')})` : ' (the suite has no mcp option)'}`);
+      throw new SkillOptError(
+        `suite '${options.name}': skill.mcp names the server '${server}', which is not in mcp.servers${checked ? ` (${checked.servers.map((x) => x.name).join(', ')})` : ' (the suite has no mcp option)'}`,
+      );
     }
   }
   return checked;
@@ -181,7 +205,8 @@ function checkedMcp<E>(options: SkillSuiteOptions<E>): CheckedMcp<E> | null {
 
 const positiveInt = (suite: string, key: string, v: unknown): number | undefined => {
   if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new SkillOptError(`suite '${suite}': ${key} must be a positive integer, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+    throw new SkillOptError(`suite '${suite}': ${key} must be a positive integer, got ${JSON.stringify(v)}`);
   return v;
 };
 
@@ -189,13 +214,25 @@ const positiveInt = (suite: string, key: string, v: unknown): number | undefined
 function loopSettings(session: ProvidedSession, options: SkillSuiteOptions<any>): LoopSettings {
   const env = session.config.env;
   const maxTurns = env.max_turns > 0 ? env.max_turns : positiveInt(options.name, 'maxTurns', options.maxTurns);
-  const maxToolCalls = env.max_tool_calls > 0 ? env.max_tool_calls : positiveInt(options.name, 'maxToolCalls', options.maxToolCalls);
+  const maxToolCalls =
+    env.max_tool_calls > 0 ? env.max_tool_calls : positiveInt(options.name, 'maxToolCalls', options.maxToolCalls);
   const toolTimeoutMs = positiveInt(options.name, 'toolTimeoutMs', options.toolTimeoutMs);
   if (options.tools !== undefined) {
     for (const [name, t] of Object.entries(options.tools)) {
-      if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw new SkillOptError(`suite '${options.name}': tool name '${name}' must be 1-64 letters, digits, '_' or '-'`);
-      if (!t || typeof t.handler !== 'function' || typeof t.description !== 'string' || !t.input || typeof (t.input as { safeParse?: unknown }).safeParse !== 'function') {
-        throw new SkillOptError(`suite '${options.name}': tool '${name}' must be tool({ description, input: a zod schema, handler })`);
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(name))
+        throw new SkillOptError(
+          `suite '${options.name}': tool name '${name}' must be 1-64 letters, digits, '_' or '-'`,
+        );
+      if (
+        !t ||
+        typeof t.handler !== 'function' ||
+        typeof t.description !== 'string' ||
+        !t.input ||
+        typeof (t.input as { safeParse?: unknown }).safeParse !== 'function'
+      ) {
+        throw new SkillOptError(
+          `suite '${options.name}': tool '${name}' must be tool({ description, input: a zod schema, handler })`,
+        );
       }
     }
   }
@@ -213,16 +250,24 @@ function gateThresholds(session: ProvidedSession, options: SkillSuiteOptions<nev
     minPassRate: ev.min_pass_rate > 0 ? ev.min_pass_rate : (options.gate?.minPassRate ?? 0),
     minMeanHard: ev.min_mean_hard > 0 ? ev.min_mean_hard : (options.gate?.minMeanHard ?? 0),
     minMeanSoft: ev.min_mean_soft > 0 ? ev.min_mean_soft : (options.gate?.minMeanSoft ?? 0),
-    maxMeanTokens: ev.max_mean_tokens > 0 ? ev.max_mean_tokens : gateMax(options.name, 'maxMeanTokens', options.gate?.maxMeanTokens),
-    maxMeanCost: ev.max_mean_cost > 0 ? ev.max_mean_cost : gateMax(options.name, 'maxMeanCost', options.gate?.maxMeanCost),
-    maxP95LatencyMs: ev.max_p95_latency_ms > 0 ? ev.max_p95_latency_ms : gateMax(options.name, 'maxP95LatencyMs', options.gate?.maxP95LatencyMs),
+    maxMeanTokens:
+      ev.max_mean_tokens > 0 ? ev.max_mean_tokens : gateMax(options.name, 'maxMeanTokens', options.gate?.maxMeanTokens),
+    maxMeanCost:
+      ev.max_mean_cost > 0 ? ev.max_mean_cost : gateMax(options.name, 'maxMeanCost', options.gate?.maxMeanCost),
+    maxP95LatencyMs:
+      ev.max_p95_latency_ms > 0
+        ? ev.max_p95_latency_ms
+        : gateMax(options.name, 'maxP95LatencyMs', options.gate?.maxP95LatencyMs),
   };
 }
 
 /** A cost gate's maximum from the suite's `gate:` (0 = off). */
 function gateMax(suite: string, key: string, v: unknown): number {
   if (v === undefined) return 0;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new SkillOptError(`suite '${suite}': gate.${key} must be a non-negative number (0 = off), got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+    throw new SkillOptError(
+      `suite '${suite}': gate.${key} must be a non-negative number (0 = off), got ${JSON.stringify(v)}`,
+    );
   return v;
 }
 
@@ -263,14 +308,18 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const wanted = session.config.env.name;
   if (wanted && wanted !== options.name) {
     // env.name picks suites by their `name:`; another suite in the run registers nothing but this marker.
-    test.skip(`${options.name} (not selected: env.name is '${wanted}')`, { meta: { skilloptOtherSuite: options.name } }, () => {});
+    test.skip(`${options.name} (not selected: env.name is '${wanted}')`, {
+      meta: { skilloptOtherSuite: options.name },
+    }, () => {});
     return { name: options.name, options };
   }
   const scorer = toScorer(options.scorer);
   // `env.data_path` in the config swaps the dataset without touching the suite file.
   const source: TaskSource<E> = session.config.env.data_path ? session.config.env.data_path : options.tasks;
   recordSuiteFiles(session, options.name, source, isMcpSkill(options.skill) ? null : options.skill); // `vitest watch` reruns the suite when they change
-  const tasks = kind?.loadTasks ? kind.loadTasks(source) : loadTasks(source, { suite: options.name, validate: scorer.validate?.bind(scorer) });
+  const tasks = kind?.loadTasks
+    ? kind.loadTasks(source)
+    : loadTasks(source, { suite: options.name, validate: scorer.validate?.bind(scorer) });
 
   const mcp = checkedMcp(options);
   if (session.mode === 'manifest') {
@@ -279,7 +328,14 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
       return { name: options.name, options };
     }
     // the seed is served by an MCP server: read it (or its record) for the manifest, then stop the server
-    const reader = new McpSuite<E>({ suite: options.name, checked: mcp!, recorder: mcpRecorder(session, suiteRuntime(session.roles, session.runId, session.gateway, session.config)), runDir: session.runDir ?? null, reserved: [], toolTimeoutMs: DEFAULT_TOOL_TIMEOUT_MS });
+    const reader = new McpSuite<E>({
+      suite: options.name,
+      checked: mcp!,
+      recorder: mcpRecorder(session, suiteRuntime(session.roles, session.runId, session.gateway, session.config)),
+      runDir: session.runDir ?? null,
+      reserved: [],
+      toolTimeoutMs: DEFAULT_TOOL_TIMEOUT_MS,
+    });
     const seed = (seedSkill(session, opts, reader as McpSuite) as Promise<SkillText>).finally(() => reader.close());
     registerManifest(options.name, session, tasks, source, seed, kind, site);
     return { name: options.name, options };
@@ -289,8 +345,16 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   if (unmatched !== null && session.namePattern) {
     // no case to define: a marker, so that the run can say the pattern matched nothing (another suite of the run may match)
     const first = tasksOfSplit(splitView(tasks, session.config), session.split)[0];
-    const marker = { suite: options.name, pattern: session.namePattern, tasks: unmatched, filters: filters.filter((f) => !f.startsWith('-t ')), example: first ? `${options.name} ${first.id}` : null };
-    test.skip(`${options.name} (-t ${session.namePattern} matched none of its ${unmatched} tasks)`, { meta: { skilloptUnmatched: marker } }, () => {});
+    const marker = {
+      suite: options.name,
+      pattern: session.namePattern,
+      tasks: unmatched,
+      filters: filters.filter((f) => !f.startsWith('-t ')),
+      example: first ? `${options.name} ${first.id}` : null,
+    };
+    test.skip(`${options.name} (-t ${session.namePattern} matched none of its ${unmatched} tasks)`, {
+      meta: { skilloptUnmatched: marker },
+    }, () => {});
     return { name: options.name, options };
   }
   const runtime = suiteRuntime(session.roles, session.runId, session.gateway, session.config);
@@ -318,21 +382,43 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const gated = session.mode === 'test' && gateActive(thresholds);
   const limits = checkCaseLimits(options.name, options.caseLimits);
   // a gate or a limit on money with no price for the target model could never hold: say so before any request
-  const onCost = gated && (thresholds.maxMeanCost ?? 0) > 0 ? 'gate maxMeanCost (evaluation.max_mean_cost)' : limits?.maxCost !== undefined ? 'caseLimits.maxCost' : null;
+  const onCost =
+    gated && (thresholds.maxMeanCost ?? 0) > 0
+      ? 'gate maxMeanCost (evaluation.max_mean_cost)'
+      : limits?.maxCost !== undefined
+        ? 'caseLimits.maxCost'
+        : null;
   if (onCost && runtime.prices.target === null) {
-    throw new SkillOptError(`suite '${options.name}': ${onCost} needs a price for the target model '${session.roles.target.model}': set model.pricing.${session.roles.target.model.includes('.') ? `"${session.roles.target.model}"` : session.roles.target.model} (or model.pricing."*") { input_per_mtok, output_per_mtok } (docs/ci.md#gates-on-cost)`);
+    throw new SkillOptError(
+      `suite '${options.name}': ${onCost} needs a price for the target model '${session.roles.target.model}': set model.pricing.${session.roles.target.model.includes('.') ? `"${session.roles.target.model}"` : session.roles.target.model} (or model.pricing."*") { input_per_mtok, output_per_mtok } (docs/ci.md#gates-on-cost)`,
+    );
   }
   const maxErrored = session.config.evaluation.max_errored;
   // a tool loop may make up to maxTurns target calls and wait on handlers up to their timeout each
   const looping = options.run !== undefined || (!agentLike && (hasTools || mcp !== null));
   // a case-scoped MCP server starts with its case
-  const mcpStartMs = Math.max(0, ...(mcp?.servers.filter((x) => x.scope === 'case').map((x) => x.startTimeoutMs) ?? []));
+  const mcpStartMs = Math.max(
+    0,
+    ...(mcp?.servers.filter((x) => x.scope === 'case').map((x) => x.startTimeoutMs) ?? []),
+  );
   const timeout = looping
     ? caseTimeoutMs(session.roles, {
         turns: loop.maxTurns ?? DEFAULT_MAX_TURNS,
-        toolMs: (loop.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS) * (loop.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS) + mcpStartMs,
+        toolMs:
+          (loop.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS) * (loop.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS) + mcpStartMs,
       })
-    : caseTimeoutMs(session.roles, presentation === 'agent' && !kind ? { turns: loop.maxTurns ?? DEFAULT_MAX_TURNS, toolMs: mcp ? (loop.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS) * (loop.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS) + mcpStartMs : 0 } : undefined);
+    : caseTimeoutMs(
+        session.roles,
+        presentation === 'agent' && !kind
+          ? {
+              turns: loop.maxTurns ?? DEFAULT_MAX_TURNS,
+              toolMs: mcp
+                ? (loop.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS) * (loop.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS) +
+                  mcpStartMs
+                : 0,
+            }
+          : undefined,
+      );
   const selection: SuiteSelection = {
     suite: options.name,
     total: tasks.length,
@@ -354,8 +440,9 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
   const build = (skill: SkillText) => {
     const runner = options.run
       ? runHookRunner<E>(options.name, skill, options.run, loop)
-      : ((kind ?? (presentation === 'agent' ? agentKind<E>(options.name, options.distractors ?? [], loop) : null))?.runner(session, skill) ??
-        (hasTools || mcp ? toolLoopRunner<E>(loop) : null));
+      : ((
+          kind ?? (presentation === 'agent' ? agentKind<E>(options.name, options.distractors ?? [], loop) : null)
+        )?.runner(session, skill) ?? (hasTools || mcp ? toolLoopRunner<E>(loop) : null));
     const hash = skillHash(skill.text);
     selection.skill_tokens = skillTokens(skill.text);
     const runScored = caseRunner<E>({
@@ -377,7 +464,14 @@ function defineSuite<E>(options: SkillSuiteOptions<E>, site: string | null, kind
       mcp: mcpSuite,
     });
     // kept rows of a rerun, and env.max_cost's admission (suite/admitted.ts)
-    return admittedRunner<E>(runScored, { suite: options.name, session, runtime, hash, trials: samples ? samples.length : trials, samples: samples !== null });
+    return admittedRunner<E>(runScored, {
+      suite: options.name,
+      session,
+      runtime,
+      hash,
+      trials: samples ? samples.length : trials,
+      samples: samples !== null,
+    });
   };
   let runCase: CaseRun<E>;
   let prepared: Promise<unknown> | null = mcpSuite?.ready() ?? null;

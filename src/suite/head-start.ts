@@ -18,7 +18,11 @@ export interface HeadStart<T> {
   pending(): string[];
 }
 
-export function headStart<T>(ids: readonly string[], count: number, run: (id: string, signal: AbortSignal) => Promise<T>): HeadStart<T> {
+export function headStart<T>(
+  ids: readonly string[],
+  count: number,
+  run: (id: string, signal: AbortSignal) => Promise<T>,
+): HeadStart<T> {
   const early = new Map<string, { result: Promise<T>; controller: AbortController }>();
   for (const id of ids.slice(0, Math.max(0, count))) {
     const controller = new AbortController();

@@ -33,7 +33,9 @@ export function registerManifest<E>(
       task_types: Object.fromEntries(tasks.map((t) => [t.id, t.task_type ?? null])),
       ...kind?.manifest?.(),
       site,
-      labels: Object.fromEntries(tasks.map((t) => [t.id, typeof t.expected === 'string' && t.expected.length <= 80 ? t.expected : null])),
+      labels: Object.fromEntries(
+        tasks.map((t) => [t.id, typeof t.expected === 'string' && t.expected.length <= 80 ? t.expected : null]),
+      ),
     };
   });
 }

@@ -47,7 +47,24 @@ export interface Registration<E> {
 }
 
 export function registerCases<E>(reg: Registration<E>): void {
-  const { suite, mode, total, selected, early, runCase, gated, thresholds, maxErrored, trials, failOnFlaky, timeout, site, filters, selection, setup } = reg;
+  const {
+    suite,
+    mode,
+    total,
+    selected,
+    early,
+    runCase,
+    gated,
+    thresholds,
+    maxErrored,
+    trials,
+    failOnFlaky,
+    timeout,
+    site,
+    filters,
+    selection,
+    setup,
+  } = reg;
   // What the suite gate needs of each row; the full records travel in task meta and are kept there only.
   const gateRows: GateRow[] = [];
   const concurrentTest = test.concurrent;
@@ -81,18 +98,32 @@ export function registerCases<E>(reg: Registration<E>): void {
             if (rows.length > 1) ctx.task.meta.skilloptTrials = rows;
             if (gated) for (const r of rows) gateRows.push(gateRow(r));
             const outcome = caseOutcomes(rows)[0]!;
-            if (outcome.errored) throw caseError(`${task.id} errored (${rows[0]!.error_kind}), not scored: ${escapeControls(oneLine(rows[0]!.error ?? ''), { layout: false })}`, site);
+            if (outcome.errored)
+              throw caseError(
+                `${task.id} errored (${rows[0]!.error_kind}), not scored: ${escapeControls(oneLine(rows[0]!.error ?? ''), { layout: false })}`,
+                site,
+              );
             if (outcome.scored < rows.length) {
               // scored on the other trials; the run's verdict counts these (docs/statistics.md#errored-trials)
               const first = rows.find((r) => r.error_kind !== null)!;
-              await ctx.annotate(`${rows.length - outcome.scored} of ${rows.length} trials errored (${first.error_kind}): ${escapeControls(oneLineClip(oneLine(first.error ?? ''), 300), { layout: false })}`, 'skillopt:errored');
+              await ctx.annotate(
+                `${rows.length - outcome.scored} of ${rows.length} trials errored (${first.error_kind}): ${escapeControls(oneLineClip(oneLine(first.error ?? ''), 300), { layout: false })}`,
+                'skillopt:errored',
+              );
             }
-            if (outcome.flaky) await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
+            if (outcome.flaky)
+              await ctx.annotate(`${outcome.passes} of ${outcome.scored} trials passed`, 'skillopt:flaky');
             if (mode === 'test' && (!outcome.passed || (failOnFlaky && outcome.flaky))) {
               const miss = rows.find((r) => r.error_kind === null && !r.pass)!;
               // Vitest prints annotations as they are: model text in them is escaped here
               await ctx.annotate(`miss: ${escapeControls(miss.feedback, { layout: false })}`, 'skillopt:miss');
-              if (!gated) throw caseError(trials > 1 ? `${missMessage(miss)} (${outcome.passes} of ${outcome.scored} trials passed)` : missMessage(miss), site);
+              if (!gated)
+                throw caseError(
+                  trials > 1
+                    ? `${missMessage(miss)} (${outcome.passes} of ${outcome.scored} trials passed)`
+                    : missMessage(miss),
+                  site,
+                );
             }
           },
           timeout,
@@ -106,7 +137,10 @@ export function registerCases<E>(reg: Registration<E>): void {
         const verdict = evaluateGate(suite, stats, thresholds, gateRows);
         ctx.task.meta.skilloptGate = verdict;
         // the suite's cost, tokens and latency: a JUnit property of the gate case (docs/accounting.md#cost)
-        await ctx.annotate(costLine(runCost(gateRows, selection.currency ?? DEFAULT_CURRENCY), selection.skill_tokens), 'skillopt:cost');
+        await ctx.annotate(
+          costLine(runCost(gateRows, selection.currency ?? DEFAULT_CURRENCY), selection.skill_tokens),
+          'skillopt:cost',
+        );
         // the cost gates' measured values: a `skillopt:gate` property of the case in JUnit
         const measured = costGateMeasuredText(verdict);
         if (measured) await ctx.annotate(measured, 'skillopt:gate');
@@ -126,7 +160,10 @@ export function registerCases<E>(reg: Registration<E>): void {
   });
 }
 
-type GateRow = Pick<CaseRecord, 'suite' | 'id' | 'trial' | 'hard' | 'soft' | 'pass' | 'error_kind' | 'usage' | 'judge_usage' | 'latency_ms'>;
+type GateRow = Pick<
+  CaseRecord,
+  'suite' | 'id' | 'trial' | 'hard' | 'soft' | 'pass' | 'error_kind' | 'usage' | 'judge_usage' | 'latency_ms'
+>;
 
 function gateRow(r: CaseRecord): GateRow {
   return {
@@ -154,4 +191,3 @@ function missMessage(r: CaseRecord): string {
 function caseError(message: string, site: string | null): Error {
   return inSuiteFile(new Error(message), site);
 }
-

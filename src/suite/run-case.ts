@@ -59,7 +59,11 @@ export function toolHandlerError(suite: string, e: ToolHandlerError, site: strin
 }
 
 /** Runs the samples of one case: all of them, or `only` these trial indices (the others kept from an earlier run). */
-export type CaseSamplesRun<E> = (task: SkillTask<E>, signal: AbortSignal, only?: readonly number[]) => Promise<CaseRecord[]>;
+export type CaseSamplesRun<E> = (
+  task: SkillTask<E>,
+  signal: AbortSignal,
+  only?: readonly number[],
+) => Promise<CaseRecord[]>;
 
 /** Abort listeners one sample may hold on its case's signal at once (its call, a judge call, a tool loop's). */
 const LISTENERS_PER_SAMPLE = 4;
@@ -91,11 +95,14 @@ export function caseRunner<E>(c: CaseContext<E>): CaseSamplesRun<E> {
       const state = c.state ? c.state(task) : undefined;
       if (c.mcp) mcpCase = await c.mcp.openCase(task, trial, signal);
       inputs = { task: task as SkillTask<unknown>, state, mcp: mcpCase };
-      const res = runner ? (run = await runner.run(runtime, messages, signal, trial, inputs)) : await runtime.callTarget(messages, signal, trial);
+      const res = runner
+        ? (run = await runner.run(runtime, messages, signal, trial, inputs))
+        : await runtime.callTarget(messages, signal, trial);
       output = res.text;
       simulated ||= res.simulated;
       Object.assign(usage, res.usage);
-      if (run?.trajectory) trajectory = { trajectory: run.trajectory, turns: run.turns ?? 0, tool_calls: run.toolCalls ?? 0 };
+      if (run?.trajectory)
+        trajectory = { trajectory: run.trajectory, turns: run.turns ?? 0, tool_calls: run.toolCalls ?? 0 };
     } catch (e) {
       if (e instanceof ToolHandlerError) {
         // a bug in the suite, not a wrong answer: errored, never failed (docs/agents.md)
@@ -155,34 +162,43 @@ export function caseRunner<E>(c: CaseContext<E>): CaseSamplesRun<E> {
     priceUsage(judgeUsage, runtime.prices.judge);
     if (run?.boundFeedback && errorKind === null) {
       // the model did not finish: a bound is a failure, whatever the answer so far
-      score = { hard: 0, soft: score.soft, feedback: `${run.boundFeedback}; the answer so far: ${score.feedback || '(no feedback)'}` };
+      score = {
+        hard: 0,
+        soft: score.soft,
+        feedback: `${run.boundFeedback}; the answer so far: ${score.feedback || '(no feedback)'}`,
+      };
     }
-    return applyCaseLimits({
-      suite: c.suite,
-      id: task.id,
-      ...(trial !== undefined ? { trial } : {}),
-      split: splitOf.get(task.id) ?? null,
-      task_type: task.task_type ?? null,
-      skill_hash: hash,
-      // tool results are stored clipped, in the messages as in the trajectory (docs/agents.md#trajectories)
-      messages: storedTranscript(run?.transcript ?? messages),
-      output,
-      expected: task.expected,
-      hard: score.hard,
-      soft: score.soft,
-      pass: errorKind === null && score.hard >= passThreshold,
-      feedback: error !== null ? oneLine(error) : score.feedback,
-      usage,
-      ...(judgeUsage.calls > 0 || judgeUsage.cache_hits || judgeUsage.cache_misses ? { judge_usage: judgeUsage } : {}),
-      latency_ms: Math.round(performance.now() - started),
-      cached: servedFromCache(usage, judgeUsage),
-      error_kind: errorKind,
-      error,
-      simulated,
-      ...trajectory,
-      ...(trajectory.trajectory ? { trajectory: storedTrajectory(trajectory.trajectory) } : {}),
-      ...extra,
-    }, c.limits ?? null);
+    return applyCaseLimits(
+      {
+        suite: c.suite,
+        id: task.id,
+        ...(trial !== undefined ? { trial } : {}),
+        split: splitOf.get(task.id) ?? null,
+        task_type: task.task_type ?? null,
+        skill_hash: hash,
+        // tool results are stored clipped, in the messages as in the trajectory (docs/agents.md#trajectories)
+        messages: storedTranscript(run?.transcript ?? messages),
+        output,
+        expected: task.expected,
+        hard: score.hard,
+        soft: score.soft,
+        pass: errorKind === null && score.hard >= passThreshold,
+        feedback: error !== null ? oneLine(error) : score.feedback,
+        usage,
+        ...(judgeUsage.calls > 0 || judgeUsage.cache_hits || judgeUsage.cache_misses
+          ? { judge_usage: judgeUsage }
+          : {}),
+        latency_ms: Math.round(performance.now() - started),
+        cached: servedFromCache(usage, judgeUsage),
+        error_kind: errorKind,
+        error,
+        simulated,
+        ...trajectory,
+        ...(trajectory.trajectory ? { trajectory: storedTrajectory(trajectory.trajectory) } : {}),
+        ...extra,
+      },
+      c.limits ?? null,
+    );
   }
 
   /**

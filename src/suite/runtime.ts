@@ -58,7 +58,9 @@ class LocalPort implements ModelPort {
 
   private openCache(): Promise<import('../model/cache/cache.ts').ModelCache | null> {
     const config = this.config;
-    this.cache ??= config ? import('../model/cache/cache.ts').then((m) => m.openModelCache(config)) : Promise.resolve(null);
+    this.cache ??= config
+      ? import('../model/cache/cache.ts').then((m) => m.openModelCache(config))
+      : Promise.resolve(null);
     return this.cache;
   }
 
@@ -75,7 +77,9 @@ class LocalPort implements ModelPort {
     let c = this.clients.get(role);
     if (!c) {
       const cache = this.openCache();
-      c = import('../model/index.ts').then(async (m) => m.createModelClient(role, { accounting: new m.Accounting(), cache: await cache }));
+      c = import('../model/index.ts').then(async (m) =>
+        m.createModelClient(role, { accounting: new m.Accounting(), cache: await cache }),
+      );
       this.clients.set(role, c);
     }
     return c;
@@ -154,7 +158,12 @@ export class SuiteRuntime {
         ...(extras?.temperature !== undefined ? { temperature: extras.temperature } : {}),
       });
       this.successes++;
-      return { text: res.text, usage: callUsage(res), simulated: res.simulated === true, ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}) };
+      return {
+        text: res.text,
+        usage: callUsage(res),
+        simulated: res.simulated === true,
+        ...(res.toolCalls ? { toolCalls: res.toolCalls } : {}),
+      };
     } catch (e) {
       this.noteFailure(e);
       throw e;
@@ -165,7 +174,10 @@ export class SuiteRuntime {
    * Where a suite's MCP traffic is recorded and replayed (docs/cache.md#mcp-servers): the session's
    * model-call cache, through the host's gateway (or this worker's own cache in a `forks` pool).
    */
-  get recorder(): { recall(stage: string, key: string): Promise<Recalled>; record(stage: string, key: string, value: Record<string, unknown>): void } {
+  get recorder(): {
+    recall(stage: string, key: string): Promise<Recalled>;
+    record(stage: string, key: string, value: Record<string, unknown>): void;
+  } {
     return this.port;
   }
 

@@ -31,7 +31,9 @@ const SPLIT_ALIASES: Readonly<Record<string, SplitSelector>> = {
  * Unknown names throw a one-line error listing the accepted names (upstream silently used `val`).
  */
 export function normalizeSplit(name: string): SplitSelector {
-  const key = String(name ?? '').trim().toLowerCase();
+  const key = String(name ?? '')
+    .trim()
+    .toLowerCase();
   const canonical = SPLIT_ALIASES[key];
   if (canonical === undefined) {
     throw new SkillOptError(`unknown split "${String(name)}" (accepted: ${Object.keys(SPLIT_ALIASES).join(', ')})`);
@@ -51,9 +53,11 @@ export function parseRatio(ratio: string): [number, number, number] {
     .split(':')
     .map((p) => p.trim())
     .filter((p) => p.length > 0);
-  if (parts.length !== 3) throw new SkillOptError(`split ratio must look like train:val:test (e.g. "2:1:7"), got "${ratio}"`);
+  if (parts.length !== 3)
+    throw new SkillOptError(`split ratio must look like train:val:test (e.g. "2:1:7"), got "${ratio}"`);
   const nums = parts.map((p) => (/^[+]?\d+$/.test(p) ? Number(p) : Number.NaN));
-  if (nums.some((n) => !Number.isSafeInteger(n))) throw new SkillOptError(`split ratio parts must be integers, got "${ratio}"`);
+  if (nums.some((n) => !Number.isSafeInteger(n)))
+    throw new SkillOptError(`split ratio parts must be integers, got "${ratio}"`);
   if (nums.some((n) => n <= 0)) throw new SkillOptError(`split ratio parts must be positive, got "${ratio}"`);
   return [nums[0]!, nums[1]!, nums[2]!];
 }
@@ -136,7 +140,10 @@ export function splitByRatio<T extends { id: string }>(tasks: readonly T[], rati
  * one; if none do, `splitByRatio(tasks, ratio, seed)`. Duplicate ids and a shipped split of `all`
  * are errors too.
  */
-export function resolveSplits<T extends SkillTask>(tasks: readonly T[], options: { ratio: string; seed: number }): Splits<T> {
+export function resolveSplits<T extends SkillTask>(
+  tasks: readonly T[],
+  options: { ratio: string; seed: number },
+): Splits<T> {
   const seen = new Set<string>();
   for (const task of tasks) {
     if (seen.has(task.id)) throw new SkillOptError(`duplicate task id "${task.id}" in the dataset`);
@@ -159,7 +166,8 @@ export function resolveSplits<T extends SkillTask>(tasks: readonly T[], options:
     } catch (err) {
       throw new SkillOptError(`task "${task.id}": ${(err as Error).message}`);
     }
-    if (split === 'all') throw new SkillOptError(`task "${task.id}" has split "all"; a task belongs to train, val or test`);
+    if (split === 'all')
+      throw new SkillOptError(`task "${task.id}" has split "all"; a task belongs to train, val or test`);
     parts[split].push(task);
   }
   return { ...parts, manifest: manifestOf('shipped', null, null, parts) };
@@ -179,7 +187,8 @@ export function evalPrefix<T>(items: readonly T[], n: number): T[] {
 export function stepsPerEpoch(trainSize: number, batchSize: number, accumulation: number): number {
   assertPositiveInt(batchSize, 'batch_size');
   assertPositiveInt(accumulation, 'accumulation');
-  if (!Number.isSafeInteger(trainSize) || trainSize < 0) throw new SkillOptError(`train size must be a non-negative integer, got ${trainSize}`);
+  if (!Number.isSafeInteger(trainSize) || trainSize < 0)
+    throw new SkillOptError(`train size must be a non-negative integer, got ${trainSize}`);
   return Math.ceil(trainSize / (batchSize * accumulation));
 }
 
@@ -219,7 +228,8 @@ export function planTrainEpoch<T>(train: readonly T[], options: PlanTrainEpochOp
   assertPositiveInt(epoch, 'epoch (1-indexed)');
   if (!Number.isSafeInteger(seed)) throw new SkillOptError(`seed must be an integer, got ${seed}`);
   const steps = options.stepsPerEpoch ?? stepsPerEpoch(train.length, batchSize, accumulation);
-  if (!Number.isSafeInteger(steps) || steps < 0) throw new SkillOptError(`steps_per_epoch must be a non-negative integer, got ${steps}`);
+  if (!Number.isSafeInteger(steps) || steps < 0)
+    throw new SkillOptError(`steps_per_epoch must be a non-negative integer, got ${steps}`);
 
   const epochSeed = seed + epoch * 1000;
   const items = new PyRandom(epochSeed).shuffle(train.slice());
@@ -244,10 +254,12 @@ export function planTrainEpoch<T>(train: readonly T[], options: PlanTrainEpochOp
  * with `seed + epoch·2000`.
  */
 export function sampleTrain<T>(train: readonly T[], n: number, seed: number): T[] {
-  if (!Number.isSafeInteger(n) || n < 0) throw new SkillOptError(`sample size must be a non-negative integer, got ${n}`);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new SkillOptError(`sample size must be a non-negative integer, got ${n}`);
   return new PyRandom(seed).shuffle(train.slice()).slice(0, n);
 }
 
 function assertPositiveInt(value: number, name: string): void {
-  if (!Number.isSafeInteger(value) || value <= 0) throw new SkillOptError(`${name} must be a positive integer, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw new SkillOptError(`${name} must be a positive integer, got ${String(value)}`);
 }

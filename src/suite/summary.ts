@@ -107,7 +107,10 @@ export function caseOutcomes<R extends OutcomeRow = CaseRecord>(records: readonl
  * A role's use over a run's rows: the tokens its replies reported (rows with unknown tokens left out and
  * counted in `rows_without_usage`), calls and attempts, the cache lookups when the cache was on.
  */
-export type RoleUsage = Pick<StageStats, 'calls' | 'attempts' | 'prompt_tokens' | 'completion_tokens' | 'cached_prompt_tokens' | 'reasoning_tokens'> &
+export type RoleUsage = Pick<
+  StageStats,
+  'calls' | 'attempts' | 'prompt_tokens' | 'completion_tokens' | 'cached_prompt_tokens' | 'reasoning_tokens'
+> &
   Pick<CallUsage, 'cache_hits' | 'cache_misses'> & { rows_without_usage: number };
 
 export interface UsageByRole {
@@ -168,7 +171,10 @@ export function cacheCounts(usage: UsageByRole): CacheCounts {
 
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
-export function scoreStats<R extends OutcomeRow>(records: readonly R[], outcomes: CaseOutcome<R>[] = caseOutcomes(records)): ScoreStats {
+export function scoreStats<R extends OutcomeRow>(
+  records: readonly R[],
+  outcomes: CaseOutcome<R>[] = caseOutcomes(records),
+): ScoreStats {
   const scored = outcomes.filter((c) => !c.errored);
   const passed = scored.filter((c) => c.passed).length;
   const mean = (f: (c: CaseOutcome<R>) => number) =>
@@ -190,7 +196,8 @@ export function scoreStats<R extends OutcomeRow>(records: readonly R[], outcomes
   };
   if (k > 1) {
     const full = scored.filter((c) => c.scored === k);
-    const meanFull = (f: (c: CaseOutcome<R>) => number | null) => (full.length === 0 ? null : round(full.reduce((s, c) => s + f(c)!, 0) / full.length));
+    const meanFull = (f: (c: CaseOutcome<R>) => number | null) =>
+      full.length === 0 ? null : round(full.reduce((s, c) => s + f(c)!, 0) / full.length);
     Object.assign(stats, {
       trials: k,
       pass_at_k: meanFull((c) => passAtK(c.scored, c.passes, k)),
@@ -205,15 +212,29 @@ export function scoreStats<R extends OutcomeRow>(records: readonly R[], outcomes
 
 /** `3 errored`, with trials `0 errored, 34 errored trials`: an end report's count of what was not scored. */
 export function erroredCounts(s: Pick<ScoreStats, 'errored' | 'errored_trials'>): string {
-  return `${s.errored} errored` + (s.errored_trials ? `, ${s.errored_trials} errored trial${s.errored_trials === 1 ? '' : 's'}` : '');
+  return (
+    `${s.errored} errored` +
+    (s.errored_trials ? `, ${s.errored_trials} errored trial${s.errored_trials === 1 ? '' : 's'}` : '')
+  );
 }
 
-const emptyRoleUsage = (): RoleUsage => ({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0, reasoning_tokens: 0, rows_without_usage: 0 });
+const emptyRoleUsage = (): RoleUsage => ({
+  calls: 0,
+  attempts: 0,
+  prompt_tokens: 0,
+  completion_tokens: 0,
+  cached_prompt_tokens: 0,
+  reasoning_tokens: 0,
+  rows_without_usage: 0,
+});
 
 export function usageByRole(records: CaseRecord[]): UsageByRole {
   const usage: UsageByRole = { target: emptyRoleUsage(), judge: emptyRoleUsage() };
   for (const r of records) {
-    for (const [role, u] of [['target', r.usage], ['judge', r.judge_usage]] as const) {
+    for (const [role, u] of [
+      ['target', r.usage],
+      ['judge', r.judge_usage],
+    ] as const) {
       if (!u) continue;
       const into = usage[role];
       into.calls += u.calls;
@@ -279,7 +300,11 @@ export function runSummary(
   }
   const trigger = triggerSummary(records);
   const selected = opts.selections?.length ? opts.selections.reduce((n, s) => n + s.selected, 0) : records.length;
-  const overall = { ...suiteSummary(records, currency), selected, not_run: opts.selections?.length ? Math.max(0, selected - caseCount(records)) : 0 };
+  const overall = {
+    ...suiteSummary(records, currency),
+    selected,
+    not_run: opts.selections?.length ? Math.max(0, selected - caseCount(records)) : 0,
+  };
   const sizes = new Set((opts.selections ?? []).flatMap((s) => (s.skill_tokens === undefined ? [] : [s.skill_tokens])));
   return {
     suites,

@@ -27,7 +27,17 @@ export function toolLoopRunner<E>(loop: LoopSettings): CaseRunner<E> {
         ...(loop.maxToolCalls !== undefined ? { maxToolCalls: loop.maxToolCalls } : {}),
         ...(loop.toolTimeoutMs !== undefined ? { toolTimeoutMs: loop.toolTimeoutMs } : {}),
       });
-      return { text: r.text, usage: r.usage, simulated: r.simulated, transcript: r.transcript, loaded: [], trajectory: r.trajectory, turns: r.turns, toolCalls: r.toolCalls, boundFeedback: r.boundFeedback };
+      return {
+        text: r.text,
+        usage: r.usage,
+        simulated: r.simulated,
+        transcript: r.transcript,
+        loaded: [],
+        trajectory: r.trajectory,
+        turns: r.turns,
+        toolCalls: r.toolCalls,
+        boundFeedback: r.boundFeedback,
+      };
     },
     finish: (score) => ({ score, extra: {} }),
   };
@@ -46,7 +56,12 @@ export interface RunModel {
    */
   chat(
     messages: ChatMessage[],
-    opts?: { tools?: ToolSet; mcp?: boolean; response_format?: CallExtras['responseFormat']; temperature?: number | null },
+    opts?: {
+      tools?: ToolSet;
+      mcp?: boolean;
+      response_format?: CallExtras['responseFormat'];
+      temperature?: number | null;
+    },
   ): Promise<ChatReply>;
   /** The built-in tool loop from these messages; `mcp: true` (the default when the suite has `mcp`) runs the MCP tools too. */
   loop(
@@ -66,10 +81,20 @@ export interface RunContext<E = unknown, S = unknown> {
   mcp: McpClients;
 }
 
-export type RunHook<E = unknown, S = unknown> = (ctx: RunContext<E, S>) => Promise<string | { output: string; trajectory?: TrajectoryStep[] }> | string | { output: string; trajectory?: TrajectoryStep[] };
+export type RunHook<E = unknown, S = unknown> = (
+  ctx: RunContext<E, S>,
+) =>
+  | Promise<string | { output: string; trajectory?: TrajectoryStep[] }>
+  | string
+  | { output: string; trajectory?: TrajectoryStep[] };
 
 /** A `run` suite: the user's code makes the case's calls through `model`; every call's usage is the case's. */
-export function runHookRunner<E>(suite: string, skill: { text: string }, hook: RunHook<E, unknown>, loop: LoopSettings): CaseRunner<E> {
+export function runHookRunner<E>(
+  suite: string,
+  skill: { text: string },
+  hook: RunHook<E, unknown>,
+  loop: LoopSettings,
+): CaseRunner<E> {
   return {
     messages: (built) => built,
     async run(runtime: SuiteRuntime, messages, signal, trial, inputs: CaseInputs): Promise<CaseRun> {
@@ -89,7 +114,10 @@ export function runHookRunner<E>(suite: string, skill: { text: string }, hook: R
           };
           let res;
           try {
-            const specs = [...(opts.tools ? toolSpecs(opts.tools) : []), ...(opts.mcp && inputs.mcp ? inputs.mcp.remoteTools().map((t) => t.spec) : [])];
+            const specs = [
+              ...(opts.tools ? toolSpecs(opts.tools) : []),
+              ...(opts.mcp && inputs.mcp ? inputs.mcp.remoteTools().map((t) => t.spec) : []),
+            ];
             res = await runtime.callTarget(msgs, signal, trial, specs.length ? specs : undefined, extras);
           } catch (e) {
             noteSpentBefore(e, usage);
@@ -105,7 +133,12 @@ export function runHookRunner<E>(suite: string, skill: { text: string }, hook: R
             const offered = opts.mcp && inputs.mcp ? inputs.mcp.offeredTools : [];
             step.tool_calls = res.toolCalls.map((c) => {
               const t = offered.find((o) => o.offered === c.name);
-              return { id: c.id, name: c.name, args: parseArgs(c.arguments), ...(t ? { mcp: { server: t.server, tool: t.tool } } : {}) };
+              return {
+                id: c.id,
+                name: c.name,
+                args: parseArgs(c.arguments),
+                ...(t ? { mcp: { server: t.server, tool: t.tool } } : {}),
+              };
             });
           }
           trajectory.push(step);
@@ -123,7 +156,9 @@ export function runHookRunner<E>(suite: string, skill: { text: string }, hook: R
               firstTurn: turns + 1,
               maxTurns: opts.maxTurns ?? loop.maxTurns,
               maxToolCalls: opts.maxToolCalls ?? loop.maxToolCalls,
-              ...((opts.toolTimeoutMs ?? loop.toolTimeoutMs) !== undefined ? { toolTimeoutMs: (opts.toolTimeoutMs ?? loop.toolTimeoutMs)! } : {}),
+              ...((opts.toolTimeoutMs ?? loop.toolTimeoutMs) !== undefined
+                ? { toolTimeoutMs: (opts.toolTimeoutMs ?? loop.toolTimeoutMs)! }
+                : {}),
             });
           } catch (e) {
             // the hook's earlier calls reached the endpoint too
@@ -141,14 +176,23 @@ export function runHookRunner<E>(suite: string, skill: { text: string }, hook: R
           return { output: r.text, trajectory: r.trajectory };
         },
       };
-      const out = await hook({ skill: skill.text, task: inputs.task as SkillTask<E>, model, state: inputs.state, signal, mcp: inputs.mcp?.clients ?? {} });
+      const out = await hook({
+        skill: skill.text,
+        task: inputs.task as SkillTask<E>,
+        model,
+        state: inputs.state,
+        signal,
+        mcp: inputs.mcp?.clients ?? {},
+      });
       const { output, steps } =
         typeof out === 'string'
           ? { output: out, steps: trajectory }
           : out && typeof out === 'object' && typeof out.output === 'string'
             ? { output: out.output, steps: out.trajectory ?? trajectory }
             : (() => {
-                throw new SkillOptError(`suite '${suite}': run must return a string or { output: string, trajectory? }, got ${typeof out}`);
+                throw new SkillOptError(
+                  `suite '${suite}': run must return a string or { output: string, trajectory? }, got ${typeof out}`,
+                );
               })();
       return {
         text: output,

@@ -112,7 +112,11 @@ export function triggerSummary(records: readonly CaseRecord[]): TriggerSummary |
     per_skill: Object.fromEntries(skills.map((s) => [s, skillStats(rows, s)])),
     labels,
     confusion,
-    by_kind: Object.fromEntries(Object.keys(byKind).sort().map((k) => [k, byKind[k]!])),
+    by_kind: Object.fromEntries(
+      Object.keys(byKind)
+        .sort()
+        .map((k) => [k, byKind[k]!]),
+    ),
     false_triggers: falseTriggers,
   };
 }
@@ -124,10 +128,18 @@ export function renderTriggerTable(t: TriggerSummary): string[] {
   const width = Math.max(12, ...t.labels.map((l) => l.length)) + 2;
   const lines = [pc.dim(`  ${'trigger'.padEnd(width)} precision  recall      f1   expected  loaded`)];
   for (const [name, s] of Object.entries(t.per_skill)) {
-    lines.push(`  ${name.padEnd(width)} ${f3(s.precision).padStart(9)} ${f3(s.recall).padStart(7)} ${f3(s.f1).padStart(7)} ${String(s.expected).padStart(10)} ${String(s.loaded).padStart(7)}`);
+    lines.push(
+      `  ${name.padEnd(width)} ${f3(s.precision).padStart(9)} ${f3(s.recall).padStart(7)} ${f3(s.f1).padStart(7)} ${String(s.expected).padStart(10)} ${String(s.loaded).padStart(7)}`,
+    );
   }
-  const kinds = Object.entries(t.by_kind).map(([k, v]) => `${k} ${v.correct}/${v.n}`).join(' · ');
-  lines.push(pc.dim(`  routed right ${f3(t.accuracy)} (${kinds}); false triggers on prompts that expect no skill: ${t.false_triggers}`));
+  const kinds = Object.entries(t.by_kind)
+    .map(([k, v]) => `${k} ${v.correct}/${v.n}`)
+    .join(' · ');
+  lines.push(
+    pc.dim(
+      `  routed right ${f3(t.accuracy)} (${kinds}); false triggers on prompts that expect no skill: ${t.false_triggers}`,
+    ),
+  );
   const short = (l: string) => (l.length > 10 ? `${l.slice(0, 9)}…` : l);
   lines.push(pc.dim(`  confusion (rows: expected, columns: loaded)`));
   lines.push(pc.dim(`  ${''.padEnd(width)}${t.labels.map((l) => short(l).padStart(11)).join('')}`));
@@ -156,5 +168,8 @@ export function skillLoadedCounts(records: readonly CaseRecord[]): SkillLoadedCo
 /** The reporter's line for an agent-presentation suite. */
 export function renderSkillLoaded(c: SkillLoadedCounts): string {
   const n = c.loaded + c.not_loaded;
-  return `  agent presentation: the skill was loaded in ${c.loaded} of ${n} cases` + (c.not_loaded ? pc.yellow(` (${c.not_loaded} not loaded: they fail)`) : '');
+  return (
+    `  agent presentation: the skill was loaded in ${c.loaded} of ${n} cases` +
+    (c.not_loaded ? pc.yellow(` (${c.not_loaded} not loaded: they fail)`) : '')
+  );
 }

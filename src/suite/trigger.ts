@@ -24,7 +24,15 @@ import { fileURLToPath } from 'node:url';
 import type { SkillTask, SplitName } from '../types.ts';
 import { SkillOptError } from '../util/errors.ts';
 import type { GateThresholds } from '../contract/session.ts';
-import { agentSkill, agentSystemPrompt, checkDistinct, readAgentSkill, runAgent, type AgentSkill, type SuiteKind } from './agent.ts';
+import {
+  agentSkill,
+  agentSystemPrompt,
+  checkDistinct,
+  readAgentSkill,
+  runAgent,
+  type AgentSkill,
+  type SuiteKind,
+} from './agent.ts';
 import { DatasetError, describeSource, loadTasks, readTaskRows, type TaskSource } from './dataset.ts';
 import { defineSuiteOfKind, type SkillSuite } from './define.ts';
 import type { ScorerFn } from './scorers/types.ts';
@@ -63,16 +71,29 @@ const pathOf = (p: string | URL) => (p instanceof URL ? fileURLToPath(p) : resol
 const q = (s: string) => `'${s}'`;
 
 /** The pass/fail of a routing decision, with feedback that says what went wrong for whom. */
-export function triggerFeedback(expected: string | null, loaded: string | null, kind: string | null): { pass: boolean; feedback: string } {
+export function triggerFeedback(
+  expected: string | null,
+  loaded: string | null,
+  kind: string | null,
+): { pass: boolean; feedback: string } {
   const nearMiss = kind === 'near-miss' ? ' (a near-miss: it sounds related but is not what that skill is for)' : '';
   if (expected === loaded) {
-    return { pass: true, feedback: expected ? `loaded ${q(expected)} as expected` : `no skill loaded, as expected${nearMiss}` };
+    return {
+      pass: true,
+      feedback: expected ? `loaded ${q(expected)} as expected` : `no skill loaded, as expected${nearMiss}`,
+    };
   }
   if (expected === null) {
-    return { pass: false, feedback: `false trigger: should load no skill but loaded ${q(loaded!)}${nearMiss}; the description of ${q(loaded!)} is too broad for this prompt` };
+    return {
+      pass: false,
+      feedback: `false trigger: should load no skill but loaded ${q(loaded!)}${nearMiss}; the description of ${q(loaded!)} is too broad for this prompt`,
+    };
   }
   if (loaded === null) {
-    return { pass: false, feedback: `missed trigger: should load ${q(expected)} but loaded no skill; the description of ${q(expected)} did not match this prompt` };
+    return {
+      pass: false,
+      feedback: `missed trigger: should load ${q(expected)} but loaded no skill; the description of ${q(expected)} did not match this prompt`,
+    };
   }
   return {
     pass: false,
@@ -96,7 +117,8 @@ function optimizedPath(options: TriggerSuiteOptions): string | URL {
   });
   if (byFolder) return byFolder;
   const byName = options.skills.find((s) => readAgentSkill(s).name === options.optimize);
-  if (!byName) throw new SkillOptError(`trigger suite '${options.name}': optimize '${options.optimize}' is not one of its skills`);
+  if (!byName)
+    throw new SkillOptError(`trigger suite '${options.name}': optimize '${options.optimize}' is not one of its skills`);
   return byName;
 }
 
@@ -113,7 +135,10 @@ export function defineTriggerSuite(options: TriggerSuiteOptions): SkillSuite<str
       listed = options.skills.map((s) => readAgentSkill(s, `trigger suite '${options.name}': skill`));
       checkDistinct(listed, `trigger suite '${options.name}'`);
       const reserved = listed.find((s) => s.name === NO_SKILL);
-      if (reserved) throw new SkillOptError(`trigger suite '${options.name}': a skill may not be named '${NO_SKILL}' (it labels "no skill")`);
+      if (reserved)
+        throw new SkillOptError(
+          `trigger suite '${options.name}': a skill may not be named '${NO_SKILL}' (it labels "no skill")`,
+        );
     }
     return listed;
   };
@@ -137,20 +162,31 @@ export function defineTriggerSuite(options: TriggerSuiteOptions): SkillSuite<str
       const own = agentSkill(skill.path, skill.text);
       const target = optimized();
       if (own.name !== target.name) {
-        throw new SkillOptError(`trigger suite '${options.name}': the skill under test is named '${own.name}' (${skill.path}), but the suite optimizes '${target.name}'`);
+        throw new SkillOptError(
+          `trigger suite '${options.name}': the skill under test is named '${own.name}' (${skill.path}), but the suite optimizes '${target.name}'`,
+        );
       }
       const list = skills().map((s) => (s === target ? own : s));
       const names = list.map((s) => s.name);
       const system = agentSystemPrompt(list);
       return {
-        messages: (_built, task) => [{ role: 'system', content: system }, { role: 'user', content: task.input }],
-        run: (runtime, messages, signal, trial) => runAgent(runtime, messages, list, { signal, routeOnly: true, ...(trial !== undefined ? { trial } : {}) }),
+        messages: (_built, task) => [
+          { role: 'system', content: system },
+          { role: 'user', content: task.input },
+        ],
+        run: (runtime, messages, signal, trial) =>
+          runAgent(runtime, messages, list, { signal, routeOnly: true, ...(trial !== undefined ? { trial } : {}) }),
         finish: (score, run, task) => ({
           score,
           extra: {
             skill_loaded: run.loaded[0] === own.name,
             loaded_skills: run.loaded,
-            trigger: { expected: task.expected ?? null, loaded: run.loaded[0] ?? null, kind: task.task_type ?? null, skills: names },
+            trigger: {
+              expected: task.expected ?? null,
+              loaded: run.loaded[0] ?? null,
+              kind: task.task_type ?? null,
+              skills: names,
+            },
           },
         }),
       };
@@ -170,18 +206,24 @@ export function defineTriggerSuite(options: TriggerSuiteOptions): SkillSuite<str
 
 /** A case as a task: input = the prompt, expected = the skill (null: none), task_type = the kind. */
 function toTask(item: unknown, index: number, names: readonly string[], label: string): SkillTask<string | null> {
-  if (!item || typeof item !== 'object' || Array.isArray(item)) throw new DatasetError(`${label}: case #${index + 1}: not an object`);
+  if (!item || typeof item !== 'object' || Array.isArray(item))
+    throw new DatasetError(`${label}: case #${index + 1}: not an object`);
   const c = item as Record<string, unknown>;
   const where = typeof c.id === 'string' && c.id ? `case '${c.id}'` : `case #${index + 1}`;
   const prompt = c.prompt ?? c.input;
-  if (typeof prompt !== 'string' || prompt.trim() === '') throw new DatasetError(`${label}: ${where}: missing prompt (a non-empty string)`);
+  if (typeof prompt !== 'string' || prompt.trim() === '')
+    throw new DatasetError(`${label}: ${where}: missing prompt (a non-empty string)`);
   const raw = c.skill === undefined ? (c.expected ?? null) : c.skill;
-  if (raw !== null && typeof raw !== 'string') throw new DatasetError(`${label}: ${where}: skill must be a skill name or null`);
+  if (raw !== null && typeof raw !== 'string')
+    throw new DatasetError(`${label}: ${where}: skill must be a skill name or null`);
   const skill = raw === null || raw === '' || raw === NO_SKILL ? null : raw;
   if (skill !== null && !names.includes(skill)) {
-    throw new DatasetError(`${label}: ${where}: skill '${skill}' is not one of the suite's skills (${names.join(', ')})`);
+    throw new DatasetError(
+      `${label}: ${where}: skill '${skill}' is not one of the suite's skills (${names.join(', ')})`,
+    );
   }
-  if (c.kind !== undefined && typeof c.kind !== 'string') throw new DatasetError(`${label}: ${where}: kind must be a string`);
+  if (c.kind !== undefined && typeof c.kind !== 'string')
+    throw new DatasetError(`${label}: ${where}: kind must be a string`);
   const kind = (c.kind as string | undefined) ?? (skill ? 'positive' : 'negative');
   const { prompt: _p, skill: _s, kind: _k, ...rest } = c;
   return { ...rest, id: c.id as string, input: prompt, expected: skill, task_type: kind };

@@ -68,7 +68,12 @@ export function gateActive(t: GateThresholds): boolean {
  * The cost thresholds (maxMeanTokens, maxMeanCost, maxP95LatencyMs) are decided on `rows`, the suite's
  * rows (suite/cost-gate.ts): without them a cost threshold has nothing to be measured on and fails.
  */
-export function evaluateGate(suite: string, stats: ScoreStats, t: GateThresholds, rows?: readonly CostRow[]): GateVerdict {
+export function evaluateGate(
+  suite: string,
+  stats: ScoreStats,
+  t: GateThresholds,
+  rows?: readonly CostRow[],
+): GateVerdict {
   const reasons: string[] = [];
   const check = (label: string, value: number | null, min: number) => {
     if (min <= 0) return;
@@ -170,7 +175,12 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
     };
   }
   if (records.length === 0 && input.selected === 0) {
-    return { verdict: 'fail', exit_code: EXIT_CODES.fail, reason: `no case ran: the selection is empty${filtered}`, next: 'check the -t pattern, --split, env.limit and env.name' };
+    return {
+      verdict: 'fail',
+      exit_code: EXIT_CODES.fail,
+      reason: `no case ran: the selection is empty${filtered}`,
+      next: 'check the -t pattern, --split, env.limit and env.name',
+    };
   }
   // --model-cache replay: a case the cache cannot answer did not run (nothing was sent). The run is not a
   // measurement of anything: a usage failure naming the first such case and its role, before any score.
@@ -191,14 +201,18 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
   const share = erroredShare(cases);
   const tooManyErrored = erroredBeyond(share, input.maxErrored);
   const missing = Math.max(0, input.selected - cases.length);
-  const misses = cases.filter((c) => !c.errored && !c.passed).map((c) => c.rows.find((r) => r.error_kind === null && !r.pass)!);
+  const misses = cases
+    .filter((c) => !c.errored && !c.passed)
+    .map((c) => c.rows.find((r) => r.error_kind === null && !r.pass)!);
   const casesFail = input.missesFail && misses.length > 0;
   if (input.cancelled && missing > 0 && !tooManyErrored) {
     // --bail stopped the run at a failure (whose record may not even have arrived): a failure, not a mystery.
     return {
       verdict: 'fail',
       exit_code: EXIT_CODES.fail,
-      reason: `the run was cancelled (--bail or a signal) after ${cases.length} of ${input.selected} selected cases` + (misses[0] ? `; first miss: ${misses[0].id}: ${oneLineClip(misses[0].feedback, 300)}` : ''),
+      reason:
+        `the run was cancelled (--bail or a signal) after ${cases.length} of ${input.selected} selected cases` +
+        (misses[0] ? `; first miss: ${misses[0].id}: ${oneLineClip(misses[0].feedback, 300)}` : ''),
       next: 'rerun without --bail to judge every case',
     };
   }
@@ -213,7 +227,8 @@ export function decideVerdict(input: VerdictInput): RunVerdict {
   }
   if (tooManyErrored || (missing > 0 && !casesFail)) {
     const parts: string[] = [];
-    if (share.trials) parts.push(erroredShown(share, input.selected) + (share.k > 1 ? `: ${named(share.touched)}` : ''));
+    if (share.trials)
+      parts.push(erroredShown(share, input.selected) + (share.k > 1 ? `: ${named(share.touched)}` : ''));
     if (missing) parts.push(`${missing} of ${input.selected} selected cases did not run`);
     const first = cases.find((c) => c.scored < c.rows.length)?.rows.find((r) => r.error_kind !== null);
     return {
@@ -277,7 +292,15 @@ export function isComplete(rows: readonly OutcomeRow[], maxErrored: number): boo
 export type ComparisonVerdict = 'regressed' | 'improved' | 'no significant change' | 'inconclusive';
 
 /** Which rule decided a comparison. */
-export type ComparisonRule = 'partial_run' | 'errored' | 'missing_cases' | 'no_paired_cases' | 'evidence_of_regression' | 'evidence_of_improvement' | 'drop_within_margin' | 'no_evidence';
+export type ComparisonRule =
+  | 'partial_run'
+  | 'errored'
+  | 'missing_cases'
+  | 'no_paired_cases'
+  | 'evidence_of_regression'
+  | 'evidence_of_improvement'
+  | 'drop_within_margin'
+  | 'no_evidence';
 
 /** What a comparison's verdict is decided on (a Comparison of src/compare/ carries all of it). */
 export interface ComparisonEvidence {
@@ -298,7 +321,10 @@ export interface ComparisonEvidence {
   /** A side that is not a whole run (a killed run's folder, a cut-off file): why, and the cases its results cover. */
   partial?: { baseline: { why: string; cases: number } | null; candidate: { why: string; cases: number } | null };
   /** Selected cases a side's results lack (absent in older callers: none). */
-  missing?: { baseline: { count: number; cases: Array<{ suite: string; id: string }> }; candidate: { count: number; cases: Array<{ suite: string; id: string }> } };
+  missing?: {
+    baseline: { count: number; cases: Array<{ suite: string; id: string }> };
+    candidate: { count: number; cases: Array<{ suite: string; id: string }> };
+  };
 }
 
 export interface ComparisonDecision {
@@ -364,7 +390,11 @@ export const boundShown = (b: number) => `${+(b * 100).toFixed(4)}%`;
  * for the cost bound, no usage for the tokens bound) exits 3 unless something already fails. Without
  * bounds the decision is returned unchanged.
  */
-export function decideUsageBounds(d: ComparisonDecision, changes: readonly UsageEvidence[], failOnRegression: boolean): ComparisonDecision {
+export function decideUsageBounds(
+  d: ComparisonDecision,
+  changes: readonly UsageEvidence[],
+  failOnRegression: boolean,
+): ComparisonDecision {
   const set = changes.filter((c) => c.bound !== null);
   if (set.length === 0) return d;
   const exceeded = set.filter((c) => c.exceeded).map((c) => c.metric);
@@ -372,8 +402,12 @@ export function decideUsageBounds(d: ComparisonDecision, changes: readonly Usage
   const lines = set.map((c) => {
     const f = USAGE_BOUND_FLAGS[c.metric];
     const bound = `${f.flag} ${boundShown(c.bound!)}`;
-    if (c.n === 0) return `${f.what}: ${bound} cannot be checked: no paired case has ${c.metric === 'cost' ? 'a cost on both sides (set model.pricing)' : 'usage on both sides'}`;
-    const rel = c.relative === null ? 'from a baseline of 0' : `${pct(c.relative)}${c.relative_interval ? ` [${pct(c.relative_interval[0])}, ${pct(c.relative_interval[1])}]` : ''}`;
+    if (c.n === 0)
+      return `${f.what}: ${bound} cannot be checked: no paired case has ${c.metric === 'cost' ? 'a cost on both sides (set model.pricing)' : 'usage on both sides'}`;
+    const rel =
+      c.relative === null
+        ? 'from a baseline of 0'
+        : `${pct(c.relative)}${c.relative_interval ? ` [${pct(c.relative_interval[0])}, ${pct(c.relative_interval[1])}]` : ''}`;
     const p = `p = ${pShown(c.p_bound)}`;
     if (c.exceeded) return `${f.what} ${rel} is beyond ${bound} (${p})`;
     return `${f.what} ${rel} is not shown to be beyond ${bound} (${p})`;
@@ -395,7 +429,11 @@ export function significantDrop(x: { upper: number; p_value: number | null }, al
  * The regression rule on its own: a significant drop whose one-sided upper bound is below −m, i.e. shown to
  * be larger than the margin (a non-inferiority test: a true drop of exactly m is flagged at most α of the time).
  */
-export function flagsRegression(x: { upper: number; p_value: number | null }, alpha: number, maxRegression: number): boolean {
+export function flagsRegression(
+  x: { upper: number; p_value: number | null },
+  alpha: number,
+  maxRegression: number,
+): boolean {
   return significantDrop(x, alpha) && x.upper < -maxRegression;
 }
 
@@ -410,8 +448,19 @@ export function decideComparison(
   opts: { maxRegression: number; maxErrored: number; failOnRegression: boolean; allowPartial?: boolean },
 ): ComparisonDecision {
   const exit = (verdict: ComparisonVerdict) =>
-    !opts.failOnRegression ? EXIT_CODES.pass : verdict === 'regressed' ? EXIT_CODES.fail : verdict === 'inconclusive' ? EXIT_CODES.inconclusive : EXIT_CODES.pass;
-  const decided = (verdict: ComparisonVerdict, rule: ComparisonRule, reason: string): ComparisonDecision => ({ verdict, rule, reason, exit_code: exit(verdict) });
+    !opts.failOnRegression
+      ? EXIT_CODES.pass
+      : verdict === 'regressed'
+        ? EXIT_CODES.fail
+        : verdict === 'inconclusive'
+          ? EXIT_CODES.inconclusive
+          : EXIT_CODES.pass;
+  const decided = (verdict: ComparisonVerdict, rule: ComparisonRule, reason: string): ComparisonDecision => ({
+    verdict,
+    rule,
+    reason,
+    exit_code: exit(verdict),
+  });
   for (const side of opts.allowPartial ? [] : (['candidate', 'baseline'] as const)) {
     const p = e.partial?.[side];
     if (!p) continue;
@@ -421,9 +470,15 @@ export function decideComparison(
       `the ${side} is not a whole run: ${p.why}; its results cover ${plural(p.cases, 'case')}, so the comparison proves nothing (--allow-partial compares the cases both sides have)`,
     );
   }
-  const lost = e.errored_share ?? { baseline: wholeCases(e.errored.baseline), candidate: wholeCases(e.errored.candidate) };
+  const lost = e.errored_share ?? {
+    baseline: wholeCases(e.errored.baseline),
+    candidate: wholeCases(e.errored.candidate),
+  };
   if (erroredBeyond(lost.baseline, opts.maxErrored) || erroredBeyond(lost.candidate, opts.maxErrored)) {
-    const side = (name: string, x: ErroredShare) => (x.trials === 0 ? `the ${name} none` : `the ${name} ${erroredShown(x)}${x.touched.length ? ` (${named(x.touched)})` : ''}`);
+    const side = (name: string, x: ErroredShare) =>
+      x.trials === 0
+        ? `the ${name} none`
+        : `the ${name} ${erroredShown(x)}${x.touched.length ? ` (${named(x.touched)})` : ''}`;
     return decided(
       'inconclusive',
       'errored',
@@ -451,17 +506,37 @@ export function decideComparison(
   const m = opts.maxRegression;
   const { lower, upper } = e.bounds;
   // with a margin the drop must be shown to be beyond it: the upper bound below −m, not only Δ̂
-  const beyond = m > 0 ? `, and its one-sided ${pct} upper bound ${signed(upper)} is below −${m}: the drop is larger than evaluation.max_regression` : '';
+  const beyond =
+    m > 0
+      ? `, and its one-sided ${pct} upper bound ${signed(upper)} is below −${m}: the drop is larger than evaluation.max_regression`
+      : '';
   if (e.decided_by === 'test') {
     const worse = e.p_value !== null && e.p_value < alpha && e.delta < 0;
     if (worse && upper < -m) {
-      return decided('regressed', 'evidence_of_regression', `the exact one-sided test over cases gives p = ${pShown(e.p_value)} < ${alpha.toFixed(2)} for a drop of ${Math.abs(e.delta).toFixed(3)}${beyond}`);
+      return decided(
+        'regressed',
+        'evidence_of_regression',
+        `the exact one-sided test over cases gives p = ${pShown(e.p_value)} < ${alpha.toFixed(2)} for a drop of ${Math.abs(e.delta).toFixed(3)}${beyond}`,
+      );
     }
     if (e.p_value_better !== null && e.p_value_better < alpha && e.delta > 0) {
-      return decided('improved', 'evidence_of_improvement', `the exact one-sided test over cases gives p(better) = ${pShown(e.p_value_better)} < ${alpha.toFixed(2)}`);
+      return decided(
+        'improved',
+        'evidence_of_improvement',
+        `the exact one-sided test over cases gives p(better) = ${pShown(e.p_value_better)} < ${alpha.toFixed(2)}`,
+      );
     }
-    if (worse) return decided('no significant change', 'drop_within_margin', `Δ = ${signed(e.delta)} is a real drop (p = ${pShown(e.p_value)}) but not shown to be beyond evaluation.max_regression ${m} (one-sided ${pct} upper bound ${signed(upper)})`);
-    return decided('no significant change', 'no_evidence', `no evidence of a change either way: the exact one-sided test over cases gives p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}`);
+    if (worse)
+      return decided(
+        'no significant change',
+        'drop_within_margin',
+        `Δ = ${signed(e.delta)} is a real drop (p = ${pShown(e.p_value)}) but not shown to be beyond evaluation.max_regression ${m} (one-sided ${pct} upper bound ${signed(upper)})`,
+      );
+    return decided(
+      'no significant change',
+      'no_evidence',
+      `no evidence of a change either way: the exact one-sided test over cases gives p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}`,
+    );
   }
   const drop = { upper, p_value: e.p_value };
   if (flagsRegression(drop, alpha, m)) {
@@ -472,10 +547,18 @@ export function decideComparison(
     );
   }
   if (lower > 0 && (e.p_value_better === null || e.p_value_better < alpha)) {
-    return decided('improved', 'evidence_of_improvement', `the one-sided ${pct} lower bound of Δ is ${signed(lower)} > 0 (p = ${pShown(e.p_value_better)})`);
+    return decided(
+      'improved',
+      'evidence_of_improvement',
+      `the one-sided ${pct} lower bound of Δ is ${signed(lower)} > 0 (p = ${pShown(e.p_value_better)})`,
+    );
   }
   if (significantDrop(drop, alpha)) {
-    return decided('no significant change', 'drop_within_margin', `Δ = ${signed(e.delta)} is a real drop (upper bound ${signed(upper)} < 0, p = ${pShown(e.p_value)}) but not shown to be beyond evaluation.max_regression ${m}`);
+    return decided(
+      'no significant change',
+      'drop_within_margin',
+      `Δ = ${signed(e.delta)} is a real drop (upper bound ${signed(upper)} < 0, p = ${pShown(e.p_value)}) but not shown to be beyond evaluation.max_regression ${m}`,
+    );
   }
   return decided(
     'no significant change',
@@ -491,7 +574,11 @@ export function decideComparison(
  * single-trial flip, a flip of trials that agree within runs, or one that many cases' noise would give,
  * is no evidence alone.
  */
-export function caseChangeLabel(change: { p_value: number | null }, direction: 'worse' | 'better', alpha: number): 'regressed' | 'improved' | 'changed' {
+export function caseChangeLabel(
+  change: { p_value: number | null },
+  direction: 'worse' | 'better',
+  alpha: number,
+): 'regressed' | 'improved' | 'changed' {
   const label = direction === 'worse' ? 'regressed' : 'improved';
   return change.p_value !== null && change.p_value < alpha ? label : 'changed';
 }
@@ -500,7 +587,8 @@ export function caseChangeLabel(change: { p_value: number | null }, direction: '
 
 /** A matrix run's exit code from its cells': a usage error (2), else a failed cell (1), else an inconclusive one (3), else 0. */
 export function matrixExitCode(codes: readonly number[]): number {
-  for (const code of [EXIT_CODES.usage, EXIT_CODES.fail, EXIT_CODES.inconclusive]) if (codes.includes(code)) return code;
+  for (const code of [EXIT_CODES.usage, EXIT_CODES.fail, EXIT_CODES.inconclusive])
+    if (codes.includes(code)) return code;
   return codes.find((c) => c !== 0) ?? EXIT_CODES.pass;
 }
 
@@ -529,27 +617,55 @@ export interface MatrixDecision<V extends string> {
  * (decideComparison, at a margin of 0) with the p-values adjusted over its family: `worse`, `better`, `none`
  * (no evidence either way) or `inconclusive` (errored or missing cases, nothing paired).
  */
-function familyDirection(e: FamilyEvidence, maxErrored: number): { direction: 'worse' | 'better' | 'none' | 'inconclusive'; reason: string } {
+function familyDirection(
+  e: FamilyEvidence,
+  maxErrored: number,
+): { direction: 'worse' | 'better' | 'none' | 'inconclusive'; reason: string } {
   const d = decideComparison(e, { maxRegression: 0, maxErrored, failOnRegression: false });
   if (d.verdict === 'inconclusive') return { direction: 'inconclusive', reason: d.reason };
   const delta = e.delta ?? 0;
   const of = (n: number) => `adjusted over ${n} comparison${n === 1 ? '' : 's'} of the family`;
-  if (d.verdict === 'regressed') return { direction: 'worse', reason: `Δ ${signed(delta)}, adjusted p(worse) = ${pShown(e.p_value)} < ${(1 - e.confidence).toFixed(2)} (${of(e.family.worse)})` };
-  if (d.verdict === 'improved') return { direction: 'better', reason: `Δ ${signed(delta)}, adjusted p(better) = ${pShown(e.p_value_better)} < ${(1 - e.confidence).toFixed(2)} (${of(e.family.better)})` };
-  return { direction: 'none', reason: `Δ ${signed(delta)}: no evidence either way after adjustment, p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}` };
+  if (d.verdict === 'regressed')
+    return {
+      direction: 'worse',
+      reason: `Δ ${signed(delta)}, adjusted p(worse) = ${pShown(e.p_value)} < ${(1 - e.confidence).toFixed(2)} (${of(e.family.worse)})`,
+    };
+  if (d.verdict === 'improved')
+    return {
+      direction: 'better',
+      reason: `Δ ${signed(delta)}, adjusted p(better) = ${pShown(e.p_value_better)} < ${(1 - e.confidence).toFixed(2)} (${of(e.family.better)})`,
+    };
+  return {
+    direction: 'none',
+    reason: `Δ ${signed(delta)}: no evidence either way after adjustment, p(worse) ${pShown(e.p_value)}, p(better) ${pShown(e.p_value_better)}`,
+  };
 }
 
 /** A lift's verdict: the skill `helps` or `hurts` the model only on evidence adjusted over the family of lifts. */
 export function decideLift(e: FamilyEvidence, maxErrored: number): MatrixDecision<LiftVerdict> {
   const { direction, reason } = familyDirection(e, maxErrored);
-  const verdict = direction === 'better' ? 'helps' : direction === 'worse' ? 'hurts' : direction === 'none' ? 'no detectable change' : 'inconclusive';
+  const verdict =
+    direction === 'better'
+      ? 'helps'
+      : direction === 'worse'
+        ? 'hurts'
+        : direction === 'none'
+          ? 'no detectable change'
+          : 'inconclusive';
   return { verdict, reason };
 }
 
 /** One model against another with the same skill, adjusted over the family of model pairs. */
 export function decideModelPair(e: FamilyEvidence, maxErrored: number): MatrixDecision<ModelPairVerdict> {
   const { direction, reason } = familyDirection(e, maxErrored);
-  const verdict = direction === 'better' ? 'better' : direction === 'worse' ? 'worse' : direction === 'none' ? 'no detectable difference' : 'inconclusive';
+  const verdict =
+    direction === 'better'
+      ? 'better'
+      : direction === 'worse'
+        ? 'worse'
+        : direction === 'none'
+          ? 'no detectable difference'
+          : 'inconclusive';
   return { verdict, reason };
 }
 
@@ -563,17 +679,31 @@ export function significantlyBetter(e: FamilyEvidence, maxErrored: number): bool
  * p-values adjusted across the gate's cells (the margin `evaluation.max_regression` as for one run), the
  * reason saying that the p-value is the adjusted one.
  */
-export function decideGateCell(e: FamilyEvidence, opts: { maxRegression: number; maxErrored: number; failOnRegression: boolean }): ComparisonDecision {
+export function decideGateCell(
+  e: FamilyEvidence,
+  opts: { maxRegression: number; maxErrored: number; failOnRegression: boolean },
+): ComparisonDecision {
   const d = decideComparison(e, opts);
   if (d.verdict === 'inconclusive') return d;
   const alpha = (1 - e.confidence).toFixed(2);
   const delta = `Δ ${signed(e.delta ?? 0)}`;
   if (d.verdict === 'regressed') {
-    const beyond = opts.maxRegression > 0 && e.bounds ? `, upper bound ${signed(e.bounds.upper)} below −${opts.maxRegression}` : '';
-    return { ...d, reason: `${delta}, p(worse) adjusted across ${plural(e.family.worse, 'cell')} ${pShown(e.p_value)} < ${alpha}${beyond}` };
+    const beyond =
+      opts.maxRegression > 0 && e.bounds ? `, upper bound ${signed(e.bounds.upper)} below −${opts.maxRegression}` : '';
+    return {
+      ...d,
+      reason: `${delta}, p(worse) adjusted across ${plural(e.family.worse, 'cell')} ${pShown(e.p_value)} < ${alpha}${beyond}`,
+    };
   }
-  if (d.verdict === 'improved') return { ...d, reason: `${delta}, p(better) adjusted across ${plural(e.family.better, 'cell')} ${pShown(e.p_value_better)} < ${alpha}` };
-  return { ...d, reason: `${delta}: ${d.rule === 'drop_within_margin' ? `a drop not shown to be beyond evaluation.max_regression ${opts.maxRegression}` : 'no evidence of a change'} after adjustment across cells (p(worse) ${pShown(e.p_value)})` };
+  if (d.verdict === 'improved')
+    return {
+      ...d,
+      reason: `${delta}, p(better) adjusted across ${plural(e.family.better, 'cell')} ${pShown(e.p_value_better)} < ${alpha}`,
+    };
+  return {
+    ...d,
+    reason: `${delta}: ${d.rule === 'drop_within_margin' ? `a drop not shown to be beyond evaluation.max_regression ${opts.maxRegression}` : 'no evidence of a change'} after adjustment across cells (p(worse) ${pShown(e.p_value)})`,
+  };
 }
 
 /** One cell of a matrix gate (`test --models … --baseline <matrix> --fail-on-regression`): its comparison with the baseline's cell. */
@@ -601,7 +731,10 @@ export interface MatrixGateDecision {
  * `--fail-on-regression`: a usage error of a cell (2) first, then 1 regressed, 3 inconclusive, else 0;
  * without it, the cells' own (matrixExitCode).
  */
-export function decideMatrixGate(cells: readonly MatrixGateCell[], opts: { failOnRegression: boolean; ownExit: number; unpaired: readonly string[] }): MatrixGateDecision {
+export function decideMatrixGate(
+  cells: readonly MatrixGateCell[],
+  opts: { failOnRegression: boolean; ownExit: number; unpaired: readonly string[] },
+): MatrixGateDecision {
   const regressed = cells.filter((c) => c.decision.verdict === 'regressed');
   const inconclusive = cells.filter((c) => c.decision.verdict === 'inconclusive');
   const named = (c: MatrixGateCell) => {
@@ -626,7 +759,12 @@ export function decideMatrixGate(cells: readonly MatrixGateCell[], opts: { failO
   }
   let exit = opts.ownExit;
   if (opts.failOnRegression && opts.ownExit !== EXIT_CODES.usage) {
-    exit = verdict === 'regressed' ? EXIT_CODES.fail : verdict === 'inconclusive' || opts.ownExit === EXIT_CODES.inconclusive ? EXIT_CODES.inconclusive : EXIT_CODES.pass;
+    exit =
+      verdict === 'regressed'
+        ? EXIT_CODES.fail
+        : verdict === 'inconclusive' || opts.ownExit === EXIT_CODES.inconclusive
+          ? EXIT_CODES.inconclusive
+          : EXIT_CODES.pass;
   }
   return { verdict, exit_code: exit, reason };
 }

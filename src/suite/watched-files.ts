@@ -47,14 +47,24 @@ function filePath(p: unknown): string | null {
  * `env.skill_init`, else the suite's seed skill, as in define.ts) and the dataset (`source`, when it is
  * a file rather than inline tasks).
  */
-export function suiteFiles(session: ProvidedSession, suite: string, source: unknown, seedSkill: string | URL | null): SuiteFiles {
+export function suiteFiles(
+  session: ProvidedSession,
+  suite: string,
+  source: unknown,
+  seedSkill: string | URL | null,
+): SuiteFiles {
   const override = session.skills[suite] ?? session.skills['*'];
   const skill = override ? filePath(override.path) : filePath(session.config.env.skill_init || seedSkill);
   return { suite, skill, dataset: Array.isArray(source) ? null : filePath(source) };
 }
 
 /** Record the suite's files on the test module being collected (no-op outside a collection). */
-export function recordSuiteFiles(session: ProvidedSession, suite: string, source: unknown, seedSkill: string | URL | null): void {
+export function recordSuiteFiles(
+  session: ProvidedSession,
+  suite: string,
+  source: unknown,
+  seedSkill: string | URL | null,
+): void {
   let meta: { skilloptFiles?: SuiteFiles[] } | undefined;
   try {
     // Vitest 4.1: the current suite's collector (`TestRunner`, public) knows its file; 4.0 has neither, and

@@ -189,7 +189,9 @@ function ensureDir(dir: string): boolean {
 function removeStale(file: string, holder: LockInfo): 'removed' | 'changed' | 'busy' {
   const guard = `${file}.takeover-${holder.token.replace(/[^\w-]/g, '')}`;
   try {
-    writeFileSync(guard, `${JSON.stringify({ pid: process.pid, host: hostname(), at: new Date().toISOString() })}\n`, { flag: 'wx' });
+    writeFileSync(guard, `${JSON.stringify({ pid: process.pid, host: hostname(), at: new Date().toISOString() })}\n`, {
+      flag: 'wx',
+    });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return 'busy';
     throw e;
@@ -253,7 +255,9 @@ export function acquireRunLock(dir: string, opts: AcquireOptions = {}): RunLock 
       if (holder === 'unreadable') {
         // only a hand-made file can be unreadable (locks are linked complete); give an editor a moment
         if (++unreadableSeen > 20) {
-          throw new RunLockError(`${displayPath(root)}: the lock file ${displayPath(file)} is not a skillopt lock; delete it if no skillopt run uses this folder`);
+          throw new RunLockError(
+            `${displayPath(root)}: the lock file ${displayPath(file)} is not a skillopt lock; delete it if no skillopt run uses this folder`,
+          );
         }
         sleep(10);
         continue;
@@ -267,7 +271,9 @@ export function acquireRunLock(dir: string, opts: AcquireOptions = {}): RunLock 
       }
       const taken = removeStale(file, holder);
       if (taken === 'removed') {
-        opts.log?.(`taking over the stale lock of ${displayPath(root)}: pid ${holder.pid} (started ${holder.started_at}) is gone`);
+        opts.log?.(
+          `taking over the stale lock of ${displayPath(root)}: pid ${holder.pid} (started ${holder.started_at}) is gone`,
+        );
       } else if (taken === 'busy') {
         sleep(Math.min(10, 1 + attempt)); // another process is removing it right now
       }

@@ -1,5 +1,9 @@
 /** Run `fn` over `items` with at most `workers` in flight; results keep the input order. */
-export async function mapPool<T, R>(items: readonly T[], workers: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapPool<T, R>(
+  items: readonly T[],
+  workers: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   let failed: unknown;

@@ -146,7 +146,8 @@ export class PyRandom {
 
   /** CPython 3.11 `_randbelow_with_getrandbits(n)`: uniform int in [0, n), n > 0 (rejection sampling). */
   randbelow(n: number): number {
-    if (!Number.isSafeInteger(n) || n <= 0) throw new RangeError(`randbelow(n) needs a positive safe integer, got ${n}`);
+    if (!Number.isSafeInteger(n) || n <= 0)
+      throw new RangeError(`randbelow(n) needs a positive safe integer, got ${n}`);
     const k = bitLength(n);
     let r = this.getrandbits(k);
     while (r >= n) r = this.getrandbits(k);

@@ -27,7 +27,10 @@ interface TaskNode {
  * Suites that failed themselves keep theirs. The run's own tree is not changed.
  * (Vitest's `reportSummary` prints the error summary, then the counts from the same tree.)
  */
-export function errorsOfFirstFailures<T extends TaskNode>(files: readonly T[], keep: number): { files: T[]; hidden: number } {
+export function errorsOfFirstFailures<T extends TaskNode>(
+  files: readonly T[],
+  keep: number,
+): { files: T[]; hidden: number } {
   let kept = 0;
   let hidden = 0;
   const prune = (task: TaskNode): TaskNode => {
@@ -65,7 +68,10 @@ function compact(Base: DefaultReporterClass) {
       }
       const shown = errorsOfFirstFailures(files, SHOWN_FAILURES);
       super.reportSummary(shown.files, errors);
-      if (shown.hidden > 0) this.error(`… and ${shown.hidden} more failed cases: the worst are in the skillopt table below, every case in results.jsonl\n`);
+      if (shown.hidden > 0)
+        this.error(
+          `… and ${shown.hidden} more failed cases: the worst are in the skillopt table below, every case in results.jsonl\n`,
+        );
     }
 
     private get large(): boolean {
@@ -86,10 +92,14 @@ function compact(Base: DefaultReporterClass) {
     protected override printTestModule(module: TestModule): void {
       this.listed = 0;
       super.printTestModule(module);
-      if (this.large && this.listed > SHOWN_FAILURES) this.log(`   … and ${this.listed - SHOWN_FAILURES} more failed cases`);
+      if (this.large && this.listed > SHOWN_FAILURES)
+        this.log(`   … and ${this.listed - SHOWN_FAILURES} more failed cases`);
     }
 
-    protected override printTestCase(moduleState: Parameters<DefaultReporter['printTestCase']>[0], test: TestCase): void {
+    protected override printTestCase(
+      moduleState: Parameters<DefaultReporter['printTestCase']>[0],
+      test: TestCase,
+    ): void {
       if (!this.large) {
         super.printTestCase(moduleState, test);
         return;

@@ -21,7 +21,13 @@ import type { LoadError, RunVerdict } from '../suite/verdict.ts';
 import { discardPrestarted } from './prestart.ts';
 import { watchMcpServers } from '../mcp/reaper.ts';
 import { CaseBudget } from '../cost/case-budget.ts';
-import { HOST_ENV_FLAG, type GateVerdict, type ProvidedSession, type SuiteManifest, type SuiteSelection } from '../contract/session.ts';
+import {
+  HOST_ENV_FLAG,
+  type GateVerdict,
+  type ProvidedSession,
+  type SuiteManifest,
+  type SuiteSelection,
+} from '../contract/session.ts';
 
 /** Everything one Vitest run produced, as the reporter saw it. */
 export interface RunResult {
@@ -141,7 +147,10 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
     })());
   if (simulatedRoles.length > 0 && opts.modelServer !== 'on-demand') await serverUrl();
   const cache = openModelCache(opts.config, { log: opts.log ?? ((l) => console.warn(l)) });
-  const caseBudget = opts.caseBudget && opts.config.env.max_cost > 0 ? new CaseBudget(opts.config.env.max_cost, opts.config.model.currency) : null;
+  const caseBudget =
+    opts.caseBudget && opts.config.env.max_cost > 0
+      ? new CaseBudget(opts.config.env.max_cost, opts.config.model.currency)
+      : null;
   const limiters = new Map<string, Limiter>();
   const gateway = openModelGateway({
     admission: caseBudget,
@@ -160,7 +169,8 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
     ...(opts.env ? { env: opts.env } : {}),
     cache,
     // a worker's copy of a simulated role may predate the server: it gets the server's address here
-    resolveRole: (role) => (role.backend === 'simulated' && !role.baseURL ? serverUrl().then((baseURL) => ({ ...role, baseURL })) : role),
+    resolveRole: (role) =>
+      role.backend === 'simulated' && !role.baseURL ? serverUrl().then((baseURL) => ({ ...role, baseURL })) : role,
   });
   // MCP servers the suites start in this process's worker threads: killed if a run leaves any (docs/agents.md#mcp)
   const mcpServers = watchMcpServers();
@@ -207,7 +217,11 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       cache?.recordRun(runLabel());
       cache?.close();
       // a server still starting is closed once it is up
-      if (starting) await starting.then(() => simServer?.close(), () => {});
+      if (starting)
+        await starting.then(
+          () => simServer?.close(),
+          () => {},
+        );
     },
   };
   installHost(host);

@@ -46,7 +46,7 @@ async function hostFor(options: SkillOptPluginOptions): Promise<{ host: SessionH
   if (existing) return { host: existing, owned: false };
   const path = findConfigPath(options.config);
   if (!path) return { host: null, owned: false };
-  const cfgOptions = options.cfgOptions ?? (process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? []);
+  const cfgOptions = options.cfgOptions ?? process.env.SKILLOPT_CFG_OPTIONS?.split(/\s+/).filter(Boolean) ?? [];
   const config = withProfilePrices(loadConfig({ path, cfgOptions }).config);
   const host = await openHost({ config, outDir: outRoot(config, 'test'), log: (l) => printOut(escapeControls(l)) });
   return { host, owned: true };
@@ -89,7 +89,11 @@ export function skillopt(options: SkillOptPluginOptions = {}): Vite.Plugin {
       const { host } = await open();
       const mine = user.test ?? {};
       if ('pool' in mine) discardPrestarted(); // another pool never takes over the warm pool's thread
-      const defaults: Record<string, unknown> = { include: ['**/*.skill.test.ts'], fileParallelism: false, pool: warmThreadsPool() };
+      const defaults: Record<string, unknown> = {
+        include: ['**/*.skill.test.ts'],
+        fileParallelism: false,
+        pool: warmThreadsPool(),
+      };
       if (host) {
         Object.assign(defaults, {
           testTimeout: caseTimeoutMs(host.session.roles),
@@ -115,7 +119,8 @@ export function skillopt(options: SkillOptPluginOptions = {}): Vite.Plugin {
         if (reporters.some(isDefaultReporter)) {
           const SkillConsoleReporter = await skillConsoleReporter();
           reporters.forEach((r, i) => {
-            if (isDefaultReporter(r)) reporters[i] = new SkillConsoleReporter(r[1] as ConstructorParameters<typeof SkillConsoleReporter>[0]);
+            if (isDefaultReporter(r))
+              reporters[i] = new SkillConsoleReporter(r[1] as ConstructorParameters<typeof SkillConsoleReporter>[0]);
           });
         }
         reporters.push(new SkillReporter(host));

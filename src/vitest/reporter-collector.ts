@@ -17,7 +17,14 @@ export type SerializedError = { message?: string; name?: string };
 export const GATE_TEST_NAME = 'suite gate';
 
 /** Errors that are a mistake in the user's input (dataset, config, scorer options): exit 2, not a crash. */
-const USAGE_ERRORS = new Set(['SkillOptError', 'ConfigError', 'DatasetError', 'ScorerError', 'SkillFormatError', 'McpStartError']);
+const USAGE_ERRORS = new Set([
+  'SkillOptError',
+  'ConfigError',
+  'DatasetError',
+  'ScorerError',
+  'SkillFormatError',
+  'McpStartError',
+]);
 
 /**
  * What a run's skill tests told the reporter, gathered case by case as results arrive. A merged blob
@@ -56,7 +63,12 @@ export class RunCollector {
     if (meta.skilloptOtherSuite) this.otherSuites.add(meta.skilloptOtherSuite);
     if (meta.skilloptUnmatched) this.unmatched.set(meta.skilloptUnmatched.suite, meta.skilloptUnmatched);
     if (meta.skilloptNotRun && selection) this.notRun.set(`${selection.suite}\u0000${test.name}`, meta.skilloptNotRun);
-    if (selKey && !meta.skillopt && test.name !== GATE_TEST_NAME && (test.options.mode === 'skip' || test.options.mode === 'todo')) {
+    if (
+      selKey &&
+      !meta.skillopt &&
+      test.name !== GATE_TEST_NAME &&
+      (test.options.mode === 'skip' || test.options.mode === 'todo')
+    ) {
       let set = this.skipped.get(selKey);
       if (!set) this.skipped.set(selKey, (set = new Set()));
       set.add(test.name);
@@ -124,15 +136,18 @@ export class RunCollector {
         const result = test.result();
         if (result.state === 'failed' && !meta.skillopt && !meta.skilloptGate) {
           // A test that failed before recording anything (a bug in a custom scorer or message builder).
-          for (const err of result.errors ?? []) loadErrors.push(loadError(`${mod.relativeModuleId} > ${test.name}`, err));
+          for (const err of result.errors ?? [])
+            loadErrors.push(loadError(`${mod.relativeModuleId} > ${test.name}`, err));
         }
       }
     }
-    for (const err of unhandled) loadErrors.push({ message: `unhandled error: ${oneLine(err.message ?? '')}`, usage: false });
+    for (const err of unhandled)
+      loadErrors.push({ message: `unhandled error: ${oneLine(err.message ?? '')}`, usage: false });
     const records = this.orderedRecords();
     const selections = this.suiteSelections();
     if (opts.nameFilter) {
-      for (const s of selections) if (!s.filters.some((f) => f.startsWith('-t '))) s.filters = [...s.filters, `-t ${opts.nameFilter}`];
+      for (const s of selections)
+        if (!s.filters.some((f) => f.startsWith('-t '))) s.filters = [...s.filters, `-t ${opts.nameFilter}`];
     }
     // The gate is decided here, on the cases that ran, even when a filter left the `suite gate` case out.
     const gates = selections
@@ -142,11 +157,22 @@ export class RunCollector {
         return evaluateGate(s.suite, scoreStats(rows), s.gate!, rows);
       });
     for (const g of this.gates.values()) if (!gates.some((x) => x.suite === g.suite)) gates.push(g);
-    const skillRun = records.length > 0 || selections.length > 0 || this.manifests.size > 0 || this.otherSuites.size > 0 || this.unmatched.size > 0;
+    const skillRun =
+      records.length > 0 ||
+      selections.length > 0 ||
+      this.manifests.size > 0 ||
+      this.otherSuites.size > 0 ||
+      this.unmatched.size > 0;
     if (this.unmatched.size > 0 && selections.length === 0 && records.length === 0 && loadErrors.length === 0) {
       loadErrors.push({ message: unmatchedLine([...this.unmatched.values()]), usage: true });
     }
-    if (skillRun && selections.length === 0 && records.length === 0 && this.manifests.size === 0 && loadErrors.length === 0) {
+    if (
+      skillRun &&
+      selections.length === 0 &&
+      records.length === 0 &&
+      this.manifests.size === 0 &&
+      loadErrors.length === 0
+    ) {
       const wanted = host?.session.config.env.name;
       loadErrors.push({
         message: `no skill suite ran${wanted ? `: env.name '${wanted}' names none of the suites found (${[...this.otherSuites].sort().join(', ')})` : ''}`,
@@ -202,7 +228,10 @@ export function suiteLoaded(mod: TestModule): boolean {
 /** `-t x: the pattern matched none of the 30 tasks of suite 'mini' (…)`: one line for every suite it missed. */
 function unmatchedLine(missed: UnmatchedPattern[]): string {
   const tasks = missed.reduce((n, m) => n + m.tasks, 0);
-  const suites = missed.map((m) => `'${m.suite}'`).sort().join(', ');
+  const suites = missed
+    .map((m) => `'${m.suite}'`)
+    .sort()
+    .join(', ');
   const within = [...new Set(missed.flatMap((m) => m.filters))];
   const example = missed.find((m) => m.example)?.example;
   return (

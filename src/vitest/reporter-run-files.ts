@@ -10,7 +10,12 @@ import type { RunResult } from './host.ts';
 
 /** The run's summary: scores with their counts, gates, what was selected, and the verdict. */
 export function summarize(result: RunResult): RunSummary {
-  return runSummary(result.records, { wallTimeS: result.wallTimeS, gates: result.gates, selections: result.selections, verdict: result.verdict });
+  return runSummary(result.records, {
+    wallTimeS: result.wallTimeS,
+    gates: result.gates,
+    selections: result.selections,
+    verdict: result.verdict,
+  });
 }
 
 function* jsonLines(records: readonly CaseRecord[]): Generator<string> {
@@ -25,7 +30,10 @@ export async function writeRunFiles(outDir: string, result: RunResult): Promise<
   const { writeRunReport } = await reportModule();
   const summary = summarize(result);
   writeLinesAtomic(join(outDir, 'results.jsonl'), jsonLines(result.records));
-  writeJsonAtomic(join(outDir, 'summary.json'), buildRunFile(RunSummarySchema, { ...summary, errors: result.errors }, 'summary.json'));
+  writeJsonAtomic(
+    join(outDir, 'summary.json'),
+    buildRunFile(RunSummarySchema, { ...summary, errors: result.errors }, 'summary.json'),
+  );
   writeRunReport(outDir, { kind: 'test', records: result.records, summary });
   return summary;
 }

@@ -39,7 +39,8 @@ export class TextPool {
     record.skill_hash = this.word(record.skill_hash);
     if (record.split !== null) record.split = this.word(record.split) as SplitName;
     if (record.task_type !== null) record.task_type = this.word(record.task_type);
-    if (typeof record.expected === 'string' && record.expected.length <= 80) record.expected = this.word(record.expected);
+    if (typeof record.expected === 'string' && record.expected.length <= 80)
+      record.expected = this.word(record.expected);
   }
 }
 

@@ -11,7 +11,14 @@ import { displayPath } from '../util/paths.ts';
 import { currentHost, type SessionHost } from './host.ts';
 import { takeOverFileShard } from '../vitest-internals.ts';
 import { caseOutcomes } from '../suite/summary.ts';
-import { casesSpanS, GATE_TEST_NAME, rowsOf, RunCollector, suiteLoaded, type SerializedError } from './reporter-collector.ts';
+import {
+  casesSpanS,
+  GATE_TEST_NAME,
+  rowsOf,
+  RunCollector,
+  suiteLoaded,
+  type SerializedError,
+} from './reporter-collector.ts';
 import { renderTable } from './reporter-table.ts';
 import { reportModule, summarize, writeRunFiles } from './reporter-run-files.ts';
 import { printable } from '../util/print.ts';
@@ -80,7 +87,9 @@ export class SkillReporter implements Reporter {
     if (this.done >= this.nextProgress + step) {
       this.nextProgress = this.done - (this.done % step);
       this.log(
-        pc.dim(`[skillopt] ${this.done}/${this.expected} cases · ${this.passed} pass · ${this.failed} fail · ${this.errored} errored`),
+        pc.dim(
+          `[skillopt] ${this.done}/${this.expected} cases · ${this.passed} pass · ${this.failed} fail · ${this.errored} errored`,
+        ),
       );
     }
   }
@@ -97,7 +106,11 @@ export class SkillReporter implements Reporter {
     // A merged blob report replays in milliseconds: then the cases' own time span is the better figure.
     const wall = Math.max((performance.now() - this.started) / 1000, casesSpanS(modules));
     const pattern = this.vitest?.config?.testNamePattern;
-    const result = this.collector.result(modules, unhandled, wall, { nameFilter: pattern ? pattern.source : null, cancelled: reason === 'interrupted', host });
+    const result = this.collector.result(modules, unhandled, wall, {
+      nameFilter: pattern ? pattern.source : null,
+      cancelled: reason === 'interrupted',
+      host,
+    });
     host?.sink?.(result);
     if (host?.quiet || !result.skillRun) return;
     // The verdict decides the exit code of a run of skill suites (3 = inconclusive, 2 = our input is wrong).
@@ -117,7 +130,8 @@ export class SkillReporter implements Reporter {
    */
   private takeOverShard(specifications: ReadonlyArray<TestSpecification>): void {
     const host = this.host;
-    if (!this.vitest || !host || specifications.length === 0 || !specifications.every((s) => isSkillFile(s.moduleId))) return;
+    if (!this.vitest || !host || specifications.length === 0 || !specifications.every((s) => isSkillFile(s.moduleId)))
+      return;
     const shard = takeOverFileShard(this.vitest);
     if (!shard) return;
     host.session = { ...host.session, shard };

@@ -27,7 +27,9 @@ export function parseVitestArgs(args: string[]): { filters: string[]; options: R
   // Vitest's html reporter is its UI (it needs @vitest/ui); skillopt writes its own report.html
   const reporters = ([] as unknown[]).concat(rest.reporter ?? [], rest.reporters ?? []);
   if (reporters.some((r) => r === 'html' || (Array.isArray(r) && r[0] === 'html'))) {
-    throw new SkillOptError("--reporter=html is not supported (it is Vitest's UI report and needs @vitest/ui): every skillopt run writes report.html into its output folder; regenerate one with npx skillopt report <dir>");
+    throw new SkillOptError(
+      "--reporter=html is not supported (it is Vitest's UI report and needs @vitest/ui): every skillopt run writes report.html into its output folder; regenerate one with npx skillopt report <dir>",
+    );
   }
   return { filters: filter, options: rest };
 }
@@ -38,7 +40,8 @@ export function parseVitestArgs(args: string[]): { filters: string[]; options: R
  * skill file loads and each suite whose name differs registers nothing (src/suite/define.ts).
  */
 export function defaultFilters(envName: string, root = process.cwd()): string[] {
-  return envName && hasFileNamed(root, new RegExp(`^${envName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.skill\\.test\\.[cm]?[jt]s$`))
+  return envName &&
+    hasFileNamed(root, new RegExp(`^${envName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.skill\\.test\\.[cm]?[jt]s$`))
     ? [`${envName}.skill.test`]
     : ['.skill.test'];
 }
@@ -54,7 +57,16 @@ function hasFileNamed(root: string, name: RegExp, depth = 8): boolean {
     return false;
   }
   if (entries.some((e) => e.isFile() && name.test(e.name))) return true;
-  return depth > 0 && entries.some((e) => e.isDirectory() && !e.name.startsWith('.') && !SKIPPED_DIRS.has(e.name) && hasFileNamed(join(root, e.name), name, depth - 1));
+  return (
+    depth > 0 &&
+    entries.some(
+      (e) =>
+        e.isDirectory() &&
+        !e.name.startsWith('.') &&
+        !SKIPPED_DIRS.has(e.name) &&
+        hasFileNamed(join(root, e.name), name, depth - 1),
+    )
+  );
 }
 
 let opening: Promise<unknown> = Promise.resolve();
@@ -104,7 +116,9 @@ export class SuiteRunner {
       // Reporters and the coverage provider, without running a test: `standalone()` since Vitest 4.1, `init()` in 4.0.
       const standalone = (vitest as Partial<Pick<Vitest, 'standalone'>>).standalone;
       await (standalone ? standalone.call(vitest) : (vitest as unknown as { init(): Promise<void> }).init());
-      const specs = (await vitest.globTestSpecifications(filters)).filter((s) => /\.skill\.test\.[cm]?[jt]s$/.test(s.moduleId));
+      const specs = (await vitest.globTestSpecifications(filters)).filter((s) =>
+        /\.skill\.test\.[cm]?[jt]s$/.test(s.moduleId),
+      );
       if (specs.length === 0) {
         throw new SkillOptError(
           `no skill suite matches ${filters.map((f) => `'${f}'`).join(', ')} (expected a *.skill.test.ts file; is env.name right?)`,
@@ -139,7 +153,10 @@ export class SuiteRunner {
       // Vitest marks the process failed when a case fails; rollouts judge results themselves.
       process.exitCode = exitCode;
     }
-    if (!captured) throw new SkillOptError('the skillopt reporter did not report the run (is the skillopt() plugin in the vitest config?)');
+    if (!captured)
+      throw new SkillOptError(
+        'the skillopt reporter did not report the run (is the skillopt() plugin in the vitest config?)',
+      );
     return captured;
   }
 

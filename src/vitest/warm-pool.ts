@@ -14,7 +14,14 @@
  */
 import type { Writable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
-import type { PoolOptions, PoolRunnerInitializer, PoolWorker, Vitest, WorkerRequest, WorkerResponse } from 'vitest/node';
+import type {
+  PoolOptions,
+  PoolRunnerInitializer,
+  PoolWorker,
+  Vitest,
+  WorkerRequest,
+  WorkerResponse,
+} from 'vitest/node';
 import { compiledSibling } from '../util/paths.ts';
 import { threadKey } from '../vitest-internals.ts';
 import { takePrestarted } from './prestart.ts';

@@ -94,7 +94,10 @@ export class SkillWatch implements Reporter {
   /** One line naming the watched files, whenever that list changes (not when the host is quiet). */
   private announce(): void {
     const files = [...new Set([...this.uses.values()].flatMap((s) => [...s]))];
-    const line = files.map((f) => displayPath(f)).sort().join(', ');
+    const line = files
+      .map((f) => displayPath(f))
+      .sort()
+      .join(', ');
     if (!files.length || line === this.announced || this.host.quiet) return;
     this.announced = line;
     this.vitest.logger.log(`[skillopt] watching ${line}: editing one reruns the suites that use it`);
@@ -114,11 +117,15 @@ export class SkillWatch implements Reporter {
     try {
       text = readFileSync(override.path, 'utf8');
     } catch (e) {
-      this.vitest.logger.error(`[skillopt] cannot read the skill ${displayPath(override.path)} (${(e as Error).message}); rerunning with its previous text`);
+      this.vitest.logger.error(
+        `[skillopt] cannot read the skill ${displayPath(override.path)} (${(e as Error).message}); rerunning with its previous text`,
+      );
       return override;
     }
     if (!text.trim()) {
-      this.vitest.logger.error(`[skillopt] the skill ${displayPath(override.path)} is empty; rerunning with its previous text`);
+      this.vitest.logger.error(
+        `[skillopt] the skill ${displayPath(override.path)} is empty; rerunning with its previous text`,
+      );
       return override;
     }
     return text === override.text ? override : { ...override, text };

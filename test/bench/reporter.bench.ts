@@ -16,6 +16,10 @@ const outDir = mkdtempSync(join(tmpdir(), 'skillopt-bench-'));
 
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
-benchmark('reporter', (bench) => {
-  bench.add(`handle a run of ${N} cases (per case = mean / ${N})`, async () => void (await reportRun(run, outDir)));
-}, { time: 2000 });
+benchmark(
+  'reporter',
+  (bench) => {
+    bench.add(`handle a run of ${N} cases (per case = mean / ${N})`, async () => void (await reportRun(run, outDir)));
+  },
+  { time: 2000 },
+);

@@ -11,10 +11,27 @@ import type { ChatMessage } from '../../src/types.ts';
 import { benchmark } from './benchmark.ts';
 
 const TURNS = 10;
-const usage = { calls: 1, attempts: 1, prompt_tokens: 100, completion_tokens: 20, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 };
+const usage = {
+  calls: 1,
+  attempts: 1,
+  prompt_tokens: 100,
+  completion_tokens: 20,
+  cached_prompt_tokens: 0,
+  reasoning_tokens: null,
+  cost: null,
+  call_ms: 0,
+};
 const tools = {
-  read_file: tool({ description: 'Read a file', input: z.object({ path: z.string() }), handler: ({ path }) => `contents of ${path}\n`.repeat(20) }),
-  run_command: tool({ description: 'Run a command', input: z.object({ cmd: z.string(), cwd: z.string().optional() }), handler: ({ cmd }) => ({ cmd, exit: 0, out: 'ok' }) }),
+  read_file: tool({
+    description: 'Read a file',
+    input: z.object({ path: z.string() }),
+    handler: ({ path }) => `contents of ${path}\n`.repeat(20),
+  }),
+  run_command: tool({
+    description: 'Run a command',
+    input: z.object({ cmd: z.string(), cwd: z.string().optional() }),
+    handler: ({ cmd }) => ({ cmd, exit: 0, out: 'ok' }),
+  }),
 };
 const model: CallModel = async (messages: ChatMessage[]) => {
   const turn = messages.filter((m) => m.role === 'assistant').length + 1;
@@ -29,8 +46,18 @@ const model: CallModel = async (messages: ChatMessage[]) => {
     ],
   };
 };
-const messages: ChatMessage[] = [{ role: 'system', content: 'skill' }, { role: 'user', content: 'do it' }];
+const messages: ChatMessage[] = [
+  { role: 'system', content: 'skill' },
+  { role: 'user', content: 'do it' },
+];
 
-benchmark('tool loop', (bench) => {
-  bench.add(`one case of ${TURNS} turns, 2 calls per turn (per turn = mean / ${TURNS})`, async () => void (await runToolLoop(model, messages, { tools, state: {} })));
-}, { time: 2000 });
+benchmark(
+  'tool loop',
+  (bench) => {
+    bench.add(
+      `one case of ${TURNS} turns, 2 calls per turn (per turn = mean / ${TURNS})`,
+      async () => void (await runToolLoop(model, messages, { tools, state: {} })),
+    );
+  },
+  { time: 2000 },
+);

@@ -21,7 +21,9 @@ interface Spec {
 }
 type Task = SkillTask<string> & Spec;
 
-const tasks = loadTasks<string>(join(import.meta.dirname, '..', '..', 'benchmarks', 'mcp-workspace', 'tasks.json'), { suite: 'mcp-workspace' }) as Task[];
+const tasks = loadTasks<string>(join(import.meta.dirname, '..', '..', 'benchmarks', 'mcp-workspace', 'tasks.json'), {
+  suite: 'mcp-workspace',
+}) as Task[];
 const of = (procedure: string) => tasks.filter((t) => t.procedure === procedure);
 
 describe('mcp-workspace data', () => {
@@ -29,14 +31,25 @@ describe('mcp-workspace data', () => {
     expect(tasks).toHaveLength(48);
     const procedures = [...new Set(tasks.map((t) => t.procedure))];
     expect(procedures).toHaveLength(8);
-    for (const p of procedures) expect(of(p).map((t) => t.split).sort(), p).toEqual(['test', 'test', 'train', 'train', 'val', 'val']);
+    for (const p of procedures)
+      expect(
+        of(p)
+          .map((t) => t.split)
+          .sort(),
+        p,
+      ).toEqual(['test', 'test', 'train', 'train', 'val', 'val']);
   });
 
   test("a read call's file is in the workspace; a folder to create is not", () => {
     for (const t of tasks) {
       for (const c of t.calls) {
-        if (c.name === 'read_text_file') expect(t.files[c.args.path as string], `${t.id} ${String(c.args.path)}`).toBeDefined();
-        if (c.name === 'create_directory') expect(Object.keys(t.files).some((f) => f.startsWith(`${String(c.args.path)}/`)), t.id).toBe(false);
+        if (c.name === 'read_text_file')
+          expect(t.files[c.args.path as string], `${t.id} ${String(c.args.path)}`).toBeDefined();
+        if (c.name === 'create_directory')
+          expect(
+            Object.keys(t.files).some((f) => f.startsWith(`${String(c.args.path)}/`)),
+            t.id,
+          ).toBe(false);
       }
     }
   });
@@ -63,14 +76,21 @@ describe('mcp-workspace data', () => {
       expect(firstToken('path', t.files['migrations/journal.log']!), t.id).toBe(t.report[0]);
       expect(firstToken('path', t.input), t.id).toBeNull();
       const asked = Number(firstToken('number', t.input));
-      const newer = Object.keys(t.files).filter((f) => /^migrations\/\d{4}_/.test(f) && Number(f.slice(11, 15)) > asked);
+      const newer = Object.keys(t.files).filter(
+        (f) => /^migrations\/\d{4}_/.test(f) && Number(f.slice(11, 15)) > asked,
+      );
       expect(newer, t.id).toEqual([`migrations/${t.report[0]}`]);
     }
   });
 
   test('one file of each invoice workspace matches **/*invoice*; the last deploy is the first quoted string of the history', () => {
-    for (const t of of('invoice-template')) expect(Object.keys(t.files).filter((f) => /invoice/.test(f.split('/').pop()!)), t.id).toEqual(t.report);
-    for (const t of of('deploy-version')) expect(firstToken('string', t.files['deploy/history.log']!.split('\n')[0]!), t.id).toBe(t.state.contains![0]);
+    for (const t of of('invoice-template'))
+      expect(
+        Object.keys(t.files).filter((f) => /invoice/.test(f.split('/').pop()!)),
+        t.id,
+      ).toEqual(t.report);
+    for (const t of of('deploy-version'))
+      expect(firstToken('string', t.files['deploy/history.log']!.split('\n')[0]!), t.id).toBe(t.state.contains![0]);
   });
 
   test('a report folder is the first path of its input', () => {

@@ -50,7 +50,9 @@ describe.concurrent('skillopt CLI basics', () => {
   });
 
   test('every command that reads a config lists --model-cache in its help', async () => {
-    const helps = await Promise.all(['test', 'train', 'eval', 'compare', 'cache', 'config'].map((c) => cli([c, '--help'])));
+    const helps = await Promise.all(
+      ['test', 'train', 'eval', 'compare', 'cache', 'config'].map((c) => cli([c, '--help'])),
+    );
     for (const h of helps) {
       expect(h.code).toBe(0);
       expect(h.stdout).toMatch(/^ {2}--model-cache rw\|ro\|off\|replay\b/m);

@@ -4,7 +4,12 @@ import { HeldOutput } from '../../src/cli/held-output.ts';
 /** A stand-in for process.stdout: records what reaches it. */
 function target(isTTY: boolean) {
   const written: string[] = [];
-  const stream = { isTTY, columns: 120, rows: 40, write: (chunk: string | Uint8Array) => (written.push(String(chunk)), true) };
+  const stream = {
+    isTTY,
+    columns: 120,
+    rows: 40,
+    write: (chunk: string | Uint8Array) => (written.push(String(chunk)), true),
+  };
   return { written, stream: stream as unknown as NodeJS.WriteStream };
 }
 

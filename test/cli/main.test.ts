@@ -7,8 +7,12 @@ test('an unknown command: one line naming it, with a did-you-mean when a command
   expect(near.code).toBe(2);
   expect(near.stdout).toBe('');
   expect(near.stderr).toBe("skillopt: error: unknown command 'evl' (did you mean eval?); see skillopt --help\n");
-  expect((await cli(['sim-sever'])).stderr).toBe("skillopt: error: unknown command 'sim-sever' (did you mean sim-server?); see skillopt --help\n");
-  expect((await cli(['frobnicate'])).stderr).toBe("skillopt: error: unknown command 'frobnicate'; see skillopt --help\n");
+  expect((await cli(['sim-sever'])).stderr).toBe(
+    "skillopt: error: unknown command 'sim-sever' (did you mean sim-server?); see skillopt --help\n",
+  );
+  expect((await cli(['frobnicate'])).stderr).toBe(
+    "skillopt: error: unknown command 'frobnicate'; see skillopt --help\n",
+  );
 });
 
 test('main runs a command with the streams and environment it is given, and prints an error rather than throwing it', async () => {

@@ -5,14 +5,23 @@ import { diffNames } from '../../src/cli/optimize.ts';
 
 describe('diffNames', () => {
   test('a skill inside the project: its relative path (POSIX separators) on both sides', () => {
-    expect(diffNames(join('/proj', 'skills', 'x', 'initial.md'), '/proj')).toEqual({ oldName: 'skills/x/initial.md', newName: 'skills/x/initial.md' });
+    expect(diffNames(join('/proj', 'skills', 'x', 'initial.md'), '/proj')).toEqual({
+      oldName: 'skills/x/initial.md',
+      newName: 'skills/x/initial.md',
+    });
   });
 
   test('a skill outside the project: the generic names', () => {
-    expect(diffNames('/elsewhere/skill.md', '/proj')).toEqual({ oldName: 'initial_skill.md', newName: 'best_skill.md' });
+    expect(diffNames('/elsewhere/skill.md', '/proj')).toEqual({
+      oldName: 'initial_skill.md',
+      newName: 'best_skill.md',
+    });
   });
 
   test('a skill served over MCP: the generic names (nothing in the project to patch)', () => {
-    expect(diffNames('mcp:notes:skill://release-notes/SKILL.md', '/proj')).toEqual({ oldName: 'initial_skill.md', newName: 'best_skill.md' });
+    expect(diffNames('mcp:notes:skill://release-notes/SKILL.md', '/proj')).toEqual({
+      oldName: 'initial_skill.md',
+      newName: 'best_skill.md',
+    });
   });
 });

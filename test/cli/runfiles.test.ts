@@ -22,7 +22,6 @@ function copyOf(name: string): string {
   return dir;
 }
 
-
 describe('run folders of the previous release', () => {
   test('an eval and an optimize run folder show and report', async () => {
     for (const name of ['eval', 'optimize']) {
@@ -53,14 +52,28 @@ describe('run folders of the previous release', () => {
     const r = await cli(['compare', join(opt, 'test_eval_baseline'), opt, '--json']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ n_paired: 5, baseline: { split: 'test' }, candidate: { split: 'test' } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      n_paired: 5,
+      baseline: { split: 'test' },
+      candidate: { split: 'test' },
+    });
   });
 });
 
 describe('hand-written results rows', () => {
   test('rows with only suite, id, split, pass, hard, soft, trial, error_kind and usage compare', async () => {
     const row = (id: string, pass: boolean, trial: number) =>
-      JSON.stringify({ suite: 'hand', id, split: 'test', pass, hard: pass ? 1 : 0, soft: pass ? 1 : 0, trial, error_kind: null, usage: { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 1 } });
+      JSON.stringify({
+        suite: 'hand',
+        id,
+        split: 'test',
+        pass,
+        hard: pass ? 1 : 0,
+        soft: pass ? 1 : 0,
+        trial,
+        error_kind: null,
+        usage: { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 1 },
+      });
     const ids = Array.from({ length: 12 }, (_, i) => `case-${i}`);
     const dir = tmp.make('hand');
     const base = join(dir, 'base.jsonl');
@@ -70,8 +83,18 @@ describe('hand-written results rows', () => {
     const r = await cli(['compare', base, cand, '--fail-on-regression', '--json', '--out', dir]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(1);
-    const json = JSON.parse(r.stdout) as { verdict: string; n_paired: number; counts: { regressed: number }; baseline: { trials: number } };
-    expect(json).toMatchObject({ verdict: 'regressed', n_paired: 12, counts: { regressed: 10 }, baseline: { trials: 2 } });
+    const json = JSON.parse(r.stdout) as {
+      verdict: string;
+      n_paired: number;
+      counts: { regressed: number };
+      baseline: { trials: number };
+    };
+    expect(json).toMatchObject({
+      verdict: 'regressed',
+      n_paired: 12,
+      counts: { regressed: 10 },
+      baseline: { trials: 2 },
+    });
   });
 });
 

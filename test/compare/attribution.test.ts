@@ -1,12 +1,29 @@
 import { describe, expect, it } from 'vitest';
-import { attribute, defaultBudget, type AttributeOptions, type ChangedCase, type VariantEvaluator } from '../../src/compare/attribution.ts';
+import {
+  attribute,
+  defaultBudget,
+  type AttributeOptions,
+  type ChangedCase,
+  type VariantEvaluator,
+} from '../../src/compare/attribution.ts';
 import { LOOKS } from '../../src/compare/blame-test.ts';
 import { skillChange } from '../../src/skill/units.ts';
 import { familyAdjusted } from '../../src/stats/multiplicity.ts';
 import { stableHash32 } from '../../src/util/rng.ts';
 
-const SEED = ['# Triage', '', '- When the input mentions `login`, answer `auth`.', '- When the input mentions `invoice`, answer `billing`.', ''].join('\n');
-const LEARNED = ['- When the input mentions `crash`, answer `mobile`.', '- When the input mentions `deploy`, answer `infra`.', '- When the input mentions `invoice failed`, answer `payments`.', '- When the input mentions `refund`, answer `payments`.'];
+const SEED = [
+  '# Triage',
+  '',
+  '- When the input mentions `login`, answer `auth`.',
+  '- When the input mentions `invoice`, answer `billing`.',
+  '',
+].join('\n');
+const LEARNED = [
+  '- When the input mentions `crash`, answer `mobile`.',
+  '- When the input mentions `deploy`, answer `infra`.',
+  '- When the input mentions `invoice failed`, answer `payments`.',
+  '- When the input mentions `refund`, answer `payments`.',
+];
 const CANDIDATE = SEED.replace('answer `billing`.\n', `answer \`billing\`.\n${LEARNED.join('\n')}\n`);
 
 /**
@@ -16,13 +33,28 @@ const CANDIDATE = SEED.replace('answer `billing`.\n', `answer \`billing\`.\n${LE
  * `crash-1` passes 0.9 with u1 and 0.1 without; `both-1` passes 0.9 only without u2 and u4 both; `flip-*`
  * pass 0.5 whatever the text (their flips are noise). Every (text, case, sample) asked is recorded.
  */
-function world(asked: string[] = [], log: Array<{ reverted: string; samples: readonly number[] }> = []): VariantEvaluator {
+function world(
+  asked: string[] = [],
+  log: Array<{ reverted: string; samples: readonly number[] }> = [],
+): VariantEvaluator {
   return async ({ reverted, text }, cases, samples) => {
     log.push({ reverted: reverted === null ? 'baseline' : reverted.join(','), samples });
     const has = (line: string) => text.includes(line);
     const counts = new Map<string, { passes: number; scored: number }>();
     for (const c of cases) {
-      const p = c.id.startsWith('inv-') ? (has(LEARNED[2]!) ? 0.1 : 0.9) : c.id === 'crash-1' ? (has(LEARNED[0]!) ? 0.9 : 0.1) : c.id === 'both-1' ? (has(LEARNED[1]!) || has(LEARNED[3]!) ? 0.1 : 0.9) : 0.5;
+      const p = c.id.startsWith('inv-')
+        ? has(LEARNED[2]!)
+          ? 0.1
+          : 0.9
+        : c.id === 'crash-1'
+          ? has(LEARNED[0]!)
+            ? 0.9
+            : 0.1
+          : c.id === 'both-1'
+            ? has(LEARNED[1]!) || has(LEARNED[3]!)
+              ? 0.1
+              : 0.9
+            : 0.5;
       let passes = 0;
       for (const t of samples) {
         asked.push(`${text}\u0000${c.id}\u0000${t}`);
@@ -34,13 +66,32 @@ function world(asked: string[] = [], log: Array<{ reverted: string; samples: rea
   };
 }
 
-const changed = (id: string, direction: ChangedCase['direction']): ChangedCase => ({ suite: 'triage', id, direction, callsPerSample: 1 });
-const opts = (over: Partial<AttributeOptions> = {}): AttributeOptions => ({ budget: 100_000, alpha: 0.05, deterministic: false, firstSample: 3, baselineText: SEED, ...over });
+const changed = (id: string, direction: ChangedCase['direction']): ChangedCase => ({
+  suite: 'triage',
+  id,
+  direction,
+  callsPerSample: 1,
+});
+const opts = (over: Partial<AttributeOptions> = {}): AttributeOptions => ({
+  budget: 100_000,
+  alpha: 0.05,
+  deterministic: false,
+  firstSample: 3,
+  baselineText: SEED,
+  ...over,
+});
 const ids = (list: ReadonlyArray<{ id: string }>) => list.map((c) => c.id);
 
 describe('attributing changed cases to units', () => {
   const change = skillChange(SEED, CANDIDATE);
-  const cases = [changed('crash-1', 'fixed'), changed('inv-2', 'regressed'), changed('inv-1', 'regressed'), changed('both-1', 'regressed'), changed('flip-1', 'regressed'), changed('flip-2', 'fixed')];
+  const cases = [
+    changed('crash-1', 'fixed'),
+    changed('inv-2', 'regressed'),
+    changed('inv-1', 'regressed'),
+    changed('both-1', 'regressed'),
+    changed('flip-1', 'regressed'),
+    changed('flip-2', 'fixed'),
+  ];
 
   it('blames the planted unit for the cases it broke, credits the fix and the combo, and leaves the noise flips unblamed', async () => {
     expect(change.units.map((u) => u.text)).toEqual(LEARNED);
@@ -95,7 +146,12 @@ describe('attributing changed cases to units', () => {
     expect(runs[0]).toEqual(runs[1]);
     expect(runs[0]!.calls).toBeLessThanOrEqual(small);
     expect(runs[0]!.unexplained.some((c) => c.reason === 'budget')).toBe(true);
-    const full = await attribute(change, cases, world(), opts({ budget: defaultBudget(cases, change.units.length, false) }));
+    const full = await attribute(
+      change,
+      cases,
+      world(),
+      opts({ budget: defaultBudget(cases, change.units.length, false) }),
+    );
     expect(full.unexplained).toEqual([]);
   });
 
@@ -110,12 +166,17 @@ describe('attributing changed cases to units', () => {
         const p = text === SEED ? 0.9 : reverted?.includes('u2') && !confirming ? 0.9 : 0.3;
         let passes = 0;
         for (const t of samples) if (stableHash32(text, String(t)) / 2 ** 32 < p) passes++;
-        return { counts: new Map(batch.map((c) => [`${c.suite}\u0000${c.id}`, { passes, scored: samples.length }])), calls: samples.length };
+        return {
+          counts: new Map(batch.map((c) => [`${c.suite}\u0000${c.id}`, { passes, scored: samples.length }])),
+          calls: samples.length,
+        };
       },
       opts(),
     );
     expect(got.units.every((u) => u.breaks.length === 0)).toBe(true);
-    expect(got.unexplained).toEqual([expect.objectContaining({ id: 'weak-1', reason: 'not_confirmed', units: ['u2'] })]);
+    expect(got.unexplained).toEqual([
+      expect.objectContaining({ id: 'weak-1', reason: 'not_confirmed', units: ['u2'] }),
+    ]);
     const u = got.unexplained[0]!;
     expect(u.p_adjusted).toBeGreaterThanOrEqual(0.05);
     expect(u.reverted!.scored).toBe(u.candidate!.scored);
@@ -125,12 +186,20 @@ describe('attributing changed cases to units', () => {
   it('a flip that reverting every unit does not restore (the change is outside the units) is outside_units', async () => {
     const frontmatter = `---\nname: triage\n---\n${SEED}`;
     const moved = skillChange(frontmatter, `---\nname: triage-2\n---\n${CANDIDATE}`);
-    const got = await attribute(moved, [changed('fm-1', 'regressed')], async ({ text }, batch, samples) => {
-      const p = text.includes('name: triage\n') ? 0.9 : 0.1;
-      let passes = 0;
-      for (const t of samples) if (stableHash32(text, String(t)) / 2 ** 32 < p) passes++;
-      return { counts: new Map(batch.map((c) => [`${c.suite}\u0000${c.id}`, { passes, scored: samples.length }])), calls: samples.length };
-    }, opts({ baselineText: frontmatter }));
+    const got = await attribute(
+      moved,
+      [changed('fm-1', 'regressed')],
+      async ({ text }, batch, samples) => {
+        const p = text.includes('name: triage\n') ? 0.9 : 0.1;
+        let passes = 0;
+        for (const t of samples) if (stableHash32(text, String(t)) / 2 ** 32 < p) passes++;
+        return {
+          counts: new Map(batch.map((c) => [`${c.suite}\u0000${c.id}`, { passes, scored: samples.length }])),
+          calls: samples.length,
+        };
+      },
+      opts({ baselineText: frontmatter }),
+    );
     expect(got.unexplained).toEqual([{ suite: 'triage', id: 'fm-1', direction: 'regressed', reason: 'outside_units' }]);
   });
 
@@ -138,20 +207,51 @@ describe('attributing changed cases to units', () => {
     const log: Array<{ reverted: string; samples: readonly number[] }> = [];
     const deterministic: VariantEvaluator = async (variant, batch, samples) => {
       log.push({ reverted: variant.reverted === null ? 'baseline' : variant.reverted.join(','), samples });
-      const counts = new Map(batch.map((c) => [`${c.suite}\u0000${c.id}`, { passes: c.id.startsWith('inv-') && variant.text.includes(LEARNED[2]!) ? 0 : samples.length, scored: samples.length }]));
+      const counts = new Map(
+        batch.map((c) => [
+          `${c.suite}\u0000${c.id}`,
+          {
+            passes: c.id.startsWith('inv-') && variant.text.includes(LEARNED[2]!) ? 0 : samples.length,
+            scored: samples.length,
+          },
+        ]),
+      );
       return { counts, calls: batch.length * samples.length };
     };
     const got = await attribute(change, [changed('inv-1', 'regressed')], deterministic, opts({ deterministic: true }));
-    expect(got.units[2]!.breaks).toEqual([{ suite: 'triage', id: 'inv-1', p: null, p_adjusted: null, reverted: { passes: 1, scored: 1 }, candidate: { passes: 0, scored: 1 } }]);
+    expect(got.units[2]!.breaks).toEqual([
+      {
+        suite: 'triage',
+        id: 'inv-1',
+        p: null,
+        p_adjusted: null,
+        reverted: { passes: 1, scored: 1 },
+        candidate: { passes: 0, scored: 1 },
+      },
+    ]);
     expect(log.every((l) => l.samples.length === 1)).toBe(true);
     expect(got.deterministic).toBe(true);
     expect(got.samples).toEqual([1]);
   });
 
   it('a run that fails fails the attribution; without units nothing is re-run', async () => {
-    await expect(attribute(change, [changed('inv-1', 'regressed')], async () => Promise.reject(new Error('endpoint down')), opts())).rejects.toThrow('endpoint down');
+    await expect(
+      attribute(
+        change,
+        [changed('inv-1', 'regressed')],
+        async () => Promise.reject(new Error('endpoint down')),
+        opts(),
+      ),
+    ).rejects.toThrow('endpoint down');
     const none = skillChange(SEED, SEED);
-    const got = await attribute(none, [changed('inv-1', 'regressed')], async () => Promise.reject(new Error('nothing to re-run')), opts());
-    expect(got.unexplained).toEqual([{ suite: 'triage', id: 'inv-1', direction: 'regressed', reason: 'outside_units' }]);
+    const got = await attribute(
+      none,
+      [changed('inv-1', 'regressed')],
+      async () => Promise.reject(new Error('nothing to re-run')),
+      opts(),
+    );
+    expect(got.unexplained).toEqual([
+      { suite: 'triage', id: 'inv-1', direction: 'regressed', reason: 'outside_units' },
+    ]);
   });
 });

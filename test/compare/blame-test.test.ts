@@ -43,7 +43,10 @@ describe('the test of a blame', () => {
     expect(got.holds).toBe(true);
     // the p of the whole is the first look's times the number of looks
     expect(got.test!.p).toBeCloseTo((LOOKS.length * 1) / 184756, 12);
-    expect(got.arms).toEqual([{ restored: 10, scored: 10 }, { restored: 0, scored: 10 }]);
+    expect(got.arms).toEqual([
+      { restored: 10, scored: 10 },
+      { restored: 0, scored: 10 },
+    ]);
 
     const partial = arms([0.65, 0.22], 3);
     const more = await lookAgain(partial.sample, [[0, 1]], { ...noFutility, settled: 1e-9 });
@@ -59,21 +62,36 @@ describe('the test of a blame', () => {
   it('a set holds only when every comparison does: its p is the largest of theirs', async () => {
     // arm 0: the set reverted; 1: the candidate; 2: the set without a member that is not needed
     const w = arms([0.95, 0.05, 0.95], 5);
-    const got = await lookAgain(w.sample, [[0, 1], [0, 2]], noFutility);
+    const got = await lookAgain(
+      w.sample,
+      [
+        [0, 1],
+        [0, 2],
+      ],
+      noFutility,
+    );
     expect(got.holds).toBe(false);
     expect(got.test!.p).toBeGreaterThan(0.05);
   });
 
   it('against a deterministic target one sample a side decides, without a p', async () => {
     const w = arms([1, 0], 6);
-    expect(await lookAgain(w.sample, [[0, 1]], { ...noFutility, deterministic: true })).toEqual({ test: null, holds: true, arms: [{ restored: 1, scored: 1 }, { restored: 0, scored: 1 }] });
+    expect(await lookAgain(w.sample, [[0, 1]], { ...noFutility, deterministic: true })).toEqual({
+      test: null,
+      holds: true,
+      arms: [
+        { restored: 1, scored: 1 },
+        { restored: 0, scored: 1 },
+      ],
+    });
     expect(w.asked).toEqual([1]);
   });
 
   it('holds at most α of the time when the variant changes nothing, and catches 0.9 against 0.1 nearly always', async () => {
     const rate = async (p1: number, p0: number, runs: number) => {
       let held = 0;
-      for (let seed = 0; seed < runs; seed++) if ((await lookAgain(arms([p1, p0], seed).sample, [[0, 1]], { ...noFutility, futile: 0.5 })).holds) held++;
+      for (let seed = 0; seed < runs; seed++)
+        if ((await lookAgain(arms([p1, p0], seed).sample, [[0, 1]], { ...noFutility, futile: 0.5 })).holds) held++;
       return held / runs;
     };
     expect(await rate(0.5, 0.5, 2000)).toBeLessThanOrEqual(0.05);

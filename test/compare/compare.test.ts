@@ -23,10 +23,22 @@ const all = (n: number, pass: (i: number) => boolean) => ids(n).map((id, i) => r
 
 describe('compareRecords: single-trial pairs', () => {
   test('59 all-pass vs 10 regressions: McNemar p = 2^-10, Newcombe interval, regressed listed with both answers', () => {
-    const c = compareRecords(all(59, () => true), all(59, (i) => i >= 10));
+    const c = compareRecords(
+      all(59, () => true),
+      all(59, (i) => i >= 10),
+    );
     expect(c.method).toBe('mcnemar_newcombe');
     expect(c.n_paired).toBe(59);
-    expect(c.counts).toEqual({ regressed: 10, fixed: 0, still_passing: 49, still_failing: 0, flaky: 0, only_baseline: 0, only_candidate: 0, errored: 0 });
+    expect(c.counts).toEqual({
+      regressed: 10,
+      fixed: 0,
+      still_passing: 49,
+      still_failing: 0,
+      flaky: 0,
+      only_baseline: 0,
+      only_candidate: 0,
+      errored: 0,
+    });
     expect(c.delta).toBeCloseTo(-10 / 59, 12);
     expect(c.interval![0]).toBeCloseTo(-0.284633, 5);
     expect(c.interval![1]).toBeCloseTo(-0.072941, 5);
@@ -47,18 +59,34 @@ describe('compareRecords: single-trial pairs', () => {
   });
 
   test("could miss, 59 all-pass cases: Connor's 80%-power drop (0.10114), not the critical value 5/59", () => {
-    const c = compareRecords(all(59, () => true), all(59, () => true));
+    const c = compareRecords(
+      all(59, () => true),
+      all(59, () => true),
+    );
     // √59·δ − 1.645·√δ = 0.8416·√(δ − δ²) (ψ = 0 seen, plus the drop's own discordance): δ = 0.101139
-    expect(c.mde).toEqual({ drop: expect.closeTo(0.101139, 5), power: 0.8, method: 'connor', null_variance: 0, variance: 0 });
+    expect(c.mde).toEqual({
+      drop: expect.closeTo(0.101139, 5),
+      power: 0.8,
+      method: 'connor',
+      null_variance: 0,
+      variance: 0,
+    });
   });
 
   test('could miss grows with the discordance seen, and respects the margin', () => {
     // 16 of 59 discordant (ψ = 0.271, the noise of 0.2 on a good skill): δ = 0.223730
-    const c = compareRecords(all(59, (i) => i >= 8), all(59, (i) => i < 8 || i >= 16));
+    const c = compareRecords(
+      all(59, (i) => i >= 8),
+      all(59, (i) => i < 8 || i >= 16),
+    );
     expect(c.mde!.null_variance).toBeCloseTo(16 / 59, 12);
     expect(c.mde!.drop).toBeCloseTo(0.22373, 5);
     // with a margin m the drop must be shown beyond it: √59·(δ − 0.2) − 1.645·√δ = 0.8416·√(δ − δ²): δ = 0.386481
-    const wide = compareRecords(all(59, () => true), all(59, () => true), { maxRegression: 0.2 });
+    const wide = compareRecords(
+      all(59, () => true),
+      all(59, () => true),
+      { maxRegression: 0.2 },
+    );
     expect(wide.mde!.drop).toBeCloseTo(0.386481, 5);
   });
 
@@ -68,11 +96,22 @@ describe('compareRecords: single-trial pairs', () => {
 
   test('unpaired cases are listed, not compared; errored cases are counted per side and left out', () => {
     const base = [row('a', true), row('b', true), row('c', false), errored('d'), row('e', true), row('only-b', true)];
-    const cand = [row('a', true), row('b', false), row('c', true), row('d', true), errored('e'), row('only-c', false), errored('only-c-err')];
+    const cand = [
+      row('a', true),
+      row('b', false),
+      row('c', true),
+      row('d', true),
+      errored('e'),
+      row('only-c', false),
+      errored('only-c-err'),
+    ];
     const c = compareRecords(base, cand);
     expect(c.n_paired).toBe(3);
     expect(c.only_baseline).toEqual([{ suite: 'syn', id: 'only-b' }]);
-    expect(c.only_candidate).toEqual([{ suite: 'syn', id: 'only-c' }, { suite: 'syn', id: 'only-c-err' }]);
+    expect(c.only_candidate).toEqual([
+      { suite: 'syn', id: 'only-c' },
+      { suite: 'syn', id: 'only-c-err' },
+    ]);
     expect(c.errored.baseline).toBe(1);
     expect(c.errored.candidate).toBe(2);
     expect(c.errored.cases).toEqual([
@@ -95,7 +134,10 @@ describe('compareRecords: single-trial pairs', () => {
 
   test('a case written twice keeps its last row (a rerun)', () => {
     const rows = [row('a', false), row('b', true), row('a', true)];
-    expect(lastRowPerTrial(rows).map((r) => [r.id, r.pass])).toEqual([['b', true], ['a', true]]);
+    expect(lastRowPerTrial(rows).map((r) => [r.id, r.pass])).toEqual([
+      ['b', true],
+      ['a', true],
+    ]);
     const c = compareRecords(rows, [row('a', true), row('b', true)]);
     expect(c.method).toBe('mcnemar_newcombe');
     expect(c.counts.still_passing).toBe(2);
@@ -112,7 +154,13 @@ describe('compareRecords: trials', () => {
   test('pass fraction per case over scored trials; passed at ≥ 0.5; flaky when 0 < f < 1; the interval read off the test', () => {
     const base = [...trials('a', 5, 5), ...trials('b', 3, 5), ...trials('c', 1, 2), ...trials('d', 0, 3)];
     // candidate: a 2/4 scored (one trial errored) → passes at 0.5; b 2/5 → regressed; c 2/2 → fixed (was 1/2 = 0.5: passed) …
-    const cand = [...trials('a', 2, 4), errored('a', { trial: 4 }), ...trials('b', 2, 5), ...trials('c', 0, 2), ...trials('d', 3, 3)];
+    const cand = [
+      ...trials('a', 2, 4),
+      errored('a', { trial: 4 }),
+      ...trials('b', 2, 5),
+      ...trials('c', 0, 2),
+      ...trials('d', 3, 3),
+    ];
     const c = compareRecords(base, cand);
     expect(c.method).toBe('trial_permutation');
     expect(c.test).toBe('permutation_exact');
@@ -135,17 +183,31 @@ describe('compareRecords: trials', () => {
   });
 
   test('a case whose trials all errored is errored', () => {
-    const c = compareRecords([...trials('a', 1, 2), ...trials('b', 2, 2)], [errored('a', { trial: 0 }), errored('a', { trial: 1 }), ...trials('b', 2, 2)]);
+    const c = compareRecords(
+      [...trials('a', 1, 2), ...trials('b', 2, 2)],
+      [errored('a', { trial: 0 }), errored('a', { trial: 1 }), ...trials('b', 2, 2)],
+    );
     expect(c.errored.candidate).toBe(1);
-    expect(c.errored.cases).toEqual([{ suite: 'syn', id: 'a', side: 'candidate', error: 'connect ECONNREFUSED 127.0.0.1:9' }]);
+    expect(c.errored.cases).toEqual([
+      { suite: 'syn', id: 'a', side: 'candidate', error: 'connect ECONNREFUSED 127.0.0.1:9' },
+    ]);
     expect(c.n_paired).toBe(1);
   });
 
   test('single-trial on one side, trials on the other: the permutation test; with no spread, could miss is the fewest whole cases that reach p < α (2 of 10 at k = 3: 1/20 is not below 0.05)', () => {
-    const c = compareRecords(all(10, () => true), ids(10).flatMap((id) => trials(id, 3, 3)));
+    const c = compareRecords(
+      all(10, () => true),
+      ids(10).flatMap((id) => trials(id, 3, 3)),
+    );
     expect(c.method).toBe('trial_permutation');
     expect(c.delta).toBe(0);
-    expect(c.mde).toEqual({ drop: 0.2, power: 0.8, method: 'normal_paired_differences', null_variance: 0, variance: 0 });
+    expect(c.mde).toEqual({
+      drop: 0.2,
+      power: 0.8,
+      method: 'normal_paired_differences',
+      null_variance: 0,
+      variance: 0,
+    });
   });
 });
 
@@ -163,21 +225,41 @@ describe('decideComparison (the verdict rule)', () => {
   const opts = { maxRegression: 0, maxErrored: 0, failOnRegression: true };
 
   test('regressed: upper bound < 0, p < α and Δ̂ < −m; exit 1 only with --fail-on-regression', () => {
-    expect(decideComparison(ev({}), opts)).toMatchObject({ verdict: 'regressed', rule: 'evidence_of_regression', exit_code: 1 });
-    expect(decideComparison(ev({}), { ...opts, failOnRegression: false })).toMatchObject({ verdict: 'regressed', exit_code: 0 });
+    expect(decideComparison(ev({}), opts)).toMatchObject({
+      verdict: 'regressed',
+      rule: 'evidence_of_regression',
+      exit_code: 1,
+    });
+    expect(decideComparison(ev({}), { ...opts, failOnRegression: false })).toMatchObject({
+      verdict: 'regressed',
+      exit_code: 0,
+    });
     expect(decideComparison(ev({}), opts).reason).toContain('upper bound of Δ is −0.050 < 0');
-    expect(decideComparison(ev({}), { ...opts, maxRegression: 0.02 }).reason).toContain('upper bound of Δ is −0.050 < −0.02, beyond evaluation.max_regression');
+    expect(decideComparison(ev({}), { ...opts, maxRegression: 0.02 }).reason).toContain(
+      'upper bound of Δ is −0.050 < −0.02, beyond evaluation.max_regression',
+    );
   });
   test('a significant drop not shown to be beyond evaluation.max_regression: no significant change, rule drop_within_margin, exit 0', () => {
-    expect(decideComparison(ev({}), { ...opts, maxRegression: 0.1 })).toMatchObject({ verdict: 'no significant change', rule: 'drop_within_margin', exit_code: 0 });
+    expect(decideComparison(ev({}), { ...opts, maxRegression: 0.1 })).toMatchObject({
+      verdict: 'no significant change',
+      rule: 'drop_within_margin',
+      exit_code: 0,
+    });
     expect(decideComparison(ev({}), { ...opts, maxRegression: 0.049 })).toMatchObject({ verdict: 'regressed' });
   });
   test('the margin is a hypothesis, not a cut on Δ̂: Δ̂ = −0.08 beyond m = 0.05 with an upper bound of −0.03 is not shown beyond it', () => {
     // a true drop of exactly m gives Δ̂ beyond m half the time; only the bound keeps that from failing half the time
     for (const decided_by of ['test', 'test_and_bounds'] as const) {
       const e = ev({ decided_by, delta: -0.08, bounds: { lower: -0.13, upper: -0.03 }, p_value: 0.01 });
-      expect(decideComparison(e, { ...opts, maxRegression: 0.05 })).toMatchObject({ verdict: 'no significant change', rule: 'drop_within_margin', exit_code: 0 });
-      expect(decideComparison(e, { ...opts, maxRegression: 0.02 })).toMatchObject({ verdict: 'regressed', exit_code: 1 });
+      expect(decideComparison(e, { ...opts, maxRegression: 0.05 })).toMatchObject({
+        verdict: 'no significant change',
+        rule: 'drop_within_margin',
+        exit_code: 0,
+      });
+      expect(decideComparison(e, { ...opts, maxRegression: 0.02 })).toMatchObject({
+        verdict: 'regressed',
+        exit_code: 1,
+      });
     }
   });
   test('with trials the exact test decides, with the bounds read off it', () => {
@@ -185,31 +267,61 @@ describe('decideComparison (the verdict rule)', () => {
     expect(t({ p_value: 0.01 })).toMatchObject({ verdict: 'regressed', rule: 'evidence_of_regression', exit_code: 1 });
     expect(t({ p_value: 0.06 })).toMatchObject({ verdict: 'no significant change', rule: 'no_evidence', exit_code: 0 });
     expect(t({ p_value: 0.01, delta: -0.05 })).toMatchObject({ verdict: 'regressed' });
-    expect(decideComparison(ev({ decided_by: 'test', p_value: 0.01 }), { ...opts, maxRegression: 0.05 })).toMatchObject({ rule: 'drop_within_margin' });
-    expect(t({ delta: 0.1, bounds: { lower: -0.01, upper: 0.2 }, p_value: 0.99, p_value_better: 0.01 })).toMatchObject({ verdict: 'improved' });
+    expect(decideComparison(ev({ decided_by: 'test', p_value: 0.01 }), { ...opts, maxRegression: 0.05 })).toMatchObject(
+      { rule: 'drop_within_margin' },
+    );
+    expect(t({ delta: 0.1, bounds: { lower: -0.01, upper: 0.2 }, p_value: 0.99, p_value_better: 0.01 })).toMatchObject({
+      verdict: 'improved',
+    });
   });
   test('upper bound < 0 without the exact test agreeing: no evidence', () => {
-    expect(decideComparison(ev({ p_value: 0.0625 }), opts)).toMatchObject({ verdict: 'no significant change', rule: 'no_evidence', exit_code: 0 });
+    expect(decideComparison(ev({ p_value: 0.0625 }), opts)).toMatchObject({
+      verdict: 'no significant change',
+      rule: 'no_evidence',
+      exit_code: 0,
+    });
   });
   test('improved: lower bound > 0 (and p(better) < α), exit 0', () => {
-    expect(decideComparison(ev({ delta: 0.1, bounds: { lower: 0.02, upper: 0.2 }, p_value: 0.99, p_value_better: 0.01 }), opts)).toMatchObject({
+    expect(
+      decideComparison(
+        ev({ delta: 0.1, bounds: { lower: 0.02, upper: 0.2 }, p_value: 0.99, p_value_better: 0.01 }),
+        opts,
+      ),
+    ).toMatchObject({
       verdict: 'improved',
       rule: 'evidence_of_improvement',
       exit_code: 0,
     });
   });
   test('bounds around 0: no significant change', () => {
-    expect(decideComparison(ev({ delta: -0.01, bounds: { lower: -0.05, upper: 0.03 }, p_value: 0.3, p_value_better: 0.7 }), opts)).toMatchObject({
+    expect(
+      decideComparison(
+        ev({ delta: -0.01, bounds: { lower: -0.05, upper: 0.03 }, p_value: 0.3, p_value_better: 0.7 }),
+        opts,
+      ),
+    ).toMatchObject({
       verdict: 'no significant change',
       rule: 'no_evidence',
       exit_code: 0,
     });
   });
   test('errored beyond evaluation.max_errored on either side, or nothing paired: inconclusive, exit 3 (0 without the flag)', () => {
-    expect(decideComparison(ev({ errored: { baseline: 0, candidate: 1 } }), opts)).toMatchObject({ verdict: 'inconclusive', rule: 'errored', exit_code: 3 });
-    expect(decideComparison(ev({ errored: { baseline: 2, candidate: 0 } }), { ...opts, maxErrored: 2 })).toMatchObject({ verdict: 'regressed' });
-    expect(decideComparison(ev({ errored: { baseline: 1, candidate: 0 } }), { ...opts, failOnRegression: false })).toMatchObject({ verdict: 'inconclusive', exit_code: 0 });
-    expect(decideComparison(ev({ n_paired: 0, delta: null, bounds: null }), opts)).toMatchObject({ verdict: 'inconclusive', rule: 'no_paired_cases', exit_code: 3 });
+    expect(decideComparison(ev({ errored: { baseline: 0, candidate: 1 } }), opts)).toMatchObject({
+      verdict: 'inconclusive',
+      rule: 'errored',
+      exit_code: 3,
+    });
+    expect(decideComparison(ev({ errored: { baseline: 2, candidate: 0 } }), { ...opts, maxErrored: 2 })).toMatchObject({
+      verdict: 'regressed',
+    });
+    expect(
+      decideComparison(ev({ errored: { baseline: 1, candidate: 0 } }), { ...opts, failOnRegression: false }),
+    ).toMatchObject({ verdict: 'inconclusive', exit_code: 0 });
+    expect(decideComparison(ev({ n_paired: 0, delta: null, bounds: null }), opts)).toMatchObject({
+      verdict: 'inconclusive',
+      rule: 'no_paired_cases',
+      exit_code: 3,
+    });
   });
 });
 
@@ -229,24 +341,53 @@ describe('differentTasks (the refusal)', () => {
     expect(differentTasks({ run: null, rows }, { run: null, rows: rows.slice(2) })).toBeNull();
   });
   test('run.json fingerprints: different dataset, suite or split', () => {
-    expect(differentTasks({ run: run({}), rows }, { run: run({ dataset: 'sha256:bbbb' }), rows })).toMatch(/^different datasets: the baseline ran sha256:aaaa \(data\.json\), the candidate sha256:bbbb/);
-    expect(differentTasks({ run: run({}), rows }, { run: run({ split: 'val' }), rows })).toMatch(/^different splits: the baseline ran split test, the candidate split val/);
+    expect(differentTasks({ run: run({}), rows }, { run: run({ dataset: 'sha256:bbbb' }), rows })).toMatch(
+      /^different datasets: the baseline ran sha256:aaaa \(data\.json\), the candidate sha256:bbbb/,
+    );
+    expect(differentTasks({ run: run({}), rows }, { run: run({ split: 'val' }), rows })).toMatch(
+      /^different splits: the baseline ran split test, the candidate split val/,
+    );
     expect(differentTasks({ run: run({}), rows }, { run: run({ suite: 'other' }), rows })).toMatch(/^different suites/);
     // a side that does not know its dataset (a test run) is not a difference
-    expect(differentTasks({ run: run({}), rows }, { run: run({ kind: 'test', dataset: null, split: null }), rows })).toBeNull();
+    expect(
+      differentTasks({ run: run({}), rows }, { run: run({ kind: 'test', dataset: null, split: null }), rows }),
+    ).toBeNull();
   });
   test('rows: no (suite, id) in common, a different split label, a different expected answer', () => {
-    expect(differentTasks({ run: null, rows }, { run: null, rows: all(5, () => true).map((r) => ({ ...r, id: `other-${r.id}` })) })).toMatch(/^no task in common/);
-    expect(differentTasks({ run: null, rows }, { run: null, rows: rows.map((r, i) => (i === 2 ? { ...r, split: 'val' as const } : r)) })).toBe(
-      'different splits: syn/t-03 is in split test in the baseline but val in the candidate',
-    );
-    expect(differentTasks({ run: null, rows }, { run: null, rows: rows.map((r, i) => (i === 1 ? { ...r, expected: 'other' } : r)) })).toMatch(/^different datasets: syn\/t-02 expects right answer for t-02 in the baseline but other/);
+    expect(
+      differentTasks(
+        { run: null, rows },
+        { run: null, rows: all(5, () => true).map((r) => ({ ...r, id: `other-${r.id}` })) },
+      ),
+    ).toMatch(/^no task in common/);
+    expect(
+      differentTasks(
+        { run: null, rows },
+        { run: null, rows: rows.map((r, i) => (i === 2 ? { ...r, split: 'val' as const } : r)) },
+      ),
+    ).toBe('different splits: syn/t-03 is in split test in the baseline but val in the candidate');
+    expect(
+      differentTasks(
+        { run: null, rows },
+        { run: null, rows: rows.map((r, i) => (i === 1 ? { ...r, expected: 'other' } : r)) },
+      ),
+    ).toMatch(/^different datasets: syn\/t-02 expects right answer for t-02 in the baseline but other/);
   });
   test('an empty side is not a refusal (it is inconclusive)', () => {
     expect(differentTasks({ run: null, rows: [] }, { run: null, rows })).toBeNull();
   });
   test('compareSides refuses (exit 2, one line) unless allowed', () => {
-    const side = (r: typeof rows, arg: string) => ({ arg, file: arg, folder: tmp, kind: 'results' as const, note: null, run: null, rows: r, skipped_lines: 0, selected: null });
+    const side = (r: typeof rows, arg: string) => ({
+      arg,
+      file: arg,
+      folder: tmp,
+      kind: 'results' as const,
+      note: null,
+      run: null,
+      rows: r,
+      skipped_lines: 0,
+      selected: null,
+    });
     const other = rows.map((r) => ({ ...r, id: `x-${r.id}` }));
     const opts = { maxRegression: 0, maxErrored: 0, failOnRegression: true };
     expect(() => compareSides(side(rows, 'a.jsonl'), side(other, 'b.jsonl'), opts)).toThrow(
@@ -290,34 +431,63 @@ describe('loading a side', () => {
     // one row longer than the read buffer (8 MB)
     const huge = [row('x', true), row('y', false, { feedback: 'g'.repeat(9 * 1024 * 1024) }), row('z', true)];
     const hugeFile = writeResults(join(tmp, 'huge.jsonl'), huge);
-    expect(readResultRows(hugeFile).rows.map((r) => [r.id, r.feedback.length])).toEqual([['x', 7], ['y', 9 * 1024 * 1024], ['z', 7]]);
+    expect(readResultRows(hugeFile).rows.map((r) => [r.id, r.feedback.length])).toEqual([
+      ['x', 7],
+      ['y', 9 * 1024 * 1024],
+      ['z', 7],
+    ]);
   });
   test('a bad line in the middle is an error naming the line', () => {
     const file = join(tmp, 'bad.jsonl');
     writeFileSync(file, `${JSON.stringify(row('a', true))}\nnot json\n${JSON.stringify(row('b', true))}\n`);
     expect(() => readResultRows(file)).toThrow(/bad\.jsonl:2: not JSON/);
     writeFileSync(file, `${JSON.stringify({ suite: 'syn', id: 'a' })}\n`);
-    expect(() => readResultRows(file)).toThrow(/bad\.jsonl:1: not a case record \(field pass: expected boolean, received undefined\)/);
+    expect(() => readResultRows(file)).toThrow(
+      /bad\.jsonl:1: not a case record \(field pass: expected boolean, received undefined\)/,
+    );
   });
   test('folders: an out_root, an optimize run (test_eval), test_eval_baseline under it; fingerprints from run.json', () => {
     const evalDir = join(tmp, 'eval');
     writeResults(join(evalDir, 'results.jsonl'), [row('a', true)]);
-    writeFileSync(join(evalDir, 'run.json'), JSON.stringify({ kind: 'eval', fingerprint: { suite: 'syn', dataset: 'sha256:abc', split: 'test' }, about: { dataset: 'd.json' } }));
+    writeFileSync(
+      join(evalDir, 'run.json'),
+      JSON.stringify({
+        kind: 'eval',
+        fingerprint: { suite: 'syn', dataset: 'sha256:abc', split: 'test' },
+        about: { dataset: 'd.json' },
+      }),
+    );
     const e = loadSide(evalDir);
-    expect(e).toMatchObject({ kind: 'eval', note: null, folder: evalDir, run: { kind: 'eval', suite: 'syn', dataset: 'sha256:abc', split: 'test', dataset_label: 'd.json' } });
+    expect(e).toMatchObject({
+      kind: 'eval',
+      note: null,
+      folder: evalDir,
+      run: { kind: 'eval', suite: 'syn', dataset: 'sha256:abc', split: 'test', dataset_label: 'd.json' },
+    });
 
     const opt = join(tmp, 'opt');
     mkdirSync(opt);
-    writeFileSync(join(opt, 'run.json'), JSON.stringify({ kind: 'optimize', fingerprint: { suite: 'syn', dataset: 'sha256:abc' }, about: {} }));
+    writeFileSync(
+      join(opt, 'run.json'),
+      JSON.stringify({ kind: 'optimize', fingerprint: { suite: 'syn', dataset: 'sha256:abc' }, about: {} }),
+    );
     expect(() => resolveSide(opt)).toThrow(/an optimize run without test_eval\/results\.jsonl/);
     writeResults(join(opt, 'test_eval', 'results.jsonl'), [row('a', true)]);
     writeResults(join(opt, 'test_eval_baseline', 'results.jsonl'), [row('a', false)]);
     const best = loadSide(opt);
-    expect(best).toMatchObject({ kind: 'optimize', folder: opt, file: join(opt, 'test_eval', 'results.jsonl'), run: { kind: 'optimize', split: 'test', dataset: 'sha256:abc' } });
+    expect(best).toMatchObject({
+      kind: 'optimize',
+      folder: opt,
+      file: join(opt, 'test_eval', 'results.jsonl'),
+      run: { kind: 'optimize', split: 'test', dataset: 'sha256:abc' },
+    });
     expect(best.note).toContain('test_eval/results.jsonl');
     const initial = loadSide(join(opt, 'test_eval_baseline'));
     expect(initial.run).toMatchObject({ kind: 'optimize', split: 'test' });
-    expect(initial).toMatchObject({ kind: 'optimize', note: "the initial skill's test evaluation (test_eval_baseline/results.jsonl)" });
+    expect(initial).toMatchObject({
+      kind: 'optimize',
+      note: "the initial skill's test evaluation (test_eval_baseline/results.jsonl)",
+    });
     expect(initial.rows[0]!.pass).toBe(false);
 
     expect(() => resolveSide(join(tmp, 'missing'))).toThrow(/no such file or folder/);
@@ -325,8 +495,14 @@ describe('loading a side', () => {
     expect(() => resolveSide(join(tmp, 'empty'))).toThrow(/no results\.jsonl in this folder/);
   });
   test('runComparison end to end on files', () => {
-    const a = writeResults(join(tmp, 'rc', 'a.jsonl'), all(20, () => true));
-    const b = writeResults(join(tmp, 'rc', 'b.jsonl'), all(20, (i) => i > 0));
+    const a = writeResults(
+      join(tmp, 'rc', 'a.jsonl'),
+      all(20, () => true),
+    );
+    const b = writeResults(
+      join(tmp, 'rc', 'b.jsonl'),
+      all(20, (i) => i > 0),
+    );
     const r = runComparison(a, b, { maxRegression: 0, maxErrored: 0, failOnRegression: true });
     expect(r.comparison.counts.regressed).toBe(1);
     expect(r.decision.verdict).toBe('no significant change');
@@ -397,15 +573,35 @@ describe('trials: the verdict comes from the exact test over cases, and so does 
     expect(c.test).toBe('sign_flip_exact');
     expect(c.trial_agreement).toMatchObject({ ratio: 0, correlated: true });
     // no case has evidence of its own: each is one answer repeated
-    expect(c.regressed.map((x) => [x.p_value, caseChangeLabel(x, 'worse', 0.05)])).toEqual(Array(4).fill([null, 'changed']));
-    expect(c.method_detail).toMatch(/^trials that agree within runs \(each run's disagreement at most 0\.00 of what independent trials show\): exact sign-flip test of whole cases/);
+    expect(c.regressed.map((x) => [x.p_value, caseChangeLabel(x, 'worse', 0.05)])).toEqual(
+      Array(4).fill([null, 'changed']),
+    );
+    expect(c.method_detail).toMatch(
+      /^trials that agree within runs \(each run's disagreement at most 0\.00 of what independent trials show\): exact sign-flip test of whole cases/,
+    );
     // and as at one trial a side, 5 such cases of 5 are needed: p = 1/32
-    expect(decide(base, ids(59).flatMap((id, i) => trials(id, i < 5 ? 0 : 5, 5))).d.verdict).toBe('regressed');
+    expect(
+      decide(
+        base,
+        ids(59).flatMap((id, i) => trials(id, i < 5 ? 0 : 5, 5)),
+      ).d.verdict,
+    ).toBe('regressed');
   });
 
   test('150,000 paired cases with trials: compared, not a stack overflow', () => {
     // light rows (no messages or usage): the size is what is tested
-    const light = (id: string, pass: boolean, trial: number) => ({ suite: 'syn', id, trial, expected: 'x', output: pass ? 'x' : 'y', pass, hard: +pass, soft: +pass, error_kind: null }) as unknown as CaseRecord;
+    const light = (id: string, pass: boolean, trial: number) =>
+      ({
+        suite: 'syn',
+        id,
+        trial,
+        expected: 'x',
+        output: pass ? 'x' : 'y',
+        pass,
+        hard: +pass,
+        soft: +pass,
+        error_kind: null,
+      }) as unknown as CaseRecord;
     const many: CaseRecord[] = [];
     for (let i = 0; i < 150_000; i++) many.push(light(`t${i}`, true, 0), light(`t${i}`, i % 7 !== 0, 1));
     const c = compareRecords(many, many);
@@ -445,8 +641,28 @@ describe('per-case wording: a flip is "changed" unless its own trials are eviden
     expect(c.regressed[0]!.p_value).toBeCloseTo(21 / 252, 12);
   });
   test('single trials: a flip inside a regressed verdict is no evidence about that case (compare.json labels it changed)', () => {
-    const side = (rows: CaseRecord[], arg: string) => ({ arg, file: arg, folder: tmp, kind: 'results' as const, note: null, run: null, rows, skipped_lines: 0, selected: null });
-    const run = compareSides(side(all(20, () => true), 'a.jsonl'), side(all(20, (i) => i >= 8), 'b.jsonl'), { maxRegression: 0, maxErrored: 0, failOnRegression: true });
+    const side = (rows: CaseRecord[], arg: string) => ({
+      arg,
+      file: arg,
+      folder: tmp,
+      kind: 'results' as const,
+      note: null,
+      run: null,
+      rows,
+      skipped_lines: 0,
+      selected: null,
+    });
+    const run = compareSides(
+      side(
+        all(20, () => true),
+        'a.jsonl',
+      ),
+      side(
+        all(20, (i) => i >= 8),
+        'b.jsonl',
+      ),
+      { maxRegression: 0, maxErrored: 0, failOnRegression: true },
+    );
     expect(run.decision.verdict).toBe('regressed');
     expect(compareJson(run).regressed.map((x) => x.label)).toEqual(Array(8).fill('changed'));
   });
@@ -466,7 +682,7 @@ describe('per-case wording: a flip is "changed" unless its own trials are eviden
 });
 
 describe('a side short of the cases its run selected (a truncated results.jsonl)', () => {
-  test('the denominator is the run\'s own record: missing cases make the comparison inconclusive, named', () => {
+  test("the denominator is the run's own record: missing cases make the comparison inconclusive, named", () => {
     const base = all(59, () => true);
     const c = compareRecords(base, base.slice(0, 2), { selected: { baseline: 59, candidate: 59 } });
     expect(c.missing.candidate.count).toBe(57);
@@ -474,13 +690,17 @@ describe('a side short of the cases its run selected (a truncated results.jsonl)
     expect(c.missing.baseline.count).toBe(0);
     const d = decideComparison(c, { maxRegression: 0, maxErrored: 0, failOnRegression: true });
     expect(d).toMatchObject({ verdict: 'inconclusive', rule: 'missing_cases', exit_code: 3 });
-    expect(d.reason).toMatch(/^the candidate is missing 57 of the cases its run selected \(t-03, t-04, t-05, t-06, t-07, and 52 more\)/);
+    expect(d.reason).toMatch(
+      /^the candidate is missing 57 of the cases its run selected \(t-03, t-04, t-05, t-06, t-07, and 52 more\)/,
+    );
   });
   test('a side without a record of its selection is compared as before', () => {
     const base = all(59, () => true);
     const c = compareRecords(base, base.slice(0, 2));
     expect(c.missing.candidate.count).toBe(0);
-    expect(decideComparison(c, { maxRegression: 0, maxErrored: 0, failOnRegression: true }).verdict).toBe('no significant change');
+    expect(decideComparison(c, { maxRegression: 0, maxErrored: 0, failOnRegression: true }).verdict).toBe(
+      'no significant change',
+    );
   });
 });
 
@@ -490,47 +710,104 @@ describe('a side that is not a whole run (a killed run, a cut-off last line)', (
   const runFolder = (name: string, rows: ReturnType<typeof all>, o: { finished: boolean; selected?: number }) => {
     const dir = join(tmp, 'partial', name);
     writeResults(join(dir, 'results.jsonl'), rows);
-    writeFileSync(join(dir, 'run.json'), JSON.stringify({ kind: 'eval', fingerprint: { suite: 'syn', dataset: 'sha256:abc', split: 'test' }, about: { dataset: 'd.json' } }));
-    if (o.finished) writeFileSync(join(dir, 'eval_summary.json'), JSON.stringify({ n_items: o.selected ?? rows.length }));
+    writeFileSync(
+      join(dir, 'run.json'),
+      JSON.stringify({
+        kind: 'eval',
+        fingerprint: { suite: 'syn', dataset: 'sha256:abc', split: 'test' },
+        about: { dataset: 'd.json' },
+      }),
+    );
+    if (o.finished)
+      writeFileSync(join(dir, 'eval_summary.json'), JSON.stringify({ n_items: o.selected ?? rows.length }));
     return dir;
   };
 
   test('a run folder killed after 30 of 59 cases (no summary): inconclusive, naming the cases it covers; --allow-partial compares the cases both have', () => {
-    const baseline = runFolder('base', all(59, () => true), { finished: true });
-    const killed = runFolder('killed', all(30, () => true), { finished: false });
+    const baseline = runFolder(
+      'base',
+      all(59, () => true),
+      { finished: true },
+    );
+    const killed = runFolder(
+      'killed',
+      all(30, () => true),
+      { finished: false },
+    );
     const r = runComparison(baseline, killed, opts);
     expect(r.candidate.partial).toMatch(/has no summary\.json or eval_summary\.json \(the run did not finish/);
     expect(r.decision).toMatchObject({ verdict: 'inconclusive', rule: 'partial_run', exit_code: 3 });
-    expect(r.decision.reason).toMatch(/^the candidate is not a whole run: .*killed.* has no summary\.json or eval_summary\.json .*; its results cover 30 cases, so the comparison proves nothing \(--allow-partial compares the cases both sides have\)$/);
+    expect(r.decision.reason).toMatch(
+      /^the candidate is not a whole run: .*killed.* has no summary\.json or eval_summary\.json .*; its results cover 30 cases, so the comparison proves nothing \(--allow-partial compares the cases both sides have\)$/,
+    );
     const allowed = runComparison(baseline, killed, { ...opts, allowPartial: true });
     expect(allowed.decision).toMatchObject({ verdict: 'no significant change', exit_code: 0 });
     expect(allowed.comparison.n_paired).toBe(30);
     // a killed baseline is refused the same way
-    expect(runComparison(killed, baseline, opts).decision.reason).toMatch(/^the baseline is not a whole run: .*its results cover 30 cases/);
+    expect(runComparison(killed, baseline, opts).decision.reason).toMatch(
+      /^the baseline is not a whole run: .*its results cover 30 cases/,
+    );
     // the finished run with the same rows is whole
-    expect(runComparison(baseline, runFolder('finished', all(59, () => true), { finished: true }), opts).decision.verdict).toBe('no significant change');
+    expect(
+      runComparison(
+        baseline,
+        runFolder(
+          'finished',
+          all(59, () => true),
+          { finished: true },
+        ),
+        opts,
+      ).decision.verdict,
+    ).toBe('no significant change');
   });
 
   test('a results.jsonl named alone: compared as before, unless its last line is cut off', () => {
-    const base = writeResults(join(tmp, 'alone', 'base.jsonl'), all(59, () => true));
-    const cand = writeResults(join(tmp, 'alone', 'cand.jsonl'), all(30, () => true));
+    const base = writeResults(
+      join(tmp, 'alone', 'base.jsonl'),
+      all(59, () => true),
+    );
+    const cand = writeResults(
+      join(tmp, 'alone', 'cand.jsonl'),
+      all(30, () => true),
+    );
     expect(runComparison(base, cand, opts).decision.verdict).toBe('no significant change');
     // the killed run folder's results file, named alone, is not judged by its folder
-    const killed = runFolder('killed-alone', all(30, () => true), { finished: false });
+    const killed = runFolder(
+      'killed-alone',
+      all(30, () => true),
+      { finished: false },
+    );
     expect(runComparison(base, join(killed, 'results.jsonl'), opts).decision.verdict).toBe('no significant change');
     // a cut last line: a killed or still-running run
-    writeFileSync(cand, `${all(30, () => true).map((x) => JSON.stringify(x)).join('\n')}\n{"suite":"syn","id":"t-3`);
+    writeFileSync(
+      cand,
+      `${all(30, () => true)
+        .map((x) => JSON.stringify(x))
+        .join('\n')}\n{"suite":"syn","id":"t-3`,
+    );
     const torn = runComparison(base, cand, opts);
     expect(torn.candidate.skipped_lines).toBe(1);
     expect(torn.decision).toMatchObject({ verdict: 'inconclusive', rule: 'partial_run', exit_code: 3 });
-    expect(torn.decision.reason).toMatch(/^the candidate is not a whole run: the last line of .*cand\.jsonl is cut off \(a killed or still-running run\); its results cover 30 cases/);
+    expect(torn.decision.reason).toMatch(
+      /^the candidate is not a whole run: the last line of .*cand\.jsonl is cut off \(a killed or still-running run\); its results cover 30 cases/,
+    );
     expect(runComparison(base, cand, { ...opts, allowPartial: true }).decision.verdict).toBe('no significant change');
   });
 
   test('--allow-partial also compares a side short of the cases its summary says it selected', () => {
-    const baseline = runFolder('base-sel', all(59, () => true), { finished: true });
-    const short = runFolder('short', all(40, () => true), { finished: true, selected: 59 });
+    const baseline = runFolder(
+      'base-sel',
+      all(59, () => true),
+      { finished: true },
+    );
+    const short = runFolder(
+      'short',
+      all(40, () => true),
+      { finished: true, selected: 59 },
+    );
     expect(runComparison(baseline, short, opts).decision.rule).toBe('missing_cases');
-    expect(runComparison(baseline, short, { ...opts, allowPartial: true }).decision.verdict).toBe('no significant change');
+    expect(runComparison(baseline, short, { ...opts, allowPartial: true }).decision.verdict).toBe(
+      'no significant change',
+    );
   });
 });

@@ -20,7 +20,16 @@ export function row(id: string, pass: boolean, extra: Partial<CaseRecord> = {}):
     soft: pass ? 1 : 0,
     pass,
     feedback: pass ? 'correct' : 'wrong',
-    usage: { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 2, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
+    usage: {
+      calls: 1,
+      attempts: 1,
+      prompt_tokens: 10,
+      completion_tokens: 2,
+      cached_prompt_tokens: 0,
+      reasoning_tokens: null,
+      cost: null,
+      call_ms: 0,
+    },
     latency_ms: 5,
     cached: false,
     error_kind: null,
@@ -31,11 +40,19 @@ export function row(id: string, pass: boolean, extra: Partial<CaseRecord> = {}):
 }
 
 export function errored(id: string, extra: Partial<CaseRecord> = {}): CaseRecord {
-  return row(id, false, { output: '', hard: 0, soft: 0, error_kind: 'infra', error: 'connect ECONNREFUSED 127.0.0.1:9', ...extra });
+  return row(id, false, {
+    output: '',
+    hard: 0,
+    soft: 0,
+    error_kind: 'infra',
+    error: 'connect ECONNREFUSED 127.0.0.1:9',
+    ...extra,
+  });
 }
 
 /** t-01 … t-NN */
-export const ids = (n: number, prefix = 't'): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${String(i + 1).padStart(2, '0')}`);
+export const ids = (n: number, prefix = 't'): string[] =>
+  Array.from({ length: n }, (_, i) => `${prefix}-${String(i + 1).padStart(2, '0')}`);
 
 /** Trials of one case: `passes` of `k` trials pass (trial 0 first). */
 export function trials(id: string, passes: number, k: number, extra: Partial<CaseRecord> = {}): CaseRecord[] {

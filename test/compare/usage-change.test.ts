@@ -11,16 +11,35 @@ import type { CaseRecord } from '../../src/types.ts';
 import { ids, row } from './rows.ts';
 
 const usage = (prompt: number | null, completion: number | null, cost?: number | null) =>
-  ({ calls: 1, attempts: 1, prompt_tokens: prompt, completion_tokens: completion, ...(cost !== undefined ? { cost } : {}) }) as unknown as CaseRecord['usage'];
+  ({
+    calls: 1,
+    attempts: 1,
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    ...(cost !== undefined ? { cost } : {}),
+  }) as unknown as CaseRecord['usage'];
 
 function side(rows: CaseRecord[], name: string): Side {
-  return { arg: name, file: `/virtual/${name}/results.jsonl`, folder: `/virtual/${name}`, kind: 'results', note: null, run: null, rows, skipped_lines: 0 } as unknown as Side;
+  return {
+    arg: name,
+    file: `/virtual/${name}/results.jsonl`,
+    folder: `/virtual/${name}`,
+    kind: 'results',
+    note: null,
+    run: null,
+    rows,
+    skipped_lines: 0,
+  } as unknown as Side;
 }
 
 describe('the paired sign-flip test: p-values, the bound and the intervals from one set of sign patterns', () => {
   const zeros = (n: number) => Array(n).fill(0);
   test('exact: every difference positive gives p = 2^-n for "increased"', () => {
-    expect(pairedMeanChange(zeros(4), [3, 1, 2, 5])).toMatchObject({ p_increase: 1 / 16, p_decrease: 1, test: 'sign_flip_exact' });
+    expect(pairedMeanChange(zeros(4), [3, 1, 2, 5])).toMatchObject({
+      p_increase: 1 / 16,
+      p_decrease: 1,
+      test: 'sign_flip_exact',
+    });
   });
 
   test('exact, by hand: d = (2, −1, 1): sums ≥ 2 are {4, 2, 2} of 8 patterns', () => {
@@ -67,9 +86,18 @@ describe('compareRecords: tokens, cost and latency', () => {
   test('a uniform token increase is significant and measured per case; unknown usage is left out and counted', () => {
     const n = ids(20);
     const base = n.map((id, i) => row(id, true, { usage: usage(1000 + i, 50, 0.001), latency_ms: 100 }));
-    const cand = n.map((id, i) => row(id, true, { usage: i === 0 ? usage(null, null, null) : usage(1500 + i, 50, 0.0015), latency_ms: 100 }));
+    const cand = n.map((id, i) =>
+      row(id, true, { usage: i === 0 ? usage(null, null, null) : usage(1500 + i, 50, 0.0015), latency_ms: 100 }),
+    );
     const c = compareRecords(base, cand, { usageBounds: { tokens: 0.1 } });
-    expect(c.token_change).toMatchObject({ n: 19, cases_without: 1, mean: 500, bound: 0.1, exceeded: true, test: 'sign_flip_monte_carlo' });
+    expect(c.token_change).toMatchObject({
+      n: 19,
+      cases_without: 1,
+      mean: 500,
+      bound: 0.1,
+      exceeded: true,
+      test: 'sign_flip_monte_carlo',
+    });
     expect(c.token_change.baseline_mean).toBeCloseTo(1060, 9);
     expect(c.token_change.relative).toBeCloseTo(500 / 1060, 9);
     expect(c.token_change.p!).toBeLessThan(0.001);
@@ -81,8 +109,14 @@ describe('compareRecords: tokens, cost and latency', () => {
   });
 
   test('with trials a case is the mean over its scored trials', () => {
-    const base = [row('a', true, { trial: 0, usage: usage(100, 0) }), row('a', true, { trial: 1, usage: usage(300, 0) })];
-    const cand = [row('a', true, { trial: 0, usage: usage(400, 0) }), row('a', true, { trial: 1, usage: usage(400, 0) })];
+    const base = [
+      row('a', true, { trial: 0, usage: usage(100, 0) }),
+      row('a', true, { trial: 1, usage: usage(300, 0) }),
+    ];
+    const cand = [
+      row('a', true, { trial: 0, usage: usage(400, 0) }),
+      row('a', true, { trial: 1, usage: usage(400, 0) }),
+    ];
     const c = compareRecords(base, cand);
     expect(c.token_change).toMatchObject({ n: 1, baseline_mean: 200, candidate_mean: 400, mean: 200, relative: 1 });
   });
@@ -94,8 +128,24 @@ describe('compareRecords: tokens, cost and latency', () => {
 });
 
 describe('the bounds decide with --fail-on-regression', () => {
-  const pass: ComparisonDecision = { verdict: 'no significant change', rule: 'no_evidence', reason: 'no evidence', exit_code: 0 };
-  const ev = (o: Partial<Parameters<typeof decideUsageBounds>[1][number]>) => ({ metric: 'tokens' as const, n: 10, mean: 50, relative: 0.5, relative_interval: [0.4, 0.6] as [number, number], p: 0.001, p_bound: 0.002, bound: 0.1, exceeded: true, ...o });
+  const pass: ComparisonDecision = {
+    verdict: 'no significant change',
+    rule: 'no_evidence',
+    reason: 'no evidence',
+    exit_code: 0,
+  };
+  const ev = (o: Partial<Parameters<typeof decideUsageBounds>[1][number]>) => ({
+    metric: 'tokens' as const,
+    n: 10,
+    mean: 50,
+    relative: 0.5,
+    relative_interval: [0.4, 0.6] as [number, number],
+    p: 0.001,
+    p_bound: 0.002,
+    bound: 0.1,
+    exceeded: true,
+    ...o,
+  });
 
   test('exceeded when the test shows the increase beyond the bound (p_bound < α); no bound: never', () => {
     expect(usageIncreaseExceeded({ p_bound: 0.001 }, 0.05)).toBe(true);
@@ -120,11 +170,32 @@ describe('the bounds decide with --fail-on-regression', () => {
     const d = decideUsageBounds(pass, [ev({})], true);
     expect(d.exit_code).toBe(1);
     expect(d.verdict).toBe('no significant change'); // the pass-rate verdict stands beside it
-    expect(d.usage).toEqual({ exceeded: ['tokens'], unchecked: [], reason: 'tokens per case +50.0% [+40.0%, +60.0%] is beyond --max-token-increase 10% (p = 0.002)' });
+    expect(d.usage).toEqual({
+      exceeded: ['tokens'],
+      unchecked: [],
+      reason: 'tokens per case +50.0% [+40.0%, +60.0%] is beyond --max-token-increase 10% (p = 0.002)',
+    });
     expect(decideUsageBounds(pass, [ev({})], false).exit_code).toBe(0);
-    const unpriced = decideUsageBounds(pass, [ev({ metric: 'cost', n: 0, mean: null, relative: null, relative_interval: null, p: null, p_bound: null, exceeded: false })], true);
+    const unpriced = decideUsageBounds(
+      pass,
+      [
+        ev({
+          metric: 'cost',
+          n: 0,
+          mean: null,
+          relative: null,
+          relative_interval: null,
+          p: null,
+          p_bound: null,
+          exceeded: false,
+        }),
+      ],
+      true,
+    );
     expect(unpriced.exit_code).toBe(3);
-    expect(unpriced.usage!.reason).toBe('cost per case: --max-cost-increase 10% cannot be checked: no paired case has a cost on both sides (set model.pricing)');
+    expect(unpriced.usage!.reason).toBe(
+      'cost per case: --max-cost-increase 10% cannot be checked: no paired case has a cost on both sides (set model.pricing)',
+    );
     expect(decideUsageBounds(pass, [ev({ bound: null, exceeded: false })], true)).toBe(pass);
   });
 
@@ -132,21 +203,42 @@ describe('the bounds decide with --fail-on-regression', () => {
     const n = ids(8);
     const base = n.map((id) => row(id, true, { usage: usage(1000, 20) }));
     const cand = n.map((id) => row(id, true, { usage: usage(1600, 20) }));
-    const run = compareSides(side(base, 'b'), side(cand, 'c'), { maxRegression: 0, maxErrored: 0, failOnRegression: true, usageBounds: { tokens: 0.1, cost: null, latency: null } });
+    const run = compareSides(side(base, 'b'), side(cand, 'c'), {
+      maxRegression: 0,
+      maxErrored: 0,
+      failOnRegression: true,
+      usageBounds: { tokens: 0.1, cost: null, latency: null },
+    });
     expect(run.decision.exit_code).toBe(1);
     const json = compareJson(run);
     expect(CompareFileSchema.safeParse(json).success).toBe(true);
-    expect(json.token_change).toMatchObject({ mean: 600, interval: [600, 600], p: 0.003906, bound: 0.1, exceeded: true, relative: 0.588235, baseline_mean: 1020, candidate_mean: 1620, n: 8 });
+    expect(json.token_change).toMatchObject({
+      mean: 600,
+      interval: [600, 600],
+      p: 0.003906,
+      bound: 0.1,
+      exceeded: true,
+      relative: 0.588235,
+      baseline_mean: 1020,
+      candidate_mean: 1620,
+      n: 8,
+    });
     expect(json.cost_change).toMatchObject({ mean: null, interval: null, p: null, bound: null, exceeded: false });
     expect(json.usage_bounds).toMatchObject({ exceeded: ['tokens'], unchecked: [] });
     const md = compareMarkdown(run);
-    expect(md).toContain('🔴 **Cost bounds:** tokens per case +58.8% [+58.8%, +58.8%] is beyond --max-token-increase 10% (p = 0.004)');
-    expect(md).toContain('| tokens / case | 1020.0 | 1620.0 | **+600.0** | +58.8% [+58.8%, +58.8%] | 0.004 | EXCEEDED ≤ +10% (p 0.004) |');
+    expect(md).toContain(
+      '🔴 **Cost bounds:** tokens per case +58.8% [+58.8%, +58.8%] is beyond --max-token-increase 10% (p = 0.004)',
+    );
+    expect(md).toContain(
+      '| tokens / case | 1020.0 | 1620.0 | **+600.0** | +58.8% [+58.8%, +58.8%] | 0.004 | EXCEEDED ≤ +10% (p 0.004) |',
+    );
   });
 
   test('a bound as typed: 10% or 0.1; anything else is a one-line error naming the flag', () => {
     expect(parseIncrease('10%', '--max-token-increase')).toBe(0.1);
     expect(parseIncrease('0.25', '--max-token-increase')).toBe(0.25);
-    expect(() => parseIncrease('ten', '--max-cost-increase')).toThrow("--max-cost-increase must be a percentage like 10% or a fraction like 0.1, got 'ten'");
+    expect(() => parseIncrease('ten', '--max-cost-increase')).toThrow(
+      "--max-cost-increase must be a percentage like 10% or a fraction like 0.1, got 'ten'",
+    );
   });
 });

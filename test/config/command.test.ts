@@ -8,14 +8,23 @@ import { fixture } from './helpers.ts';
 let out: string[];
 let err: string[];
 const saved: Record<string, string | undefined> = {};
-const ENV_KEYS = ['OPENAI_COMPATIBLE_BASE_URL', 'OPENAI_COMPATIBLE_MODEL', 'OPENAI_COMPATIBLE_TEMPERATURE', 'SKILLOPT_OUT_ROOT'];
+const ENV_KEYS = [
+  'OPENAI_COMPATIBLE_BASE_URL',
+  'OPENAI_COMPATIBLE_MODEL',
+  'OPENAI_COMPATIBLE_TEMPERATURE',
+  'SKILLOPT_OUT_ROOT',
+];
 
 beforeEach(() => {
   out = [];
   err = [];
   // a command prints one line per write (util/print.ts) to the current command's streams: here the process's
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => (out.push(String(chunk).replace(/\n$/, '')), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => (err.push(String(chunk).replace(/\n$/, '')), true));
+  vi.spyOn(process.stdout, 'write').mockImplementation(
+    (chunk: unknown) => (out.push(String(chunk).replace(/\n$/, '')), true),
+  );
+  vi.spyOn(process.stderr, 'write').mockImplementation(
+    (chunk: unknown) => (err.push(String(chunk).replace(/\n$/, '')), true),
+  );
   for (const k of ENV_KEYS) {
     saved[k] = process.env[k];
     delete process.env[k];
@@ -46,12 +55,22 @@ describe('skillopt config', () => {
   });
 
   it('prints the resolved YAML with the --cfg-options override and a header of files', async () => {
-    const code = await command.run(['--config', 'configs/dotnetdebug/local_mitko.yaml', '--cfg-options', 'train.num_epochs=2', 'env.limit=2']);
+    const code = await command.run([
+      '--config',
+      'configs/dotnetdebug/local_mitko.yaml',
+      '--cfg-options',
+      'train.num_epochs=2',
+      'env.limit=2',
+    ]);
     expect(code).toBe(0);
     const text = out.join('\n');
     expect(text).toContain('num_epochs: 2');
-    expect(text).toMatch(/^# files, in inheritance order:\n# {3}configs\/_base_\/default\.yaml\n# {3}configs\/dotnetdebug\/default\.yaml\n# {3}configs\/dotnetdebug\/local_mitko\.yaml$/m);
-    expect(text).toContain('#   target: openai_compat model=mitko url=http://localhost:8000/v1 key-env=OPENAI_COMPATIBLE_API_KEY');
+    expect(text).toMatch(
+      /^# files, in inheritance order:\n# {3}configs\/_base_\/default\.yaml\n# {3}configs\/dotnetdebug\/default\.yaml\n# {3}configs\/dotnetdebug\/local_mitko\.yaml$/m,
+    );
+    expect(text).toContain(
+      '#   target: openai_compat model=mitko url=http://localhost:8000/v1 key-env=OPENAI_COMPATIBLE_API_KEY',
+    );
     const parsed = parse(text);
     expect(parsed.train.num_epochs).toBe(2);
     expect(parsed.env.limit).toBe(2);
@@ -59,7 +78,12 @@ describe('skillopt config', () => {
   });
 
   it('--json prints the redacted config as JSON', async () => {
-    const dir = fixture({ 's.yaml': '_base_: ' + join(process.cwd(), 'configs/dotnetdebug/sim.yaml') + '\nmodel: { azure_openai_api_key: abcdefghijklmnopqrstuvwxyz }\n' });
+    const dir = fixture({
+      's.yaml':
+        '_base_: ' +
+        join(process.cwd(), 'configs/dotnetdebug/sim.yaml') +
+        '\nmodel: { azure_openai_api_key: abcdefghijklmnopqrstuvwxyz }\n',
+    });
     const code = await command.run(['--config', join(dir, 's.yaml'), '--json']);
     expect(code).toBe(0);
     const json = JSON.parse(out.join('\n'));
@@ -86,7 +110,17 @@ describe('skillopt config', () => {
 
 describe('skillopt config: simulated profiles', () => {
   it('prints a simulated profile model with its profile price, as a run resolves it', async () => {
-    expect(await command.run(['--json', '--cfg-options', 'model.backend=simulated', 'model.target=sim-large', 'model.optimizer=mitko'])).toBe(0);
-    expect(JSON.parse(out.join('\n')).model.pricing).toEqual({ 'sim-large': { input_per_mtok: 3, cached_input_per_mtok: 0.75, output_per_mtok: 15 } });
+    expect(
+      await command.run([
+        '--json',
+        '--cfg-options',
+        'model.backend=simulated',
+        'model.target=sim-large',
+        'model.optimizer=mitko',
+      ]),
+    ).toBe(0);
+    expect(JSON.parse(out.join('\n')).model.pricing).toEqual({
+      'sim-large': { input_per_mtok: 3, cached_input_per_mtok: 0.75, output_per_mtok: 15 },
+    });
   });
 });

@@ -56,7 +56,17 @@ describe('defaultConfig()', () => {
       concurrency: 8,
       structured_output: 'auto',
       minimax_model: 'MiniMax-M3',
-      simulated: { seed: 0, noise: 0.03, max_rules: 0, interference: 0.3, dilution: 0.5, dilution_rules: 40, dilution_chars: 8000, analyst_error_rate: 0.1, latency_ms: 0 },
+      simulated: {
+        seed: 0,
+        noise: 0.03,
+        max_rules: 0,
+        interference: 0.3,
+        dilution: 0.5,
+        dilution_rules: 40,
+        dilution_chars: 8000,
+        analyst_error_rate: 0.1,
+        latency_ms: 0,
+      },
     });
     expect(d.train).toEqual({
       num_epochs: 4,
@@ -74,10 +84,33 @@ describe('defaultConfig()', () => {
       objective: 'worst',
       transfer_models: [],
     });
-    expect(d.gradient).toEqual({ minibatch_size: 8, merge_batch_size: 8, analyst_workers: 16, failure_only: false, trajectory_token_budget: 24000 });
-    expect(d.optimizer).toMatchObject({ learning_rate: 4, min_learning_rate: 2, lr_scheduler: 'cosine', lr_control_mode: 'fixed' });
-    expect(d.evaluation).toMatchObject({ gate_metric: 'hard', gate_mixed_weight: 0.5, pass_threshold: 0.5, min_pass_rate: 0 });
-    expect(d.env).toMatchObject({ split_ratio: '2:1:7', split_seed: 42, exec_timeout: 120, workers: 8, limit: 0, options: {} });
+    expect(d.gradient).toEqual({
+      minibatch_size: 8,
+      merge_batch_size: 8,
+      analyst_workers: 16,
+      failure_only: false,
+      trajectory_token_budget: 24000,
+    });
+    expect(d.optimizer).toMatchObject({
+      learning_rate: 4,
+      min_learning_rate: 2,
+      lr_scheduler: 'cosine',
+      lr_control_mode: 'fixed',
+    });
+    expect(d.evaluation).toMatchObject({
+      gate_metric: 'hard',
+      gate_mixed_weight: 0.5,
+      pass_threshold: 0.5,
+      min_pass_rate: 0,
+    });
+    expect(d.env).toMatchObject({
+      split_ratio: '2:1:7',
+      split_seed: 42,
+      exec_timeout: 120,
+      workers: 8,
+      limit: 0,
+      options: {},
+    });
   });
 
   it('returns a fresh object each time', () => {

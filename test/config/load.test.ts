@@ -108,7 +108,11 @@ evaluation: { leading_words: "MUST, NEVER" }
 `,
     });
     const { config } = loadConfig({ path: join(d, 'a.yaml'), env: {} });
-    expect(config.model).toMatchObject({ backend: 'openai_compat', optimizer_backend: 'openai_compat', target_backend: 'azure_openai' });
+    expect(config.model).toMatchObject({
+      backend: 'openai_compat',
+      optimizer_backend: 'openai_compat',
+      target_backend: 'azure_openai',
+    });
     expect(config.optimizer).toMatchObject({
       lr_control_mode: 'fixed',
       skill_update_mode: 'rewrite_from_suggestions',
@@ -116,7 +120,10 @@ evaluation: { leading_words: "MUST, NEVER" }
       lr_scheduler: 'linear',
     });
     expect(config.evaluation.leading_words).toEqual(['MUST', 'NEVER']);
-    const more = fixture({ 'b.yaml': 'optimizer: { lr_control_mode: no_lr, skill_update_mode: full_rewrite, longitudinal_pair_policy: same }\n' });
+    const more = fixture({
+      'b.yaml':
+        'optimizer: { lr_control_mode: no_lr, skill_update_mode: full_rewrite, longitudinal_pair_policy: same }\n',
+    });
     expect(loadConfig({ path: join(more, 'b.yaml'), env: {} }).config.optimizer).toMatchObject({
       lr_control_mode: 'none',
       skill_update_mode: 'full_rewrite_minibatch',
@@ -127,7 +134,8 @@ evaluation: { leading_words: "MUST, NEVER" }
 
 describe('precedence: defaults < base < child < environment < CLI', () => {
   const dir = fixture({
-    'base.yaml': 'model: { backend: openai_compat, base_url: http://base/v1, temperature: 0.1, optimizer: b-opt, target: b-tgt }\ntrain: { batch_size: 11, num_epochs: 3 }\n',
+    'base.yaml':
+      'model: { backend: openai_compat, base_url: http://base/v1, temperature: 0.1, optimizer: b-opt, target: b-tgt }\ntrain: { batch_size: 11, num_epochs: 3 }\n',
     'child.yaml': '_base_: base.yaml\nmodel: { base_url: http://child/v1 }\ntrain: { batch_size: 12 }\n',
   });
   const path = join(dir, 'child.yaml');
@@ -169,7 +177,12 @@ describe('precedence: defaults < base < child < environment < CLI', () => {
       OPENAI_COMPATIBLE_API_KEY: 'sk-not-read-into-config-123456',
     };
     const c = loadConfig({ path, env }).config;
-    expect(c.model).toMatchObject({ optimizer_base_url: 'http://opt/v1', target_temperature: 0.9, max_tokens: 1234, optimizer_timeout_s: 12.5 });
+    expect(c.model).toMatchObject({
+      optimizer_base_url: 'http://opt/v1',
+      target_temperature: 0.9,
+      max_tokens: 1234,
+      optimizer_timeout_s: 12.5,
+    });
     expect(c.env.out_root).toBe('outputs/x');
     expect(JSON.stringify(c)).not.toContain('sk-not-read');
   });
@@ -187,7 +200,9 @@ describe('precedence: defaults < base < child < environment < CLI', () => {
       min_learning_rate: 1,
     });
     const msg = loadError({ cfgOptions: ['optimizer.learning_rate=1', 'optimizer.min_learning_rate=2'] });
-    expect(msg).toContain('--cfg-options optimizer.min_learning_rate=2: optimizer.min_learning_rate: must be <= optimizer.learning_rate (1)');
+    expect(msg).toContain(
+      '--cfg-options optimizer.min_learning_rate=2: optimizer.min_learning_rate: must be <= optimizer.learning_rate (1)',
+    );
   });
 
   it('a floor from a lower-precedence source follows a learning_rate set above it (with a warning); one source setting both is checked', () => {
@@ -203,13 +218,18 @@ describe('precedence: defaults < base < child < environment < CLI', () => {
       `optimizer.min_learning_rate=5 (${join(d, 'base.yaml')}) is above optimizer.learning_rate=2 (--cfg-options optimizer.learning_rate=2); the floor follows learning_rate`,
     ]);
     // a child file over its base
-    expect(loadConfig({ path: join(d, 'child.yaml'), env: {} }).config.optimizer).toMatchObject({ learning_rate: 3, min_learning_rate: 3 });
+    expect(loadConfig({ path: join(d, 'child.yaml'), env: {} }).config.optimizer).toMatchObject({
+      learning_rate: 3,
+      min_learning_rate: 3,
+    });
     // a learning_rate at or above the floor leaves it alone, without a warning
     const above = loadConfig({ path: join(d, 'base.yaml'), env: {}, cfgOptions: ['optimizer.learning_rate=7'] });
     expect(above.config.optimizer).toMatchObject({ learning_rate: 7, min_learning_rate: 5 });
     expect(above.warnings).toEqual([]);
     // the same source sets both: a contradiction, reported
-    expect(loadError({ path: join(d, 'both.yaml') })).toContain(`${join(d, 'both.yaml')}: optimizer.min_learning_rate: must be <= optimizer.learning_rate (3), got 5`);
+    expect(loadError({ path: join(d, 'both.yaml') })).toContain(
+      `${join(d, 'both.yaml')}: optimizer.min_learning_rate: must be <= optimizer.learning_rate (3), got 5`,
+    );
     // the floor set above the learning_rate's source still wins the check
     expect(loadError({ path: join(d, 'child.yaml'), cfgOptions: ['optimizer.min_learning_rate=4'] })).toContain(
       '--cfg-options optimizer.min_learning_rate=4: optimizer.min_learning_rate: must be <= optimizer.learning_rate (3), got 4',
@@ -237,8 +257,12 @@ describe('errors: one line naming the source and the key path', () => {
       'd.yaml': 'wat: 1\n',
     });
     expect(loadError({ path: join(d, 'a.yaml') })).toContain('a.yaml: trian: unknown key (did you mean train?)');
-    expect(loadError({ path: join(d, 'b.yaml') })).toContain('b.yaml: train.analyst_workers: unknown key (did you mean gradient.analyst_workers?)');
-    expect(loadError({ path: join(d, 'c.yaml') })).toContain('c.yaml: model.simulated.nois: unknown key (did you mean model.simulated.noise?)');
+    expect(loadError({ path: join(d, 'b.yaml') })).toContain(
+      'b.yaml: train.analyst_workers: unknown key (did you mean gradient.analyst_workers?)',
+    );
+    expect(loadError({ path: join(d, 'c.yaml') })).toContain(
+      'c.yaml: model.simulated.nois: unknown key (did you mean model.simulated.noise?)',
+    );
     expect(loadError({ path: join(d, 'd.yaml') })).toMatch(/d\.yaml: wat: unknown key$/);
   });
 
@@ -256,13 +280,21 @@ describe('errors: one line naming the source and the key path', () => {
     });
     expect(loadError({ path: join(d, 'x.yaml') })).toContain('x.yaml: train.batch_size: expected a number, got "abc"');
     expect(loadError({ path: join(d, 'y.yaml') })).toContain('y.yaml: gradient.merge_batch_size: must be >= 2, got 1');
-    expect(loadError({ path: join(d, 'z.yaml') })).toContain('z.yaml: evaluation.gate_metric: expected one of hard, soft, mixed, got "best"');
-    expect(loadError({ path: join(d, 'w.yaml') })).toContain('w.yaml: env.split_ratio: expected "train:val:test" integer parts');
-    expect(loadError({ path: join(d, 'v.yaml') })).toContain('v.yaml: evaluation.gate_mixed_weight: must be <= 1, got 1.5');
+    expect(loadError({ path: join(d, 'z.yaml') })).toContain(
+      'z.yaml: evaluation.gate_metric: expected one of hard, soft, mixed, got "best"',
+    );
+    expect(loadError({ path: join(d, 'w.yaml') })).toContain(
+      'w.yaml: env.split_ratio: expected "train:val:test" integer parts',
+    );
+    expect(loadError({ path: join(d, 'v.yaml') })).toContain(
+      'v.yaml: evaluation.gate_mixed_weight: must be <= 1, got 1.5',
+    );
     expect(loadError({ path: join(d, 'u.yaml') })).toContain('u.yaml: train.batch_size: expected an integer, got 2.5');
     expect(loadError({ path: join(d, 't.yaml') })).toContain('t.yaml: train: expected a mapping, got a list');
     expect(loadError({ path: join(d, 's.yaml') })).toContain('s.yaml: model.backend: expected one of');
-    expect(loadError({ path: join(d, 'r.yaml') })).toContain('r.yaml: env.split_ratio: every part of the ratio must be a positive integer');
+    expect(loadError({ path: join(d, 'r.yaml') })).toContain(
+      'r.yaml: env.split_ratio: every part of the ratio must be a positive integer',
+    );
   });
 
   it('blames the file that set the key, not the child that inherits it', () => {
@@ -276,7 +308,9 @@ describe('errors: one line naming the source and the key path', () => {
 
   it('names the environment variable for env-derived values', () => {
     const msg = loadError({ env: { OPENAI_COMPATIBLE_TEMPERATURE: 'warm' } });
-    expect(msg).toBe('environment variable OPENAI_COMPATIBLE_TEMPERATURE: model.temperature: expected a number or null, got "warm"');
+    expect(msg).toBe(
+      'environment variable OPENAI_COMPATIBLE_TEMPERATURE: model.temperature: expected a number or null, got "warm"',
+    );
   });
 
   it('names the --cfg-options item', () => {
@@ -288,24 +322,59 @@ describe('errors: one line naming the source and the key path', () => {
     );
     expect(loadError({ cfgOptions: ['batch_size'] })).toBe('--cfg-options batch_size: expected key=value');
     expect(loadError({ cfgOptions: ['bogus_key=1'] })).toContain('--cfg-options bogus_key=1: bogus_key: unknown key');
-    expect(loadError({ cfgOptions: ['max_tokens=1'] })).toContain('ambiguous key, use one of model.max_tokens, train.max_tokens');
+    expect(loadError({ cfgOptions: ['max_tokens=1'] })).toContain(
+      'ambiguous key, use one of model.max_tokens, train.max_tokens',
+    );
   });
 
   it('a section given a value instead of keys says so (not "did you mean" the section itself)', () => {
-    expect(loadError({ cfgOptions: ['model=1'] })).toBe('--cfg-options model=1: model is a section, not a key: set one of its keys, such as model.backend=1');
-    expect(loadError({ cfgOptions: ['cache=off'] })).toBe('--cfg-options cache=off: cache is a section, not a key: set one of its keys, such as cache.mode=off');
+    expect(loadError({ cfgOptions: ['model=1'] })).toBe(
+      '--cfg-options model=1: model is a section, not a key: set one of its keys, such as model.backend=1',
+    );
+    expect(loadError({ cfgOptions: ['cache=off'] })).toBe(
+      '--cfg-options cache=off: cache is a section, not a key: set one of its keys, such as cache.mode=off',
+    );
   });
 
   it('every base URL and endpoint of every role must be an http(s) URL, wherever it is set', () => {
     const d = fixture({ 'u.yaml': 'model:\n  target_azure_openai_endpoint: my-resource.openai.azure.com\n' });
-    for (const key of ['base_url', 'optimizer_base_url', 'target_base_url', 'judge_base_url', 'azure_openai_endpoint', 'optimizer_azure_openai_endpoint', 'azure_endpoint', 'qwen_chat_base_url', 'target_qwen_chat_base_url', 'minimax_base_url', 'optimizer_minimax_base_url']) {
-      expect(loadError({ cfgOptions: [`model.${key}=notaurl`] })).toBe(`--cfg-options model.${key}=notaurl: model.${key}: expected an http(s) URL such as http://localhost:8000/v1, got "notaurl"`);
+    for (const key of [
+      'base_url',
+      'optimizer_base_url',
+      'target_base_url',
+      'judge_base_url',
+      'azure_openai_endpoint',
+      'optimizer_azure_openai_endpoint',
+      'azure_endpoint',
+      'qwen_chat_base_url',
+      'target_qwen_chat_base_url',
+      'minimax_base_url',
+      'optimizer_minimax_base_url',
+    ]) {
+      expect(loadError({ cfgOptions: [`model.${key}=notaurl`] })).toBe(
+        `--cfg-options model.${key}=notaurl: model.${key}: expected an http(s) URL such as http://localhost:8000/v1, got "notaurl"`,
+      );
     }
-    expect(loadError({ cfgOptions: ['model.base_url=ftp://host/v1'] })).toContain('model.base_url: expected an http(s) URL');
-    expect(loadError({ path: join(d, 'u.yaml') })).toBe(`${join(d, 'u.yaml')}: model.target_azure_openai_endpoint: expected an http(s) URL such as http://localhost:8000/v1, got "my-resource.openai.azure.com"`);
-    expect(loadError({ env: { OPENAI_COMPATIBLE_BASE_URL: 'localhost:8000' } })).toBe('environment variable OPENAI_COMPATIBLE_BASE_URL: model.base_url: expected an http(s) URL such as http://localhost:8000/v1, got "localhost:8000"');
+    expect(loadError({ cfgOptions: ['model.base_url=ftp://host/v1'] })).toContain(
+      'model.base_url: expected an http(s) URL',
+    );
+    expect(loadError({ path: join(d, 'u.yaml') })).toBe(
+      `${join(d, 'u.yaml')}: model.target_azure_openai_endpoint: expected an http(s) URL such as http://localhost:8000/v1, got "my-resource.openai.azure.com"`,
+    );
+    expect(loadError({ env: { OPENAI_COMPATIBLE_BASE_URL: 'localhost:8000' } })).toBe(
+      'environment variable OPENAI_COMPATIBLE_BASE_URL: model.base_url: expected an http(s) URL such as http://localhost:8000/v1, got "localhost:8000"',
+    );
     // "" is unset (the role falls back), and real URLs load
-    expect(loadConfig({ env: {}, cfgOptions: ['model.base_url=', 'model.target_base_url=http://127.0.0.1:9/v1', 'model.azure_openai_endpoint=https://r.openai.azure.com/'] }).config.model.target_base_url).toBe('http://127.0.0.1:9/v1');
+    expect(
+      loadConfig({
+        env: {},
+        cfgOptions: [
+          'model.base_url=',
+          'model.target_base_url=http://127.0.0.1:9/v1',
+          'model.azure_openai_endpoint=https://r.openai.azure.com/',
+        ],
+      }).config.model.target_base_url,
+    ).toBe('http://127.0.0.1:9/v1');
   });
 
   it('malformed YAML has line and column', () => {
@@ -326,11 +395,17 @@ describe('errors: one line naming the source and the key path', () => {
       'list.yaml': '- 1\n- 2\n',
       'scalar.yaml': 'hello\n',
     });
-    expect(loadError({ path: join(d, 'x.yaml') })).toBe(`${join(d, 'x.yaml')}: _base_ file not found: ../_base_/nope.yaml`);
+    expect(loadError({ path: join(d, 'x.yaml') })).toBe(
+      `${join(d, 'x.yaml')}: _base_ file not found: ../_base_/nope.yaml`,
+    );
     expect(loadError({ path: join(d, 'missing.yaml') })).toBe(`${join(d, 'missing.yaml')}: config file not found`);
-    expect(loadError({ path: join(d, 'a.yaml') })).toBe(`${join(d, 'a.yaml')}: _base_ cycle: a.yaml -> b.yaml -> a.yaml`);
+    expect(loadError({ path: join(d, 'a.yaml') })).toBe(
+      `${join(d, 'a.yaml')}: _base_ cycle: a.yaml -> b.yaml -> a.yaml`,
+    );
     expect(loadError({ path: join(d, 'self.yaml') })).toContain('_base_ cycle: self.yaml -> self.yaml');
-    expect(loadError({ path: join(d, 'list-base.yaml') })).toContain('list-base.yaml: _base_: expected a relative path string, got a list');
+    expect(loadError({ path: join(d, 'list-base.yaml') })).toContain(
+      'list-base.yaml: _base_: expected a relative path string, got a list',
+    );
     expect(loadError({ path: join(d, 'list.yaml') })).toContain('list.yaml: top level must be a mapping');
     expect(loadError({ path: join(d, 'scalar.yaml') })).toContain('scalar.yaml: top level must be a mapping');
   });

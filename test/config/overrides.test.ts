@@ -48,7 +48,12 @@ describe('castValue (upstream casting)', () => {
 
 describe('parseCfgOptions', () => {
   it('splits at the first =, handles dotted keys of any depth', () => {
-    const { overrides } = parseCfgOptions(['train.batch_size=2', 'model.simulated.noise=0.1', 'env.options.q=a=b', 'env.out_root=']);
+    const { overrides } = parseCfgOptions([
+      'train.batch_size=2',
+      'model.simulated.noise=0.1',
+      'env.options.q=a=b',
+      'env.out_root=',
+    ]);
     expect(overrides.map((o) => [o.path.join('.'), o.value])).toEqual([
       ['train.batch_size', 2],
       ['model.simulated.noise', 0.1],
@@ -97,7 +102,10 @@ describe('parseCfgOptions', () => {
       ['=3', '--cfg-options =3: missing key'],
       ['train..x=1', "--cfg-options train..x=1: malformed key path 'train..x'"],
       ['num_epoch=2', '--cfg-options num_epoch=2: num_epoch: unknown key (did you mean train.num_epochs?)'],
-      ['max_tokens=5', '--cfg-options max_tokens=5: max_tokens: ambiguous key, use one of model.max_tokens, train.max_tokens'],
+      [
+        'max_tokens=5',
+        '--cfg-options max_tokens=5: max_tokens: ambiguous key, use one of model.max_tokens, train.max_tokens',
+      ],
     ] as const) {
       const err = thrown(() => parseCfgOptions([item]));
       expect(err).toBeInstanceOf(ConfigError);

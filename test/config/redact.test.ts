@@ -5,7 +5,13 @@ import { renderEndReport } from '../../src/cli/end-report.ts';
 import { reportFatal } from '../../src/cli/main.ts';
 import { withIo } from '../../src/util/io-context.ts';
 import { loadConfig, parseConfig } from '../../src/config/load.ts';
-import { isSecretKey, redactConfig, redactValue, secretWarnings, writeResolvedConfig } from '../../src/config/redact.ts';
+import {
+  isSecretKey,
+  redactConfig,
+  redactValue,
+  secretWarnings,
+  writeResolvedConfig,
+} from '../../src/config/redact.ts';
 import { resolveRoles } from '../../src/config/roles.ts';
 import { ModelInfraError, ModelOutputError, endpointOf } from '../../src/model/errors.ts';
 import { appendLine, writeJsonAtomic } from '../../src/util/atomic.ts';
@@ -22,10 +28,28 @@ import { fixture } from './helpers.ts';
 
 describe('redaction', () => {
   it('recognises secret key names but not counts or *_env names', () => {
-    for (const k of ['api_key', 'azure_openai_api_key', 'minimax_api_key', 'access_token', 'token', 'client_secret', 'password', 'apiKey', 'DB_PASSWORD']) {
+    for (const k of [
+      'api_key',
+      'azure_openai_api_key',
+      'minimax_api_key',
+      'access_token',
+      'token',
+      'client_secret',
+      'password',
+      'apiKey',
+      'DB_PASSWORD',
+    ]) {
       expect(isSecretKey(k), k).toBe(true);
     }
-    for (const k of ['max_tokens', 'claude_code_exec_max_thinking_tokens', 'api_key_env', 'optimizer_api_key_env', 'model', 'base_url', 'token_env']) {
+    for (const k of [
+      'max_tokens',
+      'claude_code_exec_max_thinking_tokens',
+      'api_key_env',
+      'optimizer_api_key_env',
+      'model',
+      'base_url',
+      'token_env',
+    ]) {
       expect(isSecretKey(k), k).toBe(false);
     }
   });
@@ -38,11 +62,21 @@ describe('redaction', () => {
 
   it('redacts deeply without touching the input', () => {
     const input = {
-      model: { azure_openai_api_key: 'az-0123456789abcdef', api_key_env: 'OPENAI_COMPATIBLE_API_KEY', max_tokens: 8000, base_url: 'https://user:pw@host/v1' },
+      model: {
+        azure_openai_api_key: 'az-0123456789abcdef',
+        api_key_env: 'OPENAI_COMPATIBLE_API_KEY',
+        max_tokens: 8000,
+        base_url: 'https://user:pw@host/v1',
+      },
       env: { options: { hf_token: 'hf_abc', list: [{ password: 'p4ssw0rd-long-enough' }] } },
     };
     const out = redactConfig(input);
-    expect(out.model).toEqual({ azure_openai_api_key: 'az-0...cdef', api_key_env: 'OPENAI_COMPATIBLE_API_KEY', max_tokens: 8000, base_url: 'https://***@host/v1' });
+    expect(out.model).toEqual({
+      azure_openai_api_key: 'az-0...cdef',
+      api_key_env: 'OPENAI_COMPATIBLE_API_KEY',
+      max_tokens: 8000,
+      base_url: 'https://***@host/v1',
+    });
     expect(out.env.options).toEqual({ hf_token: '***', list: [{ password: 'p4ss...ough' }] });
     expect(input.model.azure_openai_api_key).toBe('az-0123456789abcdef');
   });
@@ -87,11 +121,15 @@ describe('redactText: URL credentials', () => {
     // the last @ of the authority ends the userinfo (a raw @ in the password)
     expect(redactText('http://u:p@ss@host/v1')).toBe('http://***@host/v1');
     // percent-encoded credentials
-    expect(redactText('url=https://judge:PLANTED%40x@127.0.0.1:1/v1 key-env=K')).toBe('url=https://***@127.0.0.1:1/v1 key-env=K');
+    expect(redactText('url=https://judge:PLANTED%40x@127.0.0.1:1/v1 key-env=K')).toBe(
+      'url=https://***@127.0.0.1:1/v1 key-env=K',
+    );
     // whatever precedes the "://" (masking too much is harmless)
     expect(redactText('--http://u:pw@h 1x://u:pw@h ://u:pw@h')).toBe('--http://***@h 1x://***@h ://***@h');
     // quoted, bracketed, at the end of a sentence
-    expect(redactText(`'http://u:pw@h/v1' (http://u:pw@h) <http://u:pw@h>.`)).toBe(`'http://***@h/v1' (http://***@h) <http://***@h>.`);
+    expect(redactText(`'http://u:pw@h/v1' (http://u:pw@h) <http://u:pw@h>.`)).toBe(
+      `'http://***@h/v1' (http://***@h) <http://***@h>.`,
+    );
   });
 
   it('leaves URLs without userinfo, e-mail addresses and @ after the authority alone', () => {
@@ -130,7 +168,9 @@ describe('redactText: URL credentials', () => {
   });
 
   it('config/redact.ts uses the same masking (maskUrlCredentials is one function)', () => {
-    expect(redactConfig({ model: { base_url: 'see http://u:pw@h/v1' } })).toEqual({ model: { base_url: 'see http://***@h/v1' } });
+    expect(redactConfig({ model: { base_url: 'see http://u:pw@h/v1' } })).toEqual({
+      model: { base_url: 'see http://***@h/v1' },
+    });
     expect(maskUrlCredentials('http://u:pw@h')).toBe('http://***@h');
   });
 });
@@ -169,7 +209,10 @@ describe('redactText: registered secrets', () => {
 
   it('role resolution registers the API keys it reads from the environment and the endpoint passwords', () => {
     const config = parseConfig({ model: { backend: 'openai_compat', base_url: 'http://u:url-secret-PLANTED@h/v1' } });
-    resolveRoles(config, { OPENAI_COMPATIBLE_API_KEY: 'sk-env-key-PLANTED', TARGET_OPENAI_COMPATIBLE_API_KEY: 'sk-target-key-PLANTED' });
+    resolveRoles(config, {
+      OPENAI_COMPATIBLE_API_KEY: 'sk-env-key-PLANTED',
+      TARGET_OPENAI_COMPATIBLE_API_KEY: 'sk-target-key-PLANTED',
+    });
     const text = 'sk-env-key-PLANTED sk-target-key-PLANTED url-secret-PLANTED';
     expect(redactText(text)).toBe('*** *** ***');
   });
@@ -177,8 +220,14 @@ describe('redactText: registered secrets', () => {
   it('util/atomic.ts redacts every write: writeJsonAtomic and appendLine', () => {
     registerSecret('sk-atomic-PLANTED');
     const dir = fixture({});
-    writeJsonAtomic(join(dir, 'a.json'), { error: 'request to http://u:PLANTED@h/v1 failed', key: 'sk-atomic-PLANTED' });
-    expect(JSON.parse(readFileSync(join(dir, 'a.json'), 'utf8'))).toEqual({ error: 'request to http://***@h/v1 failed', key: '***' });
+    writeJsonAtomic(join(dir, 'a.json'), {
+      error: 'request to http://u:PLANTED@h/v1 failed',
+      key: 'sk-atomic-PLANTED',
+    });
+    expect(JSON.parse(readFileSync(join(dir, 'a.json'), 'utf8'))).toEqual({
+      error: 'request to http://***@h/v1 failed',
+      key: '***',
+    });
     appendLine(join(dir, 'r.jsonl'), JSON.stringify({ feedback: 'http://u:PLANTED@h sk-atomic-PLANTED' }));
     expect(readFileSync(join(dir, 'r.jsonl'), 'utf8')).toBe('{"feedback":"http://***@h ***"}\n');
   });
@@ -190,7 +239,9 @@ describe('redaction at the model layer and the CLI', () => {
     vi.restoreAllMocks();
   });
 
-  const role = { role: 'target', model: 'm', baseURL: 'http://u:PLANTED@127.0.0.1:9/v1' } as Parameters<typeof endpointOf>[0];
+  const role = { role: 'target', model: 'm', baseURL: 'http://u:PLANTED@127.0.0.1:9/v1' } as Parameters<
+    typeof endpointOf
+  >[0];
 
   it('model errors name the endpoint with its credentials masked (message, url, detail, toJSON)', () => {
     expect(endpointOf(role)).toBe('http://***@127.0.0.1:9/v1');
@@ -207,7 +258,14 @@ describe('redaction at the model layer and the CLI', () => {
       'target request to http://***@127.0.0.1:9/v1 (model m, stage rollout) failed after 1 attempt: fetch http://***@127.0.0.1:9/v1/chat/completions refused',
     );
     expect(JSON.stringify(infra.toJSON())).not.toContain('PLANTED');
-    const output = new ModelOutputError({ stage: 'analyst', reason: 'no JSON', raw: 'see http://a:PLANTED@x', role: 'optimizer', model: 'm', url: role.baseURL });
+    const output = new ModelOutputError({
+      stage: 'analyst',
+      reason: 'no JSON',
+      raw: 'see http://a:PLANTED@x',
+      role: 'optimizer',
+      model: 'm',
+      url: role.baseURL,
+    });
     expect(`${output.message} ${output.url} ${output.excerpt}`).not.toContain('PLANTED');
   });
 
@@ -226,7 +284,11 @@ describe('redaction at the model layer and the CLI', () => {
     expect(text).toContain('http://***@h/v1');
     const printed: string[] = [];
     const stderr = { write: (line: string) => printed.push(line) };
-    expect(withIo({ stdout: stderr, stderr, env: {} }, () => reportFatal(new Error('cannot reach http://u:PLANTED@h/v1 with sk-report-PLANTED')))).toBe(1);
+    expect(
+      withIo({ stdout: stderr, stderr, env: {} }, () =>
+        reportFatal(new Error('cannot reach http://u:PLANTED@h/v1 with sk-report-PLANTED')),
+      ),
+    ).toBe(1);
     expect(printed.join('\n')).toContain('http://***@h/v1 with ***');
     expect(printed.join('\n')).not.toContain('PLANTED');
   });

@@ -31,15 +31,31 @@ describe('§7.2 backend → role mapping', () => {
       'simulated',
       'simulated',
     ]);
-    expect(backends({ backend: 'simulated', target_backend: 'azure' })).toEqual(['simulated', 'simulated', 'simulated']);
+    expect(backends({ backend: 'simulated', target_backend: 'azure' })).toEqual([
+      'simulated',
+      'simulated',
+      'simulated',
+    ]);
     expect(backends({ backend: 'simulated', optimizer_backend: 'openai_compat' })).toEqual([
       'openai_compat',
       'simulated',
       'openai_compat',
     ]);
-    expect(backends({ backend: 'azure_openai', target_backend: 'simulated' })).toEqual(['openai_chat', 'simulated', 'openai_chat']);
-    expect(backends({ backend: 'openai_compat', judge_backend: 'simulated' })).toEqual(['openai_compat', 'openai_compat', 'simulated']);
-    expect(backends({ backend: 'simulated', judge_backend: 'openai_chat' })).toEqual(['simulated', 'simulated', 'openai_chat']);
+    expect(backends({ backend: 'azure_openai', target_backend: 'simulated' })).toEqual([
+      'openai_chat',
+      'simulated',
+      'openai_chat',
+    ]);
+    expect(backends({ backend: 'openai_compat', judge_backend: 'simulated' })).toEqual([
+      'openai_compat',
+      'openai_compat',
+      'simulated',
+    ]);
+    expect(backends({ backend: 'simulated', judge_backend: 'openai_chat' })).toEqual([
+      'simulated',
+      'simulated',
+      'openai_chat',
+    ]);
   });
 });
 
@@ -105,9 +121,30 @@ describe('resolveRoles', () => {
       structured_output: 'json_object',
     });
     const { optimizer, target, judge } = resolveRoles(c, {});
-    expect(optimizer).toMatchObject({ model: 'big', baseURL: 'http://shared/v1', temperature: 0.2, maxTokens: 4000, timeoutMs: 10_000, concurrency: 4, apiKeyEnv: 'MY_OPT_KEY' });
-    expect(target).toMatchObject({ model: 'small', baseURL: 'http://target/v1', temperature: 0.7, maxTokens: 1000, timeoutMs: 2500, concurrency: 16, apiKeyEnv: 'OPENAI_COMPATIBLE_API_KEY' });
-    expect(judge).toMatchObject({ model: 'judge-model', baseURL: 'http://shared/v1', apiKeyEnv: 'MY_OPT_KEY', maxTokens: 4000 });
+    expect(optimizer).toMatchObject({
+      model: 'big',
+      baseURL: 'http://shared/v1',
+      temperature: 0.2,
+      maxTokens: 4000,
+      timeoutMs: 10_000,
+      concurrency: 4,
+      apiKeyEnv: 'MY_OPT_KEY',
+    });
+    expect(target).toMatchObject({
+      model: 'small',
+      baseURL: 'http://target/v1',
+      temperature: 0.7,
+      maxTokens: 1000,
+      timeoutMs: 2500,
+      concurrency: 16,
+      apiKeyEnv: 'OPENAI_COMPATIBLE_API_KEY',
+    });
+    expect(judge).toMatchObject({
+      model: 'judge-model',
+      baseURL: 'http://shared/v1',
+      apiKeyEnv: 'MY_OPT_KEY',
+      maxTokens: 4000,
+    });
     expect(optimizer).toMatchObject({ retryBaseDelayMs: 500, retryMaxDelayMs: 5000, structuredOutput: 'json_object' });
     // judge "" = optimizer's model
     expect(resolveRoles(cfg({ backend: 'openai_compat', optimizer: 'o' }), {}).judge.model).toBe('o');
@@ -117,7 +154,11 @@ describe('resolveRoles', () => {
 
   it('names the role-prefixed key variable when it is set', () => {
     const c = cfg({ backend: 'openai_compat', optimizer_api_key_env: 'CONFIGURED' });
-    const env = { TARGET_OPENAI_COMPATIBLE_API_KEY: 'x', OPTIMIZER_OPENAI_COMPATIBLE_API_KEY: 'y', JUDGE_OPENAI_COMPATIBLE_API_KEY: '' };
+    const env = {
+      TARGET_OPENAI_COMPATIBLE_API_KEY: 'x',
+      OPTIMIZER_OPENAI_COMPATIBLE_API_KEY: 'y',
+      JUDGE_OPENAI_COMPATIBLE_API_KEY: '',
+    };
     const roles = resolveRoles(c, env);
     expect(roles.target.apiKeyEnv).toBe('TARGET_OPENAI_COMPATIBLE_API_KEY');
     expect(roles.optimizer.apiKeyEnv).toBe('OPTIMIZER_OPENAI_COMPATIBLE_API_KEY');
@@ -133,7 +174,12 @@ describe('resolveRoles', () => {
 
   it('openai_chat: plain OpenAI without an Azure endpoint, Azure with one', () => {
     const plain = resolveRoles(cfg({}), {});
-    expect(plain.optimizer).toMatchObject({ backend: 'openai_chat', model: 'gpt-5.5', baseURL: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY' });
+    expect(plain.optimizer).toMatchObject({
+      backend: 'openai_chat',
+      model: 'gpt-5.5',
+      baseURL: 'https://api.openai.com/v1',
+      apiKeyEnv: 'OPENAI_API_KEY',
+    });
     expect(plain.optimizer.azure).toBeUndefined();
     const azure = resolveRoles(
       cfg({
@@ -146,9 +192,17 @@ describe('resolveRoles', () => {
     expect(azure.optimizer).toMatchObject({
       baseURL: 'https://shared.openai.azure.com/',
       apiKeyEnv: 'AZURE_OPENAI_API_KEY',
-      azure: { endpoint: 'https://shared.openai.azure.com/', apiVersion: '2024-12-01-preview', apiKeyEnv: 'AZURE_OPENAI_API_KEY' },
+      azure: {
+        endpoint: 'https://shared.openai.azure.com/',
+        apiVersion: '2024-12-01-preview',
+        apiKeyEnv: 'AZURE_OPENAI_API_KEY',
+      },
     });
-    expect(azure.target.azure).toEqual({ endpoint: 'https://target.openai.azure.com/', apiVersion: '2025-01-01', apiKeyEnv: 'AZURE_OPENAI_API_KEY' });
+    expect(azure.target.azure).toEqual({
+      endpoint: 'https://target.openai.azure.com/',
+      apiVersion: '2025-01-01',
+      apiKeyEnv: 'AZURE_OPENAI_API_KEY',
+    });
     expect(azure.judge.azure?.endpoint).toBe('https://shared.openai.azure.com/');
   });
 
@@ -168,8 +222,14 @@ describe('resolveRoles', () => {
   });
 
   it('names the file that chose the unsupported backend', () => {
-    const { config, sourceOf } = loadConfig({ path: 'configs/dotnetdebug/sim.yaml', env: {}, cfgOptions: ['model.backend=qwen'] });
+    const { config, sourceOf } = loadConfig({
+      path: 'configs/dotnetdebug/sim.yaml',
+      env: {},
+      cfgOptions: ['model.backend=qwen'],
+    });
     const err = thrown(() => resolveRoles(config, {}, { sourceOf }));
-    expect(err.message).toMatch(/^--cfg-options model\.backend=qwen: model\.backend: upstream backend "qwen_chat" \(target role\)/);
+    expect(err.message).toMatch(
+      /^--cfg-options model\.backend=qwen: model\.backend: upstream backend "qwen_chat" \(target role\)/,
+    );
   });
 });

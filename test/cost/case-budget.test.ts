@@ -8,8 +8,17 @@ import { CaseBudget, caseSpent } from '../../src/cost/case-budget.ts';
 import type { CallUsage } from '../../src/types.ts';
 
 const usage = (cost: number | null, cached: number | null = null): CallUsage => ({
-  calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost, call_ms: 1,
-  ...(cached !== null ? { from_cache: { prompt_tokens: 10, cached_prompt_tokens: 0, completion_tokens: 1, cost: cached } } : {}),
+  calls: 1,
+  attempts: 1,
+  prompt_tokens: 10,
+  completion_tokens: 1,
+  cached_prompt_tokens: 0,
+  reasoning_tokens: null,
+  cost,
+  call_ms: 1,
+  ...(cached !== null
+    ? { from_cache: { prompt_tokens: 10, cached_prompt_tokens: 0, completion_tokens: 1, cost: cached } }
+    : {}),
 });
 
 /** Settle every answered request, in order, until none is pending. */
@@ -23,7 +32,14 @@ describe('CaseBudget', () => {
     const answers: Array<{ ok: boolean; reason?: string } | null> = [null, null, null, null, null, null];
     const asks = answers.map((_, i) => b.request().then((d) => (answers[i] = d)));
     await flush();
-    expect(answers.map((a) => a?.ok ?? 'waiting')).toEqual([true, 'waiting', 'waiting', 'waiting', 'waiting', 'waiting']);
+    expect(answers.map((a) => a?.ok ?? 'waiting')).toEqual([
+      true,
+      'waiting',
+      'waiting',
+      'waiting',
+      'waiting',
+      'waiting',
+    ]);
     b.settle(0.3); // mean 0.3: 0.3 + 2 × 0.3 ≤ 1 admits two more, a third would need 1.2
     await flush();
     expect(answers.map((a) => a?.ok ?? 'waiting')).toEqual([true, true, true, 'waiting', 'waiting', 'waiting']);
@@ -34,7 +50,9 @@ describe('CaseBudget', () => {
     await flush();
     await Promise.all(asks);
     expect(answers.slice(3).every((a) => a?.ok === false)).toBe(true);
-    expect(answers[3]!.reason).toBe('env.max_cost 1.00 USD would be exceeded by the next case: 0.9000 USD spent on 3 cases, ≈0.3000 USD each');
+    expect(answers[3]!.reason).toBe(
+      'env.max_cost 1.00 USD would be exceeded by the next case: 0.9000 USD spent on 3 cases, ≈0.3000 USD each',
+    );
     expect(b.notRun).toBe(3);
     expect(await b.request()).toEqual({ ok: false, reason: answers[3]!.reason });
   });

@@ -73,7 +73,8 @@ export function deadLinks(file: string, read: (path: string) => string | null = 
     const where = `${file}:${line}: ${target}`;
     if (to.startsWith('..')) dead.push(`${where}: points outside the repository`);
     else if (read(to) === null) dead.push(`${where}: no such file ${to}`);
-    else if (anchor !== undefined && to.endsWith('.md') && !anchors(read(to) ?? '').has(anchor)) dead.push(`${where}: ${to} has no heading #${anchor}`);
+    else if (anchor !== undefined && to.endsWith('.md') && !anchors(read(to) ?? '').has(anchor))
+      dead.push(`${where}: ${to} has no heading #${anchor}`);
   }
   return dead;
 }
@@ -94,14 +95,17 @@ function markdownFiles(dir: string): string[] {
 describe('links of README.md and docs/', () => {
   test('slugs and anchors as GitHub makes them', () => {
     expect(slug("The optimizer's gate")).toBe('the-optimizers-gate');
-    expect(slug('Tutorial: write a benchmark, test it, optimize it, gate a PR on it')).toBe('tutorial-write-a-benchmark-test-it-optimize-it-gate-a-pr-on-it');
+    expect(slug('Tutorial: write a benchmark, test it, optimize it, gate a PR on it')).toBe(
+      'tutorial-write-a-benchmark-test-it-optimize-it-gate-a-pr-on-it',
+    );
     expect(slug('`skillopt compare` and trials')).toBe('skillopt-compare-and-trials');
     expect([...anchors('# A\n```\n# not a heading\n```\n## A\n### B b')]).toEqual(['a', 'a-1', 'b-b']);
   });
 
   test('a missing file, a missing heading and a path outside the repository are reported; code is not read', () => {
     const pages: Record<string, string> = {
-      'docs/x.md': '[ok](y.md#real) [gone](nope.md) [bad anchor](y.md#nope) [out](../../etc.md) [self](#top)\n`[code](nope.md)`\n```\n[fenced](nope.md)\n```\n# Top',
+      'docs/x.md':
+        '[ok](y.md#real) [gone](nope.md) [bad anchor](y.md#nope) [out](../../etc.md) [self](#top)\n`[code](nope.md)`\n```\n[fenced](nope.md)\n```\n# Top',
       'docs/y.md': '## Real',
     };
     const dead = deadLinks('docs/x.md', (p) => pages[p] ?? null);

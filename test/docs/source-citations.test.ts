@@ -25,7 +25,8 @@ export const FOREIGN_CITATIONS: { pattern: RegExp; what: string }[] = [
 export function foreignCitations(file: string, text: string): string[] {
   const found: string[] = [];
   text.split('\n').forEach((line, i) => {
-    for (const { pattern, what } of FOREIGN_CITATIONS) if (pattern.test(line)) found.push(`${file}:${i + 1}: cites ${what}: ${line.trim()}`);
+    for (const { pattern, what } of FOREIGN_CITATIONS)
+      if (pattern.test(line)) found.push(`${file}:${i + 1}: cites ${what}: ${line.trim()}`);
   });
   return found;
 }
@@ -39,9 +40,13 @@ function files(dir: string): string[] {
 
 /** `file:line: docs/X.md` for every docs/ page `text` names that does not exist. */
 function missingPages(file: string, text: string): string[] {
-  return text.split('\n').flatMap((line, i) =>
-    [...line.matchAll(/\bdocs\/[\w./-]+\.md\b/g)].filter((m) => !existsSync(join(REPO, m[0]))).map((m) => `${file}:${i + 1}: ${m[0]} does not exist`),
-  );
+  return text
+    .split('\n')
+    .flatMap((line, i) =>
+      [...line.matchAll(/\bdocs\/[\w./-]+\.md\b/g)]
+        .filter((m) => !existsSync(join(REPO, m[0])))
+        .map((m) => `${file}:${i + 1}: ${m[0]} does not exist`),
+    );
 }
 
 describe('source comments cite docs/ or nothing', () => {
@@ -59,13 +64,19 @@ describe('source comments cite docs/ or nothing', () => {
   });
 
   test('no file under src/, scripts/ or configs/ cites an issue, DESIGN, a spec section or a path outside the repository', () => {
-    const found = ROOTS.flatMap((root) => files(join(REPO, root))).flatMap((f) => foreignCitations(relative(REPO, f), readFileSync(f, 'utf8')));
+    const found = ROOTS.flatMap((root) => files(join(REPO, root))).flatMap((f) =>
+      foreignCitations(relative(REPO, f), readFileSync(f, 'utf8')),
+    );
     expect(found, found.join('\n')).toEqual([]);
   });
 
   test('every docs/ page a file under src/, scripts/ or configs/ cites exists', () => {
-    expect(missingPages('x.ts', '// see docs/ci.md and docs/no-such-page.md')).toEqual(['x.ts:1: docs/no-such-page.md does not exist']);
-    const missing = ROOTS.flatMap((root) => files(join(REPO, root))).flatMap((f) => missingPages(relative(REPO, f), readFileSync(f, 'utf8')));
+    expect(missingPages('x.ts', '// see docs/ci.md and docs/no-such-page.md')).toEqual([
+      'x.ts:1: docs/no-such-page.md does not exist',
+    ]);
+    const missing = ROOTS.flatMap((root) => files(join(REPO, root))).flatMap((f) =>
+      missingPages(relative(REPO, f), readFileSync(f, 'utf8')),
+    );
     expect(missing, missing.join('\n')).toEqual([]);
   });
 });

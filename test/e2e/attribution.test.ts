@@ -23,7 +23,11 @@ const SEED = 'skills/dotnetdebug/initial.md';
 /** A longer trigger than the seed's `ObjectDisposedException` rule: it hijacks the disposed-context cases the seed passes. */
 const PLANTED = '- When the input mentions `Cannot access a disposed`, answer `null-reference`.';
 /** Rules whose triggers occur in no dotnetdebug task, and a prose line: reverting them changes nothing. */
-const INERT = ['- When the input mentions `Kestrel`, answer `httpclient-socket-exhaustion`.', 'Several patterns can match one report; weigh the exception type above the words around it.', '- When the input mentions `stackalloc`, answer `integer-overflow`.'];
+const INERT = [
+  '- When the input mentions `Kestrel`, answer `httpclient-socket-exhaustion`.',
+  'Several patterns can match one report; weigh the exception type above the words around it.',
+  '- When the input mentions `stackalloc`, answer `integer-overflow`.',
+];
 const ANCHOR = '- When the input mentions `ObjectDisposedException`, answer `disposed-object`.\n';
 /** The test split's first 15 cases: dnd-011 (which the planted rule breaks), 6 of the best skill's fixes and 2 noise flips at the seeds below. */
 const FIRST_15 = 'env.limit=15';
@@ -54,7 +58,10 @@ interface AttributionJson {
 }
 
 async function evalOf(skill: string, out: string, extra: string[] = []): Promise<void> {
-  const r = await skillopt(['eval', '--config', CONFIG, '--skill', skill, '--split', 'test', '--cfg-options', `env.out_root=${out}`, ...extra], { cwd: REPO });
+  const r = await skillopt(
+    ['eval', '--config', CONFIG, '--skill', skill, '--split', 'test', '--cfg-options', `env.out_root=${out}`, ...extra],
+    { cwd: REPO },
+  );
   expect(r.code, r.all).toBe(0);
 }
 
@@ -67,8 +74,15 @@ const seedBase = (): Promise<string> =>
     return out;
   })());
 
-async function attribution(base: string, cand: string, extra: string[] = []): Promise<{ json: { attribution: AttributionJson; counts: { regressed: number } }; stderr: string }> {
-  const r = await skillopt(['compare', base, cand, '--attribute', '--json', '--config', CONFIG, '--model-cache', 'off', ...extra], { cwd: REPO });
+async function attribution(
+  base: string,
+  cand: string,
+  extra: string[] = [],
+): Promise<{ json: { attribution: AttributionJson; counts: { regressed: number } }; stderr: string }> {
+  const r = await skillopt(
+    ['compare', base, cand, '--attribute', '--json', '--config', CONFIG, '--model-cache', 'off', ...extra],
+    { cwd: REPO },
+  );
   expect(r.code, r.all).toBe(0);
   // a case re-run on many samples at once does not trip Node's listener-leak warning
   expect(r.stderr).not.toContain('MaxListenersExceededWarning');
@@ -81,7 +95,8 @@ const blamed = (a: AttributionJson, id: string) => [
   ...a.combos.filter((c) => c.breaks.some((b) => b.id === id)).map((c) => c.units.join('+')),
 ];
 /** Every unit text a confirmed blame (break or fix) names. */
-const anyBlame = (a: AttributionJson) => new Set(a.units.filter((u) => u.breaks.length + u.fixes.length > 0).map((u) => u.text));
+const anyBlame = (a: AttributionJson) =>
+  new Set(a.units.filter((u) => u.breaks.length + u.fixes.length > 0).map((u) => u.text));
 
 describe('skillopt compare --attribute', () => {
   let base: string;
@@ -89,7 +104,10 @@ describe('skillopt compare --attribute', () => {
   let bestSkill: string;
   beforeAll(async () => {
     const opt = join(tmp.make('opt'), 'out');
-    const r = await skillopt(['test', '--optimize', '--target', '0.8', '--config', CONFIG, '--cfg-options', `env.out_root=${opt}`], { cwd: REPO });
+    const r = await skillopt(
+      ['test', '--optimize', '--target', '0.8', '--config', CONFIG, '--cfg-options', `env.out_root=${opt}`],
+      { cwd: REPO },
+    );
     expect(r.code, r.all).toBe(0);
     bestSkill = join(opt, 'best_skill.md');
     base = await seedBase();
@@ -117,15 +135,24 @@ describe('skillopt compare --attribute', () => {
     expect(a.tested).toBeGreaterThanOrEqual(blames.length);
     expect(a.calls).toBeGreaterThan(0);
     expect(a.calls).toBeLessThanOrEqual(a.budget);
-    expect(stderr).toMatch(/\[skillopt\] attribution: 42 changed case\(s\), \d+ unit\(s\) \(block\), \d+ re-run\(s\), \d+ model call\(s\) of a budget of \d+/);
+    expect(stderr).toMatch(
+      /\[skillopt\] attribution: 42 changed case\(s\), \d+ unit\(s\) \(block\), \d+ re-run\(s\), \d+ model call\(s\) of a budget of \d+/,
+    );
   });
 
   test('noise 0.1, three trials, a seed of its own for the baseline run, the candidate run and the re-runs: the planted rule is blamed for dnd-011, the inert units for nothing, and flips that do not reproduce are noise', async () => {
-    const noisy = (seed: number) => ['model.simulated.noise=0.1', 'env.trials=3', `model.simulated.seed=${seed}`, FIRST_15];
+    const noisy = (seed: number) => [
+      'model.simulated.noise=0.1',
+      'env.trials=3',
+      `model.simulated.seed=${seed}`,
+      FIRST_15,
+    ];
     const planted = join(tmp.make('noisy'), 'planted.md');
     const text = readFileSync(bestSkill, 'utf8');
     expect(text).toContain(ANCHOR);
-    const withInert = text.replace(ANCHOR, `${ANCHOR}${PLANTED}\n\n${INERT[0]}\n`).replace('<!-- SLOW_UPDATE_START -->', `${INERT[1]}\n\n${INERT[2]}\n\n<!-- SLOW_UPDATE_START -->`);
+    const withInert = text
+      .replace(ANCHOR, `${ANCHOR}${PLANTED}\n\n${INERT[0]}\n`)
+      .replace('<!-- SLOW_UPDATE_START -->', `${INERT[1]}\n\n${INERT[2]}\n\n<!-- SLOW_UPDATE_START -->`);
     writeFileSync(planted, withInert);
     const noisyBase = join(tmp.make('noisy-base'), 'out');
     const noisyCand = join(tmp.make('noisy-cand'), 'out');
@@ -161,10 +188,25 @@ describe('skillopt compare --attribute', () => {
     const t0Cand = join(tmp.make('t0-cand'), 'out');
     await evalOf(SEED, t0Base, t0);
     await evalOf(planted, t0Cand, t0);
-    const r = await cli(['compare', t0Base, t0Cand, '--attribute', '--config', CONFIG, '--model-cache', 'off', '--cfg-options', ...t0]);
+    const r = await cli([
+      'compare',
+      t0Base,
+      t0Cand,
+      '--attribute',
+      '--config',
+      CONFIG,
+      '--model-cache',
+      'off',
+      '--cfg-options',
+      ...t0,
+    ]);
     expect(r.code, r.all).toBe(0);
-    expect(r.stdout).toMatch(/^attribution: \d+ block unit\(s\), one sample a question, \d+ model call\(s\) of a budget of \d+$/m);
-    expect(r.stdout).toContain('the target runs at temperature 0: each question took one sample, so noise cannot be told from the change (no p-values)');
+    expect(r.stdout).toMatch(
+      /^attribution: \d+ block unit\(s\), one sample a question, \d+ model call\(s\) of a budget of \d+$/m,
+    );
+    expect(r.stdout).toContain(
+      'the target runs at temperature 0: each question took one sample, so noise cannot be told from the change (no p-values)',
+    );
     expect(r.stderr).toContain('the target runs at temperature 0, so each question took one sample');
   });
 
@@ -180,14 +222,41 @@ describe('skillopt compare --attribute', () => {
     const bare = join(tmp.make('bare'), 'results.jsonl');
     copyFileSync(join(best, 'results.jsonl'), bare);
     const r = await cli(['compare', base, bare, '--attribute', '--config', CONFIG]);
-    expect(expectOneLineError(r)).toMatch(/--attribute: the candidate run \(\S+results\.jsonl\) does not record the skill it scored \(hash [0-9a-f]{16}\): name it with --candidate-skill <file>$/);
+    expect(expectOneLineError(r)).toMatch(
+      /--attribute: the candidate run \(\S+results\.jsonl\) does not record the skill it scored \(hash [0-9a-f]{16}\): name it with --candidate-skill <file>$/,
+    );
     const wrong = await cli(['compare', base, bare, '--attribute', '--candidate-skill', SEED, '--config', CONFIG]);
-    expect(expectOneLineError(wrong)).toMatch(/--attribute: --candidate-skill skills\/dotnetdebug\/initial\.md is not the skill the candidate run scored \(its rows carry skill hash [0-9a-f]{16}; the file hashes to [0-9a-f]{16}\)$/);
+    expect(expectOneLineError(wrong)).toMatch(
+      /--attribute: --candidate-skill skills\/dotnetdebug\/initial\.md is not the skill the candidate run scored \(its rows carry skill hash [0-9a-f]{16}; the file hashes to [0-9a-f]{16}\)$/,
+    );
     // the named skill is accepted; a small budget, since the README test above makes the whole attribution of these runs
-    const named = await cli(['compare', base, bare, '--attribute', '--candidate-skill', bestSkill, '--attribute-budget', '50', '--json', '--config', CONFIG]);
+    const named = await cli([
+      'compare',
+      base,
+      bare,
+      '--attribute',
+      '--candidate-skill',
+      bestSkill,
+      '--attribute-budget',
+      '50',
+      '--json',
+      '--config',
+      CONFIG,
+    ]);
     expect(named.code, named.all).toBe(0);
-    const granularity = await cli(['compare', base, best, '--attribute', '--attribute-granularity', 'word', '--config', CONFIG]);
-    expect(expectOneLineError(granularity)).toMatch(/--attribute-granularity must be one of hunk, block, line, got 'word'$/);
+    const granularity = await cli([
+      'compare',
+      base,
+      best,
+      '--attribute',
+      '--attribute-granularity',
+      'word',
+      '--config',
+      CONFIG,
+    ]);
+    expect(expectOneLineError(granularity)).toMatch(
+      /--attribute-granularity must be one of hunk, block, line, got 'word'$/,
+    );
   });
 });
 
@@ -203,7 +272,19 @@ describe('skillopt test --baseline <run> --attribute', () => {
     writeFileSync(planted, seed.replace(anchor, `${anchor}${PLANTED}\n`));
   });
 
-  const testArgs = (extra: string[], out: string) => ['test', '--split', 'test', '--attribute', '--config', CONFIG, '--model-cache', 'off', '--cfg-options', `env.out_root=${out}`, ...extra];
+  const testArgs = (extra: string[], out: string) => [
+    'test',
+    '--split',
+    'test',
+    '--attribute',
+    '--config',
+    CONFIG,
+    '--model-cache',
+    'off',
+    '--cfg-options',
+    `env.out_root=${out}`,
+    ...extra,
+  ];
   const testRun = (extra: string[], out: string) => skillopt(testArgs(extra, out), { cwd: REPO });
 
   test('the run of a skill with a planted rule names the planted unit, in the terminal and in compare.json / compare.md', async () => {
@@ -211,13 +292,23 @@ describe('skillopt test --baseline <run> --attribute', () => {
     const r = await testRun(['--skill', planted, '--baseline', base], out);
     // the seed skill fails the suite gate on its own: the run's verdict decides (exit 1), the comparison informs
     expect(r.code, r.all).toBe(1);
-    expect(r.stdout).toMatch(/^attribution: 1 block unit\(s\), 10 \/ 30 \/ 60 fresh samples an arm, \d+ model call\(s\) of a budget of 120$/m);
-    expect(r.stdout).toMatch(/^ {2}block 1 \(line \d+, '- When the input mentions `Cannot access a disposed`, answe…'\): breaks 1 of 1 regression \(dnd-011\), adjusted p = \d\.\de-\d+$/m);
-    expect(r.stderr).toMatch(/\[skillopt\] attribution: 1 changed case\(s\), 1 unit\(s\) \(block\), \d+ re-run\(s\), \d+ model call\(s\) of a budget of 120/);
-    const json = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8')) as { attribution: AttributionJson & { skills: { candidate: string } } };
+    expect(r.stdout).toMatch(
+      /^attribution: 1 block unit\(s\), 10 \/ 30 \/ 60 fresh samples an arm, \d+ model call\(s\) of a budget of 120$/m,
+    );
+    expect(r.stdout).toMatch(
+      /^ {2}block 1 \(line \d+, '- When the input mentions `Cannot access a disposed`, answe…'\): breaks 1 of 1 regression \(dnd-011\), adjusted p = \d\.\de-\d+$/m,
+    );
+    expect(r.stderr).toMatch(
+      /\[skillopt\] attribution: 1 changed case\(s\), 1 unit\(s\) \(block\), \d+ re-run\(s\), \d+ model call\(s\) of a budget of 120/,
+    );
+    const json = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8')) as {
+      attribution: AttributionJson & { skills: { candidate: string } };
+    };
     expect(blamed(json.attribution, 'dnd-011')).toEqual([PLANTED]);
     expect(json.attribution.skills.candidate).toBe(planted);
-    expect(readFileSync(join(out, 'compare.md'), 'utf8')).toContain('#### Which change did it (1 block unit(s), 10 / 30 / 60 fresh samples an arm,');
+    expect(readFileSync(join(out, 'compare.md'), 'utf8')).toContain(
+      '#### Which change did it (1 block unit(s), 10 / 30 / 60 fresh samples an arm,',
+    );
     expect(readFileSync(join(out, 'compare.html'), 'utf8')).toContain('"attribution":');
   });
 
@@ -227,7 +318,9 @@ describe('skillopt test --baseline <run> --attribute', () => {
     const out = join(tmp.make('test-seed-run'), 'out');
     const r = await testRun(['--baseline', plantedBase], out);
     expect(r.code, r.all).toBe(1);
-    const json = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8')) as { attribution: AttributionJson & { skills: { candidate: string } } };
+    const json = JSON.parse(readFileSync(join(out, 'compare.json'), 'utf8')) as {
+      attribution: AttributionJson & { skills: { candidate: string } };
+    };
     const unit = json.attribution.units.find((u) => u.text === `-${PLANTED}`)!;
     expect(unit.fixes.map((c) => c.id)).toEqual(['dnd-011']);
     expect(json.attribution.skills.candidate).toBe(join(REPO, SEED));
@@ -236,14 +329,20 @@ describe('skillopt test --baseline <run> --attribute', () => {
   test('--attribute without --baseline or with --optimize, and a baseline whose skill is not recorded, are refused in one line before any request', async () => {
     // refused before any run: in process; the last refusal is the spawned CLI's exit code and streams
     const alone = await cli(testArgs([], join(tmp.make('test-alone'), 'out')));
-    expect(expectOneLineError(alone)).toMatch(/--attribute explains a comparison: it needs --baseline <results\.jsonl \| run folder>$/);
+    expect(expectOneLineError(alone)).toMatch(
+      /--attribute explains a comparison: it needs --baseline <results\.jsonl \| run folder>$/,
+    );
     const optimize = await cli(testArgs(['--optimize', '--baseline', base], join(tmp.make('test-optimize'), 'out')));
-    expect(expectOneLineError(optimize)).toMatch(/--attribute explains a --baseline comparison of a test run, not an optimize run: /);
+    expect(expectOneLineError(optimize)).toMatch(
+      /--attribute explains a --baseline comparison of a test run, not an optimize run: /,
+    );
     const bare = join(tmp.make('test-bare'), 'results.jsonl');
     copyFileSync(join(base, 'results.jsonl'), bare);
     const out = join(tmp.make('test-bare-run'), 'out');
     const r = await testRun(['--baseline', bare], out);
-    expect(expectOneLineError(r)).toMatch(/--attribute: the baseline run \(\S+results\.jsonl\) does not record the skill it scored \(hash [0-9a-f]{16}\): name it with --baseline-skill <file>$/);
+    expect(expectOneLineError(r)).toMatch(
+      /--attribute: the baseline run \(\S+results\.jsonl\) does not record the skill it scored \(hash [0-9a-f]{16}\): name it with --baseline-skill <file>$/,
+    );
     expect(existsSync(join(out, 'results.jsonl'))).toBe(false);
   });
 });

@@ -9,7 +9,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cli } from '../helpers/cli.ts';
-import { assertBuilt, MINI, miniProject, skillopt, tempDirs, writeConfig, writeFile, type RunResult } from './helpers.ts';
+import {
+  assertBuilt,
+  MINI,
+  miniProject,
+  skillopt,
+  tempDirs,
+  writeConfig,
+  writeFile,
+  type RunResult,
+} from './helpers.ts';
 
 const tmp = tempDirs('bad');
 beforeAll(assertBuilt);
@@ -21,7 +30,11 @@ const SUITE_FILE = 'benchmarks/mini/mini.skill.test.ts';
 const MINI_CONFIG = join(MINI, CONFIG);
 const MINI_SKILL = join(MINI, 'skills/mini/initial.md');
 
-const task = (id: string, expected = 'disk') => ({ id, input: `The worker stopped: \`${id}\` seen in the log.`, expected });
+const task = (id: string, expected = 'disk') => ({
+  id,
+  input: `The worker stopped: \`${id}\` seen in the log.`,
+  expected,
+});
 
 /** Run the mini suite on `data` (file contents, or null for a file that does not exist). */
 async function runWithDataset(name: string, data: string | null): Promise<{ r: RunResult; file: string; out: string }> {
@@ -29,7 +42,14 @@ async function runWithDataset(name: string, data: string | null): Promise<{ r: R
   const file = join(dir, 'tasks.json');
   if (data !== null) writeFile(file, data);
   const out = join(dir, 'out');
-  const r = await skillopt(['test', '--config', CONFIG, '--cfg-options', `env.data_path=${file}`, `env.out_root=${out}`]);
+  const r = await skillopt([
+    'test',
+    '--config',
+    CONFIG,
+    '--cfg-options',
+    `env.data_path=${file}`,
+    `env.out_root=${out}`,
+  ]);
   return { r, file, out };
 }
 
@@ -85,14 +105,21 @@ describe('bad input: one line naming the file and the id, non-zero exit', () => 
     const dir = tmp.make('seed');
     const seed = join(dir, 'no-such-skill.md');
     const out = join(dir, 'out');
-    const r = await skillopt(['test', '--config', CONFIG, '--cfg-options', `env.skill_init=${seed}`, `env.out_root=${out}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--cfg-options',
+      `env.skill_init=${seed}`,
+      `env.out_root=${out}`,
+    ]);
     expect(expectCollectionFailure(r, out, seed)).toBe(`${SUITE_FILE}: suite 'mini': seed skill not found: ${seed}`);
   });
 
   test('a scorer option typo in the suite file', async () => {
     const dir = miniProject(tmp.make('scorer'));
     const suite = join(dir, SUITE_FILE);
-    writeFile(suite, readFileSync(suite, 'utf8').replace("label({ labels:", "label({ lables: ['disk'], labels:"));
+    writeFile(suite, readFileSync(suite, 'utf8').replace('label({ labels:', "label({ lables: ['disk'], labels:"));
     const out = join(dir, 'out');
     const r = await skillopt(['test', '--config', CONFIG, '--cfg-options', `env.out_root=${out}`], { cwd: dir });
     expectCollectionFailure(r, out, 'lables');
@@ -102,9 +129,20 @@ describe('bad input: one line naming the file and the id, non-zero exit', () => 
     const dir = tmp.make('eval');
     const file = writeFile(join(dir, 'tasks.json'), JSON.stringify([task('t-1'), task('t-1')]));
     const out = join(dir, 'out');
-    const r = await skillopt(['eval', '--config', CONFIG, '--skill', 'skills/mini/initial.md', '--cfg-options', `env.data_path=${file}`, `env.out_root=${out}`]);
+    const r = await skillopt([
+      'eval',
+      '--config',
+      CONFIG,
+      '--skill',
+      'skills/mini/initial.md',
+      '--cfg-options',
+      `env.data_path=${file}`,
+      `env.out_root=${out}`,
+    ]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n')).toEqual([`skillopt: error: ${SUITE_FILE}: ${file}: duplicate id 't-1' (tasks #1 and #2)`]);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `skillopt: error: ${SUITE_FILE}: ${file}: duplicate id 't-1' (tasks #1 and #2)`,
+    ]);
     expect(existsSync(join(out, 'eval_summary.json'))).toBe(false);
   });
 
@@ -116,7 +154,9 @@ describe('bad input: one line naming the file and the id, non-zero exit', () => 
     const r = await cli(['test', '--config', file, '--cfg-options', `env.out_root=${join(dir, 'out')}`]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr.trim().split('\n')).toEqual([`skillopt: error: ${file}: env.wokers: unknown key (did you mean env.workers?)`]);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `skillopt: error: ${file}: env.wokers: unknown key (did you mean env.workers?)`,
+    ]);
   });
 
   test('--cfg-options with an unknown key: exit 2 before Vitest starts', async () => {
@@ -130,15 +170,33 @@ describe('bad input: one line naming the file and the id, non-zero exit', () => 
 
   test('a base URL that is not a URL, a section given a value, an empty --cfg-options: exit 2, one line, nothing run', async () => {
     const dir = tmp.make('cfg-values');
-    const eval_ = (...cfg: string[]) => cli(['eval', '--config', MINI_CONFIG, '--skill', MINI_SKILL, '--split', 'test', '--cfg-options', `env.out_root=${join(dir, 'out')}`, ...cfg]);
+    const eval_ = (...cfg: string[]) =>
+      cli([
+        'eval',
+        '--config',
+        MINI_CONFIG,
+        '--skill',
+        MINI_SKILL,
+        '--split',
+        'test',
+        '--cfg-options',
+        `env.out_root=${join(dir, 'out')}`,
+        ...cfg,
+      ]);
     const [url, section, empty] = await Promise.all([
       eval_('model.backend=openai_compat', 'model.base_url=notaurl'),
       eval_('model=1'),
       cli(['eval', '--config', MINI_CONFIG, '--skill', MINI_SKILL, '--cfg-options']),
     ]);
     for (const [r, line] of [
-      [url, 'skillopt: error: --cfg-options model.base_url=notaurl: model.base_url: expected an http(s) URL such as http://localhost:8000/v1, got "notaurl"'],
-      [section, 'skillopt: error: --cfg-options model=1: model is a section, not a key: set one of its keys, such as model.backend=1'],
+      [
+        url,
+        'skillopt: error: --cfg-options model.base_url=notaurl: model.base_url: expected an http(s) URL such as http://localhost:8000/v1, got "notaurl"',
+      ],
+      [
+        section,
+        'skillopt: error: --cfg-options model=1: model is a section, not a key: set one of its keys, such as model.backend=1',
+      ],
       [empty, 'skillopt: error: --cfg-options needs at least one k=v'],
     ] as const) {
       expect(r.code, r.all).toBe(2);

@@ -23,7 +23,10 @@ type Row = { id: string; latency_ms: number; usage: { cost: number | null; from_
 const spent = (rows: Row[]) => rows.reduce((s, r) => s + (r.usage.cost ?? 0) - (r.usage.from_cache?.cost ?? 0), 0);
 
 function notRunLine(stdout: string): { notRun: number; selected: number } {
-  const m = /inconclusive: (\d+) of (\d+) selected cases were not run: env\.max_cost 0\.5000 USD would be exceeded by the next case/.exec(reportLine(stdout, 'why') ?? '');
+  const m =
+    /inconclusive: (\d+) of (\d+) selected cases were not run: env\.max_cost 0\.5000 USD would be exceeded by the next case/.exec(
+      reportLine(stdout, 'why') ?? '',
+    );
   expect(m, stdout).not.toBeNull();
   return { notRun: Number(m![1]), selected: Number(m![2]) };
 }
@@ -31,7 +34,19 @@ function notRunLine(stdout: string): { notRun: number; selected: number } {
 describe('env.max_cost', () => {
   test('eval: stops below the suite cost (exit 3, one line), then a higher budget completes the folder without redoing scored cases', async () => {
     const out = tmp.make('eval');
-    const args = ['eval', ...FRESH, '--config', CONFIG, '--skill', SKILL, '--split', 'all', '--cfg-options', ...PRICES, `env.out_root=${out}`];
+    const args = [
+      'eval',
+      ...FRESH,
+      '--config',
+      CONFIG,
+      '--skill',
+      SKILL,
+      '--split',
+      'all',
+      '--cfg-options',
+      ...PRICES,
+      `env.out_root=${out}`,
+    ];
     const first = await skillopt([...args, 'env.max_cost=0.5']);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(3);
@@ -75,7 +90,9 @@ describe('env.max_cost', () => {
     const second = await skillopt([...args, 'env.max_cost=5']);
     // the mini seed skill misses most cases: the whole run fails on its misses, as a run without a budget does
     expect(second.code).toBe(1);
-    expect(second.stdout).toContain(`reusing ${rows.length} case(s) scored by the run that env.max_cost stopped (${notRun} not run)`);
+    expect(second.stdout).toContain(
+      `reusing ${rows.length} case(s) scored by the run that env.max_cost stopped (${notRun} not run)`,
+    );
     const all = readJsonl<Row>(join(out, 'results.jsonl'));
     expect(all).toHaveLength(selected);
     const kept = new Map(rows.map((r) => [r.id, r]));
@@ -85,7 +102,16 @@ describe('env.max_cost', () => {
 
   test('a budget without prices for the target model is a one-line error before any request', async () => {
     const out = tmp.make('unpriced');
-    const r = await skillopt(['eval', '--config', CONFIG, '--skill', SKILL, '--cfg-options', 'env.max_cost=1', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'eval',
+      '--config',
+      CONFIG,
+      '--skill',
+      SKILL,
+      '--cfg-options',
+      'env.max_cost=1',
+      `env.out_root=${out}`,
+    ]);
     expectOneLineError(r, 'env.max_cost needs model.pricing for mitko');
     expect(r.code).toBe(2);
   });
@@ -94,17 +120,46 @@ describe('env.max_cost', () => {
 describe('train.max_cost', () => {
   test('stops an optimize run with the cost budget as its reason, after the estimate of the planned steps', async () => {
     const out = tmp.make('train');
-    const r = await skillopt(['train', ...FRESH, '--config', CONFIG, '--cfg-options', 'model.pricing."*".input_per_mtok=1000', 'model.pricing."*".output_per_mtok=2000', 'train.max_cost=1.5', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'train',
+      ...FRESH,
+      '--config',
+      CONFIG,
+      '--cfg-options',
+      'model.pricing."*".input_per_mtok=1000',
+      'model.pricing."*".output_per_mtok=2000',
+      'train.max_cost=1.5',
+      `env.out_root=${out}`,
+    ]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/estimated cost: \d+\.\d+ USD – \d+\.\d+ USD for target and judge calls at the baseline's 0\.\d+ USD a case \(4 step\(s\) × \(6 train \+ up to 6 val cases\)/);
-    expect(reportLine(r.stdout, 'failure')).toMatch(/^cost budget reached: \d+\.\d+ USD of train\.max_cost=1\.50 USD spent, .+ would need ≈/);
+    expect(r.stdout).toMatch(
+      /estimated cost: \d+\.\d+ USD – \d+\.\d+ USD for target and judge calls at the baseline's 0\.\d+ USD a case \(4 step\(s\) × \(6 train \+ up to 6 val cases\)/,
+    );
+    expect(reportLine(r.stdout, 'failure')).toMatch(
+      /^cost budget reached: \d+\.\d+ USD of train\.max_cost=1\.50 USD spent, .+ would need ≈/,
+    );
     expect(readJson(join(out, 'summary.json')).stopped).toMatchObject({ reason: 'budget' });
   });
 
   test('train.max_cost is refused for an unpriced model; without prices the estimate is "—"', async () => {
-    const refused = await skillopt(['train', '--config', CONFIG, '--cfg-options', 'train.max_cost=1', `env.out_root=${tmp.make('train-unpriced')}`]);
+    const refused = await skillopt([
+      'train',
+      '--config',
+      CONFIG,
+      '--cfg-options',
+      'train.max_cost=1',
+      `env.out_root=${tmp.make('train-unpriced')}`,
+    ]);
     expectOneLineError(refused, 'train.max_cost needs model.pricing for');
-    const r = await skillopt(['train', ...FRESH, '--config', CONFIG, '--cfg-options', 'train.num_epochs=1', `env.out_root=${tmp.make('train-no-prices')}`]);
+    const r = await skillopt([
+      'train',
+      ...FRESH,
+      '--config',
+      CONFIG,
+      '--cfg-options',
+      'train.num_epochs=1',
+      `env.out_root=${tmp.make('train-no-prices')}`,
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("estimated cost: — (the baseline's cost per case is unknown");
   });

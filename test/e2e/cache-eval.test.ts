@@ -15,7 +15,22 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { resolveSplits } from '../../src/suite/splits.ts';
 import type { SkillTask } from '../../src/types.ts';
 import { cli } from '../helpers/cli.ts';
-import { assertBuilt, BIN, childEnv, MINI, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, startSimServerChild, tempDirs, writeConfig, writeFile, type SimServerChild } from './helpers.ts';
+import {
+  assertBuilt,
+  BIN,
+  childEnv,
+  MINI,
+  MINI_ORACLE_SKILL,
+  readJson,
+  readJsonl,
+  reportLine,
+  skillopt,
+  startSimServerChild,
+  tempDirs,
+  writeConfig,
+  writeFile,
+  type SimServerChild,
+} from './helpers.ts';
 
 const tmp = tempDirs('cache');
 let sim: SimServerChild | undefined;
@@ -65,11 +80,31 @@ describe('skillopt eval against skillopt sim-server', () => {
   test('replay of an empty cache, then rw twice: zero requests the second time, identical scores, all hits; the in-process model misses', async () => {
     const dir = tmp.make('eval');
     const cache = join(dir, 'cache');
-    const config = writeConfig(dir, 'local.yaml', `model:\n  backend: openai_compat\n  base_url: ${baseURL}\n  optimizer: mitko\n  target: mitko\nenv:\n  name: mini\n  split_ratio: "4:2:4"\n  workers: 4\n`);
+    const config = writeConfig(
+      dir,
+      'local.yaml',
+      `model:\n  backend: openai_compat\n  base_url: ${baseURL}\n  optimizer: mitko\n  target: mitko\nenv:\n  name: mini\n  split_ratio: "4:2:4"\n  workers: 4\n`,
+    );
     const evalRun = (out: string, mode: string, configPath = config) =>
-      skillopt(['eval', '--config', configPath, '--skill', 'skills/mini/initial.md', '--split', 'test', '--model-cache', mode, '--cfg-options', `env.out_root=${join(dir, out)}`, `cache.dir=${cache}`], {
-        env: { OPENAI_COMPATIBLE_API_KEY: 'not-needed' },
-      });
+      skillopt(
+        [
+          'eval',
+          '--config',
+          configPath,
+          '--skill',
+          'skills/mini/initial.md',
+          '--split',
+          'test',
+          '--model-cache',
+          mode,
+          '--cfg-options',
+          `env.out_root=${join(dir, out)}`,
+          `cache.dir=${cache}`,
+        ],
+        {
+          env: { OPENAI_COMPATIBLE_API_KEY: 'not-needed' },
+        },
+      );
 
     // replay with nothing cached: exit 2, one line naming the first case of the split and the role; no request, no scores
     const before = await served();
@@ -93,14 +128,28 @@ describe('skillopt eval against skillopt sim-server', () => {
     expect(afterCold - before).toBe(miniTest.length);
     const a = readJson(join(dir, 'cold', 'eval_summary.json'));
     expect(a.calls).toEqual({ target: miniTest.length, judge: 0, attempts: miniTest.length });
-    expect(a.cache).toEqual({ mode: 'rw', hits: 0, misses: miniTest.length, by_role: { target: { hits: 0, misses: miniTest.length }, judge: { hits: 0, misses: 0 } } });
+    expect(a.cache).toEqual({
+      mode: 'rw',
+      hits: 0,
+      misses: miniTest.length,
+      by_role: { target: { hits: 0, misses: miniTest.length }, judge: { hits: 0, misses: 0 } },
+    });
 
     // the same eval again, into a new out_root: the server receives nothing
     const warm = await evalRun('warm', 'rw');
     expect(warm.code).toBe(0);
     expect(await served()).toBe(afterCold);
     const b = readJson(join(dir, 'warm', 'eval_summary.json'));
-    const scores = (s: any) => ({ n_items: s.n_items, n_scored: s.n_scored, hard: s.hard, soft: s.soft, pass_rate: s.pass_rate, pass_rate_ci: s.pass_rate_ci, by_task_type: s.by_task_type, simulated: s.simulated });
+    const scores = (s: any) => ({
+      n_items: s.n_items,
+      n_scored: s.n_scored,
+      hard: s.hard,
+      soft: s.soft,
+      pass_rate: s.pass_rate,
+      pass_rate_ci: s.pass_rate_ci,
+      by_task_type: s.by_task_type,
+      simulated: s.simulated,
+    });
     expect(scores(b)).toEqual(scores(a));
     expect(b.calls).toEqual({ target: 0, judge: 0, attempts: 0 });
     // measured usage is what the replies reported, cache hits included, so the warm run measures what the
@@ -109,8 +158,15 @@ describe('skillopt eval against skillopt sim-server', () => {
     expect(b.cost.tokens).toEqual(a.cost.tokens);
     expect(b.cost.spent).toEqual({ total: null, prompt_tokens: 0, completion_tokens: 0 });
     expect(a.cost.spent.prompt_tokens).toBe(a.tokens.prompt_tokens);
-    expect(b.cache).toEqual({ mode: 'rw', hits: miniTest.length, misses: 0, by_role: { target: { hits: miniTest.length, misses: 0 }, judge: { hits: 0, misses: 0 } } });
-    expect(reportLine(warm.stdout, 'cache')).toBe(`${miniTest.length} hits, 0 misses (hits/misses: target ${miniTest.length}/0) · --model-cache rw`);
+    expect(b.cache).toEqual({
+      mode: 'rw',
+      hits: miniTest.length,
+      misses: 0,
+      by_role: { target: { hits: miniTest.length, misses: 0 }, judge: { hits: 0, misses: 0 } },
+    });
+    expect(reportLine(warm.stdout, 'cache')).toBe(
+      `${miniTest.length} hits, 0 misses (hits/misses: target ${miniTest.length}/0) · --model-cache rw`,
+    );
     const coldRows = readJsonl(join(dir, 'cold', 'results.jsonl'));
     const warmRows = readJsonl(join(dir, 'warm', 'results.jsonl'));
     expect(coldRows.every((r) => r.cached === false)).toBe(true);
@@ -150,7 +206,9 @@ describe('skillopt eval against skillopt sim-server', () => {
     // the in-process simulated model is another endpoint: the same prompts miss there
     const sim = await evalRun('sim', 'replay', 'configs/mini/sim.yaml');
     expect(sim.code).toBe(2);
-    expect(sim.stderr).toMatch(/no cached reply for the target call \(stage rollout, simulated mitko \(seed 0, noise [\d.]+, [^)]*\)\)/);
+    expect(sim.stderr).toMatch(
+      /no cached reply for the target call \(stage rollout, simulated mitko \(seed 0, noise [\d.]+, [^)]*\)\)/,
+    );
   });
 });
 
@@ -159,18 +217,40 @@ describe('judge calls', () => {
     const dir = tmp.make('judge');
     const JUDGE = join(MINI, '..', 'judge');
     const judgeRun = (name: string) =>
-      skillopt(['test', '--config', 'configs/judge/sim.yaml', '--model-cache', 'rw', '--cfg-options', `env.out_root=${join(dir, name)}`, `cache.dir=${join(dir, 'cache')}`], { cwd: JUDGE });
+      skillopt(
+        [
+          'test',
+          '--config',
+          'configs/judge/sim.yaml',
+          '--model-cache',
+          'rw',
+          '--cfg-options',
+          `env.out_root=${join(dir, name)}`,
+          `cache.dir=${join(dir, 'cache')}`,
+        ],
+        { cwd: JUDGE },
+      );
     const cold = await judgeRun('cold');
     const warm = await judgeRun('warm');
     expect(warm.code).toBe(cold.code);
     const a = readJson(join(dir, 'cold', 'summary.json'));
     const b = readJson(join(dir, 'warm', 'summary.json'));
     const n = a.overall.n;
-    expect(a.cache).toEqual({ hits: 0, misses: 2 * n, by_role: { target: { hits: 0, misses: n }, judge: { hits: 0, misses: n } } });
-    expect(b.cache).toEqual({ hits: 2 * n, misses: 0, by_role: { target: { hits: n, misses: 0 }, judge: { hits: n, misses: 0 } } });
+    expect(a.cache).toEqual({
+      hits: 0,
+      misses: 2 * n,
+      by_role: { target: { hits: 0, misses: n }, judge: { hits: 0, misses: n } },
+    });
+    expect(b.cache).toEqual({
+      hits: 2 * n,
+      misses: 0,
+      by_role: { target: { hits: n, misses: 0 }, judge: { hits: n, misses: 0 } },
+    });
     expect(b.overall.usage.judge.calls).toBe(0);
     expect(b.overall.pass_rate).toBe(a.overall.pass_rate);
-    expect(readJsonl(join(dir, 'warm', 'results.jsonl')).every((r) => r.cached === true && r.judge_usage.cache_hits === 1)).toBe(true);
+    expect(
+      readJsonl(join(dir, 'warm', 'results.jsonl')).every((r) => r.cached === true && r.judge_usage.cache_hits === 1),
+    ).toBe(true);
   });
 });
 
@@ -180,7 +260,19 @@ describe('one cache, several processes', () => {
     const cache = join(dir, 'cache');
     const skill = writeFile(join(dir, 'oracle.md'), MINI_ORACLE_SKILL);
     const testRun = (name: string, extra: string[], mode = 'rw') =>
-      skillopt(['test', '--config', 'configs/mini/sim.yaml', '--skill', skill, '--model-cache', mode, ...extra, '--cfg-options', `env.out_root=${join(dir, name)}`, `cache.dir=${cache}`]);
+      skillopt([
+        'test',
+        '--config',
+        'configs/mini/sim.yaml',
+        '--skill',
+        skill,
+        '--model-cache',
+        mode,
+        ...extra,
+        '--cfg-options',
+        `env.out_root=${join(dir, name)}`,
+        `cache.dir=${cache}`,
+      ]);
     const [one, two] = await Promise.all([testRun('shard1', ['--shard=1/2']), testRun('shard2', ['--shard=2/2'])]);
     expect(one.code, one.all).toBe(0);
     expect(two.code, two.all).toBe(0);
@@ -194,7 +286,11 @@ describe('one cache, several processes', () => {
     const all = await testRun('replay', [], 'replay');
     expect(all.code, all.all).toBe(0);
     const s = readJson(join(dir, 'replay', 'summary.json'));
-    expect(s.cache).toEqual({ hits: mini.length, misses: 0, by_role: { target: { hits: mini.length, misses: 0 }, judge: { hits: 0, misses: 0 } } });
+    expect(s.cache).toEqual({
+      hits: mini.length,
+      misses: 0,
+      by_role: { target: { hits: mini.length, misses: 0 }, judge: { hits: 0, misses: 0 } },
+    });
     expect(s.overall.usage.target.calls).toBe(0);
     expect(s.overall.passed).toBe(mini.length);
     expect(readJsonl(join(dir, 'replay', 'results.jsonl')).every((r) => r.cached === true)).toBe(true);
@@ -204,7 +300,9 @@ describe('one cache, several processes', () => {
     writeFileSync(victim, readFileSync(victim, 'utf8').slice(0, 40));
     const again = await testRun('corrupt', [], 'rw');
     expect(again.code, again.all).toBe(0);
-    expect(again.all).toMatch(/warning: model cache: .+\.json is corrupt \(not JSON .+\); treated as a miss and rewritten/);
+    expect(again.all).toMatch(
+      /warning: model cache: .+\.json is corrupt \(not JSON .+\); treated as a miss and rewritten/,
+    );
     expect(readJson(join(dir, 'corrupt', 'summary.json')).cache).toMatchObject({ hits: mini.length - 1, misses: 1 });
     expect(validateEntries(cache)).toHaveLength(mini.length);
 

@@ -37,7 +37,9 @@ afterAll(async () => {
 function entryNames(cache: string): string[] {
   const root = join(cache, 'v1');
   // entries only: a reply being cached at that moment is a temp file (.<key>.….tmp) renamed over its entry
-  return existsSync(root) ? readdirSync(root).flatMap((shard) => readdirSync(join(root, shard)).filter((n) => n.endsWith('.json'))) : [];
+  return existsSync(root)
+    ? readdirSync(root).flatMap((shard) => readdirSync(join(root, shard)).filter((n) => n.endsWith('.json')))
+    : [];
 }
 const entries = (cache: string): number => entryNames(cache).length;
 /** Whether every entry of `names` is still in the cache (the run goes on meanwhile: entries only get added). */
@@ -49,11 +51,31 @@ const allKept = (cache: string, names: string[]): boolean => {
 test('prune during a run refuses, naming the run, and removes nothing; a replay of that run afterwards passes', async () => {
   const dir = tmp.make('live');
   const cache = join(dir, 'cache');
-  const config = writeConfig(dir, 'local.yaml', `model:\n  backend: openai_compat\n  base_url: ${srv!.baseURL}\n  optimizer: mitko\n  target: mitko\nenv:\n  name: mini\n  split_ratio: "4:2:4"\n  workers: 4\n`);
+  const config = writeConfig(
+    dir,
+    'local.yaml',
+    `model:\n  backend: openai_compat\n  base_url: ${srv!.baseURL}\n  optimizer: mitko\n  target: mitko\nenv:\n  name: mini\n  split_ratio: "4:2:4"\n  workers: 4\n`,
+  );
   const evalRun = (out: string, mode: string) =>
-    skillopt(['eval', '--config', config, '--skill', 'skills/mini/initial.md', '--split', 'test', '--model-cache', mode, '--cfg-options', `env.out_root=${join(dir, out)}`, `cache.dir=${cache}`], {
-      env: { OPENAI_COMPATIBLE_API_KEY: 'not-needed' },
-    });
+    skillopt(
+      [
+        'eval',
+        '--config',
+        config,
+        '--skill',
+        'skills/mini/initial.md',
+        '--split',
+        'test',
+        '--model-cache',
+        mode,
+        '--cfg-options',
+        `env.out_root=${join(dir, out)}`,
+        `cache.dir=${cache}`,
+      ],
+      {
+        env: { OPENAI_COMPATIBLE_API_KEY: 'not-needed' },
+      },
+    );
 
   const live = evalRun('live', 'rw');
   await heldArrived;
@@ -62,7 +84,9 @@ test('prune during a run refuses, naming the run, and removes nothing; a replay 
   const pruned = await skillopt(['cache', 'prune', '--max-size', '1KB', '--dir', cache]);
   expect(pruned.code).toBe(2);
   expect(pruned.stderr.trim().split('\n')).toHaveLength(1);
-  expect(pruned.stderr).toMatch(/^skillopt: error: skillopt cache prune: .+ is in use by a running skillopt run \(pid \d+ on .+, started .+: .*skillopt(\.js)? eval --config .+\) — prune once it has finished/);
+  expect(pruned.stderr).toMatch(
+    /^skillopt: error: skillopt cache prune: .+ is in use by a running skillopt run \(pid \d+ on .+, started .+: .*skillopt(\.js)? eval --config .+\) — prune once it has finished/,
+  );
   expect(allKept(cache, before)).toBe(true);
   // a dry run still counts what it would remove, and says the cache is in use
   const dry = await skillopt(['cache', 'prune', '--max-size', '1KB', '--dry-run', '--dir', cache]);

@@ -31,7 +31,9 @@ describe('skillopt binary', () => {
     const flag = await skillopt(['train', '--trials', '3']);
     expect(flag.code).toBe(2);
     expect(flag.stdout).toBe('');
-    expect(flag.stderr.trim()).toBe("skillopt: error: unknown flag '--trials' for skillopt train; see skillopt train --help");
+    expect(flag.stderr.trim()).toBe(
+      "skillopt: error: unknown flag '--trials' for skillopt train; see skillopt train --help",
+    );
     const file = writeConfig(tmp.make('cfg'), 'typo.yaml', 'train:\n  num_epoch: 2\n');
     const config = await skillopt(['config', '--config', file]);
     expect(config.code).toBe(2);

@@ -14,7 +14,10 @@ afterAll(() => tmp.cleanup());
 
 function outRoot(name: string, fail: (i: number) => boolean): string {
   const dir = tmp.make(name);
-  writeResults(join(dir, 'results.jsonl'), ids(59).map((id, i) => row(id, !fail(i))));
+  writeResults(
+    join(dir, 'results.jsonl'),
+    ids(59).map((id, i) => row(id, !fail(i))),
+  );
   return dir;
 }
 
@@ -27,7 +30,9 @@ test('a regression under --fail-on-regression: exit 1, the report on stdout, not
   expect(r.stdout).toMatch(/^\s+verdict\s+REGRESSED/m);
   expect(readJson(join(tenRegressions, 'compare.json'))).toMatchObject({ verdict: 'regressed', exit_code: 1 });
   expect(readFileSync(join(tenRegressions, 'compare.md'), 'utf8')).toContain('**regressed**');
-  const swapped = await skillopt(['compare', tenRegressions, allPass, '--fail-on-regression', '--json'], { cwd: tmp.make('cwd') });
+  const swapped = await skillopt(['compare', tenRegressions, allPass, '--fail-on-regression', '--json'], {
+    cwd: tmp.make('cwd'),
+  });
   expect(swapped.code).toBe(0);
   expect(JSON.parse(swapped.stdout)).toMatchObject({ verdict: 'improved' });
 });

@@ -28,22 +28,32 @@ afterAll(async () => {
 });
 
 /** Control characters other than newline and tab (the children print without colour: NO_COLOR). */
-const rawControls = (text: string): string[] => [...text.matchAll(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g)].map((m) => m[0]);
+const rawControls = (text: string): string[] =>
+  [...text.matchAll(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g)].map((m) => m[0]);
 
 test('eval, test and show print model output with its control characters escaped; the step summary too', async () => {
   const dir = tmp.make('evil');
-  const config = writeConfig(dir, 'local.yaml', `model:\n  backend: openai_compat\n  base_url: ${srv!.baseURL}\n  optimizer: mitko\n  target: mitko\nenv:\n  name: mini\n  split_ratio: "4:2:4"\n  workers: 2\n`);
+  const config = writeConfig(
+    dir,
+    'local.yaml',
+    `model:\n  backend: openai_compat\n  base_url: ${srv!.baseURL}\n  optimizer: mitko\n  target: mitko\nenv:\n  name: mini\n  split_ratio: "4:2:4"\n  workers: 2\n`,
+  );
   const env = { OPENAI_COMPATIBLE_API_KEY: 'not-needed' };
   const common = ['--config', config, '--skill', 'skills/mini/initial.md', '--model-cache', 'off'];
 
-  const evalRun = await skillopt(['eval', ...common, '--split', 'test', '--cfg-options', `env.out_root=${join(dir, 'eval')}`], { env });
+  const evalRun = await skillopt(
+    ['eval', ...common, '--split', 'test', '--cfg-options', `env.out_root=${join(dir, 'eval')}`],
+    { env },
+  );
   expect(evalRun.code, evalRun.all).toBe(0);
   expect(evalRun.stdout).toContain('worst cases');
   expect(evalRun.all).toContain(SHOWN);
   expect(rawControls(evalRun.all)).toEqual([]);
 
   const summary = join(dir, 'step-summary.md');
-  const testRun = await skillopt(['test', ...common, '--cfg-options', `env.out_root=${join(dir, 'test')}`], { env: { ...env, GITHUB_STEP_SUMMARY: summary } });
+  const testRun = await skillopt(['test', ...common, '--cfg-options', `env.out_root=${join(dir, 'test')}`], {
+    env: { ...env, GITHUB_STEP_SUMMARY: summary },
+  });
   expect(testRun.code, testRun.all).toBe(1); // every answer is wrong
   expect(testRun.all).toContain(SHOWN);
   expect(rawControls(testRun.all)).toEqual([]);

@@ -6,7 +6,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, expectOneLineError, miniProject, readJson, readJsonl, reportLine, REPO, skillopt, tempDirs, writeFile } from './helpers.ts';
+import {
+  assertBuilt,
+  expectOneLineError,
+  miniProject,
+  readJson,
+  readJsonl,
+  reportLine,
+  REPO,
+  skillopt,
+  tempDirs,
+  writeFile,
+} from './helpers.ts';
 
 const tmp = tempDirs('cost-gates');
 beforeAll(assertBuilt);
@@ -30,26 +41,59 @@ describe('a padded skill: compare of the dotnetdebug seed against the seed + 2 k
   let seedRun: string;
   let paddedRun: string;
   // test split, env.limit 20: 20 cases × 3 trials a side (the full test split, 59 cases, gives the same verdicts: docs/ci.md)
-  const common = ['--split', 'test', '--trials', '3', '--cfg-options', 'env.limit=20', 'model.pricing.mitko.input_per_mtok=2', 'model.pricing.mitko.output_per_mtok=8'];
+  const common = [
+    '--split',
+    'test',
+    '--trials',
+    '3',
+    '--cfg-options',
+    'env.limit=20',
+    'model.pricing.mitko.input_per_mtok=2',
+    'model.pricing.mitko.output_per_mtok=8',
+  ];
   beforeAll(async () => {
     const dir = tmp.make('padded');
     const padded = writeFile(join(dir, 'padded.md'), `${readFileSync(SEED, 'utf8').trimEnd()}\n\n${neutralText()}\n`);
     seedRun = join(dir, 'seed-run');
     paddedRun = join(dir, 'padded-run');
-    for (const [skill, out] of [[SEED, seedRun], [padded, paddedRun]] as const) {
-      const r = await skillopt(['eval', '--config', DOTNET, '--skill', skill, ...common, `env.out_root=${out}`], { cwd: REPO });
+    for (const [skill, out] of [
+      [SEED, seedRun],
+      [padded, paddedRun],
+    ] as const) {
+      const r = await skillopt(['eval', '--config', DOTNET, '--skill', skill, ...common, `env.out_root=${out}`], {
+        cwd: REPO,
+      });
       expect(r.code, r.all).toBe(0);
     }
   });
 
   test('pass rate: no significant change; tokens: a significant increase; exit 1 with --max-token-increase 10% --fail-on-regression', async () => {
-    const r = await skillopt(['compare', seedRun, paddedRun, '--max-token-increase', '10%', '--fail-on-regression', '--out', tmp.make('cmp-bound')], { cwd: REPO });
+    const r = await skillopt(
+      [
+        'compare',
+        seedRun,
+        paddedRun,
+        '--max-token-increase',
+        '10%',
+        '--fail-on-regression',
+        '--out',
+        tmp.make('cmp-bound'),
+      ],
+      { cwd: REPO },
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(1);
     expect(verdictLine(r.stdout)).toMatch(/^NO SIGNIFICANT CHANGE/);
-    expect(r.stdout).toMatch(/cost bounds EXCEEDED — tokens per case \+\d+\.\d% \[\+\d+\.\d%, \+\d+\.\d%\] is beyond --max-token-increase 10% \(p = [\d.e-]+\)/);
+    expect(r.stdout).toMatch(
+      /cost bounds EXCEEDED — tokens per case \+\d+\.\d% \[\+\d+\.\d%, \+\d+\.\d%\] is beyond --max-token-increase 10% \(p = [\d.e-]+\)/,
+    );
     const json = readJson(join(r.stdout.match(/written\s+(\S+)compare\.json/)![1]!, 'compare.json'));
-    expect(json).toMatchObject({ verdict: 'no significant change', exit_code: 1, n_paired: 20, usage_bounds: { exceeded: ['tokens'], unchecked: [] } });
+    expect(json).toMatchObject({
+      verdict: 'no significant change',
+      exit_code: 1,
+      n_paired: 20,
+      usage_bounds: { exceeded: ['tokens'], unchecked: [] },
+    });
     const t = json.token_change;
     expect(t).toMatchObject({ bound: 0.1, exceeded: true, n: 20, cases_without: 0 });
     // 2,048 characters ≈ 512 tokens more on every request (the simulated model counts ⌈chars / 4⌉)
@@ -66,11 +110,26 @@ describe('a padded skill: compare of the dotnetdebug seed against the seed + 2 k
   });
 
   test('exit 0 without the bound (the pass rate alone decides), and within a bound the increase stays under', async () => {
-    const r = await skillopt(['compare', seedRun, paddedRun, '--fail-on-regression', '--out', tmp.make('cmp-none')], { cwd: REPO });
+    const r = await skillopt(['compare', seedRun, paddedRun, '--fail-on-regression', '--out', tmp.make('cmp-none')], {
+      cwd: REPO,
+    });
     expect(r.code).toBe(0);
     expect(verdictLine(r.stdout)).toMatch(/^NO SIGNIFICANT CHANGE/);
     expect(r.stdout).not.toMatch(/cost bounds/);
-    const wide = await skillopt(['compare', seedRun, paddedRun, '--fail-on-regression', '--json', '--out', tmp.make('cmp-wide'), '--cfg-options', 'evaluation.max_token_increase=500%'], { cwd: REPO });
+    const wide = await skillopt(
+      [
+        'compare',
+        seedRun,
+        paddedRun,
+        '--fail-on-regression',
+        '--json',
+        '--out',
+        tmp.make('cmp-wide'),
+        '--cfg-options',
+        'evaluation.max_token_increase=500%',
+      ],
+      { cwd: REPO },
+    );
     expect(wide.code).toBe(0);
     expect(JSON.parse(wide.stdout).usage_bounds).toMatchObject({ exceeded: [], unchecked: [] });
   });
@@ -80,13 +139,32 @@ describe('a padded skill: compare of the dotnetdebug seed against the seed + 2 k
     const runs: string[] = [];
     for (const name of ['a', 'b']) {
       const out = join(dir, name);
-      const r = await skillopt(['eval', '--config', DOTNET, '--skill', SEED, '--split', 'test', '--cfg-options', 'env.limit=5', `env.out_root=${out}`], { cwd: REPO });
+      const r = await skillopt(
+        [
+          'eval',
+          '--config',
+          DOTNET,
+          '--skill',
+          SEED,
+          '--split',
+          'test',
+          '--cfg-options',
+          'env.limit=5',
+          `env.out_root=${out}`,
+        ],
+        { cwd: REPO },
+      );
       expect(r.code, r.all).toBe(0);
       runs.push(out);
     }
-    const r = await skillopt(['compare', runs[0]!, runs[1]!, '--max-cost-increase', '10%', '--fail-on-regression', '--markdown'], { cwd: REPO });
+    const r = await skillopt(
+      ['compare', runs[0]!, runs[1]!, '--max-cost-increase', '10%', '--fail-on-regression', '--markdown'],
+      { cwd: REPO },
+    );
     expect(r.code).toBe(3);
-    expect(r.stdout).toContain('🟣 **Cost bounds:** cost per case: --max-cost-increase 10% cannot be checked: no paired case has a cost on both sides (set model.pricing)');
+    expect(r.stdout).toContain(
+      '🟣 **Cost bounds:** cost per case: --max-cost-increase 10% cannot be checked: no paired case has a cost on both sides (set model.pricing)',
+    );
   });
 
   test('a bound that is not a percentage is a one-line error naming the flag', async () => {
@@ -99,12 +177,29 @@ describe('the suite gate on cost (mini, simulated)', () => {
   test('evaluation.max_mean_tokens below the suite mean fails the gate (exit 1), named in the reason, summary.json and JUnit', async () => {
     const out = tmp.make('gate-tokens');
     const junit = join(out, 'junit.xml');
-    const r = await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--reporter=default', '--reporter=junit', `--outputFile.junit=${junit}`, '--cfg-options', 'evaluation.max_mean_tokens=20', 'evaluation.max_p95_latency_ms=600000', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      'configs/mini/sim.yaml',
+      '--reporter=default',
+      '--reporter=junit',
+      `--outputFile.junit=${junit}`,
+      '--cfg-options',
+      'evaluation.max_mean_tokens=20',
+      'evaluation.max_p95_latency_ms=600000',
+      `env.out_root=${out}`,
+    ]);
     expect(r.code).toBe(1);
     const failure = reportLine(r.stdout, 'failure')!;
-    expect(failure).toMatch(/^suite gate failed for 'mini': mean tokens \d+(\.\d)? > 20 \(maxMeanTokens\) on 30 scored cases$/);
+    expect(failure).toMatch(
+      /^suite gate failed for 'mini': mean tokens \d+(\.\d)? > 20 \(maxMeanTokens\) on 30 scored cases$/,
+    );
     const gate = readJson(join(out, 'summary.json')).suites.mini.gate;
-    expect(gate).toMatchObject({ ok: false, thresholds: { maxMeanTokens: 20, maxP95LatencyMs: 600000 }, measured: { cases_without_tokens: 0 } });
+    expect(gate).toMatchObject({
+      ok: false,
+      thresholds: { maxMeanTokens: 20, maxP95LatencyMs: 600000 },
+      measured: { cases_without_tokens: 0 },
+    });
     // the gate's mean is the rows' own: prompt + completion per case
     const rows = readJsonl(join(out, 'results.jsonl'));
     const mean = rows.reduce((s, x) => s + x.usage.prompt_tokens + x.usage.completion_tokens, 0) / rows.length;
@@ -118,15 +213,32 @@ describe('the suite gate on cost (mini, simulated)', () => {
 
   test('a gate that holds: exit 0 (the misses do not fail their cases under a gate)', async () => {
     const out = tmp.make('gate-held');
-    const r = await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--cfg-options', 'evaluation.max_mean_tokens=100000', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      'configs/mini/sim.yaml',
+      '--cfg-options',
+      'evaluation.max_mean_tokens=100000',
+      `env.out_root=${out}`,
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/suite gate \(mean tokens ≤ 100000\): held \(mean tokens \d+(\.\d)?\)/);
   });
 
   test('a gate on money without a price for the target model is a usage error before any request', async () => {
     const out = tmp.make('gate-unpriced');
-    const r = await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--cfg-options', 'evaluation.max_mean_cost=0.01', `env.out_root=${out}`]);
-    expectOneLineError(r, "suite 'mini': gate maxMeanCost (evaluation.max_mean_cost) needs a price for the target model 'mitko': set model.pricing.mitko");
+    const r = await skillopt([
+      'test',
+      '--config',
+      'configs/mini/sim.yaml',
+      '--cfg-options',
+      'evaluation.max_mean_cost=0.01',
+      `env.out_root=${out}`,
+    ]);
+    expectOneLineError(
+      r,
+      "suite 'mini': gate maxMeanCost (evaluation.max_mean_cost) needs a price for the target model 'mitko': set model.pricing.mitko",
+    );
   });
 });
 
@@ -135,15 +247,38 @@ describe('per-case limits (caseLimits in the suite file)', () => {
     const dir = miniProject(tmp.make('limits'));
     const suite = join(dir, 'benchmarks', 'mini', 'mini.skill.test.ts');
     const plain = join(dir, 'plain');
-    const first = await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--cfg-options', 'evaluation.min_pass_rate=0.01', `env.out_root=${plain}`], { cwd: dir });
+    const first = await skillopt(
+      [
+        'test',
+        '--config',
+        'configs/mini/sim.yaml',
+        '--cfg-options',
+        'evaluation.min_pass_rate=0.01',
+        `env.out_root=${plain}`,
+      ],
+      { cwd: dir },
+    );
     expect(first.code, first.all).toBe(0);
     const before = readJsonl(join(plain, 'results.jsonl'));
     const tokens = (x: any) => x.usage.prompt_tokens + x.usage.completion_tokens;
     const sorted = before.map(tokens).sort((a: number, b: number) => a - b);
     const limit = sorted[Math.floor(sorted.length / 2)]!; // about half the cases are over it
-    writeFileSync(suite, readFileSync(suite, 'utf8').replace("scorer: label(", `caseLimits: { maxTokens: ${limit} },\n  scorer: label(`));
+    writeFileSync(
+      suite,
+      readFileSync(suite, 'utf8').replace('scorer: label(', `caseLimits: { maxTokens: ${limit} },\n  scorer: label(`),
+    );
     const out = join(dir, 'limited');
-    const r = await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--cfg-options', 'evaluation.min_pass_rate=0.01', `env.out_root=${out}`], { cwd: dir });
+    const r = await skillopt(
+      [
+        'test',
+        '--config',
+        'configs/mini/sim.yaml',
+        '--cfg-options',
+        'evaluation.min_pass_rate=0.01',
+        `env.out_root=${out}`,
+      ],
+      { cwd: dir },
+    );
     const after = new Map(readJsonl(join(out, 'results.jsonl')).map((x: any) => [x.id, x]));
     let over = 0;
     for (const b of before) {
@@ -166,16 +301,45 @@ describe('skillopt test --baseline with a token bound (mini, simulated)', () => 
   test('a padded skill against the seed run: exit 1, decided by the bound, the pass rate beside it', async () => {
     const dir = tmp.make('baseline');
     const base = join(dir, 'base');
-    const first = await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--cfg-options', 'evaluation.min_pass_rate=0.01', `env.out_root=${base}`]);
+    const first = await skillopt([
+      'test',
+      '--config',
+      'configs/mini/sim.yaml',
+      '--cfg-options',
+      'evaluation.min_pass_rate=0.01',
+      `env.out_root=${base}`,
+    ]);
     expect(first.code, first.all).toBe(0);
     const seed = readFileSync(join(REPO, 'test', 'fixtures', 'mini', 'skills', 'mini', 'initial.md'), 'utf8');
     const padded = writeFile(join(dir, 'padded.md'), `${seed.trimEnd()}\n\n${neutralText()}\n`);
     const pr = join(dir, 'pr');
-    const r = await skillopt(['test', '--config', 'configs/mini/sim.yaml', '--skill', padded, '--baseline', base, '--max-token-increase', '10%', '--fail-on-regression', '--cfg-options', 'evaluation.min_pass_rate=0.01', `env.out_root=${pr}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      'configs/mini/sim.yaml',
+      '--skill',
+      padded,
+      '--baseline',
+      base,
+      '--max-token-increase',
+      '10%',
+      '--fail-on-regression',
+      '--cfg-options',
+      'evaluation.min_pass_rate=0.01',
+      `env.out_root=${pr}`,
+    ]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/skillopt test FAILED by the baseline comparison \(no significant change; tokens over the bound\), not by the run's own verdict \(OK\)/);
-    expect(reportLine(r.stdout, 'failure')).toMatch(/^tokens per case \+\d+\.\d% \[\+\d+\.\d%, \+\d+\.\d%\] is beyond --max-token-increase 10% \(p = [\d.e-]+\) \(against the baseline; pass rate: no significant change\)$/);
-    expect(readJson(join(pr, 'compare.json'))).toMatchObject({ verdict: 'no significant change', exit_code: 1, token_change: { exceeded: true, bound: 0.1 } });
+    expect(r.stdout).toMatch(
+      /skillopt test FAILED by the baseline comparison \(no significant change; tokens over the bound\), not by the run's own verdict \(OK\)/,
+    );
+    expect(reportLine(r.stdout, 'failure')).toMatch(
+      /^tokens per case \+\d+\.\d% \[\+\d+\.\d%, \+\d+\.\d%\] is beyond --max-token-increase 10% \(p = [\d.e-]+\) \(against the baseline; pass rate: no significant change\)$/,
+    );
+    expect(readJson(join(pr, 'compare.json'))).toMatchObject({
+      verdict: 'no significant change',
+      exit_code: 1,
+      token_change: { exceeded: true, bound: 0.1 },
+    });
   });
 
   test('a bound without --baseline is a usage error', async () => {

@@ -37,7 +37,10 @@ function longSkill(dir: string): string {
 
 /** What the issue's exact test asks: uncached prompt tokens at the input price, cached ones at the cached price, completion at the output price. */
 const expectedCost = (u: { prompt_tokens: number; cached_prompt_tokens: number; completion_tokens: number }) =>
-  ((u.prompt_tokens - u.cached_prompt_tokens) * PRICE.input + u.cached_prompt_tokens * PRICE.cached + u.completion_tokens * PRICE.output) / 1e6;
+  ((u.prompt_tokens - u.cached_prompt_tokens) * PRICE.input +
+    u.cached_prompt_tokens * PRICE.cached +
+    u.completion_tokens * PRICE.output) /
+  1e6;
 
 /** The JSON blob of report.html. */
 function reportData(dir: string): any {
@@ -53,7 +56,20 @@ describe('cost', () => {
     const stepSummary = join(dir, 'step-summary.md');
     const junit = join(dir, 'junit.xml');
     const r = await skillopt(
-      ['test', '--config', CONFIG, '--skill', longSkill(dir), '--reporter=default', '--reporter=junit', `--outputFile.junit=${junit}`, '--cfg-options', ...PRICING, 'evaluation.min_pass_rate=0.01', `env.out_root=${out}`],
+      [
+        'test',
+        '--config',
+        CONFIG,
+        '--skill',
+        longSkill(dir),
+        '--reporter=default',
+        '--reporter=junit',
+        `--outputFile.junit=${junit}`,
+        '--cfg-options',
+        ...PRICING,
+        'evaluation.min_pass_rate=0.01',
+        `env.out_root=${out}`,
+      ],
       { env: { GITHUB_STEP_SUMMARY: stepSummary } },
     );
     expect(r.code, r.all).toBe(0);
@@ -81,11 +97,15 @@ describe('cost', () => {
     expect(summary.cost.tokens.cached_prompt).toBe(30 * cachedPerCase);
     expect(summary.skill_tokens).toBe(skillTokens);
 
-    expect(reportLine(r.stdout, 'cost')).toContain(`${money} · ${formatMoney(summary.cost.per_1k_cases, 'USD')} per 1k cases`);
+    expect(reportLine(r.stdout, 'cost')).toContain(
+      `${money} · ${formatMoney(summary.cost.per_1k_cases, 'USD')} per 1k cases`,
+    );
     expect(reportLine(r.stdout, 'cost')).toContain(`(${30 * cachedPerCase} cached prompt)`);
     expect(reportLine(r.stdout, 'cost')).toContain(`skill ~${summary.skill_tokens} tokens (estimate)`);
     expect(readFileSync(stepSummary, 'utf8')).toContain(`**Cost:** ${money} · `);
-    expect(readFileSync(junit, 'utf8')).toMatch(new RegExp(`<property name="skillopt:cost" value="${money.replace('.', '\\.')} · `));
+    expect(readFileSync(junit, 'utf8')).toMatch(
+      new RegExp(`<property name="skillopt:cost" value="${money.replace('.', '\\.')} · `),
+    );
 
     const shown = await skillopt(['show', out]);
     expect(shown.code, shown.all).toBe(0);
@@ -110,7 +130,15 @@ describe('cost', () => {
       const user = String(body.messages.find((m: { role: string }) => m.role === 'user')?.content ?? '');
       if (!firsts.includes(user) && firsts.length < 2) firsts.push(user);
       if (user === firsts[0]) return { content: 'disk', usage: null };
-      if (user === firsts[1]) return { content: 'disk', usage: { prompt_tokens: 40, completion_tokens: 9, completion_tokens_details: { reasoning_tokens: 6 } } as never };
+      if (user === firsts[1])
+        return {
+          content: 'disk',
+          usage: {
+            prompt_tokens: 40,
+            completion_tokens: 9,
+            completion_tokens_details: { reasoning_tokens: 6 },
+          } as never,
+        };
       return { content: 'disk' };
     });
     try {
@@ -118,27 +146,62 @@ describe('cost', () => {
       const out = join(dir, 'out');
       const config = endpointConfig(dir, server.baseURL, { retries: 0, workers: 1 });
       const r = await skillopt(
-        ['eval', '--config', config, '--skill', 'skills/mini/initial.md', '--split', 'test', '--cfg-options', 'model.pricing.fault-model.input_per_mtok=1', 'model.pricing.fault-model.output_per_mtok=4', `env.out_root=${out}`],
+        [
+          'eval',
+          '--config',
+          config,
+          '--skill',
+          'skills/mini/initial.md',
+          '--split',
+          'test',
+          '--cfg-options',
+          'model.pricing.fault-model.input_per_mtok=1',
+          'model.pricing.fault-model.output_per_mtok=4',
+          `env.out_root=${out}`,
+        ],
         { env: { OPENAI_COMPATIBLE_API_KEY: 'e2e-dummy-key' } },
       );
       expect(r.code, r.all).toBe(0);
       const rows = readJsonl(join(out, 'results.jsonl'));
       expect(rows).toHaveLength(12);
-      const userOf = (row: { messages: Array<{ role: string; content: string }> }) => row.messages.find((m) => m.role === 'user')!.content;
+      const userOf = (row: { messages: Array<{ role: string; content: string }> }) =>
+        row.messages.find((m) => m.role === 'user')!.content;
       const missing = rows.filter((row) => userOf(row) === firsts[0]);
       expect(missing).toHaveLength(1);
-      expect(missing[0].usage).toMatchObject({ calls: 1, prompt_tokens: null, completion_tokens: null, cached_prompt_tokens: null, cost: null });
+      expect(missing[0].usage).toMatchObject({
+        calls: 1,
+        prompt_tokens: null,
+        completion_tokens: null,
+        cached_prompt_tokens: null,
+        cost: null,
+      });
       const reasoning = rows.find((row) => userOf(row) === firsts[1])!;
-      expect(reasoning.usage).toMatchObject({ prompt_tokens: 40, completion_tokens: 9, reasoning_tokens: 6, cost: (40 * 1 + 9 * 4) / 1e6 });
+      expect(reasoning.usage).toMatchObject({
+        prompt_tokens: 40,
+        completion_tokens: 9,
+        reasoning_tokens: 6,
+        cost: (40 * 1 + 9 * 4) / 1e6,
+      });
       // the rest: the server's default usage, priced
       const rest = rows.filter((row) => userOf(row) !== firsts[0] && userOf(row) !== firsts[1]);
-      for (const row of rest) expect(row.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7, reasoning_tokens: null, cost: (11 + 7 * 4) / 1e6 });
+      for (const row of rest)
+        expect(row.usage).toMatchObject({
+          prompt_tokens: 11,
+          completion_tokens: 7,
+          reasoning_tokens: null,
+          cost: (11 + 7 * 4) / 1e6,
+        });
 
-      const expectedTotal = (40 + 9 * 4) / 1e6 + rest.length * (11 + 7 * 4) / 1e6;
+      const expectedTotal = (40 + 9 * 4) / 1e6 + (rest.length * (11 + 7 * 4)) / 1e6;
       for (const file of ['summary.json', 'eval_summary.json']) {
         const cost = readJson(join(out, file)).cost;
         expect(cost.cases_without_usage, file).toBe(1);
-        expect(cost.tokens, file).toEqual({ prompt: 40 + 11 * rest.length, cached_prompt: 0, completion: 9 + 7 * rest.length, reasoning: 6 });
+        expect(cost.tokens, file).toEqual({
+          prompt: 40 + 11 * rest.length,
+          cached_prompt: 0,
+          completion: 9 + 7 * rest.length,
+          reasoning: 6,
+        });
         expect(cost.total, file).toBeCloseTo(expectedTotal, 12);
         // per 1,000 of the cases whose cost is known
         expect(cost.per_1k_cases, file).toBeCloseTo((expectedTotal / 11) * 1000, 9);
@@ -155,7 +218,21 @@ describe('cost', () => {
     const cache = join(dir, 'cache');
     const skill = longSkill(dir);
     const evalInto = (name: string) =>
-      skillopt(['eval', '--config', CONFIG, '--skill', skill, '--split', 'val', '--model-cache', 'rw', '--cfg-options', ...PRICING, `cache.dir=${cache}`, `env.out_root=${join(dir, name)}`]);
+      skillopt([
+        'eval',
+        '--config',
+        CONFIG,
+        '--skill',
+        skill,
+        '--split',
+        'val',
+        '--model-cache',
+        'rw',
+        '--cfg-options',
+        ...PRICING,
+        `cache.dir=${cache}`,
+        `env.out_root=${join(dir, name)}`,
+      ]);
     const fresh = await evalInto('fresh');
     expect(fresh.code, fresh.all).toBe(0);
     const cached = await evalInto('cached');
@@ -166,7 +243,13 @@ describe('cost', () => {
     const b = byId('cached');
     expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
     for (const [id, row] of a) {
-      const pick = (u: any) => ({ prompt_tokens: u.prompt_tokens, cached_prompt_tokens: u.cached_prompt_tokens, completion_tokens: u.completion_tokens, reasoning_tokens: u.reasoning_tokens, cost: u.cost });
+      const pick = (u: any) => ({
+        prompt_tokens: u.prompt_tokens,
+        cached_prompt_tokens: u.cached_prompt_tokens,
+        completion_tokens: u.completion_tokens,
+        reasoning_tokens: u.reasoning_tokens,
+        cost: u.cost,
+      });
       expect(pick(b.get(id)!.usage), id).toEqual(pick(row.usage));
       expect(row.usage.cost).toBeGreaterThan(0);
       expect(b.get(id)!.usage).toMatchObject({ calls: 0, cache_hits: 1 });
@@ -177,6 +260,8 @@ describe('cost', () => {
     expect(sb.tokens).toEqual(sa.tokens);
     expect(sa.spent.total).toBeCloseTo(sa.total, 12);
     expect(sb.spent).toEqual({ total: 0, prompt_tokens: 0, completion_tokens: 0 });
-    expect(reportLine(cached.stdout, 'cost')).toContain('spent 0.00 USD (0 tokens) on requests sent, the rest from the model-call cache');
+    expect(reportLine(cached.stdout, 'cost')).toContain(
+      'spent 0.00 USD (0 tokens) on requests sent, the rest from the model-call cache',
+    );
   });
 });

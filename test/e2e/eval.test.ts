@@ -6,7 +6,16 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, expectOneLineError, MINI, readJson, readJsonl, reportLine, skillopt, tempDirs } from './helpers.ts';
+import {
+  assertBuilt,
+  expectOneLineError,
+  MINI,
+  readJson,
+  readJsonl,
+  reportLine,
+  skillopt,
+  tempDirs,
+} from './helpers.ts';
 
 const tmp = tempDirs('eval');
 beforeAll(assertBuilt);
@@ -15,16 +24,38 @@ afterAll(() => tmp.cleanup());
 const CONFIG = 'configs/mini/sim.yaml';
 const SKILL = 'skills/mini/initial.md';
 
-
 describe('skillopt eval', () => {
   test('scores the test split with env.limit=3: eval_summary, predictions, results.jsonl, report', async () => {
     const out = tmp.make('main');
-    const r = await skillopt(['eval', '--config', CONFIG, '--skill', SKILL, '--split', 'test', '--cfg-options', 'env.limit=3', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'eval',
+      '--config',
+      CONFIG,
+      '--skill',
+      SKILL,
+      '--split',
+      'test',
+      '--cfg-options',
+      'env.limit=3',
+      `env.out_root=${out}`,
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
 
     const summary = readJson(join(out, 'eval_summary.json'));
-    for (const key of ['skill', 'split', 'n_items', 'hard', 'soft', 'pass_rate', 'errored', 'tokens', 'calls', 'wall_time_s', 'simulated']) {
+    for (const key of [
+      'skill',
+      'split',
+      'n_items',
+      'hard',
+      'soft',
+      'pass_rate',
+      'errored',
+      'tokens',
+      'calls',
+      'wall_time_s',
+      'simulated',
+    ]) {
       expect(summary).toHaveProperty(key);
     }
     expect(summary).toMatchObject({ skill: join(MINI, SKILL), split: 'test', n_items: 3, errored: 0, simulated: true });
@@ -58,15 +89,39 @@ describe('skillopt eval', () => {
 
     expect(r.stdout).toMatch(/skillopt eval OK — simulated model/);
     expect(reportLine(r.stdout, 'output')).toBe(out);
-    expect(reportLine(r.stdout, 'split')).toBe('test · 3 selected: 3 scored, 0 errored · 3 of 30 tasks selected (split test, env.limit 3)');
+    expect(reportLine(r.stdout, 'split')).toBe(
+      'test · 3 selected: 3 scored, 0 errored · 3 of 30 tasks selected (split test, env.limit 3)',
+    );
   });
 
   test('split aliases: valid_seen is val, valid_unseen is test', async () => {
     const seenOut = tmp.make('seen');
     const unseenOut = tmp.make('unseen');
     const [seen, unseen] = await Promise.all([
-      skillopt(['eval', '--config', CONFIG, '--skill', SKILL, '--split', 'valid_seen', '--cfg-options', 'env.limit=2', `env.out_root=${seenOut}`]),
-      skillopt(['eval', '--config', CONFIG, '--skill', SKILL, '--split', 'valid_unseen', '--cfg-options', 'env.limit=2', `env.out_root=${unseenOut}`]),
+      skillopt([
+        'eval',
+        '--config',
+        CONFIG,
+        '--skill',
+        SKILL,
+        '--split',
+        'valid_seen',
+        '--cfg-options',
+        'env.limit=2',
+        `env.out_root=${seenOut}`,
+      ]),
+      skillopt([
+        'eval',
+        '--config',
+        CONFIG,
+        '--skill',
+        SKILL,
+        '--split',
+        'valid_unseen',
+        '--cfg-options',
+        'env.limit=2',
+        `env.out_root=${unseenOut}`,
+      ]),
     ]);
     expect(seen.code).toBe(0);
     expect(unseen.code).toBe(0);
@@ -79,7 +134,17 @@ describe('skillopt eval', () => {
   describe('bad input is a one-line error with exit 2', () => {
     test('an unknown split', async () => {
       const out = tmp.make('badsplit');
-      const r = await skillopt(['eval', '--config', CONFIG, '--skill', SKILL, '--split', 'holdout', '--cfg-options', `env.out_root=${out}`]);
+      const r = await skillopt([
+        'eval',
+        '--config',
+        CONFIG,
+        '--skill',
+        SKILL,
+        '--split',
+        'holdout',
+        '--cfg-options',
+        `env.out_root=${out}`,
+      ]);
       expectOneLineError(r, '"holdout"', 'valid_seen');
       expect(existsSync(join(out, 'eval_summary.json'))).toBe(false);
     });
@@ -102,13 +167,29 @@ describe('skillopt eval', () => {
 
   test('a rerun with the same out_root reuses finished cases and runs only the missing ones', async () => {
     const out = tmp.make('resume');
-    const args = ['eval', '--config', CONFIG, '--skill', SKILL, '--split', 'all', '--cfg-options', `env.out_root=${out}`];
+    const args = [
+      'eval',
+      '--config',
+      CONFIG,
+      '--skill',
+      SKILL,
+      '--split',
+      'all',
+      '--cfg-options',
+      `env.out_root=${out}`,
+    ];
     const first = await skillopt(args);
     expect(first.code).toBe(0);
     const rows = readJsonl(join(out, 'results.jsonl'));
     expect(rows).toHaveLength(30);
     // Simulate a run killed after 20 cases: keep 20 rows and a torn 21st line.
-    writeFileSync(join(out, 'results.jsonl'), rows.slice(0, 20).map((r) => JSON.stringify(r)).join('\n') + '\n{"suite":"mi');
+    writeFileSync(
+      join(out, 'results.jsonl'),
+      rows
+        .slice(0, 20)
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n{"suite":"mi',
+    );
     const second = await skillopt(args);
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('reused 20 finished case(s)');

@@ -35,7 +35,8 @@ export interface RunResult {
   all: string;
 }
 
-const INHERITED_OUT = /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
+const INHERITED_OUT =
+  /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
 
 /**
  * The child's environment. The model-call cache is off unless a test asks for it (`extra`, or
@@ -72,7 +73,10 @@ export function run(
 }
 
 /** `skillopt <args>` in `cwd` (default: the mini fixture). */
-export function skillopt(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<RunResult> {
+export function skillopt(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<RunResult> {
   return run(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? MINI, env: opts.env });
 }
 
@@ -136,7 +140,8 @@ export function waitForOutput(child: ChildProcess, pattern: RegExp): Promise<str
         resolve(seen);
       }
     };
-    const onExit = (code: number | null) => reject(new Error(`process exited (${code}) before printing ${pattern}: ${seen}`));
+    const onExit = (code: number | null) =>
+      reject(new Error(`process exited (${code}) before printing ${pattern}: ${seen}`));
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.once('exit', onExit);
@@ -147,7 +152,11 @@ export function waitForOutput(child: ChildProcess, pattern: RegExp): Promise<str
  * A config for the mini fixture whose roles call `baseURL` (an openai_compat endpoint such as a fault
  * server), with fast retries, `workers` cases in flight and `extra` YAML appended.
  */
-export function endpointConfig(dir: string, baseURL: string, o: { retries: number; workers: number; extra?: string }): string {
+export function endpointConfig(
+  dir: string,
+  baseURL: string,
+  o: { retries: number; workers: number; extra?: string },
+): string {
   return writeConfig(
     dir,
     'fault.yaml',
@@ -180,7 +189,11 @@ export interface SimServerChild {
 /** `skillopt sim-server` (model mitko) as a child process on a free port, once it listens. */
 export async function startSimServerChild(): Promise<SimServerChild> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'sim-server', '--port', String(port), '--model', 'mitko'], { cwd: MINI, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'sim-server', '--port', String(port), '--model', 'mitko'], {
+    cwd: MINI,
+    env: childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const banner = await waitForOutput(child, /listening on (http:\/\/\S+)/);
   return {
     child,
@@ -218,7 +231,10 @@ export default defineConfig({
 `,
   );
   const config = join('configs', 'mini', 'sim.yaml');
-  writeFileSync(join(dir, config), readFileSync(join(MINI, config), 'utf8').replace(/^_base_:.*$/m, `_base_: ${JSON.stringify(BASE_CONFIG)}`));
+  writeFileSync(
+    join(dir, config),
+    readFileSync(join(MINI, config), 'utf8').replace(/^_base_:.*$/m, `_base_: ${JSON.stringify(BASE_CONFIG)}`),
+  );
   return dir;
 }
 

@@ -15,7 +15,17 @@ afterAll(() => tmp.cleanup());
 test('skillopt eval with an llmJudge scorer: verdicts from the judge role, judge usage counted apart', async () => {
   const out = tmp.make('eval');
   const r = await skillopt(
-    ['eval', '--config', 'configs/judge/sim.yaml', '--skill', 'skills/judge/initial.md', '--split', 'test', '--cfg-options', `env.out_root=${out}`],
+    [
+      'eval',
+      '--config',
+      'configs/judge/sim.yaml',
+      '--skill',
+      'skills/judge/initial.md',
+      '--split',
+      'test',
+      '--cfg-options',
+      `env.out_root=${out}`,
+    ],
     { cwd: JUDGE },
   );
   expect(r.stderr).toBe('');

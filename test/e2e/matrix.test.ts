@@ -19,7 +19,18 @@ import { SIM_PROFILES } from '../../src/sim/profiles.ts';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
 import { cli } from '../helpers/cli.ts';
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.ts';
-import { assertBuilt, expectOneLineError, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, tempDirs, writeConfig, writeFile } from './helpers.ts';
+import {
+  assertBuilt,
+  expectOneLineError,
+  MINI_ORACLE_SKILL,
+  readJson,
+  readJsonl,
+  reportLine,
+  skillopt,
+  tempDirs,
+  writeConfig,
+  writeFile,
+} from './helpers.ts';
 
 const tmp = tempDirs('matrix');
 let sim: SimServer;
@@ -27,7 +38,11 @@ let proxy: CountingProxy;
 
 beforeAll(async () => {
   assertBuilt();
-  sim = await startSimServer({ models: ['mitko', 'sim-small', 'sim-medium', 'sim-large'], latencyScale: 0, logRequests: false });
+  sim = await startSimServer({
+    models: ['mitko', 'sim-small', 'sim-medium', 'sim-large'],
+    latencyScale: 0,
+    logRequests: false,
+  });
   proxy = await startCountingProxy(sim.url);
 });
 
@@ -43,11 +58,31 @@ const TEST_TASKS = 12;
 describe('skillopt eval --models', () => {
   test('2 models × 2 skills: four eval folders; an added model runs only its cells; a changed cell is refused before any request', async () => {
     const dir = tmp.make('eval');
-    const config = writeConfig(dir, 'matrix.yaml', `model:\n  backend: openai_compat\n  base_url: ${proxy.baseURL}\n  optimizer: mitko\n  target: mitko\nenv:\n  name: mini\n  split_ratio: "4:2:4"\n  workers: 4\n`);
+    const config = writeConfig(
+      dir,
+      'matrix.yaml',
+      `model:\n  backend: openai_compat\n  base_url: ${proxy.baseURL}\n  optimizer: mitko\n  target: mitko\nenv:\n  name: mini\n  split_ratio: "4:2:4"\n  workers: 4\n`,
+    );
     const oracle = writeFile(join(dir, 'oracle.md'), MINI_ORACLE_SKILL);
     const out = join(dir, 'out');
     const evalMatrix = (models: string, ...extra: string[]) =>
-      skillopt(['eval', '--config', config, '--models', models, '--skills', `none,${oracle}`, '--split', 'test', '--cfg-options', `env.out_root=${out}`, ...extra], { env: { OPENAI_COMPATIBLE_API_KEY: 'not-needed' } });
+      skillopt(
+        [
+          'eval',
+          '--config',
+          config,
+          '--models',
+          models,
+          '--skills',
+          `none,${oracle}`,
+          '--split',
+          'test',
+          '--cfg-options',
+          `env.out_root=${out}`,
+          ...extra,
+        ],
+        { env: { OPENAI_COMPATIBLE_API_KEY: 'not-needed' } },
+      );
 
     proxy.reset();
     const first = await evalMatrix('sim-small,sim-large');
@@ -61,21 +96,39 @@ describe('skillopt eval --models', () => {
     const cells = ['sim-small__none', `sim-small__${oracleLabel}`, 'sim-large__none', `sim-large__${oracleLabel}`];
     for (const cell of cells) {
       const folder = join(out, 'cells', cell);
-      for (const file of ['run.json', 'results.jsonl', 'summary.json', 'eval_summary.json', 'report.html']) expect(existsSync(join(folder, file)), `${cell}/${file}`).toBe(true);
+      for (const file of ['run.json', 'results.jsonl', 'summary.json', 'eval_summary.json', 'report.html'])
+        expect(existsSync(join(folder, file)), `${cell}/${file}`).toBe(true);
       expect(readJsonl(join(folder, 'results.jsonl'))).toHaveLength(TEST_TASKS);
-      expect(readJson(join(folder, 'eval_summary.json'))).toMatchObject({ split: 'test', n_items: TEST_TASKS, n_scored: TEST_TASKS, errored: 0, verdict: 'pass' });
+      expect(readJson(join(folder, 'eval_summary.json'))).toMatchObject({
+        split: 'test',
+        n_items: TEST_TASKS,
+        n_scored: TEST_TASKS,
+        errored: 0,
+        verdict: 'pass',
+      });
     }
     const manifest = parseRunFile(MatrixRunSchema, readJson(join(out, 'matrix-run.json')), 'matrix-run.json');
     expect(manifest).toMatchObject({ kind: 'eval', split: 'test', trials: 1 });
-    expect(manifest.models.map((m) => [m.name, m.source, m.backend])).toEqual([['sim-small', 'target', 'openai_compat'], ['sim-large', 'target', 'openai_compat']]);
-    expect(manifest.skills.map((s) => [s.label, s.kind])).toEqual([['none', 'none'], [oracleLabel, 'file']]);
+    expect(manifest.models.map((m) => [m.name, m.source, m.backend])).toEqual([
+      ['sim-small', 'target', 'openai_compat'],
+      ['sim-large', 'target', 'openai_compat'],
+    ]);
+    expect(manifest.skills.map((s) => [s.label, s.kind])).toEqual([
+      ['none', 'none'],
+      [oracleLabel, 'file'],
+    ]);
     expect(manifest.cells.map((c) => [c.model, c.skill, c.dir, c.status, c.verdict, c.exit_code])).toEqual(
       cells.map((c) => [c.split('__')[0], c.split('__')[1], `cells/${c}`, 'complete', 'pass', 0]),
     );
     // the statistics: matrix.json (through its schema), matrix.md, matrix.html; the terminal's one line per model
     const m = parseRunFile(MatrixFileSchema, readJson(join(out, 'matrix.json')), 'matrix.json');
-    expect(m.cells.map((c) => [c.model, c.skill, c.n])).toEqual(cells.map((c) => [c.split('__')[0], c.split('__')[1], TEST_TASKS]));
-    expect(m.lifts.map((l) => [l.model, l.skill, l.vs, l.verdict])).toEqual([['sim-small', oracleLabel, 'none', 'helps'], ['sim-large', oracleLabel, 'none', 'helps']]);
+    expect(m.cells.map((c) => [c.model, c.skill, c.n])).toEqual(
+      cells.map((c) => [c.split('__')[0], c.split('__')[1], TEST_TASKS]),
+    );
+    expect(m.lifts.map((l) => [l.model, l.skill, l.vs, l.verdict])).toEqual([
+      ['sim-small', oracleLabel, 'none', 'helps'],
+      ['sim-large', oracleLabel, 'none', 'helps'],
+    ]);
     expect(m.case_counts.cases).toBe(TEST_TASKS);
     expect(readFileSync(join(out, 'matrix.md'), 'utf8')).toContain(`| model | \`none\` | \`${oracleLabel}\` |`);
     expect(existsSync(join(out, 'matrix.html'))).toBe(true);
@@ -84,7 +137,9 @@ describe('skillopt eval --models', () => {
     expect(table[header + 1]).toMatch(new RegExp(`^  model +none +${oracleLabel}$`));
     expect(table[header + 2]).toMatch(/^ {2}sim-small +0\.000 +— +\d\.\d{3} \+\d\.\d{3} helps +\S+$/);
     expect(table[header + 3]).toMatch(/^ {2}sim-large /);
-    expect(reportLine(first.stdout, 'lifts')).toBe('2 lifts over none, adjusted: 2 helps, 0 hurts, 0 no detectable change');
+    expect(reportLine(first.stdout, 'lifts')).toBe(
+      '2 lifts over none, adjusted: 2 helps, 0 hurts, 0 no detectable change',
+    );
 
     // the cells differ the way the profiles do: the bare model knows no label; with the oracle skill the small model errs more
     const pass = (cell: string) => readJson(join(out, 'cells', cell, 'eval_summary.json')).pass_rate as number;
@@ -95,7 +150,11 @@ describe('skillopt eval --models', () => {
     const shown = await cli(['show', join(out, 'cells', 'sim-large__none')]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/target model:\s+openai_compat sim-large at /);
-    const compared = await cli(['compare', join(out, 'cells', 'sim-large__none'), join(out, 'cells', `sim-large__${oracleLabel}`)]);
+    const compared = await cli([
+      'compare',
+      join(out, 'cells', 'sim-large__none'),
+      join(out, 'cells', `sim-large__${oracleLabel}`),
+    ]);
     expect(compared.code).toBe(0);
     expect(compared.stdout).toMatch(/fixed \(\d+\)/);
 
@@ -117,16 +176,40 @@ describe('skillopt eval --models', () => {
     // a cell whose run changed is refused, naming the difference, before any request
     proxy.reset();
     const changed = await evalMatrix('sim-small,sim-large', 'model.target_temperature=1');
-    expectOneLineError(changed, `${join(out, 'cells', 'sim-small__none')}: this folder holds a run with model.target_temperature=null; this run has model.target_temperature=1`);
+    expectOneLineError(
+      changed,
+      `${join(out, 'cells', 'sim-small__none')}: this folder holds a run with model.target_temperature=null; this run has model.target_temperature=1`,
+    );
     expect(proxy.completions).toHaveLength(0);
   });
 
   test('--trials raised runs only the missing trials of every cell; fewer trials are refused', async () => {
     const dir = tmp.make('trials');
-    const config = writeConfig(dir, 'matrix.yaml', `model:\n  backend: openai_compat\n  base_url: ${proxy.baseURL}\n  optimizer: mitko\n  target: mitko\nmodels:\n  small: { model: sim-small }\n  small-hot: { model: sim-small, temperature: 1 }\nenv:\n  name: mini\n  split_ratio: "4:2:4"\n  workers: 4\n`);
+    const config = writeConfig(
+      dir,
+      'matrix.yaml',
+      `model:\n  backend: openai_compat\n  base_url: ${proxy.baseURL}\n  optimizer: mitko\n  target: mitko\nmodels:\n  small: { model: sim-small }\n  small-hot: { model: sim-small, temperature: 1 }\nenv:\n  name: mini\n  split_ratio: "4:2:4"\n  workers: 4\n`,
+    );
     const out = join(dir, 'out');
     const run = (trials: number) =>
-      skillopt(['eval', '--config', config, '--models', 'small,small-hot', '--skills', 'skills/mini/initial.md', '--split', 'test', '--trials', String(trials), '--cfg-options', `env.out_root=${out}`], { env: { OPENAI_COMPATIBLE_API_KEY: 'not-needed' } });
+      skillopt(
+        [
+          'eval',
+          '--config',
+          config,
+          '--models',
+          'small,small-hot',
+          '--skills',
+          'skills/mini/initial.md',
+          '--split',
+          'test',
+          '--trials',
+          String(trials),
+          '--cfg-options',
+          `env.out_root=${out}`,
+        ],
+        { env: { OPENAI_COMPATIBLE_API_KEY: 'not-needed' } },
+      );
     proxy.reset();
     expect((await run(2)).code).toBe(0);
     // one model id under two names with two settings: two cells, each its own requests
@@ -141,9 +224,16 @@ describe('skillopt eval --models', () => {
       const rows = readJsonl(join(out, 'cells', cell, 'results.jsonl'));
       expect(rows).toHaveLength(3 * TEST_TASKS);
       expect(new Set(rows.map((r) => `${r.id}/${r.trial}`)).size).toBe(3 * TEST_TASKS);
-      expect(readJson(join(out, 'cells', cell, 'eval_summary.json'))).toMatchObject({ trials: 3, n_scored: TEST_TASKS });
+      expect(readJson(join(out, 'cells', cell, 'eval_summary.json'))).toMatchObject({
+        trials: 3,
+        n_scored: TEST_TASKS,
+      });
     }
-    expect(readJson(join(out, 'cells', 'small-hot__skills-mini-initial', 'run.json')).fingerprint['model.target_temperature']).toBe(1);
+    expect(
+      readJson(join(out, 'cells', 'small-hot__skills-mini-initial', 'run.json')).fingerprint[
+        'model.target_temperature'
+      ],
+    ).toBe(1);
     proxy.reset();
     expectOneLineError(await run(2), 'this folder holds a run with env.trials=3; this run has env.trials=2');
     expect(proxy.completions).toHaveLength(0);
@@ -153,7 +243,10 @@ describe('skillopt eval --models', () => {
 /** matrix.json without what depends on timing: when it was made, the cells' latencies. */
 function untimed(file: string): Omit<MatrixFile, 'generated_at'> {
   const { generated_at: _at, ...m } = parseRunFile(MatrixFileSchema, readJson(file), file);
-  return { ...m, cells: m.cells.map(({ latency_p50_ms: _p50, latency_p95_ms: _p95, ...c }) => c) } as Omit<MatrixFile, 'generated_at'>;
+  return { ...m, cells: m.cells.map(({ latency_p50_ms: _p50, latency_p95_ms: _p95, ...c }) => c) } as Omit<
+    MatrixFile,
+    'generated_at'
+  >;
 }
 
 describe('skillopt test --models, skillopt matrix and the per-model gate', () => {
@@ -164,7 +257,23 @@ describe('skillopt test --models, skillopt matrix and the per-model gate', () =>
     const skill = writeFile(join(dir, 'triage.md'), MINI_ORACLE_SKILL);
     const run = (out: string, ms: string, ...extra: string[]) =>
       // one cell at a time: one Vitest instance per run (the cells' own concurrency is the other test's)
-      skillopt(['test', '--config', 'configs/mini/sim.yaml', '--models', ms, '--skills', `triage=${skill}`, '--split', 'test', '--parallel-cells', '1', ...extra, '--cfg-options', `env.out_root=${join(dir, out)}`, 'model.simulated.latency_scale=0']);
+      skillopt([
+        'test',
+        '--config',
+        'configs/mini/sim.yaml',
+        '--models',
+        ms,
+        '--skills',
+        `triage=${skill}`,
+        '--split',
+        'test',
+        '--parallel-cells',
+        '1',
+        ...extra,
+        '--cfg-options',
+        `env.out_root=${join(dir, out)}`,
+        'model.simulated.latency_scale=0',
+      ]);
 
     // one run of every model: each cell is a test run folder; the exit code is the cells'
     const all = await run('all', models.join(','));
@@ -179,10 +288,20 @@ describe('skillopt test --models, skillopt matrix and the per-model gate', () =>
       // priced by the profile of its own model (the config prices no model): each cell's cases ran as its model
       const price = SIM_PROFILES[c.model]!.price;
       const t = summary.cost.tokens;
-      expect(summary.cost.total).toBeCloseTo(((t.prompt - t.cached_prompt) * price.input_per_mtok + t.cached_prompt * price.cached_input_per_mtok + t.completion * price.output_per_mtok) / 1e6, 12);
+      expect(summary.cost.total).toBeCloseTo(
+        ((t.prompt - t.cached_prompt) * price.input_per_mtok +
+          t.cached_prompt * price.cached_input_per_mtok +
+          t.completion * price.output_per_mtok) /
+          1e6,
+        12,
+      );
     }
     expect(all.code).toBe(manifest.cells.some((c: { exit_code: number }) => c.exit_code === 1) ? 1 : 0);
-    expect(readFileSync(join(dir, 'all', 'cells', 'sim-large__triage', 'results.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(TEST_TASKS);
+    expect(
+      readFileSync(join(dir, 'all', 'cells', 'sim-large__triage', 'results.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean),
+    ).toHaveLength(TEST_TASKS);
 
     // one job per model, joined: the same statistics as the one run (the timings aside)
     const jobs = await Promise.all(models.map((m) => run(`job-${m}`, m)));
@@ -196,28 +315,44 @@ describe('skillopt test --models, skillopt matrix and the per-model gate', () =>
     expect(readJson(join(dir, 'joined', 'matrix-run.json')).cells).toEqual(manifest.cells);
 
     // a PR's skill that pushes the rules past what sim-small reads (30 rules): gated against the joined matrix
-    const filler = Array.from({ length: 30 }, (_, i) => `- When the input mentions \`legacy-code-${String(i).padStart(2, '0')}\`, answer \`config\`.`).join('\n');
+    const filler = Array.from(
+      { length: 30 },
+      (_, i) => `- When the input mentions \`legacy-code-${String(i).padStart(2, '0')}\`, answer \`config\`.`,
+    ).join('\n');
     writeFileSync(skill, MINI_ORACLE_SKILL.replace('\n\n- When', `\n\n${filler}\n- When`));
     const gated = await run('pr', models.join(','), '--baseline', join(dir, 'joined'), '--fail-on-regression');
     expect(gated.stderr).toBe('');
     expect(gated.code).toBe(1);
-    const passed = (out: string, model: string) => new Set(readJsonl(join(dir, out, 'cells', `${model}__triage`, 'results.jsonl')).filter((r) => r.pass).map((r) => r.id as string));
+    const passed = (out: string, model: string) =>
+      new Set(
+        readJsonl(join(dir, out, 'cells', `${model}__triage`, 'results.jsonl'))
+          .filter((r) => r.pass)
+          .map((r) => r.id as string),
+      );
     const before = passed('joined', 'sim-small');
     const after = passed('pr', 'sim-small');
     const broken = [...before].filter((id) => !after.has(id)).sort();
     expect(broken.length).toBeGreaterThanOrEqual(5);
     const failure = reportLine(gated.stdout, 'failure')!;
-    expect(failure).toMatch(/^regressed on sim-small: sim-small × triage \(Δ −\d\.\d{3}, p\(worse\) adjusted across \d cells? [\d.e-]+ < 0\.05; cases /);
+    expect(failure).toMatch(
+      /^regressed on sim-small: sim-small × triage \(Δ −\d\.\d{3}, p\(worse\) adjusted across \d cells? [\d.e-]+ < 0\.05; cases /,
+    );
     for (const id of broken.slice(0, 5)) expect(failure).toContain(id);
     expect(failure).not.toMatch(/sim-medium|sim-large/);
     const gate = readJson(join(dir, 'pr', 'matrix.json')).gate;
-    expect(gate.cells.map((c: { model: string; verdict: string }) => [c.model, c.verdict])).toEqual([['sim-small', 'regressed'], ['sim-medium', 'no significant change'], ['sim-large', 'no significant change']]);
+    expect(gate.cells.map((c: { model: string; verdict: string }) => [c.model, c.verdict])).toEqual([
+      ['sim-small', 'regressed'],
+      ['sim-medium', 'no significant change'],
+      ['sim-large', 'no significant change'],
+    ]);
     expect(gate.cells[0].regressed.map((r: { id: string }) => r.id).sort()).toEqual(broken);
 
     // the same candidate on sim-large alone: nothing regressed
     const large = await run('pr-large', 'sim-large', '--baseline', join(dir, 'joined'), '--fail-on-regression');
     expect(large.stderr).toBe('');
     expect(large.code).toBe(0);
-    expect(reportLine(large.stdout, 'baseline')).toBe('no significant change: no cell regressed against the baseline (1 cell compared, adjusted across cells)');
+    expect(reportLine(large.stdout, 'baseline')).toBe(
+      'no significant change: no cell regressed against the baseline (1 cell compared, adjusted across cells)',
+    );
   });
 });

@@ -16,7 +16,17 @@ import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, BIN, childEnv, readJson, readJsonl, REPO, skillopt, tempDirs, type RunResult } from './helpers.ts';
+import {
+  assertBuilt,
+  BIN,
+  childEnv,
+  readJson,
+  readJsonl,
+  REPO,
+  skillopt,
+  tempDirs,
+  type RunResult,
+} from './helpers.ts';
 
 const tmp = tempDirs('mcp');
 const FIXTURE = join(REPO, 'test', 'fixtures', 'mcp');
@@ -39,19 +49,28 @@ async function noneLeft(marker: string): Promise<void> {
 /** A row as a replay must give it back: everything but timings and the cache flag. */
 function comparable(row: Record<string, any>): Record<string, unknown> {
   const { latency_ms: _l, usage: _u, cached: _c, judge_usage: _j, ...rest } = row;
-  return { ...rest, trajectory: (row.trajectory ?? []).map((s: any) => (s.result ? { ...s, result: { ...s.result, ms: 0 } } : s)) };
+  return {
+    ...rest,
+    trajectory: (row.trajectory ?? []).map((s: any) => (s.result ? { ...s, result: { ...s.result, ms: 0 } } : s)),
+  };
 }
-const byId = (rows: Array<Record<string, any>>) => [...rows].sort((a, b) => String(a.id).localeCompare(String(b.id))).map(comparable);
+const byId = (rows: Array<Record<string, any>>) =>
+  [...rows].sort((a, b) => String(a.id).localeCompare(String(b.id))).map(comparable);
 
 /** A copy of the repository's mcp-workspace benchmark whose node_modules has no filesystem server. */
 function workspaceWithoutServer(dir: string): string {
-  for (const sub of ['benchmarks/mcp-workspace', 'skills/mcp-workspace', 'configs/mcp-workspace', 'configs/_base_']) cpSync(join(REPO, sub), join(dir, sub), { recursive: true });
+  for (const sub of ['benchmarks/mcp-workspace', 'skills/mcp-workspace', 'configs/mcp-workspace', 'configs/_base_'])
+    cpSync(join(REPO, sub), join(dir, sub), { recursive: true });
   const modules = join(dir, 'node_modules');
   mkdirSync(join(modules, '@modelcontextprotocol'), { recursive: true });
   for (const name of readdirSync(join(REPO, 'node_modules'))) {
-    if (!name.startsWith('.') && name !== '@modelcontextprotocol') symlinkSync(join(REPO, 'node_modules', name), join(modules, name));
+    if (!name.startsWith('.') && name !== '@modelcontextprotocol')
+      symlinkSync(join(REPO, 'node_modules', name), join(modules, name));
   }
-  symlinkSync(join(REPO, 'node_modules', '@modelcontextprotocol', 'sdk'), join(modules, '@modelcontextprotocol', 'sdk'));
+  symlinkSync(
+    join(REPO, 'node_modules', '@modelcontextprotocol', 'sdk'),
+    join(modules, '@modelcontextprotocol', 'sdk'),
+  );
   symlinkSync(REPO, join(modules, 'skillopt'), 'dir');
   writeFileSync(join(dir, 'package.json'), '{ "private": true, "type": "module" }\n');
   writeFileSync(
@@ -72,8 +91,18 @@ describe('benchmarks on third-party servers', () => {
     const dir = tmp.make('workspace');
     const cache = join(dir, 'cache');
     const evalArgs = (out: string, mode: string) => [
-      'eval', '--config', 'configs/mcp-workspace/sim.yaml', '--skill', 'skills/mcp-workspace/initial.md', '--split', 'test', '--model-cache', mode,
-      '--cfg-options', `env.out_root=${out}`, 'env.limit=6',
+      'eval',
+      '--config',
+      'configs/mcp-workspace/sim.yaml',
+      '--skill',
+      'skills/mcp-workspace/initial.md',
+      '--split',
+      'test',
+      '--model-cache',
+      mode,
+      '--cfg-options',
+      `env.out_root=${out}`,
+      'env.limit=6',
     ];
     const live = await skillopt(evalArgs(join(dir, 'live'), 'rw'), { cwd: REPO, env: { SKILLOPT_CACHE_DIR: cache } });
     expect(live.code, live.all).toBe(0);
@@ -82,12 +111,16 @@ describe('benchmarks on third-party servers', () => {
     expect(recorded.calls.target).toBeGreaterThan(0);
     const liveRows = readJsonl(join(dir, 'live', 'results.jsonl'));
     // every case ran its own server on its own workspace, at a stable path under the run's folder
-    for (const r of liveRows) expect(existsSync(join(dir, 'live', 'mcp-workspaces', 'mcp-workspace', r.id, 'README.md'))).toBe(true);
+    for (const r of liveRows)
+      expect(existsSync(join(dir, 'live', 'mcp-workspaces', 'mcp-workspace', r.id, 'README.md'))).toBe(true);
     await noneLeft(join(dir, 'live'));
 
     const project = workspaceWithoutServer(tmp.make('no-server'));
     expect(existsSync(join(project, 'node_modules', '@modelcontextprotocol', 'server-filesystem'))).toBe(false);
-    const replay = await skillopt(evalArgs(join(dir, 'replay'), 'replay'), { cwd: project, env: { SKILLOPT_CACHE_DIR: cache } });
+    const replay = await skillopt(evalArgs(join(dir, 'replay'), 'replay'), {
+      cwd: project,
+      env: { SKILLOPT_CACHE_DIR: cache },
+    });
     expect(replay.code, replay.all).toBe(0);
     const replayed = readJson(join(dir, 'replay', 'eval_summary.json'));
     expect(replayed.pass_rate).toBe(recorded.pass_rate);
@@ -97,7 +130,18 @@ describe('benchmarks on third-party servers', () => {
 
   test("mcp-memory: with scope 'case' no case sees another's people", async () => {
     const out = tmp.make('memory');
-    const r = await skillopt(['test', '--config', 'configs/mcp-memory/sim.yaml', '--model-cache', 'off', '--cfg-options', `env.out_root=${out}`], { cwd: REPO });
+    const r = await skillopt(
+      [
+        'test',
+        '--config',
+        'configs/mcp-memory/sim.yaml',
+        '--model-cache',
+        'off',
+        '--cfg-options',
+        `env.out_root=${out}`,
+      ],
+      { cwd: REPO },
+    );
     expect(r.code, r.all).toBe(0);
     const rows = readJsonl(join(out, 'results.jsonl'));
     expect(rows).toHaveLength(8);
@@ -111,11 +155,16 @@ describe('faults (test/fixtures/mcp, the fault server)', () => {
   const SERVER = join(FIXTURE, 'fault-server.mjs');
   const dir = () => tmp.make('faults');
   const faulty = (args: string[], env: Record<string, string>): Promise<RunResult> =>
-    skillopt(['test', '--config', 'configs/faulty/sim.yaml', ...args], { cwd: FIXTURE, env: { MCP_VARIANT: 'a', MCP_HANG_MARKER: '/dev/null', ...env } });
+    skillopt(['test', '--config', 'configs/faulty/sim.yaml', ...args], {
+      cwd: FIXTURE,
+      env: { MCP_VARIANT: 'a', MCP_HANG_MARKER: '/dev/null', ...env },
+    });
 
   test('a server that exits at start: one line naming it, its command and its stderr tail (its secret masked), exit 2', async () => {
     const out = dir();
-    const r = await faulty(['--model-cache', 'off', '--cfg-options', `env.out_root=${out}`], { MCP_FAULT: 'exit-at-start' });
+    const r = await faulty(['--model-cache', 'off', '--cfg-options', `env.out_root=${out}`], {
+      MCP_FAULT: 'exit-at-start',
+    });
     expect(r.code, r.all).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim()).toBe(
@@ -128,18 +177,33 @@ describe('faults (test/fixtures/mcp, the fault server)', () => {
     const d = dir();
     const cache = join(d, 'cache');
     const run = (out: string, mode: string, env: Record<string, string>, more: string[] = []) =>
-      faulty(['--model-cache', mode, ...more, '--cfg-options', `env.out_root=${join(d, out)}`], { SKILLOPT_CACHE_DIR: cache, ...env });
+      faulty(['--model-cache', mode, ...more, '--cfg-options', `env.out_root=${join(d, out)}`], {
+        SKILLOPT_CACHE_DIR: cache,
+        ...env,
+      });
 
     // f-alpha, f-boom (crashes the server), f-beta, f-slow (hangs), f-gamma, one at a time
     const faults = await run('faults', 'rw', { MCP_FAULT: 'crash-on-call,hang-on-call', MCP_TOOL_TIMEOUT_MS: '1500' });
     expect(faults.code, faults.all).toBe(3); // inconclusive: a case errored
     const rows = new Map(readJsonl(join(d, 'faults', 'results.jsonl')).map((r) => [r.id, r]));
-    expect(rows.get('f-boom')).toMatchObject({ error_kind: 'infra', pass: false, error: "MCP server 'faulty' exited with code 1 during tools/call: fault server: crashing on purpose" });
-    expect(rows.get('f-boom').trajectory[0].tool_calls[0]).toMatchObject({ name: 'lookup', args: { key: 'boom' }, mcp: { server: 'faulty', tool: 'lookup' } });
-    for (const id of ['f-alpha', 'f-beta', 'f-gamma']) expect(rows.get(id), id).toMatchObject({ pass: true, error_kind: null });
+    expect(rows.get('f-boom')).toMatchObject({
+      error_kind: 'infra',
+      pass: false,
+      error: "MCP server 'faulty' exited with code 1 during tools/call: fault server: crashing on purpose",
+    });
+    expect(rows.get('f-boom').trajectory[0].tool_calls[0]).toMatchObject({
+      name: 'lookup',
+      args: { key: 'boom' },
+      mcp: { server: 'faulty', tool: 'lookup' },
+    });
+    for (const id of ['f-alpha', 'f-beta', 'f-gamma'])
+      expect(rows.get(id), id).toMatchObject({ pass: true, error_kind: null });
     const slow = rows.get('f-slow');
     expect(slow).toMatchObject({ pass: false, error_kind: null });
-    expect(slow.trajectory[1].result).toMatchObject({ ok: false, content: "error: tool 'lookup' timed out after 1500 ms (toolTimeoutMs)" });
+    expect(slow.trajectory[1].result).toMatchObject({
+      ok: false,
+      content: "error: tool 'lookup' timed out after 1500 ms (toolTimeoutMs)",
+    });
     await noneLeft(SERVER); // the hung server ignores SIGTERM: it was killed
 
     // the server's tools change: a rw run of one case sends its model calls again (the offered tools are in their key)
@@ -152,7 +216,9 @@ describe('faults (test/fixtures/mcp, the fault server)', () => {
     // a replay starts no server, and a case recorded with the old tool list is an error naming the server
     const replay = await run('replay', 'replay', { MCP_FAULT: 'exit-at-start' });
     expect(replay.code, replay.all).toBe(2);
-    expect(replay.stdout).toMatch(/failure: +--model-cache replay: 4 of 5 cases have no cached reply; first: case faulty\/f-\w+: MCP server 'faulty': its tool list changed since case f-\w+ was recorded \(tool list sha256:[0-9a-f]{12}… then, sha256:[0-9a-f]{12}… now\); record the suite again with --model-cache rw/);
+    expect(replay.stdout).toMatch(
+      /failure: +--model-cache replay: 4 of 5 cases have no cached reply; first: case faulty\/f-\w+: MCP server 'faulty': its tool list changed since case f-\w+ was recorded \(tool list sha256:[0-9a-f]{12}… then, sha256:[0-9a-f]{12}… now\); record the suite again with --model-cache rw/,
+    );
     const replayed = new Map(readJsonl(join(d, 'replay', 'results.jsonl')).map((r) => [r.id, r]));
     expect(replayed.get('f-alpha')).toMatchObject({ pass: true, cached: true });
     await noneLeft(SERVER);
@@ -161,11 +227,31 @@ describe('faults (test/fixtures/mcp, the fault server)', () => {
   test('Ctrl-C during a hung tools/call: the run ends and the server is gone', async () => {
     const out = dir();
     const marker = join(out, 'hanging');
-    const child = spawn(process.execPath, [BIN, 'test', '--config', 'configs/faulty/sim.yaml', '-t', 'f-slow', '--model-cache', 'off', '--cfg-options', `env.out_root=${join(out, 'run')}`], {
-      cwd: FIXTURE,
-      env: childEnv({ MCP_FAULT: 'hang-on-call', MCP_VARIANT: 'a', MCP_HANG_MARKER: marker, MCP_TOOL_TIMEOUT_MS: '600000' }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'test',
+        '--config',
+        'configs/faulty/sim.yaml',
+        '-t',
+        'f-slow',
+        '--model-cache',
+        'off',
+        '--cfg-options',
+        `env.out_root=${join(out, 'run')}`,
+      ],
+      {
+        cwd: FIXTURE,
+        env: childEnv({
+          MCP_FAULT: 'hang-on-call',
+          MCP_VARIANT: 'a',
+          MCP_HANG_MARKER: marker,
+          MCP_TOOL_TIMEOUT_MS: '600000',
+        }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -186,7 +272,21 @@ describe('a skill served over MCP (examples/mcp-skill-server)', () => {
     const served = join(REPO, 'examples', 'mcp-skill-server', 'skills', 'release-notes', 'SKILL.md');
     const before = readFileSync(served, 'utf8');
     const out = tmp.make('notes');
-    const r = await skillopt(['test', '--optimize', '--target', '0.8', '--config', 'configs/notes/sim.yaml', '--model-cache', 'off', '--cfg-options', `env.out_root=${out}`], { cwd: FIXTURE });
+    const r = await skillopt(
+      [
+        'test',
+        '--optimize',
+        '--target',
+        '0.8',
+        '--config',
+        'configs/notes/sim.yaml',
+        '--model-cache',
+        'off',
+        '--cfg-options',
+        `env.out_root=${out}`,
+      ],
+      { cwd: FIXTURE },
+    );
     expect(r.code, r.all).toBe(0);
     const s = readJson(join(out, 'summary.json'));
     expect(s.baseline_test_pass_rate).toBeCloseTo(1 / 3, 5);

@@ -40,7 +40,11 @@ describe('compress stage', () => {
     const outB = tmp.make('killed');
     const [full, killed] = await Promise.all([
       train(outA, ARGS, { config: CONFIG, cwd: REPO }),
-      train(outB, ARGS, { config: CONFIG, cwd: REPO, killWhen: /^\[skillopt\] {3}compress \(growth\): .*; validating$/m }),
+      train(outB, ARGS, {
+        config: CONFIG,
+        cwd: REPO,
+        killWhen: /^\[skillopt\] {3}compress \(growth\): .*; validating$/m,
+      }),
     ]);
     expect(full.code, full.stdout + full.stderr).toBe(0);
     const steps = history(outA);
@@ -76,27 +80,46 @@ describe('compress stage', () => {
     const resumed = await train(outB, ARGS, { config: CONFIG, cwd: REPO });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/resuming after step \d+ /);
-    const view = (out: string) => history(out).map((r) => [r.step, r.action, r.current_score, r.best_score, r.compress ?? null]);
+    const view = (out: string) =>
+      history(out).map((r) => [r.step, r.action, r.current_score, r.best_score, r.compress ?? null]);
     expect(view(outB)).toEqual(view(outA));
     expect(readText(join(outB, 'best_skill.md'))).toBe(readText(join(outA, 'best_skill.md')));
-    expect(readJson(join(outB, 'summary.json')).token_summary._total.calls).toBe(readJson(join(outA, 'summary.json')).token_summary._total.calls);
+    expect(readJson(join(outB, 'summary.json')).token_summary._total.calls).toBe(
+      readJson(join(outA, 'summary.json')).token_summary._total.calls,
+    );
   });
 
   test('a compression that loses val is rejected', async () => {
     const sim = await startSimServer({ ...PLAIN_SIM_KNOBS, host: '127.0.0.1', port: 0, logRequests: false });
     const cfg = resolveSimConfig({ ...PLAIN_SIM_KNOBS });
-    const seedRule = readText(OPT_SEED_SKILL).split('\n').find((l) => l.includes('`DiskFull`'))!;
+    const seedRule = readText(OPT_SEED_SKILL)
+      .split('\n')
+      .find((l) => l.includes('`DiskFull`'))!;
     // the optimizer: the simulated model's answer for every stage, but a compress reply that deletes the seed's rule
     const fault = await startFaultServer((ctx) => {
       const user = (ctx.body?.messages ?? []).find((m: { role: string }) => m.role === 'user')?.content ?? '';
-      if (readStageHeader(user) === 'compress') return { content: JSON.stringify({ reasoning: 'drop it', edits: [{ op: 'delete', target: seedRule }] }) };
+      if (readStageHeader(user) === 'compress')
+        return { content: JSON.stringify({ reasoning: 'drop it', edits: [{ op: 'delete', target: seedRule }] }) };
       return { content: simulateChatCompletion(ctx.body, cfg).completion.choices[0]!.message.content };
     });
-    closers.push(() => sim.close(), () => fault.close());
+    closers.push(
+      () => sim.close(),
+      () => fault.close(),
+    );
     const out = tmp.make('reject');
-    const r = await train(out, [`model.optimizer_base_url=${fault.baseURL}`, `model.target_base_url=${sim.url}`, 'optimizer.compress=on', 'optimizer.compress_growth=1', 'evaluation.eval_test=false'], {
-      config: 'configs/opt/external.yaml',
-    });
+    const r = await train(
+      out,
+      [
+        `model.optimizer_base_url=${fault.baseURL}`,
+        `model.target_base_url=${sim.url}`,
+        'optimizer.compress=on',
+        'optimizer.compress_growth=1',
+        'evaluation.eval_test=false',
+      ],
+      {
+        config: 'configs/opt/external.yaml',
+      },
+    );
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const runs = history(out).filter((s) => s.compress && !(s.compress as Compress).action.startsWith('skip'));
     expect(runs.length).toBeGreaterThan(0);

@@ -16,7 +16,18 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SimServer } from '../../src/sim/server.ts';
 import { startFaultProxy, type FaultProxy, type ProxyFault, type ProxyRequest } from '../helpers/fault-server.ts';
-import { assertBuilt, history, OPT, readJson, readText, reportLine, simServers, tempDirs, train, type CliRun } from './optimize-helpers.ts';
+import {
+  assertBuilt,
+  history,
+  OPT,
+  readJson,
+  readText,
+  reportLine,
+  simServers,
+  tempDirs,
+  train,
+  type CliRun,
+} from './optimize-helpers.ts';
 
 const tmp = tempDirs('faults');
 const sims = simServers();
@@ -33,7 +44,12 @@ const CONFIG = 'configs/opt/external.yaml';
  * No model-call cache (every call goes to the endpoint), short backoff (the faults are retried at once), one
  * analyst at a time (a step's analyst requests come in a fixed order: the kill tests choose one of them).
  */
-const COMMON = ['cache.mode=off', 'model.retry_base_delay_s=0.01', 'model.retry_max_delay_s=0.02', 'gradient.analyst_workers=1'];
+const COMMON = [
+  'cache.mode=off',
+  'model.retry_base_delay_s=0.01',
+  'model.retry_max_delay_s=0.02',
+  'gradient.analyst_workers=1',
+];
 const options = (url: string) => [`model.base_url=${url}`, ...COMMON];
 
 /**
@@ -50,7 +66,8 @@ function uninterrupted(): Promise<{ out: string; run: CliRun; server: SimServer 
   return wholeRun;
 }
 
-const firstUser = (body: any): string => String(body?.messages?.find((m: { role: string }) => m.role === 'user')?.content ?? '');
+const firstUser = (body: any): string =>
+  String(body?.messages?.find((m: { role: string }) => m.role === 'user')?.content ?? '');
 const isOptimizer = (body: any) => body?.response_format !== undefined || /^# SkillOpt stage: /m.test(firstUser(body));
 const isReask = (body: any) => (body?.messages ?? []).some((m: { role: string }) => m.role === 'assistant');
 
@@ -72,11 +89,30 @@ function plan(r: ProxyRequest): ProxyFault {
 }
 
 const SCORES = [
-  'baseline_selection_hard', 'baseline_selection_soft', 'baseline_selection_pass_rate',
-  'best_selection_hard', 'best_selection_soft', 'best_selection_pass_rate', 'best_selection_pass_rate_ci',
-  'final_selection_hard', 'final_selection_pass_rate',
-  'baseline_test_hard', 'baseline_test_pass_rate', 'test_hard', 'test_soft', 'test_pass_rate', 'final_test_pass_rate',
-  'best_score', 'best_step', 'best_origin', 'current_origin', 'completed_steps', 'total_accepts', 'total_rejects', 'total_skips', 'ungated_changes',
+  'baseline_selection_hard',
+  'baseline_selection_soft',
+  'baseline_selection_pass_rate',
+  'best_selection_hard',
+  'best_selection_soft',
+  'best_selection_pass_rate',
+  'best_selection_pass_rate_ci',
+  'final_selection_hard',
+  'final_selection_pass_rate',
+  'baseline_test_hard',
+  'baseline_test_pass_rate',
+  'test_hard',
+  'test_soft',
+  'test_pass_rate',
+  'final_test_pass_rate',
+  'best_score',
+  'best_step',
+  'best_origin',
+  'current_origin',
+  'completed_steps',
+  'total_accepts',
+  'total_rejects',
+  'total_skips',
+  'ungated_changes',
 ];
 
 describe('optimize through a fault-injecting proxy', () => {
@@ -86,7 +122,10 @@ describe('optimize through a fault-injecting proxy', () => {
     proxies.push(proxy);
     const outB = tmp.make('proxied');
     // the direct run is the uninterrupted run the kill tests below compare with (made once, here)
-    const [{ out: outA, run: a, server: direct }, b] = await Promise.all([uninterrupted(), train(outB, options(proxy.baseURL), { config: CONFIG })]);
+    const [{ out: outA, run: a, server: direct }, b] = await Promise.all([
+      uninterrupted(),
+      train(outB, options(proxy.baseURL), { config: CONFIG }),
+    ]);
     expect(a.stderr).toBe('');
     expect(a.code).toBe(0);
     expect(b.stderr).toBe('');
@@ -94,14 +133,24 @@ describe('optimize through a fault-injecting proxy', () => {
 
     // every kind of fault happened
     const faults = proxy.faults;
-    for (const kind of ['status_429', 'status_503', 'reset', 'slow', 'truncated']) expect(faults[kind] ?? 0, kind).toBeGreaterThan(0);
+    for (const kind of ['status_429', 'status_503', 'reset', 'slow', 'truncated'])
+      expect(faults[kind] ?? 0, kind).toBeGreaterThan(0);
     expect(failed.target).toBeGreaterThan(0);
     expect(failed.optimizer).toBeGreaterThan(0);
     expect(b.stdout).toMatch(/reply did not validate .*; re-asking once/);
 
     // the same run
     expect(readText(join(outB, 'best_skill.md'))).toBe(readText(join(outA, 'best_skill.md')));
-    const view = (out: string) => history(out).map((r) => [r.step, r.action, r.current_score, r.best_score, r.candidate_gate_score, r.selection_pass_rate, r.rollout_hard]);
+    const view = (out: string) =>
+      history(out).map((r) => [
+        r.step,
+        r.action,
+        r.current_score,
+        r.best_score,
+        r.candidate_gate_score,
+        r.selection_pass_rate,
+        r.rollout_hard,
+      ]);
     expect(view(outB)).toEqual(view(outA));
     const sumA = readJson(join(outA, 'summary.json'));
     const sumB = readJson(join(outB, 'summary.json'));
@@ -112,7 +161,12 @@ describe('optimize through a fault-injecting proxy', () => {
 
     // the direct run: calls = attempts = the requests its server received, no retries
     const tA = sumA.token_summary;
-    expect(tA._total).toMatchObject({ calls: direct.stats().requests, attempts: direct.stats().requests, retries: 0, errors: 0 });
+    expect(tA._total).toMatchObject({
+      calls: direct.stats().requests,
+      attempts: direct.stats().requests,
+      retries: 0,
+      errors: 0,
+    });
     // the proxied run counts what the proxy counted: attempts are its requests, retries the ones it failed
     const tB = sumB.token_summary;
     const failedAtProxy = (faults.status_429 ?? 0) + (faults.status_503 ?? 0) + (faults.reset ?? 0);
@@ -122,7 +176,9 @@ describe('optimize through a fault-injecting proxy', () => {
     expect(tB._total.calls).toBe(proxy.requests - failedAtProxy);
     expect(tB._total.errors).toBe(0);
     expect(tB.rollout.retries).toBe(failed.target);
-    for (const [stage, s] of Object.entries(tB) as Array<[string, { calls: number; attempts: number; retries: number }]>) {
+    for (const [stage, s] of Object.entries(tB) as Array<
+      [string, { calls: number; attempts: number; retries: number }]
+    >) {
       expect(s.retries, stage).toBe(s.attempts - s.calls);
     }
     // what reached the simulated model behind the proxy, and one more call per truncated reply (its re-ask)
@@ -132,17 +188,26 @@ describe('optimize through a fault-injecting proxy', () => {
     expect(tB.rollout.calls).toBe(tA.rollout.calls);
     expect(sumB.optimization_calls).toBe(sumA.optimization_calls + faults.truncated!);
     // the end report shows both, with the same definitions as _total
-    expect(reportLine(b.stdout, 'calls')).toMatch(new RegExp(`^${tB._total.calls} model calls, \\d+ tokens \\(.*\\); ${tB._total.attempts} HTTP attempts, ${tB._total.retries} retries$`));
-    expect(reportLine(a.stdout, 'calls')).toMatch(new RegExp(`^${tA._total.calls} model calls, \\d+ tokens \\(.*\\); ${tA._total.attempts} HTTP attempts, 0 retries$`));
+    expect(reportLine(b.stdout, 'calls')).toMatch(
+      new RegExp(
+        `^${tB._total.calls} model calls, \\d+ tokens \\(.*\\); ${tB._total.attempts} HTTP attempts, ${tB._total.retries} retries$`,
+      ),
+    );
+    expect(reportLine(a.stdout, 'calls')).toMatch(
+      new RegExp(
+        `^${tA._total.calls} model calls, \\d+ tokens \\(.*\\); ${tA._total.attempts} HTTP attempts, 0 retries$`,
+      ),
+    );
   });
 });
 
 const STAGE_COUNTS = ['calls', 'attempts', 'retries', 'errors', 'prompt_tokens', 'completion_tokens'] as const;
 /** A token summary without its timings (wall time differs between runs). */
 const counts = (t: Record<string, Record<string, number>>) =>
-  Object.fromEntries(Object.entries(t).map(([stage, s]) => [stage, Object.fromEntries(STAGE_COUNTS.map((k) => [k, s[k]]))]));
+  Object.fromEntries(
+    Object.entries(t).map(([stage, s]) => [stage, Object.fromEntries(STAGE_COUNTS.map((k) => [k, s[k]]))]),
+  );
 const schemaName = (body: any): string => String(body?.response_format?.json_schema?.name ?? '');
-
 
 type StepRow = ReturnType<typeof history>[number];
 const analystCalls = (s: StepRow) => (s.tokens as Record<string, { calls: number }>).analyst?.calls ?? 0;
@@ -194,7 +259,8 @@ describe('kill -9 and resume: the same calls and tokens as the uninterrupted run
     expect(sumB.optimization_calls).toBe(sumA.optimization_calls);
     expect(sumB.optimization_attempts).toBe(sumA.optimization_attempts);
     // step by step too: a rerun step's record counts what it reused
-    const stepCounts = (out: string) => history(out).map((s) => counts(s.tokens as Record<string, Record<string, number>>));
+    const stepCounts = (out: string) =>
+      history(out).map((s) => counts(s.tokens as Record<string, Record<string, number>>));
     expect(stepCounts(outB)).toEqual(stepCounts(outA));
     expect(reportLine(resumed.stdout, 'calls')).toBe(reportLine(whole.stdout, 'calls'));
     // the held request was lost in flight: the proxy saw it, the totals do not have it, and nothing the
@@ -206,11 +272,18 @@ describe('kill -9 and resume: the same calls and tokens as the uninterrupted run
   });
 });
 
-describe('a train case whose calls fail beyond the client\'s retries', () => {
-  const trainInput = (id: string): string => (readJson(join(OPT, 'benchmarks', 'opt', 'tasks.json')) as Array<{ id: string; input: string }>).find((t) => t.id === id)!.input;
+describe("a train case whose calls fail beyond the client's retries", () => {
+  const trainInput = (id: string): string =>
+    (readJson(join(OPT, 'benchmarks', 'opt', 'tasks.json')) as Array<{ id: string; input: string }>).find(
+      (t) => t.id === id,
+    )!.input;
   /** Target requests of train case `id` (never the optimizer's) get HTTP 503: only a body's first arrival when `transient`. */
-  const failing = (id: string, transient: boolean) => (r: ProxyRequest): ProxyFault =>
-    !isOptimizer(r.body) && firstUser(r.body).includes(trainInput(id)) && (!transient || r.seen === 0) ? { status: 503 } : { pass: true };
+  const failing =
+    (id: string, transient: boolean) =>
+    (r: ProxyRequest): ProxyFault =>
+      !isOptimizer(r.body) && firstUser(r.body).includes(trainInput(id)) && (!transient || r.seen === 0)
+        ? { status: 503 }
+        : { pass: true };
   const NO_RETRY = ['model.retries=0'];
 
   test('a transient fault (model.retries=0): the train batch runs the case again, and the run ends as the clean one did', async () => {
@@ -226,8 +299,11 @@ describe('a train case whose calls fail beyond the client\'s retries', () => {
     expect(proxy.faults.status_503).toBeGreaterThan(0);
     // the same run: its batches were reflected on whole
     expect(readText(join(out, 'best_skill.md'))).toBe(readText(join(outA, 'best_skill.md')));
-    expect(r.stdout).toMatch(/cases of the step \d+ train batch errored \(evaluation\.max_errored 0\); running them again \(1\/2\)/);
-    const view = (dir: string) => history(dir).map((s) => [s.step, s.action, s.current_score, s.best_score, s.rollout_n, s.rollout_hard]);
+    expect(r.stdout).toMatch(
+      /cases of the step \d+ train batch errored \(evaluation\.max_errored 0\); running them again \(1\/2\)/,
+    );
+    const view = (dir: string) =>
+      history(dir).map((s) => [s.step, s.action, s.current_score, s.best_score, s.rollout_n, s.rollout_hard]);
     expect(view(out)).toEqual(view(outA));
     expect(readJson(join(out, 'summary.json')).lost_train_cases).toEqual([]);
     expect(r.stdout).toMatch(/^skillopt train OK — simulated model$/m);
@@ -241,15 +317,29 @@ describe('a train case whose calls fail beyond the client\'s retries', () => {
     const r = await train(out, [...options(proxy.baseURL), ...NO_RETRY], { config: CONFIG });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    const lost = readJson(join(out, 'summary.json')).lost_train_cases as Array<{ where: string; id: string; error: string }>;
+    const lost = readJson(join(out, 'summary.json')).lost_train_cases as Array<{
+      where: string;
+      id: string;
+      error: string;
+    }>;
     expect(lost.length).toBeGreaterThan(0);
     expect(lost.every((x) => x.id === 't-05' && /503/.test(x.error))).toBe(true);
     const steps = history(out).filter((s) => Array.isArray(s.lost_train_cases));
     expect(steps.length).toBeGreaterThan(0);
-    expect(steps.flatMap((s) => s.lost_train_cases as Array<{ where: string }>).map((x) => x.where)).toEqual(lost.filter((x) => x.where.endsWith('train batch')).map((x) => x.where));
+    expect(steps.flatMap((s) => s.lost_train_cases as Array<{ where: string }>).map((x) => x.where)).toEqual(
+      lost.filter((x) => x.where.endsWith('train batch')).map((x) => x.where),
+    );
     // three attempts at each lost rollout: the first run and RETRY_ROUNDS (2) more
     expect(proxy.faults.status_503).toBe(3 * lost.length);
-    const where = lost.length === 1 ? `in the ${lost[0]!.where}` : `in ${new Set(lost.map((x) => x.where)).size} train rollout\\(s\\)`;
-    expect(r.stdout).toMatch(new RegExp(`^skillopt train OK \\(1 train case lost: t-05 errored after its retries ${where} and was left out \\(summary\\.json lost_train_cases\\)\\) — simulated model$`, 'm'));
+    const where =
+      lost.length === 1
+        ? `in the ${lost[0]!.where}`
+        : `in ${new Set(lost.map((x) => x.where)).size} train rollout\\(s\\)`;
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^skillopt train OK \\(1 train case lost: t-05 errored after its retries ${where} and was left out \\(summary\\.json lost_train_cases\\)\\) — simulated model$`,
+        'm',
+      ),
+    );
   });
 });

@@ -14,7 +14,16 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PLAIN_SIM_KNOBS } from '../../src/sim/knobs.ts';
-import { assertBuilt, history, readJson, readJsonl, simServers, tempDirs, train, type StepRecord } from './optimize-helpers.ts';
+import {
+  assertBuilt,
+  history,
+  readJson,
+  readJsonl,
+  simServers,
+  tempDirs,
+  train,
+  type StepRecord,
+} from './optimize-helpers.ts';
 
 const tmp = tempDirs('gate');
 const sims = simServers({ ...PLAIN_SIM_KNOBS, analystErrorRate: 1 });
@@ -26,15 +35,32 @@ afterAll(async () => {
 
 const server = () => sims.start();
 
-const COMMON = ['env.data_path=benchmarks/opt/unknowns.json', 'optimizer.use_slow_update=false', 'optimizer.use_meta_skill=false', 'train.num_epochs=3', 'train.batch_size=8'];
-type Race = { items: number; of: number; saved_calls: number; trial_calls: number; resampled: string[]; looks: Array<{ items: number; verdict: string }> };
+const COMMON = [
+  'env.data_path=benchmarks/opt/unknowns.json',
+  'optimizer.use_slow_update=false',
+  'optimizer.use_meta_skill=false',
+  'train.num_epochs=3',
+  'train.batch_size=8',
+];
+type Race = {
+  items: number;
+  of: number;
+  saved_calls: number;
+  trial_calls: number;
+  resampled: string[];
+  looks: Array<{ items: number; verdict: string }>;
+};
 const stepFolder = (out: string, step: number) => join(out, 'steps', `step_${String(step).padStart(4, '0')}`);
 
 describe('the validation gate', () => {
   test('strict racing stops each losing candidate early and reports the calls it saved', async () => {
     const s = await server();
     const out = tmp.make('strict');
-    const r = await train(out, [`model.base_url=${s.url}`, ...COMMON, 'evaluation.gate_test=strict', 'evaluation.eval_test=false'], { config: 'configs/opt/external.yaml' });
+    const r = await train(
+      out,
+      [`model.base_url=${s.url}`, ...COMMON, 'evaluation.gate_test=strict', 'evaluation.eval_test=false'],
+      { config: 'configs/opt/external.yaml' },
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const h = history(out) as Array<StepRecord & { race: Race; gate_rule: string; selection_partial?: boolean }>;
@@ -52,8 +78,16 @@ describe('the validation gate', () => {
       else expect(readJsonl(file)).toHaveLength(x.race.items);
       validated.add(String(x.candidate_hash));
     }
-    expect(r.stdout).toMatch(/^\[skillopt\] {3}racing: stopped after 2 of 6 val items \(cannot get above 0\.667 even if the 4 remaining items pass\); 4 calls saved$/m);
-    expect(summary.gate).toMatchObject({ test: 'strict', racing: true, candidates: 3, early_rejects: 3, trial_calls: 0 });
+    expect(r.stdout).toMatch(
+      /^\[skillopt\] {3}racing: stopped after 2 of 6 val items \(cannot get above 0\.667 even if the 4 remaining items pass\); 4 calls saved$/m,
+    );
+    expect(summary.gate).toMatchObject({
+      test: 'strict',
+      racing: true,
+      candidates: 3,
+      early_rejects: 3,
+      trial_calls: 0,
+    });
     expect(summary.gate.saved_calls).toBe(h.reduce((a, x) => a + x.race.saved_calls, 0));
     // no test evaluation: every request is an optimization call, and the count is what the server saw
     expect(summary.optimization_calls).toBe(s.stats().requests);
@@ -70,7 +104,9 @@ describe('the validation gate', () => {
     const summary = readJson(join(out, 'summary.json'));
     const first = h[0]!;
     expect(first).toMatchObject({ action: 'reject', gate_test: 'paired' });
-    expect(first.gate_rule).toMatch(/^(worse: \d+ broken vs \d+ fixed \(p [\d.]+ ≤ 0\.033\)|gain -[\d.]+ below the minimum 0, \d+ fixed vs \d+ broken) after 1 more sample\(s\) of \d+ item\(s\)$/);
+    expect(first.gate_rule).toMatch(
+      /^(worse: \d+ broken vs \d+ fixed \(p [\d.]+ ≤ 0\.033\)|gain -[\d.]+ below the minimum 0, \d+ fixed vs \d+ broken) after 1 more sample\(s\) of \d+ item\(s\)$/,
+    );
     expect(first.race.looks.map((l) => l.verdict)).toEqual(['continue', 'continue', 'resample', 'reject']);
     // the extra sample: trial 1 (after the single standard sample) of each resampled item, on both sides
     for (const side of ['candidate', 'reference']) {
@@ -81,7 +117,10 @@ describe('the validation gate', () => {
     expect(summary.gate.trial_calls).toBe(h.reduce((a, x) => a + (x.race?.trial_calls ?? 0), 0));
     expect(existsSync(join(out, 'val_ledger.json'))).toBe(true);
     // the test evaluations (baseline and best: the same skill, all candidates rejected) are the only calls left out
-    const testRows = ['test_eval_baseline', 'test_eval'].reduce((a, d) => a + readJsonl(join(out, d, 'results.jsonl')).length, 0);
+    const testRows = ['test_eval_baseline', 'test_eval'].reduce(
+      (a, d) => a + readJsonl(join(out, d, 'results.jsonl')).length,
+      0,
+    );
     expect(testRows).toBeGreaterThan(0);
     expect(summary.optimization_calls).toBe(s.stats().requests - testRows);
     expect(summary.best_selection_pass_rate_ci).toEqual([expect.any(Number), expect.any(Number)]);

@@ -32,7 +32,10 @@ export interface CliRun {
  * SIGKILL as soon as stdout matches it (the kill of an operator, or of the machine, mid-run); with
  * `killOn`, as soon as that promise resolves.
  */
-export function skillopt(args: string[], opts: { cwd?: string; killWhen?: RegExp; killOn?: Promise<unknown>; env?: Record<string, string> } = {}): Promise<CliRun> {
+export function skillopt(
+  args: string[],
+  opts: { cwd?: string; killWhen?: RegExp; killOn?: Promise<unknown>; env?: Record<string, string> } = {},
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd ?? OPT,
@@ -66,10 +69,20 @@ export function skillopt(args: string[], opts: { cwd?: string; killWhen?: RegExp
 export function train(
   out: string,
   options: string[] = [],
-  opts: { killWhen?: RegExp; killOn?: Promise<unknown>; config?: string; skill?: string; env?: Record<string, string>; cwd?: string } = {},
+  opts: {
+    killWhen?: RegExp;
+    killOn?: Promise<unknown>;
+    config?: string;
+    skill?: string;
+    env?: Record<string, string>;
+    cwd?: string;
+  } = {},
 ): Promise<CliRun> {
   const skill = opts.skill ? ['--skill', opts.skill] : [];
-  return skillopt(['train', '--config', opts.config ?? OPT_CONFIG, ...skill, '--cfg-options', `env.out_root=${out}`, ...options], opts);
+  return skillopt(
+    ['train', '--config', opts.config ?? OPT_CONFIG, ...skill, '--cfg-options', `env.out_root=${out}`, ...options],
+    opts,
+  );
 }
 
 export function readText(path: string): string {
@@ -104,7 +117,8 @@ export function history(out: string): StepRecord[] {
 function expectStrictStepFiles(out: string, records: unknown[]): void {
   const strict = (schema: z.ZodType, value: unknown, file: string) => {
     const got = schema.safeParse(value);
-    if (!got.success) throw new Error(`${file}: ${got.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!got.success)
+      throw new Error(`${file}: ${got.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   };
   records.forEach((r, i) => strict(StepRecordWriteSchema, r, `${out}/history.json[${i}]`));
   strict(RuntimeStateExactSchema, readJson(join(out, 'runtime_state.json')), `${out}/runtime_state.json`);

@@ -14,7 +14,16 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { describeItem, type Item } from '../../src/optimizer/patch.ts';
-import { assertBuilt, history, readJson, readText, REPO, skillopt, tempDirs, type StepRecord } from './optimize-helpers.ts';
+import {
+  assertBuilt,
+  history,
+  readJson,
+  readText,
+  REPO,
+  skillopt,
+  tempDirs,
+  type StepRecord,
+} from './optimize-helpers.ts';
 
 const tmp = tempDirs('pareto');
 beforeAll(assertBuilt);
@@ -22,14 +31,34 @@ afterAll(() => tmp.cleanup());
 
 const CONFIG = 'configs/dotnetdebug/sim.yaml';
 const run = (out: string, options: string[], killWhen?: RegExp) =>
-  skillopt(['train', '--config', CONFIG, '--cfg-options', `env.out_root=${out}`, 'cache.mode=off', 'evaluation.eval_test=false', ...options], { cwd: REPO, killWhen });
+  skillopt(
+    [
+      'train',
+      '--config',
+      CONFIG,
+      '--cfg-options',
+      `env.out_root=${out}`,
+      'cache.mode=off',
+      'evaluation.eval_test=false',
+      ...options,
+    ],
+    { cwd: REPO, killWhen },
+  );
 
 interface Pool {
   candidates: Array<{ id: string; parents: string[]; skill: string; scores: Record<string, number> }>;
   merges_tried: string[];
 }
 type Flag = { index: number; kind: string; action: string; edit: string };
-const steps = (out: string) => history(out) as Array<StepRecord & { parent_id?: string; pool_id?: string; merge?: { parents: string[]; action: string; id?: string }; overfit_flags?: Flag[] }>;
+const steps = (out: string) =>
+  history(out) as Array<
+    StepRecord & {
+      parent_id?: string;
+      pool_id?: string;
+      merge?: { parents: string[]; action: string; id?: string };
+      overfit_flags?: Flag[];
+    }
+  >;
 
 describe('candidate selection and the overfit guard', () => {
   const PARETO = ['optimizer.candidate_selection=pareto', 'optimizer.max_merges=3'];
@@ -65,7 +94,9 @@ describe('candidate selection and the overfit guard', () => {
       expect(existsSync(join(outA, 'steps', `step_000${s.step}`, 'merge_candidate.md'))).toBe(true);
       if (s.merge!.id) expect(pool.candidates.find((c) => c.id === s.merge!.id)!.parents).toEqual([a, b]);
     }
-    expect(r.stdout).toMatch(/merge: validating c\d+ \+ c\d+ \(changes since c\d+, \d+ conflict\(s\)\)\n.*merge of c\d+ and c\d+: \w+/);
+    expect(r.stdout).toMatch(
+      /merge: validating c\d+ \+ c\d+ \(changes since c\d+, \d+ conflict\(s\)\)\n.*merge of c\d+ and c\d+: \w+/,
+    );
   });
 
   test('pareto: SIGKILL while a merge is validated, rerun → the same run as an uninterrupted one', async () => {
@@ -75,16 +106,22 @@ describe('candidate selection and the overfit guard', () => {
     const killed = await run(out, slow, /merge: validating c\d+ \+ c\d+/);
     expect(killed.killed).toBe(true);
     // killed inside the step: its candidate is in the pool, its merge undecided, its record not written
-    const open = readdirSync(join(out, 'steps')).filter((d) => existsSync(join(out, 'steps', d, 'merge_candidate.md')) && !existsSync(join(out, 'steps', d, 'merge.json')));
+    const open = readdirSync(join(out, 'steps')).filter(
+      (d) =>
+        existsSync(join(out, 'steps', d, 'merge_candidate.md')) && !existsSync(join(out, 'steps', d, 'merge.json')),
+    );
     expect(open).toHaveLength(1);
     expect(existsSync(join(out, 'steps', open[0]!, 'step_record.json'))).toBe(false);
     const resumed = await run(out, slow);
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toMatch(/resuming after step \d/);
     await uninterrupted;
-    const pick = (o: string) => steps(o).map((s) => [s.step, s.action, s.parent_id, s.pool_id ?? null, s.merge?.action ?? null]);
+    const pick = (o: string) =>
+      steps(o).map((s) => [s.step, s.action, s.parent_id, s.pool_id ?? null, s.merge?.action ?? null]);
     expect(pick(out)).toEqual(pick(outA));
-    expect(readJson<Pool>(join(out, 'pareto_pool.json')).candidates.map((c) => c.skill)).toEqual(readJson<Pool>(join(outA, 'pareto_pool.json')).candidates.map((c) => c.skill));
+    expect(readJson<Pool>(join(out, 'pareto_pool.json')).candidates.map((c) => c.skill)).toEqual(
+      readJson<Pool>(join(outA, 'pareto_pool.json')).candidates.map((c) => c.skill),
+    );
     expect(readText(join(out, 'best_skill.md'))).toBe(readText(join(outA, 'best_skill.md')));
   });
 

@@ -14,7 +14,16 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SimServer } from '../../src/sim/server.ts';
-import { assertBuilt, history, readJson, readText, reportLine, simServers, tempDirs, train } from './optimize-helpers.ts';
+import {
+  assertBuilt,
+  history,
+  readJson,
+  readText,
+  reportLine,
+  simServers,
+  tempDirs,
+  train,
+} from './optimize-helpers.ts';
 
 const tmp = tempDirs('resume');
 const sims = simServers();
@@ -125,11 +134,20 @@ describe('budget, accounting, kill and resume', () => {
     expect(resumed.stdout).toMatch(new RegExp(`resuming after step ${stoppedAfter} `));
     expect(resumed.stdout).not.toMatch(/baseline: validating/);
     expect(readText(join(outB, 'best_skill.md'))).toBe(readText(join(outA, 'best_skill.md')));
-    const view = (out: string) => history(out).map((r) => [r.step, r.action, r.current_score, r.best_score, r.candidate_gate_score]);
+    const view = (out: string) =>
+      history(out).map((r) => [r.step, r.action, r.current_score, r.best_score, r.candidate_gate_score]);
     expect(view(outB)).toEqual(view(outA));
     const sumA = readJson(join(outA, 'summary.json'));
     const sumB = readJson(join(outB, 'summary.json'));
-    for (const key of ['best_step', 'best_origin', 'current_origin', 'ungated_changes', 'baseline_selection_hard', 'best_selection_hard', 'final_selection_hard']) {
+    for (const key of [
+      'best_step',
+      'best_origin',
+      'current_origin',
+      'ungated_changes',
+      'baseline_selection_hard',
+      'best_selection_hard',
+      'final_selection_hard',
+    ]) {
       expect(sumB[key], key).toEqual(sumA[key]);
     }
     expect(readText(join(outB, 'skills', 'skill_v0004.md'))).toBe(readText(join(outA, 'skills', 'skill_v0004.md')));

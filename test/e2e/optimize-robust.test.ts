@@ -19,7 +19,19 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { regionTexts } from '../../src/skill/regions.ts';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
 import { startFaultProxy, startFaultServer, type FaultServer } from '../helpers/fault-server.ts';
-import { assertBuilt, history, OPT, OPT_SEED_SKILL, readJson, readText, reportLine, skillopt, stepDirs, tempDirs, train } from './optimize-helpers.ts';
+import {
+  assertBuilt,
+  history,
+  OPT,
+  OPT_SEED_SKILL,
+  readJson,
+  readText,
+  reportLine,
+  skillopt,
+  stepDirs,
+  tempDirs,
+  train,
+} from './optimize-helpers.ts';
 import { freePort } from './helpers.ts';
 
 const tmp = tempDirs('robust');
@@ -40,9 +52,25 @@ describe('robustness', () => {
   test('garbage optimizer output: every reply unusable → the run stops after the epoch (optimizer_unusable), applies nothing, and points at the optimizer, not at more epochs', async () => {
     const sim: SimServer = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
     const fault: FaultServer = await startFaultServer([], { fallback: { content: PROSE } });
-    closers.push(() => sim.close(), () => fault.close());
+    closers.push(
+      () => sim.close(),
+      () => fault.close(),
+    );
     const out = tmp.make('garbage');
-    const r = await skillopt(['test', '--optimize', '--target', '0.9', '--config', 'configs/opt/external.yaml', '--cfg-options', `env.out_root=${out}`, `model.optimizer_base_url=${fault.baseURL}`, `model.target_base_url=${sim.url}`, ONE_STEP, QUICK]);
+    const r = await skillopt([
+      'test',
+      '--optimize',
+      '--target',
+      '0.9',
+      '--config',
+      'configs/opt/external.yaml',
+      '--cfg-options',
+      `env.out_root=${out}`,
+      `model.optimizer_base_url=${fault.baseURL}`,
+      `model.target_base_url=${sim.url}`,
+      ONE_STEP,
+      QUICK,
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(1);
     // nothing was applied
@@ -54,31 +82,57 @@ describe('robustness', () => {
     expect(h[0]!.action).toBe('skip_no_patches');
     // the step says why: the analysts' replies were unusable
     expect(h[0]!.warnings.length).toBeGreaterThan(0);
-    for (const w of h[0]!.warnings) expect(w).toMatch(/^analyst_(error|success): unusable optimizer reply, nothing taken from it \(.+\)$/);
+    for (const w of h[0]!.warnings)
+      expect(w).toMatch(/^analyst_(error|success): unusable optimizer reply, nothing taken from it \(.+\)$/);
     expect(r.stdout).toMatch(/^\[skillopt\] warning: analyst_error: unusable optimizer reply, nothing taken from it/m);
     const summary = readJson(join(out, 'summary.json'));
     const n = summary.optimizer_replies.unusable;
-    expect(summary.optimizer_replies).toMatchObject({ usable: 0, unusable: h[0]!.warnings.length, first_unusable: h[0]!.warnings[0] });
-    expect(summary).toMatchObject({ total_accepts: 0, total_skips: 1, best_step: 0, stopped: { reason: 'optimizer_unusable', step: 1 } });
-    expect(summary.stopped.detail).toMatch(new RegExp(`^the optimizer model's replies could not be used: ${n} of ${n} unusable, none usable; first: analyst_error: unusable optimizer reply`));
+    expect(summary.optimizer_replies).toMatchObject({
+      usable: 0,
+      unusable: h[0]!.warnings.length,
+      first_unusable: h[0]!.warnings[0],
+    });
+    expect(summary).toMatchObject({
+      total_accepts: 0,
+      total_skips: 1,
+      best_step: 0,
+      stopped: { reason: 'optimizer_unusable', step: 1 },
+    });
+    expect(summary.stopped.detail).toMatch(
+      new RegExp(
+        `^the optimizer model's replies could not be used: ${n} of ${n} unusable, none usable; first: analyst_error: unusable optimizer reply`,
+      ),
+    );
     expect(readJson(join(out, 'runtime_state.json')).stopped.reason).toBe('optimizer_unusable');
     // the end report says so and points at the optimizer model and endpoint
     expect(reportLine(r.stdout, 'steps')).toMatch(/· stopped: optimizer_unusable$/);
     expect(reportLine(r.stdout, 'failure')).toBe(summary.stopped.detail);
-    expect(reportLine(r.stdout, 'next')).toMatch(/^more epochs cannot help: check the optimizer model and its endpoint \(model\.optimizer, model\.optimizer_base_url or model\.base_url\)/);
+    expect(reportLine(r.stdout, 'next')).toMatch(
+      /^more epochs cannot help: check the optimizer model and its endpoint \(model\.optimizer, model\.optimizer_base_url or model\.base_url\)/,
+    );
     expect(r.stdout).not.toMatch(/num_epochs/);
     // the optimizer endpoint got every optimizer call (each asked once more with the validation error)
     expect(summary.token_summary.analyst.attempts).toBe(2 * n);
-    expect(fault.chatRequests.length).toBe(summary.token_summary._total.attempts - summary.token_summary.rollout.attempts);
+    expect(fault.chatRequests.length).toBe(
+      summary.token_summary._total.attempts - summary.token_summary.rollout.attempts,
+    );
   });
 
   test('unusable replies at the epoch end only: the slow update and meta skill inject nothing and say why, the run goes on', async () => {
     const sim: SimServer = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
-    const epochEnd = (body: any) => ['slow_update', 'meta_skill'].includes(String(body?.response_format?.json_schema?.name ?? ''));
-    const proxy = await startFaultProxy(sim.url, (q) => (epochEnd(q.body) ? { truncateContent: true } : { pass: true }));
-    closers.push(() => proxy.close(), () => sim.close());
+    const epochEnd = (body: any) =>
+      ['slow_update', 'meta_skill'].includes(String(body?.response_format?.json_schema?.name ?? ''));
+    const proxy = await startFaultProxy(sim.url, (q) =>
+      epochEnd(q.body) ? { truncateContent: true } : { pass: true },
+    );
+    closers.push(
+      () => proxy.close(),
+      () => sim.close(),
+    );
     const out = tmp.make('epoch-end');
-    const r = await train(out, [`model.base_url=${proxy.baseURL}`, 'cache.mode=off', ONE_STEP, QUICK], { config: 'configs/opt/external.yaml' });
+    const r = await train(out, [`model.base_url=${proxy.baseURL}`, 'cache.mode=off', ONE_STEP, QUICK], {
+      config: 'configs/opt/external.yaml',
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(proxy.faults.truncated).toBeGreaterThan(0);
@@ -101,12 +155,24 @@ describe('robustness', () => {
     const out = tmp.make('down');
     // nothing listens there yet; the endpoint comes back at the same address (another address is another run)
     const port = await freePort();
-    const common = [`model.target_base_url=${sim.url}`, `model.optimizer_base_url=http://127.0.0.1:${port}/v1`, 'model.retries=0', 'train.num_epochs=1', ONE_STEP, QUICK];
+    const common = [
+      `model.target_base_url=${sim.url}`,
+      `model.optimizer_base_url=http://127.0.0.1:${port}/v1`,
+      'model.retries=0',
+      'train.num_epochs=1',
+      ONE_STEP,
+      QUICK,
+    ];
     const down = await train(out, common, { config: 'configs/opt/external.yaml' });
     expect(down.code).toBe(3);
     expect(down.stderr).toBe('');
     expect(down.stdout).toMatch(/skillopt train INCONCLUSIVE/);
-    expect(down.stdout).toMatch(new RegExp(`^\\s+why:\\s+optimizer request to http://127\\.0\\.0\\.1:${port}/v1 \\(model mitko, stage analyst\\) failed .*$`, 'm'));
+    expect(down.stdout).toMatch(
+      new RegExp(
+        `^\\s+why:\\s+optimizer request to http://127\\.0\\.0\\.1:${port}/v1 \\(model mitko, stage analyst\\) failed .*$`,
+        'm',
+      ),
+    );
     expect(readJson(join(out, 'runtime_state.json')).stopped).toMatchObject({ reason: 'infrastructure', step: 0 });
     expect(readJson(join(out, 'summary.json')).stopped.reason).toBe('infrastructure');
     // the endpoint is back: the same command resumes from the baseline and finishes
@@ -120,7 +186,15 @@ describe('robustness', () => {
 
   test('bad analysts with the gate on: the score the run continues from never decreases', async () => {
     const out = tmp.make('gated');
-    const r = await train(out, [UNKNOWNS, 'model.simulated.analyst_error_rate=0.5', 'optimizer.use_slow_update=false', 'optimizer.use_meta_skill=false', 'train.num_epochs=3', ONE_STEP, QUICK]);
+    const r = await train(out, [
+      UNKNOWNS,
+      'model.simulated.analyst_error_rate=0.5',
+      'optimizer.use_slow_update=false',
+      'optimizer.use_meta_skill=false',
+      'train.num_epochs=3',
+      ONE_STEP,
+      QUICK,
+    ]);
     expect(r.code).toBe(0);
     const h = history(out);
     const baseline = readJson(join(out, 'summary.json')).baseline_selection_hard;
@@ -134,12 +208,21 @@ describe('robustness', () => {
     const rejected = h.filter((s) => s.action === 'reject');
     expect(rejected.length).toBeGreaterThan(0);
     expect(rejected.some((s) => s.candidate_gate_score! < baseline)).toBe(true);
-    expect(readJson(join(out, 'summary.json')).ungated_changes.filter((c: { kind: string }) => c.kind === 'use_gate_false')).toEqual([]);
+    expect(
+      readJson(join(out, 'summary.json')).ungated_changes.filter((c: { kind: string }) => c.kind === 'use_gate_false'),
+    ).toEqual([]);
   });
 
   test('use_gate=false with every error analyst wrong: a lower-scoring candidate is force-accepted and logged as ungated', async () => {
     const out = tmp.make('ungated');
-    const r = await train(out, [UNKNOWNS, 'model.simulated.analyst_error_rate=1', 'evaluation.use_gate=false', 'train.num_epochs=1', ONE_STEP, QUICK]);
+    const r = await train(out, [
+      UNKNOWNS,
+      'model.simulated.analyst_error_rate=1',
+      'evaluation.use_gate=false',
+      'train.num_epochs=1',
+      ONE_STEP,
+      QUICK,
+    ]);
     expect(r.code).toBe(0);
     const h = history(out);
     const summary = readJson(join(out, 'summary.json'));
@@ -156,10 +239,13 @@ describe('robustness', () => {
     expect(summary.best_score).toBe(baseline);
     expect(readText(join(out, 'best_skill.md'))).toBe(readText(OPT_SEED_SKILL));
     const forced = h.filter((s) => s.action === 'force_accept').map((s) => s.step);
-    const logged = (list: Array<{ kind: string; step: number; detail: string }>) => list.filter((c) => c.kind === 'use_gate_false');
+    const logged = (list: Array<{ kind: string; step: number; detail: string }>) =>
+      list.filter((c) => c.kind === 'use_gate_false');
     expect(logged(summary.ungated_changes).map((c) => c.step)).toEqual(forced);
     expect(logged(readJson(join(out, 'runtime_state.json')).ungated_changes).map((c) => c.step)).toEqual(forced);
-    expect(logged(summary.ungated_changes)[0]!.detail).toMatch(/^candidate force-accepted with validation \d\.\d{3} \(previous \d\.\d{3}\)$/);
+    expect(logged(summary.ungated_changes)[0]!.detail).toMatch(
+      /^candidate force-accepted with validation \d\.\d{3} \(previous \d\.\d{3}\)$/,
+    );
   });
 
   test.each([
@@ -170,7 +256,9 @@ describe('robustness', () => {
     const skill = join(OPT, 'skills', 'opt', 'protected.md');
     const region = regionTexts(readText(skill));
     expect(region).toHaveLength(1);
-    const r = await train(out, [`optimizer.skill_update_mode=${mode}`, 'train.num_epochs=1', ONE_STEP, QUICK], { skill });
+    const r = await train(out, [`optimizer.skill_update_mode=${mode}`, 'train.num_epochs=1', ONE_STEP, QUICK], {
+      skill,
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const h = history(out);
@@ -197,7 +285,12 @@ describe('robustness', () => {
 
   test('autonomous learning rate: the optimizer decides how many edits a step applies, and the decision is recorded', async () => {
     const out = tmp.make('auto-lr');
-    const r = await train(out, ['optimizer.lr_control_mode=autonomous', 'optimizer.learning_rate=3', 'train.num_epochs=1', QUICK]);
+    const r = await train(out, [
+      'optimizer.lr_control_mode=autonomous',
+      'optimizer.learning_rate=3',
+      'train.num_epochs=1',
+      QUICK,
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const decided = history(out).filter((s) => s.lr_decision);

@@ -44,9 +44,22 @@ function files(dir: string, prefix = ''): string[] {
 }
 
 const optimize = (out: string, target: string, extra: string[] = []) =>
-  skillopt(['test', '--optimize', '--target', target, '--config', OPT_CONFIG, '--cfg-options', `env.out_root=${out}`, ...extra], {
-    env: { OPENAI_COMPATIBLE_API_KEY: SECRET },
-  });
+  skillopt(
+    [
+      'test',
+      '--optimize',
+      '--target',
+      target,
+      '--config',
+      OPT_CONFIG,
+      '--cfg-options',
+      `env.out_root=${out}`,
+      ...extra,
+    ],
+    {
+      env: { OPENAI_COMPATIBLE_API_KEY: SECRET },
+    },
+  );
 
 describe('skillopt test --optimize on the simulated model', () => {
   // The --target 0.8 run (the secret on its command line and in its environment) is the shared run
@@ -76,17 +89,43 @@ describe('skillopt test --optimize on the simulated model', () => {
     expect(s.test_delta_hard).toBeCloseTo(s.test_hard - s.baseline_test_hard, 9);
     // upstream summary fields (§1.8) plus calls/tokens by stage
     for (const key of [
-      'version', 'config', 'baseline_selection_hard', 'best_selection_hard', 'final_selection_hard', 'final_selection_soft',
-      'best_step', 'current_origin', 'best_origin', 'total_steps', 'total_accepts', 'total_rejects', 'total_skips', 'epoch_stats',
-      'baseline_test_hard', 'baseline_test_soft', 'test_hard', 'test_soft', 'final_test_hard', 'final_test_soft', 'test_delta_hard',
-      'final_test_delta_hard', 'total_wall_time_s', 'token_summary', 'ungated_changes', 'simulated',
+      'version',
+      'config',
+      'baseline_selection_hard',
+      'best_selection_hard',
+      'final_selection_hard',
+      'final_selection_soft',
+      'best_step',
+      'current_origin',
+      'best_origin',
+      'total_steps',
+      'total_accepts',
+      'total_rejects',
+      'total_skips',
+      'epoch_stats',
+      'baseline_test_hard',
+      'baseline_test_soft',
+      'test_hard',
+      'test_soft',
+      'final_test_hard',
+      'final_test_soft',
+      'test_delta_hard',
+      'final_test_delta_hard',
+      'total_wall_time_s',
+      'token_summary',
+      'ungated_changes',
+      'simulated',
     ]) {
       expect(s, key).toHaveProperty(key);
     }
     expect(s.simulated).toBe(true);
     expect(Object.keys(s.token_summary)).toEqual(expect.arrayContaining(['rollout', 'analyst', '_total']));
     const t = s.token_summary;
-    expect(t._total.attempts).toBe(Object.entries(t).filter(([k]) => k !== '_total').reduce((n, [, v]: [string, any]) => n + v.attempts, 0));
+    expect(t._total.attempts).toBe(
+      Object.entries(t)
+        .filter(([k]) => k !== '_total')
+        .reduce((n, [, v]: [string, any]) => n + v.attempts, 0),
+    );
     expect(t.analyst.prompt_tokens).toBeGreaterThan(0);
     expect(s.total_steps).toBe(4);
     expect(s.completed_steps).toBeLessThan(4); // stopped early
@@ -94,7 +133,9 @@ describe('skillopt test --optimize on the simulated model', () => {
     // the end report: baseline → best on val and test, calls by stage, simulated
     expect(a.stdout).toMatch(/skillopt test --optimize OK — simulated model/);
     expect(a.stdout).toMatch(/^\s+wall:\s+\d+\.\d s whole process \(optimize run \d+\.\d s\)$/m);
-    expect(reportLine(a.stdout, 'val')).toMatch(/^pass rate 0\.200 → (0\.800|1\.000) \(baseline → best, step \d+\), target 0\.8$/);
+    expect(reportLine(a.stdout, 'val')).toMatch(
+      /^pass rate 0\.200 → (0\.800|1\.000) \(baseline → best, step \d+\), target 0\.8$/,
+    );
     expect(reportLine(a.stdout, 'test')).toMatch(/^pass rate 0\.200 → \d\.\d{3} \(baseline → best\)$/);
     expect(reportLine(a.stdout, 'calls')).toMatch(/^\d+ model calls, \d+ tokens \(rollout \d+\/\d+ · analyst \d+\/\d+/);
     expect(reportLine(a.stdout, 'steps')).toMatch(/stopped: target_reached$/);
@@ -106,25 +147,61 @@ describe('skillopt test --optimize on the simulated model', () => {
     const h = history(outA);
     const last = h[h.length - 1]!.step;
     for (const f of [
-      'config.json', 'runtime_state.json', 'history.json', 'best_skill.md', 'best_skill.diff', 'summary.json',
-      'selection_eval_baseline/results.jsonl', 'selection_eval_baseline/summary.json',
-      'slow_update/epoch_01/slow_result.json', 'meta_skill/epoch_01/meta_skill_result.json',
-      'test_eval_baseline/summary.json', 'test_eval/summary.json', 'test_eval_final/summary.json',
-      'steps/step_0001/rollout/results.jsonl', 'steps/step_0001/patches/minibatch_fail_000.json',
-      'steps/step_0001/merged_patch.json', 'steps/step_0001/ranked_edits.json', 'steps/step_0001/candidate_skill.md',
-      'steps/step_0001/edit_apply_report.json', 'steps/step_0001/selection_eval/results.jsonl',
-      'steps/step_0001/step_record.json', 'steps/step_0001/trajectory_digest.json',
+      'config.json',
+      'runtime_state.json',
+      'history.json',
+      'best_skill.md',
+      'best_skill.diff',
+      'summary.json',
+      'selection_eval_baseline/results.jsonl',
+      'selection_eval_baseline/summary.json',
+      'slow_update/epoch_01/slow_result.json',
+      'meta_skill/epoch_01/meta_skill_result.json',
+      'test_eval_baseline/summary.json',
+      'test_eval/summary.json',
+      'test_eval_final/summary.json',
+      'steps/step_0001/rollout/results.jsonl',
+      'steps/step_0001/patches/minibatch_fail_000.json',
+      'steps/step_0001/merged_patch.json',
+      'steps/step_0001/ranked_edits.json',
+      'steps/step_0001/candidate_skill.md',
+      'steps/step_0001/edit_apply_report.json',
+      'steps/step_0001/selection_eval/results.jsonl',
+      'steps/step_0001/step_record.json',
+      'steps/step_0001/trajectory_digest.json',
     ]) {
       expect(all, f).toContain(f);
     }
     // skills/skill_v0000.md is the initial skill, then one file per finished step
-    expect(readdirSync(join(outA, 'skills')).sort()).toEqual(Array.from({ length: last + 1 }, (_, i) => `skill_v${String(i).padStart(4, '0')}.md`));
+    expect(readdirSync(join(outA, 'skills')).sort()).toEqual(
+      Array.from({ length: last + 1 }, (_, i) => `skill_v${String(i).padStart(4, '0')}.md`),
+    );
     expect(readText(join(outA, 'skills', 'skill_v0000.md'))).toBe(readText(OPT_SEED_SKILL));
     expect(stepDirs(outA)).toEqual(h.map((r) => `step_${String(r.step).padStart(4, '0')}`));
     // step records carry the upstream fields (§1.4)
     for (const r of h) {
-      for (const key of ['step', 'epoch', 'step_in_epoch', 'timing', 'tokens', 'rollout_hard', 'rollout_soft', 'rollout_n', 'accumulation_batches',
-        'n_patches', 'n_failure_patches', 'n_success_patches', 'action', 'current_score', 'best_score', 'best_step', 'current_origin', 'best_origin', 'skill_len', 'wall_time_s']) {
+      for (const key of [
+        'step',
+        'epoch',
+        'step_in_epoch',
+        'timing',
+        'tokens',
+        'rollout_hard',
+        'rollout_soft',
+        'rollout_n',
+        'accumulation_batches',
+        'n_patches',
+        'n_failure_patches',
+        'n_success_patches',
+        'action',
+        'current_score',
+        'best_score',
+        'best_step',
+        'current_origin',
+        'best_origin',
+        'skill_len',
+        'wall_time_s',
+      ]) {
         expect(r, `step ${r.step}: ${key}`).toHaveProperty(key);
       }
       expect(readJson(join(outA, 'steps', `step_${String(r.step).padStart(4, '0')}`, 'step_record.json'))).toEqual(r);
@@ -132,7 +209,9 @@ describe('skillopt test --optimize on the simulated model', () => {
     const rows = readJsonl(join(outA, 'steps/step_0001/rollout/results.jsonl'));
     expect(rows).toHaveLength(4); // batch_size
     expect(rows.every((row) => row.split === 'train')).toBe(true);
-    expect(readJsonl(join(outA, 'selection_eval_baseline/results.jsonl')).map((row) => row.split)).toEqual(Array(5).fill('val'));
+    expect(readJsonl(join(outA, 'selection_eval_baseline/results.jsonl')).map((row) => row.split)).toEqual(
+      Array(5).fill('val'),
+    );
     const state = readJson(join(outA, 'runtime_state.json'));
     expect(state).toMatchObject({ last_completed_step: last, stopped: { reason: 'target_reached' } });
     expect(readText(state.best_skill_path)).toBe(readText(join(outA, 'best_skill.md')));
@@ -153,7 +232,10 @@ describe('skillopt test --optimize on the simulated model', () => {
     const project = tmp.make('apply');
     mkdirSync(join(project, 'skills', 'opt'), { recursive: true });
     writeFileSync(join(project, 'skills', 'opt', 'initial.md'), initial);
-    execFileSync('git', ['apply', '--whitespace=nowarn', join(outA, 'best_skill.diff')], { cwd: project, stdio: 'pipe' });
+    execFileSync('git', ['apply', '--whitespace=nowarn', join(outA, 'best_skill.diff')], {
+      cwd: project,
+      stdio: 'pipe',
+    });
     expect(readText(join(project, 'skills', 'opt', 'initial.md'))).toBe(best);
   });
 
@@ -174,7 +256,8 @@ describe('skillopt test --optimize on the simulated model', () => {
     expect(h2.code).toBe(1);
     expect(readText(join(outHigh2, 'best_skill.md'))).toBe(readText(join(outHigh, 'best_skill.md')));
     expect(readText(join(outHigh, 'best_skill.md'))).not.toBe(readText(OPT_SEED_SKILL));
-    const actions = (out: string) => history(out).map((r) => [r.step, r.action, r.current_score, r.candidate_gate_score, r.candidate_hash]);
+    const actions = (out: string) =>
+      history(out).map((r) => [r.step, r.action, r.current_score, r.candidate_gate_score, r.candidate_hash]);
     expect(actions(outHigh2)).toEqual(actions(outHigh));
     expect(history(outHigh).map((r) => r.action)).toContain('accept_new_best');
     expect(readText(join(outHigh2, 'best_skill.diff'))).toBe(readText(join(outHigh, 'best_skill.diff')));
@@ -184,7 +267,9 @@ describe('skillopt test --optimize on the simulated model', () => {
     const [, high] = await runs;
     expect(high.code).toBe(1);
     expect(high.stdout).toMatch(/skillopt test --optimize FAILED — simulated model/);
-    expect(reportLine(high.stdout, 'failure')).toMatch(/^the best validation pass rate \d\.\d{3} did not reach the target 1$/);
+    expect(reportLine(high.stdout, 'failure')).toMatch(
+      /^the best validation pass rate \d\.\d{3} did not reach the target 1$/,
+    );
     const s = readJson(join(outHigh, 'summary.json'));
     expect(s.target_reached).toBe(false);
     expect(s.best_selection_pass_rate).toBeLessThan(1);
@@ -200,8 +285,20 @@ describe('the smoke workflow of the seed document', () => {
     const out = tmp.make('smoke');
     const evalOut = tmp.make('smoke-eval');
     const trained = await skillopt(
-      ['train', '--config', 'configs/mini/sim.yaml', '--cfg-options', 'train.num_epochs=1', 'train.batch_size=2', 'gradient.analyst_workers=1',
-        'gradient.minibatch_size=2', 'env.workers=1', 'env.limit=2', 'optimizer.learning_rate=2', `env.out_root=${out}`],
+      [
+        'train',
+        '--config',
+        'configs/mini/sim.yaml',
+        '--cfg-options',
+        'train.num_epochs=1',
+        'train.batch_size=2',
+        'gradient.analyst_workers=1',
+        'gradient.minibatch_size=2',
+        'env.workers=1',
+        'env.limit=2',
+        'optimizer.learning_rate=2',
+        `env.out_root=${out}`,
+      ],
       { cwd: MINI },
     );
     expect(trained.stderr).toBe('');
@@ -211,7 +308,19 @@ describe('the smoke workflow of the seed document', () => {
     expect(s).toMatchObject({ total_steps: 1, completed_steps: 1, train_size: 2, val_size: 2, test_size: 2 });
 
     const evaluated = await skillopt(
-      ['eval', '--config', 'configs/mini/sim.yaml', '--skill', join(out, 'best_skill.md'), '--split', 'test', '--cfg-options', 'env.limit=2', 'env.workers=1', `env.out_root=${evalOut}`],
+      [
+        'eval',
+        '--config',
+        'configs/mini/sim.yaml',
+        '--skill',
+        join(out, 'best_skill.md'),
+        '--split',
+        'test',
+        '--cfg-options',
+        'env.limit=2',
+        'env.workers=1',
+        `env.out_root=${evalOut}`,
+      ],
       { cwd: MINI },
     );
     expect(evaluated.stderr).toBe('');

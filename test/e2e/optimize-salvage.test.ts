@@ -15,7 +15,13 @@ beforeAll(assertBuilt);
 afterAll(() => tmp.cleanup());
 
 const CONFIG = 'configs/dotnetdebug/sim.yaml';
-const ARGS = ['model.simulated.noise=0', 'model.simulated.analyst_error_rate=0', 'evaluation.salvage=true', 'train.seed=42', 'evaluation.eval_test=false'];
+const ARGS = [
+  'model.simulated.noise=0',
+  'model.simulated.analyst_error_rate=0',
+  'evaluation.salvage=true',
+  'train.seed=42',
+  'evaluation.eval_test=false',
+];
 
 interface Salvage {
   broken: string[];
@@ -23,7 +29,12 @@ interface Salvage {
   noise: string[];
   kept: number[];
   dropped: number[];
-  edits: Array<{ index: number; breaks: string[]; fixes: string[]; tests: Array<{ item: string; p: number | null; p_adjusted: number | null }> }>;
+  edits: Array<{
+    index: number;
+    breaks: string[];
+    fixes: string[];
+    tests: Array<{ item: string; p: number | null; p_adjusted: number | null }>;
+  }>;
   action: string;
 }
 
@@ -52,7 +63,10 @@ describe('salvage', () => {
       // the re-runs that decided were fresh samples: past the standard and the gate's extra samples, a range per step
       const fresh = join(outA, 'steps', `step_${String(r.step).padStart(4, '0')}`, 'salvage', 'fresh');
       for (const dir of readdirSync(fresh)) {
-        const trials = readFileSync(join(fresh, dir, 'results.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { trial: number }).trial);
+        const trials = readFileSync(join(fresh, dir, 'results.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => (JSON.parse(l) as { trial: number }).trial);
         expect(Math.min(...trials)).toBeGreaterThanOrEqual(100_000 * r.step);
       }
       expect(s.action).toMatch(/^accept/);
@@ -61,13 +75,16 @@ describe('salvage', () => {
     const summary = readJson(join(outA, 'summary.json'));
     expect(summary.gate.salvaged).toBe(salvaged.length);
     expect(summary.gate.salvage_calls).toBeGreaterThan(0);
-    expect(full.stdout).toMatch(/^\[skillopt\] {3}salvage: kept edit\(s\) [\d, ]+ of \d+, dropped [\d, ]+ \(they broke /m);
+    expect(full.stdout).toMatch(
+      /^\[skillopt\] {3}salvage: kept edit\(s\) [\d, ]+ of \d+, dropped [\d, ]+ \(they broke /m,
+    );
 
     expect(killed.killed).toBe(true);
     const resumed = await train(outB, ARGS, { config: CONFIG, cwd: REPO });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/resuming after step \d+ /);
-    const view = (out: string) => history(out).map((r) => [r.step, r.action, r.current_score, r.best_score, r.salvage ?? null]);
+    const view = (out: string) =>
+      history(out).map((r) => [r.step, r.action, r.current_score, r.best_score, r.salvage ?? null]);
     expect(view(outB)).toEqual(view(outA));
     expect(readText(join(outB, 'best_skill.md'))).toBe(readText(join(outA, 'best_skill.md')));
     expect(readJson(join(outB, 'summary.json')).token_summary._total.calls).toBe(summary.token_summary._total.calls);

@@ -7,7 +7,18 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, MINI, miniProject, readJson, readJsonl, reportLine, run, skillopt, tempDirs, VITEST_BIN } from './helpers.ts';
+import {
+  assertBuilt,
+  MINI,
+  miniProject,
+  readJson,
+  readJsonl,
+  reportLine,
+  run,
+  skillopt,
+  tempDirs,
+  VITEST_BIN,
+} from './helpers.ts';
 
 const tmp = tempDirs('plain');
 beforeAll(assertBuilt);
@@ -41,15 +52,23 @@ describe('plain vitest with the skillopt plugin', () => {
     copyFileSync(join(dir, 'configs', 'mini', 'sim.yaml'), join(dir, 'skillopt.yaml'));
     const limit = 'env.limit=2';
     const gate = 'evaluation.min_pass_rate=0.1';
-    const plain = await run(process.execPath, [VITEST_BIN, 'run', '--project', 'skills'], { cwd: dir, env: { SKILLOPT_CFG_OPTIONS: `${limit} ${gate} env.out_root=${join(dir, 'plain')}` } });
+    const plain = await run(process.execPath, [VITEST_BIN, 'run', '--project', 'skills'], {
+      cwd: dir,
+      env: { SKILLOPT_CFG_OPTIONS: `${limit} ${gate} env.out_root=${join(dir, 'plain')}` },
+    });
     expect(plain.code, plain.all).toBe(0);
     expect(plain.all).toMatch(/Tests\s+7 passed \(7\)/); // 6 cases and the gate
-    const cli = await skillopt(['test', '--cfg-options', limit, gate, `env.out_root=${join(dir, 'cli')}`], { cwd: dir });
+    const cli = await skillopt(['test', '--cfg-options', limit, gate, `env.out_root=${join(dir, 'cli')}`], {
+      cwd: dir,
+    });
     expect(cli.code, cli.all).toBe(0);
     // a suggested command names the config the run found
-    expect(reportLine(cli.stdout, 'next')).toMatch(/or optimize: npx skillopt test --optimize --config skillopt\.yaml --cfg-options env\.limit=2 evaluation\.min_pass_rate=0\.1$/);
+    expect(reportLine(cli.stdout, 'next')).toMatch(
+      /or optimize: npx skillopt test --optimize --config skillopt\.yaml --cfg-options env\.limit=2 evaluation\.min_pass_rate=0\.1$/,
+    );
     // the same config: the same six cases, the same answers
-    const answers = (out: string) => readJsonl(join(dir, out, 'results.jsonl')).map((row) => [row.id, row.output, row.pass]);
+    const answers = (out: string) =>
+      readJsonl(join(dir, out, 'results.jsonl')).map((row) => [row.id, row.output, row.pass]);
     expect(answers('plain')).toEqual(answers('cli'));
     expect(answers('plain')).toHaveLength(6);
   });

@@ -140,7 +140,14 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
   const problems: string[] = [];
   const at = (n: number) => `${file}:${n}`;
   // The marker waiting for the next fence: its directives and the line it was on.
-  let pending: { line: number; skip: string | null; exit: number | null; output: boolean; file: string | null; inProject: boolean } | null = null;
+  let pending: {
+    line: number;
+    skip: string | null;
+    exit: number | null;
+    output: boolean;
+    file: string | null;
+    inProject: boolean;
+  } | null = null;
   let lastCommand: ReadmeCommand | null = null;
 
   for (let i = 0; i < lines.length; i++) {
@@ -156,15 +163,21 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
         else if (exit) pending.exit = Number(exit[1]);
         else if (directive === 'output') pending.output = true;
         else if (directive === 'in-project') pending.inProject = true;
-        else if (/^file\s+[\w.][\w./-]*$/.test(directive) && !directive.includes('..')) pending.file = directive.replace(/^file\s+/, '');
-        else problems.push(`${at(i + 1)}: unknown readme-test marker '${directive}' (expected 'skip (reason)', 'exit N', 'output', 'file PATH' or 'in-project')`);
+        else if (/^file\s+[\w.][\w./-]*$/.test(directive) && !directive.includes('..'))
+          pending.file = directive.replace(/^file\s+/, '');
+        else
+          problems.push(
+            `${at(i + 1)}: unknown readme-test marker '${directive}' (expected 'skip (reason)', 'exit N', 'output', 'file PATH' or 'in-project')`,
+          );
       }
       continue;
     }
     const fence = /^(\s*)(`{3,}|~{3,})\s*([^\s`]*)/.exec(text);
     if (!fence) {
       if (pending && text.trim() !== '') {
-        problems.push(`${at(pending.line)}: a readme-test marker must be followed by a code block (blank lines only in between)`);
+        problems.push(
+          `${at(pending.line)}: a readme-test marker must be followed by a code block (blank lines only in between)`,
+        );
         pending = null;
       }
       continue;
@@ -172,7 +185,11 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
     // A fenced block: find its end (the same fence character, at least as long).
     const open = fence[2]!;
     let end = i + 1;
-    while (end < lines.length && !new RegExp(`^\\s*${open[0] === '`' ? '`' : '~'}{${open.length},}\\s*$`).test(lines[end]!)) end++;
+    while (
+      end < lines.length &&
+      !new RegExp(`^\\s*${open[0] === '`' ? '`' : '~'}{${open.length},}\\s*$`).test(lines[end]!)
+    )
+      end++;
     const body = lines.slice(i + 1, end);
     const block: ReadmeBlock = {
       doc: file,
@@ -194,7 +211,8 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
     for (let j = 0; j < body.length; j++) {
       const first = i + 2 + j; // 1-based line of body[j]
       let logical = body[j]!;
-      while (/\\\s*$/.test(logical) && j + 1 < body.length) logical = logical.replace(/\\\s*$/, ' ') + body[++j]!.trimStart();
+      while (/\\\s*$/.test(logical) && j + 1 < body.length)
+        logical = logical.replace(/\\\s*$/, ' ') + body[++j]!.trimStart();
       const stripped = logical.trim().replace(/^\$\s+/, '');
       if (!shell) {
         if (/^npx\s+skillopt\b/.test(stripped) && block.skip === null) {
@@ -210,7 +228,10 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
       const mentions = /\bnpx\s+(-\S+\s+)*skillopt\b/.test(stripped) || /(^|[;&|(`]\s*)skillopt(\s|$)/.test(stripped);
       const parsed = shellWords(stripped);
       if ('error' in parsed) {
-        if (mentions && block.skip === null) problems.push(`${at(first)}: cannot run \`${oneLine(stripped)}\`: ${parsed.error} is not supported; ${MARKER_HINT}`);
+        if (mentions && block.skip === null)
+          problems.push(
+            `${at(first)}: cannot run \`${oneLine(stripped)}\`: ${parsed.error} is not supported; ${MARKER_HINT}`,
+          );
         continue;
       }
       const words = [...parsed.words];
@@ -227,17 +248,28 @@ export function readmeCommands(markdown: string, file = 'README.md'): ReadmeComm
         if (words[k] === 'skillopt') args = words.slice(k + 1);
       }
       if (args === null) {
-        if (mentions && block.skip === null) problems.push(`${at(first)}: cannot run \`${oneLine(stripped)}\`: skillopt is not the command of this line; ${MARKER_HINT}`);
+        if (mentions && block.skip === null)
+          problems.push(
+            `${at(first)}: cannot run \`${oneLine(stripped)}\`: skillopt is not the command of this line; ${MARKER_HINT}`,
+          );
         continue;
       }
       if (args.length === 0 && block.skip === null) {
         problems.push(`${at(first)}: \`${oneLine(stripped)}\` names no skillopt command`);
         continue;
       }
-      block.commands.push({ doc: file, line: first, text: oneLine(stripped), env, args, background: parsed.background });
+      block.commands.push({
+        doc: file,
+        line: first,
+        text: oneLine(stripped),
+        env,
+        args,
+        background: parsed.background,
+      });
     }
     if (block.inProject && !shell) problems.push(`${at(block.line)}: an in-project block must be a shell block`);
-    if (block.skip === null && block.commands.some((c) => !c.background)) lastCommand = block.commands.filter((c) => !c.background).at(-1)!;
+    if (block.skip === null && block.commands.some((c) => !c.background))
+      lastCommand = block.commands.filter((c) => !c.background).at(-1)!;
     blocks.push(block);
     i = end;
   }
@@ -262,14 +294,24 @@ function masked(line: string): string {
  * one) and the arguments the test added to the command (`added`, dropped from the run's echo of it); `…`
  * in a sample line matches any text. Every other character, numbers included, must agree.
  */
-export function sampleComparison(sample: string, run: string, { outDir, added }: { outDir?: string; added: string[] }): { expected: string; actual: string } {
+export function sampleComparison(
+  sample: string,
+  run: string,
+  { outDir, added }: { outDir?: string; added: string[] },
+): { expected: string; actual: string } {
   const sampleLines = sample.replace(/\n+$/, '').split('\n');
   let text = run.replace(/\x1b\[[0-9;]*m/g, '');
   if (added.length > 0) text = text.split(` ${added.join(' ')}`).join('');
   const sampleOut = /^\s*output:\s+(\S+)/m.exec(sample)?.[1];
   if (outDir && sampleOut) text = text.split(outDir).join(sampleOut);
   const runLines = text.replace(/\n+$/, '').split('\n');
-  const wildcard = (line: string) => new RegExp(`^${masked(line).split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const wildcard = (line: string) =>
+    new RegExp(
+      `^${masked(line)
+        .split('…')
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
   const matches = (sampleLine: string) => (l: string) => wildcard(sampleLine).test(masked(l));
   // the run's lines from the one that matches the sample's first line to the one that matches its last
   let start = runLines.findIndex(matches(sampleLines[0]!));

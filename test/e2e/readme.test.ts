@@ -33,10 +33,22 @@ import { parseFlags } from '../../src/cli/args.ts';
 import { CONFIG_FLAGS } from '../../src/cli/common.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { assertBuilt, BIN, childEnv, freePort, REPO, run, tempDirs, waitForOutput } from './helpers.ts';
-import { readmeCommands, sampleComparison, shellWords, type ReadmeBlock, type ReadmeCommand } from './readme-commands.ts';
+import {
+  readmeCommands,
+  sampleComparison,
+  shellWords,
+  type ReadmeBlock,
+  type ReadmeCommand,
+} from './readme-commands.ts';
 
 /** The documents whose commands are run, in this order: the README, then the docs/ pages by name. */
-const DOCUMENTS = ['README.md', ...readdirSync(join(REPO, 'docs')).filter((n) => n.endsWith('.md')).sort().map((n) => `docs/${n}`)];
+const DOCUMENTS = [
+  'README.md',
+  ...readdirSync(join(REPO, 'docs'))
+    .filter((n) => n.endsWith('.md'))
+    .sort()
+    .map((n) => `docs/${n}`),
+];
 /** `NODE_OPTIONS` of every process started for a README command: loopback only (the test guard's child preload). */
 const OFFLINE = { NODE_OPTIONS: `--import=${fileURLToPath(new URL('../setup/child-offline.mjs', import.meta.url))}` };
 /** A guard against a hung command (it is killed and the test fails saying so), not a time limit on the README. */
@@ -52,7 +64,7 @@ describe('README command extraction', () => {
     '# a comment mentioning npx skillopt test',
     'npx skillopt train --config c.yaml --cfg-options \\',
     '  a.b=1 \\',
-    "  env.out_root=outputs/x  # trailing comment",
+    '  env.out_root=outputs/x  # trailing comment',
     '$ FOO=bar npx skillopt eval --skill "my skill.md" --split test',
     'npx skillopt sim-server --port 8000 &',
     '```',
@@ -84,8 +96,17 @@ describe('README command extraction', () => {
       [23, 'yaml', 'needs a real endpoint', 0, 0],
     ]);
     const [train, evalCmd, server] = blocks[0]!.commands;
-    expect(train).toMatchObject({ line: 5, args: ['train', '--config', 'c.yaml', '--cfg-options', 'a.b=1', 'env.out_root=outputs/x'], background: false, env: {} });
-    expect(evalCmd).toMatchObject({ line: 8, env: { FOO: 'bar' }, args: ['eval', '--skill', 'my skill.md', '--split', 'test'] });
+    expect(train).toMatchObject({
+      line: 5,
+      args: ['train', '--config', 'c.yaml', '--cfg-options', 'a.b=1', 'env.out_root=outputs/x'],
+      background: false,
+      env: {},
+    });
+    expect(evalCmd).toMatchObject({
+      line: 8,
+      env: { FOO: 'bar' },
+      args: ['eval', '--skill', 'my skill.md', '--split', 'test'],
+    });
     expect(server).toMatchObject({ args: ['sim-server', '--port', '8000'], background: true });
     expect(blocks[1]!.commands[0]!.args).toEqual(['test', '--config', 'c.yaml']);
   });
@@ -114,45 +135,124 @@ describe('README command extraction', () => {
     ].join('\n');
     const { problems } = readmeCommands(bad);
     expect(problems.map((p) => p.split(':').slice(0, 2).join(':'))).toEqual([
-      'README.md:2', 'README.md:3', 'README.md:4', 'README.md:5', 'README.md:6', 'README.md:9', 'README.md:11', 'README.md:15',
+      'README.md:2',
+      'README.md:3',
+      'README.md:4',
+      'README.md:5',
+      'README.md:6',
+      'README.md:9',
+      'README.md:11',
+      'README.md:15',
     ]);
     expect(problems[0]).toContain("'|' is not supported");
     expect(problems[5]).toContain('not a shell block');
     expect(problems[6]).toContain("unknown readme-test marker 'sikp (typo)'");
-    const skipped = readmeCommands(['<!-- readme-test: skip (a real endpoint) -->', '```bash', 'npx skillopt test | tee x', '```'].join('\n'));
+    const skipped = readmeCommands(
+      ['<!-- readme-test: skip (a real endpoint) -->', '```bash', 'npx skillopt test | tee x', '```'].join('\n'),
+    );
     expect(skipped.problems).toEqual([]);
   });
 
   test('an output marker ties a sample block to the last command before it', () => {
-    const { blocks: bs, problems: ps } = readmeCommands(['```bash', 'npx skillopt a', 'npx skillopt b', '```', '<!-- readme-test: output -->', '```', 'b done', '```', '<!-- readme-test: output -->', '```', 'x', '```'].join('\n'));
+    const { blocks: bs, problems: ps } = readmeCommands(
+      [
+        '```bash',
+        'npx skillopt a',
+        'npx skillopt b',
+        '```',
+        '<!-- readme-test: output -->',
+        '```',
+        'b done',
+        '```',
+        '<!-- readme-test: output -->',
+        '```',
+        'x',
+        '```',
+      ].join('\n'),
+    );
     expect(ps).toEqual([]);
     expect(bs[1]!.output).toMatchObject({ of: { line: 3, args: ['b'] }, text: 'b done' });
-    expect(readmeCommands(['<!-- readme-test: output -->', '```', 'x', '```'].join('\n')).problems).toEqual(['README.md:1: an output sample with no command before it']);
+    expect(readmeCommands(['<!-- readme-test: output -->', '```', 'x', '```'].join('\n')).problems).toEqual([
+      'README.md:1: an output sample with no command before it',
+    ]);
   });
 
   test('file and in-project markers: the blocks of a user project, and the shell block that runs there', () => {
-    const { blocks: bs, problems: ps } = readmeCommands(['<!-- readme-test: file skills/a/t.json -->', '```json', '[]', '```', '<!-- readme-test: in-project -->', '```bash', 'npx skillopt test', '```'].join('\n'));
+    const { blocks: bs, problems: ps } = readmeCommands(
+      [
+        '<!-- readme-test: file skills/a/t.json -->',
+        '```json',
+        '[]',
+        '```',
+        '<!-- readme-test: in-project -->',
+        '```bash',
+        'npx skillopt test',
+        '```',
+      ].join('\n'),
+    );
     expect(ps).toEqual([]);
-    expect(bs.map((b) => [b.file, b.inProject])).toEqual([[{ path: 'skills/a/t.json', text: '[]\n' }, false], [null, true]]);
-    const bad = readmeCommands(['<!-- readme-test: file ../x -->', '```', 'a', '```', '<!-- readme-test: in-project -->', '```yaml', 'a: 1', '```'].join('\n')).problems;
+    expect(bs.map((b) => [b.file, b.inProject])).toEqual([
+      [{ path: 'skills/a/t.json', text: '[]\n' }, false],
+      [null, true],
+    ]);
+    const bad = readmeCommands(
+      [
+        '<!-- readme-test: file ../x -->',
+        '```',
+        'a',
+        '```',
+        '<!-- readme-test: in-project -->',
+        '```yaml',
+        'a: 1',
+        '```',
+      ].join('\n'),
+    ).problems;
     expect(bad.map((p) => p.split(':').slice(0, 2).join(':'))).toEqual(['README.md:1', 'README.md:6']);
   });
 
   test('a sample matches its run but for durations, the output folder, added arguments and …; a changed number is a diff', () => {
-    const sample = ['done OK', '  command:  npx skillopt t --c x.yaml', '  output:   outputs/run_1', '  best:     outputs/run_1/best.md', '  calls:    361 calls', '  wall:     3.4 s', '  next:     review …/d.diff, then …'].join('\n');
-    const run = ['progress…', '\x1b[1mdone OK\x1b[22m', '  command:  npx skillopt t --c x.yaml --cfg-options env.out_root=/tmp/r/o', '  output:   /tmp/r/o', '  best:     /tmp/r/o/best.md', '  calls:    361 calls', '  wall:     12.0 s', '  next:     review /tmp/r/o/d.diff, then npx skillopt eval --skill /tmp/r/o/best.md', 'server stopped'].join('\n');
-    const same = sampleComparison(sample, run, { outDir: '/tmp/r/o', added: ['--cfg-options', 'env.out_root=/tmp/r/o'] });
+    const sample = [
+      'done OK',
+      '  command:  npx skillopt t --c x.yaml',
+      '  output:   outputs/run_1',
+      '  best:     outputs/run_1/best.md',
+      '  calls:    361 calls',
+      '  wall:     3.4 s',
+      '  next:     review …/d.diff, then …',
+    ].join('\n');
+    const run = [
+      'progress…',
+      '\x1b[1mdone OK\x1b[22m',
+      '  command:  npx skillopt t --c x.yaml --cfg-options env.out_root=/tmp/r/o',
+      '  output:   /tmp/r/o',
+      '  best:     /tmp/r/o/best.md',
+      '  calls:    361 calls',
+      '  wall:     12.0 s',
+      '  next:     review /tmp/r/o/d.diff, then npx skillopt eval --skill /tmp/r/o/best.md',
+      'server stopped',
+    ].join('\n');
+    const same = sampleComparison(sample, run, {
+      outDir: '/tmp/r/o',
+      added: ['--cfg-options', 'env.out_root=/tmp/r/o'],
+    });
     expect(same.actual).toBe(same.expected);
-    const drifted = sampleComparison(sample, run.replace('361 calls', '362 calls'), { outDir: '/tmp/r/o', added: ['--cfg-options', 'env.out_root=/tmp/r/o'] });
+    const drifted = sampleComparison(sample, run.replace('361 calls', '362 calls'), {
+      outDir: '/tmp/r/o',
+      added: ['--cfg-options', 'env.out_root=/tmp/r/o'],
+    });
     expect(drifted.actual).not.toBe(drifted.expected);
     expect(drifted.actual.split('\n')[4]).toBe('  calls:    362 calls');
     expect(drifted.expected.split('\n')[4]).toBe('  calls:    361 calls');
   });
 
   test('shell words: quotes, escapes, a trailing &, and the syntax it refuses', () => {
-    expect(shellWords(`a 'b c' "d \\"e\\"" f\\ g &`)).toEqual({ words: ['a', 'b c', 'd "e"', 'f g'], background: true });
+    expect(shellWords(`a 'b c' "d \\"e\\"" f\\ g &`)).toEqual({
+      words: ['a', 'b c', 'd "e"', 'f g'],
+      background: true,
+    });
     expect(shellWords('a # b')).toEqual({ words: ['a'], background: false });
-    for (const line of ['a && b', 'a & b', 'a > f', 'a $X', 'a "$X"', 'a *.md', 'a ~/x', "a 'open"]) expect(shellWords(line)).toHaveProperty('error');
+    for (const line of ['a && b', 'a & b', 'a > f', 'a $X', 'a "$X"', 'a *.md', 'a ~/x', "a 'open"])
+      expect(shellWords(line)).toHaveProperty('error');
   });
 });
 
@@ -187,7 +287,12 @@ interface Ran {
 /** `skillopt <args>` (from the repository root by default), killed (and reported as hung) after COMMAND_GUARD_MS. */
 function runCli(args: string[], env: Record<string, string>, { cwd = REPO, bin = BIN } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, env: childEnv({ ...env, ...OFFLINE }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd,
+      env: childEnv({ ...env, ...OFFLINE }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let output = '';
     let hung = false;
     child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -288,7 +393,12 @@ class Rewriter {
    * as a user's shell has it (the other e2e tests turn the cache off), so the samples show its counts.
    */
   env(env: Record<string, string>): Record<string, string> {
-    const own = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, k === 'SKILLOPT_OUT_ROOT' || k === 'SKILLOPT_CACHE_DIR' ? this.moved(v) : this.path(this.port(v))]));
+    const own = Object.fromEntries(
+      Object.entries(env).map(([k, v]) => [
+        k,
+        k === 'SKILLOPT_OUT_ROOT' || k === 'SKILLOPT_CACHE_DIR' ? this.moved(v) : this.path(this.port(v)),
+      ]),
+    );
     return { SKILLOPT_CACHE: 'rw', SKILLOPT_CACHE_DIR: join(root, '.skillopt', 'cache'), ...own };
   }
 
@@ -314,12 +424,19 @@ class Rewriter {
 function serverOverrides(args: string[], env: NodeJS.ProcessEnv, rw: Rewriter): string[] {
   if (rw.ports.size === 0) return [];
   // the config flags only: every other flag of the command passes by
-  const { values: flags } = parseFlags({ name: args[0]!, flags: CONFIG_FLAGS }, args.slice(1), { accepts: () => true, names: [] });
-  const given = flags.config ?? env['SKILLOPT_CONFIG'] ?? (existsSync(join(REPO, 'skillopt.yaml')) ? 'skillopt.yaml' : undefined);
+  const { values: flags } = parseFlags({ name: args[0]!, flags: CONFIG_FLAGS }, args.slice(1), {
+    accepts: () => true,
+    names: [],
+  });
+  const given =
+    flags.config ?? env['SKILLOPT_CONFIG'] ?? (existsSync(join(REPO, 'skillopt.yaml')) ? 'skillopt.yaml' : undefined);
   const path = given === undefined ? undefined : isAbsolute(given) ? given : join(REPO, given);
   let model: Record<string, unknown>;
   try {
-    model = loadConfig({ path, cfgOptions: flags['cfg-options'], env }).config.model as unknown as Record<string, unknown>;
+    model = loadConfig({ path, cfgOptions: flags['cfg-options'], env }).config.model as unknown as Record<
+      string,
+      unknown
+    >;
   } catch {
     return []; // the command itself reports the config error (and makes no request)
   }
@@ -342,7 +459,9 @@ async function startServer(cmd: ReadmeCommand, rw: Rewriter, where: string): Pro
   const help = await usage(cmd.args[0]!);
   const documentedDefault = /--port[ =](\d+)/.exec(help);
   if (!documentedDefault) {
-    throw new Error(`${where}: \`${cmd.text}\` runs in the background but is not a server this test can start (no --port); mark the block <!-- readme-test: skip (reason) -->`);
+    throw new Error(
+      `${where}: \`${cmd.text}\` runs in the background but is not a server this test can start (no --port); mark the block <!-- readme-test: skip (reason) -->`,
+    );
   }
   const port = await freePort();
   const args = cmd.args.map((w) => rw.word(w));
@@ -356,7 +475,12 @@ async function startServer(cmd: ReadmeCommand, rw: Rewriter, where: string): Pro
     documented = Number(args[at]!.slice('--port='.length));
     args[at] = `--port=${port}`;
   }
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, env: childEnv({ ...rw.env(cmd.env), ...OFFLINE }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: REPO,
+    env: childEnv({ ...rw.env(cmd.env), ...OFFLINE }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   running.add(child);
   // Keep draining its output (a server logs every request; a full pipe would stall it).
   child.stdout!.resume();
@@ -379,7 +503,10 @@ async function startServer(cmd: ReadmeCommand, rw: Rewriter, where: string): Pro
 async function runInProject(block: ReadmeBlock): Promise<void> {
   const dir = tmp.make('project');
   const files = blocks.filter((b) => b.doc === block.doc && b.file !== null && b.line < block.line).map((b) => b.file!);
-  expect(files.length, `${block.doc}:${block.line}: an in-project block with no \`readme-test: file\` block before it`).toBeGreaterThan(0);
+  expect(
+    files.length,
+    `${block.doc}:${block.line}: an in-project block with no \`readme-test: file\` block before it`,
+  ).toBeGreaterThan(0);
   for (const f of files) {
     mkdirSync(dirname(join(dir, f.path)), { recursive: true });
     writeFileSync(join(dir, f.path), f.text);
@@ -391,13 +518,26 @@ async function runInProject(block: ReadmeBlock): Promise<void> {
   for (const cmd of block.commands) {
     const where = `${cmd.doc}:${cmd.line}`;
     expect(cmd.background, `${where}: a background command in an in-project block is not supported`).toBe(false);
-    const r = await runCli(cmd.args, { ...cmd.env, SKILLOPT_CACHE: 'rw' }, { cwd: dir, bin: join(dir, 'node_modules', '.bin', 'skillopt') });
-    const report = [`${where}: \`${cmd.text}\` in a project with ${files.map((f) => f.path).join(', ')}`, r.hung ? '(killed: hung)' : `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}`, tail(r.output)].join('\n');
+    const r = await runCli(
+      cmd.args,
+      { ...cmd.env, SKILLOPT_CACHE: 'rw' },
+      { cwd: dir, bin: join(dir, 'node_modules', '.bin', 'skillopt') },
+    );
+    const report = [
+      `${where}: \`${cmd.text}\` in a project with ${files.map((f) => f.path).join(', ')}`,
+      r.hung ? '(killed: hung)' : `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}`,
+      tail(r.output),
+    ].join('\n');
     expect(r.code, report).toBe(block.exit);
   }
-  const ignore = files.filter((f) => f.path === '.gitignore').flatMap((f) => f.text.split('\n').map((l) => l.trim().replace(/^\/|\/$/g, '')));
+  const ignore = files
+    .filter((f) => f.path === '.gitignore')
+    .flatMap((f) => f.text.split('\n').map((l) => l.trim().replace(/^\/|\/$/g, '')));
   const created = readdirSync(dir).filter((name) => !before.has(name));
-  expect(created.filter((name) => !ignore.includes(name)), `${block.doc}:${block.line}: the commands created these, which the README's .gitignore block does not name`).toEqual([]);
+  expect(
+    created.filter((name) => !ignore.includes(name)),
+    `${block.doc}:${block.line}: the commands created these, which the README's .gitignore block does not name`,
+  ).toEqual([]);
 }
 
 async function runBlock(block: ReadmeBlock, rw: Rewriter): Promise<void> {
@@ -416,24 +556,38 @@ async function runBlock(block: ReadmeBlock, rw: Rewriter): Promise<void> {
       const help = await usage(args[0]!);
       const written = args.length;
       if (help.includes('--config')) args.push(...withCfgOptions(serverOverrides(args, childEnv(env), rw)));
-      if (help.includes('--cfg-options') && !args.some((w) => /^(env\.)?out_root=/.test(w)) && !env['SKILLOPT_OUT_ROOT']) {
+      if (
+        help.includes('--cfg-options') &&
+        !args.some((w) => /^(env\.)?out_root=/.test(w)) &&
+        !env['SKILLOPT_OUT_ROOT']
+      ) {
         args.push('--cfg-options', `env.out_root=${join(root, 'outputs', `readme-line-${cmd.line}`)}`);
       }
       const before = repoOutputs();
       const r = await runCli(args, env);
-      const outDir = [...args].reverse().find((w) => /^(env\.)?out_root=/.test(w))?.replace(/^(env\.)?out_root=/, '') ?? env['SKILLOPT_OUT_ROOT'];
+      const outDir =
+        [...args]
+          .reverse()
+          .find((w) => /^(env\.)?out_root=/.test(w))
+          ?.replace(/^(env\.)?out_root=/, '') ?? env['SKILLOPT_OUT_ROOT'];
       outputs.set(`${cmd.doc}:${cmd.line}`, { output: r.output, outDir, added: args.slice(written) });
       const report = [
         `${where}: \`${cmd.text}\``,
         `run as: skillopt ${args.join(' ')}`,
-        r.hung ? `(killed: still running after ${COMMAND_GUARD_MS / 1000} s)` : `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}`,
+        r.hung
+          ? `(killed: still running after ${COMMAND_GUARD_MS / 1000} s)`
+          : `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}`,
         tail(r.output),
       ].join('\n');
       expect(r.code, report).toBe(block.exit);
       const wrote = [...repoOutputs()].filter((name) => !before.has(name) && r.output.includes(name));
       expect(wrote, `${report}\nwrote into the repository's outputs/`).toEqual([]);
     }
-    for (const s of servers) expect([s.exitCode, s.signalCode], `${block.doc}:${block.line}: a background server of the block ended early`).toEqual([null, null]);
+    for (const s of servers)
+      expect(
+        [s.exitCode, s.signalCode],
+        `${block.doc}:${block.line}: a background server of the block ended early`,
+      ).toEqual([null, null]);
   } finally {
     for (const s of servers) await stop(s);
     rw.ports.clear();
@@ -462,10 +616,15 @@ describe('README.md and docs/*.md commands, run offline from the repository root
         });
       });`;
     // the refusal is the point here: it is not logged for this file's guard to fail on
-    const r = await run(process.execPath, ['-e', script], { cwd: REPO, env: { ...OFFLINE, SKILLOPT_TEST_GUARD_LOG: '' } });
+    const r = await run(process.execPath, ['-e', script], {
+      cwd: REPO,
+      env: { ...OFFLINE, SKILLOPT_TEST_GUARD_LOG: '' },
+    });
     expect(r.code, r.all).toBe(0);
     expect(r.stdout).toContain('loopback: ok');
-    expect(r.stdout).toMatch(/outside: test guard: blocked a connection to 0\.0\.0\.0:\d+ from a child process \(node -e\): tests reach loopback only; .*<!-- readme-test: skip \(needs a real endpoint\) -->/);
+    expect(r.stdout).toMatch(
+      /outside: test guard: blocked a connection to 0\.0\.0\.0:\d+ from a child process \(node -e\): tests reach loopback only; .*<!-- readme-test: skip \(needs a real endpoint\) -->/,
+    );
   });
 
   test('every skillopt command in a fenced block can be run (or its block is marked skip)', () => {
@@ -494,7 +653,11 @@ describe('README.md and docs/*.md commands, run offline from the repository root
   const foreground = (block: ReadmeBlock): number => Math.max(1, block.commands.filter((c) => !c.background).length);
   /** A guard against a hang (not a time limit): every command the test may have to run, each with its guard. */
   const guardFor = (block: ReadmeBlock): number =>
-    COMMAND_GUARD_MS * (block.inProject ? foreground(block) : chain.slice(0, chain.indexOf(block) + 1).reduce((n, b) => n + foreground(b), 0)) + 60_000;
+    COMMAND_GUARD_MS *
+      (block.inProject
+        ? foreground(block)
+        : chain.slice(0, chain.indexOf(block) + 1).reduce((n, b) => n + foreground(b), 0)) +
+    60_000;
 
   for (const block of blocks.filter((b) => b.commands.length > 0 || b.skip !== null)) {
     const name = `${block.doc}:${block.line} ${block.commands.map((c) => `skillopt ${c.args[0]}${c.background ? ' &' : ''}`).join(' → ') || `(\`\`\`${block.lang})`}`;
@@ -508,7 +671,9 @@ describe('README.md and docs/*.md commands, run offline from the repository root
   for (const block of blocks.filter((b) => b.output !== null)) {
     const { of, text } = block.output!;
     const source = blocks.find((b) => b.commands.some((c) => c.doc === of.doc && c.line === of.line));
-    test(`${block.doc}:${block.line} is what ${of.doc}:${of.line} prints`, { timeout: source ? guardFor(source) : undefined }, async () => {
+    test(`${block.doc}:${block.line} is what ${of.doc}:${of.line} prints`, {
+      timeout: source ? guardFor(source) : undefined,
+    }, async () => {
       // the command's own test fails if it does; here only what it printed counts
       if (source) await ran(source).catch(() => {});
       const ran_ = outputs.get(`${of.doc}:${of.line}`);

@@ -108,7 +108,18 @@ describe('no credential in output or files', () => {
     const out = join(dir, 'out');
     const config = compatConfig(dir, `  base_url: ${planted(deadPort)}\n`);
     const r = await skillopt(
-      ['eval', '--config', config, '--skill', SKILL, '--split', 'test', '--cfg-options', 'env.limit=3', `env.out_root=${out}`],
+      [
+        'eval',
+        '--config',
+        config,
+        '--skill',
+        SKILL,
+        '--split',
+        'test',
+        '--cfg-options',
+        'env.limit=3',
+        `env.out_root=${out}`,
+      ],
       { env: KEY_ENV },
     );
     expect(r.code).not.toBe(0);
@@ -128,7 +139,10 @@ describe('no credential in output or files', () => {
     const dir = tmp.make('down-test');
     const out = join(dir, 'out');
     const config = compatConfig(dir, `  base_url: ${planted(deadPort)}\n`);
-    const r = await skillopt(['test', '--config', config, '-t', 'mini-00[1-3]', '--cfg-options', `env.out_root=${out}`], { env: KEY_ENV });
+    const r = await skillopt(
+      ['test', '--config', config, '-t', 'mini-00[1-3]', '--cfg-options', `env.out_root=${out}`],
+      { env: KEY_ENV },
+    );
     expect(r.code).not.toBe(0);
     expect(r.stdout).toContain(masked(deadPort));
     const rows = readJsonl(join(out, 'results.jsonl'));
@@ -145,7 +159,18 @@ describe('no credential in output or files', () => {
     const okDir = tmp.make('sim-ok');
     const okOut = join(okDir, 'out');
     const ok = await skillopt(
-      ['eval', '--config', compatConfig(okDir, `  base_url: ${planted(simPort)}\n`), '--skill', SKILL, '--split', 'test', '--cfg-options', 'env.limit=3', `env.out_root=${okOut}`],
+      [
+        'eval',
+        '--config',
+        compatConfig(okDir, `  base_url: ${planted(simPort)}\n`),
+        '--skill',
+        SKILL,
+        '--split',
+        'test',
+        '--cfg-options',
+        'env.limit=3',
+        `env.out_root=${okOut}`,
+      ],
       { env: KEY_ENV },
     );
     expect(ok.stderr).toBe('');
@@ -197,7 +222,14 @@ describe('no credential in output or files', () => {
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
     const files = listFiles(okOut).map((f) => f.slice(okOut.length + 1));
-    for (const f of ['runtime_state.json', 'config.json', 'summary.json', 'history.json', 'best_skill.md', 'split_manifest.json']) {
+    for (const f of [
+      'runtime_state.json',
+      'config.json',
+      'summary.json',
+      'history.json',
+      'best_skill.md',
+      'split_manifest.json',
+    ]) {
       expect(files).toContain(f);
     }
     const roles = readJson(join(okOut, 'config.json')).roles;
@@ -225,20 +257,30 @@ describe('no credential in output or files', () => {
 
   test('config: the roles header and the resolved config show masked URLs (YAML and environment), as YAML and JSON', async () => {
     const dir = tmp.make('config');
-    const config = compatConfig(dir, `  base_url: ${planted(deadPort)}\n  judge_base_url: https://judge:${SECRET}%40x@127.0.0.1:${simPort}/v1\n`);
+    const config = compatConfig(
+      dir,
+      `  base_url: ${planted(deadPort)}\n  judge_base_url: https://judge:${SECRET}%40x@127.0.0.1:${simPort}/v1\n`,
+    );
     const env = { ...KEY_ENV, TARGET_OPENAI_COMPATIBLE_BASE_URL: planted(simPort) };
     // `config` runs no suite: in process (what it prints is the point, not the process)
     const yaml = await cli(['config', '--config', config], { env });
     expect(yaml.code).toBe(0);
-    expect(yaml.stdout).toMatch(new RegExp(`^#\\s+optimizer: openai_compat model=mitko url=${escapeRegExp(masked(deadPort))} `, 'm'));
-    expect(yaml.stdout).toMatch(new RegExp(`^#\\s+target: openai_compat model=mitko url=${escapeRegExp(masked(simPort))} `, 'm'));
+    expect(yaml.stdout).toMatch(
+      new RegExp(`^#\\s+optimizer: openai_compat model=mitko url=${escapeRegExp(masked(deadPort))} `, 'm'),
+    );
+    expect(yaml.stdout).toMatch(
+      new RegExp(`^#\\s+target: openai_compat model=mitko url=${escapeRegExp(masked(simPort))} `, 'm'),
+    );
     expect(yaml.stdout).toContain(`url=https://***@127.0.0.1:${simPort}/v1`);
     expect(yaml.stdout).toContain(`base_url: ${masked(deadPort)}`);
     expectClean(yaml);
 
     const json = await cli(['config', '--config', config, '--json'], { env });
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout).model).toMatchObject({ base_url: masked(deadPort), target_base_url: masked(simPort) });
+    expect(JSON.parse(json.stdout).model).toMatchObject({
+      base_url: masked(deadPort),
+      target_base_url: masked(simPort),
+    });
     expectClean(json);
   });
 });

@@ -19,7 +19,18 @@ afterAll(() => tmp.cleanup());
 test('`skillopt eval` of the seed skill on the test split: pass rate 2/28, the smoke-dotnetdebug cases', async () => {
   const out = tmp.make('eval');
   const r = await skillopt(
-    ['eval', '--config', 'configs/repo-operator/sim.yaml', '--skill', 'skills/repo-operator/initial.md', '--split', 'test', '--cfg-options', `env.out_root=${out}`, 'cache.mode=off'],
+    [
+      'eval',
+      '--config',
+      'configs/repo-operator/sim.yaml',
+      '--skill',
+      'skills/repo-operator/initial.md',
+      '--split',
+      'test',
+      '--cfg-options',
+      `env.out_root=${out}`,
+      'cache.mode=off',
+    ],
     { cwd: REPO },
   );
   expect(r.stderr).toBe('');
@@ -31,7 +42,12 @@ test('`skillopt eval` of the seed skill on the test split: pass rate 2/28, the s
   expect(s.calls.target).toBe(32);
   const rows = readJsonl(join(out, 'results.jsonl'));
   expect(rows).toHaveLength(28);
-  expect(rows.filter((row) => row.pass).map((row) => row.id).sort()).toEqual(['ro-003', 'ro-006']); // rows land in completion order
+  expect(
+    rows
+      .filter((row) => row.pass)
+      .map((row) => row.id)
+      .sort(),
+  ).toEqual(['ro-003', 'ro-006']); // rows land in completion order
   expect(rows.reduce((n, row) => n + row.tool_calls, 0)).toBe(6);
   for (const row of rows) {
     expect(Array.isArray(row.trajectory)).toBe(true);
@@ -39,18 +55,39 @@ test('`skillopt eval` of the seed skill on the test split: pass rate 2/28, the s
   }
   // a seed call rule ran the smoke training through the shell and the report names its output folder
   const smoke = rows.find((row) => row.id === 'ro-003')!;
-  expect(smoke.trajectory[0].tool_calls[0]).toMatchObject({ name: 'run_command', args: { cmd: expect.stringContaining('env.out_root=outputs/dotnetdebug_smoke') } });
-  expect(smoke.trajectory[1].result).toMatchObject({ name: 'run_command', ok: true, content: expect.stringMatching(/^best skill: outputs\/dotnetdebug_smoke\/best_skill\.md\n/) });
+  expect(smoke.trajectory[0].tool_calls[0]).toMatchObject({
+    name: 'run_command',
+    args: { cmd: expect.stringContaining('env.out_root=outputs/dotnetdebug_smoke') },
+  });
+  expect(smoke.trajectory[1].result).toMatchObject({
+    name: 'run_command',
+    ok: true,
+    content: expect.stringMatching(/^best skill: outputs\/dotnetdebug_smoke\/best_skill\.md\n/),
+  });
   expect(smoke.output).toContain('outputs/dotnetdebug_smoke/best_skill.md');
 });
 
 test('`--optimize --target 0.8` reaches the target with learned call rules; the diff applies; a cached rerun sends nothing and replay passes', async () => {
   const dir = tmp.make('optimize');
   const run = (name: string, cache: string) =>
-    skillopt(['test', '--optimize', '--target', '0.8', '--config', 'configs/repo-operator/sim.yaml', '--model-cache', cache, '--cfg-options', `env.out_root=${join(dir, name)}`], {
-      cwd: REPO,
-      env: { SKILLOPT_CACHE_DIR: join(dir, 'cache') },
-    });
+    skillopt(
+      [
+        'test',
+        '--optimize',
+        '--target',
+        '0.8',
+        '--config',
+        'configs/repo-operator/sim.yaml',
+        '--model-cache',
+        cache,
+        '--cfg-options',
+        `env.out_root=${join(dir, name)}`,
+      ],
+      {
+        cwd: REPO,
+        env: { SKILLOPT_CACHE_DIR: join(dir, 'cache') },
+      },
+    );
   const first = await run('first', 'rw');
   expect(first.code, first.all).toBe(0);
   const s = readJson(join(dir, 'first', 'summary.json'));
@@ -61,7 +98,10 @@ test('`--optimize --target 0.8` reaches the target with learned call rules; the 
   const best = readFileSync(join(dir, 'first', 'best_skill.md'), 'utf8');
   const callRules = (t: string) => t.split('\n').filter((l) => /`\s*,?\s*call `[a-z_]+`/.test(l));
   expect(callRules(best).filter((l) => !seed.includes(l)).length).toBeGreaterThan(0);
-  const check = spawnSync('git', ['apply', '--check', join(dir, 'first', 'best_skill.diff')], { cwd: REPO, encoding: 'utf8' });
+  const check = spawnSync('git', ['apply', '--check', join(dir, 'first', 'best_skill.diff')], {
+    cwd: REPO,
+    encoding: 'utf8',
+  });
   expect(check.status, check.stderr).toBe(0);
   const again = await run('again', 'rw');
   expect(again.code, again.all).toBe(0);

@@ -65,7 +65,9 @@ describe('skillopt report and skillopt show', () => {
     expect(one.stdout).toMatch(/outcome: +fail/);
     expect(one.stdout).toMatch(/trajectory: +none/);
     const unknown = await cli(['show', out, '--case', 'no-such-case']);
-    expect(oneLineError(unknown, 2)).toBe(`skillopt: error: ${out}: no case no-such-case in ${join(out, 'results.jsonl')}`);
+    expect(oneLineError(unknown, 2)).toBe(
+      `skillopt: error: ${out}: no case no-such-case in ${join(out, 'results.jsonl')}`,
+    );
   });
 
   test('an optimize run: report.html, show prints the step curve and the best skill; next: repeats env.data_path', async () => {
@@ -74,7 +76,9 @@ describe('skillopt report and skillopt show', () => {
     expect(r.stdout).toContain(`[skillopt] report: ${join(r.dir, 'report.html')}`);
     expectReport(join(r.dir, 'report.html'));
     // the eval it suggests scores the same data (env.data_path), not the suite's own tasks; env.out_root and workers stay out
-    expect(reportLine(r.stdout, 'next')).toMatch(/npx skillopt eval --config configs\/opt\/sim\.yaml --skill \S+best_skill\.md --split test --cfg-options env\.data_path=benchmarks\/opt\/tasks\.json$/);
+    expect(reportLine(r.stdout, 'next')).toMatch(
+      /npx skillopt eval --config configs\/opt\/sim\.yaml --skill \S+best_skill\.md --split test --cfg-options env\.data_path=benchmarks\/opt\/tasks\.json$/,
+    );
     const out = copyRun('optimize');
     const shown = await cli(['show', out]);
     expect(shown.code, shown.all).toBe(0);
@@ -89,14 +93,20 @@ describe('skillopt report and skillopt show', () => {
     writeFileSync(ranked, JSON.stringify({ items: 'not a list' }));
     const bad = await cli(['report', out]);
     expect(bad.code, bad.all).toBe(2);
-    expect(bad.stderr.trim()).toMatch(/^skillopt: error: \S*steps\/step_0001\/ranked_edits\.json: field items: expected array, received string — not the format this skillopt reads/);
+    expect(bad.stderr.trim()).toMatch(
+      /^skillopt: error: \S*steps\/step_0001\/ranked_edits\.json: field items: expected array, received string — not the format this skillopt reads/,
+    );
   });
 
   test('a folder that is not a run, a missing one, and no folder: one line, exit 2', async () => {
     const dir = tmp.make('empty');
-    expect(oneLineError(await cli(['show', dir]), 2)).toBe(`skillopt: error: ${dir}: not a skillopt run folder (no run.json, results.jsonl, history.json or compare.json in it)`);
+    expect(oneLineError(await cli(['show', dir]), 2)).toBe(
+      `skillopt: error: ${dir}: not a skillopt run folder (no run.json, results.jsonl, history.json or compare.json in it)`,
+    );
     expect(oneLineError(await cli(['report', dir]), 2)).toContain('not a skillopt run folder');
-    expect(oneLineError(await cli(['show', join(dir, 'nope')]), 2)).toBe(`skillopt: error: ${join(dir, 'nope')}: no such folder`);
+    expect(oneLineError(await cli(['show', join(dir, 'nope')]), 2)).toBe(
+      `skillopt: error: ${join(dir, 'nope')}: no such folder`,
+    );
     expect(oneLineError(await cli(['show']), 2)).toContain('show needs a run folder');
   });
 
@@ -126,13 +136,30 @@ describe('skillopt report and skillopt show', () => {
 
   test('a val split that cannot cover the labels is warned about, with the counts', async () => {
     const dir = tmp.make('labels');
-    const tasks = Array.from({ length: 40 }, (_, i) => ({ id: `q-${String(i).padStart(2, '0')}`, input: `Node ${i} reported \`Code${i % 10}\` in the log.`, expected: `label${i % 10}` }));
+    const tasks = Array.from({ length: 40 }, (_, i) => ({
+      id: `q-${String(i).padStart(2, '0')}`,
+      input: `Node ${i} reported \`Code${i % 10}\` in the log.`,
+      expected: `label${i % 10}`,
+    }));
     writeFileSync(join(dir, 'tasks.json'), JSON.stringify(tasks));
     const r = await skillopt(
-      ['train', '--config', 'configs/opt/sim.yaml', '--cfg-options', `env.out_root=${join(dir, 'out')}`, `env.data_path=${join(dir, 'tasks.json')}`, 'env.split_ratio=2:1:7', 'train.num_epochs=1', 'train.batch_size=8', 'evaluation.eval_test=false'],
+      [
+        'train',
+        '--config',
+        'configs/opt/sim.yaml',
+        '--cfg-options',
+        `env.out_root=${join(dir, 'out')}`,
+        `env.data_path=${join(dir, 'tasks.json')}`,
+        'env.split_ratio=2:1:7',
+        'train.num_epochs=1',
+        'train.batch_size=8',
+        'evaluation.eval_test=false',
+      ],
       { cwd: OPT },
     );
-    expect(r.stdout).toMatch(/warning: the validation split cannot cover the labels: 40 tasks with 10 labels, 4 val tasks showing (\d) of them \((\d) missing: label\d/);
+    expect(r.stdout).toMatch(
+      /warning: the validation split cannot cover the labels: 40 tasks with 10 labels, 4 val tasks showing (\d) of them \((\d) missing: label\d/,
+    );
     const [, shown, missing] = /showing (\d) of them \((\d) missing/.exec(r.stdout)!;
     expect(Number(shown) + Number(missing)).toBe(10);
   });

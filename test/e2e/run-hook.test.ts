@@ -8,7 +8,17 @@ import { rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startToolServer, type ScriptedReply } from '../helpers/tool-server.ts';
-import { assertBuilt, miniProject, readJson, readJsonl, REPO, skillopt, tempDirs, writeConfig, writeFile } from './helpers.ts';
+import {
+  assertBuilt,
+  miniProject,
+  readJson,
+  readJsonl,
+  REPO,
+  skillopt,
+  tempDirs,
+  writeConfig,
+  writeFile,
+} from './helpers.ts';
 
 const tmp = tempDirs('hook');
 beforeAll(assertBuilt);
@@ -47,8 +57,10 @@ const TASKS = [
 
 function reply(body: any): ScriptedReply {
   const last = body.messages.at(-1);
-  if (last.role === 'user' && last.content.startsWith('again: ')) return { content: 'final', usage: { prompt_tokens: 11, completion_tokens: 5 } };
-  if (last.role === 'user' && last.content === 'define x') return { tool_calls: [{ id: 'l1', name: 'lookup', arguments: '{"word":"x"}' }] };
+  if (last.role === 'user' && last.content.startsWith('again: '))
+    return { content: 'final', usage: { prompt_tokens: 11, completion_tokens: 5 } };
+  if (last.role === 'user' && last.content === 'define x')
+    return { tool_calls: [{ id: 'l1', name: 'lookup', arguments: '{"word":"x"}' }] };
   if (last.role === 'tool') return { content: `looked: ${last.content}` };
   return { content: 'draft', usage: { prompt_tokens: 7, completion_tokens: 3 } };
 }
@@ -90,7 +102,10 @@ describe('a run-hook suite', () => {
       const cfg = config(dir, server.baseURL, 2);
       const cache = join(dir, 'cache');
       const out1 = join(dir, 'out1');
-      const r1 = await skillopt(['test', '--config', cfg, '--model-cache', 'rw', '--cfg-options', `env.out_root=${out1}`, `cache.dir=${cache}`], { cwd: dir, env: KEY_ENV });
+      const r1 = await skillopt(
+        ['test', '--config', cfg, '--model-cache', 'rw', '--cfg-options', `env.out_root=${out1}`, `cache.dir=${cache}`],
+        { cwd: dir, env: KEY_ENV },
+      );
       expect(r1.code, r1.all).toBe(0);
       expect(server.requests).toHaveLength(3 * 2 * 2);
       // every turn of a trial sends the trial's seed; the first call's response_format and temperature are sent
@@ -107,7 +122,18 @@ describe('a run-hook suite', () => {
       expect(rows).toHaveLength(6);
       for (const row of rows) {
         expect(row).toMatchObject({ pass: true, output: 'final', cached: false, turns: 2, tool_calls: 0 });
-        expect(row.usage).toEqual({ calls: 2, attempts: 2, prompt_tokens: 18, completion_tokens: 8, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: expect.any(Number), cache_hits: 0, cache_misses: 2 });
+        expect(row.usage).toEqual({
+          calls: 2,
+          attempts: 2,
+          prompt_tokens: 18,
+          completion_tokens: 8,
+          cached_prompt_tokens: 0,
+          reasoning_tokens: null,
+          cost: null,
+          call_ms: expect.any(Number),
+          cache_hits: 0,
+          cache_misses: 2,
+        });
         expect(row.trajectory).toEqual([
           { turn: 1, kind: 'assistant', content: 'draft' },
           { turn: 2, kind: 'assistant', content: 'final' },
@@ -115,11 +141,19 @@ describe('a run-hook suite', () => {
       }
       expect(rows.map((r) => r.trial).sort()).toEqual([0, 0, 0, 1, 1, 1]);
       const s1 = readJson(join(out1, 'summary.json'));
-      expect(s1.overall.usage.target).toMatchObject({ calls: 12, attempts: 12, prompt_tokens: 6 * 18, completion_tokens: 6 * 8 });
+      expect(s1.overall.usage.target).toMatchObject({
+        calls: 12,
+        attempts: 12,
+        prompt_tokens: 6 * 18,
+        completion_tokens: 6 * 8,
+      });
       expect(s1.cache).toMatchObject({ hits: 0, misses: 12 });
 
       const out2 = join(dir, 'out2');
-      const r2 = await skillopt(['test', '--config', cfg, '--model-cache', 'rw', '--cfg-options', `env.out_root=${out2}`, `cache.dir=${cache}`], { cwd: dir, env: KEY_ENV });
+      const r2 = await skillopt(
+        ['test', '--config', cfg, '--model-cache', 'rw', '--cfg-options', `env.out_root=${out2}`, `cache.dir=${cache}`],
+        { cwd: dir, env: KEY_ENV },
+      );
       expect(r2.code, r2.all).toBe(0);
       expect(server.requests).toHaveLength(12);
       const rows2 = readJsonl(join(out2, 'results.jsonl'));
@@ -148,12 +182,15 @@ describe('a run-hook suite', () => {
     }
   });
 
-  test('model.loop runs the built-in loop over the hook\'s tools and state', async () => {
+  test("model.loop runs the built-in loop over the hook's tools and state", async () => {
     const server = await startToolServer(reply);
     try {
       const dir = hookProject(tmp.make('loop'), [{ id: 'loop-1', input: 'define x', expected: 'looked: X' }]);
       const out = join(dir, 'out');
-      const r = await skillopt(['test', '--config', config(dir, server.baseURL, 1), '--cfg-options', `env.out_root=${out}`], { cwd: dir, env: KEY_ENV });
+      const r = await skillopt(
+        ['test', '--config', config(dir, server.baseURL, 1), '--cfg-options', `env.out_root=${out}`],
+        { cwd: dir, env: KEY_ENV },
+      );
       expect(r.code, r.all).toBe(0);
       const [row] = readJsonl(join(out, 'results.jsonl'));
       expect(row).toMatchObject({ pass: true, output: 'looked: X', turns: 2, tool_calls: 1, feedback: 'looked=x' });

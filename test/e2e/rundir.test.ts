@@ -19,7 +19,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSimServer, type SimServer } from '../../src/sim/server.ts';
 import { cli } from '../helpers/cli.ts';
-import { BIN, childEnv, expectOneLineError, MINI, readJson, readJsonl, skillopt, tempDirs, writeFile } from './helpers.ts';
+import {
+  BIN,
+  childEnv,
+  expectOneLineError,
+  MINI,
+  readJson,
+  readJsonl,
+  skillopt,
+  tempDirs,
+  writeFile,
+} from './helpers.ts';
 import { assertBuilt, train } from './optimize-helpers.ts';
 
 const tmp = tempDirs('rundir');
@@ -66,7 +76,6 @@ async function until(what: string, check: () => boolean, limitMs = 90_000): Prom
   }
 }
 
-
 /**
  * An OpenAI-compatible endpoint on 127.0.0.1 that holds every chat request until `release()` and then
  * answers `disk` (from then on at once).
@@ -86,7 +95,9 @@ async function heldEndpoint(): Promise<{ url: string; received: () => number; re
             object: 'chat.completion',
             created: 1_700_000_000,
             model: 'mitko',
-            choices: [{ index: 0, message: { role: 'assistant', content: 'disk' }, finish_reason: 'stop', logprobs: null }],
+            choices: [
+              { index: 0, message: { role: 'assistant', content: 'disk' }, finish_reason: 'stop', logprobs: null },
+            ],
             usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 },
           }),
         );
@@ -104,17 +115,34 @@ async function heldEndpoint(): Promise<{ url: string; received: () => number; re
     server.closeAllConnections();
     return new Promise<void>((r) => server.close(() => r()));
   });
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`, received: () => received, release };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`,
+    received: () => received,
+    release,
+  };
 }
 
 /** A mini config whose both roles call `url`. */
 function endpointConfig(dir: string, url: string): string {
-  return writeFile(join(dir, 'held.yaml'), `_base_: ${JSON.stringify(join(MINI, SIM))}\nmodel:\n  backend: openai_compat\n  base_url: ${url}\n`);
+  return writeFile(
+    join(dir, 'held.yaml'),
+    `_base_: ${JSON.stringify(join(MINI, SIM))}\nmodel:\n  backend: openai_compat\n  base_url: ${url}\n`,
+  );
 }
 
 /** `skillopt <args>` in the mini fixture, started and left running. */
-function start(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: MINI, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+function start(
+  args: string[],
+  env: Record<string, string> = {},
+): {
+  child: ChildProcess;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+} {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: MINI,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   closers.push(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -122,8 +150,8 @@ function start(args: string[], env: Record<string, string> = {}): { child: Child
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { child, done };
 }
@@ -133,11 +161,20 @@ describe('a run directory belongs to one run', () => {
     const sim: SimServer = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false });
     closers.push(() => sim.close());
     const out = tmp.make('train');
-    const args = [`model.base_url=${sim.url}`, 'train.num_epochs=1', 'train.batch_size=8', 'evaluation.eval_test=false'];
+    const args = [
+      `model.base_url=${sim.url}`,
+      'train.num_epochs=1',
+      'train.batch_size=8',
+      'evaluation.eval_test=false',
+    ];
     const first = await train(out, args, { config: 'configs/opt/external.yaml' });
     expect(first.code).toBe(0);
     const before = listing(out);
-    expect(before).toContain(`run.json ${createHash('sha256').update(readFileSync(join(out, 'run.json'))).digest('hex')}`);
+    expect(before).toContain(
+      `run.json ${createHash('sha256')
+        .update(readFileSync(join(out, 'run.json')))
+        .digest('hex')}`,
+    );
     const requests = sim.stats().requests;
 
     const changed = await train(out, [...args, 'optimizer.learning_rate=2'], { config: 'configs/opt/external.yaml' });
@@ -162,14 +199,29 @@ describe('a run directory belongs to one run', () => {
     const dir = tmp.make('two');
     const out = join(dir, 'out');
     const held = await heldEndpoint();
-    const args = ['eval', '--config', endpointConfig(dir, held.url), '--skill', SKILL, '--split', 'test', '--cfg-options', 'env.limit=3', `env.out_root=${out}`];
+    const args = [
+      'eval',
+      '--config',
+      endpointConfig(dir, held.url),
+      '--skill',
+      SKILL,
+      '--split',
+      'test',
+      '--cfg-options',
+      'env.limit=3',
+      `env.out_root=${out}`,
+    ];
     const first = start(args, KEY);
     // the first run holds the lock and is past its checks: its cases are waiting on the endpoint
     await until('the first eval to call the endpoint', () => held.received() > 0 && existsSync(join(out, 'run.lock')));
     const during = listing(out);
 
     const second = await skillopt(args, { env: KEY });
-    const line = expectOneLineError(second, `${out}: locked by another skillopt run (pid ${first.child.pid} on ${hostname()}, started `, 'npx skillopt eval');
+    const line = expectOneLineError(
+      second,
+      `${out}: locked by another skillopt run (pid ${first.child.pid} on ${hostname()}, started `,
+      'npx skillopt eval',
+    );
     expect(line).toContain(`lock file ${join(out, 'run.lock')}`);
     expect(first.child.exitCode).toBeNull(); // still running: it is held until released
     expect(listing(out)).toEqual(during);
@@ -184,7 +236,10 @@ describe('a run directory belongs to one run', () => {
     expect(rows.every((x) => x.split === 'test' && x.output === 'disk')).toBe(true);
     expect(readdirSync(join(out, 'predictions')).sort()).toEqual(rows.map((x) => `${x.id}.json`).sort());
     expect(readJson(join(out, 'eval_summary.json'))).toMatchObject({ split: 'test', n_items: 3, errored: 0 });
-    expect(readJson(join(out, 'run.json'))).toMatchObject({ kind: 'eval', fingerprint: { split: 'test', 'env.limit': 3 } });
+    expect(readJson(join(out, 'run.json'))).toMatchObject({
+      kind: 'eval',
+      fingerprint: { split: 'test', 'env.limit': 3 },
+    });
     expect(existsSync(join(out, 'run.lock'))).toBe(false);
   });
 
@@ -192,7 +247,18 @@ describe('a run directory belongs to one run', () => {
     const dir = tmp.make('term');
     const out = join(dir, 'out');
     const held = await heldEndpoint();
-    const args = ['eval', '--config', endpointConfig(dir, held.url), '--skill', SKILL, '--split', 'test', '--cfg-options', 'env.limit=3', `env.out_root=${out}`];
+    const args = [
+      'eval',
+      '--config',
+      endpointConfig(dir, held.url),
+      '--skill',
+      SKILL,
+      '--split',
+      'test',
+      '--cfg-options',
+      'env.limit=3',
+      `env.out_root=${out}`,
+    ];
     const run = start(args, KEY);
     await until('the eval to call the endpoint', () => held.received() > 0);
     run.child.kill('SIGTERM');
@@ -212,12 +278,32 @@ describe('a run directory belongs to one run', () => {
     await new Promise((r) => gone.on('exit', r));
     writeFileSync(
       join(out, 'run.lock'),
-      JSON.stringify({ pid: gone.pid, host: hostname(), started_at: '2020-01-01T00:00:00.000Z', command: 'npx skillopt eval (killed)', token: `${gone.pid}-feedface`, proc_start: null }),
+      JSON.stringify({
+        pid: gone.pid,
+        host: hostname(),
+        started_at: '2020-01-01T00:00:00.000Z',
+        command: 'npx skillopt eval (killed)',
+        token: `${gone.pid}-feedface`,
+        proc_start: null,
+      }),
     );
-    const r = await skillopt(['eval', '--config', SIM, '--skill', SKILL, '--split', 'test', '--cfg-options', 'env.limit=2', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'eval',
+      '--config',
+      SIM,
+      '--skill',
+      SKILL,
+      '--split',
+      'test',
+      '--cfg-options',
+      'env.limit=2',
+      `env.out_root=${out}`,
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`[skillopt] taking over the stale lock of ${out}: pid ${gone.pid} (started 2020-01-01T00:00:00.000Z) is gone`);
+    expect(r.stdout).toContain(
+      `[skillopt] taking over the stale lock of ${out}: pid ${gone.pid} (started 2020-01-01T00:00:00.000Z) is gone`,
+    );
     expect(readJson(join(out, 'eval_summary.json')).n_items).toBe(2);
     expect(existsSync(join(out, 'run.lock'))).toBe(false);
   });
@@ -229,7 +315,10 @@ describe('a run directory belongs to one run', () => {
     expect(val.code).toBe(0);
     const before = listing(out);
     const testSplit = await skillopt(['eval', '--split', 'test', ...common]);
-    expectOneLineError(testSplit, `${out}: this folder holds a run with split=val; this run has split=test — use a new env.out_root`);
+    expectOneLineError(
+      testSplit,
+      `${out}: this folder holds a run with split=val; this run has split=test — use a new env.out_root`,
+    );
     expect(testSplit.stdout).not.toContain('reused');
     expect(listing(out)).toEqual(before);
     // the same eval again: a resume that reuses every case
@@ -250,7 +339,10 @@ describe('a run directory belongs to one run', () => {
     const before = listing(out);
     const inProcess = ['test', '--config', ABS_SIM, '-t', 'mini-00', '--cfg-options', `env.out_root=${out}`];
     const gated = await cli([...inProcess, 'evaluation.min_pass_rate=0.5']);
-    expectOneLineError(gated, `${out}: this folder holds a run with evaluation.min_pass_rate=0; this run has evaluation.min_pass_rate=0.5`);
+    expectOneLineError(
+      gated,
+      `${out}: this folder holds a run with evaluation.min_pass_rate=0; this run has evaluation.min_pass_rate=0.5`,
+    );
     expect(listing(out)).toEqual(before);
     const other = await cli(['test', '--config', ABS_SIM, '--cfg-options', `env.out_root=${out}`]);
     expectOneLineError(other, `${out}: this folder holds a run with -t=mini-00; this run has -t=(unset)`);

@@ -28,8 +28,16 @@ describe('shard + merge-reports', () => {
     const blobs = join(root, 'blobs');
     const shard = (i: number) =>
       skillopt(
-        ['test', '--config', CONFIG, `--shard=${i}/2`, '--reporter=blob', `--outputFile.blob=${join(blobs, `blob-${i}.json`)}`,
-          '--cfg-options', `env.out_root=${join(root, `shard-${i}`)}`],
+        [
+          'test',
+          '--config',
+          CONFIG,
+          `--shard=${i}/2`,
+          '--reporter=blob',
+          `--outputFile.blob=${join(blobs, `blob-${i}.json`)}`,
+          '--cfg-options',
+          `env.out_root=${join(root, `shard-${i}`)}`,
+        ],
         { cwd: DUO },
       );
     const [s1, s2] = await Promise.all([shard(1), shard(2)]);
@@ -45,11 +53,22 @@ describe('shard + merge-reports', () => {
     expect(new Set(ids(shardRows)).size).toBe(7);
 
     const mergedOut = join(root, 'merged');
-    const merged = await skillopt(['test', '--config', CONFIG, '--merge-reports', blobs, '--cfg-options', `env.out_root=${mergedOut}`], { cwd: DUO });
+    const merged = await skillopt(
+      ['test', '--config', CONFIG, '--merge-reports', blobs, '--cfg-options', `env.out_root=${mergedOut}`],
+      { cwd: DUO },
+    );
     expect(merged.code).toBe(1);
 
     const rows = readJsonl(join(mergedOut, 'results.jsonl'));
-    expect(rows.map((r) => r.id).sort()).toEqual(['alpha-1', 'alpha-2', 'alpha-3', 'alpha-4', 'beta-1', 'beta-2', 'beta-3']);
+    expect(rows.map((r) => r.id).sort()).toEqual([
+      'alpha-1',
+      'alpha-2',
+      'alpha-3',
+      'alpha-4',
+      'beta-1',
+      'beta-2',
+      'beta-3',
+    ]);
     const original = byId(shardRows);
     for (const row of rows) {
       // everything the test recorded in the worker, unchanged (latency included: nothing was rerun)
@@ -57,7 +76,12 @@ describe('shard + merge-reports', () => {
     }
     const m = byId(rows);
     expect(m['alpha-1']).toMatchObject({ hard: 1, soft: 1, pass: true, feedback: 'label `disk` is correct' });
-    expect(m['beta-2']).toMatchObject({ hard: 0, pass: false, output: 'unknown', feedback: 'expected `green`, got `unknown`' });
+    expect(m['beta-2']).toMatchObject({
+      hard: 0,
+      pass: false,
+      output: 'unknown',
+      feedback: 'expected `green`, got `unknown`',
+    });
 
     const summary = readJson(join(mergedOut, 'summary.json'));
     expect(Object.keys(summary.suites).sort()).toEqual(['alpha', 'beta']);
@@ -73,7 +97,19 @@ describe('shard + merge-reports', () => {
     const blobs = join(root, 'blobs');
     const config = 'configs/dotnetdebug/sim.yaml';
     const shard = (i: number) =>
-      skillopt(['test', '--config', config, `--shard=${i}/2`, '--reporter=blob', `--outputFile.blob=${join(blobs, `blob-${i}.json`)}`, '--cfg-options', `env.out_root=${join(root, `shard-${i}`)}`], { cwd: REPO });
+      skillopt(
+        [
+          'test',
+          '--config',
+          config,
+          `--shard=${i}/2`,
+          '--reporter=blob',
+          `--outputFile.blob=${join(blobs, `blob-${i}.json`)}`,
+          '--cfg-options',
+          `env.out_root=${join(root, `shard-${i}`)}`,
+        ],
+        { cwd: REPO },
+      );
     const [s1, s2, whole] = await Promise.all([
       shard(1),
       shard(2),
@@ -87,7 +123,10 @@ describe('shard + merge-reports', () => {
     expect(new Set([...ids(rows1!), ...ids(rows2!)]).size).toBe(147);
 
     const mergedOut = join(root, 'merged');
-    const merged = await skillopt(['test', '--config', config, '--merge-reports', blobs, '--cfg-options', `env.out_root=${mergedOut}`], { cwd: REPO });
+    const merged = await skillopt(
+      ['test', '--config', config, '--merge-reports', blobs, '--cfg-options', `env.out_root=${mergedOut}`],
+      { cwd: REPO },
+    );
     expect(merged.code, merged.all).toBe(1);
     const rows = readJsonl(join(mergedOut, 'results.jsonl'));
     const wholeRows = readJsonl(join(root, 'whole', 'results.jsonl'));
@@ -95,7 +134,14 @@ describe('shard + merge-reports', () => {
     expect(rows.map(timeless)).toEqual(wholeRows.map(timeless)); // same rows, same order
     const m = readJson(join(mergedOut, 'summary.json'));
     const w = readJson(join(root, 'whole', 'summary.json'));
-    expect(m.overall).toMatchObject({ n: 147, selected: 147, scored: 147, errored: 0, pass_rate: w.overall.pass_rate, passed: w.overall.passed });
+    expect(m.overall).toMatchObject({
+      n: 147,
+      selected: 147,
+      scored: 147,
+      errored: 0,
+      pass_rate: w.overall.pass_rate,
+      passed: w.overall.passed,
+    });
     expect(m.suites.dotnetdebug.gate).toEqual(w.suites.dotnetdebug.gate);
     expect(m.verdict).toMatchObject({ verdict: 'fail' });
   });
@@ -103,16 +149,34 @@ describe('shard + merge-reports', () => {
   test('plain vitest --shard on a single suite file splits its tasks; --merge-reports rebuilds all 30', async () => {
     const root = tmp.make('plain');
     const blobs = join(root, 'blobs');
-    const env = (out: string) => ({ SKILLOPT_CONFIG: 'configs/mini/sim.yaml', SKILLOPT_CFG_OPTIONS: `env.out_root=${join(root, out)}` });
+    const env = (out: string) => ({
+      SKILLOPT_CONFIG: 'configs/mini/sim.yaml',
+      SKILLOPT_CFG_OPTIONS: `env.out_root=${join(root, out)}`,
+    });
     const shard = (i: number) =>
-      run('npx', ['vitest', 'run', '--project', 'skills', `--shard=${i}/2`, '--reporter=blob', `--outputFile.blob=${join(blobs, `b${i}.json`)}`], { cwd: MINI, env: env(`s${i}`) });
+      run(
+        'npx',
+        [
+          'vitest',
+          'run',
+          '--project',
+          'skills',
+          `--shard=${i}/2`,
+          '--reporter=blob',
+          `--outputFile.blob=${join(blobs, `b${i}.json`)}`,
+        ],
+        { cwd: MINI, env: env(`s${i}`) },
+      );
     const [a, b] = await Promise.all([shard(1), shard(2)]);
     expect(a.all).not.toMatch(/must be a smaller than count of test files/);
     const [r1, r2] = ['s1', 's2'].map((d) => readJsonl(join(root, d, 'results.jsonl')));
     expect([r1!.length, r2!.length]).toEqual([15, 15]);
     expect(new Set([...ids(r1!), ...ids(r2!)]).size).toBe(30);
     expect(b.code).toBe(1);
-    const merged = await run('npx', ['vitest', 'run', '--project', 'skills', '--merge-reports', blobs], { cwd: MINI, env: env('m') });
+    const merged = await run('npx', ['vitest', 'run', '--project', 'skills', '--merge-reports', blobs], {
+      cwd: MINI,
+      env: env('m'),
+    });
     expect(merged.code).toBe(1);
     const rows = readJsonl(join(root, 'm', 'results.jsonl'));
     expect(ids(rows)).toEqual(ids([...r1!, ...r2!]));

@@ -6,7 +6,16 @@
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, readJson, reportLine, skillopt, startSimServerChild, tempDirs, writeConfig, type SimServerChild } from './helpers.ts';
+import {
+  assertBuilt,
+  readJson,
+  reportLine,
+  skillopt,
+  startSimServerChild,
+  tempDirs,
+  writeConfig,
+  type SimServerChild,
+} from './helpers.ts';
 
 const tmp = tempDirs('simserver');
 let sim: SimServerChild | undefined;
@@ -69,7 +78,9 @@ env:
     );
     const common = ['--skill', 'skills/mini/initial.md', '--split', 'test', '--cfg-options', 'env.limit=6'];
     const [local, sim] = await Promise.all([
-      skillopt(['eval', '--config', config, ...common, `env.out_root=${join(dir, 'local')}`], { env: { OPENAI_COMPATIBLE_API_KEY: 'not-needed' } }),
+      skillopt(['eval', '--config', config, ...common, `env.out_root=${join(dir, 'local')}`], {
+        env: { OPENAI_COMPATIBLE_API_KEY: 'not-needed' },
+      }),
       skillopt(['eval', '--config', 'configs/mini/sim.yaml', ...common, `env.out_root=${join(dir, 'sim')}`]),
     ]);
     expect(local.code).toBe(0);
@@ -77,13 +88,28 @@ env:
     const a = readJson(join(dir, 'local', 'eval_summary.json'));
     const b = readJson(join(dir, 'sim', 'eval_summary.json'));
     const numbers = (s: any) => ({
-      split: s.split, n_items: s.n_items, hard: s.hard, soft: s.soft, pass_rate: s.pass_rate, errored: s.errored,
-      tokens: s.tokens, calls: s.calls, by_task_type: s.by_task_type, simulated: s.simulated,
+      split: s.split,
+      n_items: s.n_items,
+      hard: s.hard,
+      soft: s.soft,
+      pass_rate: s.pass_rate,
+      errored: s.errored,
+      tokens: s.tokens,
+      calls: s.calls,
+      by_task_type: s.by_task_type,
+      simulated: s.simulated,
     });
     expect(numbers(a)).toEqual(numbers(b));
-    expect(a).toMatchObject({ n_items: 6, errored: 0, simulated: true, model: { target: 'mitko', backend: 'openai_compat' } });
+    expect(a).toMatchObject({
+      n_items: 6,
+      errored: 0,
+      simulated: true,
+      model: { target: 'mitko', backend: 'openai_compat' },
+    });
     expect(b.model).toEqual({ target: 'mitko', backend: 'simulated' });
-    expect(reportLine(local.stdout, 'split')).toBe('test · 6 selected: 6 scored, 0 errored · 6 of 30 tasks selected (split test, env.limit 6)');
+    expect(reportLine(local.stdout, 'split')).toBe(
+      'test · 6 selected: 6 scored, 0 errored · 6 of 30 tasks selected (split test, env.limit 6)',
+    );
     expect(local.stdout).toMatch(/skillopt eval OK — simulated model/);
   });
 });

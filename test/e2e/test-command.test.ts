@@ -6,7 +6,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, tempDirs, writeFile } from './helpers.ts';
+import {
+  assertBuilt,
+  MINI_ORACLE_SKILL,
+  readJson,
+  readJsonl,
+  reportLine,
+  skillopt,
+  tempDirs,
+  writeFile,
+} from './helpers.ts';
 import { sharedRun } from '../helpers/shared-runs.ts';
 
 const tmp = tempDirs('test');
@@ -40,7 +49,15 @@ describe('skillopt test', () => {
     const summary = readJson(join(out, 'summary.json'));
     for (const part of [summary.overall, summary.suites.mini]) {
       for (const k of STATS_KEYS) expect(part).toHaveProperty(k);
-      expect(part).toMatchObject({ n: 30, passed: 3, failed: 27, errored: 0, pass_rate: 0.1, mean_hard: 0.1, mean_soft: 0.1 });
+      expect(part).toMatchObject({
+        n: 30,
+        passed: 3,
+        failed: 27,
+        errored: 0,
+        pass_rate: 0.1,
+        mean_hard: 0.1,
+        mean_soft: 0.1,
+      });
       expect(Object.keys(part.by_task_type).sort()).toEqual(['alert', 'log']);
       expect(part.by_task_type.alert.n + part.by_task_type.log.n).toBe(30);
       expect(part.usage.target.calls).toBe(30);
@@ -68,27 +85,65 @@ describe('skillopt test', () => {
 
   test('-t matching no task: exit 2, saying the pattern matched none of the 30 tasks', async () => {
     const out = tmp.make('none');
-    const r = await skillopt(['test', '--config', CONFIG, '-t', 'no-such-task', '--cfg-options', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '-t',
+      'no-such-task',
+      '--cfg-options',
+      `env.out_root=${out}`,
+    ]);
     expect(r.code, r.all).toBe(2);
     // one line, as every input error: not Vitest's "No test found in suite" block and an end report
     expect(r.stdout).toBe('');
-    expect(r.stderr.trim()).toMatch(/^skillopt: error: -t no-such-task: the pattern matched none of the 30 tasks of suite 'mini' — it is a regular expression matched against '<suite> <task id>', e\.g\. 'mini mini-\d{3}'$/);
-    const split = await skillopt(['test', '--config', CONFIG, '-t', 'no-such-task', '--split', 'val', '--cfg-options', `env.out_root=${out}`]);
+    expect(r.stderr.trim()).toMatch(
+      /^skillopt: error: -t no-such-task: the pattern matched none of the 30 tasks of suite 'mini' — it is a regular expression matched against '<suite> <task id>', e\.g\. 'mini mini-\d{3}'$/,
+    );
+    const split = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '-t',
+      'no-such-task',
+      '--split',
+      'val',
+      '--cfg-options',
+      `env.out_root=${out}`,
+    ]);
     expect(split.code).toBe(2);
     expect(split.stderr).toContain("matched none of the 6 tasks of suite 'mini' (split val)");
   });
 
   test('--pool=forks: workers that call the simulated model themselves get its address (started before them)', async () => {
     const out = tmp.make('forks');
-    const r = await skillopt(['test', '--config', CONFIG, '--pool=forks', '-t', 'mini-00', '--cfg-options', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--pool=forks',
+      '-t',
+      'mini-00',
+      '--cfg-options',
+      `env.out_root=${out}`,
+    ]);
     expect(r.code, r.all).toBe(1);
-    expect(reportLine(r.stdout, 'cases')).toBe('9 ran of 9 selected: 3 pass, 6 fail, 0 errored · 9 of 30 tasks selected (-t mini-00)');
+    expect(reportLine(r.stdout, 'cases')).toBe(
+      '9 ran of 9 selected: 3 pass, 6 fail, 0 errored · 9 of 30 tasks selected (-t mini-00)',
+    );
     expect(readJsonl(join(out, 'results.jsonl')).every((row) => row.error_kind === null)).toBe(true);
   });
 
   test('a gate that holds (min_pass_rate 0.05): exit 0 and the misses no longer fail', async () => {
     const out = tmp.make('gate-ok');
-    const r = await skillopt(['test', '--config', CONFIG, '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--cfg-options',
+      'evaluation.min_pass_rate=0.05',
+      `env.out_root=${out}`,
+    ]);
     expect(r.code).toBe(0);
     expect(r.all).toMatch(/Tests\s+31 passed \(31\)/); // 30 cases + the suite gate
     expect(r.stdout).toMatch(/suite gate \(pass rate ≥ 0\.05\): held/);
@@ -104,18 +159,29 @@ describe('skillopt test', () => {
     const out = tmp.make('gate-fail');
     const junit = join(out, 'junit', 'junit.xml');
     const r = await skillopt([
-      'test', '--config', CONFIG,
-      '--reporter=default', '--reporter=junit', `--outputFile.junit=${junit}`,
-      '--cfg-options', 'evaluation.min_pass_rate=0.9', `env.out_root=${out}`,
+      'test',
+      '--config',
+      CONFIG,
+      '--reporter=default',
+      '--reporter=junit',
+      `--outputFile.junit=${junit}`,
+      '--cfg-options',
+      'evaluation.min_pass_rate=0.9',
+      `env.out_root=${out}`,
     ]);
     expect(r.code).toBe(1);
     expect(r.all).toMatch(/FAIL .*mini\.skill\.test\.ts > mini > suite gate/);
     expect(r.all).toMatch(/Tests\s+1 failed \| 30 passed \(31\)/);
-    expect(reportLine(r.stdout, 'failure')).toBe("suite gate failed for 'mini': pass rate 0.100 < 0.9 on 30 scored cases");
+    expect(reportLine(r.stdout, 'failure')).toBe(
+      "suite gate failed for 'mini': pass rate 0.100 < 0.9 on 30 scored cases",
+    );
 
     // our reporter still ran
     expect(readJsonl(join(out, 'results.jsonl'))).toHaveLength(30);
-    expect(readJson(join(out, 'summary.json')).suites.mini.gate).toMatchObject({ ok: false, reasons: ['pass rate 0.100 < 0.9'] });
+    expect(readJson(join(out, 'summary.json')).suites.mini.gate).toMatchObject({
+      ok: false,
+      reasons: ['pass rate 0.100 < 0.9'],
+    });
 
     // JUnit: one testcase per task plus the gate, the gate with a <failure>
     const xml = readFileSync(junit, 'utf8');
@@ -131,7 +197,16 @@ describe('skillopt test', () => {
   test('--skill with a skill that solves every task passes a 0.9 gate', async () => {
     const out = tmp.make('oracle');
     const skill = writeFile(join(out, 'oracle.md'), MINI_ORACLE_SKILL);
-    const r = await skillopt(['test', '--config', CONFIG, '--skill', skill, '--cfg-options', 'evaluation.min_pass_rate=0.9', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--skill',
+      skill,
+      '--cfg-options',
+      'evaluation.min_pass_rate=0.9',
+      `env.out_root=${out}`,
+    ]);
     expect(r.code).toBe(0);
     const summary = readJson(join(out, 'summary.json'));
     expect(summary.overall).toMatchObject({ n: 30, passed: 30, failed: 0, pass_rate: 1 });

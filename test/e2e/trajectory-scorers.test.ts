@@ -10,7 +10,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseCallFindings } from '../../src/protocol/tool-feedback.ts';
 import { startToolServer, type ScriptedReply } from '../helpers/tool-server.ts';
-import { assertBuilt, miniProject, readJson, readJsonl, REPO, skillopt, tempDirs, writeConfig, writeFile } from './helpers.ts';
+import {
+  assertBuilt,
+  miniProject,
+  readJson,
+  readJsonl,
+  REPO,
+  skillopt,
+  tempDirs,
+  writeConfig,
+  writeFile,
+} from './helpers.ts';
 
 const tmp = tempDirs('traj-scorers');
 beforeAll(assertBuilt);
@@ -46,8 +56,12 @@ function procedure(wrong: Set<string>) {
   return (body: any): ScriptedReply => {
     const id: string = body.messages.find((m: any) => m.role === 'user').content;
     const turn = body.messages.filter((m: any) => m.role === 'assistant').length + 1;
-    if (wrong.has(id)) return turn === 1 ? { content: 'training', tool_calls: [call('c1', 'run_command', { cmd: 'train' })] } : { content: 'done' };
-    if (turn === 1) return { content: 'smoke test first', tool_calls: [call('c1', 'run_command', { cmd: 'train --smoke' })] };
+    if (wrong.has(id))
+      return turn === 1
+        ? { content: 'training', tool_calls: [call('c1', 'run_command', { cmd: 'train' })] }
+        : { content: 'done' };
+    if (turn === 1)
+      return { content: 'smoke test first', tool_calls: [call('c1', 'run_command', { cmd: 'train --smoke' })] };
     if (turn === 2) return { tool_calls: [call('c2', 'read_file', { path: `${id}/metrics.json` })] };
     return { content: 'done' };
   };
@@ -58,9 +72,16 @@ function project(dir: string, baseURL: string): string {
   rmSync(join(dir, 'benchmarks', 'mini'), { recursive: true });
   symlinkSync(join(REPO, 'node_modules', 'zod'), join(dir, 'node_modules', 'zod'), 'dir');
   writeFile(join(dir, 'benchmarks', 'proc', 'proc.skill.test.ts'), SUITE);
-  writeFile(join(dir, 'benchmarks', 'proc', 'tasks.json'), JSON.stringify(IDS.map((id) => ({ id, input: id, expected: 'done', split: 'test' }))));
+  writeFile(
+    join(dir, 'benchmarks', 'proc', 'tasks.json'),
+    JSON.stringify(IDS.map((id) => ({ id, input: id, expected: 'done', split: 'test' }))),
+  );
   writeFile(join(dir, 'skills', 'proc.md'), '# Operator\n\nRun the smoke test, read the metrics, then answer.\n');
-  return writeConfig(dir, 'proc.yaml', `model:\n  backend: openai_compat\n  base_url: ${baseURL}\n  optimizer: m\n  target: m\n  retries: 0\n  timeout_s: 20\nenv:\n  name: proc\n  workers: 2\n`);
+  return writeConfig(
+    dir,
+    'proc.yaml',
+    `model:\n  backend: openai_compat\n  base_url: ${baseURL}\n  optimizer: m\n  target: m\n  retries: 0\n  timeout_s: 20\nenv:\n  name: proc\n  workers: 2\n`,
+  );
 }
 
 describe('trajectory scorers and reports through the CLI', () => {
@@ -71,9 +92,27 @@ describe('trajectory scorers and reports through the CLI', () => {
       const dir = tmp.make('proc');
       const base = join(dir, 'base');
       const cand = join(dir, 'cand');
-      const r1 = await skillopt(['test', '--config', project(dir, good.baseURL), '--split', 'all', '--cfg-options', `env.out_root=${base}`], { cwd: dir, env: KEY_ENV });
+      const r1 = await skillopt(
+        ['test', '--config', project(dir, good.baseURL), '--split', 'all', '--cfg-options', `env.out_root=${base}`],
+        { cwd: dir, env: KEY_ENV },
+      );
       expect(r1.code, r1.all).toBe(0);
-      const r2 = await skillopt(['test', '--config', writeConfig(dir, 'bad.yaml', `model:\n  backend: openai_compat\n  base_url: ${bad.baseURL}\n  optimizer: m\n  target: m\n  retries: 0\n  timeout_s: 20\nenv:\n  name: proc\n  workers: 2\n`), '--split', 'all', '--cfg-options', `env.out_root=${cand}`], { cwd: dir, env: KEY_ENV });
+      const r2 = await skillopt(
+        [
+          'test',
+          '--config',
+          writeConfig(
+            dir,
+            'bad.yaml',
+            `model:\n  backend: openai_compat\n  base_url: ${bad.baseURL}\n  optimizer: m\n  target: m\n  retries: 0\n  timeout_s: 20\nenv:\n  name: proc\n  workers: 2\n`,
+          ),
+          '--split',
+          'all',
+          '--cfg-options',
+          `env.out_root=${cand}`,
+        ],
+        { cwd: dir, env: KEY_ENV },
+      );
       expect(r2.code, r2.all).toBe(1);
 
       const rows = new Map(readJsonl(join(cand, 'results.jsonl')).map((r: any) => [r.id, r]));
@@ -97,7 +136,9 @@ describe('trajectory scorers and reports through the CLI', () => {
 
       // report.html embeds every case's timeline
       const html = readFileSync(join(cand, 'report.html'), 'utf8');
-      const data = JSON.parse(/<script type="application\/json" id="skillopt-data">([\s\S]*?)<\/script>/.exec(html)![1]!);
+      const data = JSON.parse(
+        /<script type="application\/json" id="skillopt-data">([\s\S]*?)<\/script>/.exec(html)![1]!,
+      );
       const cases = data.scores.cases;
       const at = cases.rows.findIndex((r: unknown[]) => r[cases.columns.indexOf('id')] === 'p-2');
       expect(cases.trajectories.rows[at]).toEqual([

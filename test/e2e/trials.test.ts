@@ -6,7 +6,16 @@
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, MINI_ORACLE_SKILL, readJson, readJsonl, reportLine, skillopt, tempDirs, writeFile } from './helpers.ts';
+import {
+  assertBuilt,
+  MINI_ORACLE_SKILL,
+  readJson,
+  readJsonl,
+  reportLine,
+  skillopt,
+  tempDirs,
+  writeFile,
+} from './helpers.ts';
 import { sharedRun } from '../helpers/shared-runs.ts';
 import { SHARED_RUNS } from '../helpers/shared-run-specs.ts';
 
@@ -23,8 +32,18 @@ describe('trials', () => {
     const shared = sharedRun('trials');
     const skill = join(shared.aux, 'oracle.md');
     const args = (out: string, junit: string) => [
-      'test', '--config', CONFIG, '--skill', skill, '--reporter=default', '--reporter=junit', `--outputFile.junit=${junit}`,
-      '--cfg-options', 'env.trials=3', 'model.simulated.noise=0.2', `env.out_root=${out}`,
+      'test',
+      '--config',
+      CONFIG,
+      '--skill',
+      skill,
+      '--reporter=default',
+      '--reporter=junit',
+      `--outputFile.junit=${junit}`,
+      '--cfg-options',
+      'env.trials=3',
+      'model.simulated.noise=0.2',
+      `env.out_root=${out}`,
     ];
     expect(args(shared.dir, join(shared.aux, 'junit.xml'))).toEqual(SHARED_RUNS.trials.args(shared.dir, shared.aux));
     const r = { ...shared, all: `${shared.stdout}\n${shared.stderr}` };
@@ -54,7 +73,9 @@ describe('trials', () => {
     expect(r.code).toBe(fractions.some((f) => f < 0.5) ? 1 : 0);
     const xml = readFileSync(junit, 'utf8');
     expect((xml.match(/<testcase /g) ?? []).length).toBe(30);
-    expect((xml.match(/<property name="skillopt:flaky" value="\d of 3 trials passed"/g) ?? []).length).toBe(overall.flaky);
+    expect((xml.match(/<property name="skillopt:flaky" value="\d of 3 trials passed"/g) ?? []).length).toBe(
+      overall.flaky,
+    );
 
     // same seed, same config: the same samples
     await skillopt(args(join(dir, 'b'), join(dir, 'junit-b.xml')));
@@ -62,10 +83,24 @@ describe('trials', () => {
     expect(readJsonl(join(dir, 'b', 'results.jsonl')).map(strip)).toEqual(rows.map(strip));
   });
 
-  test('at temperature 0 the trials agree (stable samples); --trials on eval lists each prediction\'s trials and resumes', async () => {
+  test("at temperature 0 the trials agree (stable samples); --trials on eval lists each prediction's trials and resumes", async () => {
     const dir = tmp.make('t0');
     const out = join(dir, 'out');
-    const args = ['eval', '--config', CONFIG, '--skill', 'skills/mini/initial.md', '--split', 'val', '--trials', '4', '--cfg-options', 'model.simulated.noise=0.3', 'model.temperature=0', `env.out_root=${out}`];
+    const args = [
+      'eval',
+      '--config',
+      CONFIG,
+      '--skill',
+      'skills/mini/initial.md',
+      '--split',
+      'val',
+      '--trials',
+      '4',
+      '--cfg-options',
+      'model.simulated.noise=0.3',
+      'model.temperature=0',
+      `env.out_root=${out}`,
+    ];
     const r = await skillopt(args);
     expect(r.code, r.all).toBe(0);
     const summary = readJson(join(out, 'eval_summary.json'));
@@ -84,14 +119,39 @@ describe('trials', () => {
 
   test('the next: line of a noisy trials run repeats --trials and the noise (not out_root)', async () => {
     const out = tmp.make('noisy-next');
-    const r = await skillopt(['test', '--config', CONFIG, '-t', 'mini-00', '--trials', '3', '--cfg-options', 'model.simulated.noise=0.2', 'evaluation.min_pass_rate=0.05', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '-t',
+      'mini-00',
+      '--trials',
+      '3',
+      '--cfg-options',
+      'model.simulated.noise=0.2',
+      'evaluation.min_pass_rate=0.05',
+      `env.out_root=${out}`,
+    ]);
     expect(r.code, r.all).toBe(0);
-    expect(reportLine(r.stdout, 'next')).toBe(`inspect ${out}/results.jsonl, or optimize: npx skillopt test --optimize --config ${CONFIG} --trials 3 --cfg-options model.simulated.noise=0.2 evaluation.min_pass_rate=0.05`);
+    expect(reportLine(r.stdout, 'next')).toBe(
+      `inspect ${out}/results.jsonl, or optimize: npx skillopt test --optimize --config ${CONFIG} --trials 3 --cfg-options model.simulated.noise=0.2 evaluation.min_pass_rate=0.05`,
+    );
   });
 
-  test('skillopt test --skill none: the next: line suggests the skill\'s run and a compare, not optimizing', async () => {
+  test("skillopt test --skill none: the next: line suggests the skill's run and a compare, not optimizing", async () => {
     const out = tmp.make('none-test');
-    const r = await skillopt(['test', '--config', CONFIG, '--skill', 'none', '--split', 'val', '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--skill',
+      'none',
+      '--split',
+      'val',
+      '--cfg-options',
+      'evaluation.min_pass_rate=0.05',
+      `env.out_root=${out}`,
+    ]);
     expect(r.code).toBe(1); // the bare model solves none: the gate fails
     const next = reportLine(r.stdout, 'next');
     expect(next).not.toMatch(/optimize/);
@@ -103,11 +163,22 @@ describe('trials', () => {
 
   test('--skill none: the bare model, no system message, eval_summary says skill: null', async () => {
     const out = tmp.make('none');
-    const r = await skillopt(['eval', '--config', CONFIG, '--skill', 'none', '--split', 'test', '--cfg-options', `env.out_root=${out}`]);
+    const r = await skillopt([
+      'eval',
+      '--config',
+      CONFIG,
+      '--skill',
+      'none',
+      '--split',
+      'test',
+      '--cfg-options',
+      `env.out_root=${out}`,
+    ]);
     expect(r.code, r.all).toBe(0);
     const summary = readJson(join(out, 'eval_summary.json'));
     expect(summary).toMatchObject({ skill: null, verdict: 'pass', n_items: 12, pass_rate: 0 });
-    for (const row of readJsonl(join(out, 'results.jsonl'))) expect(row.messages.map((m: any) => m.role)).toEqual(['user']);
+    for (const row of readJsonl(join(out, 'results.jsonl')))
+      expect(row.messages.map((m: any) => m.role)).toEqual(['user']);
   });
 });
 
@@ -132,9 +203,14 @@ describe('skillopt test --baseline: run and compare in one step', () => {
     const stepSummary = join(dir, 'step-summary.md');
     const env = { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: stepSummary };
     const pr = join(dir, 'pr');
-    const r = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${pr}`], { env });
+    const r = await skillopt(
+      ['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${pr}`],
+      { env },
+    );
     expect(r.code, r.all).toBe(1);
-    expect(r.stdout).toMatch(/^\s+failure:\s+regressed against the baseline: .*; worst regressed: mini-\d{3}, mini-\d{3}, mini-\d{3}, mini-\d{3}, mini-\d{3}$/m);
+    expect(r.stdout).toMatch(
+      /^\s+failure:\s+regressed against the baseline: .*; worst regressed: mini-\d{3}, mini-\d{3}, mini-\d{3}, mini-\d{3}, mini-\d{3}$/m,
+    );
     expect(readJson(join(pr, 'compare.json'))).toMatchObject({ verdict: 'regressed' });
     expect(readFileSync(join(pr, 'compare.html'), 'utf8')).toMatch(/^<!doctype html>/i);
     // (Vitest's own GitHub reporter adds one per failed test case; ours name the regression)
@@ -143,15 +219,29 @@ describe('skillopt test --baseline: run and compare in one step', () => {
     expect(lines.filter((l) => l.startsWith('::error ') && l.includes('regressed::'))).toHaveLength(0);
     const annotations = lines.filter((l) => l.startsWith('::warning ') && l.includes('changed pass → fail::'));
     expect(annotations).toHaveLength(27);
-    expect(annotations[0]).toMatch(/^::warning file=benchmarks\/mini\/mini\.skill\.test\.ts,line=3,col=1,title=skillopt%3A mini-\d{3} changed pass → fail::mini › mini-\d{3} passed on the baseline/);
+    expect(annotations[0]).toMatch(
+      /^::warning file=benchmarks\/mini\/mini\.skill\.test\.ts,line=3,col=1,title=skillopt%3A mini-\d{3} changed pass → fail::mini › mini-\d{3} passed on the baseline/,
+    );
     const md = readFileSync(stepSummary, 'utf8');
-    expect(md).toMatch(/^### ❌ skillopt test: FAILED by the baseline comparison \(regressed\), not by the run's own verdict \(FAILED: 27 of 30 cases failed; first: .*\) \(simulated model\)$/m);
-    expect(r.stdout).toMatch(/^skillopt test FAILED by the baseline comparison \(regressed\), not by the run's own verdict \(FAILED: 27 of 30 cases failed; first: .*\) — simulated model$/m);
+    expect(md).toMatch(
+      /^### ❌ skillopt test: FAILED by the baseline comparison \(regressed\), not by the run's own verdict \(FAILED: 27 of 30 cases failed; first: .*\) \(simulated model\)$/m,
+    );
+    expect(r.stdout).toMatch(
+      /^skillopt test FAILED by the baseline comparison \(regressed\), not by the run's own verdict \(FAILED: 27 of 30 cases failed; first: .*\) — simulated model$/m,
+    );
     expect(md).toMatch(/skillopt compare: \*\*regressed\*\*/);
     expect(md.indexOf('skillopt test: FAILED')).toBeLessThan(md.indexOf('skillopt compare'));
 
     // without --fail-on-regression the run's own verdict decides (27 ungated misses fail it) and the comparison informs
-    const info = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--cfg-options', `env.out_root=${join(dir, 'info')}`]);
+    const info = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--baseline',
+      main,
+      '--cfg-options',
+      `env.out_root=${join(dir, 'info')}`,
+    ]);
     expect(info.code).toBe(1);
     expect(info.stdout).toMatch(/^\s+failure:\s+27 of 30 cases failed/m);
     expect(info.stdout).toMatch(/regressed/);
@@ -162,10 +252,30 @@ describe('skillopt test --baseline: run and compare in one step', () => {
     const oracle = writeFile(join(dir, 'oracle.md'), MINI_ORACLE_SKILL);
     // the baseline: `skillopt test --config CONFIG` with the seed skill (shared)
     const main = sharedRun('miniTest').dir;
-    const up = await skillopt(['test', '--config', CONFIG, '--skill', oracle, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${join(dir, 'up')}`]);
+    const up = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--skill',
+      oracle,
+      '--baseline',
+      main,
+      '--fail-on-regression',
+      '--cfg-options',
+      `env.out_root=${join(dir, 'up')}`,
+    ]);
     expect(up.code, up.all).toBe(0);
     expect(readJson(join(dir, 'up', 'compare.json'))).toMatchObject({ verdict: 'improved' });
-    const same = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${join(dir, 'same')}`]);
+    const same = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--baseline',
+      main,
+      '--fail-on-regression',
+      '--cfg-options',
+      `env.out_root=${join(dir, 'same')}`,
+    ]);
     expect(same.code, same.all).toBe(0);
     expect(readJson(join(dir, 'same', 'compare.json'))).toMatchObject({ verdict: 'no significant change' });
   });
@@ -177,10 +287,27 @@ describe('skillopt test --baseline: run and compare in one step', () => {
     const killed = join(dir, 'killed');
     cpSync(main, killed, { recursive: true });
     rmSync(join(killed, 'summary.json'));
-    const partial = await skillopt(['test', '--baseline', killed, '--fail-on-regression', ...args, `env.out_root=${join(dir, 'vs-killed')}`]);
+    const partial = await skillopt([
+      'test',
+      '--baseline',
+      killed,
+      '--fail-on-regression',
+      ...args,
+      `env.out_root=${join(dir, 'vs-killed')}`,
+    ]);
     expect(partial.code, partial.all).toBe(3);
-    expect(reportLine(partial.stdout, 'failure')).toMatch(/^inconclusive against the baseline: the baseline is not a whole run: .* has no summary\.json or eval_summary\.json .*; its results cover 12 cases/);
-    const allowed = await skillopt(['test', '--baseline', killed, '--fail-on-regression', '--allow-partial', ...args, `env.out_root=${join(dir, 'vs-killed-allowed')}`]);
+    expect(reportLine(partial.stdout, 'failure')).toMatch(
+      /^inconclusive against the baseline: the baseline is not a whole run: .* has no summary\.json or eval_summary\.json .*; its results cover 12 cases/,
+    );
+    const allowed = await skillopt([
+      'test',
+      '--baseline',
+      killed,
+      '--fail-on-regression',
+      '--allow-partial',
+      ...args,
+      `env.out_root=${join(dir, 'vs-killed-allowed')}`,
+    ]);
     expect(allowed.code, allowed.all).toBe(0);
   });
 
@@ -191,41 +318,99 @@ describe('skillopt test --baseline: run and compare in one step', () => {
     const base = await skillopt(['test', '--config', CONFIG, '--cfg-options', gate, `env.out_root=${main}`]);
     expect(base.code).toBe(1); // the seed skill solves 3 of 30: the gate fails, the run is still a baseline
     const stepSummary = join(dir, 'step-summary.md');
-    const r = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', gate, `env.out_root=${join(dir, 'pr')}`], {
-      env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: stepSummary },
-    });
+    const r = await skillopt(
+      [
+        'test',
+        '--config',
+        CONFIG,
+        '--baseline',
+        main,
+        '--fail-on-regression',
+        '--cfg-options',
+        gate,
+        `env.out_root=${join(dir, 'pr')}`,
+      ],
+      {
+        env: { GITHUB_ACTIONS: 'true', GITHUB_STEP_SUMMARY: stepSummary },
+      },
+    );
     expect(r.code, r.all).toBe(0); // as documented: with --fail-on-regression the comparison decides
     const gateReason = "suite gate failed for 'mini': pass rate 0.100 < 0.9 on 30 scored cases";
-    expect(r.stdout).toContain(`skillopt test OK by the baseline comparison (no significant change), not by the run's own verdict (FAILED: ${gateReason}) — simulated model`);
+    expect(r.stdout).toContain(
+      `skillopt test OK by the baseline comparison (no significant change), not by the run's own verdict (FAILED: ${gateReason}) — simulated model`,
+    );
     expect(r.stdout).not.toMatch(/skillopt test OK( — simulated model)?$/m);
     const md = readFileSync(stepSummary, 'utf8');
-    expect(md).toContain(`### ✅ skillopt test: OK by the baseline comparison (no significant change), not by the run's own verdict (FAILED: ${gateReason}) (simulated model)`);
+    expect(md).toContain(
+      `### ✅ skillopt test: OK by the baseline comparison (no significant change), not by the run's own verdict (FAILED: ${gateReason}) (simulated model)`,
+    );
     expect(md).toContain(`The run's own verdict: ${gateReason}`);
 
     // without --fail-on-regression the run's own verdict decides, and the headline says so
-    const info = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--cfg-options', gate, `env.out_root=${join(dir, 'info')}`]);
+    const info = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--baseline',
+      main,
+      '--cfg-options',
+      gate,
+      `env.out_root=${join(dir, 'info')}`,
+    ]);
     expect(info.code).toBe(1);
-    expect(info.stdout).toContain("skillopt test FAILED by the run's own verdict, not by the baseline comparison (no significant change; --fail-on-regression lets it decide) — simulated model");
+    expect(info.stdout).toContain(
+      "skillopt test FAILED by the run's own verdict, not by the baseline comparison (no significant change; --fail-on-regression lets it decide) — simulated model",
+    );
   });
 
   test('a baseline of another split is refused before any request (exit 2, one line); the same split runs', async () => {
     const dir = tmp.make('other-split');
     const main = await testSplitBaseline(); // exit 0, asserted where it is made
     const pr = join(dir, 'pr');
-    const r = await skillopt(['test', '--config', CONFIG, '--baseline', main, '--fail-on-regression', '--cfg-options', `env.out_root=${pr}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--baseline',
+      main,
+      '--fail-on-regression',
+      '--cfg-options',
+      `env.out_root=${pr}`,
+    ]);
     expect(r.code, r.all).toBe(2);
     expect(r.stdout).toBe(''); // no model server, no Vitest run
     expect(r.stderr.trim()).toBe(
       `skillopt: error: --baseline ${main}: this run cannot be compared with it: different splits: the baseline ran split test, this run split all (run.json fingerprints) (run it with --split test, or give a baseline of split all)`,
     );
     expect(existsSync(join(pr, 'results.jsonl'))).toBe(false);
-    const same = await skillopt(['test', '--config', CONFIG, '--split', 'test', '--baseline', main, '--fail-on-regression', '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${pr}`]);
+    const same = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--split',
+      'test',
+      '--baseline',
+      main,
+      '--fail-on-regression',
+      '--cfg-options',
+      'evaluation.min_pass_rate=0.05',
+      `env.out_root=${pr}`,
+    ]);
     expect(same.code, same.all).toBe(0);
     expect(readJson(join(pr, 'compare.json'))).toMatchObject({ verdict: 'no significant change', n_paired: 12 });
   });
 
   test('a baseline that does not exist is a usage error before any request', async () => {
-    const r = await skillopt(['test', '--config', CONFIG, '--baseline', '/nonexistent/results', '--fail-on-regression', '--cfg-options', `env.out_root=${tmp.make('nobase')}`]);
+    const r = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--baseline',
+      '/nonexistent/results',
+      '--fail-on-regression',
+      '--cfg-options',
+      `env.out_root=${tmp.make('nobase')}`,
+    ]);
     expect(r.code).toBe(2);
     expect(r.stdout).not.toContain('listening');
   });

@@ -26,7 +26,11 @@ const tmp = tempDirs('vitest-versions');
 let registry: LocalRegistry;
 let tarball: string;
 
-const manifest = (path: string) => JSON.parse(readFileSync(join(REPO, path), 'utf8')) as { dependencies: Record<string, string>; peerDependencies: Record<string, string> };
+const manifest = (path: string) =>
+  JSON.parse(readFileSync(join(REPO, path), 'utf8')) as {
+    dependencies: Record<string, string>;
+    peerDependencies: Record<string, string>;
+  };
 const pkg = manifest('package.json');
 const GROUPS = {
   lowest: manifest('test/vitest-versions/lowest/package.json').dependencies,
@@ -45,7 +49,13 @@ beforeAll(async () => {
   registry = await startLocalRegistry(REPO);
   const dest = tmp.make('pack');
   // --ignore-scripts: pack the dist/ that is there (`prepare` would rebuild it)
-  const name = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest], { cwd: REPO, encoding: 'utf8' }).trim().split('\n').pop()!;
+  const name = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dest], {
+    cwd: REPO,
+    encoding: 'utf8',
+  })
+    .trim()
+    .split('\n')
+    .pop()!;
   tarball = join(dest, name);
 });
 afterAll(async () => {
@@ -82,7 +92,8 @@ export default defineConfig({
     { id: 't1', input: 'The nightly job failed with Code0.', expected: 'label0' },
     { id: 't2', input: 'The deploy stopped with Code1.', expected: 'label1' },
   ]),
-  'skills/hello/skill.md': '- When the input mentions `Code0`, answer `label0`.\n- When the input mentions `Code1`, answer `label1`.\n',
+  'skills/hello/skill.md':
+    '- When the input mentions `Code0`, answer `label0`.\n- When the input mentions `Code1`, answer `label1`.\n',
   'skills/hello/hello.skill.test.ts': `import { defineSkillSuite, exactMatch } from 'skillopt';
 
 defineSkillSuite({ name: 'hello', tasks: 'skills/hello/tasks.json', skill: 'skills/hello/skill.md', scorer: exactMatch() });
@@ -92,7 +103,8 @@ defineSkillSuite({ name: 'hello', tasks: 'skills/hello/tasks.json', skill: 'skil
     { id: 'o1', input: 'Where is my order ORD-1001?', expected: 'shipped' },
     { id: 'o2', input: 'Has order ORD-2002 left the warehouse?', expected: 'shipped' },
   ]),
-  'skills/orders/skill.md': '- When the input mentions `ORD-`, call `lookup_order` with `{"id": "<id>"}`.\n- When the input mentions `order`, answer `shipped`.\n',
+  'skills/orders/skill.md':
+    '- When the input mentions `ORD-`, call `lookup_order` with `{"id": "<id>"}`.\n- When the input mentions `order`, answer `shipped`.\n',
   'skills/orders/orders.skill.test.ts': `import { defineSkillSuite, exactMatch, tool, toolCalls, weighted } from 'skillopt';
 import { z } from 'zod';
 
@@ -119,7 +131,11 @@ function writeProject(dir: string): void {
 async function installedCopies(dir: string, names: string[]): Promise<string[]> {
   const r = await npm(['ls', ...names, '--all', '--parseable', '--long'], dir);
   expect(r.code, `npm ls (a missing or invalid peer fails it):\n${r.all}`).toBe(0);
-  return r.stdout.split('\n').filter(Boolean).map((line) => line.split(':')[1]!).filter((id) => names.includes(id.replace(/@[^@]+$/, '')));
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(':')[1]!)
+    .filter((id) => names.includes(id.replace(/@[^@]+$/, '')));
 }
 
 /**
@@ -128,19 +144,46 @@ async function installedCopies(dir: string, names: string[]): Promise<string[]> 
  */
 async function runCommands(dir: string, vitestVersion: string): Promise<void> {
   const runs = {
-    'npx vitest run': await run('npx', ['vitest', 'run'], { cwd: dir, env: { SKILLOPT_CFG_OPTIONS: 'env.out_root=out/vitest' } }),
-    'npx skillopt test': await run('npx', ['skillopt', 'test', '--cfg-options', 'env.out_root=out/skillopt'], { cwd: dir }),
+    'npx vitest run': await run('npx', ['vitest', 'run'], {
+      cwd: dir,
+      env: { SKILLOPT_CFG_OPTIONS: 'env.out_root=out/vitest' },
+    }),
+    'npx skillopt test': await run('npx', ['skillopt', 'test', '--cfg-options', 'env.out_root=out/skillopt'], {
+      cwd: dir,
+    }),
   };
   for (const [command, r] of Object.entries(runs)) {
     const out = command === 'npx vitest run' ? 'vitest' : 'skillopt';
     expect(r.code, `${command}:\n${r.all.slice(-4000)}`).toBe(0);
     expect(r.stdout, command).toMatch(new RegExp(`RUN\\s+v${vitestVersion.replace(/\./g, '\\.')} `));
     // every case of both suites, each with its own record
-    expect(readJson(join(dir, 'out', out, 'summary.json')).overall, command).toMatchObject({ n: 4, passed: 4, errored: 0 });
+    expect(readJson(join(dir, 'out', out, 'summary.json')).overall, command).toMatchObject({
+      n: 4,
+      passed: 4,
+      errored: 0,
+    });
   }
-  const evaluation = await run('npx', ['skillopt', 'eval', '--skill', 'skills/orders/skill.md', '--split', 'all', '--cfg-options', 'env.name=orders', 'env.out_root=out/eval'], { cwd: dir });
+  const evaluation = await run(
+    'npx',
+    [
+      'skillopt',
+      'eval',
+      '--skill',
+      'skills/orders/skill.md',
+      '--split',
+      'all',
+      '--cfg-options',
+      'env.name=orders',
+      'env.out_root=out/eval',
+    ],
+    { cwd: dir },
+  );
   expect(evaluation.code, `npx skillopt eval:\n${evaluation.all.slice(-4000)}`).toBe(0);
-  expect(readJson(join(dir, 'out', 'eval', 'eval_summary.json')), 'npx skillopt eval').toMatchObject({ n_items: 2, n_scored: 2, pass_rate: 1 });
+  expect(readJson(join(dir, 'out', 'eval', 'eval_summary.json')), 'npx skillopt eval').toMatchObject({
+    n_items: 2,
+    n_scored: 2,
+    pass_rate: 1,
+  });
 }
 
 describe('the packed skillopt in a user project, on each end of the Vitest peer range', () => {
@@ -150,18 +193,26 @@ describe('the packed skillopt in a user project, on each end of the Vitest peer 
     expect(GROUPS.highest.vitest).toMatch(/^4\./);
     expect(GROUPS.highest.zod).toMatch(/^4\./);
     // the registry serves exactly the two ends, so `vitest@^4` and skillopt's zod peer resolve to the highest
-    expect(registry.versions('vitest')).toEqual([GROUPS.lowest.vitest, GROUPS.highest.vitest].filter((v, i, a) => a.indexOf(v) === i));
+    expect(registry.versions('vitest')).toEqual(
+      [GROUPS.lowest.vitest, GROUPS.highest.vitest].filter((v, i, a) => a.indexOf(v) === i),
+    );
   });
 
   test(`lowest: a project with vitest@${GROUPS.lowest.vitest} and zod@${GROUPS.lowest.zod} installs skillopt and keeps one of each`, async () => {
     const dir = tmp.make('lowest');
     writeProject(dir);
-    const first = await npm(['install', '--save-dev', `vitest@${GROUPS.lowest.vitest}`, `zod@${GROUPS.lowest.zod}`], dir);
+    const first = await npm(
+      ['install', '--save-dev', `vitest@${GROUPS.lowest.vitest}`, `zod@${GROUPS.lowest.zod}`],
+      dir,
+    );
     expect(first.code, first.all).toBe(0);
     const then = await npm(['install', '--save-dev', tarball], dir);
     expect(then.code, then.all).toBe(0);
     expect(registry.misses).toEqual([]);
-    expect((await installedCopies(dir, ['vitest', 'zod'])).sort()).toEqual([`vitest@${GROUPS.lowest.vitest}`, `zod@${GROUPS.lowest.zod}`]);
+    expect((await installedCopies(dir, ['vitest', 'zod'])).sort()).toEqual([
+      `vitest@${GROUPS.lowest.vitest}`,
+      `zod@${GROUPS.lowest.zod}`,
+    ]);
     await runCommands(dir, GROUPS.lowest.vitest!);
   });
 
@@ -171,7 +222,10 @@ describe('the packed skillopt in a user project, on each end of the Vitest peer 
     const r = await npm(['install', '--save-dev', tarball, ...readmeInstall()], dir);
     expect(r.code, r.all).toBe(0);
     expect(registry.misses).toEqual([]);
-    expect((await installedCopies(dir, ['vitest', 'zod'])).sort()).toEqual([`vitest@${GROUPS.highest.vitest}`, `zod@${GROUPS.highest.zod}`]);
+    expect((await installedCopies(dir, ['vitest', 'zod'])).sort()).toEqual([
+      `vitest@${GROUPS.highest.vitest}`,
+      `zod@${GROUPS.highest.zod}`,
+    ]);
     await runCommands(dir, GROUPS.highest.vitest!);
   });
 });

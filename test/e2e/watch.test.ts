@@ -11,7 +11,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { assertBuilt, BIN, childEnv, MINI, MINI_ORACLE_SKILL, miniProject, tempDirs, VITEST_BIN, waitForOutput, } from './helpers.ts';
+import {
+  assertBuilt,
+  BIN,
+  childEnv,
+  MINI,
+  MINI_ORACLE_SKILL,
+  miniProject,
+  tempDirs,
+  VITEST_BIN,
+  waitForOutput,
+} from './helpers.ts';
 
 const tmp = tempDirs('watch');
 const live = new Set<ChildProcess>();
@@ -64,7 +74,11 @@ async function afterEdit(child: ChildProcess, pattern: RegExp, edit: () => void)
   const gaveUp = new Promise<never>((_, reject) => {
     const next = () => {
       if (edits === MAX_EDITS) {
-        reject(new Error(`no run matching ${pattern} after the same edit was made ${edits} times:\n${output(child).slice(-3000)}`));
+        reject(
+          new Error(
+            `no run matching ${pattern} after the same edit was made ${edits} times:\n${output(child).slice(-3000)}`,
+          ),
+        );
         return;
       }
       edits++;
@@ -87,7 +101,9 @@ const dropFirstTask = (dir: string) => () => {
 
 /** The short report `skillopt test --watch` prints after each run, with its cases line. */
 const watchReport = (status: 'OK' | 'FAILED', cases: string) =>
-  new RegExp(`skillopt test --watch · run \\d+ ${status} — simulated model\\n(?:  skill: .*\\n)?  cases:    ${cases.replace(/[()]/g, '\\$&')}\\n`);
+  new RegExp(
+    `skillopt test --watch · run \\d+ ${status} — simulated model\\n(?:  skill: .*\\n)?  cases:    ${cases.replace(/[()]/g, '\\$&')}\\n`,
+  );
 
 describe('watch mode', () => {
   test(
@@ -101,7 +117,9 @@ describe('watch mode', () => {
         expect(first).toContain(`[skillopt] watching ${DATASET}, ${SKILL}: editing one reruns the suites that use it`);
 
         // The oracle skill solves every task: the rerun reads the new text.
-        await afterEdit(child, watchReport('OK', '30 (30 pass, 0 fail, 0 errored)'), () => writeFileSync(join(dir, SKILL), MINI_ORACLE_SKILL));
+        await afterEdit(child, watchReport('OK', '30 (30 pass, 0 fail, 0 errored)'), () =>
+          writeFileSync(join(dir, SKILL), MINI_ORACLE_SKILL),
+        );
         // One task fewer in the dataset: the next run has one case fewer.
         await afterEdit(child, watchReport('OK', '29 (29 pass, 0 fail, 0 errored)'), dropFirstTask(dir));
         expect(child.exitCode).toBeNull(); // still watching
@@ -125,7 +143,9 @@ describe('watch mode', () => {
         expect(first).toMatch(/\[skillopt\] watching .*: editing one reruns/);
         const watched = /\[skillopt\] watching (.*): editing one reruns/.exec(first)![1]!.split(', ');
         expect(watched.sort()).toEqual([skill, DATASET].sort());
-        await afterEdit(child, watchReport('OK', '30 (30 pass, 0 fail, 0 errored)'), () => writeFileSync(skill, MINI_ORACLE_SKILL));
+        await afterEdit(child, watchReport('OK', '30 (30 pass, 0 fail, 0 errored)'), () =>
+          writeFileSync(skill, MINI_ORACLE_SKILL),
+        );
       } finally {
         await stop(child);
       }
@@ -141,7 +161,9 @@ describe('watch mode', () => {
       try {
         // The reporter's table (`all  n  pass  fail  err  pass-rate`), then Vitest waits for changes.
         await waitForOutput(child, /^ {2}all\s+30\s+3\s+27\s+0\s+0\.100[\s\S]*Watching for file changes/m);
-        await afterEdit(child, /^ {2}all\s+30\s+30\s+0\s+0\s+1\.000/m, () => writeFileSync(join(dir, SKILL), MINI_ORACLE_SKILL));
+        await afterEdit(child, /^ {2}all\s+30\s+30\s+0\s+0\s+1\.000/m, () =>
+          writeFileSync(join(dir, SKILL), MINI_ORACLE_SKILL),
+        );
         await afterEdit(child, /^ {2}all\s+29\s+29\s+0\s+0\s+1\.000/m, dropFirstTask(dir));
         expect(output(child)).toContain('[skillopt] watching benchmarks/mini/tasks.json, skills/mini/initial.md');
       } finally {

@@ -20,7 +20,8 @@ export interface CliResult {
 }
 
 /** The variables a command sees: no Vitest, skillopt or API-key variables of this process, colours off, cache off. */
-const INHERITED_OUT = /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
+const INHERITED_OUT =
+  /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
 
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -41,7 +42,10 @@ function capture(columns?: number): OutputStream & { text: string } {
 }
 
 /** `skillopt <argv>` in process; `env` is added to `cliEnv()`, `columns` makes stdout a terminal that wide. */
-export async function cli(argv: string[], opts: { env?: Record<string, string>; columns?: number } = {}): Promise<CliResult> {
+export async function cli(
+  argv: string[],
+  opts: { env?: Record<string, string>; columns?: number } = {},
+): Promise<CliResult> {
   const stdout = capture(opts.columns);
   const stderr = capture();
   const code = await main(argv, { stdout, stderr, env: cliEnv(opts.env) });

@@ -37,7 +37,8 @@ function body(req: IncomingMessage): Promise<Buffer> {
 
 export async function startCountingProxy(upstream: string): Promise<CountingProxy> {
   const target = new URL(upstream.replace(/\/v1\/?$/, '/'));
-  if (target.hostname !== '127.0.0.1' && target.hostname !== 'localhost') throw new Error(`counting proxy: upstream ${upstream} is not loopback`);
+  if (target.hostname !== '127.0.0.1' && target.hostname !== 'localhost')
+    throw new Error(`counting proxy: upstream ${upstream} is not loopback`);
   let completions: CountedRequest[] = [];
   const forward = async (req: IncomingMessage, res: ServerResponse) => {
     const raw = await body(req);
@@ -49,13 +50,20 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
       } catch {
         // counted with no model: the upstream answers it with its error
       }
-      completions.push({ path, model: typeof parsed.model === 'string' ? parsed.model : null, seed: typeof parsed.seed === 'number' ? parsed.seed : null });
+      completions.push({
+        path,
+        model: typeof parsed.model === 'string' ? parsed.model : null,
+        seed: typeof parsed.seed === 'number' ? parsed.seed : null,
+      });
     }
     const headers = { ...req.headers, host: target.host, 'content-length': String(raw.length) };
-    const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
+    const out = request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     out.on('error', () => res.destroy());
     out.end(raw);
   };

@@ -9,7 +9,13 @@
  * "ok" reply) or a function of the request. Every request is recorded (Authorization redacted to its
  * presence) and the maximum number of requests in flight is tracked. `close()` destroys hanging sockets.
  */
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface UsageShape {
@@ -66,7 +72,9 @@ export interface ScriptContext {
   path: string;
 }
 
-export type Script = Array<Behaviour | DelayOnly> | ((ctx: ScriptContext) => Behaviour | DelayOnly | Promise<Behaviour | DelayOnly>);
+export type Script =
+  | Array<Behaviour | DelayOnly>
+  | ((ctx: ScriptContext) => Behaviour | DelayOnly | Promise<Behaviour | DelayOnly>);
 
 export interface FaultServerOptions {
   /** Answer HTTP 400 to requests using this response_format type (before consuming the script). */
@@ -106,7 +114,17 @@ export interface FaultServer {
 
 const DEFAULT_USAGE: UsageShape = { prompt_tokens: 11, completion_tokens: 7 };
 
-function completion(model: string, b: { content: string | null; reasoning_content?: string; reasoning?: string; usage?: UsageShape | null; finish_reason?: string; model?: string }) {
+function completion(
+  model: string,
+  b: {
+    content: string | null;
+    reasoning_content?: string;
+    reasoning?: string;
+    usage?: UsageShape | null;
+    finish_reason?: string;
+    model?: string;
+  },
+) {
   const message: Record<string, unknown> = { role: 'assistant', content: b.content };
   if (b.reasoning_content !== undefined) message['reasoning_content'] = b.reasoning_content;
   if (b.reasoning !== undefined) message['reasoning'] = b.reasoning;
@@ -156,7 +174,7 @@ export async function startFaultServer(script: Script = [], options: FaultServer
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const rawBody = Buffer.concat(chunks).toString('utf8');
-    let body: any ;
+    let body: any;
     try {
       body = rawBody ? JSON.parse(rawBody) : undefined;
     } catch {
@@ -165,9 +183,11 @@ export async function startFaultServer(script: Script = [], options: FaultServer
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) {
       if (v === undefined) continue;
-      headers[k.toLowerCase()] = k.toLowerCase() === 'authorization' || k.toLowerCase() === 'api-key' ? '[present]' : String(v);
+      headers[k.toLowerCase()] =
+        k.toLowerCase() === 'authorization' || k.toLowerCase() === 'api-key' ? '[present]' : String(v);
     }
-    const auth = req.headers.authorization ?? (req.headers['api-key'] ? `Bearer ${String(req.headers['api-key'])}` : undefined);
+    const auth =
+      req.headers.authorization ?? (req.headers['api-key'] ? `Bearer ${String(req.headers['api-key'])}` : undefined);
     const authOk = options.expectApiKey === undefined ? null : auth === `Bearer ${options.expectApiKey}`;
     const path = (req.url ?? '/').split('?')[0]!;
     const rec: RecordedRequest = {
@@ -184,7 +204,10 @@ export async function startFaultServer(script: Script = [], options: FaultServer
     requests.push(rec);
 
     if (req.method === 'GET' && path.endsWith('/models')) {
-      sendJson(res, 200, { object: 'list', data: [{ id: options.model ?? 'fault-model', object: 'model', owned_by: 'test' }] });
+      sendJson(res, 200, {
+        object: 'list',
+        data: [{ id: options.model ?? 'fault-model', object: 'model', owned_by: 'test' }],
+      });
       return;
     }
     if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
@@ -193,14 +216,20 @@ export async function startFaultServer(script: Script = [], options: FaultServer
     }
     chatRequests.push(rec);
     if (authOk === false) {
-      sendJson(res, 401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } });
+      sendJson(res, 401, {
+        error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' },
+      });
       return;
     }
     const rf = body?.response_format?.type as string | undefined;
     const reject = options.rejectResponseFormat;
     if (rf && reject && (reject === 'both' ? rf === 'json_schema' || rf === 'json_object' : rf === reject)) {
       sendJson(res, 400, {
-        error: { message: `response_format type '${rf}' is not supported by this server`, type: 'invalid_request_error', param: 'response_format' },
+        error: {
+          message: `response_format type '${rf}' is not supported by this server`,
+          type: 'invalid_request_error',
+          param: 'response_format',
+        },
       });
       return;
     }
@@ -237,20 +266,42 @@ export async function startFaultServer(script: Script = [], options: FaultServer
       return;
     }
     if ('emptyChoices' in b) {
-      sendJson(res, 200, { id: 'chatcmpl-empty', object: 'chat.completion', created: 1_700_000_000, model, choices: [], usage: DEFAULT_USAGE });
+      sendJson(res, 200, {
+        id: 'chatcmpl-empty',
+        object: 'chat.completion',
+        created: 1_700_000_000,
+        model,
+        choices: [],
+        usage: DEFAULT_USAGE,
+      });
       return;
     }
     if ('noMessage' in b) {
-      sendJson(res, 200, { id: 'chatcmpl-nomsg', object: 'chat.completion', created: 1_700_000_000, model, choices: [{ index: 0, finish_reason: 'stop' }] });
+      sendJson(res, 200, {
+        id: 'chatcmpl-nomsg',
+        object: 'chat.completion',
+        created: 1_700_000_000,
+        model,
+        choices: [{ index: 0, finish_reason: 'stop' }],
+      });
       return;
     }
     if ('status' in b) {
       const headers: Record<string, string> = { ...(b.headers ?? {}) };
       if (b.retryAfter !== undefined) headers['retry-after'] = b.retryAfter;
       if (b.retryAfterMs !== undefined) headers['retry-after-ms'] = b.retryAfterMs;
-      const errBody = b.body ?? { error: { message: `injected HTTP ${b.status}`, type: b.status >= 500 ? 'server_error' : 'invalid_request_error' } };
+      const errBody = b.body ?? {
+        error: {
+          message: `injected HTTP ${b.status}`,
+          type: b.status >= 500 ? 'server_error' : 'invalid_request_error',
+        },
+      };
       if (typeof errBody === 'string') {
-        res.writeHead(b.status, { 'content-type': 'text/plain', 'content-length': String(Buffer.byteLength(errBody)), ...headers });
+        res.writeHead(b.status, {
+          'content-type': 'text/plain',
+          'content-length': String(Buffer.byteLength(errBody)),
+          ...headers,
+        });
         res.end(errBody);
       } else {
         sendJson(res, b.status, errBody, headers);
@@ -275,7 +326,8 @@ export async function startFaultServer(script: Script = [], options: FaultServer
     };
     res.on('close', finish); // also fires when the socket is destroyed (reset, hang + close())
     handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent && !res.destroyed) sendJson(res, 500, { error: { message: `fault server bug: ${String(err)}` } });
+      if (!res.headersSent && !res.destroyed)
+        sendJson(res, 500, { error: { message: `fault server bug: ${String(err)}` } });
     });
   });
   const port = await listenOnLoopback(server, sockets);
@@ -354,7 +406,10 @@ function bodyHash(raw: string): number {
  * Other paths are forwarded untouched. `holdWhen` parks one matching request forever: a test can kill
  * the client at that exact point, with that request in flight.
  */
-export async function startFaultProxy(upstreamBaseURL: string, plan: (r: ProxyRequest) => ProxyFault): Promise<FaultProxy> {
+export async function startFaultProxy(
+  upstreamBaseURL: string,
+  plan: (r: ProxyRequest) => ProxyFault,
+): Promise<FaultProxy> {
   const upstream = new URL(upstreamBaseURL);
   const sockets = new Set<Socket>();
   const seenBodies = new Map<string, number>();
@@ -365,22 +420,31 @@ export async function startFaultProxy(upstreamBaseURL: string, plan: (r: ProxyRe
   let forwarded = 0;
   const count = (kind: string) => (faults[kind] = (faults[kind] ?? 0) + 1);
 
-  const forward = (req: IncomingMessage, raw: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> =>
+  const forward = (
+    req: IncomingMessage,
+    raw: Buffer,
+  ): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> =>
     new Promise((resolve, reject) => {
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== 'host' && k !== 'connection') headers[k] = String(v);
+      for (const [k, v] of Object.entries(req.headers))
+        if (v !== undefined && k !== 'host' && k !== 'connection') headers[k] = String(v);
       headers['content-length'] = String(raw.length);
       const path = upstream.pathname.replace(/\/v1\/?$/, '') + (req.url ?? '/');
-      const up = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const out: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') out[k] = String(v);
-          resolve({ status: res.statusCode ?? 502, headers: out, body: Buffer.concat(chunks) });
-        });
-        res.on('error', reject);
-      });
+      const up = httpRequest(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path, headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const out: Record<string, string> = {};
+            for (const [k, v] of Object.entries(res.headers))
+              if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding')
+                out[k] = String(v);
+            resolve({ status: res.statusCode ?? 502, headers: out, body: Buffer.concat(chunks) });
+          });
+          res.on('error', reject);
+        },
+      );
       up.on('error', reject);
       up.end(raw);
     });
@@ -416,8 +480,22 @@ export async function startFaultProxy(upstreamBaseURL: string, plan: (r: ProxyRe
       const f = plan(info);
       if ('status' in f) {
         count(`status_${f.status}`);
-        const errBody = Buffer.from(JSON.stringify({ error: { message: `injected HTTP ${f.status}`, type: f.status >= 500 ? 'server_error' : 'rate_limit_error' } }));
-        return send(res, { status: f.status, headers: { 'content-type': 'application/json', ...(f.retryAfterMs !== undefined ? { 'retry-after-ms': String(f.retryAfterMs) } : {}) }, body: errBody });
+        const errBody = Buffer.from(
+          JSON.stringify({
+            error: {
+              message: `injected HTTP ${f.status}`,
+              type: f.status >= 500 ? 'server_error' : 'rate_limit_error',
+            },
+          }),
+        );
+        return send(res, {
+          status: f.status,
+          headers: {
+            'content-type': 'application/json',
+            ...(f.retryAfterMs !== undefined ? { 'retry-after-ms': String(f.retryAfterMs) } : {}),
+          },
+          body: errBody,
+        });
       }
       if ('reset' in f) {
         count('reset');
@@ -444,7 +522,8 @@ export async function startFaultProxy(upstreamBaseURL: string, plan: (r: ProxyRe
       }
       send(res, reply);
     })().catch((err: unknown) => {
-      if (!res.headersSent && !res.destroyed) sendJson(res, 502, { error: { message: `fault proxy: ${String(err)}`, type: 'proxy_error' } });
+      if (!res.headersSent && !res.destroyed)
+        sendJson(res, 502, { error: { message: `fault proxy: ${String(err)}`, type: 'proxy_error' } });
     });
   });
   const port = await listenOnLoopback(server, sockets);

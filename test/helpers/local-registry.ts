@@ -70,10 +70,24 @@ function packuments(lockFile: string, tarballBase: () => string): Map<string, Ma
     const { version } = entry;
     const file = `${name.split('/').pop()}-${version}.tgz`;
     const manifest: Manifest = { name, version };
-    for (const key of ['license', 'dependencies', 'optionalDependencies', 'peerDependencies', 'peerDependenciesMeta', 'bin', 'engines', 'os', 'cpu', 'libc'] as const) {
+    for (const key of [
+      'license',
+      'dependencies',
+      'optionalDependencies',
+      'peerDependencies',
+      'peerDependenciesMeta',
+      'bin',
+      'engines',
+      'os',
+      'cpu',
+      'libc',
+    ] as const) {
       if (entry[key] !== undefined) manifest[key] = entry[key];
     }
-    Object.defineProperty(manifest, 'dist', { enumerable: true, get: () => ({ tarball: `${tarballBase()}/${name}/-/${file}`, integrity: entry.integrity }) });
+    Object.defineProperty(manifest, 'dist', {
+      enumerable: true,
+      get: () => ({ tarball: `${tarballBase()}/${name}/-/${file}`, integrity: entry.integrity }),
+    });
     if (!byName.has(name)) byName.set(name, new Map());
     byName.get(name)!.set(version, manifest);
   }

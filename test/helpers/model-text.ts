@@ -27,13 +27,34 @@ export function rawControls(text: string, opts: { ownColours?: boolean } = {}): 
   return [...t.matchAll(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g)].map((m) => m[0]);
 }
 /** picocolors' sequences (bold, dim, the colours and their resets): the only raw ones a terminal view may hold. */
-const OWN_COLOURS = new Set(['\u001b[1m', '\u001b[22m', '\u001b[2m', '\u001b[31m', '\u001b[32m', '\u001b[33m', '\u001b[34m', '\u001b[35m', '\u001b[36m', '\u001b[39m']);
+const OWN_COLOURS = new Set([
+  '\u001b[1m',
+  '\u001b[22m',
+  '\u001b[2m',
+  '\u001b[31m',
+  '\u001b[32m',
+  '\u001b[33m',
+  '\u001b[34m',
+  '\u001b[35m',
+  '\u001b[36m',
+  '\u001b[39m',
+]);
 
 /** The model's steps: a call of the evil tool with the evil key, its error result, then an answer. */
 export function evilTrajectory(): TrajectoryStep[] {
   return [
-    { turn: 1, kind: 'assistant', content: 'reading', tool_calls: [{ id: 'c1', name: EVIL_NAME, args: { [EVIL_KEY]: 'a.txt' } }] },
-    { turn: 1, kind: 'tool', tool_call_id: 'c1', result: { name: EVIL_NAME, ok: false, content: `error: ${EVIL_BODY}`, ms: 2 } },
+    {
+      turn: 1,
+      kind: 'assistant',
+      content: 'reading',
+      tool_calls: [{ id: 'c1', name: EVIL_NAME, args: { [EVIL_KEY]: 'a.txt' } }],
+    },
+    {
+      turn: 1,
+      kind: 'tool',
+      tool_call_id: 'c1',
+      result: { name: EVIL_NAME, ok: false, content: `error: ${EVIL_BODY}`, ms: 2 },
+    },
     { turn: 2, kind: 'assistant', content: 'gave up' },
   ];
 }
@@ -45,15 +66,26 @@ const plainTrajectory = (): TrajectoryStep[] => [
 
 /** Two runs: t-1 regressed (its candidate trajectory is the evil one), t-2 errored on the candidate with the evil body. */
 export function evilRuns(root: string): { base: string; cand: string; baseRows: CaseRecord[]; candRows: CaseRecord[] } {
-  const traj = (r: CaseRecord, steps: TrajectoryStep[]): CaseRecord => ({ ...r, trajectory: steps, turns: 2, tool_calls: 1 });
+  const traj = (r: CaseRecord, steps: TrajectoryStep[]): CaseRecord => ({
+    ...r,
+    trajectory: steps,
+    turns: 2,
+    tool_calls: 1,
+  });
   const baseRows = [traj(row('t-1', true), plainTrajectory()), row('t-2', true), row('t-3', false)];
-  const candRows = [traj(row('t-1', false, { output: 'gave up' }), evilTrajectory()), errored('t-2', { error: `target request failed: HTTP 500: ${EVIL_BODY}` }), row('t-3', false)];
+  const candRows = [
+    traj(row('t-1', false, { output: 'gave up' }), evilTrajectory()),
+    errored('t-2', { error: `target request failed: HTTP 500: ${EVIL_BODY}` }),
+    row('t-3', false),
+  ];
   const base = join(root, 'base');
   const cand = join(root, 'cand');
-  for (const [dir, rows] of [[base, baseRows], [cand, candRows]] as const) {
+  for (const [dir, rows] of [
+    [base, baseRows],
+    [cand, candRows],
+  ] as const) {
     writeResults(join(dir, 'results.jsonl'), rows);
     writeFileSync(join(dir, 'summary.json'), JSON.stringify(runSummary(rows, { wallTimeS: 1 })));
   }
   return { base, cand, baseRows, candRows };
 }
-

@@ -35,25 +35,59 @@ export const OPT_TARGET_SECRET = 'sk-e2e-do-not-leak-0123456789abcdef';
 
 export const SHARED_RUNS = {
   /** `skillopt test` of the mini fixture with its seed skill: 3 of 30 cases pass, exit 1. */
-  miniTest: { cwd: 'test/fixtures/mini', codes: [1], args: (dir) => ['test', '--config', MINI_CONFIG, '--cfg-options', `env.out_root=${dir}`] },
+  miniTest: {
+    cwd: 'test/fixtures/mini',
+    codes: [1],
+    args: (dir) => ['test', '--config', MINI_CONFIG, '--cfg-options', `env.out_root=${dir}`],
+  },
   /** `skillopt test` of the mini fixture with the oracle skill (aux/oracle.md): every case passes. */
   miniTestOracle: {
     cwd: 'test/fixtures/mini',
     codes: [0],
     files: { 'oracle.md': MINI_ORACLE_SKILL },
-    args: (dir, aux) => ['test', '--config', MINI_CONFIG, '--skill', join(aux, 'oracle.md'), '--cfg-options', `env.out_root=${dir}`],
+    args: (dir, aux) => [
+      'test',
+      '--config',
+      MINI_CONFIG,
+      '--skill',
+      join(aux, 'oracle.md'),
+      '--cfg-options',
+      `env.out_root=${dir}`,
+    ],
   },
   /** `skillopt eval` of the mini fixture's seed skill on its test split. */
   miniEval: {
     cwd: 'test/fixtures/mini',
     codes: [0, 1],
-    args: (dir) => ['eval', '--config', MINI_CONFIG, '--skill', 'skills/mini/initial.md', '--split', 'test', '--cfg-options', `env.out_root=${dir}`],
+    args: (dir) => [
+      'eval',
+      '--config',
+      MINI_CONFIG,
+      '--skill',
+      'skills/mini/initial.md',
+      '--split',
+      'test',
+      '--cfg-options',
+      `env.out_root=${dir}`,
+    ],
   },
   /** One `skillopt test --optimize` of the opt fixture: one epoch, to a target of 0.6. */
   optimize: {
     cwd: 'test/fixtures/opt',
     codes: [0],
-    args: (dir) => ['test', '--optimize', '--target', '0.6', '--config', 'configs/opt/sim.yaml', '--cfg-options', `env.out_root=${dir}`, 'env.data_path=benchmarks/opt/tasks.json', 'env.workers=2', 'train.num_epochs=1'],
+    args: (dir) => [
+      'test',
+      '--optimize',
+      '--target',
+      '0.6',
+      '--config',
+      'configs/opt/sim.yaml',
+      '--cfg-options',
+      `env.out_root=${dir}`,
+      'env.data_path=benchmarks/opt/tasks.json',
+      'env.workers=2',
+      'train.num_epochs=1',
+    ],
   },
   /**
    * `skillopt test --optimize --target 0.8` of the opt fixture as configured (two epochs, the test split
@@ -66,8 +100,18 @@ export const SHARED_RUNS = {
     codes: [0],
     env: { OPENAI_COMPATIBLE_API_KEY: OPT_TARGET_SECRET },
     args: (dir, aux) => [
-      'test', '--optimize', '--target', '0.8', '--config', 'configs/opt/sim.yaml', '--model-cache', 'rw',
-      '--cfg-options', `env.out_root=${dir}`, `cache.dir=${join(aux, 'cache')}`, `model.azure_openai_api_key=${OPT_TARGET_SECRET}`,
+      'test',
+      '--optimize',
+      '--target',
+      '0.8',
+      '--config',
+      'configs/opt/sim.yaml',
+      '--model-cache',
+      'rw',
+      '--cfg-options',
+      `env.out_root=${dir}`,
+      `cache.dir=${join(aux, 'cache')}`,
+      `model.azure_openai_api_key=${OPT_TARGET_SECRET}`,
     ],
   },
   /** Three trials per task at noise 0.2 with the oracle skill, with a JUnit file (aux/junit.xml). */
@@ -76,8 +120,18 @@ export const SHARED_RUNS = {
     codes: [0, 1],
     files: { 'oracle.md': MINI_ORACLE_SKILL },
     args: (dir, aux) => [
-      'test', '--config', MINI_CONFIG, '--skill', join(aux, 'oracle.md'), '--reporter=default', '--reporter=junit', `--outputFile.junit=${join(aux, 'junit.xml')}`,
-      '--cfg-options', 'env.trials=3', 'model.simulated.noise=0.2', `env.out_root=${dir}`,
+      'test',
+      '--config',
+      MINI_CONFIG,
+      '--skill',
+      join(aux, 'oracle.md'),
+      '--reporter=default',
+      '--reporter=junit',
+      `--outputFile.junit=${join(aux, 'junit.xml')}`,
+      '--cfg-options',
+      'env.trials=3',
+      'model.simulated.noise=0.2',
+      `env.out_root=${dir}`,
     ],
   },
 } satisfies Record<string, SharedRunSpec>;

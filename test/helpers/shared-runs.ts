@@ -12,7 +12,8 @@ export type { SharedRunName, SharedRunResult };
 
 export function sharedRun(name: SharedRunName): SharedRunResult {
   const runs = inject('sharedRuns');
-  if (!runs) throw new Error(`shared run ${name}: none provided; run this file in the e2e project (vitest --project e2e)`);
+  if (!runs)
+    throw new Error(`shared run ${name}: none provided; run this file in the e2e project (vitest --project e2e)`);
   return runs[name];
 }
 

@@ -37,11 +37,21 @@ export async function startToolServer(reply: (body: any) => ScriptedReply): Prom
       try {
         r = reply(body);
       } catch (e) {
-        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: String(e) } }));
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: String(e) } }));
         return;
       }
-      const calls = r.tool_calls?.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
-      const message = { role: 'assistant', content: r.content ?? null, ...(calls?.length ? { tool_calls: calls } : {}) };
+      const calls = r.tool_calls?.map((c) => ({
+        id: c.id,
+        type: 'function',
+        function: { name: c.name, arguments: c.arguments },
+      }));
+      const message = {
+        role: 'assistant',
+        content: r.content ?? null,
+        ...(calls?.length ? { tool_calls: calls } : {}),
+      };
       const usage = r.usage ?? { prompt_tokens: 7, completion_tokens: 3 };
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({

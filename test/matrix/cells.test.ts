@@ -31,24 +31,33 @@ describe('the skills of a matrix run', () => {
     expect(skillLabel('/elsewhere/SKILL.md')).not.toBe(skillLabel('/other/SKILL.md'));
   });
 
-  it('NAME=FILE names a file\'s cells, wherever the file is', () => {
+  it("NAME=FILE names a file's cells, wherever the file is", () => {
     expect(matrixSkills(['none,best=/elsewhere/best_skill.md'], read).map((s) => [s.label, s.kind, s.path])).toEqual([
       ['none', 'none', null],
       ['best', 'file', join(process.cwd(), '/elsewhere/best_skill.md')],
     ]);
-    expect(() => matrixSkills(['none=x.md'], read)).toThrow('--skills none=x.md: none names no file; choose another name for it');
-    expect(() => matrixSkills(['a=x.md,a=y.md'], read)).toThrow('would share the cell folder name a: name one (NAME=PATH)');
+    expect(() => matrixSkills(['none=x.md'], read)).toThrow(
+      '--skills none=x.md: none names no file; choose another name for it',
+    );
+    expect(() => matrixSkills(['a=x.md,a=y.md'], read)).toThrow(
+      'would share the cell folder name a: name one (NAME=PATH)',
+    );
   });
 
   it('refuses an item twice and two files that would share a folder', () => {
     expect(() => matrixSkills(['none,none'], read)).toThrow('--skills names none twice');
-    expect(() => matrixSkills(['a/b.md,a-b.md'], read)).toThrow('--skills a/b.md and a-b.md would share the cell folder name a-b');
+    expect(() => matrixSkills(['a/b.md,a-b.md'], read)).toThrow(
+      '--skills a/b.md and a-b.md would share the cell folder name a-b',
+    );
     expect(() => matrixSkills([''], read)).toThrow(/at least one item/);
   });
 });
 
 describe('cells', () => {
-  const config = parseConfig({ model: { backend: 'simulated', optimizer: 'mitko', target: 'mitko' }, env: { trials: 3 } });
+  const config = parseConfig({
+    model: { backend: 'simulated', optimizer: 'mitko', target: 'mitko' },
+    env: { trials: 3 },
+  });
   const models = resolveMatrixModels(config, ['sim-small', 'sim-large']);
   const skills = matrixSkills(['none,seed'], read);
 
@@ -64,27 +73,53 @@ describe('cells', () => {
   it('a cell folder with fewer trials resumes; fewer trials than it holds, or any other change, is refused naming it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cell-'));
     const fp = (trials: number, noise = 0.03) => {
-      const cell = resolveMatrixModels(parseConfig({ model: { backend: 'simulated', optimizer: 'mitko', target: 'mitko', simulated: { noise } }, env: { trials } }), ['sim-small'])[0]!;
-      return runFingerprint({ kind: 'eval', config: cell.config, roles: resolveRoles(cell.config, {}), skill: { path: 'none', text: '' }, split: 'test' });
+      const cell = resolveMatrixModels(
+        parseConfig({
+          model: { backend: 'simulated', optimizer: 'mitko', target: 'mitko', simulated: { noise } },
+          env: { trials },
+        }),
+        ['sim-small'],
+      )[0]!;
+      return runFingerprint({
+        kind: 'eval',
+        config: cell.config,
+        roles: resolveRoles(cell.config, {}),
+        skill: { path: 'none', text: '' },
+        split: 'test',
+      });
     };
     expect(checkCellDir(dir, fp(3))).toEqual({ state: 'fresh', same: false });
     writeRunRecord(dir, fp(3), false);
     writeFileSync(join(dir, 'results.jsonl'), '');
     expect(checkCellDir(dir, fp(3))).toEqual({ state: 'resume', same: true });
     expect(checkCellDir(dir, fp(5))).toEqual({ state: 'resume', same: false });
-    expect(() => checkCellDir(dir, fp(2))).toThrow(/this folder holds a run with env\.trials=3; this run has env\.trials=2/);
-    expect(() => checkCellDir(dir, fp(5, 0.2))).toThrow(/model\.simulated\.noise=0\.03; this run has model\.simulated\.noise=0\.2/);
+    expect(() => checkCellDir(dir, fp(2))).toThrow(
+      /this folder holds a run with env\.trials=3; this run has env\.trials=2/,
+    );
+    expect(() => checkCellDir(dir, fp(5, 0.2))).toThrow(
+      /model\.simulated\.noise=0\.03; this run has model\.simulated\.noise=0\.2/,
+    );
     rmSync(dir, { recursive: true });
   });
 
   it("a cell's kept rows: scored ones, one per case and trial (the last written), none errored", () => {
     const dir = mkdtempSync(join(tmpdir(), 'cell-'));
     const row = (id: string, trial: number, output: string, error_kind: CaseErrorKind | null = null) =>
-      JSON.stringify(error_kind ? errored(id, { suite: 's', trial, output, error_kind }) : caseRow(id, true, { suite: 's', trial, output }));
-    writeFileSync(join(dir, 'results.jsonl'), [row('a', 0, 'first'), row('a', 1, 'x'), row('a', 0, 'again'), row('b', 0, 'err', 'infra')].join('\n') + '\n');
+      JSON.stringify(
+        error_kind
+          ? errored(id, { suite: 's', trial, output, error_kind })
+          : caseRow(id, true, { suite: 's', trial, output }),
+      );
+    writeFileSync(
+      join(dir, 'results.jsonl'),
+      [row('a', 0, 'first'), row('a', 1, 'x'), row('a', 0, 'again'), row('b', 0, 'err', 'infra')].join('\n') + '\n',
+    );
     const kept = keptRows(dir)!;
     expect(Object.keys(kept)).toEqual(['s\u0000a']);
-    expect(kept['s\u0000a']!.map((r) => [r.trial, r.output])).toEqual([[0, 'again'], [1, 'x']]);
+    expect(kept['s\u0000a']!.map((r) => [r.trial, r.output])).toEqual([
+      [0, 'again'],
+      [1, 'x'],
+    ]);
     expect(keptRows(join(dir, 'none'))).toBeNull();
     rmSync(dir, { recursive: true });
   });
@@ -104,14 +139,27 @@ describe('the matrix folder', () => {
   it('a new folder has no manifest; one holding a single run, or a matrix of the other command, is refused', () => {
     const dir = mkdtempSync(join(tmpdir(), 'matrix-'));
     expect(readMatrixRun(dir, 'eval')).toBeNull();
-    const manifest = new MatrixManifest(dir, { kind: 'eval', split: 'test', trials: 1, created_at: 't', updated_at: 't', models: [], skills: [], cells: [{ model: 'm', skill: 'none', dir: 'cells/m__none', status: 'pending', verdict: null, exit_code: null }] });
+    const manifest = new MatrixManifest(dir, {
+      kind: 'eval',
+      split: 'test',
+      trials: 1,
+      created_at: 't',
+      updated_at: 't',
+      models: [],
+      skills: [],
+      cells: [{ model: 'm', skill: 'none', dir: 'cells/m__none', status: 'pending', verdict: null, exit_code: null }],
+    });
     manifest.write();
     manifest.update('cells/m__none', { status: 'complete', verdict: 'pass', exit_code: 0 });
     expect(readMatrixRun(dir, 'eval')!.cells[0]).toMatchObject({ status: 'complete', verdict: 'pass', exit_code: 0 });
-    expect(() => readMatrixRun(dir, 'test')).toThrow(/this folder holds a matrix of eval runs; this run is a matrix of test runs/);
+    expect(() => readMatrixRun(dir, 'test')).toThrow(
+      /this folder holds a matrix of eval runs; this run is a matrix of test runs/,
+    );
     const single = mkdtempSync(join(tmpdir(), 'single-'));
     writeFileSync(join(single, 'summary.json'), '{}');
-    expect(() => readMatrixRun(single, 'eval')).toThrow(/this folder holds a run \(summary\.json\), not a matrix of runs/);
+    expect(() => readMatrixRun(single, 'eval')).toThrow(
+      /this folder holds a run \(summary\.json\), not a matrix of runs/,
+    );
     rmSync(dir, { recursive: true });
     rmSync(single, { recursive: true });
   });

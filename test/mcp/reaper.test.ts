@@ -7,7 +7,8 @@ import { expect, test } from 'vitest';
 import { trackedServers, trackServer, watchMcpServers } from '../../src/mcp/reaper.ts';
 
 const sleeper = () => spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-const exited = (c: ReturnType<typeof sleeper>) => new Promise<NodeJS.Signals | null>((r) => c.once('exit', (_code, signal) => r(signal)));
+const exited = (c: ReturnType<typeof sleeper>) =>
+  new Promise<NodeJS.Signals | null>((r) => c.once('exit', (_code, signal) => r(signal)));
 
 test('servers still running when the host closes are killed; a stopped one is forgotten', async () => {
   const watcher = watchMcpServers();

@@ -18,12 +18,23 @@ const FAULT = fileURLToPath(new URL('../fixtures/mcp/fault-server.mjs', import.m
 const dir = mkdtempSync(join(tmpdir(), 'mcp-run-hook-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const usage = { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 1 };
+const usage = {
+  calls: 1,
+  attempts: 1,
+  prompt_tokens: 1,
+  completion_tokens: 1,
+  cached_prompt_tokens: 0,
+  reasoning_tokens: null,
+  cost: null,
+  call_ms: 1,
+};
 
 test('ctx.mcp, model.loop and model.chat({ mcp: true })', async () => {
   const suite = new McpSuite({
     suite: 'hook',
-    checked: checkMcpOptions('hook', { servers: { kv: { command: process.execPath, args: [FAULT], env: { FAULT: { value: 'none' } } } } }),
+    checked: checkMcpOptions('hook', {
+      servers: { kv: { command: process.execPath, args: [FAULT], env: { FAULT: { value: 'none' } } } },
+    }),
     recorder: null,
     runDir: dir,
     reserved: [],
@@ -35,8 +46,16 @@ test('ctx.mcp, model.loop and model.chat({ mcp: true })', async () => {
     async callTarget(messages: ChatMessage[], _signal?: AbortSignal, _seed?: number, tools?: ToolSpec[]) {
       offered.push((tools ?? []).map((t) => t.name));
       const last = messages.at(-1)!;
-      const toolCalls: ToolCall[] = last.role === 'tool' || !tools?.length ? [] : [{ id: `c${offered.length}`, name: 'lookup', arguments: '{"key":"beta"}' }];
-      return { text: last.role === 'tool' ? `answer: ${last.content}` : '', usage, simulated: true, ...(toolCalls.length ? { toolCalls } : {}) };
+      const toolCalls: ToolCall[] =
+        last.role === 'tool' || !tools?.length
+          ? []
+          : [{ id: `c${offered.length}`, name: 'lookup', arguments: '{"key":"beta"}' }];
+      return {
+        text: last.role === 'tool' ? `answer: ${last.content}` : '',
+        usage,
+        simulated: true,
+        ...(toolCalls.length ? { toolCalls } : {}),
+      };
     },
   } as unknown as SuiteRuntime;
   const seen: Partial<RunContext> = {};
@@ -56,7 +75,9 @@ test('ctx.mcp, model.loop and model.chat({ mcp: true })', async () => {
     expect(Object.keys(seen.mcp ?? {})).toEqual(['kv']);
     expect(run.text).toBe('"alpha" = 11 | lookup | answer: "beta" = 33 | (no tools)');
     expect(offered).toEqual([['lookup'], ['lookup'], ['lookup'], []]);
-    expect(run.trajectory![0]!.tool_calls).toEqual([{ id: 'c1', name: 'lookup', args: { key: 'beta' }, mcp: { server: 'kv', tool: 'lookup' } }]);
+    expect(run.trajectory![0]!.tool_calls).toEqual([
+      { id: 'c1', name: 'lookup', args: { key: 'beta' }, mcp: { server: 'kv', tool: 'lookup' } },
+    ]);
   } finally {
     await suite.closeCase(mcp);
     await suite.close();

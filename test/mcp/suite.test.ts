@@ -48,7 +48,15 @@ let dir = '';
 const suites: McpSuite[] = [];
 
 function suite(mcp: McpOptions, recorder: McpRecorder | null = null, env?: NodeJS.ProcessEnv): McpSuite {
-  const s = new McpSuite({ suite: 'mcp-test', checked: checkMcpOptions('mcp-test', mcp), recorder, runDir: dir, reserved: [], toolTimeoutMs: 20_000, ...(env ? { env } : {}) });
+  const s = new McpSuite({
+    suite: 'mcp-test',
+    checked: checkMcpOptions('mcp-test', mcp),
+    recorder,
+    runDir: dir,
+    reserved: [],
+    toolTimeoutMs: 20_000,
+    ...(env ? { env } : {}),
+  });
   suites.push(s);
   return s;
 }
@@ -66,7 +74,14 @@ describe('server-memory, a stateful server', () => {
 
   test("scope 'case': each case starts an empty graph, whatever the case before it wrote", async () => {
     const s = suite({
-      servers: { mem: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: { value: '${workspace}/memory.jsonl' } }, scope: 'case' } },
+      servers: {
+        mem: {
+          command: process.execPath,
+          args: [MEMORY],
+          env: { MEMORY_FILE_PATH: { value: '${workspace}/memory.jsonl' } },
+          scope: 'case',
+        },
+      },
       workspace: true,
     });
     const first = await s.openCase(task('a'), undefined);
@@ -81,7 +96,15 @@ describe('server-memory, a stateful server', () => {
   });
 
   test("the same steps on one shared server (scope 'suite') do leak: the check above can fail", async () => {
-    const s = suite({ servers: { mem: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: { value: join(dir, 'shared.jsonl') } } } } });
+    const s = suite({
+      servers: {
+        mem: {
+          command: process.execPath,
+          args: [MEMORY],
+          env: { MEMORY_FILE_PATH: { value: join(dir, 'shared.jsonl') } },
+        },
+      },
+    });
     const first = await s.openCase(task('a'), undefined);
     await first.clients.mem!.callTool('create_entities', ada);
     await s.closeCase(first);
@@ -91,7 +114,9 @@ describe('server-memory, a stateful server', () => {
 });
 
 describe('record and replay', () => {
-  const fault = (command = process.execPath) => ({ servers: { faulty: { command, args: [FAULT], env: { FAULT: { value: 'none' } } } } });
+  const fault = (command = process.execPath) => ({
+    servers: { faulty: { command, args: [FAULT], env: { FAULT: { value: 'none' } } } },
+  });
 
   test('a case recorded under rw replays with no server; an unrecorded request or case is a miss naming the server', async () => {
     const rec = new MemoryRecorder('rw');
@@ -113,7 +138,9 @@ describe('record and replay', () => {
     expect(await again.call('{"key":"nope"}', { timeoutMs: 20_000 })).toEqual(unknown);
     const miss = await again.call('{"key":"beta"}', { timeoutMs: 20_000 }).catch((e: unknown) => e);
     expect(isCacheMiss(miss)).toBe(true);
-    expect((miss as Error).message).toMatch(/^no recorded reply of MCP server 'faulty' for tools\/call lookup \(request 3 of case k1\)/);
+    expect((miss as Error).message).toMatch(
+      /^no recorded reply of MCP server 'faulty' for tools\/call lookup \(request 3 of case k1\)/,
+    );
     const never = await replay.openCase(task('k2'), undefined).catch((e: unknown) => e);
     expect(isCacheMiss(never)).toBe(true);
     expect((never as Error).message).toContain("no recorded reply of MCP server 'faulty' for case k2");
@@ -127,12 +154,18 @@ describe('record and replay', () => {
     await live.closeCase(c);
     rec.mode = 'replay';
     const r = await suite(fault('/nonexistent'), rec).openCase(task('k3'), undefined);
-    await expect(r.clients.faulty!.callTool('lookup', { key: 'alpha' })).rejects.toThrow("no recorded reply of MCP server 'faulty'");
+    await expect(r.clients.faulty!.callTool('lookup', { key: 'alpha' })).rejects.toThrow(
+      "no recorded reply of MCP server 'faulty'",
+    );
   });
 
   test("cache 'rw' (a read-only server) answers the same call of another case from the record", async () => {
     const rec = new MemoryRecorder('rw');
-    const shared = { servers: { faulty: { command: process.execPath, args: [FAULT], env: { FAULT: { value: 'none' } }, cache: 'rw' as const } } };
+    const shared = {
+      servers: {
+        faulty: { command: process.execPath, args: [FAULT], env: { FAULT: { value: 'none' } }, cache: 'rw' as const },
+      },
+    };
     const live = suite(shared, rec);
     const c = await live.openCase(task('k4'), undefined);
     expect((await c.clients.faulty!.callTool('lookup', { key: 'gamma' })).text).toBe('"gamma" = 55');
@@ -151,15 +184,31 @@ describe('Streamable HTTP', () => {
   let url = '';
   beforeAll(async () => {
     http = createServer(async (req, res) => {
-      const server = new McpServer({ name: 'echo', version: '1.0.0' }, { capabilities: { resources: {}, extensions: { 'io.modelcontextprotocol/skills': {} } } });
-      server.registerTool('whoami', { description: 'The Authorization header this request came with.', inputSchema: {} }, async (_args, extra) => ({
-        content: [{ type: 'text', text: `you sent: ${String(extra.requestInfo?.headers.authorization)}` }],
-      }));
+      const server = new McpServer(
+        { name: 'echo', version: '1.0.0' },
+        { capabilities: { resources: {}, extensions: { 'io.modelcontextprotocol/skills': {} } } },
+      );
+      server.registerTool(
+        'whoami',
+        { description: 'The Authorization header this request came with.', inputSchema: {} },
+        async (_args, extra) => ({
+          content: [{ type: 'text', text: `you sent: ${String(extra.requestInfo?.headers.authorization)}` }],
+        }),
+      );
       const skill = '---\nname: tidy\ndescription: Keep things tidy.\n---\n# Tidy\n';
-      server.registerResource('tidy', 'skill://tidy/SKILL.md', { mimeType: 'text/markdown' }, async () => ({ contents: [{ uri: 'skill://tidy/SKILL.md', text: skill }] }));
-      server.server.setRequestHandler(z.object({ method: z.literal('skills/get'), params: z.object({ uri: z.string() }) }), async () => ({
-        skill: { uri: 'skill://tidy/SKILL.md', frontmatter: { name: 'tidy', description: 'Keep things tidy.' }, resources: [{ uri: 'skill://tidy/SKILL.md', digest: `sha256:${'0'.repeat(64)}` }] },
+      server.registerResource('tidy', 'skill://tidy/SKILL.md', { mimeType: 'text/markdown' }, async () => ({
+        contents: [{ uri: 'skill://tidy/SKILL.md', text: skill }],
       }));
+      server.server.setRequestHandler(
+        z.object({ method: z.literal('skills/get'), params: z.object({ uri: z.string() }) }),
+        async () => ({
+          skill: {
+            uri: 'skill://tidy/SKILL.md',
+            frontmatter: { name: 'tidy', description: 'Keep things tidy.' },
+            resources: [{ uri: 'skill://tidy/SKILL.md', digest: `sha256:${'0'.repeat(64)}` }],
+          },
+        }),
+      );
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on('close', () => void transport.close());
       await server.connect(transport);
@@ -171,7 +220,9 @@ describe('Streamable HTTP', () => {
   afterAll(() => new Promise<void>((r) => http.close(() => r())));
 
   test('headers come from the variables they name; the server echoing one gets it masked', async () => {
-    const s = suite({ servers: { api: { url, headers: { Authorization: 'MCP_TEST_AUTH' } } } }, null, { MCP_TEST_AUTH: 'Bearer secret-0123456789' });
+    const s = suite({ servers: { api: { url, headers: { Authorization: 'MCP_TEST_AUTH' } } } }, null, {
+      MCP_TEST_AUTH: 'Bearer secret-0123456789',
+    });
     const c = await s.openCase(task('h1'), undefined);
     expect(await c.remoteTools()[0]!.call('{}', { timeoutMs: 20_000 })).toEqual({ ok: true, content: 'you sent: ***' });
   });
@@ -192,9 +243,11 @@ describe('Streamable HTTP', () => {
     expect((await next.remoteTools()[0]!.call('{}', { timeoutMs: 20_000 })).ok).toBe(true);
   });
 
-  test("a skill whose SKILL.md does not match the digest its skills/get entry lists is not loaded", async () => {
+  test('a skill whose SKILL.md does not match the digest its skills/get entry lists is not loaded', async () => {
     const s = suite({ servers: { api: { url } } });
-    await expect(s.readSkill('api', 'skill://tidy')).rejects.toThrow("the skill skill://tidy/SKILL.md of MCP server 'api' does not match its digest");
+    await expect(s.readSkill('api', 'skill://tidy')).rejects.toThrow(
+      "the skill skill://tidy/SKILL.md of MCP server 'api' does not match its digest",
+    );
   });
 });
 
@@ -203,9 +256,14 @@ describe('skills from the example server', () => {
     const rec = new MemoryRecorder('rw');
     const example = (command: string) => ({ servers: { notes: { command, args: [EXAMPLE] } } });
     const skill = await suite(example(process.execPath), rec).readSkill('notes', 'skill://release-notes');
-    expect(skill).toEqual({ text: readFileSync(join(REPO, 'examples/mcp-skill-server/skills/release-notes/SKILL.md'), 'utf8'), path: 'mcp:notes:skill://release-notes/SKILL.md' });
+    expect(skill).toEqual({
+      text: readFileSync(join(REPO, 'examples/mcp-skill-server/skills/release-notes/SKILL.md'), 'utf8'),
+      path: 'mcp:notes:skill://release-notes/SKILL.md',
+    });
     rec.mode = 'replay';
-    expect(await suite(example('/nonexistent'), rec).readSkill('notes', 'skill://release-notes/SKILL.md')).toEqual(skill);
+    expect(await suite(example('/nonexistent'), rec).readSkill('notes', 'skill://release-notes/SKILL.md')).toEqual(
+      skill,
+    );
     await expect(suite(example(process.execPath), rec).readSkill('notes', 'skill://other')).rejects.toThrow(
       "--model-cache replay: no recorded reply of MCP server 'notes' for the skill skill://other/SKILL.md",
     );
@@ -214,6 +272,8 @@ describe('skills from the example server', () => {
   test('skillFileUri and relativize', () => {
     expect(skillFileUri('skill://acme/billing/refunds')).toBe('skill://acme/billing/refunds/SKILL.md');
     expect(skillFileUri('skill://git-workflow/SKILL.md')).toBe('skill://git-workflow/SKILL.md');
-    expect(relativize('ENOENT: /out/ws/c1/notes.md; root /out/ws/c1', workspaceForms('/out/ws/c1'))).toBe('ENOENT: notes.md; root .');
+    expect(relativize('ENOENT: /out/ws/c1/notes.md; root /out/ws/c1', workspaceForms('/out/ws/c1'))).toBe(
+      'ENOENT: notes.md; root .',
+    );
   });
 });

@@ -11,10 +11,28 @@ describe('Accounting', () => {
     a.recordAttempt('analyst');
     a.recordError('analyst', 5);
     const s = a.snapshot();
-    expect(s['rollout']).toEqual({ ...emptyStats(), calls: 1, attempts: 2, retries: 1, errors: 0, prompt_tokens: 10, completion_tokens: 3, latency_ms: 40 });
+    expect(s['rollout']).toEqual({
+      ...emptyStats(),
+      calls: 1,
+      attempts: 2,
+      retries: 1,
+      errors: 0,
+      prompt_tokens: 10,
+      completion_tokens: 3,
+      latency_ms: 40,
+    });
     // a call that failed for good is a call too (and an error)
     expect(s['analyst']).toEqual({ ...emptyStats(), calls: 1, attempts: 1, errors: 1, latency_ms: 5 });
-    expect(s['_total']).toEqual({ ...emptyStats(), calls: 2, attempts: 3, retries: 1, errors: 1, prompt_tokens: 10, completion_tokens: 3, latency_ms: 45 });
+    expect(s['_total']).toEqual({
+      ...emptyStats(),
+      calls: 2,
+      attempts: 3,
+      retries: 1,
+      errors: 1,
+      prompt_tokens: 10,
+      completion_tokens: 3,
+      latency_ms: 45,
+    });
     for (const st of Object.values(s)) expect(st.retries).toBe(st.attempts - st.calls);
     // snapshots are copies
     s['rollout']!.calls = 99;
@@ -45,7 +63,13 @@ describe('Accounting', () => {
     main.merge(wire);
     main.merge({ judge: { calls: 2, prompt_tokens: 3, bogus: 'x' } as never });
     const s = main.snapshot();
-    expect(s['rollout']).toMatchObject({ calls: 2, attempts: 1, prompt_tokens: 5, completion_tokens: 3, latency_ms: 10 });
+    expect(s['rollout']).toMatchObject({
+      calls: 2,
+      attempts: 1,
+      prompt_tokens: 5,
+      completion_tokens: 3,
+      latency_ms: 10,
+    });
     expect(s['judge']).toMatchObject({ calls: 2, prompt_tokens: 3 });
     expect(s['_total']!.calls).toBe(4);
     expect(sumSummaries(wire, wire)['rollout']!.calls).toBe(2);

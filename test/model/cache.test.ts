@@ -3,7 +3,16 @@
  * structured-output negotiation replayed with zero requests, corrupt entries, and stats / prune. Real
  * loopback servers (test/helpers/fault-server.ts) and a real folder; nothing is mocked.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -50,9 +59,20 @@ async function server(script: Script, options?: FaultServerOptions): Promise<Fau
   return s;
 }
 
-function client(role: RoleConfig, cache: ModelCache | null, logs: string[] = []): { client: ModelClient; accounting: Accounting } {
+function client(
+  role: RoleConfig,
+  cache: ModelCache | null,
+  logs: string[] = [],
+): { client: ModelClient; accounting: Accounting } {
   const accounting = new Accounting();
-  const c = createModelClient(role, { accounting, cache, env: {}, log: (l) => logs.push(l), sleep: async () => {}, random: () => 0.5 });
+  const c = createModelClient(role, {
+    accounting,
+    cache,
+    env: {},
+    log: (l) => logs.push(l),
+    sleep: async () => {},
+    random: () => 0.5,
+  });
   clients.push(c);
   return { client: c, accounting };
 }
@@ -67,26 +87,44 @@ function entryFiles(dir: string): string[] {
 describe('configuration', () => {
   it('cache.mode defaults to rw in .skillopt/cache; SKILLOPT_CACHE beats the config, --model-cache beats both', () => {
     expect(defaultConfig().cache).toEqual({ mode: 'rw', dir: '.skillopt/cache' });
-    expect(loadConfig({ env: { SKILLOPT_CACHE: 'replay', SKILLOPT_CACHE_DIR: '/tmp/x' } }).config.cache).toEqual({ mode: 'replay', dir: '/tmp/x' });
-    expect(loadConfig({ env: { SKILLOPT_CACHE: 'replay' }, cfgOptions: ['cache.mode=ro'] }).config.cache.mode).toBe('ro');
+    expect(loadConfig({ env: { SKILLOPT_CACHE: 'replay', SKILLOPT_CACHE_DIR: '/tmp/x' } }).config.cache).toEqual({
+      mode: 'replay',
+      dir: '/tmp/x',
+    });
+    expect(loadConfig({ env: { SKILLOPT_CACHE: 'replay' }, cfgOptions: ['cache.mode=ro'] }).config.cache.mode).toBe(
+      'ro',
+    );
     expect(loadConfig({ env: {}, cfgOptions: ['cache.mode=read-only'] }).config.cache.mode).toBe('ro');
     const args = (argv: string[]) => parseFlags({ name: 'test', flags: CONFIG_FLAGS }, argv).values;
-    expect(configFromArgs(args(['--model-cache', 'off', '--cfg-options', 'cache.mode=replay']), { required: false }).config.cache.mode).toBe('off');
-    expect(() => configFromArgs(args(['--model-cache', 'maybe']), { required: false })).toThrow('--model-cache maybe: expected one of rw, ro, off, replay');
+    expect(
+      configFromArgs(args(['--model-cache', 'off', '--cfg-options', 'cache.mode=replay']), { required: false }).config
+        .cache.mode,
+    ).toBe('off');
+    expect(() => configFromArgs(args(['--model-cache', 'maybe']), { required: false })).toThrow(
+      '--model-cache maybe: expected one of rw, ro, off, replay',
+    );
     expect(openModelCache({ ...defaultConfig(), cache: { mode: 'off', dir: 'x' } })).toBeNull();
   });
 });
 
 describe('the key', () => {
-  const sim = (over: Partial<RoleConfig> = {}) => roleConfig('http://127.0.0.1:41234/v1', { backend: 'simulated', ...over });
-  const keyOf = (c: ModelCache, role: RoleConfig, request: unknown = { messages: user('q') }) => c.key(role, 'chat', request);
+  const sim = (over: Partial<RoleConfig> = {}) =>
+    roleConfig('http://127.0.0.1:41234/v1', { backend: 'simulated', ...over });
+  const keyOf = (c: ModelCache, role: RoleConfig, request: unknown = { messages: user('q') }) =>
+    c.key(role, 'chat', request);
 
   it('the in-process simulated model: its knobs, not its port', () => {
     const dir = tempDir();
     const a = new ModelCache({ dir, mode: 'rw', sim: SIM });
     expect(keyOf(a, sim())).toBe(keyOf(a, sim({ baseURL: 'http://127.0.0.1:50505/v1' })));
     // every knob of model.simulated counts, including one added after this cache was written
-    const changes: Array<Record<string, number>> = [{ seed: 1 }, { noise: 0.1 }, { max_rules: 5 }, { analyst_error_rate: 0.2 }, { a_later_knob: 0.5 }];
+    const changes: Array<Record<string, number>> = [
+      { seed: 1 },
+      { noise: 0.1 },
+      { max_rules: 5 },
+      { analyst_error_rate: 0.2 },
+      { a_later_knob: 0.5 },
+    ];
     for (const knob of changes) {
       const other = new ModelCache({ dir, mode: 'rw', sim: { ...SIM, ...knob } });
       expect(keyOf(other, sim())).not.toBe(keyOf(a, sim()));
@@ -136,13 +174,30 @@ describe('chat through the cache', () => {
     const cache = cacheIn(dir);
     const { client: c, accounting } = client(roleConfig(srv.baseURL), cache);
     const first = await c.chat(user('ECONNRESET while pulling'), { stage: 'rollout' });
-    expect(first).toMatchObject({ text: 'network', cache: 'miss', attempts: 1, usage: { prompt_tokens: 20, completion_tokens: 2 } });
+    expect(first).toMatchObject({
+      text: 'network',
+      cache: 'miss',
+      attempts: 1,
+      usage: { prompt_tokens: 20, completion_tokens: 2 },
+    });
     const again = await c.chat(user('ECONNRESET while pulling'), { stage: 'rollout' });
     // a hit restores the usage its reply reported (measured), and sends nothing (spent: the accounting below)
-    expect(again).toMatchObject({ text: 'network', cache: 'hit', attempts: 0, usage: { prompt_tokens: 20, completion_tokens: 2 }, finishReason: 'stop' });
+    expect(again).toMatchObject({
+      text: 'network',
+      cache: 'hit',
+      attempts: 0,
+      usage: { prompt_tokens: 20, completion_tokens: 2 },
+      finishReason: 'stop',
+    });
     expect(srv.chatRequests).toHaveLength(1);
     expect(accounting.snapshot()['rollout']).toMatchObject({ calls: 1, attempts: 1, prompt_tokens: 20 });
-    expect(cache.summary()).toMatchObject({ hits: 1, misses: 1, writes: 1, by_role: { target: { hits: 1, misses: 1 } }, by_stage: { rollout: { hits: 1, misses: 1 } } });
+    expect(cache.summary()).toMatchObject({
+      hits: 1,
+      misses: 1,
+      writes: 1,
+      by_role: { target: { hits: 1, misses: 1 } },
+      by_stage: { rollout: { hits: 1, misses: 1 } },
+    });
     // a fresh process (a new cache object on the same folder, a new client) is served too
     const { client: later } = client(roleConfig(srv.baseURL), cacheIn(dir));
     expect((await later.chat(user('ECONNRESET while pulling'), { stage: 'rollout' })).cache).toBe('hit');
@@ -178,7 +233,9 @@ describe('chat through the cache', () => {
     expect(err).toBeInstanceOf(CacheMissError);
     expect(isCacheMiss(err)).toBe(true);
     expect((err as CacheMissError).exitCode).toBe(2);
-    expect((err as Error).message).toMatch(/^no cached reply for the target call \(stage rollout, mitko at http:\/\/127\.0\.0\.1:\d+\/v1\) in .+; --model-cache replay sends no request$/);
+    expect((err as Error).message).toMatch(
+      /^no cached reply for the target call \(stage rollout, mitko at http:\/\/127\.0\.0\.1:\d+\/v1\) in .+; --model-cache replay sends no request$/,
+    );
     expect(srv.chatRequests).toHaveLength(2);
 
     // filled by rw, replay serves it without a request
@@ -223,15 +280,22 @@ describe('chat through the cache', () => {
     const { sum, ...content } = JSON.parse(written);
     expect(sum).toMatch(/^[0-9a-f]{64}$/);
     expect(createHash('sha256').update(JSON.stringify(content)).digest('hex')).toBe(sum);
-    const ask = async (mode: 'rw' | 'ro' | 'replay', logs: string[] = []) => client(roleConfig(srv.baseURL), cacheIn(dir, mode, logs)).client.chat(user('DiskFull'), { stage: 'rollout' });
+    const ask = async (mode: 'rw' | 'ro' | 'replay', logs: string[] = []) =>
+      client(roleConfig(srv.baseURL), cacheIn(dir, mode, logs)).client.chat(user('DiskFull'), { stage: 'rollout' });
 
     // edited to other valid JSON, checksum kept: replay refuses it, naming the entry; rw asks again and rewrites it
     writeFileSync(file!, written.replace('"text":"disk"', '"text":"network"'));
     const logs: string[] = [];
     const err = await ask('replay', logs).catch((e: unknown) => e);
     expect(isCacheMiss(err)).toBe(true);
-    expect((err as Error).message).toContain(`(its entry ${file} is corrupt: its checksum does not match its content: the entry was changed after it was written)`);
-    expect(logs).toEqual([expect.stringMatching(/^warning: model cache: .+\.json is corrupt \(its checksum does not match .+\); treated as a miss$/)]);
+    expect((err as Error).message).toContain(
+      `(its entry ${file} is corrupt: its checksum does not match its content: the entry was changed after it was written)`,
+    );
+    expect(logs).toEqual([
+      expect.stringMatching(
+        /^warning: model cache: .+\.json is corrupt \(its checksum does not match .+\); treated as a miss$/,
+      ),
+    ]);
     const served = srv.requests.length;
     expect(await ask('rw')).toMatchObject({ text: 'disk', cache: 'miss' });
     expect(srv.requests.length).toBe(served + 1);
@@ -282,19 +346,37 @@ describe('structured calls through the cache', () => {
     // a new client (a rerun: it starts again from json_schema) asks nothing
     const { client: rerun, accounting } = client(role, cacheIn(dir, 'replay'));
     const b = await rerun.structured('ranking', RankingSchema, user('# SkillOpt stage: ranking'));
-    expect(b).toMatchObject({ value: a.value, raw: a.raw, mode: 'json_object', reasked: false, attempts: 0, cache: 'hit', usage: a.usage });
+    expect(b).toMatchObject({
+      value: a.value,
+      raw: a.raw,
+      mode: 'json_object',
+      reasked: false,
+      attempts: 0,
+      cache: 'hit',
+      usage: a.usage,
+    });
     expect(srv.chatRequests).toHaveLength(2);
     expect(accounting.snapshot()['_total']).toMatchObject({ calls: 0, attempts: 0 });
   });
 
-  it('a re-asked reply is cached as the call\'s outcome; a reply that stayed invalid is not cached', async () => {
-    const srv = await server([{ content: 'no json here' }, { content: ranking }, { content: 'nope' }, { content: 'still nope' }]);
+  it("a re-asked reply is cached as the call's outcome; a reply that stayed invalid is not cached", async () => {
+    const srv = await server([
+      { content: 'no json here' },
+      { content: ranking },
+      { content: 'nope' },
+      { content: 'still nope' },
+    ]);
     const dir = tempDir();
     const role = roleConfig(srv.baseURL, { role: 'optimizer' });
     const { client: c } = client(role, cacheIn(dir));
     const a = await c.structured('ranking', RankingSchema, user('x'));
     expect(a).toMatchObject({ reasked: true, attempts: 2, cache: 'miss' });
-    expect(await c.structured('ranking', RankingSchema, user('x'))).toMatchObject({ reasked: true, value: a.value, attempts: 0, cache: 'hit' });
+    expect(await c.structured('ranking', RankingSchema, user('x'))).toMatchObject({
+      reasked: true,
+      value: a.value,
+      attempts: 0,
+      cache: 'hit',
+    });
     await expect(c.structured('ranking', RankingSchema, user('y'))).rejects.toMatchObject({ name: 'ModelOutputError' });
     expect(entryFiles(dir)).toHaveLength(1);
     expect(srv.chatRequests).toHaveLength(4);
@@ -305,7 +387,10 @@ describe('structured calls through the cache', () => {
     const dir = tempDir();
     const { client: auto } = client(roleConfig(srv.baseURL, { role: 'optimizer' }), cacheIn(dir));
     await auto.structured('ranking', RankingSchema, user('x'));
-    const { client: pinned } = client(roleConfig(srv.baseURL, { role: 'optimizer', structuredOutput: 'json_object' }), cacheIn(dir));
+    const { client: pinned } = client(
+      roleConfig(srv.baseURL, { role: 'optimizer', structuredOutput: 'json_object' }),
+      cacheIn(dir),
+    );
     expect((await pinned.structured('ranking', RankingSchema, user('x'))).cache).toBe('miss');
     expect((await auto.structured('ranking', RankingSchema, user('x'), { stage: 'ranking_step2' })).cache).toBe('hit'); // the accounting stage is not
     expect(srv.chatRequests).toHaveLength(2);
@@ -347,12 +432,22 @@ describe('stats and prune', () => {
 
     const s = cacheStats(dir, { now });
     expect(s).toMatchObject({ entries: 10, stale_temps: 1, recent_hit_rate: 1 / 11 });
-    expect(s.recent_runs).toEqual([expect.objectContaining({ command: 'eval', mode: 'rw', hits: 1, misses: 10, writes: 10 })]);
+    expect(s.recent_runs).toEqual([
+      expect.objectContaining({ command: 'eval', mode: 'rw', hits: 1, misses: 10, writes: 10 }),
+    ]);
     expect(s.disk).toBeGreaterThanOrEqual(s.bytes);
 
-    expect(pruneCache(dir, { olderThanMs: 30 * 86_400_000, dryRun: true, now })).toMatchObject({ removed: 4, kept: 6, temps_removed: 1 });
+    expect(pruneCache(dir, { olderThanMs: 30 * 86_400_000, dryRun: true, now })).toMatchObject({
+      removed: 4,
+      kept: 6,
+      temps_removed: 1,
+    });
     expect(entryFiles(dir).filter((f) => f.endsWith('.json'))).toHaveLength(10);
-    expect(pruneCache(dir, { olderThanMs: 30 * 86_400_000, now })).toMatchObject({ removed: 4, kept: 6, temps_removed: 1 });
+    expect(pruneCache(dir, { olderThanMs: 30 * 86_400_000, now })).toMatchObject({
+      removed: 4,
+      kept: 6,
+      temps_removed: 1,
+    });
     expect(existsSync(temp)).toBe(false);
     const perEntry = cacheStats(dir).disk / 6;
     const r = pruneCache(dir, { maxBytes: Math.floor(perEntry * 3.5), now });
@@ -387,7 +482,9 @@ describe('prune and the runs using the cache', () => {
     const users = readdirSync(join(dir, 'users'));
     expect(users).toEqual([expect.stringMatching(/^\d+-[0-9a-f]{16}\.json$/)]);
     expect(() => pruneCache(dir, { maxBytes: 0 })).toThrow(
-      new RegExp(`^skillopt cache prune: .+ is in use by a running skillopt run \\(pid ${process.pid} on .+, started .+: .+\\) — prune once it has finished \\(its entries are the replies it needs\\); if that run is gone, delete .+users/${users[0]}$`),
+      new RegExp(
+        `^skillopt cache prune: .+ is in use by a running skillopt run \\(pid ${process.pid} on .+, started .+: .+\\) — prune once it has finished \\(its entries are the replies it needs\\); if that run is gone, delete .+users/${users[0]}$`,
+      ),
     );
     expect(entryFiles(dir)).toHaveLength(3);
     const dry = pruneCache(dir, { maxBytes: 0, dryRun: true });
@@ -397,7 +494,15 @@ describe('prune and the runs using the cache', () => {
     // a user killed with -9 left its record: its pid is gone, so the record is stale, ignored and removed
     const gone = spawnSync(process.execPath, ['-e', '']).pid;
     const stale = join(dir, 'users', `${gone}-0000000000000000.json`);
-    writeFileSync(stale, JSON.stringify({ ...JSON.parse(readFileSync(join(dir, 'users', users[0]!), 'utf8')), pid: gone, token: `${gone}-0000000000000000`, proc_start: null }));
+    writeFileSync(
+      stale,
+      JSON.stringify({
+        ...JSON.parse(readFileSync(join(dir, 'users', users[0]!), 'utf8')),
+        pid: gone,
+        token: `${gone}-0000000000000000`,
+        proc_start: null,
+      }),
+    );
     cache.close();
     expect(readdirSync(join(dir, 'users'))).toEqual([basename(stale)]);
     expect(pruneCache(dir, { maxBytes: 0 })).toMatchObject({ removed: 3, kept: 0, in_use: [] });

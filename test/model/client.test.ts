@@ -81,7 +81,12 @@ describe('chat: happy path', () => {
 
 describe('chat: retries', () => {
   it('retries 5xx and 429 then succeeds; accounting separates attempts from calls', async () => {
-    const h = await setup([{ status: 503 }, { status: 500 }, { status: 429 }, { content: 'fine', usage: { prompt_tokens: 3, completion_tokens: 2 } }]);
+    const h = await setup([
+      { status: 503 },
+      { status: 500 },
+      { status: 429 },
+      { content: 'fine', usage: { prompt_tokens: 3, completion_tokens: 2 } },
+    ]);
     const r = await h.client.chat(user('q'), { stage: 'rollout' });
     expect(r.text).toBe('fine');
     expect(r.attempts).toBe(4);
@@ -100,7 +105,13 @@ describe('chat: retries', () => {
   });
 
   it('gives up after role.retries with a one-line error naming the request', async () => {
-    const h = await setup([{ status: 503 }, { status: 503 }, { status: 503 }, { status: 503 }, { content: 'too late' }]);
+    const h = await setup([
+      { status: 503 },
+      { status: 503 },
+      { status: 503 },
+      { status: 503 },
+      { content: 'too late' },
+    ]);
     const e = await infraError(h.client.chat(user('q'), { stage: 'rollout' }));
     expect(e).toBeInstanceOf(ModelInfraError);
     expect(e.kind).toBe('server');
@@ -121,13 +132,16 @@ describe('chat: retries', () => {
     const inAMinute = new Date(sent + 60_000).toUTCString(); // an HTTP date: whole seconds
     const when = Date.parse(inAMinute);
     expect(when - sent).toBeGreaterThan(59_000);
-    const h = await setup([
-      { status: 429, retryAfter: '2' },
-      { status: 503, retryAfterMs: '1500' },
-      { status: 429, retryAfter: inAMinute },
-      { status: 429, retryAfter: '3600' },
-      { content: 'ok' },
-    ], { role: { retries: 4 } });
+    const h = await setup(
+      [
+        { status: 429, retryAfter: '2' },
+        { status: 503, retryAfterMs: '1500' },
+        { status: 429, retryAfter: inAMinute },
+        { status: 429, retryAfter: '3600' },
+        { content: 'ok' },
+      ],
+      { role: { retries: 4 } },
+    );
     await h.client.chat(user('q'), { stage: 'rollout' });
     const done = Date.now();
     expect(h.delays[0]).toBe(2000);
@@ -192,9 +206,12 @@ describe('chat: retries', () => {
   });
 
   it('retries empty choices, a missing message and non-JSON bodies as bad_response', async () => {
-    const h = await setup([{ emptyChoices: true }, { noMessage: true }, { nonJson: true }, { nonJson: 'text' }, { content: 'finally' }], {
-      role: { retries: 4 },
-    });
+    const h = await setup(
+      [{ emptyChoices: true }, { noMessage: true }, { nonJson: true }, { nonJson: 'text' }, { content: 'finally' }],
+      {
+        role: { retries: 4 },
+      },
+    );
     const r = await h.client.chat(user('q'), { stage: 'rollout' });
     expect(r.text).toBe('finally');
     expect(r.attempts).toBe(5);
@@ -274,7 +291,9 @@ describe('chat: concurrency', () => {
     // The first 3 requests are held until all 3 have arrived: the limit is reached on any machine.
     const gate = barrier(3);
     const h = await setup(async () => (await gate.arrive(), { content: 'ok' }), { role: { concurrency: 3 } });
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => h.client.chat(user(`q${i}`), { stage: 'rollout' })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => h.client.chat(user(`q${i}`), { stage: 'rollout' })),
+    );
     expect(results.every((r) => r.text === 'ok')).toBe(true);
     expect(h.server.chatRequests).toHaveLength(20);
     expect(gate.reached).toBe(true); // the limit, not serialisation
@@ -308,7 +327,9 @@ describe('chat: concurrency', () => {
       },
       { role: { concurrency: 3 } },
     );
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => h.client.chat(user(`q${i}`), { stage: 'rollout' })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => h.client.chat(user(`q${i}`), { stage: 'rollout' })),
+    );
     expect(results.map((r) => r.text)).toEqual(Array.from({ length: 20 }, (_, i) => `r:q${i}`));
     expect(results.map((r) => r.attempts)).toEqual(Array.from({ length: 20 }, (_, i) => 1 + (i % 3)));
     expect(gate.reached).toBe(true);
@@ -316,7 +337,12 @@ describe('chat: concurrency', () => {
     expect(maxOpen).toBe(3);
     const expectedAttempts = Array.from({ length: 20 }, (_, i) => 1 + (i % 3)).reduce((a, b) => a + b, 0); // 39
     expect(h.server.chatRequests).toHaveLength(expectedAttempts);
-    expect(h.accounting.snapshot()['rollout']).toMatchObject({ calls: 20, attempts: expectedAttempts, retries: expectedAttempts - 20, errors: 0 });
+    expect(h.accounting.snapshot()['rollout']).toMatchObject({
+      calls: 20,
+      attempts: expectedAttempts,
+      retries: expectedAttempts - 20,
+      errors: 0,
+    });
   });
 });
 

@@ -82,7 +82,9 @@ describe('model gateway', () => {
     expect(err).toBeInstanceOf(ModelInfraError);
     expect(err.kind).toBe('aborted');
     await vi.waitFor(() => expect(gateway.inFlight()).toBe(0), eventually);
-    await expect(client.chat(role, user, { stage: 'rollout', signal: ctl.signal })).rejects.toMatchObject({ kind: 'aborted' });
+    await expect(client.chat(role, user, { stage: 'rollout', signal: ctl.signal })).rejects.toMatchObject({
+      kind: 'aborted',
+    });
   });
 
   it('closing the worker-side client rejects its waiting calls as aborted, and later calls at once', async () => {
@@ -97,7 +99,9 @@ describe('model gateway', () => {
   it("caps requests in flight across every worker's client with the role's concurrency", async () => {
     // The first 2 requests are held until both have arrived: the cap is reached on any machine.
     const gate = barrier(2);
-    const { gateway, server, role } = await setup(async () => (await gate.arrive(), { content: 'ok' }), { concurrency: 2 });
+    const { gateway, server, role } = await setup(async () => (await gate.arrive(), { content: 'ok' }), {
+      concurrency: 2,
+    });
     const a = new GatewayClient(gateway.address);
     const b = new GatewayClient(gateway.address);
     opened.push(a, b);
@@ -129,11 +133,27 @@ describe('model gateway', () => {
   });
 
   it('errors survive the trip as data, other errors keep their name and message', () => {
-    const infra = new ModelInfraError({ kind: 'timeout', attempts: 3, role: 'judge', model: 'm', url: 'http://127.0.0.1:1/v1', stage: 'judge', detail: 'timed out after 5 ms' });
+    const infra = new ModelInfraError({
+      kind: 'timeout',
+      attempts: 3,
+      role: 'judge',
+      model: 'm',
+      url: 'http://127.0.0.1:1/v1',
+      stage: 'judge',
+      detail: 'timed out after 5 ms',
+    });
     const back = decodeError(structuredClone(encodeError(infra)));
     expect(back).toBeInstanceOf(ModelInfraError);
     expect(back.message).toBe(infra.message);
-    const output = new ModelOutputError({ stage: 'judge', reason: 'no JSON', raw: 'x'.repeat(500), role: 'judge', model: 'm', url: 'http://h/v1', attempts: 2 });
+    const output = new ModelOutputError({
+      stage: 'judge',
+      reason: 'no JSON',
+      raw: 'x'.repeat(500),
+      role: 'judge',
+      model: 'm',
+      url: 'http://h/v1',
+      attempts: 2,
+    });
     const out = decodeError(structuredClone(encodeError(output)));
     expect(out).toBeInstanceOf(ModelOutputError);
     expect(out.message).toBe(output.message);

@@ -61,10 +61,14 @@ export async function setup(
         delays.push(ms);
         if (signal?.aborted) return reject(signal.reason);
         const t = setTimeout(resolve, 1);
-        signal?.addEventListener('abort', () => {
-          clearTimeout(t);
-          reject(signal.reason);
-        }, { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(t);
+            reject(signal.reason);
+          },
+          { once: true },
+        );
       }),
     random: () => 0.5,
     env: {},

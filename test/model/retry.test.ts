@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-} from 'openai';
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import {
   BadResponseError,
   MAX_RETRY_AFTER_MS,
@@ -52,13 +47,19 @@ describe('classifyError', () => {
       retryable: true,
       detail: 'response has no choices',
     });
-    expect(classifyError(new SyntaxError('Unexpected token <'))).toMatchObject({ kind: 'bad_response', retryable: true });
+    expect(classifyError(new SyntaxError('Unexpected token <'))).toMatchObject({
+      kind: 'bad_response',
+      retryable: true,
+    });
     const terminated = new TypeError('terminated', { cause: new Error('other side closed') });
     expect(classifyError(terminated)).toMatchObject({ kind: 'connection', retryable: true });
   });
 
   it('aborts are never retried; our own timer counts as a timeout', () => {
-    expect(classifyError(new APIUserAbortError(), { userAborted: true })).toMatchObject({ kind: 'aborted', retryable: false });
+    expect(classifyError(new APIUserAbortError(), { userAborted: true })).toMatchObject({
+      kind: 'aborted',
+      retryable: false,
+    });
     expect(classifyError(new APIUserAbortError())).toMatchObject({ kind: 'aborted', retryable: false });
     expect(classifyError(new DOMException('x', 'AbortError'))).toMatchObject({ kind: 'aborted', retryable: false });
     expect(classifyError(new APIUserAbortError(), { timedOut: true, timeoutMs: 50 })).toMatchObject({

@@ -9,8 +9,15 @@ const ranking = JSON.stringify({ reasoning: 'by support', selected_indices: [2, 
 describe('structured output', () => {
   it('requests json_schema named after the stage, with the zod-generated schema', async () => {
     const h = await setup([{ content: ranking }], { role: { role: 'optimizer' } });
-    const r = await h.client.structured('ranking', RankingSchema, user('# SkillOpt stage: ranking'), { maxTokens: 9000 });
-    expect(r).toMatchObject({ value: { reasoning: 'by support', selected_indices: [2, 0] }, mode: 'json_schema', reasked: false, attempts: 1 });
+    const r = await h.client.structured('ranking', RankingSchema, user('# SkillOpt stage: ranking'), {
+      maxTokens: 9000,
+    });
+    expect(r).toMatchObject({
+      value: { reasoning: 'by support', selected_indices: [2, 0] },
+      mode: 'json_schema',
+      reasked: false,
+      attempts: 1,
+    });
     const rf = h.server.chatRequests[0]!.body.response_format;
     expect(rf.type).toBe('json_schema');
     expect(rf.json_schema.name).toBe('ranking');
@@ -33,7 +40,11 @@ describe('structured output', () => {
     const r = await h.client.structured('ranking', RankingSchema, user('x'));
     expect(r.mode).toBe('text');
     expect(r.attempts).toBe(3);
-    expect(h.server.chatRequests.map((q) => q.body.response_format?.type ?? 'none')).toEqual(['json_schema', 'json_object', 'none']);
+    expect(h.server.chatRequests.map((q) => q.body.response_format?.type ?? 'none')).toEqual([
+      'json_schema',
+      'json_object',
+      'none',
+    ]);
     expect(h.client.structuredMode).toBe('text');
     // The next call skips the failing modes.
     const r2 = await h.client.structured('ranking', RankingSchema, user('y'));
@@ -54,7 +65,10 @@ describe('structured output', () => {
   });
 
   it('a pinned mode is used as is and a 400 propagates', async () => {
-    const h = await setup([], { role: { structuredOutput: 'json_schema' }, server: { rejectResponseFormat: 'json_schema' } });
+    const h = await setup([], {
+      role: { structuredOutput: 'json_schema' },
+      server: { rejectResponseFormat: 'json_schema' },
+    });
     const e = await h.client.structured('ranking', RankingSchema, user('x')).catch((x: unknown) => x);
     expect(isInfraError(e) && e.kind).toBe('bad_request');
     expect(h.server.chatRequests).toHaveLength(1);
@@ -65,7 +79,10 @@ describe('structured output', () => {
   });
 
   it('re-asks once with the validation error and returns the corrected value', async () => {
-    const h = await setup([{ content: '<think>hmm</think>{"selected_indices": ["two"]}' }, { content: '```json\n' + ranking + '\n```' }]);
+    const h = await setup([
+      { content: '<think>hmm</think>{"selected_indices": ["two"]}' },
+      { content: '```json\n' + ranking + '\n```' },
+    ]);
     const r = await h.client.structured('ranking', RankingSchema, user('rank these'));
     expect(r).toMatchObject({ value: { selected_indices: [2, 0] }, reasked: true, attempts: 2, mode: 'json_schema' });
     const second = h.server.chatRequests[1]!.body.messages as Array<{ role: string; content: string }>;
@@ -73,20 +90,27 @@ describe('structured output', () => {
     expect(second[0]).toEqual({ role: 'user', content: 'rank these' });
     expect(second[1]).toEqual({ role: 'assistant', content: '{"selected_indices": ["two"]}' });
     expect(second[2]!.role).toBe('user');
-    expect(second[2]!.content).toMatch(/^Your reply did not match the required JSON schema: selected_indices\.0: .*number.*\. Reply with only the corrected JSON object\.$/);
+    expect(second[2]!.content).toMatch(
+      /^Your reply did not match the required JSON schema: selected_indices\.0: .*number.*\. Reply with only the corrected JSON object\.$/,
+    );
     expect(h.server.chatRequests[1]!.body.response_format.type).toBe('json_schema');
     expect(h.accounting.snapshot()['ranking']).toMatchObject({ calls: 2, attempts: 2 });
   });
 
   it('re-asks when no JSON is found, and fails with ModelOutputError when the second reply is bad too', async () => {
-    const h = await setup([{ content: 'I think you should pick the second edit.' }, { content: 'Still prose {op: delete}' }]);
+    const h = await setup([
+      { content: 'I think you should pick the second edit.' },
+      { content: 'Still prose {op: delete}' },
+    ]);
     const e = await h.client.structured('ranking', RankingSchema, user('x')).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ModelOutputError);
     const oe = e as ModelOutputError;
     expect(oe.stage).toBe('ranking');
     expect(oe.reason).toMatch(/no JSON object found/);
     expect(oe.excerpt).toBe('Still prose {op: delete}');
-    expect(oe.message).toMatch(/^target reply from http:\/\/127\.0\.0\.1:\d+\/v1 \(model mitko, stage ranking\) stayed invalid after a re-ask: no JSON object found/);
+    expect(oe.message).toMatch(
+      /^target reply from http:\/\/127\.0\.0\.1:\d+\/v1 \(model mitko, stage ranking\) stayed invalid after a re-ask: no JSON object found/,
+    );
     expect(h.server.chatRequests[1]!.body.messages[2].content).toContain('no JSON object found');
     expect(h.server.chatRequests).toHaveLength(2);
   });

@@ -23,7 +23,15 @@ describe('clip_edits', () => {
     const h = await simLLM();
     const items = Array.from({ length: 12 }, (_, i) => edit(`- rule ${i}`, i + 1));
     const k = new EditBudgetScheduler({ kind: 'constant', totalSteps: 4, max: 4, min: 2, clip: false }).next();
-    const r = await rankAndClip({ items, k, skill: '# S\n', llm: h.llm, mode: 'patch', metaSection: null, warn: () => {} });
+    const r = await rankAndClip({
+      items,
+      k,
+      skill: '# S\n',
+      llm: h.llm,
+      mode: 'patch',
+      metaSection: null,
+      warn: () => {},
+    });
     expect(r.items).toEqual(items);
     expect(h.server.stats().requests).toBe(0);
   });
@@ -46,7 +54,9 @@ describe('use_rejected_buffer', () => {
   test('enabled (default): rejected edits and the guard-removed edits are in the buffer', () => {
     const text = renderStepBuffer([d])!;
     expect(text).toContain('  1. append content="- bad"');
-    expect(text).toContain('  Edits removed by the overfit guard (they copy train data or key on a term no val item has):\n  1. append content="- copied"');
+    expect(text).toContain(
+      '  Edits removed by the overfit guard (they copy train data or key on a term no val item has):\n  1. append content="- copied"',
+    );
   });
 
   test('disabled: no buffer section at all', () => {

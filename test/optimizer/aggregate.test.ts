@@ -15,7 +15,14 @@ describe('aggregate', () => {
     const h = await simLLM();
     const items = [edit('- a', 2), edit('- b', 1)];
     const warnings: string[] = [];
-    const r = await aggregate({ ...base, failure: [patch('f0', items)], success: [], llm: h.llm, mergeBatchSize: 8, warn: (l) => warnings.push(l) });
+    const r = await aggregate({
+      ...base,
+      failure: [patch('f0', items)],
+      success: [],
+      llm: h.llm,
+      mergeBatchSize: 8,
+      warn: (l) => warnings.push(l),
+    });
     expect(r.items).toEqual(items);
     expect(r).toMatchObject({ failureItems: 2, successItems: 0 });
     expect(h.server.stats().requests).toBe(0);
@@ -65,11 +72,28 @@ describe('aggregate', () => {
       const patches = readJsonSection(userOf(ctx), 'patches') as Array<{ edits: Array<{ content: string }> }>;
       // the group holding "- bad" gets garbage; every other merge answers one merged edit
       if (patches.some((p) => p.edits.some((e) => e.content === '- bad'))) return GARBAGE;
-      return json({ reasoning: 'm', edits: [{ op: 'append', content: `merged(${patches.flatMap((p) => p.edits.map((e) => e.content)).join('+')})` }] });
+      return json({
+        reasoning: 'm',
+        edits: [
+          { op: 'append', content: `merged(${patches.flatMap((p) => p.edits.map((e) => e.content)).join('+')})` },
+        ],
+      });
     });
     const warnings: string[] = [];
-    const failure = [patch('f0', [edit('- a')]), patch('f1', [edit('- b')]), patch('f2', [edit('- bad')]), patch('f3', [edit('- c')])];
-    const r = await aggregate({ ...base, failure, success: [], llm: h.llm, mergeBatchSize: 2, warn: (l) => warnings.push(l) });
+    const failure = [
+      patch('f0', [edit('- a')]),
+      patch('f1', [edit('- b')]),
+      patch('f2', [edit('- bad')]),
+      patch('f3', [edit('- c')]),
+    ];
+    const r = await aggregate({
+      ...base,
+      failure,
+      success: [],
+      llm: h.llm,
+      mergeBatchSize: 2,
+      warn: (l) => warnings.push(l),
+    });
     // level 1: [a,b] → merged(- a+- b); [bad,c] → garbage → concatenation; level 2 (contains "- bad") → garbage → concatenation
     expect(r.items.map((i) => ('content' in i ? i.content : ''))).toEqual(['merged(- a+- b)', '- bad', '- c']);
     expect(warnings).toEqual([
@@ -98,9 +122,13 @@ describe('aggregate', () => {
       warn: () => {},
     });
     expect(r.items).toEqual([{ op: 'append', content: '- final', support_count: 9 }]);
-    expect(finalPrompt).toContain('Group 1 (failure-driven, high priority): 1 items. Group 2 (success-driven): 1 items.');
+    expect(finalPrompt).toContain(
+      'Group 1 (failure-driven, high priority): 1 items. Group 2 (success-driven): 1 items.',
+    );
     expect(readJsonSection(finalPrompt, 'failure_patches')).toEqual([{ source_type: 'failure', edits: [edit('- f')] }]);
-    expect(readJsonSection(finalPrompt, 'success_patches')).toEqual([{ source_type: 'success', edits: [edit('- s', 1, 'success')] }]);
+    expect(readJsonSection(finalPrompt, 'success_patches')).toEqual([
+      { source_type: 'success', edits: [edit('- s', 1, 'success')] },
+    ]);
   });
 
   test('final merge failure → failure items first, then success items, with a warning', async () => {
@@ -108,7 +136,14 @@ describe('aggregate', () => {
     const warnings: string[] = [];
     const f = [edit('- f1'), edit('- f2')];
     const s = [edit('- s1', 1, 'success')];
-    const r = await aggregate({ ...base, failure: [patch('f0', f)], success: [patch('s0', s, 'success')], llm: h.llm, mergeBatchSize: 8, warn: (l) => warnings.push(l) });
+    const r = await aggregate({
+      ...base,
+      failure: [patch('f0', f)],
+      success: [patch('s0', s, 'success')],
+      llm: h.llm,
+      mergeBatchSize: 8,
+      warn: (l) => warnings.push(l),
+    });
     expect(r.items).toEqual([...f, ...s]);
     expect(r).toMatchObject({ failureItems: 2, successItems: 1 });
     expect(warnings).toEqual(['merge_final failed; failure items are kept first, then success items']);
@@ -117,7 +152,14 @@ describe('aggregate', () => {
   test('one side empty → the other side as is, without a final merge', async () => {
     const h = await simLLM();
     const s = [edit('- s1', 1, 'success'), edit('- s2', 1, 'success')];
-    const r = await aggregate({ ...base, failure: [], success: [patch('s0', s, 'success')], llm: h.llm, mergeBatchSize: 8, warn: () => {} });
+    const r = await aggregate({
+      ...base,
+      failure: [],
+      success: [patch('s0', s, 'success')],
+      llm: h.llm,
+      mergeBatchSize: 8,
+      warn: () => {},
+    });
     expect(r.items).toEqual(s);
     expect(r).toMatchObject({ failureItems: 0, successItems: 2 });
     expect(h.server.stats().requests).toBe(0);
@@ -125,7 +167,14 @@ describe('aggregate', () => {
 
   test('rewrite mode merges revise_suggestions with the *_rewrite stages', async () => {
     const h = await simLLM();
-    const sug = (i: number) => ({ type: 'add_rule' as const, title: `t${i}`, motivation: '', instruction: `- When the input mentions \`T${i}\`, answer \`a\`.`, priority_hint: 'medium' as const, support_count: 1 });
+    const sug = (i: number) => ({
+      type: 'add_rule' as const,
+      title: `t${i}`,
+      motivation: '',
+      instruction: `- When the input mentions \`T${i}\`, answer \`a\`.`,
+      priority_hint: 'medium' as const,
+      support_count: 1,
+    });
     const r = await aggregate({
       ...base,
       mode: 'rewrite_from_suggestions',
@@ -136,6 +185,9 @@ describe('aggregate', () => {
       warn: () => {},
     });
     expect(h.server.stats().byStage).toEqual({ merge_failure_rewrite: 1 });
-    expect(r.items.map((i) => ('title' in i ? [i.title, i.support_count] : null))).toEqual([['t0', 2], ['t1', 1]]);
+    expect(r.items.map((i) => ('title' in i ? [i.title, i.support_count] : null))).toEqual([
+      ['t0', 2],
+      ['t1', 1],
+    ]);
   });
 });

@@ -40,13 +40,17 @@ describe('budgets over several target models', () => {
 
   test('a model without a price stops a money budget, naming the model', () => {
     const b = new Budget(usage(), 0, 0, money(100, { 'sim-small': null, 'sim-large': LARGE }));
-    expect(() => b.spentCost()).toThrow(/^train\.max_cost needs model\.pricing for sim-small \(or a "\*" entry\): its rollout:sim-small calls cannot be priced$/);
+    expect(() => b.spentCost()).toThrow(
+      /^train\.max_cost needs model\.pricing for sim-small \(or a "\*" entry\): its rollout:sim-small calls cannot be priced$/,
+    );
   });
 
   test("train.max_model_calls counts every model's calls", () => {
     const b = new Budget(usage(), 25, 0);
     expect(b.spentCalls()).toBe(21);
     expect(() => b.ensure('the step 2 train batch rollout on 2 models (4 calls)', 4)).not.toThrow();
-    expect(() => b.ensure('the step 2 train batch rollout on 2 models (8 calls)', 8)).toThrow(/^model-call budget reached: .* needs 8 calls but 21 of train\.max_model_calls=25 are spent$/);
+    expect(() => b.ensure('the step 2 train batch rollout on 2 models (8 calls)', 8)).toThrow(
+      /^model-call budget reached: .* needs 8 calls but 21 of train\.max_model_calls=25 are spent$/,
+    );
   });
 });

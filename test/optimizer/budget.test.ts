@@ -37,7 +37,9 @@ describe('Budget.ensure', () => {
     expect((err as SkillOptError).exitCode).toBe(1);
     const msg = (err as Error).message;
     expect(msg).not.toContain('\n');
-    expect(msg).toBe('model-call budget reached: the step 1 train batch rollout (4 cases) needs 3 calls but 3 of train.max_model_calls=5 are spent');
+    expect(msg).toBe(
+      'model-call budget reached: the step 1 train batch rollout (4 cases) needs 3 calls but 3 of train.max_model_calls=5 are spent',
+    );
   });
 
   test('retries count: the budget is in attempts (what the endpoint received), not logical calls', () => {
@@ -50,7 +52,9 @@ describe('Budget.ensure', () => {
   test('tokens: stops when spent, or when the predicted cost (mean tokens per request) would pass the cap', () => {
     // 10 requests, 1000 tokens → 100 per request
     expect(() => new Budget(spent(10, 1000), 0, 1500).ensure('a rollout', 5)).not.toThrow();
-    expect(() => new Budget(spent(10, 1000), 0, 1500).ensure('a rollout', 6)).toThrow(/^token budget reached: 1000 of train\.max_tokens=1500 spent, a rollout would need ≈600 more$/);
+    expect(() => new Budget(spent(10, 1000), 0, 1500).ensure('a rollout', 6)).toThrow(
+      /^token budget reached: 1000 of train\.max_tokens=1500 spent, a rollout would need ≈600 more$/,
+    );
     expect(() => new Budget(spent(10, 1000), 0, 1000).ensure('a call', 0)).toThrow(BudgetExhausted);
   });
 });
@@ -63,7 +67,9 @@ describe('preflight', () => {
 
   test('warns (one line) when the budget cannot buy the baseline plus one cycle; silent otherwise or when unlimited', () => {
     const w = preflightWarning({ maxCalls: 5, baselineCalls: 5, cycleCalls: 11 });
-    expect(w).toBe('train.max_model_calls=5 cannot buy a single proposal: the baseline validation (5 calls) plus one proposal-and-validation cycle (≈11 calls) need ≈16');
+    expect(w).toBe(
+      'train.max_model_calls=5 cannot buy a single proposal: the baseline validation (5 calls) plus one proposal-and-validation cycle (≈11 calls) need ≈16',
+    );
     expect(preflightWarning({ maxCalls: 16, baselineCalls: 5, cycleCalls: 11 })).toBeNull();
     expect(preflightWarning({ maxCalls: 0, baselineCalls: 5, cycleCalls: 11 })).toBeNull();
   });

@@ -107,11 +107,18 @@ describe('withRunRegions', () => {
 
 describe('guard inputs from case records', () => {
   test('train examples: one per task, the user message as input, a non-string expected as JSON', () => {
-    const rows = [record('t1', { input: 'in 1', expected: 'lab' }), { ...record('t1', { input: 'in 1' }), trial: 1 }, record('t2', { expected: { a: 1 } }), record('t3', { error: true })];
+    const rows = [
+      record('t1', { input: 'in 1', expected: 'lab' }),
+      { ...record('t1', { input: 'in 1' }), trial: 1 },
+      record('t2', { expected: { a: 1 } }),
+      record('t3', { error: true }),
+    ];
     expect(guardExamples(rows)).toEqual([
       { id: 't1', input: 'in 1', expected: 'lab' },
       { id: 't2', input: 'input of t2', expected: '{"a":1}' },
     ]);
-    expect(guardValInputs([record('v1', { input: 'x' }), record('v1', { input: 'x' }), record('v2', { input: 'y' })])).toEqual(['x', 'y']);
+    expect(
+      guardValInputs([record('v1', { input: 'x' }), record('v1', { input: 'x' }), record('v2', { input: 'y' })]),
+    ).toEqual(['x', 'y']);
   });
 });

@@ -9,8 +9,14 @@ describe('valCoverageWarning', () => {
 
   test('8 val tasks cannot show 10 labels: the counts and the missing labels are named', () => {
     const val = ids.filter((_, i) => i % 5 === 0); // 8 tasks, labels 0..9 at k=0 for even l, k=1 for odd…
-    const w = valCoverageWarning(labels, val, ids.filter((id) => !val.includes(id)))!;
-    expect(w).toMatch(/^the validation split cannot cover the labels: 40 tasks with 10 labels, 8 val tasks showing \d of them \(\d missing: label-/);
+    const w = valCoverageWarning(
+      labels,
+      val,
+      ids.filter((id) => !val.includes(id)),
+    )!;
+    expect(w).toMatch(
+      /^the validation split cannot cover the labels: 40 tasks with 10 labels, 8 val tasks showing \d of them \(\d missing: label-/,
+    );
     expect(w).toContain('env.split_ratio');
   });
 
@@ -19,10 +25,16 @@ describe('valCoverageWarning', () => {
     const val = [0, 1, 2, 3, 4, 5].map((l) => `l${l}-0`);
     const train = [...[0, 1, 2, 3, 4, 5].map((l) => `l${l}-1`), 'l9-1'];
     const w = valCoverageWarning(labels, val, train)!;
-    expect(w).toContain('6 val tasks showing 6 of them (4 missing: label-6, label-7, label-8, label-9); the train split teaches 1 of the 4 (label-9): an edit for it cannot raise the val score, so the gate rejects it —');
+    expect(w).toContain(
+      '6 val tasks showing 6 of them (4 missing: label-6, label-7, label-8, label-9); the train split teaches 1 of the 4 (label-9): an edit for it cannot raise the val score, so the gate rejects it —',
+    );
     expect(w).not.toMatch(/label\(s\)/);
-    expect(valCoverageWarning(labels, val, [...train, 'l6-1', 'l7-1', 'l8-1'])).toContain('(4 missing: label-6, label-7, label-8, label-9); the train split teaches all 4: an edit for them');
-    expect(valCoverageWarning(labels, val, val)).toContain('(4 missing: label-6, label-7, label-8, label-9); the train split teaches none of them either, and the gate cannot see them —');
+    expect(valCoverageWarning(labels, val, [...train, 'l6-1', 'l7-1', 'l8-1'])).toContain(
+      '(4 missing: label-6, label-7, label-8, label-9); the train split teaches all 4: an edit for them',
+    );
+    expect(valCoverageWarning(labels, val, val)).toContain(
+      '(4 missing: label-6, label-7, label-8, label-9); the train split teaches none of them either, and the gate cannot see them —',
+    );
   });
 
   test('no warning when val shows every label, for free-text answers, or without labels', () => {
@@ -39,11 +51,28 @@ describe('evalCfgOptions: what an eval of the best skill must repeat', () => {
   test('keeps what decides the tasks and the model; drops the optimizer, out_root and execution knobs', () => {
     expect(
       evalCfgOptions([
-        'env.data_path=data/x.json', 'env.split_ratio=4:4:2', 'model.simulated.noise=0.1', 'model.target_base_url=http://h:1/v1',
-        'env.out_root=outputs/x', 'env.workers=4', 'train.num_epochs=3', 'optimizer.learning_rate=2', 'gradient.minibatch_size=2',
-        'batch_size=4', 'evaluation.max_errored=2', 'env.trials=3', 'model.timeout_s=10',
+        'env.data_path=data/x.json',
+        'env.split_ratio=4:4:2',
+        'model.simulated.noise=0.1',
+        'model.target_base_url=http://h:1/v1',
+        'env.out_root=outputs/x',
+        'env.workers=4',
+        'train.num_epochs=3',
+        'optimizer.learning_rate=2',
+        'gradient.minibatch_size=2',
+        'batch_size=4',
+        'evaluation.max_errored=2',
+        'env.trials=3',
+        'model.timeout_s=10',
       ]),
-    ).toEqual(['env.data_path=data/x.json', 'env.split_ratio=4:4:2', 'model.simulated.noise=0.1', 'model.target_base_url=http://h:1/v1', 'evaluation.max_errored=2', 'env.trials=3']);
+    ).toEqual([
+      'env.data_path=data/x.json',
+      'env.split_ratio=4:4:2',
+      'model.simulated.noise=0.1',
+      'model.target_base_url=http://h:1/v1',
+      'evaluation.max_errored=2',
+      'env.trials=3',
+    ]);
   });
 
   test('shell quoting of a suggested command', () => {

@@ -4,7 +4,13 @@
  * decides the rest, and every decision names the models it is about.
  */
 import { describe, expect, test } from 'vitest';
-import { combineDecisions, raceModels, type ModelArm, type ModelDecision, type ModelsRaceOptions } from '../../src/optimizer/gate-models.ts';
+import {
+  combineDecisions,
+  raceModels,
+  type ModelArm,
+  type ModelDecision,
+  type ModelsRaceOptions,
+} from '../../src/optimizer/gate-models.ts';
 import { objectiveGain, objectiveValue } from '../../src/optimizer/models.ts';
 
 /** One model of a world of n val items: the current skill's and the candidate's outcome per item (every sample the same). */
@@ -84,7 +90,9 @@ describe('the gate over several models', () => {
     const r = await raceModels(options);
     expect(r.verdict).toBe('reject');
     expect(r.evaluated).toBe(n);
-    expect(r.rule).toMatch(/^lowers the worst-case objective \(-0\.069\): sim-small 0\.345 → 0\.276; sim-small lower: gain -0\.069, 0 fixed vs 2 broken/);
+    expect(r.rule).toMatch(
+      /^lowers the worst-case objective \(-0\.069\): sim-small 0\.345 → 0\.276; sim-small lower: gain -0\.069, 0 fixed vs 2 broken/,
+    );
     expect(r.rule).toContain('sim-large better: gain 0.276, 8 fixed vs 0 broken');
     expect(r.models.find((m) => m.model === 'sim-small')).toMatchObject({ verdict: 'lower', fixed: 0, broken: 2 });
     expect(r.models.find((m) => m.model === 'sim-large')).toMatchObject({ verdict: 'better', fixed: 8, broken: 0 });
@@ -138,13 +146,17 @@ describe('the gate over several models', () => {
     const large = { model: 'sim-large', cur: passes(n, range(0, 10)), cand: passes(n, range(0, 14)) };
     const r = await raceModels(world([small, large]).options);
     expect(r.verdict).toBe('accept');
-    expect(r.rule).toMatch(/^better on the worst-case objective \(\+0\.138\): sim-small a tie: no val item changed; sim-large better/);
+    expect(r.rule).toMatch(
+      /^better on the worst-case objective \(\+0\.138\): sim-small a tie: no val item changed; sim-large better/,
+    );
 
     // no rank gains, items broken and fixed on sim-large: a trade
     const trade = { model: 'sim-large', cur: passes(n, range(0, 10)), cand: passes(n, range(1, 11)) };
     const t = await raceModels(world([small, trade]).options);
     expect(t.verdict).toBe('reject');
-    expect(t.rule).toMatch(/^a trade, not a gain, on the worst-case objective: .*sim-large a trade: 1 fixed vs 1 broken/);
+    expect(t.rule).toMatch(
+      /^a trade, not a gain, on the worst-case objective: .*sim-large a trade: 1 fixed vs 1 broken/,
+    );
     // a tie where nothing changed anywhere passes
     const same = await raceModels(world([small, { ...large, cand: large.cur }]).options);
     expect(same.verdict).toBe('accept');
@@ -170,8 +182,12 @@ describe('combineDecisions', () => {
   });
 
   test('min_gain applies to the objective; no_harm accepts a trade', () => {
-    expect(combineDecisions([d('a', 0.4, 0.42), d('b', 0.8, 0.8)], { objective: 'worst', minGain: 0.05 }).verdict).toBe('reject');
-    expect(combineDecisions([d('a', 0.4, 0.5), d('b', 0.8, 0.8)], { objective: 'worst', minGain: 0.05 }).verdict).toBe('accept');
+    expect(combineDecisions([d('a', 0.4, 0.42), d('b', 0.8, 0.8)], { objective: 'worst', minGain: 0.05 }).verdict).toBe(
+      'reject',
+    );
+    expect(combineDecisions([d('a', 0.4, 0.5), d('b', 0.8, 0.8)], { objective: 'worst', minGain: 0.05 }).verdict).toBe(
+      'accept',
+    );
     const trade = [d('a', 0.4, 0.4, { fixed: 2, broken: 2, verdict: 'trade' }), d('b', 0.8, 0.8)];
     expect(combineDecisions(trade, { objective: 'worst', minGain: 0 }).verdict).toBe('reject');
     expect(combineDecisions(trade, { objective: 'worst', minGain: 0, decision: 'no_harm' }).verdict).toBe('accept');

@@ -6,10 +6,31 @@
  * semantic density.
  */
 import { describe, expect, test } from 'vitest';
-import { acceptAction, alphaPlan, gateDecision, gateScore, pairedLook, semanticDensity, strictCannotWin, type PairedLookInput } from '../../src/optimizer/gate.ts';
+import {
+  acceptAction,
+  alphaPlan,
+  gateDecision,
+  gateScore,
+  pairedLook,
+  semanticDensity,
+  strictCannotWin,
+  type PairedLookInput,
+} from '../../src/optimizer/gate.ts';
 import { pairedTest, type PairedItem } from '../../src/optimizer/paired-test.ts';
 
-const LEADING = ['MUST', 'ALWAYS', 'NEVER', 'ONLY', 'CRITICAL', 'IMPORTANT', 'RESOLVE', 'PREFER', 'ENSURE', 'STRICT', 'VERIFY'];
+const LEADING = [
+  'MUST',
+  'ALWAYS',
+  'NEVER',
+  'ONLY',
+  'CRITICAL',
+  'IMPORTANT',
+  'RESOLVE',
+  'PREFER',
+  'ENSURE',
+  'STRICT',
+  'VERIFY',
+];
 
 describe('gateDecision (strict)', () => {
   test('strictly above current and best → accept_new_best', () => {
@@ -79,7 +100,16 @@ const ALPHA = { harm: 0.05, win: 0.1 };
 function lookAt(list: PairedItem[], o: Partial<PairedLookInput> & Pick<PairedLookInput, 'stage'>) {
   const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const bestCompared = list.reduce((a, i) => a + Math.max(0, mean(i.cand) - mean(i.cur)), 0) / Math.max(1, list.length);
-  return pairedLook({ test: pairedTest(list), bestCompared, n: list.length, remaining: [], bonus: 0, minGain: 0, alpha: ALPHA, ...o });
+  return pairedLook({
+    test: pairedTest(list),
+    bestCompared,
+    n: list.length,
+    remaining: [],
+    bonus: 0,
+    minGain: 0,
+    alpha: ALPHA,
+    ...o,
+  });
 }
 
 describe('pairedLook', () => {
@@ -103,8 +133,14 @@ describe('pairedLook', () => {
   });
 
   test('final look: nothing broke → accept, a tie included (min_gain 0: not worse is not a loss)', () => {
-    expect(lookAt(items(2, 0, 27), { stage: 'final' })).toEqual({ verdict: 'accept', rule: 'better: gain 0.069, 2 fixed vs 0 broken' });
-    expect(lookAt(items(0, 0, 29), { stage: 'final' })).toEqual({ verdict: 'accept', rule: 'a tie: no val item changed' });
+    expect(lookAt(items(2, 0, 27), { stage: 'final' })).toEqual({
+      verdict: 'accept',
+      rule: 'better: gain 0.069, 2 fixed vs 0 broken',
+    });
+    expect(lookAt(items(0, 0, 29), { stage: 'final' })).toEqual({
+      verdict: 'accept',
+      rule: 'a tie: no val item changed',
+    });
   });
 
   test('final look: with min_gain above 0 a tie is rejected, and the gain must reach it', () => {
@@ -113,7 +149,10 @@ describe('pairedLook', () => {
   });
 
   test('final look: a clear win despite a break (7 fixed vs 1 broken, p 9/256 ≤ 0.1) → accept without extra samples', () => {
-    expect(lookAt(items(7, 1, 21), { stage: 'final' })).toEqual({ verdict: 'accept', rule: 'better: gain 0.207, 7 fixed vs 1 broken (p 0.035 ≤ 0.1)' });
+    expect(lookAt(items(7, 1, 21), { stage: 'final' })).toEqual({
+      verdict: 'accept',
+      rule: 'better: gain 0.207, 7 fixed vs 1 broken (p 0.035 ≤ 0.1)',
+    });
   });
 
   test('final look: items broke, neither surely worse nor surely better → sample again (a tie with flips too)', () => {
@@ -124,30 +163,54 @@ describe('pairedLook', () => {
 
   test('last look: decided on the mean gain over every sample', () => {
     // 2 items fixed 3 of 3 against 0 of 3, 1 broken 0 of 3 against 3 of 3: gain 1/29
-    expect(lookAt(items(2, 1, 26, 3), { stage: 'last' })).toEqual({ verdict: 'accept', rule: 'better: gain 0.034, 2 fixed vs 1 broken' });
+    expect(lookAt(items(2, 1, 26, 3), { stage: 'last' })).toEqual({
+      verdict: 'accept',
+      rule: 'better: gain 0.034, 2 fixed vs 1 broken',
+    });
     // a tie that broke an item is a trade, not a gain (the broken item points at a harmful edit)
-    expect(lookAt(items(1, 1, 27, 3), { stage: 'last' })).toEqual({ verdict: 'reject', rule: 'a trade, not a gain: 1 fixed vs 1 broken' });
-    expect(lookAt(items(0, 0, 29), { stage: 'last' })).toEqual({ verdict: 'accept', rule: 'a tie: gain 0, 0 fixed vs 0 broken' });
-    expect(lookAt(items(1, 2, 26, 3), { stage: 'last' })).toEqual({ verdict: 'reject', rule: 'gain -0.034 below the minimum 0, 1 fixed vs 2 broken' });
-    expect(lookAt(items(2, 1, 26, 3), { stage: 'last', minGain: 0.05 }).rule).toBe('gain 0.034 below the minimum 0.05, 2 fixed vs 1 broken');
+    expect(lookAt(items(1, 1, 27, 3), { stage: 'last' })).toEqual({
+      verdict: 'reject',
+      rule: 'a trade, not a gain: 1 fixed vs 1 broken',
+    });
+    expect(lookAt(items(0, 0, 29), { stage: 'last' })).toEqual({
+      verdict: 'accept',
+      rule: 'a tie: gain 0, 0 fixed vs 0 broken',
+    });
+    expect(lookAt(items(1, 2, 26, 3), { stage: 'last' })).toEqual({
+      verdict: 'reject',
+      rule: 'gain -0.034 below the minimum 0, 1 fixed vs 2 broken',
+    });
+    expect(lookAt(items(2, 1, 26, 3), { stage: 'last', minGain: 0.05 }).rule).toBe(
+      'gain 0.034 below the minimum 0.05, 2 fixed vs 1 broken',
+    );
   });
 
-  test("paired_decision no_harm: the last look accepts a small mean loss unless the exact test says worse", () => {
+  test('paired_decision no_harm: the last look accepts a small mean loss unless the exact test says worse', () => {
     // 1 fixed vs 2 broken, 3 samples each: mean gain −1/29, but the exact test's p for "worse" is 0.189 > α
-    expect(lookAt(items(1, 2, 26, 3), { stage: 'last', decision: 'no_harm' })).toEqual({ verdict: 'accept', rule: 'not surely worse: gain -0.034, 1 fixed vs 2 broken (p 0.189 > 0.05)' });
+    expect(lookAt(items(1, 2, 26, 3), { stage: 'last', decision: 'no_harm' })).toEqual({
+      verdict: 'accept',
+      rule: 'not surely worse: gain -0.034, 1 fixed vs 2 broken (p 0.189 > 0.05)',
+    });
     // 0 fixed vs 6 broken: p = 1/64 ≤ 0.05, rejected as under mean_gain
     expect(lookAt(items(0, 6, 23, 3), { stage: 'last', decision: 'no_harm' }).verdict).toBe('reject');
     // a minimum gain asks for a gain: no_harm does not lower it
     expect(lookAt(items(1, 2, 26, 3), { stage: 'last', decision: 'no_harm', minGain: 0.05 }).verdict).toBe('reject');
     // the last look tests at the harm level, its share of α like every other look's, not at the full α:
     // 0 fixed vs 4 broken, p 1/16 is above 0.05 (and below α = 0.1)
-    expect(lookAt(items(0, 4, 25), { stage: 'last', decision: 'no_harm' })).toEqual({ verdict: 'accept', rule: 'not surely worse: gain -0.138, 0 fixed vs 4 broken (p 0.063 > 0.05)' });
+    expect(lookAt(items(0, 4, 25), { stage: 'last', decision: 'no_harm' })).toEqual({
+      verdict: 'accept',
+      rule: 'not surely worse: gain -0.138, 0 fixed vs 4 broken (p 0.063 > 0.05)',
+    });
     // mean_gain (the default) is unchanged
     expect(lookAt(items(1, 2, 26, 3), { stage: 'last', decision: 'mean_gain' }).verdict).toBe('reject');
   });
 
   test('a flip that does not reproduce counts for what it is: 1 of 3 against 0 of 3 is a third of an item', () => {
-    const list: PairedItem[] = [{ id: 'a', cand: [1, 0, 0], cur: [0, 0, 0] }, { id: 'b', cand: [0, 0, 0], cur: [1, 1, 1] }, ...items(0, 0, 27)];
+    const list: PairedItem[] = [
+      { id: 'a', cand: [1, 0, 0], cur: [0, 0, 0] },
+      { id: 'b', cand: [0, 0, 0], cur: [1, 1, 1] },
+      ...items(0, 0, 27),
+    ];
     expect(lookAt(list, { stage: 'last' }).verdict).toBe('reject'); // (1/3 − 1)/29 < 0
   });
 
@@ -169,7 +232,10 @@ describe('gateScore', () => {
   });
 
   test('the density bonus is weight × density, added to the metric', () => {
-    expect(gateScore(v, { metric: 'hard', mixedWeight: 0.5, density: { weight: 0.05, value: 0.5 } })).toBeCloseTo(0.425, 12);
+    expect(gateScore(v, { metric: 'hard', mixedWeight: 0.5, density: { weight: 0.05, value: 0.5 } })).toBeCloseTo(
+      0.425,
+      12,
+    );
     expect(gateScore(v, { metric: 'hard', mixedWeight: 0.5, density: { weight: 0, value: 1 } })).toBe(0.4);
   });
 });

@@ -60,7 +60,9 @@ function harness(baseURL: string, opts: { maxCalls?: number; prompts?: PromptLib
 }
 
 /** An OptimizerLLM answered by the simulated model server. */
-export async function simLLM(opts: SimServerOptions & { maxCalls?: number } = {}): Promise<LLMHarness & { server: SimServer }> {
+export async function simLLM(
+  opts: SimServerOptions & { maxCalls?: number } = {},
+): Promise<LLMHarness & { server: SimServer }> {
   const server = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false, ...opts });
   cleanups.push(() => server.close());
   return { ...harness(server.url, opts), server };
@@ -92,7 +94,9 @@ export async function faultLLM(
 }
 
 export const json = (value: unknown): Behaviour => ({ content: JSON.stringify(value) });
-export const GARBAGE: Behaviour = { content: 'I looked at the failures and I think the skill is mostly fine as it is.' };
+export const GARBAGE: Behaviour = {
+  content: 'I looked at the failures and I think the skill is mostly fine as it is.',
+};
 
 export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), `skillopt-opt-${prefix}-`));
@@ -101,7 +105,10 @@ export function tempDir(prefix: string): string {
 }
 
 /** A scored case as the reporter hands it to the optimizer. */
-export function record(id: string, o: { input?: string; output?: string; expected?: unknown; hard?: number; pass?: boolean; error?: boolean } = {}): CaseRecord {
+export function record(
+  id: string,
+  o: { input?: string; output?: string; expected?: unknown; hard?: number; pass?: boolean; error?: boolean } = {},
+): CaseRecord {
   const hard = o.hard ?? (o.pass ? 1 : 0);
   return {
     suite: 'unit',
@@ -119,7 +126,16 @@ export function record(id: string, o: { input?: string; output?: string; expecte
     soft: hard,
     pass: o.error ? false : (o.pass ?? hard >= 0.5),
     feedback: `feedback of ${id}`,
-    usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
+    usage: {
+      calls: 1,
+      attempts: 1,
+      prompt_tokens: 1,
+      completion_tokens: 1,
+      cached_prompt_tokens: 0,
+      reasoning_tokens: null,
+      cost: null,
+      call_ms: 0,
+    },
     latency_ms: 1,
     cached: false,
     error_kind: o.error ? 'infra' : null,

@@ -79,7 +79,10 @@ describe('KeptCosts: kept results bring their cost to a resumed run, once', () =
     expect(a.snapshot()._total!.calls).toBe(0);
     k.reusedRow('kept', row(2));
     k.reusedRow('kept', row(2));
-    expect(a.snapshot()).toMatchObject({ rollout: { calls: 1, attempts: 2, retries: 1 }, judge: { calls: 1, attempts: 1, retries: 0 } });
+    expect(a.snapshot()).toMatchObject({
+      rollout: { calls: 1, attempts: 2, retries: 1 },
+      judge: { calls: 1, attempts: 1, retries: 0 },
+    });
     k.wroteRow('mine');
     k.reusedRow('mine', row(2));
     expect(a.snapshot()._total!.calls).toBe(2);

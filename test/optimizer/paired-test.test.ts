@@ -29,8 +29,18 @@ describe('pairedTest, one sample per side', () => {
   });
 
   test('agrees with the exact McNemar test on any discordant counts', () => {
-    for (const [b, c] of [[0, 5], [1, 6], [4, 4], [7, 2], [0, 12]] as const) {
-      const items = [...Array.from({ length: c }, (_, i) => fixed(`f${i}`)), ...Array.from({ length: b }, (_, i) => broken(`b${i}`)), same('x')];
+    for (const [b, c] of [
+      [0, 5],
+      [1, 6],
+      [4, 4],
+      [7, 2],
+      [0, 12],
+    ] as const) {
+      const items = [
+        ...Array.from({ length: c }, (_, i) => fixed(`f${i}`)),
+        ...Array.from({ length: b }, (_, i) => broken(`b${i}`)),
+        same('x'),
+      ];
       const t = pairedTest(items);
       const m = mcnemarExact(b, c);
       expect(t.p_better, `b=${b} c=${c}`).toBeCloseTo(m.p_better, 12);
@@ -39,7 +49,14 @@ describe('pairedTest, one sample per side', () => {
   });
 
   test('no discordant item: nothing to test (p = 1 both ways), gain 0', () => {
-    expect(pairedTest([same('a'), same('b', 0)])).toEqual({ items: 2, delta: 0, fixed: 0, broken: 0, p_better: 1, p_worse: 1 });
+    expect(pairedTest([same('a'), same('b', 0)])).toEqual({
+      items: 2,
+      delta: 0,
+      fixed: 0,
+      broken: 0,
+      p_better: 1,
+      p_worse: 1,
+    });
     expect(pairedTest([])).toEqual({ items: 0, delta: 0, fixed: 0, broken: 0, p_better: 1, p_worse: 1 });
   });
 });

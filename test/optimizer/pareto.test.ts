@@ -19,7 +19,15 @@ import {
 function cand(id: string, parents: string[], scores: number[], skill = id): PoolCandidate {
   const s: Record<string, number> = {};
   scores.forEach((v, i) => (s[`i${i + 1}`] = v));
-  return { id, skill, parents, scores: s, score: scores.reduce((a, b) => a + b, 0) / scores.length, step: 0, origin: id };
+  return {
+    id,
+    skill,
+    parents,
+    scores: s,
+    score: scores.reduce((a, b) => a + b, 0) / scores.length,
+    step: 0,
+    origin: id,
+  };
 }
 
 // s0 → c1 → c3 (same scores as c1, longer skill); s0 → c2; i4 is solved by nobody
@@ -111,7 +119,9 @@ describe('parent draw', () => {
     expect(draws.every((u) => u >= 0 && u < 1)).toBe(true);
     // over many steps, c1 (2 of 3 wins) is drawn about twice as often as c2
     const n = 3000;
-    const c1Share = Array.from({ length: n }, (_, i) => sampleParent(front, parentDraw(7, i + 1)).id).filter((id) => id === 'c1').length / n;
+    const c1Share =
+      Array.from({ length: n }, (_, i) => sampleParent(front, parentDraw(7, i + 1)).id).filter((id) => id === 'c1')
+        .length / n;
     expect(c1Share).toBeGreaterThan(0.63);
     expect(c1Share).toBeLessThan(0.7);
   });

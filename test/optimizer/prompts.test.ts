@@ -26,7 +26,10 @@ describe('PromptLibrary', () => {
     const dir = tempDir('prompts');
     writeFileSync(join(dir, 'analyst_error.md'), '  Benchmark-specific analyst.\n');
     const lib = new PromptLibrary([dir]);
-    expect(lib.get('analyst_error')).toEqual({ text: 'Benchmark-specific analyst.', file: join(dir, 'analyst_error.md') });
+    expect(lib.get('analyst_error')).toEqual({
+      text: 'Benchmark-specific analyst.',
+      file: join(dir, 'analyst_error.md'),
+    });
     expect(lib.get('ranking').text).toBe(builtIn('ranking'));
   });
 
@@ -44,7 +47,9 @@ describe('PromptLibrary', () => {
     writeFileSync(join(dir, 'merge_success.md'), 'Custom merge.');
     const p = new PromptLibrary([dir]).get('merge_success_rewrite');
     expect(p.text).toBe(`Custom merge.\n${builtIn('mode_rewrite')}`);
-    expect(p.file).toBe(`${join(dir, 'merge_success.md')} + ${join(sourceAsset('optimizer', 'prompts'), 'mode_rewrite.md')}`);
+    expect(p.file).toBe(
+      `${join(dir, 'merge_success.md')} + ${join(sourceAsset('optimizer', 'prompts'), 'mode_rewrite.md')}`,
+    );
   });
 
   test('a variant with its own file uses it', () => {

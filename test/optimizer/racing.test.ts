@@ -4,7 +4,14 @@
  * on harm, accepts a clear win on the whole split, samples the discordant items again when unsure).
  */
 import { describe, expect, test } from 'vitest';
-import { afterResampleStrata, harmTests, lookSizes, race, raceOrder, type RaceOptions } from '../../src/optimizer/racing.ts';
+import {
+  afterResampleStrata,
+  harmTests,
+  lookSizes,
+  race,
+  raceOrder,
+  type RaceOptions,
+} from '../../src/optimizer/racing.ts';
 
 describe('raceOrder and lookSizes', () => {
   test('a seeded permutation of the val ids: the same for every candidate of a run', () => {
@@ -27,7 +34,12 @@ describe('raceOrder and lookSizes', () => {
  * A world of `n` items: the current skill's and the candidate's outcome per item (first sample), and
  * what their extra samples give (default: the same as the first). Records what the race asked for.
  */
-function world(o: { cur: number[]; cand: number[]; extraCand?: (i: number) => number; extraCur?: (i: number) => number }) {
+function world(o: {
+  cur: number[];
+  cand: number[];
+  extraCand?: (i: number) => number;
+  extraCur?: (i: number) => number;
+}) {
   const ids = o.cur.map((_, i) => `v${i}`);
   const idx = (id: string) => Number(id.slice(1));
   const evaluated = new Set<string>();
@@ -50,7 +62,10 @@ function world(o: { cur: number[]; cand: number[]; extraCand?: (i: number) => nu
       calls.resample.push(list);
       for (const id of list) {
         const i = idx(id);
-        extra.set(id, { cand: [0, 1].map(() => (o.extraCand ?? ((j) => o.cand[j]!))(i)), cur: [0, 1].map(() => (o.extraCur ?? ((j) => o.cur[j]!))(i)) });
+        extra.set(id, {
+          cand: [0, 1].map(() => (o.extraCand ?? ((j) => o.cand[j]!))(i)),
+          cur: [0, 1].map(() => (o.extraCur ?? ((j) => o.cur[j]!))(i)),
+        });
       }
     },
     cand: (id) => (evaluated.has(id) ? [o.cand[idx(id)]!] : undefined),
@@ -106,7 +121,11 @@ describe('paired race', () => {
     const withTrials = await race(world({ cur: fill(29, 1), cand }).options('paired'));
     expect(withTrials.looks[0]).toMatchObject({ items: 10, verdict: 'continue' });
     const without = await race(world({ cur: fill(29, 1), cand }).options('paired', { gateTrials: 0 }));
-    expect(without).toMatchObject({ verdict: 'reject', evaluated: 10, rule: 'worse: 5 broken vs 0 fixed (p 0.031 ≤ 0.033)' });
+    expect(without).toMatchObject({
+      verdict: 'reject',
+      evaluated: 10,
+      rule: 'worse: 5 broken vs 0 fixed (p 0.031 ≤ 0.033)',
+    });
   });
 
   test('no_harm after the extra samples: 3 breaks that reproduce against 2 fixes that do not are not surely worse at α/4', async () => {
@@ -120,12 +139,20 @@ describe('paired race', () => {
     // pooling the chosen items' samples would give p 0.011; their first samples as a block give 0.033
     expect(r.looks.at(-1)!.p_worse).toBeCloseTo(0.0327, 4);
     expect(r.verdict).toBe('accept');
-    expect(r.rule).toBe('not surely worse: gain -0.08, 2 fixed vs 3 broken (p 0.033 > 0.025) after 2 more sample(s) of 5 item(s)');
+    expect(r.rule).toBe(
+      'not surely worse: gain -0.08, 2 fixed vs 3 broken (p 0.033 > 0.025) after 2 more sample(s) of 5 item(s)',
+    );
   });
 
   test('the look after the extra samples tests the chosen items fairly: their first samples as one block, each extra pair alone', async () => {
     // the standard samples chose the items; swapping the two sides' standard samples together keeps the choice
-    const strata = afterResampleStrata([{ id: 'a', cand: [0, 1, 1], cur: [1, 0, 1] }, { id: 'b', cand: [1], cur: [1] }], () => 1);
+    const strata = afterResampleStrata(
+      [
+        { id: 'a', cand: [0, 1, 1], cur: [1, 0, 1] },
+        { id: 'b', cand: [1], cur: [1] },
+      ],
+      () => 1,
+    );
     expect(strata).toEqual([
       { id: 'a', cand: [0], cur: [1] },
       { id: 'a#1', cand: [1], cur: [0] },

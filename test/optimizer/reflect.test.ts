@@ -39,8 +39,12 @@ function options(h: LLMHarness, records: CaseRecord[], over: Partial<ReflectOpti
 /** 7 failures, 4 successes, 2 infrastructure errors. */
 function batch(): CaseRecord[] {
   const out: CaseRecord[] = [];
-  for (let i = 0; i < 7; i++) out.push(record(`f${i}`, { input: `Node reported \`Tok${i % 2}\` in the log.`, expected: i % 2 ? 'network' : 'auth' }));
-  for (let i = 0; i < 4; i++) out.push(record(`s${i}`, { pass: true, output: 'disk', input: 'Node reported `DiskFull` in the log.' }));
+  for (let i = 0; i < 7; i++)
+    out.push(
+      record(`f${i}`, { input: `Node reported \`Tok${i % 2}\` in the log.`, expected: i % 2 ? 'network' : 'auth' }),
+    );
+  for (let i = 0; i < 4; i++)
+    out.push(record(`s${i}`, { pass: true, output: 'disk', input: 'Node reported `DiskFull` in the log.' }));
   out.push(record('e0', { error: true }), record('e1', { error: true }));
   return out;
 }
@@ -54,8 +58,13 @@ async function recordingAnalyst(edits = 1) {
     asked.push({ stage: stageOf(ctx), user, ids });
     return json({
       batch_size: ids.length,
-      failure_summary: [{ failure_type: 'rule_missing', count: ids.length, description: `missing for ${ids.join(',')}` }],
-      patch: { reasoning: 'r', edits: Array.from({ length: edits }, (_, i) => ({ op: 'append', content: `- rule ${ids[0]} ${i}` })) },
+      failure_summary: [
+        { failure_type: 'rule_missing', count: ids.length, description: `missing for ${ids.join(',')}` },
+      ],
+      patch: {
+        reasoning: 'r',
+        edits: Array.from({ length: edits }, (_, i) => ({ op: 'append', content: `- rule ${ids[0]} ${i}` })),
+      },
     });
   });
   return { h, asked };
@@ -68,16 +77,34 @@ describe('reflect', () => {
     const o = options(h, records);
     const r = await reflect(o);
 
-    const failIds = new PyRandom(1043).shuffle(records.filter((x) => x.error_kind === null && !x.pass).map((x) => x.id));
+    const failIds = new PyRandom(1043).shuffle(
+      records.filter((x) => x.error_kind === null && !x.pass).map((x) => x.id),
+    );
     const succIds = new PyRandom(1044).shuffle(records.filter((x) => x.pass).map((x) => x.id));
-    const expected = [failIds.slice(0, 3), failIds.slice(3, 6), failIds.slice(6), succIds.slice(0, 3), succIds.slice(3)];
-    const byIds = (s: string) => asked.filter((a) => a.stage === s).map((a) => a.ids).sort();
+    const expected = [
+      failIds.slice(0, 3),
+      failIds.slice(3, 6),
+      failIds.slice(6),
+      succIds.slice(0, 3),
+      succIds.slice(3),
+    ];
+    const byIds = (s: string) =>
+      asked
+        .filter((a) => a.stage === s)
+        .map((a) => a.ids)
+        .sort();
     expect(byIds('analyst_error')).toEqual(expected.slice(0, 3).sort());
     expect(byIds('analyst_success')).toEqual(expected.slice(3).sort());
     expect(asked.flatMap((a) => a.ids)).not.toContain('e0');
 
     const files = readdirSync(o.patchesDir).sort();
-    expect(files).toEqual(['minibatch_fail_000.json', 'minibatch_fail_001.json', 'minibatch_fail_002.json', 'minibatch_succ_000.json', 'minibatch_succ_001.json']);
+    expect(files).toEqual([
+      'minibatch_fail_000.json',
+      'minibatch_fail_001.json',
+      'minibatch_fail_002.json',
+      'minibatch_succ_000.json',
+      'minibatch_succ_001.json',
+    ]);
     const file = (n: string) => JSON.parse(readFileSync(join(o.patchesDir, n), 'utf8'));
     expect(files.map((n) => file(n).ids)).toEqual(expected);
     expect(file('minibatch_fail_000.json')).toMatchObject({ tag: 'minibatch_fail_000', source_type: 'failure' });
@@ -167,7 +194,15 @@ describe('reflect', () => {
     expect(trajectories.map((t) => t.id).sort()).toEqual(['f0', 'f1']);
     for (const t of trajectories) {
       const r = records.find((x) => x.id === t.id)!;
-      expect(t).toEqual({ id: r.id, task_type: null, input: r.messages[1]!.content, output: r.output, expected: r.expected, score: { hard: 0, soft: 0 }, feedback: r.feedback });
+      expect(t).toEqual({
+        id: r.id,
+        task_type: null,
+        input: r.messages[1]!.content,
+        output: r.output,
+        expected: r.expected,
+        score: { hard: 0, soft: 0 },
+        feedback: r.feedback,
+      });
     }
     // the skill is stated once (the target's system prompt is not repeated per trajectory)
     expect(user.split(SKILL.trimEnd()).length - 1).toBe(1);
@@ -176,7 +211,9 @@ describe('reflect', () => {
 
   test('the context sections (step buffer, meta skill) reach the analyst', async () => {
     const { h, asked } = await recordingAnalyst();
-    await reflect(options(h, batch().slice(0, 1), { context: ['<step_buffer>\nStep 1 — REJECT\n</step_buffer>', null] }));
+    await reflect(
+      options(h, batch().slice(0, 1), { context: ['<step_buffer>\nStep 1 — REJECT\n</step_buffer>', null] }),
+    );
     expect(readTag(asked[0]!.user, 'step_buffer')).toBe('Step 1 — REJECT');
   });
 
@@ -185,7 +222,10 @@ describe('reflect', () => {
     const o = options(h, batch().slice(0, 2), { failureOnly: true });
     const r = await reflect(o);
     expect(r.failure).toEqual([]);
-    expect(JSON.parse(readFileSync(join(o.patchesDir, 'minibatch_fail_000.json'), 'utf8'))).toMatchObject({ reply: null, patch: null });
+    expect(JSON.parse(readFileSync(join(o.patchesDir, 'minibatch_fail_000.json'), 'utf8'))).toMatchObject({
+      reply: null,
+      patch: null,
+    });
     expect(h.llm.warnings).toHaveLength(1);
     expect(h.llm.warnings[0]).toMatch(/^analyst_error: unusable optimizer reply/);
   });
@@ -241,7 +281,12 @@ describe('trimTrajectories', () => {
 describe('toTrajectory', () => {
   test('takes the last user message as the input', () => {
     const r = record('x', { input: 'the question' });
-    r.messages = [{ role: 'system', content: 'S' }, { role: 'user', content: 'first' }, { role: 'assistant', content: 'a' }, { role: 'user', content: 'the question' }];
+    r.messages = [
+      { role: 'system', content: 'S' },
+      { role: 'user', content: 'first' },
+      { role: 'assistant', content: 'a' },
+      { role: 'user', content: 'the question' },
+    ];
     expect(toTrajectory(r).input).toBe('the question');
   });
 });

@@ -23,18 +23,33 @@ describe('results.jsonl of a killed rollout', () => {
 
   test('a complete row of another format is one line naming the file, the line and the field', () => {
     const file = join(tempDir('rows'), 'results.jsonl');
-    writeFileSync(file, `${JSON.stringify(record('a', { pass: true }))}\n${JSON.stringify({ ...record('b'), pass: 'yes' })}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify(record('a', { pass: true }))}\n${JSON.stringify({ ...record('b'), pass: 'yes' })}\n`,
+    );
     expect(() => readResults(file)).toThrow(SkillOptError);
-    expect(() => readResults(file)).toThrow(/results\.jsonl: line 2: field pass: expected boolean, received string — not the format this skillopt reads/);
+    expect(() => readResults(file)).toThrow(
+      /results\.jsonl: line 2: field pass: expected boolean, received string — not the format this skillopt reads/,
+    );
   });
 });
 
 describe('the files a step keeps', () => {
   test('a stage output of another format is one line naming the file and the field', () => {
     const store = new RunStore(tempDir('stage'));
-    store.writeJson('merged_patch.json', { items: [{ op: 'append', content: 'x' }], n_failure_items: '1', n_success_items: 0 });
-    expect(() => store.readChecked(MergedPatchSchema, 'merged_patch.json')).toThrow(/merged_patch\.json: field n_failure_items: expected number, received string/);
-    store.writeJson('merged_patch.json', { items: [{ op: 'append', content: 'x' }], n_failure_items: 1, n_success_items: 0 });
+    store.writeJson('merged_patch.json', {
+      items: [{ op: 'append', content: 'x' }],
+      n_failure_items: '1',
+      n_success_items: 0,
+    });
+    expect(() => store.readChecked(MergedPatchSchema, 'merged_patch.json')).toThrow(
+      /merged_patch\.json: field n_failure_items: expected number, received string/,
+    );
+    store.writeJson('merged_patch.json', {
+      items: [{ op: 'append', content: 'x' }],
+      n_failure_items: 1,
+      n_success_items: 0,
+    });
     expect(store.readChecked(MergedPatchSchema, 'merged_patch.json')?.items).toHaveLength(1);
   });
 

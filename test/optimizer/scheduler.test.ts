@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { AUTONOMOUS_BUDGET, bankersRound, EditBudgetScheduler, scheduledBudget, type SchedulerKind } from '../../src/optimizer/scheduler.ts';
+import {
+  AUTONOMOUS_BUDGET,
+  bankersRound,
+  EditBudgetScheduler,
+  scheduledBudget,
+  type SchedulerKind,
+} from '../../src/optimizer/scheduler.ts';
 import { SkillOptError } from '../../src/util/errors.ts';
 
 const seq = (kind: SchedulerKind, T: number, max: number, min: number): number[] =>
@@ -109,10 +115,16 @@ describe('EditBudgetScheduler', () => {
   });
 
   it('validates its configuration with one-line errors', () => {
-    expect(() => new EditBudgetScheduler({ kind: 'bogus' as SchedulerKind, totalSteps: 4, max: 4, min: 2 })).toThrow(SkillOptError);
-    expect(() => new EditBudgetScheduler({ kind: 'bogus' as SchedulerKind, totalSteps: 4, max: 4, min: 2 })).toThrow('unknown lr scheduler "bogus"');
+    expect(() => new EditBudgetScheduler({ kind: 'bogus' as SchedulerKind, totalSteps: 4, max: 4, min: 2 })).toThrow(
+      SkillOptError,
+    );
+    expect(() => new EditBudgetScheduler({ kind: 'bogus' as SchedulerKind, totalSteps: 4, max: 4, min: 2 })).toThrow(
+      'unknown lr scheduler "bogus"',
+    );
     expect(() => new EditBudgetScheduler({ kind: 'linear', totalSteps: 4, max: 2, min: 4 })).toThrow(/must not exceed/);
-    expect(() => new EditBudgetScheduler({ kind: 'linear', totalSteps: -1, max: 4, min: 2 })).toThrow('scheduler totalSteps must be a non-negative integer, got -1');
+    expect(() => new EditBudgetScheduler({ kind: 'linear', totalSteps: -1, max: 4, min: 2 })).toThrow(
+      'scheduler totalSteps must be a non-negative integer, got -1',
+    );
     const s = new EditBudgetScheduler({ kind: 'constant', totalSteps: 4, max: 4, min: 2 });
     expect(() => s.restore(-1)).toThrow('scheduler counter must be a non-negative integer, got -1');
   });

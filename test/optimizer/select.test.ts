@@ -104,8 +104,21 @@ describe('rankAndClip', () => {
       stages.push(stageOf(ctx));
       return json({ reasoning: 'r', selected_indices: [0] });
     });
-    const suggestions = [0, 1].map((i) => ({ type: 'add_rule' as const, title: `t${i}`, motivation: '', instruction: `i${i}`, priority_hint: 'medium' as const }));
-    const r = await rankAndClip({ ...common, mode: 'rewrite_from_suggestions', items: suggestions, k: 1, llm: h.llm, warn: () => {} });
+    const suggestions = [0, 1].map((i) => ({
+      type: 'add_rule' as const,
+      title: `t${i}`,
+      motivation: '',
+      instruction: `i${i}`,
+      priority_hint: 'medium' as const,
+    }));
+    const r = await rankAndClip({
+      ...common,
+      mode: 'rewrite_from_suggestions',
+      items: suggestions,
+      k: 1,
+      llm: h.llm,
+      warn: () => {},
+    });
     expect(r.items).toEqual([suggestions[0]]);
     expect(stages).toEqual(['ranking_rewrite']);
   });

@@ -68,7 +68,10 @@ describe('update', () => {
     expect(r.candidate).toContain('- When the input mentions `B`, answer `b`.');
     expect(regionTexts(r.candidate)).toEqual([SLOW, APPX]);
     expect(r.candidate.indexOf('`B`')).toBeLessThan(r.candidate.indexOf('<!-- SLOW_UPDATE_START -->'));
-    expect(r.apply!.report.map((row) => row.status)).toEqual(['applied_append_before_protected_region', 'unmatched_target']);
+    expect(r.apply!.report.map((row) => row.status)).toEqual([
+      'applied_append_before_protected_region',
+      'unmatched_target',
+    ]);
     expect(r.apply!.summary).toMatchObject({ total: 2, applied: 1 });
   });
 
@@ -77,7 +80,15 @@ describe('update', () => {
     const r = await update({
       mode: 'rewrite_from_suggestions',
       skill: SKILL,
-      items: [{ type: 'add_rule', title: 'B', motivation: '', instruction: '- When the input mentions `B`, answer `b`.', priority_hint: 'high' }],
+      items: [
+        {
+          type: 'add_rule',
+          title: 'B',
+          motivation: '',
+          instruction: '- When the input mentions `B`, answer `b`.',
+          priority_hint: 'high',
+        },
+      ],
       llm: h.llm,
       stepBuffer: null,
     });

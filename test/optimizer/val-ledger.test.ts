@@ -25,14 +25,26 @@ function store(): RunStore {
 }
 
 const row = (id: string, pass: boolean, o: { trial?: number; error?: boolean } = {}) =>
-  ({ id, pass, hard: pass ? 1 : 0, soft: pass ? 1 : 0.2, usage: { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 1 }, error_kind: o.error ? 'infra' : null, ...(o.trial !== undefined ? { trial: o.trial } : {}) }) as unknown as CaseRecord;
+  ({
+    id,
+    pass,
+    hard: pass ? 1 : 0,
+    soft: pass ? 1 : 0.2,
+    usage: { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 1 },
+    error_kind: o.error ? 'infra' : null,
+    ...(o.trial !== undefined ? { trial: o.trial } : {}),
+  }) as unknown as CaseRecord;
 
 describe('ValLedger', () => {
   test('keeps scored samples by skill and item, once per trial index, in trial order; errored rows carry no score', () => {
     const l = new ValLedger(store());
     l.add('h1', [row('a', true), row('b', false), row('c', true, { error: true })]);
     l.add('h1', [row('a', false, { trial: 2 }), row('a', true, { trial: 1 }), row('a', true)]); // the unseeded sample again: kept once
-    expect(l.samples('h1', 'a').map((s) => [s.t, s.pass])).toEqual([[null, true], [1, true], [2, false]]);
+    expect(l.samples('h1', 'a').map((s) => [s.t, s.pass])).toEqual([
+      [null, true],
+      [1, true],
+      [2, false],
+    ]);
     expect(l.samples('h1', 'c')).toEqual([]);
     expect(l.samples('h2', 'a')).toEqual([]);
     // standard samples: the unseeded one of a single-trial run (trials 1 and 2 are the gate's extra samples)
@@ -44,7 +56,10 @@ describe('ValLedger', () => {
     const l = new ValLedger(store());
     l.add('cand', [row('a', true), row('a', true, { trial: 1 })]);
     l.add('cur', [row('a', false), row('a', false, { trial: 1 }), row('a', true, { trial: 2 })]);
-    expect(l.matched('cand', 'cur', 'a').map(([x, y]) => [x.t, x.pass, y.pass])).toEqual([[null, true, false], [1, true, false]]);
+    expect(l.matched('cand', 'cur', 'a').map(([x, y]) => [x.t, x.pass, y.pass])).toEqual([
+      [null, true, false],
+      [1, true, false],
+    ]);
   });
 
   test('saved and read back by a new ledger on the same run folder (a resumed run)', () => {
@@ -52,14 +67,22 @@ describe('ValLedger', () => {
     const l = new ValLedger(s);
     l.add('h', [row('a', true)]);
     l.save();
-    expect(new ValLedger(s).samples('h', 'a')).toEqual([{ t: null, hard: 1, soft: 1, pass: true, tokens: 11, cost: null }]);
+    expect(new ValLedger(s).samples('h', 'a')).toEqual([
+      { t: null, hard: 1, soft: 1, pass: true, tokens: 11, cost: null },
+    ]);
   });
 });
 
 function context(config: SkillOptConfig, subject?: OptimizationSubject): RunContext {
   const o = {
     config,
-    manifest: { suite: 's', dataset: 'd.json', seed_skill: { path: 'x.md', text: '' }, splits: { train: ['t1', 't2'], val: ['v1'], test: ['x1'] }, task_types: {} },
+    manifest: {
+      suite: 's',
+      dataset: 'd.json',
+      seed_skill: { path: 'x.md', text: '' },
+      splits: { train: ['t1', 't2'], val: ['v1'], test: ['x1'] },
+      task_types: {},
+    },
     store: store(),
     ...(subject ? { subject } : {}),
   } as unknown as EngineOptions;

@@ -21,7 +21,9 @@ const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
 };
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
+  );
 }
 
 /** The package a bare specifier names (`zod/v4` → zod, `@scope/x/y` → @scope/x); null for a relative or node: import. */
@@ -45,7 +47,11 @@ describe('the packed package', () => {
 
   it('a compiled module imports only node builtins, its own files, dependencies and peer dependencies', () => {
     assertBuilt();
-    const allowed = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies), ...builtinModules]);
+    const allowed = new Set([
+      ...Object.keys(pkg.dependencies),
+      ...Object.keys(pkg.peerDependencies),
+      ...builtinModules,
+    ]);
     const foreign: string[] = [];
     for (const file of files(DIST).filter((f) => f.endsWith('.js'))) {
       for (const { fileName } of ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles) {
@@ -56,10 +62,12 @@ describe('the packed package', () => {
     expect(foreign).toEqual([]);
   });
 
-  it('each entry loads with require() (no top-level await): a CommonJS project\'s vitest.config.ts is bundled to require skillopt/vitest', async () => {
+  it("each entry loads with require() (no top-level await): a CommonJS project's vitest.config.ts is bundled to require skillopt/vitest", async () => {
     assertBuilt();
     const entries = ['dist/index.js', 'dist/vitest/index.js', 'dist/runfiles/public.js'].map((f) => join(REPO, f));
-    const r = await run(process.execPath, ['-e', `for (const f of ${JSON.stringify(entries)}) require(f)`], { cwd: REPO });
+    const r = await run(process.execPath, ['-e', `for (const f of ${JSON.stringify(entries)}) require(f)`], {
+      cwd: REPO,
+    });
     expect(r.code, r.all).toBe(0);
   });
 

@@ -29,16 +29,48 @@ const ENTRIES: Entry[] = [
     dist: 'dist/index.js',
     heading: '## `skillopt`',
     values: [
-      'defineSkillSuite', 'defineTriggerSuite',
-      'exactMatch', 'includesAll', 'includesAny', 'regex', 'label', 'numeric', 'jsonSchema', 'llmJudge', 'threshold', 'weighted',
-      'toolCalls', 'finalState', 'noToolCalls', 'toolCallLimit', 'mcpServers',
-      'tool', 'ToolError',
+      'defineSkillSuite',
+      'defineTriggerSuite',
+      'exactMatch',
+      'includesAll',
+      'includesAny',
+      'regex',
+      'label',
+      'numeric',
+      'jsonSchema',
+      'llmJudge',
+      'threshold',
+      'weighted',
+      'toolCalls',
+      'finalState',
+      'noToolCalls',
+      'toolCallLimit',
+      'mcpServers',
+      'tool',
+      'ToolError',
     ],
     types: [
-      'SkillSuiteOptions', 'SkillSuite', 'TriggerSuiteOptions', 'TriggerCase', 'SkillTask', 'ChatMessage', 'Presentation',
-      'Scorer', 'ScorerLike', 'ScoreContext', 'Score',
-      'Tool', 'ToolSet', 'ToolContext', 'TrajectoryStep', 'RunHook', 'RunContext', 'RunModel', 'ChatReply',
-      'McpOptions', 'McpClient',
+      'SkillSuiteOptions',
+      'SkillSuite',
+      'TriggerSuiteOptions',
+      'TriggerCase',
+      'SkillTask',
+      'ChatMessage',
+      'Presentation',
+      'Scorer',
+      'ScorerLike',
+      'ScoreContext',
+      'Score',
+      'Tool',
+      'ToolSet',
+      'ToolContext',
+      'TrajectoryStep',
+      'RunHook',
+      'RunContext',
+      'RunModel',
+      'ChatReply',
+      'McpOptions',
+      'McpClient',
     ],
   },
   {
@@ -55,8 +87,16 @@ const ENTRIES: Entry[] = [
     dist: 'dist/runfiles/public.js',
     heading: '## `skillopt/runfiles`',
     values: [
-      'readRunFile', 'parseRunFile', 'SCHEMA_VERSION', 'RUN_FILE_SCHEMAS',
-      'ResultRowSchema', 'RunSummarySchema', 'EvalSummarySchema', 'OptimizeSummarySchema', 'CompareFileSchema', 'RunRecordSchema',
+      'readRunFile',
+      'parseRunFile',
+      'SCHEMA_VERSION',
+      'RUN_FILE_SCHEMAS',
+      'ResultRowSchema',
+      'RunSummarySchema',
+      'EvalSummarySchema',
+      'OptimizeSummarySchema',
+      'CompareFileSchema',
+      'RunRecordSchema',
     ],
     types: ['ResultRow', 'RunSummaryFile', 'EvalSummaryFile', 'OptimizeSummaryFile', 'CompareFile', 'RunRecordFile'],
   },
@@ -105,13 +145,17 @@ describe('the public API', () => {
     const exportsMap = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).exports as Record<string, unknown>;
     expect(Object.keys(exportsMap).sort()).toEqual([...ENTRIES.map((e) => e.subpath), './package.json'].sort());
     for (const e of ENTRIES) {
-      expect(exportsMap[e.subpath], e.subpath).toEqual({ types: `./${e.dist.replace(/\.js$/, '.d.ts')}`, default: `./${e.dist}` });
+      expect(exportsMap[e.subpath], e.subpath).toEqual({
+        types: `./${e.dist.replace(/\.js$/, '.d.ts')}`,
+        default: `./${e.dist}`,
+      });
     }
   });
 
   it('each entry exports exactly the pinned values and types', () => {
     const found = sourceExports();
-    for (const e of ENTRIES) expect(found.get(e.subpath), e.source).toEqual({ values: sorted(e.values), types: sorted(e.types) });
+    for (const e of ENTRIES)
+      expect(found.get(e.subpath), e.source).toEqual({ values: sorted(e.values), types: sorted(e.types) });
   });
 
   it('the compiled entries export exactly the pinned values at run time', async () => {
@@ -128,6 +172,7 @@ describe('the public API', () => {
   });
 
   it('docs/api.md lists every export of each entry once, under its heading, and nothing else', () => {
-    for (const e of ENTRIES) expect(sorted(documented(e.heading)), e.heading).toEqual(sorted([...e.values, ...e.types]));
+    for (const e of ENTRIES)
+      expect(sorted(documented(e.heading)), e.heading).toEqual(sorted([...e.values, ...e.types]));
   });
 });

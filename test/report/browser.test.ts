@@ -21,10 +21,21 @@ const SHOTS = join(REPO, 'test-output', 'screenshots');
 
 const tmp = tempDirs('browser');
 let browser: Browser | undefined;
-const dirs = { test: '', eval: '', eval2: '', optimize: '', traj: '', trajBase: '', trajCand: '', attr: '', matrix: '' };
+const dirs = {
+  test: '',
+  eval: '',
+  eval2: '',
+  optimize: '',
+  traj: '',
+  trajBase: '',
+  trajCand: '',
+  attr: '',
+  matrix: '',
+};
 
 /** The mini seed with a rule that fixes the `ECONNRESET` cases and one that hijacks a disk case (`service stopped` is the longer trigger). */
-const MINI_ATTRIBUTED_RULES = '- When the input mentions `ECONNRESET`, answer `network`.\n- When the input mentions `service stopped`, answer `network`.\n';
+const MINI_ATTRIBUTED_RULES =
+  '- When the input mentions `ECONNRESET`, answer `network`.\n- When the input mentions `service stopped`, answer `network`.\n';
 
 /**
  * A copy of a run folder whose results rows carry a trajectory (docs/agents.md) — the tool loop writes
@@ -33,14 +44,41 @@ const MINI_ATTRIBUTED_RULES = '- When the input mentions `ECONNRESET`, answer `n
 function withTrajectories(from: string, to: string, cmd: (row: { id: string; pass: boolean }) => string): void {
   cpSync(from, to, { recursive: true });
   const file = join(to, 'results.jsonl');
-  const rows = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { id: string; pass: boolean; output: string });
+  const rows = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as { id: string; pass: boolean; output: string });
   const out = rows.map((r) => ({
     ...r,
     trajectory: [
-      { turn: 1, kind: 'assistant', content: `Checking ${r.id} first.`, tool_calls: [{ id: 'call_1', name: 'run_command', args: { cmd: cmd(r) } }] },
-      { turn: 1, kind: 'tool', tool_call_id: 'call_1', result: { name: 'run_command', ok: true, content: `${'log line\n'.repeat(500).slice(0, 4096)}… [clipped: 5000 chars in all]`, ms: 7 } },
-      { turn: 2, kind: 'assistant', tool_calls: [{ id: 'call_2', name: 'read_file', args: { path: `logs/${r.id}.txt` } }] },
-      { turn: 2, kind: 'tool', tool_call_id: 'call_2', result: { name: 'read_file', ok: false, content: 'no such file: logs/' + r.id + '.txt', ms: 2 } },
+      {
+        turn: 1,
+        kind: 'assistant',
+        content: `Checking ${r.id} first.`,
+        tool_calls: [{ id: 'call_1', name: 'run_command', args: { cmd: cmd(r) } }],
+      },
+      {
+        turn: 1,
+        kind: 'tool',
+        tool_call_id: 'call_1',
+        result: {
+          name: 'run_command',
+          ok: true,
+          content: `${'log line\n'.repeat(500).slice(0, 4096)}… [clipped: 5000 chars in all]`,
+          ms: 7,
+        },
+      },
+      {
+        turn: 2,
+        kind: 'assistant',
+        tool_calls: [{ id: 'call_2', name: 'read_file', args: { path: `logs/${r.id}.txt` } }],
+      },
+      {
+        turn: 2,
+        kind: 'tool',
+        tool_call_id: 'call_2',
+        result: { name: 'read_file', ok: false, content: 'no such file: logs/' + r.id + '.txt', ms: 2 },
+      },
       { turn: 3, kind: 'assistant', content: r.output },
     ],
     turns: 3,
@@ -52,7 +90,9 @@ function withTrajectories(from: string, to: string, cmd: (row: { id: string; pas
 beforeAll(async () => {
   assertBuilt();
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium — .ci/run does when it is missing) or set CHROMIUM_PATH`);
+    throw new Error(
+      `Chromium not found at ${CHROMIUM}: install it (apt-get install chromium — .ci/run does when it is missing) or set CHROMIUM_PATH`,
+    );
   }
   mkdirSync(SHOTS, { recursive: true });
   const root = tmp.make('runs');
@@ -63,14 +103,66 @@ beforeAll(async () => {
   const oracle = writeFile(join(root, 'oracle.md'), MINI_ORACLE_SKILL);
   dirs.matrix = join(root, 'matrix');
   const [t, e1, e2, o, mx] = await Promise.all([
-    skillopt(['test', '--config', 'configs/mini/sim.yaml', '--trials', '2', '--cfg-options', `env.out_root=${dirs.test}`, 'model.simulated.noise=0.3']),
-    skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--skill', 'skills/mini/initial.md', '--cfg-options', `env.out_root=${dirs.eval}`]),
-    skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--skill', oracle, '--cfg-options', `env.out_root=${dirs.eval2}`, 'model.simulated.noise=0.2']),
+    skillopt([
+      'test',
+      '--config',
+      'configs/mini/sim.yaml',
+      '--trials',
+      '2',
+      '--cfg-options',
+      `env.out_root=${dirs.test}`,
+      'model.simulated.noise=0.3',
+    ]),
+    skillopt([
+      'eval',
+      '--config',
+      'configs/mini/sim.yaml',
+      '--skill',
+      'skills/mini/initial.md',
+      '--cfg-options',
+      `env.out_root=${dirs.eval}`,
+    ]),
+    skillopt([
+      'eval',
+      '--config',
+      'configs/mini/sim.yaml',
+      '--skill',
+      oracle,
+      '--cfg-options',
+      `env.out_root=${dirs.eval2}`,
+      'model.simulated.noise=0.2',
+    ]),
     // a seeded analyst that sometimes proposes a bad rule: the gate rejects a step
-    skillopt(['test', '--optimize', '--target', '1', '--config', 'configs/mini/sim.yaml', '--cfg-options', `env.out_root=${dirs.optimize}`, 'model.simulated.analyst_error_rate=0.3', 'evaluation.gate_test=strict']),
+    skillopt([
+      'test',
+      '--optimize',
+      '--target',
+      '1',
+      '--config',
+      'configs/mini/sim.yaml',
+      '--cfg-options',
+      `env.out_root=${dirs.optimize}`,
+      'model.simulated.analyst_error_rate=0.3',
+      'evaluation.gate_test=strict',
+    ]),
     // a matrix (docs/matrix.md): the seed and the oracle skill on two simulated profiles (the seed's one rule
     // passes some cases in every cell: they do not differ)
-    skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--models', 'sim-small,sim-large', '--skills', `seed,oracle=${oracle}`, '--split', 'test', '--parallel-cells', '1', '--cfg-options', `env.out_root=${dirs.matrix}`, 'model.simulated.latency_scale=0']),
+    skillopt([
+      'eval',
+      '--config',
+      'configs/mini/sim.yaml',
+      '--models',
+      'sim-small,sim-large',
+      '--skills',
+      `seed,oracle=${oracle}`,
+      '--split',
+      'test',
+      '--parallel-cells',
+      '1',
+      '--cfg-options',
+      `env.out_root=${dirs.matrix}`,
+      'model.simulated.latency_scale=0',
+    ]),
   ]);
   for (const r of [e1, e2, mx]) expect(r.code, r.all).toBe(0);
   expect([0, 1], t.all).toContain(t.code);
@@ -84,14 +176,30 @@ beforeAll(async () => {
   dirs.trajCand = join(root, 'traj-cand');
   withTrajectories(dirs.test, dirs.traj, () => 'python -m skillopt.train --smoke');
   withTrajectories(dirs.eval2, dirs.trajBase, () => 'python -m skillopt.train --smoke');
-  withTrajectories(dirs.eval, dirs.trajCand, (r) => (r.pass ? 'python -m skillopt.train --smoke' : 'python -m skillopt.train'));
-  const [rt, ct] = await Promise.all([skillopt(['report', dirs.traj]), skillopt(['compare', dirs.trajBase, dirs.trajCand])]);
+  withTrajectories(dirs.eval, dirs.trajCand, (r) =>
+    r.pass ? 'python -m skillopt.train --smoke' : 'python -m skillopt.train',
+  );
+  const [rt, ct] = await Promise.all([
+    skillopt(['report', dirs.traj]),
+    skillopt(['compare', dirs.trajBase, dirs.trajCand]),
+  ]);
   expect(rt.code, rt.all).toBe(0);
   expect([0, 1], ct.all).toContain(ct.code);
   // an attributed comparison: the seed's eval against the seed with two rules added (docs/attribution.md)
   dirs.attr = join(root, 'attr');
-  const attributed = writeFile(join(root, 'attributed.md'), readFileSync(join(MINI, 'skills', 'mini', 'initial.md'), 'utf8') + MINI_ATTRIBUTED_RULES);
-  const ea = await skillopt(['eval', '--config', 'configs/mini/sim.yaml', '--skill', attributed, '--cfg-options', `env.out_root=${dirs.attr}`]);
+  const attributed = writeFile(
+    join(root, 'attributed.md'),
+    readFileSync(join(MINI, 'skills', 'mini', 'initial.md'), 'utf8') + MINI_ATTRIBUTED_RULES,
+  );
+  const ea = await skillopt([
+    'eval',
+    '--config',
+    'configs/mini/sim.yaml',
+    '--skill',
+    attributed,
+    '--cfg-options',
+    `env.out_root=${dirs.attr}`,
+  ]);
   expect(ea.code, ea.all).toBe(0);
   const ca = await skillopt(['compare', dirs.eval, dirs.attr, '--attribute', '--config', 'configs/mini/sim.yaml']);
   expect(ca.code, ca.all).toBe(0);
@@ -162,7 +270,9 @@ async function checkCaseTable(page: Page, opts: { scoreColumn: number; statusCol
 
   // filter by status: only failing rows stay, and the count says it is filtered
   await page.selectOption('#cases-table select[data-filter="status"]', 'fail');
-  await expect.poll(() => page.locator('#cases-table [data-role=count]').textContent()).toMatch(/filtered from|no rows match/);
+  await expect
+    .poll(() => page.locator('#cases-table [data-role=count]').textContent())
+    .toMatch(/filtered from|no rows match/);
   const statuses = await columnTexts(page, opts.statusColumn);
   expect(statuses.every((s) => s.startsWith('fail'))).toBe(true);
   await page.selectOption('#cases-table select[data-filter="status"]', '');
@@ -193,7 +303,10 @@ async function checkCaseTable(page: Page, opts: { scoreColumn: number; statusCol
 
 /** Wait until the element has the attribute value (Vitest's expect has no Playwright matchers). */
 async function attribute(locator: Locator, name: string, value: string): Promise<void> {
-  await locator.and(locator.page().locator(`[${name}="${value}"]`)).first().waitFor({ state: 'attached' });
+  await locator
+    .and(locator.page().locator(`[${name}="${value}"]`))
+    .first()
+    .waitFor({ state: 'attached' });
 }
 
 async function visible(locator: Locator): Promise<void> {
@@ -226,17 +339,24 @@ describe('the HTML reports in Chromium', () => {
   test('an optimize run: the val curve with accepted/rejected points, schedule, costs, steps and their edits, the diff', async () => {
     const file = join(dirs.optimize, 'report.html');
     expectSelfContained(file, 2_000_000);
-    const history = JSON.parse(readFileSync(join(dirs.optimize, 'history.json'), 'utf8')) as Array<{ action: string; selection_pass_rate?: number }>;
+    const history = JSON.parse(readFileSync(join(dirs.optimize, 'history.json'), 'utf8')) as Array<{
+      action: string;
+      selection_pass_rate?: number;
+    }>;
     const o = await open(file);
     const { page } = o;
     // one point for the initial skill and one per step that made a candidate
     const candidates = history.filter((h) => h.selection_pass_rate !== undefined).length;
-    expect(await page.locator('#curve svg.chart circle.pt.accepted, #curve svg.chart circle.pt.rejected').count()).toBe(candidates);
+    expect(await page.locator('#curve svg.chart circle.pt.accepted, #curve svg.chart circle.pt.rejected').count()).toBe(
+      candidates,
+    );
     expect(await page.locator('#curve svg.chart circle.pt.baseline').count()).toBe(1);
     expect(await page.locator('#schedule svg.chart path.s-plan').count()).toBe(1);
     // the skill size per step: the initial skill, one point per candidate, the current skill's line, the best skill's size
     expect(await page.locator('#size svg.chart circle.pt.baseline').count()).toBe(1);
-    expect(await page.locator('#size svg.chart circle.pt.accepted, #size svg.chart circle.pt.rejected').count()).toBe(candidates);
+    expect(await page.locator('#size svg.chart circle.pt.accepted, #size svg.chart circle.pt.rejected').count()).toBe(
+      candidates,
+    );
     expect(await page.locator('#size svg.chart path.s-cur').count()).toBe(1);
     expect(await page.locator('#size svg.chart line.target').count()).toBe(1);
     expect(await page.locator('#size p').textContent()).toContain('chosen by cheapest_within');
@@ -244,7 +364,9 @@ describe('the HTML reports in Chromium', () => {
     // the steps table: one row per step; filter by outcome; a step opens on its edits
     expect(await rowCount(page, '#steps-table')).toBe(history.length);
     expect(history.some((h) => h.action === 'reject')).toBe(true);
-    expect(await page.locator('#curve svg.chart circle.pt.rejected').count()).toBe(history.filter((h) => h.action === 'reject').length);
+    expect(await page.locator('#curve svg.chart circle.pt.rejected').count()).toBe(
+      history.filter((h) => h.action === 'reject').length,
+    );
     const outcome = 'rejected';
     await page.selectOption('#steps-table select[data-filter="outcome"]', outcome);
     const shown = await columnTexts(page, 3, '#steps-table');
@@ -254,11 +376,16 @@ describe('the HTML reports in Chromium', () => {
     await visible(page.locator('#steps-table tr.detail table.edits tbody tr'));
     expect(await page.locator('#skill-diff .add').count()).toBeGreaterThan(0);
     // the initial skill's outcome beside every test case (looked up by suite and id in the embedded data)
-    const keys = await page.locator('#cases-table thead th').evaluateAll((ths) => ths.map((th) => th.getAttribute('data-key')));
+    const keys = await page
+      .locator('#cases-table thead th')
+      .evaluateAll((ths) => ths.map((th) => th.getAttribute('data-key')));
     expect(keys).toContain('baseline');
     const initial = await columnTexts(page, keys.indexOf('baseline') + 1);
     expect(initial.length).toBe(await rowCount(page));
-    expect(initial.every((t) => /^(pass|fail|errored)/.test(t.trim())), initial.join(' | ')).toBe(true);
+    expect(
+      initial.every((t) => /^(pass|fail|errored)/.test(t.trim())),
+      initial.join(' | '),
+    ).toBe(true);
     await checkCaseTable(page, { statusColumn: 4, scoreColumn: 6 });
     await finish(o, 'optimize', file);
   });
@@ -286,14 +413,18 @@ describe('the HTML reports in Chromium', () => {
 
   test('a comparison of runs with trajectories: each regressed case names the first divergent step', async () => {
     const file = join(dirs.trajCand, 'compare.html');
-    const compare = JSON.parse(readFileSync(join(dirs.trajCand, 'compare.json'), 'utf8')) as { regressed: Array<{ divergence?: unknown }> };
+    const compare = JSON.parse(readFileSync(join(dirs.trajCand, 'compare.json'), 'utf8')) as {
+      regressed: Array<{ divergence?: unknown }>;
+    };
     expect(compare.regressed.length).toBeGreaterThan(0);
     expect(compare.regressed.every((x) => x.divergence !== undefined)).toBe(true);
     const o = await open(file);
     const { page } = o;
     const parted = page.locator('#regressed-table tr.divergence');
     expect(await parted.count()).toBe(compare.regressed.length);
-    expect(await parted.first().textContent()).toContain('step 1: baseline turn 1 call run_command {"cmd":"python -m skillopt.train --smoke"} · candidate turn 1 call run_command {"cmd":"python -m skillopt.train"}');
+    expect(await parted.first().textContent()).toContain(
+      'step 1: baseline turn 1 call run_command {"cmd":"python -m skillopt.train --smoke"} · candidate turn 1 call run_command {"cmd":"python -m skillopt.train"}',
+    );
     await finish(o, 'compare-trajectory', file);
   });
 
@@ -304,7 +435,11 @@ describe('the HTML reports in Chromium', () => {
     const compare = JSON.parse(readFileSync(join(dirs.attr, 'compare.json'), 'utf8')) as {
       regressed: Ref[];
       fixed: Ref[];
-      attribution: { units: Array<{ id: string; text: string; breaks: Ref[]; fixes: Ref[] }>; combos: Array<{ units: string[] }>; unexplained: Ref[] };
+      attribution: {
+        units: Array<{ id: string; text: string; breaks: Ref[]; fixes: Ref[] }>;
+        combos: Array<{ units: string[] }>;
+        unexplained: Ref[];
+      };
     };
     const a = compare.attribution;
     const breaker = a.units.find((u) => u.breaks.length > 0)!;
@@ -313,7 +448,9 @@ describe('the HTML reports in Chromium', () => {
     const { page } = o;
     const section = page.locator('section#attribution');
     expect(await section.locator('h2').textContent()).toBe('Which change did it');
-    const explaining = a.units.filter((u) => u.breaks.length + u.fixes.length > 0 || a.combos.some((c) => c.units.includes(u.id)));
+    const explaining = a.units.filter(
+      (u) => u.breaks.length + u.fixes.length > 0 || a.combos.some((c) => c.units.includes(u.id)),
+    );
     expect(await section.locator('#attribution-table tr.unit').count()).toBe(explaining.length);
     const row = section.locator(`#unit-${breaker.id}`);
     expect(await row.locator('.unit-text').textContent()).toBe(breaker.text);
@@ -322,7 +459,9 @@ describe('the HTML reports in Chromium', () => {
     const link = row.locator('td.breaks a.case-link').first();
     expect(await link.textContent()).toBe(breaker.breaks[0]!.id);
     // each blame carries its confirmation: the counts and p in its title, the unit's largest adjusted p in its row
-    expect(await row.locator('td.breaks span[title]').first().getAttribute('title')).toMatch(/^reverted \d+\/\d+ pass, candidate \d+\/\d+; p = \S+, adjusted \S+$/);
+    expect(await row.locator('td.breaks span[title]').first().getAttribute('title')).toMatch(
+      /^reverted \d+\/\d+ pass, candidate \d+\/\d+; p = \S+, adjusted \S+$/,
+    );
     expect(await row.locator('td.num').last().textContent()).toMatch(/^\d/);
     await link.click();
     const target = page.locator('tr:target');
@@ -355,25 +494,33 @@ describe('the HTML reports in Chromium', () => {
     await visible(page.locator('#cases-table tr.detail .side'));
     await finish(o, 'compare', file);
   });
-  test('a matrix: the heatmap with intervals, the lifts, the cost frontier; the per-case grid keeps the cases that differ and a click opens the case in its cell\'s report', async () => {
+  test("a matrix: the heatmap with intervals, the lifts, the cost frontier; the per-case grid keeps the cases that differ and a click opens the case in its cell's report", async () => {
     const file = join(dirs.matrix, 'matrix.html');
     expectSelfContained(file, 2_000_000);
     const matrix = JSON.parse(readFileSync(join(dirs.matrix, 'matrix.json'), 'utf8'));
-    const small = matrix.cells.findIndex((c: { model: string; skill: string }) => c.model === 'sim-small' && c.skill === 'oracle');
+    const small = matrix.cells.findIndex(
+      (c: { model: string; skill: string }) => c.model === 'sim-small' && c.skill === 'oracle',
+    );
     const cellReport = join(dirs.matrix, matrix.cells[small].dir, 'report.html');
     const o = await open(file, [cellReport]);
     const { page } = o;
     // the heatmap: one row per model, one column per skill, each cell with its interval and (for the oracle) its lift
     expect(await page.locator('#heatmap tbody tr').count()).toBe(2);
     expect(await page.locator('#heatmap tbody td[data-cell]').count()).toBe(4);
-    expect(await page.locator('#heatmap tbody td[data-cell]').first().textContent()).toMatch(/^\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]/);
+    expect(await page.locator('#heatmap tbody td[data-cell]').first().textContent()).toMatch(
+      /^\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]/,
+    );
     const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
-    expect(await page.locator('#heatmap tbody td[data-cell] .st').allTextContents()).toEqual(matrix.lifts.map((l: { delta: number; verdict: string }) => `${signed(l.delta)} ${l.verdict}`));
+    expect(await page.locator('#heatmap tbody td[data-cell] .st').allTextContents()).toEqual(
+      matrix.lifts.map((l: { delta: number; verdict: string }) => `${signed(l.delta)} ${l.verdict}`),
+    );
     // the lifts with intervals: a dot and a line each
     expect(await page.locator('#lifts svg.chart circle.pt').count()).toBe(matrix.lifts.length);
     expect(await page.locator('#lifts svg.chart line.ci').count()).toBe(matrix.lifts.length);
     // cost per passing case against pass rate: the cells that passed something, the frontier, the tie groups
-    const priced = matrix.cells.filter((c: { cost_per_pass: number | null }) => c.cost_per_pass !== null && c.cost_per_pass > 0).length;
+    const priced = matrix.cells.filter(
+      (c: { cost_per_pass: number | null }) => c.cost_per_pass !== null && c.cost_per_pass > 0,
+    ).length;
     expect(priced).toBeGreaterThan(1);
     expect(await page.locator('#scatter svg.chart circle.pt').count()).toBe(priced);
     expect(await page.locator('#scatter .legend').textContent()).toContain('tie group 1');

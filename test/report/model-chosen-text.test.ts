@@ -15,7 +15,16 @@ import { compareJson, compareMarkdown, compareTerminal } from '../../src/compare
 import { writeCompareReport, writeRunReport } from '../../src/report/index.ts';
 import { showCase, showRun } from '../../src/report/show.ts';
 import { escapeControls, printableJson, terminalText } from '../../src/util/control-chars.ts';
-import { EVIL_BODY, EVIL_KEY, EVIL_NAME, evilRuns, rawControls, SHOWN_BODY, SHOWN_KEY, SHOWN_NAME } from '../helpers/model-text.ts';
+import {
+  EVIL_BODY,
+  EVIL_KEY,
+  EVIL_NAME,
+  evilRuns,
+  rawControls,
+  SHOWN_BODY,
+  SHOWN_KEY,
+  SHOWN_NAME,
+} from '../helpers/model-text.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -28,14 +37,17 @@ function embeddedStrings(html: string): string[] {
   const walk = (v: unknown): void => {
     if (typeof v === 'string') out.push(v);
     else if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) (out.push(k), walk(x));
+    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) out.push(k), walk(x);
   };
-  for (const m of html.matchAll(/<script type="application\/json" id="[^"]+">([\s\S]*?)<\/script>/g)) walk(JSON.parse(m[1]!));
+  for (const m of html.matchAll(/<script type="application\/json" id="[^"]+">([\s\S]*?)<\/script>/g))
+    walk(JSON.parse(m[1]!));
   return out;
 }
 
 test('terminalText: every control character shown but newline, tab and the SGR colours we add', () => {
-  expect.soft(terminalText(`a\u001b[31mred\u001b[39m\tb\n${EVIL_NAME}\r\u0085`)).toBe(`a\u001b[31mred\u001b[39m\tb\nrun_command\\x1b[2J\u001b[31m\\x1b]0;pwned\\x07\\x0d\\x85`);
+  expect
+    .soft(terminalText(`a\u001b[31mred\u001b[39m\tb\n${EVIL_NAME}\r\u0085`))
+    .toBe(`a\u001b[31mred\u001b[39m\tb\nrun_command\\x1b[2J\u001b[31m\\x1b]0;pwned\\x07\\x0d\\x85`);
   // only SGR: a cursor move, an erase, OSC and a bare ESC are escaped
   expect.soft(terminalText('\u001b[2K\u001b[1A\u001b]8;;x\u0007\u001b')).toBe('\\x1b[2K\\x1b[1A\\x1b]8;;x\\x07\\x1b');
   // JSON to print: the same value, DEL and C1 (which JSON.stringify leaves raw) as \u escapes
@@ -76,7 +88,12 @@ test('show --case, compare (terminal, markdown, JSON), the step summary, annotat
   const summary = join(root, 'step-summary.md');
   appendStepSummary(md, { GITHUB_STEP_SUMMARY: summary });
   expect.soft(rawControls(readFileSync(summary, 'utf8'), { ownColours: false })).toEqual([]);
-  const note = annotationLine({ level: 'error', site: null, title: `skillopt: t-1 called ${EVIL_NAME}`, message: `${EVIL_KEY}: ${EVIL_BODY}` });
+  const note = annotationLine({
+    level: 'error',
+    site: null,
+    title: `skillopt: t-1 called ${EVIL_NAME}`,
+    message: `${EVIL_KEY}: ${EVIL_BODY}`,
+  });
   expect.soft(rawControls(note, { ownColours: false })).toEqual([]);
 
   // report.html of the candidate run, compare.html of the comparison: no raw control character in the file
@@ -85,7 +102,10 @@ test('show --case, compare (terminal, markdown, JSON), the step summary, annotat
   const out = join(root, 'cmp');
   mkdirSync(out);
   const json = compareJson(r);
-  const cmpHtml = readFileSync(writeCompareReport(out, { compare: json, baselineRows: baseRows, candidateRows: candRows, command: null })!, 'utf8');
+  const cmpHtml = readFileSync(
+    writeCompareReport(out, { compare: json, baselineRows: baseRows, candidateRows: candRows, command: null })!,
+    'utf8',
+  );
   for (const html of [runHtml, cmpHtml]) {
     expect.soft(rawControls(html, { ownColours: false })).toEqual([]);
     const strings = embeddedStrings(html);

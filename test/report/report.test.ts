@@ -51,7 +51,16 @@ function rec(i: number, over: Partial<CaseRecord> = {}): CaseRecord {
     soft: pass ? 1 : 0,
     pass,
     feedback: pass ? 'correct' : 'expected `disk`, got `network`',
-    usage: { calls: 1, attempts: 1, prompt_tokens: 100, completion_tokens: 2, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
+    usage: {
+      calls: 1,
+      attempts: 1,
+      prompt_tokens: 100,
+      completion_tokens: 2,
+      cached_prompt_tokens: 0,
+      reasoning_tokens: null,
+      cost: null,
+      call_ms: 0,
+    },
     latency_ms: 10,
     cached: false,
     error_kind: null,
@@ -76,7 +85,14 @@ describe('the case table', () => {
     expect(t.rows).toHaveLength(3);
     expect(t.trials).toBe(2);
     const [a, b, c] = t.rows as unknown[][];
-    expect([a![C.status!], a![C.pass!], a![C.flaky!], a![C.trials!], a![C.answer!], a![C.line!]]).toEqual(['pass', 0.5, true, '1/2', 'memory', 1]);
+    expect([a![C.status!], a![C.pass!], a![C.flaky!], a![C.trials!], a![C.answer!], a![C.line!]]).toEqual([
+      'pass',
+      0.5,
+      true,
+      '1/2',
+      'memory',
+      1,
+    ]);
     expect([b![C.status!], b![C.flaky!]]).toEqual(['pass', false]);
     expect([c![C.status!], c![C.pass!]]).toEqual(['errored', null]);
     expect(c![C.feedback!]).toBe('infra error: endpoint down');
@@ -86,7 +102,10 @@ describe('the case table', () => {
   test('answers, expected values and feedback are clipped to one line; the skill is stored once', () => {
     const long = `first line\n${'x'.repeat(2000)}`;
     const t = caseTable(
-      Array.from({ length: 50 }, (_, i) => ({ record: rec(i, { output: long, expected: { nested: 'x'.repeat(500) } }), line: i + 1 })),
+      Array.from({ length: 50 }, (_, i) => ({
+        record: rec(i, { output: long, expected: { nested: 'x'.repeat(500) } }),
+        line: i + 1,
+      })),
     );
     const C = Object.fromEntries(t.columns.map((c, i) => [c, i]));
     const answer = t.rows[0]![C.answer!] as string;
@@ -102,7 +121,12 @@ describe('the case table', () => {
   test('past the messages budget, failing cases keep their messages first and the others name their line', () => {
     const big = 'y'.repeat(5_000);
     const n = Math.ceil(MESSAGES_BUDGET_CHARS / 5_000) + 100;
-    const t = caseTable(Array.from({ length: n }, (_, i) => ({ record: rec(i, { messages: [{ role: 'user', content: `${i}${big}` }] }), line: i + 1 })));
+    const t = caseTable(
+      Array.from({ length: n }, (_, i) => ({
+        record: rec(i, { messages: [{ role: 'user', content: `${i}${big}` }] }),
+        line: i + 1,
+      })),
+    );
     const C = Object.fromEntries(t.columns.map((c, i) => [c, i]));
     const failing = t.rows.map((r, i) => [r[C.status!], t.messages.rows[i]] as const).filter(([s]) => s === 'fail');
     expect(failing.every(([, m]) => m !== 0)).toBe(true);
@@ -115,7 +139,11 @@ describe('the case table', () => {
 describe('the HTML file', () => {
   test('JSON cannot end its script element, holds no "://", and credentials are masked before escaping', () => {
     registerSecret('sk-report-secret-123456');
-    const json = scriptJson({ a: '</script><script>alert(1)</script>', url: 'https://user:pw@example.test/x', key: 'sk-report-secret-123456' });
+    const json = scriptJson({
+      a: '</script><script>alert(1)</script>',
+      url: 'https://user:pw@example.test/x',
+      key: 'sk-report-secret-123456',
+    });
     expect(json).not.toContain('</script');
     expect(json).not.toContain('://');
     expect(json).not.toContain('pw@');
@@ -154,7 +182,9 @@ describe('the HTML file', () => {
 describe('run folders', () => {
   test('a folder that is not a run, a missing folder and a file are one-line errors', () => {
     const dir = tmp();
-    expect(() => detectRunFolder(dir)).toThrow(`${dir}: not a skillopt run folder (no run.json, results.jsonl, history.json or compare.json in it)`);
+    expect(() => detectRunFolder(dir)).toThrow(
+      `${dir}: not a skillopt run folder (no run.json, results.jsonl, history.json or compare.json in it)`,
+    );
     expect(() => detectRunFolder(join(dir, 'nope'))).toThrow(`${join(dir, 'nope')}: no such folder`);
     writeFileSync(join(dir, 'f.txt'), 'x');
     expect(() => detectRunFolder(join(dir, 'f.txt'))).toThrow(/not a folder/);
@@ -178,8 +208,12 @@ describe('run folders', () => {
   });
 
   test('commandLine: the skillopt bin as typed, plain Vitest as npx vitest', () => {
-    expect(commandLine(['node', '/x/bin/skillopt.js', 'test', '--cfg-options', 'a=b c'])).toBe("npx skillopt test --cfg-options 'a=b c'");
-    expect(commandLine(['node', '/x/node_modules/vitest/vitest.mjs', 'run', '--project', 'skills'])).toBe('npx vitest run --project skills');
+    expect(commandLine(['node', '/x/bin/skillopt.js', 'test', '--cfg-options', 'a=b c'])).toBe(
+      "npx skillopt test --cfg-options 'a=b c'",
+    );
+    expect(commandLine(['node', '/x/node_modules/vitest/vitest.mjs', 'run', '--project', 'skills'])).toBe(
+      'npx vitest run --project skills',
+    );
   });
 });
 
@@ -192,11 +226,42 @@ describe('the terminal view', () => {
 
   test('the step curve: one bar per step, accepted and rejected marked, the target shown', () => {
     const step = (n: number, val: number, outcome: StepRow['outcome']): StepRow => ({
-      step: n, epoch: 1, action: outcome === 'accepted' ? 'accept_new_best' : 'reject', outcome, train: 0.5, val, val_cached: false, gate: val, before: 0.2,
-      current: val, best: val, budget: 2, patches: 1, merged: 1, selected: 1, applied: 1, skill_tokens: 100, candidate_tokens: 100, mean_tokens: 900, calls: [], tokens: [], cost: null, wall_s: 1, why: 'because', warnings: [], edits: [], patterns: [],
+      step: n,
+      epoch: 1,
+      action: outcome === 'accepted' ? 'accept_new_best' : 'reject',
+      outcome,
+      train: 0.5,
+      val,
+      val_cached: false,
+      gate: val,
+      before: 0.2,
+      current: val,
+      best: val,
+      budget: 2,
+      patches: 1,
+      merged: 1,
+      selected: 1,
+      applied: 1,
+      skill_tokens: 100,
+      candidate_tokens: 100,
+      mean_tokens: 900,
+      calls: [],
+      tokens: [],
+      cost: null,
+      wall_s: 1,
+      why: 'because',
+      warnings: [],
+      edits: [],
+      patterns: [],
     });
-    const d = { target: 0.9, baseline: { val: 0.2, test: null }, steps: [step(1, 0.5, 'accepted'), step(2, 0.4, 'rejected'), step(3, 0.8, 'accepted')] } as unknown as OptimizeReportData;
-    const lines = stepCurve(d, 100).join('\n').replace(/\x1b\[[0-9;]*m/g, '');
+    const d = {
+      target: 0.9,
+      baseline: { val: 0.2, test: null },
+      steps: [step(1, 0.5, 'accepted'), step(2, 0.4, 'rejected'), step(3, 0.8, 'accepted')],
+    } as unknown as OptimizeReportData;
+    const lines = stepCurve(d, 100)
+      .join('\n')
+      .replace(/\x1b\[[0-9;]*m/g, '');
     expect(lines).toContain('0.200 → 0.800');
     expect(lines).toMatch(/^ +1 +█+.*0\.500 ✓ accept_new_best/m);
     expect(lines).toMatch(/^ +2 +█+.*0\.400 ✗ reject/m);
@@ -217,7 +282,16 @@ test('scores are rounded once, from the raw value: the caption, the cards and th
   // 0.15254 rounded to 4 places is 0.1525, which then rounds to 0.152: the raw value rounds to 0.153
   const x = 0.15254;
   writeFileSync(join(dir, 'run.json'), JSON.stringify({ version: 1, kind: 'optimize', fingerprint: {}, about: {} }));
-  writeFileSync(join(dir, 'summary.json'), JSON.stringify({ baseline_selection_pass_rate: x, best_selection_pass_rate: x, baseline_test_pass_rate: x, test_pass_rate: x, best_step: null }));
+  writeFileSync(
+    join(dir, 'summary.json'),
+    JSON.stringify({
+      baseline_selection_pass_rate: x,
+      best_selection_pass_rate: x,
+      baseline_test_pass_rate: x,
+      test_pass_rate: x,
+      best_step: null,
+    }),
+  );
   const { data } = buildOptimizeReport(dir);
   // what the page's caption shows: Number(v).toFixed(3) of the values it is given
   const shown = [data.baseline.val, data.baseline.test, data.best.val, data.best.test].map((v) => Number(v).toFixed(3));

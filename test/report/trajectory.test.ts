@@ -36,10 +36,29 @@ const CLIPPED = `${'line of output\n'.repeat(300).slice(0, 4096)}… [clipped: 4
 /** smoke run → read metrics → answer; `cmd` changes the first call. */
 function traj(cmd = 'python -m skillopt.train --smoke', answer = 'Smoke run done: outputs/smoke_1'): TrajectoryStep[] {
   return [
-    { turn: 1, kind: 'assistant', content: 'Running the smoke test first.', tool_calls: [{ id: 'call_1', name: 'run_command', args: { cmd } }] },
-    { turn: 1, kind: 'tool', tool_call_id: 'call_1', result: { name: 'run_command', ok: true, content: CLIPPED, ms: 12 } },
-    { turn: 2, kind: 'assistant', tool_calls: [{ id: 'call_2', name: 'read_file', args: { path: 'outputs/smoke_1/metrics.json' } }] },
-    { turn: 2, kind: 'tool', tool_call_id: 'call_2', result: { name: 'read_file', ok: false, content: 'ToolError: no such file', ms: 3 } },
+    {
+      turn: 1,
+      kind: 'assistant',
+      content: 'Running the smoke test first.',
+      tool_calls: [{ id: 'call_1', name: 'run_command', args: { cmd } }],
+    },
+    {
+      turn: 1,
+      kind: 'tool',
+      tool_call_id: 'call_1',
+      result: { name: 'run_command', ok: true, content: CLIPPED, ms: 12 },
+    },
+    {
+      turn: 2,
+      kind: 'assistant',
+      tool_calls: [{ id: 'call_2', name: 'read_file', args: { path: 'outputs/smoke_1/metrics.json' } }],
+    },
+    {
+      turn: 2,
+      kind: 'tool',
+      tool_call_id: 'call_2',
+      result: { name: 'read_file', ok: false, content: 'ToolError: no such file', ms: 3 },
+    },
     { turn: 3, kind: 'assistant', content: answer },
   ];
 }
@@ -57,7 +76,12 @@ describe('report.html embeds the trajectories', () => {
     expect(c).not.toBe(0);
     const steps = a as EmbeddedStep[];
     expect(steps).toHaveLength(5);
-    expect(steps[0]).toEqual({ t: 1, k: 'assistant', c: 'Running the smoke test first.', calls: [['call_1', 'run_command', '{"cmd":"python -m skillopt.train --smoke"}']] });
+    expect(steps[0]).toEqual({
+      t: 1,
+      k: 'assistant',
+      c: 'Running the smoke test first.',
+      calls: [['call_1', 'run_command', '{"cmd":"python -m skillopt.train --smoke"}']],
+    });
     // the result is cut to the embed size, and the record's clip marker is flagged
     expect(steps[1]!.r![0]).toBe('run_command');
     expect(steps[1]!.r![1]).toBe(true);
@@ -91,7 +115,13 @@ function runFolder(rows: CaseRecord[]): string {
 
 describe('skillopt show <dir> --case ID', () => {
   test('prints the record and its trajectory as a timeline', () => {
-    const dir = runFolder([row('a', true), withTraj(row('smoke-1', false, { feedback: '1 of 2 expected calls right (2 calls made)\nmissing call: list_dir {}' }), traj())]);
+    const dir = runFolder([
+      row('a', true),
+      withTraj(
+        row('smoke-1', false, { feedback: '1 of 2 expected calls right (2 calls made)\nmissing call: list_dir {}' }),
+        traj(),
+      ),
+    ]);
     const text = stripVTControlCharacters(showCase(dir, 'smoke-1', { width: 120 }));
     expect(text).toContain('skillopt show · case smoke-1');
     expect(text).toMatch(/outcome: +fail · hard 0\.000 · soft 0\.000/);
@@ -113,8 +143,19 @@ describe('skillopt show <dir> --case ID', () => {
 
   test("an MCP server's call shows its server and tool, escaped like model output", () => {
     const steps: TrajectoryStep[] = [
-      { turn: 1, kind: 'assistant', tool_calls: [{ id: 'c1', name: 'fs_read', args: { path: 'a.md' }, mcp: { server: 'fs', tool: 'read\u001b[2Jfile' } }] },
-      { turn: 1, kind: 'tool', tool_call_id: 'c1', result: { name: 'fs_read', ok: true, content: 'hello\u001b]0;title\u0007', ms: 2 } },
+      {
+        turn: 1,
+        kind: 'assistant',
+        tool_calls: [
+          { id: 'c1', name: 'fs_read', args: { path: 'a.md' }, mcp: { server: 'fs', tool: 'read\u001b[2Jfile' } },
+        ],
+      },
+      {
+        turn: 1,
+        kind: 'tool',
+        tool_call_id: 'c1',
+        result: { name: 'fs_read', ok: true, content: 'hello\u001b]0;title\u0007', ms: 2 },
+      },
       { turn: 2, kind: 'assistant', content: 'done' },
     ];
     const dir = runFolder([withTraj(row('m-1', true), steps)]);
@@ -131,7 +172,10 @@ describe('skillopt show <dir> --case ID', () => {
   });
 
   test('with trials: each trial, its own trajectory', () => {
-    const dir = runFolder([withTraj(row('x', true, { trial: 0 }), traj()), withTraj(row('x', false, { trial: 1 }), traj('ls'))]);
+    const dir = runFolder([
+      withTraj(row('x', true, { trial: 0 }), traj()),
+      withTraj(row('x', false, { trial: 1 }), traj('ls')),
+    ]);
     const text = stripVTControlCharacters(showCase(dir, 'x'));
     const i0 = text.indexOf('trial 0');
     const i1 = text.indexOf('trial 1');
@@ -169,9 +213,20 @@ describe('compare: the first divergent step of a regressed case', () => {
       candidate: { turn: 1, kind: 'call', name: 'run_command', args: { cmd: 'ls' } },
     });
     // the same calls, another answer: the answer is where they part
-    expect(firstDivergence(traj(), traj(undefined, 'no idea'))).toMatchObject({ event: 5, baseline: { kind: 'answer', turn: 3 }, candidate: { kind: 'answer', text: 'no idea' } });
+    expect(firstDivergence(traj(), traj(undefined, 'no idea'))).toMatchObject({
+      event: 5,
+      baseline: { kind: 'answer', turn: 3 },
+      candidate: { kind: 'answer', text: 'no idea' },
+    });
     // one side stops early
-    expect(firstDivergence(traj(), traj().slice(0, 2).concat([{ turn: 2, kind: 'assistant', content: 'done' }]))).toMatchObject({ event: 3, baseline: { kind: 'call', name: 'read_file' }, candidate: { kind: 'answer' } });
+    expect(
+      firstDivergence(
+        traj(),
+        traj()
+          .slice(0, 2)
+          .concat([{ turn: 2, kind: 'assistant', content: 'done' }]),
+      ),
+    ).toMatchObject({ event: 3, baseline: { kind: 'call', name: 'read_file' }, candidate: { kind: 'answer' } });
     expect(firstDivergence(traj(), [])).toMatchObject({ event: 1, candidate: null });
     // argument key order does not matter
     const a = [{ turn: 1, kind: 'assistant' as const, tool_calls: [{ id: 'x', name: 'f', args: { a: 1, b: 2 } }] }];
@@ -181,8 +236,16 @@ describe('compare: the first divergent step of a regressed case', () => {
 
   test('compare.json names it on the regressed case, its schema accepts it, the terminal, markdown and compare.html show it', () => {
     const dir = tmp();
-    const base = writeResults(join(dir, 'base', 'results.jsonl'), [withTraj(row('t-1', true), traj()), row('t-2', true), withTraj(row('t-3', false), traj())]);
-    const cand = writeResults(join(dir, 'cand', 'results.jsonl'), [withTraj(row('t-1', false), traj('ls')), row('t-2', false), withTraj(row('t-3', true), traj())]);
+    const base = writeResults(join(dir, 'base', 'results.jsonl'), [
+      withTraj(row('t-1', true), traj()),
+      row('t-2', true),
+      withTraj(row('t-3', false), traj()),
+    ]);
+    const cand = writeResults(join(dir, 'cand', 'results.jsonl'), [
+      withTraj(row('t-1', false), traj('ls')),
+      row('t-2', false),
+      withTraj(row('t-3', true), traj()),
+    ]);
     const r = runComparison(base, cand, { maxRegression: 0, maxErrored: 0, failOnRegression: false });
     const json = compareJson(r);
     const [t1, t2] = json.regressed as Array<Record<string, unknown>>;
@@ -198,7 +261,9 @@ describe('compare: the first divergent step of a regressed case', () => {
     expect('divergence' in (json.fixed as Array<Record<string, unknown>>)[0]!).toBe(false);
     const parsed = CompareFileSchema.safeParse(JSON.parse(JSON.stringify(json)));
     expect(parsed.success, parsed.success ? '' : parsed.error.message).toBe(true);
-    expect(CompareFileSchema.safeParse({ ...json, regressed: [{ ...t1, divergence: { event: 'one' } }] }).success).toBe(false);
+    expect(CompareFileSchema.safeParse({ ...json, regressed: [{ ...t1, divergence: { event: 'one' } }] }).success).toBe(
+      false,
+    );
 
     const term = stripVTControlCharacters(compareTerminal(r, { written: [], width: 160 }));
     const tl = term.split('\n');

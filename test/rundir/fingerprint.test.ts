@@ -59,7 +59,11 @@ function role(r: 'optimizer' | 'target' | 'judge', over: Partial<RoleConfig> = {
   };
 }
 
-const roles = (over: Partial<RoleConfig> = {}) => ({ optimizer: role('optimizer', over), target: role('target', over), judge: role('judge', over) });
+const roles = (over: Partial<RoleConfig> = {}) => ({
+  optimizer: role('optimizer', over),
+  target: role('target', over),
+  judge: role('judge', over),
+});
 
 function input(dir: string, over: Partial<FingerprintInput> = {}): FingerprintInput {
   const dataset = join(dir, 'tasks.json');
@@ -81,10 +85,38 @@ describe('what the fingerprint records', () => {
     const fp = runFingerprint(input(dir, { config: config({ 'model.azure_openai_api_key': 'sk-very-secret-value' }) }));
     const keys = Object.keys(fp.entries);
     expect(keys.slice(0, 5)).toEqual(['run', 'suite', 'dataset', 'skill', 'env.split_mode']);
-    for (const k of ['optimizer.learning_rate', 'optimizer.lr_scheduler', 'gradient.minibatch_size', 'evaluation.gate_metric', 'env.split_seed', 'env.limit', 'model.simulated.noise', 'model.target', 'train.batch_size']) {
+    for (const k of [
+      'optimizer.learning_rate',
+      'optimizer.lr_scheduler',
+      'gradient.minibatch_size',
+      'evaluation.gate_metric',
+      'env.split_seed',
+      'env.limit',
+      'model.simulated.noise',
+      'model.target',
+      'train.batch_size',
+    ]) {
       expect(keys, k).toContain(k);
     }
-    for (const k of ['train.num_epochs', 'train.max_model_calls', 'train.max_tokens', 'train.max_cost', 'env.max_cost', 'train.patience', 'train.target_pass_rate', 'env.workers', 'env.out_root', 'model.timeout_s', 'model.target_timeout_s', 'model.retries', 'model.retry_max_delay_s', 'model.concurrency', 'model.optimizer_concurrency', 'model.api_key_env', 'model.azure_openai_api_key']) {
+    for (const k of [
+      'train.num_epochs',
+      'train.max_model_calls',
+      'train.max_tokens',
+      'train.max_cost',
+      'env.max_cost',
+      'train.patience',
+      'train.target_pass_rate',
+      'env.workers',
+      'env.out_root',
+      'model.timeout_s',
+      'model.target_timeout_s',
+      'model.retries',
+      'model.retry_max_delay_s',
+      'model.concurrency',
+      'model.optimizer_concurrency',
+      'model.api_key_env',
+      'model.azure_openai_api_key',
+    ]) {
       expect(keys, k).not.toContain(k);
     }
     expect(JSON.stringify(fp)).not.toContain('sk-very-secret-value');
@@ -94,7 +126,12 @@ describe('what the fingerprint records', () => {
 
   test('endpoints: backend, model and base URL without userinfo', () => {
     const dir = tmp();
-    const fp = runFingerprint(input(dir, { roles: roles({ backend: 'openai_compat', baseURL: 'https://user:pa55word@llm.example/v1' }), config: config({ 'model.base_url': 'https://user:pa55word@llm.example/v1' }) }));
+    const fp = runFingerprint(
+      input(dir, {
+        roles: roles({ backend: 'openai_compat', baseURL: 'https://user:pa55word@llm.example/v1' }),
+        config: config({ 'model.base_url': 'https://user:pa55word@llm.example/v1' }),
+      }),
+    );
     expect(fp.entries['optimizer model']).toBe('openai_compat mitko at https://llm.example/v1');
     expect(fp.entries['model.base_url']).toBe('https://llm.example/v1');
     expect(JSON.stringify(fp)).not.toContain('pa55word');
@@ -106,7 +143,15 @@ describe('what the fingerprint records', () => {
     expect(Object.keys(fp.entries).filter((k) => /^(train|gradient|optimizer)\./.test(k))).toEqual([]);
     expect(fp.entries.split).toBe('val');
     expect(fp.entries['optimizer model']).toBeUndefined();
-    expect(vitestSelection(['mini'], { testNamePattern: 'mini-00', shard: '1/2', reporter: ['junit'], outputFile: { junit: 'x.xml' }, color: true })).toEqual({
+    expect(
+      vitestSelection(['mini'], {
+        testNamePattern: 'mini-00',
+        shard: '1/2',
+        reporter: ['junit'],
+        outputFile: { junit: 'x.xml' },
+        color: true,
+      }),
+    ).toEqual({
       'test files': ['mini'],
       '-t': 'mini-00',
       '--shard': '1/2',
@@ -126,8 +171,16 @@ describe('what the fingerprint records', () => {
 
 describe('the first difference', () => {
   test('in order: the run kind, suite, dataset, skill and split before config keys', () => {
-    expect(firstDifference({ run: 'eval', 'optimizer.learning_rate': 4 }, { run: 'test', 'optimizer.learning_rate': 2 })?.key).toBe('run');
-    expect(firstDifference({ 'optimizer.learning_rate': 4, skill: 'sha256:a' }, { 'optimizer.learning_rate': 2, skill: 'sha256:b' })?.key).toBe('skill');
+    expect(
+      firstDifference({ run: 'eval', 'optimizer.learning_rate': 4 }, { run: 'test', 'optimizer.learning_rate': 2 })
+        ?.key,
+    ).toBe('run');
+    expect(
+      firstDifference(
+        { 'optimizer.learning_rate': 4, skill: 'sha256:a' },
+        { 'optimizer.learning_rate': 2, skill: 'sha256:b' },
+      )?.key,
+    ).toBe('skill');
     expect(firstDifference({ 'optimizer.learning_rate': 4 }, { 'optimizer.learning_rate': 4 })).toBeNull();
     expect(firstDifference({ 'env.options.a': 1 }, {})).toEqual({ key: 'env.options.a', held: 1, current: undefined });
   });
@@ -146,8 +199,17 @@ describe('checkRunDir / claimRunDir', () => {
     expect(claimRunDir(out, inp)).toBe('fresh');
     writeFileSync(join(out, 'history.json'), '[]');
     const record = readFileSync(join(out, RUN_FILE), 'utf8');
-    expect(JSON.parse(record)).toMatchObject({ version: 1, kind: 'optimize', fingerprint: { 'optimizer.learning_rate': 4 } });
-    expect(claimRunDir(out, { ...inp, config: config({ 'optimizer.learning_rate': 4, 'train.num_epochs': 9, 'env.workers': 1 }) })).toBe('resume');
+    expect(JSON.parse(record)).toMatchObject({
+      version: 1,
+      kind: 'optimize',
+      fingerprint: { 'optimizer.learning_rate': 4 },
+    });
+    expect(
+      claimRunDir(out, {
+        ...inp,
+        config: config({ 'optimizer.learning_rate': 4, 'train.num_epochs': 9, 'env.workers': 1 }),
+      }),
+    ).toBe('resume');
     const before = readFileSync(join(out, RUN_FILE), 'utf8');
     expect(() => claimRunDir(out, { ...inp, config: config({ 'optimizer.learning_rate': 2 }) })).toThrow(
       `${out}: this folder holds a run with optimizer.learning_rate=4; this run has optimizer.learning_rate=2 — use a new env.out_root (or delete the folder) to start over`,
@@ -161,13 +223,19 @@ describe('checkRunDir / claimRunDir', () => {
     const inp = input(dir, { kind: 'eval', split: 'val' });
     claimRunDir(out, inp);
     writeFileSync(join(out, 'results.jsonl'), '');
-    expect(() => claimRunDir(out, { ...inp, split: 'test' })).toThrow(/this folder holds a run with split=val; this run has split=test — /);
-    expect(() => claimRunDir(out, { ...inp, kind: 'test' })).toThrow(/this folder holds an eval; this run is a test run — /);
+    expect(() => claimRunDir(out, { ...inp, split: 'test' })).toThrow(
+      /this folder holds a run with split=val; this run has split=test — /,
+    );
+    expect(() => claimRunDir(out, { ...inp, kind: 'test' })).toThrow(
+      /this folder holds an eval; this run is a test run — /,
+    );
     expect(() => claimRunDir(out, { ...inp, skill: { path: join(dir, 'other.md'), text: 'other' } })).toThrow(
       /this folder holds a run with skill=sha256:[0-9a-f]{12} \(.*skill\.md\); this run has skill=sha256:[0-9a-f]{12} \(.*other\.md\) — /,
     );
     writeFileSync(join(dir, 'tasks.json'), '[{"id":"b","input":"y","expected":"disk"}]');
-    expect(() => claimRunDir(out, inp)).toThrow(/this folder holds a run with dataset=sha256:[0-9a-f]{12} \(.*tasks\.json\); this run has dataset=sha256:/);
+    expect(() => claimRunDir(out, inp)).toThrow(
+      /this folder holds a run with dataset=sha256:[0-9a-f]{12} \(.*tasks\.json\); this run has dataset=sha256:/,
+    );
   });
 
   test('a folder holding only run.json (a run that stopped before writing) is fresh; outputs without run.json are refused', () => {
@@ -175,12 +243,16 @@ describe('checkRunDir / claimRunDir', () => {
     const out = join(dir, 'out');
     const inp = input(dir);
     claimRunDir(out, { ...inp, config: config({ 'optimizer.learning_rate': 4 }) });
-    expect(checkRunDir(out, runFingerprint({ ...inp, config: config({ 'optimizer.learning_rate': 2 }) }))).toBe('fresh');
+    expect(checkRunDir(out, runFingerprint({ ...inp, config: config({ 'optimizer.learning_rate': 2 }) }))).toBe(
+      'fresh',
+    );
     const legacy = join(dir, 'legacy');
     mkdirSync(legacy);
     writeFileSync(join(legacy, 'notes.txt'), 'mine');
     expect(checkRunDir(legacy, runFingerprint(inp))).toBe('fresh');
     writeFileSync(join(legacy, 'runtime_state.json'), '{}');
-    expect(() => checkRunDir(legacy, runFingerprint(inp))).toThrow(/holds a run's outputs \(runtime_state\.json\) but no run\.json/);
+    expect(() => checkRunDir(legacy, runFingerprint(inp))).toThrow(
+      /holds a run's outputs \(runtime_state\.json\) but no run\.json/,
+    );
   });
 });

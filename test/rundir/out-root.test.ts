@@ -20,14 +20,20 @@ describe('default out_root', () => {
   test('the readable upstream name', () => {
     expect(defaultOutRootName(config(), 'eval', 'mitko', clock())).toBe('eval_mini_mitko_20261129_222430');
     expect(defaultOutRootName(config({ name: '' }), 'test', undefined, clock())).toBe('test_skills_20261129_222430');
-    expect(defaultOutRootName(config(), 'skillopt', 'gpt/5 mini', clock())).toBe('skillopt_mini_gpt-5-mini_20261129_222430');
+    expect(defaultOutRootName(config(), 'skillopt', 'gpt/5 mini', clock())).toBe(
+      'skillopt_mini_gpt-5-mini_20261129_222430',
+    );
   });
 
   test('runs started in the same second get different folders, each created', () => {
     const a = outRoot(config(), 'eval', 'mitko', { now: clock, base });
     const b = outRoot(config(), 'eval', 'mitko', { now: clock, base });
     const c = outRoot(config(), 'eval', 'mitko', { now: clock, base });
-    expect([a, b, c].map((d) => basename(d))).toEqual(['eval_mini_mitko_20261129_222430', 'eval_mini_mitko_20261129_222430-2', 'eval_mini_mitko_20261129_222430-3']);
+    expect([a, b, c].map((d) => basename(d))).toEqual([
+      'eval_mini_mitko_20261129_222430',
+      'eval_mini_mitko_20261129_222430-2',
+      'eval_mini_mitko_20261129_222430-3',
+    ]);
     for (const d of [a, b, c]) expect(existsSync(d)).toBe(true);
     // the next second starts over
     const later = outRoot(config(), 'eval', 'mitko', { now: () => new Date('2026-11-29T22:24:31Z'), base });

@@ -12,15 +12,24 @@ const DOCS = join(import.meta.dirname, '..', '..', 'docs', 'schemas');
 
 test('docs/schemas/ is current: one file per run-file schema, byte for byte', () => {
   const want = renderJsonSchemas();
-  const have = readdirSync(DOCS).filter((n) => n.endsWith('.schema.json')).sort();
+  const have = readdirSync(DOCS)
+    .filter((n) => n.endsWith('.schema.json'))
+    .sort();
   expect(have).toEqual(Object.keys(want).sort());
   for (const [name, text] of Object.entries(want)) {
-    expect(readFileSync(join(DOCS, name), 'utf8'), `${name} is stale: npm run build && node scripts/gen-schemas.mjs`).toBe(text);
+    expect(
+      readFileSync(join(DOCS, name), 'utf8'),
+      `${name} is stale: npm run build && node scripts/gen-schemas.mjs`,
+    ).toBe(text);
   }
 });
 
 test('a schema names what readers need and lets other fields through', () => {
-  const summary = JSON.parse(renderJsonSchemas()['summary.schema.json']!) as { required: string[]; properties: Record<string, unknown>; additionalProperties: unknown };
+  const summary = JSON.parse(renderJsonSchemas()['summary.schema.json']!) as {
+    required: string[];
+    properties: Record<string, unknown>;
+    additionalProperties: unknown;
+  };
   expect(summary.required).toEqual(['suites', 'overall', 'wall_time_s', 'simulated']);
   expect(summary.properties.schema_version).toEqual({ type: 'number', const: 1 });
   expect(summary.additionalProperties).toEqual({});

@@ -28,7 +28,11 @@ import { SkillOptError } from '../../src/util/errors.ts';
 
 const V1 = join(import.meta.dirname, '..', 'fixtures', 'runs-v1');
 const json = (rel: string): unknown => JSON.parse(readFileSync(join(V1, rel), 'utf8'));
-const lines = (rel: string): unknown[] => readFileSync(join(V1, rel), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const lines = (rel: string): unknown[] =>
+  readFileSync(join(V1, rel), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 const FILES: Array<[string, z.ZodType]> = [
   ['eval/summary.json', RunSummarySchema],
@@ -60,7 +64,11 @@ describe('run files of the previous release', () => {
   });
 
   test('every results.jsonl row of the eval and the optimize run reads', () => {
-    const rows = [...lines('eval/results.jsonl'), ...lines('optimize/test_eval/results.jsonl'), ...lines('optimize/steps/step_0001/rollout/results.jsonl')];
+    const rows = [
+      ...lines('eval/results.jsonl'),
+      ...lines('optimize/test_eval/results.jsonl'),
+      ...lines('optimize/steps/step_0001/rollout/results.jsonl'),
+    ];
     expect(rows.length).toBeGreaterThan(3);
     for (const row of rows) expect(parseRunFile(ResultRowSchema, row, 'results.jsonl').schema_version).toBeUndefined();
   });
@@ -74,7 +82,9 @@ describe('run files of the previous release', () => {
   test('a file of another schema_version is one line naming the file and the version', () => {
     const summary = { ...(json('eval/summary.json') as object), schema_version: 2 };
     expect(() => parseRunFile(RunSummarySchema, summary, 'x/summary.json')).toThrow(
-      new SkillOptError('x/summary.json: schema_version 2 is not one this skillopt reads (it reads 1) — written by another skillopt version'),
+      new SkillOptError(
+        'x/summary.json: schema_version 2 is not one this skillopt reads (it reads 1) — written by another skillopt version',
+      ),
     );
   });
 
@@ -86,6 +96,8 @@ describe('run files of the previous release', () => {
     );
     const hist = json('optimize/history.json') as Array<Record<string, unknown>>;
     const { action: _a, ...step2 } = hist[1]!;
-    expect(() => parseRunFile(HistorySchema, [hist[0], { ...step2, outcome: 'reject' }], 'h.json')).toThrow(/^h\.json: field \[1\]\.action: expected string, received undefined/);
+    expect(() => parseRunFile(HistorySchema, [hist[0], { ...step2, outcome: 'reject' }], 'h.json')).toThrow(
+      /^h\.json: field \[1\]\.action: expected string, received undefined/,
+    );
   });
 });

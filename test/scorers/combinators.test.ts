@@ -26,7 +26,9 @@ describe('weighted', () => {
     const r = await s.score(ctx(null, 'SAML certificate expired, p2'));
     expect(r.soft).toBeCloseTo(0.75);
     expect(r.hard).toBe(0);
-    expect(r.feedback).toBe('includes_all: contains all 2 expected keywords; regex: answer does not match /p1/; got `SAML certificate expired, p2`');
+    expect(r.feedback).toBe(
+      'includes_all: contains all 2 expected keywords; regex: answer does not match /p1/; got `SAML certificate expired, p2`',
+    );
     expect(await s.score(ctx(null, 'SAML certificate, p1'))).toMatchObject({ hard: 1, soft: 1 });
   });
 
@@ -74,7 +76,9 @@ describe('weighted', () => {
       { scorer: exactMatch(), weight: 1 },
       { scorer: label({ labels: ['a', 'b'] }), weight: 1 },
     ]);
-    expect(() => w.validate!(task('c'))).toThrow(/^scorer weighted: component label: task t-1: expected label `c` is not in the taxonomy/);
+    expect(() => w.validate!(task('c'))).toThrow(
+      /^scorer weighted: component label: task t-1: expected label `c` is not in the taxonomy/,
+    );
     expect(() => w.validate!(task('a'))).not.toThrow();
   });
 
@@ -124,15 +128,27 @@ describe('custom scorers', () => {
   });
 
   it('a Score is clamped and keeps its feedback; missing feedback gets a default', async () => {
-    expect(await toScorer(() => ({ hard: 2, soft: -1, feedback: 'odd' })).score(ctx(null, ''))).toEqual({ hard: 1, soft: 0, feedback: 'odd' });
-    expect(toScore({ hard: 1, soft: 0.5 }, 'mine')).toEqual({ hard: 1, soft: 0.5, feedback: 'mine: hard 1, soft 0.50' });
+    expect(await toScorer(() => ({ hard: 2, soft: -1, feedback: 'odd' })).score(ctx(null, ''))).toEqual({
+      hard: 1,
+      soft: 0,
+      feedback: 'odd',
+    });
+    expect(toScore({ hard: 1, soft: 0.5 }, 'mine')).toEqual({
+      hard: 1,
+      soft: 0.5,
+      feedback: 'mine: hard 1, soft 0.50',
+    });
   });
 
   it('NaN or a non-number is a scorer error naming the scorer', async () => {
     const nan = toScorer(() => Number.NaN, 'my_metric');
     await expect(nan.score(ctx(null, ''))).rejects.toThrow(ScorerError);
-    await expect(nan.score(ctx(null, ''))).rejects.toThrow('scorer my_metric: returned score = NaN; expected a number in [0, 1]');
-    await expect(runScorer(() => ({ hard: 1, soft: Number.NaN, feedback: '' }), ctx(null, ''))).rejects.toThrow(/scorer custom: returned soft = NaN/);
+    await expect(nan.score(ctx(null, ''))).rejects.toThrow(
+      'scorer my_metric: returned score = NaN; expected a number in [0, 1]',
+    );
+    await expect(runScorer(() => ({ hard: 1, soft: Number.NaN, feedback: '' }), ctx(null, ''))).rejects.toThrow(
+      /scorer custom: returned soft = NaN/,
+    );
     await expect(runScorer(() => 'yes' as never, ctx(null, ''))).rejects.toThrow(/scorer custom: returned "yes"/);
     const obj = toScorer({ name: 'broken', score: () => ({ hard: Number.NaN, soft: 0, feedback: '' }) });
     await expect(obj.score(ctx(null, ''))).rejects.toThrow(/scorer broken: returned hard = NaN/);
@@ -146,7 +162,7 @@ describe('custom scorers', () => {
     await expect(w.score(ctx(null, 'a'))).rejects.toThrow(/scorer bad_part: returned score = NaN/);
   });
 
-  it('toScorer keeps a Scorer object\'s name and validate', () => {
+  it("toScorer keeps a Scorer object's name and validate", () => {
     const s = toScorer(label({ labels: ['a'] }));
     expect(s.name).toBe('label');
     expect(() => s.validate!(task('b'))).toThrow(/not in the taxonomy/);

@@ -9,7 +9,10 @@ const expected = { team: 'auth', priority: 'p1' };
 describe('extractJson', () => {
   it('reads a fenced block, prose around JSON, an inline code span, a bare value', () => {
     expect(extractJson('Here:\n```json\n{"a": 1}\n```\nDone.')).toMatchObject({ ok: true, value: { a: 1 } });
-    expect(extractJson('Sure! The result is {"a": {"b": "}"}} as requested.')).toMatchObject({ ok: true, value: { a: { b: '}' } } });
+    expect(extractJson('Sure! The result is {"a": {"b": "}"}} as requested.')).toMatchObject({
+      ok: true,
+      value: { a: { b: '}' } },
+    });
     expect(extractJson('`{"a":2}`')).toMatchObject({ ok: true, value: { a: 2 } });
     expect(extractJson('[1, 2]')).toMatchObject({ ok: true, value: [1, 2] });
     expect(extractJson('```\n{"a": 3}\n```')).toMatchObject({ ok: true, value: { a: 3 } });
@@ -24,7 +27,10 @@ describe('extractJson', () => {
     const bad = extractJson("{'team': 'auth'}");
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.error).toMatch(/^invalid JSON \(/);
-    expect(extractJson('{"team": "auth"')).toMatchObject({ ok: false, error: expect.stringMatching(/^invalid JSON \(.+\)$/) });
+    expect(extractJson('{"team": "auth"')).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^invalid JSON \(.+\)$/),
+    });
     expect(extractJson('result: {"team": "auth"')).toEqual({ ok: false, error: 'invalid JSON (unbalanced brackets)' });
   });
 });
@@ -36,12 +42,18 @@ describe('jsonSchema', () => {
     const want = { hard: 1, soft: 1, feedback: 'all 2 fields correct' };
     expect(await s.score(ctx(expected, '{"team":"auth","priority":"p1"}'))).toEqual(want);
     expect(await s.score(ctx(expected, 'Triage:\n```json\n{"priority": "p1", "team": "auth"}\n```'))).toEqual(want);
-    expect(await s.score(ctx(expected, 'I would route it as {"team": "auth", "priority": "p1"} because SSO is down.'))).toEqual(want);
+    expect(
+      await s.score(ctx(expected, 'I would route it as {"team": "auth", "priority": "p1"} because SSO is down.')),
+    ).toEqual(want);
   });
 
   it('fields mode gives partial credit and names the wrong field first', async () => {
     const r = await s.score(ctx(expected, '{"team":"auth","priority":"p3"}'));
-    expect(r).toEqual({ hard: 0, soft: 0.5, feedback: 'field `priority`: expected `p1`, got `p3`; field `team` correct' });
+    expect(r).toEqual({
+      hard: 0,
+      soft: 0.5,
+      feedback: 'field `priority`: expected `p1`, got `p3`; field `team` correct',
+    });
   });
 
   it('compares only the listed fields', async () => {
@@ -83,14 +95,22 @@ describe('jsonSchema', () => {
       feedback: 'JSON equals the expected value',
     });
     const r = await exact.score(ctx(want, '{"team":"auth","tags":["sso","saml"]}'));
-    expect(r).toEqual({ hard: 0, soft: 0, feedback: 'JSON differs from the expected value: `tags[1]`: expected `okta`, got `saml`' });
+    expect(r).toEqual({
+      hard: 0,
+      soft: 0,
+      feedback: 'JSON differs from the expected value: `tags[1]`: expected `okta`, got `saml`',
+    });
   });
 
   it('validate checks the expected value against the mode and the schema', () => {
-    expect(() => s.validate!(task({ team: 'auth', priority: 'p4' }))).toThrow(/expected value does not match the schema: `priority`:/);
+    expect(() => s.validate!(task({ team: 'auth', priority: 'p4' }))).toThrow(
+      /expected value does not match the schema: `priority`:/,
+    );
     expect(() => s.validate!(task('auth'))).toThrow(/needs an expected object/);
     expect(() => jsonSchema(Triage, { fields: ['queue'] }).validate!(task(expected))).toThrow(/no field `queue`/);
     expect(() => s.validate!(task(expected))).not.toThrow();
-    expect(() => jsonSchema(Triage, { validateExpected: false, fields: ['team'] }).validate!(task({ team: 'x' }))).not.toThrow();
+    expect(() =>
+      jsonSchema(Triage, { validateExpected: false, fields: ['team'] }).validate!(task({ team: 'x' })),
+    ).not.toThrow();
   });
 });

@@ -4,7 +4,12 @@ import { buildJudgeMessages, judgeSystemPrompt, llmJudge, type JudgeRequest } fr
 import { ctx, task } from './helpers.ts';
 
 describe('buildJudgeMessages', () => {
-  const req: JudgeRequest = { rubric: 'Team and priority must match.', input: 'SSO down for everyone', expected: { team: 'auth', priority: 'p1' }, output: '{"team":"auth","priority":"p2"}' };
+  const req: JudgeRequest = {
+    rubric: 'Team and priority must match.',
+    input: 'SSO down for everyone',
+    expected: { team: 'auth', priority: 'p1' },
+    output: '{"team":"auth","priority":"p2"}',
+  };
 
   it('system = the judge prompt file; user = stage header + rubric/task/expected/output tags', () => {
     const [system, user] = buildJudgeMessages(req);
@@ -27,7 +32,11 @@ describe('buildJudgeMessages', () => {
 
 describe('llmJudge', () => {
   it('hands rubric, input, expected and output to ctx.judge and maps the verdict', async () => {
-    const judge = vi.fn(async (_r: JudgeRequest) => ({ reasoning: 'Names the right root cause.', score: 0.9, pass: true }));
+    const judge = vi.fn(async (_r: JudgeRequest) => ({
+      reasoning: 'Names the right root cause.',
+      score: 0.9,
+      pass: true,
+    }));
     const s = llmJudge({ rubric: 'Must name the root cause.' });
     const r = await s.score(ctx('disposed object', 'The object was disposed early.', judge));
     expect(r).toEqual({ hard: 1, soft: 0.9, feedback: 'Names the right root cause.' });
@@ -53,7 +62,9 @@ describe('llmJudge', () => {
       soft: 1,
       feedback: 'judge passed the answer with score 1',
     });
-    await expect(s.score(ctx('x', 'y', async () => ({ reasoning: '', score: Number.NaN, pass: true })))).rejects.toThrow(/llm_judge/);
+    await expect(
+      s.score(ctx('x', 'y', async () => ({ reasoning: '', score: Number.NaN, pass: true }))),
+    ).rejects.toThrow(/llm_judge/);
   });
 
   it('lets judge errors through unchanged (they are infrastructure errors)', async () => {

@@ -9,7 +9,11 @@ describe('label', () => {
 
   it('finds a label written with spaces, underscores or another case', async () => {
     for (const out of ['disposed-object', 'It is a Disposed Object.', 'DISPOSED_OBJECT', '`disposed-object`']) {
-      expect(await s.score(ctx('disposed-object', out))).toEqual({ hard: 1, soft: 1, feedback: 'label `disposed-object` is correct' });
+      expect(await s.score(ctx('disposed-object', out))).toEqual({
+        hard: 1,
+        soft: 1,
+        feedback: 'label `disposed-object` is correct',
+      });
     }
   });
 
@@ -26,7 +30,11 @@ describe('label', () => {
 
   it('reports an answer without any taxonomy label', async () => {
     const r = await s.score(ctx('disposed-object', 'unknown'));
-    expect(r).toEqual({ hard: 0, soft: 0, feedback: 'expected label `disposed-object`, got `unknown` (no taxonomy label found)' });
+    expect(r).toEqual({
+      hard: 0,
+      soft: 0,
+      feedback: 'expected label `disposed-object`, got `unknown` (no taxonomy label found)',
+    });
   });
 
   it('a wrong label names expected and found', async () => {
@@ -46,7 +54,9 @@ describe('label', () => {
   });
 
   it('validate rejects an expected label outside the taxonomy, accepts spelling variants', () => {
-    expect(() => s.validate!(task('stack-overflow'))).toThrow(/task t-1: expected label `stack-overflow` is not in the taxonomy \(disposed-object, null-reference/);
+    expect(() => s.validate!(task('stack-overflow'))).toThrow(
+      /task t-1: expected label `stack-overflow` is not in the taxonomy \(disposed-object, null-reference/,
+    );
     expect(() => s.validate!(task(7))).toThrow(/must be a string/);
     expect(() => s.validate!(task('Disposed Object'))).not.toThrow();
   });

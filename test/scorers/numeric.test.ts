@@ -47,7 +47,11 @@ describe('numeric', () => {
   });
 
   it('reports answers without a number', async () => {
-    expect(await numeric().score(ctx(3, 'no idea'))).toEqual({ hard: 0, soft: 0, feedback: 'expected 3, found no number in `no idea`' });
+    expect(await numeric().score(ctx(3, 'no idea'))).toEqual({
+      hard: 0,
+      soft: 0,
+      feedback: 'expected 3, found no number in `no idea`',
+    });
   });
 
   it('accepts numeric strings as expected and validates them', async () => {

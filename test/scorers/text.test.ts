@@ -41,7 +41,9 @@ describe('exactMatch', () => {
   });
 
   it('accepts an expected override and numeric expected values', async () => {
-    expect((await exactMatch({ expected: (t) => String(t.alt) }).score(ctx('x', 'Y', undefined, { alt: 'y' }))).hard).toBe(1);
+    expect(
+      (await exactMatch({ expected: (t) => String(t.alt) }).score(ctx('x', 'Y', undefined, { alt: 'y' }))).hard,
+    ).toBe(1);
     expect((await exactMatch().score(ctx(42, '42.'))).hard).toBe(1);
   });
 
@@ -82,7 +84,11 @@ describe('includesAll / includesAny', () => {
 
   it('includesAny passes on any keyword', async () => {
     const s = includesAny(['refund', 'chargeback']);
-    expect(await s.score(ctx(null, 'Issue a Chargeback'))).toEqual({ hard: 1, soft: 1, feedback: 'contains `chargeback`' });
+    expect(await s.score(ctx(null, 'Issue a Chargeback'))).toEqual({
+      hard: 1,
+      soft: 1,
+      feedback: 'contains `chargeback`',
+    });
     const miss = await s.score(ctx(null, 'no idea'));
     expect(miss).toMatchObject({ hard: 0, soft: 0 });
     expect(miss.feedback).toBe('contains none of `refund`, `chargeback`; got `no idea`');
@@ -92,7 +98,11 @@ describe('includesAll / includesAny', () => {
 describe('regex', () => {
   it('scores a match and reports the pattern', async () => {
     const s = regex(/\bp[123]\b/i);
-    expect(await s.score(ctx(null, 'Priority: P2'))).toEqual({ hard: 1, soft: 1, feedback: 'answer matches /\\bp[123]\\b/i' });
+    expect(await s.score(ctx(null, 'Priority: P2'))).toEqual({
+      hard: 1,
+      soft: 1,
+      feedback: 'answer matches /\\bp[123]\\b/i',
+    });
     const r = await s.score(ctx(null, 'urgent'));
     expect(r).toMatchObject({ hard: 0, soft: 0 });
     expect(r.feedback).toContain('does not match');

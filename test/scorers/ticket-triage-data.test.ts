@@ -31,7 +31,12 @@ describe('ticket-triage data', () => {
   it('every task validates and a perfect answer scores 1', async () => {
     for (const task of tasks) {
       scorer.validate!(task);
-      const r = await scorer.score({ task, output: JSON.stringify(task.expected), messages: [], judge: async () => ({ reasoning: '', score: 0, pass: false }) });
+      const r = await scorer.score({
+        task,
+        output: JSON.stringify(task.expected),
+        messages: [],
+        judge: async () => ({ reasoning: '', score: 0, pass: false }),
+      });
       expect(r.hard, task.id).toBe(1);
     }
   });
@@ -46,6 +51,7 @@ describe('ticket-triage data', () => {
     const joiner = /\b(answer|respond|reply|output)\b|→|->|=>/i;
     const rules = seed.split('\n').filter((l) => l.includes('`') && joiner.test(l));
     expect(rules.length).toBeLessThanOrEqual(2);
-    for (const r of rules) expect(r).toMatch(/^- When the input mentions `[^`]+`, answer `\{"team":"[a-z]+","priority":"p[123]"\}`\.$/);
+    for (const r of rules)
+      expect(r).toMatch(/^- When the input mentions `[^`]+`, answer `\{"team":"[a-z]+","priority":"p[123]"\}`\.$/);
   });
 });

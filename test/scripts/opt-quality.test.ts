@@ -53,7 +53,15 @@ function fakeRun(dir: string, summary: object = {}) {
     { step: 5, action: 'skip_no_patches' },
   ]);
   write(join(dir, 'usage.json'), { _total: { calls: 120 } });
-  write(join(dir, 'summary.json'), { baseline_selection_pass_rate: 0.1, best_selection_pass_rate: 0.5, baseline_test_pass_rate: 0.1, test_pass_rate: 0.4, final_test_hard: 0.3, token_summary: { _total: { calls: 300 } }, ...summary });
+  write(join(dir, 'summary.json'), {
+    baseline_selection_pass_rate: 0.1,
+    best_selection_pass_rate: 0.5,
+    baseline_test_pass_rate: 0.1,
+    test_pass_rate: 0.4,
+    final_test_hard: 0.3,
+    token_summary: { _total: { calls: 300 } },
+    ...summary,
+  });
 }
 
 describe('a run folder → its figures', () => {
@@ -63,7 +71,9 @@ describe('a run folder → its figures', () => {
     const dir = tempDir();
     fakeRun(dir);
     const facts = readRunFacts(dir);
-    const nfOf = new Map<string, number>([...facts.skills].map(([hash, text]: [string, string]) => [hash, Number(/nf (\S+)/.exec(text)![1])]));
+    const nfOf = new Map<string, number>(
+      [...facts.skills].map(([hash, text]: [string, string]) => [hash, Number(/nf (\S+)/.exec(text)![1])]),
+    );
     const m = runMetrics(facts, (h: string) => nfOf.get(h) ?? null);
     expect(m.rejects).toBe(2);
     expect(m.falseRejects).toBe(1);
@@ -101,8 +111,13 @@ describe('a run folder → its figures', () => {
     history[3].compress = { trigger: 'growth', action: 'skip_no_change', tokens_before: 10, tokens_after: 10 };
     write(join(dir, 'history.json'), history);
     const facts = readRunFacts(dir);
-    expect(facts.compressions.map((c: { step: number; kind: string }) => [c.step, c.kind])).toEqual([[1, 'accept'], [3, 'reject']]);
-    const nfOf = new Map<string, number>([...facts.skills].map(([hash, text]: [string, string]) => [hash, Number(/nf (\S+)/.exec(text)![1])]));
+    expect(facts.compressions.map((c: { step: number; kind: string }) => [c.step, c.kind])).toEqual([
+      [1, 'accept'],
+      [3, 'reject'],
+    ]);
+    const nfOf = new Map<string, number>(
+      [...facts.skills].map(([hash, text]: [string, string]) => [hash, Number(/nf (\S+)/.exec(text)![1])]),
+    );
     const m = runMetrics(facts, (h: string) => nfOf.get(h) ?? null);
     expect([m.compressRan, m.compressAccepted, m.harmfulCompressions]).toEqual([3, 1, 1]);
     expect(m.bestTokens).toBe(Math.ceil(facts.lengths.best / 4));
@@ -120,7 +135,21 @@ describe('aggregation and goals', () => {
   const run = (seed: number, best: number, extra: object = {}) => ({
     seed,
     error: null,
-    metrics: { nf: { best, final: best }, rejects: 4, falseRejects: 1, accepts: 2, harmfulAccepts: 0, calls: 100 + seed, lengthGrowth: 2, valGain: 0.5, testGain: 0.45, test: 0.9, targetReached: true, callsSource: 'optimization_calls', ...extra },
+    metrics: {
+      nf: { best, final: best },
+      rejects: 4,
+      falseRejects: 1,
+      accepts: 2,
+      harmfulAccepts: 0,
+      calls: 100 + seed,
+      lengthGrowth: 2,
+      valGain: 0.5,
+      testGain: 0.45,
+      test: 0.9,
+      targetReached: true,
+      callsSource: 'optimization_calls',
+      ...extra,
+    },
   });
   const cell = (gate: string, noise: number, bests: number[], skipped: string | null = null) => ({
     section: 'matrix',
@@ -134,9 +163,13 @@ describe('aggregation and goals', () => {
 
   it('passes the gate goals only when the noise-aware gate is at least as good in every noisy cell', async () => {
     const { goalChecks } = await load('report.mjs');
-    const good = goalChecks(ctx([cell('paired', 0.2, [0.8, 0.9]), cell('strict', 0.2, [0.8, 0.8]), cell('off', 0.2, [0.7, 0.7])]));
+    const good = goalChecks(
+      ctx([cell('paired', 0.2, [0.8, 0.9]), cell('strict', 0.2, [0.8, 0.8]), cell('off', 0.2, [0.7, 0.7])]),
+    );
     expect(good[0].ok).toBe(true);
-    const bad = goalChecks(ctx([cell('paired', 0.2, [0.7, 0.7]), cell('strict', 0.2, [0.8, 0.8]), cell('off', 0.2, [0.7, 0.7])]));
+    const bad = goalChecks(
+      ctx([cell('paired', 0.2, [0.7, 0.7]), cell('strict', 0.2, [0.8, 0.8]), cell('off', 0.2, [0.7, 0.7])]),
+    );
     expect(bad[0].ok).toBe(false);
     expect(bad[0].text).toMatch(/0\.700 < strict 0\.800/);
     // 2 of 8 rejections were false: 25% > 20%
@@ -145,17 +178,45 @@ describe('aggregation and goals', () => {
 
   it('fails a goal whose knob is missing, saying why, and still shows the strict gate figures', async () => {
     const { goalChecks } = await load('report.mjs');
-    const g = goalChecks(ctx([cell('paired', 0.2, [], 'key evaluation.gate_test not in this build'), cell('strict', 0.2, [0.8]), cell('off', 0.2, [0.7])]));
-    expect(g[0]).toMatchObject({ ok: false, text: expect.stringContaining('not measured (key evaluation.gate_test not in this build)') });
+    const g = goalChecks(
+      ctx([
+        cell('paired', 0.2, [], 'key evaluation.gate_test not in this build'),
+        cell('strict', 0.2, [0.8]),
+        cell('off', 0.2, [0.7]),
+      ]),
+    );
+    expect(g[0]).toMatchObject({
+      ok: false,
+      text: expect.stringContaining('not measured (key evaluation.gate_test not in this build)'),
+    });
     expect(g[1].text).toContain('strict gate today: b 1/4');
     expect(g[2].text).toContain('no model.simulated interference knob');
   });
 
   it('checks the target run and transfer against the issue thresholds', async () => {
     const { goalChecks } = await load('report.mjs');
-    const target = { section: 'target', bench: 'dotnetdebug', labels: {}, skipped: null, runs: [run(42, 0.9, { calls: 160 }), run(43, 0.9, { calls: 200 }), run(44, 0.9, { calls: 150 })] };
-    const transfer = { section: 'transfer', bench: 'b', labels: {}, skipped: null, runs: [run(42, 0.9), run(43, 0.9, { testGain: 0.2 })] };
-    const g = goalChecks({ matrix: [], ablation: [], transfer: [transfer], target: [target], knobs, layering: ['model/x.ts → optimizer/y.ts'] });
+    const target = {
+      section: 'target',
+      bench: 'dotnetdebug',
+      labels: {},
+      skipped: null,
+      runs: [run(42, 0.9, { calls: 160 }), run(43, 0.9, { calls: 200 }), run(44, 0.9, { calls: 150 })],
+    };
+    const transfer = {
+      section: 'transfer',
+      bench: 'b',
+      labels: {},
+      skipped: null,
+      runs: [run(42, 0.9), run(43, 0.9, { testGain: 0.2 })],
+    };
+    const g = goalChecks({
+      matrix: [],
+      ablation: [],
+      transfer: [transfer],
+      target: [target],
+      knobs,
+      layering: ['model/x.ts → optimizer/y.ts'],
+    });
     expect(g.map((x: { ok: boolean }) => x.ok)).toEqual([true, true, false, false]);
     expect(g[1].text).toContain('median optimization_calls 160');
     expect(g[2].text).toContain('b 0.650'); // (0.45 + 0.2) / (0.5 + 0.5)
@@ -169,13 +230,32 @@ describe('aggregation and goals', () => {
       bench,
       labels: { compress },
       skipped: null,
-      runs: runs.map(([best, tokens], i) => run(42 + i, best, { bestTokens: tokens, compressRan: 2, compressAccepted: compress === 'on' ? 1 : 0, harmfulCompressions: 0 })),
+      runs: runs.map(([best, tokens], i) =>
+        run(42 + i, best, {
+          bestTokens: tokens,
+          compressRan: 2,
+          compressAccepted: compress === 'on' ? 1 : 0,
+          harmfulCompressions: 0,
+        }),
+      ),
     });
     const cells = [
-      cost('a', 'off', [[0.8, 1000], [0.9, 1000]]),
-      cost('a', 'on', [[0.8, 700], [0.9, 740]]),
-      cost('b', 'off', [[0.8, 1000], [0.9, 1000]]),
-      cost('b', 'on', [[0.9, 900], [0.9, 800]]),
+      cost('a', 'off', [
+        [0.8, 1000],
+        [0.9, 1000],
+      ]),
+      cost('a', 'on', [
+        [0.8, 700],
+        [0.9, 740],
+      ]),
+      cost('b', 'off', [
+        [0.8, 1000],
+        [0.9, 1000],
+      ]),
+      cost('b', 'on', [
+        [0.9, 900],
+        [0.9, 800],
+      ]),
     ];
     const g = goalChecks({ matrix: [], ablation: [], transfer: [], target: [], cost: cells, knobs, layering: [] });
     expect(g.map((x: { ok: boolean }) => x.ok)).toEqual([true, false, true]);
@@ -183,14 +263,25 @@ describe('aggregation and goals', () => {
     expect(g[1].text).toContain('(-15%');
     const table = renderCost(cells, { seeds: [42, 43] });
     expect(table).toMatch(/on\s+0\.850\s+720\s+42: 0\.800 \/ 700 · 43: 0\.900 \/ 740\s+2\/4\s+0\s+/);
-    expect(table).toContain('Δ (on − off, per seed): best NF +0.000 [+0.000, +0.000]; best skill tokens -28% [-30%, -26%]');
+    expect(table).toContain(
+      'Δ (on − off, per seed): best NF +0.000 [+0.000, +0.000]; best skill tokens -28% [-30%, -26%]',
+    );
   });
 
   it('prints a skipped cell as one line and paired deltas per seed', async () => {
     const { renderMatrix, renderAblation } = await load('report.mjs');
-    const m = renderMatrix([cell('strict', 0, [0.8]), cell('paired', 0, [], 'key evaluation.gate_test not in this build')], { seeds: [42] });
+    const m = renderMatrix(
+      [cell('strict', 0, [0.8]), cell('paired', 0, [], 'key evaluation.gate_test not in this build')],
+      { seeds: [42] },
+    );
     expect(m).toMatch(/0\s+0\s+paired\s+skipped: key evaluation.gate_test not in this build/);
-    const abl = (variant: string, bests: number[]) => ({ section: 'ablation', bench: 'b', labels: { variant }, skipped: null, runs: bests.map((b, i) => run(42 + i, b)) });
+    const abl = (variant: string, bests: number[]) => ({
+      section: 'ablation',
+      bench: 'b',
+      labels: { variant },
+      skipped: null,
+      runs: bests.map((b, i) => run(42 + i, b)),
+    });
     const a = renderAblation([abl('baseline', [0.8, 0.9]), abl('slow update off', [0.7, 0.9])], { seeds: [42, 43] });
     expect(a).toMatch(/slow update off\s+0\.800\s+-0\.050 \[-0\.100, \+0\.000\]/);
   });
@@ -202,7 +293,11 @@ describe('knobs of the build', () => {
     const today = detectKnobs({ evaluation: { use_gate: true }, optimizer: {}, model: { simulated: { noise: 0 } } });
     expect(today.gates.strict).toEqual([]);
     expect(today.interference).toEqual([]);
-    const later = detectKnobs({ evaluation: { gate_test: 'paired' }, optimizer: { clip_edits: true }, model: { simulated: { interference: 0.2 } } });
+    const later = detectKnobs({
+      evaluation: { gate_test: 'paired' },
+      optimizer: { clip_edits: true },
+      model: { simulated: { interference: 0.2 } },
+    });
     expect(later.gates.strict).toEqual(['evaluation.gate_test=strict']);
     expect(later.clip).toEqual(['optimizer.clip_edits=false']);
     expect(later).toMatchObject({ interference: ['model.simulated.interference'], interferenceOn: true });
@@ -214,10 +309,16 @@ describe('noise-free scores (real stack; needs dist/)', () => {
     const { NoiseFreeScores, noiseFreeWorld } = await load('noise-free.mjs');
     const work = tempDir();
     const seed = readFileSync(join(import.meta.dirname, '..', '..', 'skills', 'dotnetdebug', 'initial.md'), 'utf8');
-    const world = noiseFreeWorld('dotnetdebug', 'configs/dotnetdebug/sim.yaml', ['model.simulated.noise=0.3', 'model.simulated.analyst_error_rate=0.3']);
+    const world = noiseFreeWorld('dotnetdebug', 'configs/dotnetdebug/sim.yaml', [
+      'model.simulated.noise=0.3',
+      'model.simulated.analyst_error_rate=0.3',
+    ]);
     expect(world.overrides).toEqual(['model.simulated.noise=0']);
     const nf = new NoiseFreeScores({ workDir: work, jobs: 1, log: () => {} });
-    await nf.score([{ world, hash: 'seed', text: seed }, { world, hash: 'seed', text: seed }]);
+    await nf.score([
+      { world, hash: 'seed', text: seed },
+      { world, hash: 'seed', text: seed },
+    ]);
     expect(nf.get(world.key, 'seed')).toMatchObject({ n: 59, errored: 0 });
     expect(nf.evaluated).toBe(1);
     await nf.score([{ world, hash: 'seed', text: seed }]);
@@ -225,7 +326,10 @@ describe('noise-free scores (real stack; needs dist/)', () => {
     // the in-process batch scores what a `skillopt eval --split test` process (the fallback) scores
     const viaEval = await nf.viaEval({ world, skills: [{ hash: 'seed', text: seed }] }, 0);
     const inProcess = nf.get(world.key, 'seed');
-    expect({ n: viaEval.seed.n, errored: viaEval.seed.errored }).toEqual({ n: inProcess.n, errored: inProcess.errored });
+    expect({ n: viaEval.seed.n, errored: viaEval.seed.errored }).toEqual({
+      n: inProcess.n,
+      errored: inProcess.errored,
+    });
     for (const k of ['pass_rate', 'hard', 'soft']) expect(viaEval.seed[k]).toBeCloseTo(inProcess[k], 5); // eval rounds to 6 places
   });
 });

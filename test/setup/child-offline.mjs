@@ -14,7 +14,8 @@ const log = process.env.SKILLOPT_TEST_GUARD_LOG;
 function target(args) {
   let first = args[0];
   if (Array.isArray(first)) first = first[0];
-  if (first && typeof first === 'object') return { host: first.path === undefined ? (first.host ?? 'localhost') : null, port: first.port };
+  if (first && typeof first === 'object')
+    return { host: first.path === undefined ? (first.host ?? 'localhost') : null, port: first.port };
   if (typeof first === 'number' || (typeof first === 'string' && /^\d+$/.test(first))) {
     return { host: typeof args[1] === 'string' ? args[1] : 'localhost', port: first };
   }

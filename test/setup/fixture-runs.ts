@@ -16,14 +16,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
-import { SHARED_RUNS, type SharedRunName, type SharedRunResult, type SharedRunSpec } from '../helpers/shared-run-specs.ts';
+import {
+  SHARED_RUNS,
+  type SharedRunName,
+  type SharedRunResult,
+  type SharedRunSpec,
+} from '../helpers/shared-run-specs.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin', 'skillopt.js');
 const CHILD_GUARD = fileURLToPath(new URL('./child-offline.mjs', import.meta.url));
-const INHERITED_OUT = /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
+const INHERITED_OUT =
+  /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
 
-function spawnRun(args: string[], cwd: string, env: Record<string, string>): Promise<Omit<SharedRunResult, 'dir' | 'aux'>> {
+function spawnRun(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<Omit<SharedRunResult, 'dir' | 'aux'>> {
   const childEnv: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!INHERITED_OUT.test(k)) childEnv[k] = v;
   return new Promise((resolve, reject) => {
@@ -42,7 +52,8 @@ function spawnRun(args: string[], cwd: string, env: Record<string, string>): Pro
 }
 
 export default async function setup(project: TestProject): Promise<() => void> {
-  if (!existsSync(join(REPO, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` before the e2e tests');
+  if (!existsSync(join(REPO, 'dist', 'cli', 'main.js')))
+    throw new Error('dist/ is missing: run `npm run build` before the e2e tests');
   const root = mkdtempSync(join(tmpdir(), 'skillopt-shared-runs-'));
   const guardLog = join(root, 'refused-connections.log');
   const names = Object.keys(SHARED_RUNS) as SharedRunName[];
@@ -57,9 +68,14 @@ export default async function setup(project: TestProject): Promise<() => void> {
         const aux = join(root, `${name}-files`);
         mkdirSync(aux);
         for (const [file, text] of Object.entries(spec.files ?? {})) writeFileSync(join(aux, file), text);
-        const run = await spawnRun(spec.args(dir, aux), join(REPO, spec.cwd), { ...spec.env, SKILLOPT_TEST_GUARD_LOG: guardLog });
+        const run = await spawnRun(spec.args(dir, aux), join(REPO, spec.cwd), {
+          ...spec.env,
+          SKILLOPT_TEST_GUARD_LOG: guardLog,
+        });
         if (!spec.codes.includes(run.code ?? -1)) {
-          throw new Error(`shared run ${name} (test/setup/fixture-runs.ts) exited ${run.code}, expected ${spec.codes.join(' or ')}:\n${run.stdout}\n${run.stderr}`);
+          throw new Error(
+            `shared run ${name} (test/setup/fixture-runs.ts) exited ${run.code}, expected ${spec.codes.join(' or ')}:\n${run.stdout}\n${run.stderr}`,
+          );
         }
         results[name] = { dir, aux, ...run };
       }

@@ -95,6 +95,7 @@ afterAll(() => {
     problems.push(...readFileSync(childLog, 'utf8').split('\n').filter(Boolean));
     rmSync(childLog, { force: true });
   }
-  if (left.length > 0) problems.push(`test guard (test/setup/guard.ts): left in the temp directory: ${left.join(', ')}`);
+  if (left.length > 0)
+    problems.push(`test guard (test/setup/guard.ts): left in the temp directory: ${left.join(', ')}`);
   if (problems.length > 0) throw new Error(problems.join('\n'));
 });

@@ -18,7 +18,11 @@ import { SkillOptError } from '../../src/util/errors.ts';
 
 describe('call-rule grammar', () => {
   it('parses the canonical call rule, on the input', () => {
-    expect(parseCallRuleLine('- When the input mentions `smoke`, call `run_command` with `{"cmd": "python -m skillopt.train --smoke"}`')).toEqual({
+    expect(
+      parseCallRuleLine(
+        '- When the input mentions `smoke`, call `run_command` with `{"cmd": "python -m skillopt.train --smoke"}`',
+      ),
+    ).toEqual({
       triggers: ['smoke'],
       source: 'input',
       tool: 'run_command',
@@ -27,7 +31,9 @@ describe('call-rule grammar', () => {
   });
 
   it('a rule whose text before the first trigger says result triggers on the last tool result', () => {
-    expect(parseCallRuleLine('- If the result mentions `Traceback`, call `read_file` with `{"path": "<path>"}`.')).toEqual({
+    expect(
+      parseCallRuleLine('- If the result mentions `Traceback`, call `read_file` with `{"path": "<path>"}`.'),
+    ).toEqual({
       triggers: ['Traceback'],
       source: 'result',
       tool: 'read_file',
@@ -66,7 +72,12 @@ describe('call-rule grammar', () => {
   });
 
   it('parseCallRules keeps document order, line and index', () => {
-    const skill = ['# Ops', '- When the input mentions `a`, call `t1`.', 'prose', '- If the result mentions `b`, call `t2` with `{"n": 1}`.'].join('\n');
+    const skill = [
+      '# Ops',
+      '- When the input mentions `a`, call `t1`.',
+      'prose',
+      '- If the result mentions `b`, call `t2` with `{"n": 1}`.',
+    ].join('\n');
     const rules = parseCallRules(skill);
     expect(rules.map((r) => [r.tool, r.lineIndex, r.source])).toEqual([
       ['t1', 1, 'input'],
@@ -77,8 +88,15 @@ describe('call-rule grammar', () => {
 
   it('callRuleLine writes a line that reads back as the same rule', () => {
     const line = callRuleLine(['smoke', 'quick run'], 'run_command', { cmd: 'python -m skillopt.train --smoke', n: 2 });
-    expect(line).toBe('- When the input mentions `smoke` or `quick run`, call `run_command` with `{"cmd":"python -m skillopt.train --smoke","n":2}`.');
-    expect(parseCallRuleLine(line)).toEqual({ triggers: ['smoke', 'quick run'], source: 'input', tool: 'run_command', args: { cmd: 'python -m skillopt.train --smoke', n: 2 } });
+    expect(line).toBe(
+      '- When the input mentions `smoke` or `quick run`, call `run_command` with `{"cmd":"python -m skillopt.train --smoke","n":2}`.',
+    );
+    expect(parseCallRuleLine(line)).toEqual({
+      triggers: ['smoke', 'quick run'],
+      source: 'input',
+      tool: 'run_command',
+      args: { cmd: 'python -m skillopt.train --smoke', n: 2 },
+    });
     const onResult = callRuleLine('Traceback', 'read_file', { path: '<path>' }, { on: 'result' });
     expect(onResult).toBe('- If the result mentions `Traceback`, call `read_file` with `{"path":"<path>"}`.');
     expect(parseCallRuleLine(onResult)!.source).toBe('result');
@@ -93,13 +111,17 @@ describe('call-rule grammar', () => {
     expect(() => callRuleLine('a`b', 'run')).toThrow(/trigger "a`b"/);
     expect(() => callRuleLine([], 'run')).toThrow(/at least one trigger/);
     expect(() => callRuleLine('x', 'run command')).toThrow(/tool name "run command"/);
-    expect(() => callRuleLine('x', 'run', [] as unknown as Record<string, unknown>)).toThrow(/'run': arguments must be a JSON object/);
+    expect(() => callRuleLine('x', 'run', [] as unknown as Record<string, unknown>)).toThrow(
+      /'run': arguments must be a JSON object/,
+    );
   });
 });
 
 describe('placeholders', () => {
   it('path: a / or a known file extension; not flags, URLs, numbers or a sentence end', () => {
-    expect(firstToken('path', 'python -m skillopt.train --config configs/local.yaml --smoke')).toBe('configs/local.yaml');
+    expect(firstToken('path', 'python -m skillopt.train --config configs/local.yaml --smoke')).toBe(
+      'configs/local.yaml',
+    );
     expect(firstToken('path', 'Read best_skill.md.')).toBe('best_skill.md');
     expect(firstToken('path', 'see https://example.com/x then outputs/run-3/')).toBe('outputs/run-3/');
     expect(firstToken('path', 'ratio 1/2 and version skillopt.train')).toBeNull();
@@ -117,26 +139,40 @@ describe('placeholders', () => {
   });
 
   it('placeholdersIn lists the kinds of a template', () => {
-    expect(placeholdersIn({ a: '<path>', b: ['x <id> <path>'], c: 3, d: { e: '<number>' } })).toEqual(['path', 'id', 'number']);
+    expect(placeholdersIn({ a: '<path>', b: ['x <id> <path>'], c: 3, d: { e: '<number>' } })).toEqual([
+      'path',
+      'id',
+      'number',
+    ]);
     expect(placeholdersIn('<nope> <string>')).toEqual(['string']);
   });
 
   it('fills from the first source that has a token; no match → null (the rule does not fire)', () => {
-    expect(fillArgs({ path: '<path>' }, ['Read logs/run.txt please', 'other/file.md'])).toEqual({ path: 'logs/run.txt' });
+    expect(fillArgs({ path: '<path>' }, ['Read logs/run.txt please', 'other/file.md'])).toEqual({
+      path: 'logs/run.txt',
+    });
     expect(fillArgs({ path: '<path>' }, ['no path here', 'error in other/file.md'])).toEqual({ path: 'other/file.md' });
     expect(fillArgs({ path: '<path>' }, ['no path here', null])).toBeNull();
-    expect(fillArgs({ cmd: 'cat <path> | grep <id>', n: '<number>', keep: true }, ['ORD-9 at a/b.txt, 12 lines'])).toEqual({
+    expect(
+      fillArgs({ cmd: 'cat <path> | grep <id>', n: '<number>', keep: true }, ['ORD-9 at a/b.txt, 12 lines']),
+    ).toEqual({
       cmd: 'cat a/b.txt | grep ORD-9',
       n: 12,
       keep: true,
     });
     expect(fillArgs({ nested: { list: ['<id>'] } }, ['no id'])).toBeNull();
-    expect(fillText('Ran <string>; outputs in <path>', ['"smoke" run', 'written to outputs/x/'])).toBe('Ran smoke; outputs in outputs/x/');
+    expect(fillText('Ran <string>; outputs in <path>', ['"smoke" run', 'written to outputs/x/'])).toBe(
+      'Ran smoke; outputs in outputs/x/',
+    );
     expect(fillText('plain', [])).toBe('plain');
   });
 
   it('generalizeArgs turns the values the sources name first into placeholders', () => {
-    expect(generalizeArgs({ path: 'logs/run.txt', order_id: 'ORD-12', n: 30, cmd: 'ls' }, ['Read logs/run.txt for ORD-12, 30 lines'])).toEqual({
+    expect(
+      generalizeArgs({ path: 'logs/run.txt', order_id: 'ORD-12', n: 30, cmd: 'ls' }, [
+        'Read logs/run.txt for ORD-12, 30 lines',
+      ]),
+    ).toEqual({
       path: '<path>',
       order_id: '<id>',
       n: '<number>',
@@ -164,7 +200,8 @@ describe('firingCallRules (no world)', () => {
       '- If the result mentions `Traceback`, call `read_file` with `{"path": "<path>"}`.',
     ].join('\n'),
   );
-  const fired = (ctx: Parameters<typeof firingCallRules>[1]) => firingCallRules(rules, ctx).map((f) => [f.rule.tool, f.trigger, f.args]);
+  const fired = (ctx: Parameters<typeof firingCallRules>[1]) =>
+    firingCallRules(rules, ctx).map((f) => [f.rule.tool, f.trigger, f.args]);
 
   it('document order; the longest trigger; placeholders filled, an unmatched one does not fire', () => {
     expect(fired({ input: 'a smoke test of configs/a.yaml' })).toEqual([
@@ -175,9 +212,17 @@ describe('firingCallRules (no world)', () => {
   });
 
   it('result rules need a result; offered tools and the history decide too', () => {
-    expect(fired({ input: 'x', result: 'Traceback at b/c.py' })).toEqual([['read_file', 'Traceback', { path: 'b/c.py' }]]);
+    expect(fired({ input: 'x', result: 'Traceback at b/c.py' })).toEqual([
+      ['read_file', 'Traceback', { path: 'b/c.py' }],
+    ]);
     expect(fired({ input: 'smoke', offered: ['run_command'] })).toEqual([]);
     expect(fired({ input: 'smoke', history: [{ name: 'list_dir', args: {} }] })).toEqual([]);
-    expect(fired({ input: 'x', result: 'Traceback at b/c.py', history: [{ name: 'read_file', args: { path: 'other.md' } }] })).toEqual([]);
+    expect(
+      fired({
+        input: 'x',
+        result: 'Traceback at b/c.py',
+        history: [{ name: 'read_file', args: { path: 'other.md' } }],
+      }),
+    ).toEqual([]);
   });
 });

@@ -14,7 +14,14 @@ import { mergedRuleLine, planCompression } from '../../src/sim/compress.ts';
 import { matchRule, parseRules } from '../../src/sim/rules.ts';
 import { callStage, simServer, stagePrompt } from './helpers.ts';
 
-const SEED = ['# Triage', '', '## Rules', '', '- When the input mentions `NullReferenceException`, answer `null-ref`.', ''].join('\n');
+const SEED = [
+  '# Triage',
+  '',
+  '## Rules',
+  '',
+  '- When the input mentions `NullReferenceException`, answer `null-ref`.',
+  '',
+].join('\n');
 
 const SKILL = [
   '---',
@@ -59,7 +66,10 @@ describe('planCompression', () => {
   it('deletes never-fired rules, keeps seed rules, merges same trigger and same answer', () => {
     const plan = planCompression(SKILL, INPUTS, SEED);
     // `NeverSeenToken` matches no input; `Stream` only matches where the longer `MemoryStream` (another answer) wins
-    expect(plan.unfired).toEqual(['- When the input mentions `NeverSeenToken`, answer `ghost`.', '- When the input mentions `Stream`, answer `io`.']);
+    expect(plan.unfired).toEqual([
+      '- When the input mentions `NeverSeenToken`, answer `ghost`.',
+      '- When the input mentions `Stream`, answer `io`.',
+    ]);
     // the seed's NullReferenceException rule never fired on train, and is kept
     expect(plan.unfired.some((l) => l.includes('NullReferenceException'))).toBe(false);
     expect(plan.duplicateTriggers).toEqual(['Deadlock']);
@@ -81,7 +91,12 @@ describe('planCompression', () => {
   });
 
   it('a rule shadowed only by a rule with its own answer fired (it is merged, not deleted)', () => {
-    const skill = ['- When the input mentions `TOTP`, answer `mfa`.', '', '- When the input mentions `AUTH_MFA_LOCKED`, answer `mfa`.', ''].join('\n');
+    const skill = [
+      '- When the input mentions `TOTP`, answer `mfa`.',
+      '',
+      '- When the input mentions `AUTH_MFA_LOCKED`, answer `mfa`.',
+      '',
+    ].join('\n');
     const plan = planCompression(skill, ['TOTP code rejected: AUTH_MFA_LOCKED']);
     expect(plan.unfired).toEqual([]);
     expect(applyEdits(skill, plan.edits).skill).toBe('- `TOTP`, `AUTH_MFA_LOCKED` → `mfa`\n');
@@ -96,10 +111,24 @@ describe('planCompression', () => {
 describe('the compress stage over HTTP', () => {
   it('replies with typed edits valid against the stage schema', async () => {
     const { client } = await simServer();
-    const trajectories: Trajectory[] = INPUTS.map((input, i) => ({ id: `t${i}`, input, output: 'x', expected: 'x', score: { hard: 1, soft: 1 }, feedback: '' }));
-    const user = stagePrompt('compress', skillSection(SKILL), tag('seed_skill', SEED), trajectoriesSection(trajectories));
+    const trajectories: Trajectory[] = INPUTS.map((input, i) => ({
+      id: `t${i}`,
+      input,
+      output: 'x',
+      expected: 'x',
+      score: { hard: 1, soft: 1 },
+      feedback: '',
+    }));
+    const user = stagePrompt(
+      'compress',
+      skillSection(SKILL),
+      tag('seed_skill', SEED),
+      trajectoriesSection(trajectories),
+    );
     const reply = STAGE_SCHEMAS.compress.parse(await callStage(client, 'compress', user));
     expect(reply.edits).toEqual(planCompression(SKILL, INPUTS, SEED).edits);
-    expect(reply.reasoning).toContain('5 train input(s): 2 rule(s) never fired, 1 duplicate trigger(s), 1 answer(s) with rules merged');
+    expect(reply.reasoning).toContain(
+      '5 train input(s): 2 rule(s) never fired, 1 duplicate trigger(s), 1 answer(s) with rules merged',
+    );
   });
 });

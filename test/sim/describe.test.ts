@@ -5,12 +5,21 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OptimizerLLM } from '../../src/optimizer/llm.ts';
-import { budgetSection, jsonSection, jsonBlock, skillSection, tag, trajectoriesSection, type Trajectory } from '../../src/protocol/prompt.ts';
+import {
+  budgetSection,
+  jsonSection,
+  jsonBlock,
+  skillSection,
+  tag,
+  trajectoriesSection,
+  type Trajectory,
+} from '../../src/protocol/prompt.ts';
 import { STAGE_SCHEMAS } from '../../src/protocol/schemas.ts';
 import { removablePhrase, simulateDescriptionStage } from '../../src/sim/describe.ts';
 import { routeSkill } from '../../src/sim/routing.ts';
 
-const SEED = 'Helps with C# and .NET code, including compiler errors, exceptions, builds, NuGet packages and general programming questions.';
+const SEED =
+  'Helps with C# and .NET code, including compiler errors, exceptions, builds, NuGet packages and general programming questions.';
 const OTHERS = [{ name: 'dotnet-build', description: 'Fixes MSBuild and compiler errors and NuGet restore failures.' }];
 
 const traj = (id: string, input: string, expected: string | null, output: string): Trajectory => ({
@@ -33,7 +42,9 @@ function analyst(description: string, trajectories: Trajectory[], budget = 4, li
   ]);
   const reply = simulateDescriptionStage('description_analyst_error', text);
   expect(STAGE_SCHEMAS.description_analyst_error.safeParse(reply).success).toBe(true);
-  return (reply as { patch: { edits: Array<{ op: string; content?: string; target?: string; support_count: number }> } }).patch.edits;
+  return (
+    reply as { patch: { edits: Array<{ op: string; content?: string; target?: string; support_count: number }> } }
+  ).patch.edits;
 }
 
 const MISSED = [
@@ -47,11 +58,15 @@ describe('description_analyst_error', () => {
     const edits = analyst(SEED, MISSED);
     // two terms load it (deadlock, thread); hangs, shared by both hang prompts too, is the spare; the memory
     // prompt's terms are its own (no spare: a word of one prompt would not generalise)
-    expect(edits.map((e) => e.content)).toEqual(['Also use it for deadlock, thread or hangs.', 'Also use it for Memory or growing.']);
+    expect(edits.map((e) => e.content)).toEqual([
+      'Also use it for deadlock, thread or hangs.',
+      'Also use it for Memory or growing.',
+    ]);
     expect(edits.map((e) => e.op)).toEqual(['append', 'append']);
     // with the edits appended, the routing loads the skill on the three prompts
     const next = `${SEED} ${edits.map((e) => e.content).join(' ')}`;
-    for (const m of MISSED) expect(routeSkill(m.input, [{ name: 'dotnetdebug', description: next }, ...OTHERS])).toBe('dotnetdebug');
+    for (const m of MISSED)
+      expect(routeSkill(m.input, [{ name: 'dotnetdebug', description: next }, ...OTHERS])).toBe('dotnetdebug');
   });
 
   it('false triggers: delete the opening sentence’s over-broad item when no missed prompt needs it, else exclude a term', () => {
@@ -71,13 +86,24 @@ describe('description_analyst_error', () => {
   });
 
   it('a success minibatch proposes nothing; merges drop sentences whose terms are already added', () => {
-    const ok = simulateDescriptionStage('description_analyst_success', OptimizerLLM.user('description_analyst_success', [trajectoriesSection(MISSED)]));
+    const ok = simulateDescriptionStage(
+      'description_analyst_success',
+      OptimizerLLM.user('description_analyst_success', [trajectoriesSection(MISSED)]),
+    );
     expect(ok).toMatchObject({ batch_size: 3, patch: { edits: [] } });
     const patches = [
       { edits: [{ op: 'append', content: 'Also use it for deadlock or hangs.', support_count: 2 }] },
-      { edits: [{ op: 'append', content: 'Also use it for hangs.', support_count: 1 }, { op: 'append', content: 'Also use it for heap.', support_count: 1 }] },
+      {
+        edits: [
+          { op: 'append', content: 'Also use it for hangs.', support_count: 1 },
+          { op: 'append', content: 'Also use it for heap.', support_count: 1 },
+        ],
+      },
     ];
-    const merged = simulateDescriptionStage('description_merge_failure', OptimizerLLM.user('description_merge_failure', [tag('patches', jsonBlock(patches))])) as {
+    const merged = simulateDescriptionStage(
+      'description_merge_failure',
+      OptimizerLLM.user('description_merge_failure', [tag('patches', jsonBlock(patches))]),
+    ) as {
       edits: Array<{ content: string; support_count: number }>;
     };
     expect(merged.edits.map((e) => [e.content, e.support_count])).toEqual([

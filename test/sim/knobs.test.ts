@@ -12,11 +12,20 @@ describe('simulated world knobs', () => {
     expect(fromConfig).toEqual(DEFAULT_SIM_KNOBS);
     expect(resolveSimConfig({})).toEqual({ models: [], ...DEFAULT_SIM_KNOBS });
     // every config key but latency is a knob
-    expect(Object.keys(defaultConfig().model.simulated).filter((k) => k !== 'latency_ms')).toHaveLength(Object.keys(DEFAULT_SIM_KNOBS).length);
+    expect(Object.keys(defaultConfig().model.simulated).filter((k) => k !== 'latency_ms')).toHaveLength(
+      Object.keys(DEFAULT_SIM_KNOBS).length,
+    );
   });
 
   it('the default world has every mechanism on; the plain world has them off', () => {
-    for (const k of ['noise', 'interference', 'dilution', 'analystErrorRate', 'analystMisreadRate', 'analystNotesEffect'] as const) {
+    for (const k of [
+      'noise',
+      'interference',
+      'dilution',
+      'analystErrorRate',
+      'analystMisreadRate',
+      'analystNotesEffect',
+    ] as const) {
       expect(DEFAULT_SIM_KNOBS[k]).toBeGreaterThan(0);
       expect(PLAIN_SIM_KNOBS[k]).toBe(0);
     }

@@ -13,7 +13,8 @@ function skill(n: number): string {
   for (let i = 0; i < n; i++) {
     const trigger = i % 5 === 0 ? `handler${i}` : `Signal${i}Exception`;
     lines.push(`- When the input mentions \`${trigger}\`, answer \`${LABELS[i % LABELS.length]}\`.`);
-    if (i % 7 === 0) lines.push(`- When the input mentions \`handler\`, answer \`${LABELS[(i + 3) % LABELS.length]}\`.`);
+    if (i % 7 === 0)
+      lines.push(`- When the input mentions \`handler\`, answer \`${LABELS[(i + 3) % LABELS.length]}\`.`);
   }
   return lines.join('\n');
 }
@@ -49,16 +50,34 @@ export function pinnedRequests(model: string): PinnedRequest[] {
     }
   }
   const smoke = 'Run the smoke test of configs/local.yaml';
-  out.push({ model, messages: [{ role: 'system', content: PROCEDURE }, { role: 'user', content: smoke }], tools: TOOLS });
+  out.push({
+    model,
+    messages: [
+      { role: 'system', content: PROCEDURE },
+      { role: 'user', content: smoke },
+    ],
+    tools: TOOLS,
+  });
   const called = {
     role: 'assistant',
     content: null,
-    tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'run_command', arguments: '{"cmd":"python -m train --config configs/local.yaml --smoke"}' } }],
+    tool_calls: [
+      {
+        id: 'call_1',
+        type: 'function',
+        function: { name: 'run_command', arguments: '{"cmd":"python -m train --config configs/local.yaml --smoke"}' },
+      },
+    ],
   };
   for (const result of ['Traceback in logs/run-1.txt', 'OK configs/local.yaml']) {
     out.push({
       model,
-      messages: [{ role: 'system', content: PROCEDURE }, { role: 'user', content: smoke }, called, { role: 'tool', tool_call_id: 'call_1', content: result }],
+      messages: [
+        { role: 'system', content: PROCEDURE },
+        { role: 'user', content: smoke },
+        called,
+        { role: 'tool', tool_call_id: 'call_1', content: result },
+      ],
       tools: TOOLS,
       seed: 2,
     });
@@ -73,12 +92,20 @@ export function pinnedRequests(model: string): PinnedRequest[] {
           '# SkillOpt stage: analyst_error',
           '<current_skill>\n' + skill(6) + '\n</current_skill>',
           '<trajectories>\n' +
-            [1, 2, 3].map((k) => `### Trajectory ${k}\nInput: pool exhausted in SqlConnectionPool ${k}\nOutput: unknown\nExpected: timeout\nScore: 0`).join('\n\n') +
+            [1, 2, 3]
+              .map(
+                (k) =>
+                  `### Trajectory ${k}\nInput: pool exhausted in SqlConnectionPool ${k}\nOutput: unknown\nExpected: timeout\nScore: 0`,
+              )
+              .join('\n\n') +
             '\n</trajectories>',
         ].join('\n\n'),
       },
     ],
-    response_format: { type: 'json_schema', json_schema: { name: 'analyst_error', schema: { type: 'object' }, strict: true } },
+    response_format: {
+      type: 'json_schema',
+      json_schema: { name: 'analyst_error', schema: { type: 'object' }, strict: true },
+    },
   });
   return out;
 }

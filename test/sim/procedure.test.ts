@@ -5,7 +5,10 @@ import { ask, PLAIN, simServer } from './helpers.ts';
 import { agentSystemPrompt } from '../../src/suite/agent.ts';
 
 /** An OpenAI function tool (the schema does not matter to the simulated model). */
-const fn = (name: string): ChatCompletionTool => ({ type: 'function', function: { name, parameters: { type: 'object', properties: {} } } });
+const fn = (name: string): ChatCompletionTool => ({
+  type: 'function',
+  function: { name, parameters: { type: 'object', properties: {} } },
+});
 const TOOLS = ['run_command', 'read_file', 'list_dir'].map(fn);
 
 const OPERATOR = [
@@ -32,17 +35,26 @@ const callsOf = (r: ChatCompletion): Call[] =>
   });
 
 /** The conversation after a turn: the assistant's calls, then one result per call (written by the test). */
-function answerCalls(messages: ChatCompletionMessageParam[], r: ChatCompletion, results: Record<string, string>): ChatCompletionMessageParam[] {
+function answerCalls(
+  messages: ChatCompletionMessageParam[],
+  r: ChatCompletion,
+  results: Record<string, string>,
+): ChatCompletionMessageParam[] {
   const msg = r.choices[0]!.message;
   return [
     ...messages,
     { role: 'assistant', content: msg.content, tool_calls: msg.tool_calls! },
-    ...callsOf(r).map((c): ChatCompletionMessageParam => ({ role: 'tool', tool_call_id: c.id, content: results[c.name] ?? 'ok' })),
+    ...callsOf(r).map(
+      (c): ChatCompletionMessageParam => ({ role: 'tool', tool_call_id: c.id, content: results[c.name] ?? 'ok' }),
+    ),
   ];
 }
 
-const turn = (client: OpenAI, messages: ChatCompletionMessageParam[], extra: Partial<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming> = {}) =>
-  client.chat.completions.create({ model: 'mitko', messages, tools: TOOLS, tool_choice: 'auto', ...extra });
+const turn = (
+  client: OpenAI,
+  messages: ChatCompletionMessageParam[],
+  extra: Partial<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming> = {},
+) => client.chat.completions.create({ model: 'mitko', messages, tools: TOOLS, tool_choice: 'auto', ...extra });
 
 const opening = (system: string, user: string): ChatCompletionMessageParam[] => [
   { role: 'system', content: system },
@@ -66,10 +78,15 @@ describe('call rules through the openai SDK: a multi-turn tool exchange', async 
     expect(c1[0]!.id).not.toBe(c1[1]!.id);
     expect(r1.usage!.completion_tokens).toBeGreaterThan(0);
 
-    const m2 = answerCalls(m1, r1, { run_command: 'Traceback (most recent call last):\n  see logs/err.txt', list_dir: 'best_skill.md' });
+    const m2 = answerCalls(m1, r1, {
+      run_command: 'Traceback (most recent call last):\n  see logs/err.txt',
+      list_dir: 'best_skill.md',
+    });
     const r2 = await turn(client, m2);
     // the input's rules do not repeat; the result-triggered one reads its path from the result first
-    expect(callsOf(r2).map(({ name, args }) => ({ name, args }))).toEqual([{ name: 'read_file', args: { path: 'logs/err.txt' } }]);
+    expect(callsOf(r2).map(({ name, args }) => ({ name, args }))).toEqual([
+      { name: 'read_file', args: { path: 'logs/err.txt' } },
+    ]);
 
     const m3 = answerCalls(m2, r2, { read_file: "KeyError: 'lr'" });
     const r3 = await turn(client, m3);
@@ -85,7 +102,9 @@ describe('call rules through the openai SDK: a multi-turn tool exchange', async 
   it('a placeholder with no match does not fire; a rule for a tool not offered does not fire', async () => {
     const m = opening(OPERATOR, 'Run a quick smoke training');
     expect(callsOf(await turn(client, m)).map((c) => c.name)).toEqual(['list_dir']);
-    const onlyRead = await turn(client, opening(OPERATOR, 'smoke with configs/local.yaml'), { tools: [fn('read_file')] });
+    const onlyRead = await turn(client, opening(OPERATOR, 'smoke with configs/local.yaml'), {
+      tools: [fn('read_file')],
+    });
     expect(onlyRead.choices[0]!.finish_reason).toBe('stop');
     expect(onlyRead.choices[0]!.message.content).toBe('smoke run of configs/local.yaml failed: KeyError');
   });
@@ -101,18 +120,27 @@ describe('call rules through the openai SDK: a multi-turn tool exchange', async 
     const m = opening(OPERATOR, 'smoke with configs/local.yaml');
     const earlier = (name: string, args: unknown): ChatCompletionMessageParam[] => [
       ...m,
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_x', type: 'function', function: { name, arguments: JSON.stringify(args) } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_x', type: 'function', function: { name, arguments: JSON.stringify(args) } }],
+      },
       { role: 'tool', tool_call_id: 'call_x', content: 'done' },
     ];
     // same shape, another path: the rule already fired
-    const r1 = await turn(client, earlier('run_command', { cmd: 'python -m skillopt.train --config other/x.yaml --smoke' }));
+    const r1 = await turn(
+      client,
+      earlier('run_command', { cmd: 'python -m skillopt.train --config other/x.yaml --smoke' }),
+    );
     expect(callsOf(r1).map((c) => c.name)).toEqual(['list_dir']);
     // the very call list_dir would make
     const r2 = await turn(client, earlier('list_dir', { path: 'outputs' }));
     expect(callsOf(r2).map((c) => c.name)).toEqual(['run_command']);
     // arguments sent as an object (some local servers) are read too
     const asObject = earlier('list_dir', { path: 'outputs' });
-    (asObject[2] as { tool_calls: { function: { arguments: unknown } }[] }).tool_calls[0]!.function.arguments = { path: 'outputs' };
+    (asObject[2] as { tool_calls: { function: { arguments: unknown } }[] }).tool_calls[0]!.function.arguments = {
+      path: 'outputs',
+    };
     expect(callsOf(await turn(client, asObject)).map((c) => c.name)).toEqual(['run_command']);
     // another shape (a different literal) is another call
     const r3 = await turn(client, earlier('list_dir', { path: 'logs' }));
@@ -128,7 +156,11 @@ describe('call rules through the openai SDK: a multi-turn tool exchange', async 
     // a later result without the trigger: the rule does not fire on the older one
     const later: ChatCompletionMessageParam[] = [
       ...withTrace,
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_y', type: 'function', function: { name: 'run_command', arguments: '{"cmd":"ls"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_y', type: 'function', function: { name: 'run_command', arguments: '{"cmd":"ls"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_y', content: 'nothing here' },
     ];
     const r = await turn(client, later);
@@ -141,7 +173,13 @@ describe('call rules through the openai SDK: a multi-turn tool exchange', async 
     expect(await ask(client, OPERATOR, 'where is my order?')).toBe('unknown');
     const afterLookup: ChatCompletionMessageParam[] = [
       ...opening(OPERATOR, 'where is my order?'),
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"orders.json"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"orders.json"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: 'last order: ORD-77, shipped' },
     ];
     expect((await turn(client, afterLookup)).choices[0]!.message.content).toBe('refund ORD-77');
@@ -178,11 +216,15 @@ describe('call rules through the openai SDK: a multi-turn tool exchange', async 
 describe('call rules: the agent presentation', async () => {
   const { client } = await simServer({ ...PLAIN });
   it('loads the skill with load_skill, then follows its call rules with the suite tools beside it', async () => {
-    const system = agentSystemPrompt([{ name: 'repo-operator', description: 'Operate the training repository: smoke runs, training, evaluation.' }]);
+    const system = agentSystemPrompt([
+      { name: 'repo-operator', description: 'Operate the training repository: smoke runs, training, evaluation.' },
+    ]);
     const tools = [fn('load_skill'), ...TOOLS];
     const m1 = opening(system, 'Start a smoke training run of the repository with configs/local.yaml');
     const r1 = await client.chat.completions.create({ model: 'm', messages: m1, tools });
-    expect(callsOf(r1).map(({ name, args }) => ({ name, args }))).toEqual([{ name: 'load_skill', args: { name: 'repo-operator' } }]);
+    expect(callsOf(r1).map(({ name, args }) => ({ name, args }))).toEqual([
+      { name: 'load_skill', args: { name: 'repo-operator' } },
+    ]);
     const m2 = answerCalls(m1, r1, { load_skill: OPERATOR });
     const r2 = await client.chat.completions.create({ model: 'm', messages: m2, tools });
     expect(callsOf(r2).map((c) => c.name)).toEqual(['run_command', 'list_dir']);
@@ -195,8 +237,16 @@ describe('call rules: the agent presentation', async () => {
 const INPUTS = Array.from({ length: 60 }, (_, i) => `case ${i}: smoke with configs/c${i}.yaml`);
 const CORRECT = (i: number) => ({ cmd: `python -m skillopt.train --config configs/c${i}.yaml --smoke` });
 
-async function firstTurns(client: OpenAI, skill: string, extra: Partial<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming> = {}) {
-  return Promise.all(INPUTS.map(async (u) => callsOf(await turn(client, opening(skill, u), extra)).map(({ name, args }) => ({ name, args }))));
+async function firstTurns(
+  client: OpenAI,
+  skill: string,
+  extra: Partial<OpenAI.Chat.ChatCompletionCreateParamsNonStreaming> = {},
+) {
+  return Promise.all(
+    INPUTS.map(async (u) =>
+      callsOf(await turn(client, opening(skill, u), extra)).map(({ name, args }) => ({ name, args })),
+    ),
+  );
 }
 
 describe('the world on call rules', async () => {
@@ -225,7 +275,9 @@ describe('the world on call rules', async () => {
   });
 
   it('noise 1: every call is corrupted, by a dropped argument or a garbled one (its last word lost)', async () => {
-    const runs = (await firstTurns(allNoise.client, OPERATOR)).map((calls) => calls.find((c) => c.name === 'run_command')!.args as { cmd?: string });
+    const runs = (await firstTurns(allNoise.client, OPERATOR)).map(
+      (calls) => calls.find((c) => c.name === 'run_command')!.args as { cmd?: string },
+    );
     const dropped = runs.filter((a) => a.cmd === undefined).length;
     const garbled = runs.filter((a, i) => a.cmd === CORRECT(i).cmd.replace(/ --smoke$/, '')).length;
     expect(dropped + garbled).toBe(INPUTS.length);
@@ -255,11 +307,16 @@ describe('the world on call rules', async () => {
     expect(first).toHaveLength(1);
     const r2 = await turn(confused.client, answerCalls(m1, r1, {}));
     const second = callsOf(r2);
-    expect([...first, ...second].map((c) => (c.args as { cmd: string }).cmd).sort()).toEqual(['train --full', 'train --smoke']);
+    expect([...first, ...second].map((c) => (c.args as { cmd: string }).cmd).sort()).toEqual([
+      'train --full',
+      'train --smoke',
+    ]);
   });
 
   it('max_rules counts call rules with answer rules, in document order', async () => {
-    expect(callsOf(await turn(limited.client, opening(OPERATOR, 'smoke configs/a.yaml'))).map((c) => c.name)).toEqual(['run_command']);
+    expect(callsOf(await turn(limited.client, opening(OPERATOR, 'smoke configs/a.yaml'))).map((c) => c.name)).toEqual([
+      'run_command',
+    ]);
     // the answer rules are past the first rule: unknown once the calls are made
     const m1 = opening(OPERATOR, 'smoke configs/a.yaml');
     const r1 = await turn(limited.client, m1);

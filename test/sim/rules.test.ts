@@ -35,7 +35,10 @@ describe('rule grammar', () => {
     expect(parseRuleLine('`Foo` reply')).toBeNull();
     expect(parseRuleLine('no backticks here, answer bar')).toBeNull();
     // A joiner word inside a trigger does not count; the text joiner after it does.
-    expect(parseRuleLine('`output buffer` overflow → `overflow`')).toEqual({ triggers: ['output buffer'], answer: 'overflow' });
+    expect(parseRuleLine('`output buffer` overflow → `overflow`')).toEqual({
+      triggers: ['output buffer'],
+      answer: 'overflow',
+    });
   });
 
   it('returns rules in document order with line indexes and exact lines, ignoring non-rule lines', () => {
@@ -56,7 +59,12 @@ describe('rule grammar', () => {
 
   it('longest trigger wins, ties go to the first rule, matching is case-insensitive', () => {
     const rules = parseRules(
-      ['- `Exception` → `generic`', '- `NullReferenceException` → `null-ref`', '- `Timeout` → `first`', '- `timeout` → `second`'].join('\n'),
+      [
+        '- `Exception` → `generic`',
+        '- `NullReferenceException` → `null-ref`',
+        '- `Timeout` → `first`',
+        '- `timeout` → `second`',
+      ].join('\n'),
     );
     expect(matchRule(rules, 'a NullReferenceException was thrown')?.rule.answer).toBe('null-ref');
     expect(matchRule(rules, 'an exception')?.rule.answer).toBe('generic');
@@ -74,8 +82,20 @@ describe('rule grammar', () => {
 
 describe('analyst tokenizer', () => {
   it('emits backticked spans, identifiers, dotted names and their components', () => {
-    const keys = tokenize('Calling `await foo()` then task.Result on DateTime.Now with the var x; e.g. IO').map((t) => t.text);
-    expect(keys).toEqual(['await foo()', 'Calling', 'foo', 'task.Result', 'task', 'Result', 'DateTime.Now', 'DateTime', 'Now']);
+    const keys = tokenize('Calling `await foo()` then task.Result on DateTime.Now with the var x; e.g. IO').map(
+      (t) => t.text,
+    );
+    expect(keys).toEqual([
+      'await foo()',
+      'Calling',
+      'foo',
+      'task.Result',
+      'task',
+      'Result',
+      'DateTime.Now',
+      'DateTime',
+      'Now',
+    ]);
   });
 
   it('dedupes case-insensitively, keeps async, drops stopwords and short words', () => {

@@ -27,14 +27,30 @@ describe('simulated target role', async () => {
     expect(r.choices[0]!.finish_reason).toBe('stop');
     expect(r.object).toBe('chat.completion');
     expect(r.model).toBe('mitko');
-    const chars = '- When the input mentions `FooError`, answer `bar`.'.length + 'The build failed with FooError in step 3.'.length;
-    expect(r.usage).toEqual({ prompt_tokens: Math.ceil(chars / 4), completion_tokens: 1, total_tokens: Math.ceil(chars / 4) + 1, prompt_tokens_details: { cached_tokens: 0 } });
-    expect(await ask(client, 'You are a helpful assistant.', 'The build failed with FooError in step 3.')).toBe('unknown');
+    const chars =
+      '- When the input mentions `FooError`, answer `bar`.'.length + 'The build failed with FooError in step 3.'.length;
+    expect(r.usage).toEqual({
+      prompt_tokens: Math.ceil(chars / 4),
+      completion_tokens: 1,
+      total_tokens: Math.ceil(chars / 4) + 1,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
+    expect(await ask(client, 'You are a helpful assistant.', 'The build failed with FooError in step 3.')).toBe(
+      'unknown',
+    );
   });
 
   it('reports prompt caching from the request alone: a system message of 1,024+ tokens is cached in blocks of 128', async () => {
     const usageOf = async (system: string) =>
-      (await client.chat.completions.create({ model: 'mitko', messages: [{ role: 'system', content: system }, { role: 'user', content: 'FooError again' }] })).usage as unknown as {
+      (
+        await client.chat.completions.create({
+          model: 'mitko',
+          messages: [
+            { role: 'system', content: system },
+            { role: 'user', content: 'FooError again' },
+          ],
+        })
+      ).usage as unknown as {
         prompt_tokens: number;
         prompt_tokens_details: { cached_tokens: number };
       };
@@ -91,8 +107,12 @@ describe('max_rules', async () => {
 });
 
 describe('noise', async () => {
-  const inputs = Array.from({ length: 40 }, (_, i) =>
-    [`case ${i}: ObjectDisposedException`, `case ${i}: task.Result`, `case ${i}: Timeout`, `case ${i}: nothing`][i % 4]!,
+  const inputs = Array.from(
+    { length: 40 },
+    (_, i) =>
+      [`case ${i}: ObjectDisposedException`, `case ${i}: task.Result`, `case ${i}: Timeout`, `case ${i}: nothing`][
+        i % 4
+      ]!,
   );
   const answers = async (client: Awaited<ReturnType<typeof simServer>>['client']) =>
     Promise.all(inputs.map((u) => ask(client, SKILL, u)));

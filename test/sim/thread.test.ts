@@ -7,7 +7,12 @@ import { ask } from './helpers.ts';
 describe('simulated model server thread', () => {
   it('serves the openai SDK, counts requests, logs through the host and stops on close', async () => {
     const lines: string[] = [];
-    const sim = await startSimServerThread({ host: '127.0.0.1', port: 0, models: ['mitko'], log: (l) => lines.push(l) });
+    const sim = await startSimServerThread({
+      host: '127.0.0.1',
+      port: 0,
+      models: ['mitko'],
+      log: (l) => lines.push(l),
+    });
     expect(sim.url).toBe(`http://127.0.0.1:${sim.port}/v1`);
     const client = new OpenAI({ apiKey: 'sk-simulated', baseURL: sim.url, maxRetries: 0 });
     const rule = 'When the input mentions `FooError`, answer `bar`.';

@@ -16,7 +16,14 @@ const INPUTS = Array.from({ length: 200 }, (_, i) => `case ${i}: the handler thr
 function answers(skill: string, opts: Partial<TargetOptions>, inputs = INPUTS): string[] {
   return inputs.map(
     (input) =>
-      simulateTarget([{ role: 'system', content: skill }, { role: 'user', content: input }], 'mitko', { seed: 0, noise: 0, maxRules: 0, ...opts }).content,
+      simulateTarget(
+        [
+          { role: 'system', content: skill },
+          { role: 'user', content: input },
+        ],
+        'mitko',
+        { seed: 0, noise: 0, maxRules: 0, ...opts },
+      ).content,
   );
 }
 
@@ -42,7 +49,9 @@ describe('interference', () => {
   });
 
   it('the order of the rules does not decide, and a rival with the same answer is no conflict', () => {
-    expect(answers(`${GENERAL}\n${SPECIFIC}`, { interference: 0.3 })).toEqual(answers(`${SPECIFIC}\n${GENERAL}`, { interference: 0.3 }));
+    expect(answers(`${GENERAL}\n${SPECIFIC}`, { interference: 0.3 })).toEqual(
+      answers(`${SPECIFIC}\n${GENERAL}`, { interference: 0.3 }),
+    );
     const same = '- When the input mentions `handler`, answer `disposed-object`.';
     expect(new Set(answers(`${SPECIFIC}\n${same}`, { interference: 1 }))).toEqual(new Set(['disposed-object']));
   });
@@ -78,7 +87,9 @@ describe('dilution', () => {
   });
 
   it('a missed rule leaves the next one that fires', () => {
-    const skill = [SPECIFIC, GENERAL, ...Array.from({ length: 78 }, (_, i) => `- \`Filler${i}\` → \`f${i}\``)].join('\n');
+    const skill = [SPECIFIC, GENERAL, ...Array.from({ length: 78 }, (_, i) => `- \`Filler${i}\` → \`f${i}\``)].join(
+      '\n',
+    );
     const got = answers(skill, { ...k, dilutionChars: 0 });
     expect(new Set(got)).toEqual(new Set(['disposed-object', 'async-void', 'unknown']));
   });
@@ -110,14 +121,24 @@ describe('temperature-like noise', () => {
     const { client } = await simServer({ ...PLAIN, noise: 0.5 });
     const create = (input: string, extra: { seed?: number; temperature?: number }) =>
       client.chat.completions
-        .create({ model: 'mitko', messages: [{ role: 'system', content: SPECIFIC }, { role: 'user', content: input }], ...extra })
+        .create({
+          model: 'mitko',
+          messages: [
+            { role: 'system', content: SPECIFIC },
+            { role: 'user', content: input },
+          ],
+          ...extra,
+        })
         .then((r) => r.choices[0]!.message.content);
 
     it('a request at temperature 0 is stable across seeds; above it each seed is a sample', async () => {
       const inputs = INPUTS.slice(0, 20);
       const plain = await Promise.all(inputs.map((u) => ask(client, SPECIFIC, u)));
-      for (const seed of [1, 2, 3]) expect(await Promise.all(inputs.map((u) => create(u, { seed, temperature: 0 })))).toEqual(plain);
-      const samples = await Promise.all([1, 2, 3].map((seed) => Promise.all(inputs.map((u) => create(u, { seed, temperature: 1 })))));
+      for (const seed of [1, 2, 3])
+        expect(await Promise.all(inputs.map((u) => create(u, { seed, temperature: 0 })))).toEqual(plain);
+      const samples = await Promise.all(
+        [1, 2, 3].map((seed) => Promise.all(inputs.map((u) => create(u, { seed, temperature: 1 })))),
+      );
       expect(samples.some((s) => JSON.stringify(s) !== JSON.stringify(plain))).toBe(true);
       expect(await Promise.all(inputs.map((u) => create(u, { seed: 2, temperature: 1 })))).toEqual(samples[1]);
     });

@@ -25,15 +25,24 @@ function gitApply(oldText: string, patch: string, zeroContext = false, name = 's
   return readFileSync(join(dir, name), 'utf8');
 }
 
-const lines = (n: number, prefix = 'line'): string => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}\n`).join('');
+const lines = (n: number, prefix = 'line'): string =>
+  Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}\n`).join('');
 
 const CASES: Array<[string, string, string]> = [
   ['append at end', lines(10), `${lines(10)}new rule\n`],
-  ['append before a region', `# Skill\n\n- a\n- b\n\n<!-- SLOW_UPDATE_START -->\nx\n<!-- SLOW_UPDATE_END -->\n`, `# Skill\n\n- a\n- b\n\n- c\n\n<!-- SLOW_UPDATE_START -->\nx\n<!-- SLOW_UPDATE_END -->\n`],
+  [
+    'append before a region',
+    `# Skill\n\n- a\n- b\n\n<!-- SLOW_UPDATE_START -->\nx\n<!-- SLOW_UPDATE_END -->\n`,
+    `# Skill\n\n- a\n- b\n\n- c\n\n<!-- SLOW_UPDATE_START -->\nx\n<!-- SLOW_UPDATE_END -->\n`,
+  ],
   ['replace in the middle', lines(30), lines(30).replace('line 15\n', 'LINE FIFTEEN\nand more\n')],
   ['delete in the middle', lines(30), lines(30).replace('line 12\nline 13\n', '')],
   ['two distant hunks', lines(40), lines(40).replace('line 3\n', 'three\n').replace('line 35\n', '')],
-  ['nearby changes merge into one hunk', lines(20), lines(20).replace('line 5\n', 'five\n').replace('line 10\n', 'ten\n')],
+  [
+    'nearby changes merge into one hunk',
+    lines(20),
+    lines(20).replace('line 5\n', 'five\n').replace('line 10\n', 'ten\n'),
+  ],
   ['old without trailing newline', 'a\nb\nc', 'a\nb\nc\nd\n'],
   ['new without trailing newline', 'a\nb\nc\n', 'a\nB\nc'],
   ['both without trailing newline, last line changed', 'a\nb\nc', 'a\nb\nC'],
@@ -58,7 +67,9 @@ describe('unifiedDiff', () => {
       '--- a/skill.md\n+++ b/skill.md\n@@ -4,3 +4,3 @@\n line 4\n-line 5\n+five\n line 6\n',
     );
     expect(unifiedDiff('', 'x\n')).toBe('--- a/skill.md\n+++ b/skill.md\n@@ -0,0 +1 @@\n+x\n');
-    expect(unifiedDiff('a\nb', 'a\nc')).toBe('--- a/skill.md\n+++ b/skill.md\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n');
+    expect(unifiedDiff('a\nb', 'a\nc')).toBe(
+      '--- a/skill.md\n+++ b/skill.md\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n',
+    );
   });
 
   it('splits hunks separated by more than 2*context unchanged lines', () => {

@@ -20,7 +20,12 @@ describe('append', () => {
   it('appends at the end with one blank line when there is no region', () => {
     const r = one(BODY, { op: 'append', content: '  - New rule.\n\n' });
     expect(r.skill).toBe(`${BODY}\n- New rule.\n`);
-    expect(r.report[0]).toMatchObject({ index: 1, op: 'append', status: 'applied_append', content_preview: '- New rule.' });
+    expect(r.report[0]).toMatchObject({
+      index: 1,
+      op: 'append',
+      status: 'applied_append',
+      content_preview: '- New rule.',
+    });
     expect(one('', { op: 'append', content: 'x' }).skill).toBe('x\n');
   });
 
@@ -32,7 +37,10 @@ describe('append', () => {
   });
 
   it('removes marker strings from content', () => {
-    const r = one(WITH_REGIONS, { op: 'append', content: `${SLOW_UPDATE_START}\nsneaky\n${SLOW_UPDATE_END} ${APPENDIX_END}` });
+    const r = one(WITH_REGIONS, {
+      op: 'append',
+      content: `${SLOW_UPDATE_START}\nsneaky\n${SLOW_UPDATE_END} ${APPENDIX_END}`,
+    });
     expect(r.report[0]!.status).toBe('applied_append_before_protected_region');
     expect(r.report[0]!.content_preview).toBe('sneaky');
     expect(regionTexts(r.skill)).toEqual(regionTexts(WITH_REGIONS));
@@ -54,8 +62,12 @@ describe('insert_after', () => {
   });
 
   it('uses the end of the line even when the target is a line prefix, and handles a target ending in \\n', () => {
-    expect(one(BODY, { op: 'insert_after', target: '- Answer', content: 'X' }).skill).toBe(BODY.replace('- Answer briefly.\n', '- Answer briefly.\nX\n'));
-    expect(one(BODY, { op: 'insert_after', target: '## Rules\n', content: 'X' }).skill).toBe(BODY.replace('## Rules\n', '## Rules\nX\n'));
+    expect(one(BODY, { op: 'insert_after', target: '- Answer', content: 'X' }).skill).toBe(
+      BODY.replace('- Answer briefly.\n', '- Answer briefly.\nX\n'),
+    );
+    expect(one(BODY, { op: 'insert_after', target: '## Rules\n', content: 'X' }).skill).toBe(
+      BODY.replace('## Rules\n', '## Rules\nX\n'),
+    );
     expect(one('a\nlast', { op: 'insert_after', target: 'last', content: 'X' }).skill).toBe('a\nlast\nX');
   });
 
@@ -94,7 +106,9 @@ describe('replace / delete', () => {
     const d = one(BODY, { op: 'delete', target: '- Cite the page.\n' });
     expect(d.skill).toBe(BODY.replace('- Cite the page.\n', ''));
     expect(d.report[0]!.status).toBe('applied_delete');
-    expect(one(BODY, { op: 'replace', target: 'Return JSON.', content: 'Return YAML.' }).report[0]!.status).toBe('applied_replace');
+    expect(one(BODY, { op: 'replace', target: 'Return JSON.', content: 'Return YAML.' }).report[0]!.status).toBe(
+      'applied_replace',
+    );
   });
 
   it('keeps target whitespace verbatim for exact matching, trims content', () => {
@@ -103,7 +117,11 @@ describe('replace / delete', () => {
   });
 
   it('falls back to a unique whitespace-normalised match', () => {
-    const r = one(BODY, { op: 'replace', target: '## Rules\n\n-   Answer\tbriefly.', content: '## Rules\n- Answer in one line.' });
+    const r = one(BODY, {
+      op: 'replace',
+      target: '## Rules\n\n-   Answer\tbriefly.',
+      content: '## Rules\n- Answer in one line.',
+    });
     expect(r.report[0]!.status).toBe('applied_normalized_match');
     expect(isApplied(r.report[0]!.status)).toBe(true);
     expect(r.report[0]!.reason).toMatch(/whitespace/);
@@ -111,7 +129,9 @@ describe('replace / delete', () => {
     const d = one(BODY, { op: 'delete', target: '  ## Format Return   JSON.  ' });
     expect(d.report[0]!.status).toBe('applied_normalized_match');
     expect(d.skill).toBe(BODY.replace('## Format\nReturn JSON.', ''));
-    expect(one(BODY, { op: 'insert_after', target: '-  Cite   the page.', content: '- X' }).skill).toBe(BODY.replace('- Cite the page.\n', '- Cite the page.\n- X\n'));
+    expect(one(BODY, { op: 'insert_after', target: '-  Cite   the page.', content: '- X' }).skill).toBe(
+      BODY.replace('- Cite the page.\n', '- Cite the page.\n- X\n'),
+    );
   });
 
   it('reports an ambiguous normalised match without applying it', () => {
@@ -129,7 +149,12 @@ describe('replace / delete', () => {
       { op: 'replace', target: 'no such text', content: 'x' },
       { op: 'delete', target: 'Cite the pages' },
     ]);
-    expect(r.report.map((x) => x.status)).toEqual(['missing_target', 'missing_target', 'unmatched_target', 'unmatched_target']);
+    expect(r.report.map((x) => x.status)).toEqual([
+      'missing_target',
+      'missing_target',
+      'unmatched_target',
+      'unmatched_target',
+    ]);
     expect(r.skill).toBe(BODY);
   });
 

@@ -17,7 +17,9 @@ import { protectedSpans, replaceSlowUpdate, stripProtected } from '../../src/ski
 import { enforceProtected } from '../../src/optimizer/update.ts';
 
 const doc = (fm: string, body = '# Body\n\n- rule\n') => `---\n${fm}\n---\n\n${body}`;
-const GOOD = doc('name: dotnet-debugging\ndescription: Finds the root cause of .NET bugs. Use it when C# code fails.\nlicense: MIT\nmetadata:\n  version: "1"');
+const GOOD = doc(
+  'name: dotnet-debugging\ndescription: Finds the root cause of .NET bugs. Use it when C# code fails.\nlicense: MIT\nmetadata:\n  version: "1"',
+);
 const PATH = '/skills/dotnet-debugging/SKILL.md';
 
 function error(fn: () => unknown): string {
@@ -41,35 +43,51 @@ describe('the rules of a SKILL.md', () => {
   });
 
   it('name: lowercase letters, digits and hyphens, no edge or double hyphen, at most 64, the folder name', () => {
-    const named = (name: string, path = `/skills/${name}/SKILL.md`) => error(() => parseSkill(path, doc(`name: ${name}\ndescription: d`)));
+    const named = (name: string, path = `/skills/${name}/SKILL.md`) =>
+      error(() => parseSkill(path, doc(`name: ${name}\ndescription: d`)));
     expect(named('Dotnet_Debugging')).toBe(
       "/skills/Dotnet_Debugging/SKILL.md: frontmatter 'name' 'Dotnet_Debugging' may contain only lowercase letters, digits and '-' (found 'D', '_')",
     );
     expect(named('-dotnet')).toMatch(/must not start or end with '-'$/);
     expect(named('dotnet--debug')).toMatch(/must not contain '--'$/);
     expect(named('a'.repeat(65))).toMatch(/'name' is 65 characters; the limit is 64$/);
-    expect(named('dotnet', '/skills/other/SKILL.md')).toBe("/skills/other/SKILL.md: frontmatter 'name' 'dotnet' must match the folder name 'other'");
+    expect(named('dotnet', '/skills/other/SKILL.md')).toBe(
+      "/skills/other/SKILL.md: frontmatter 'name' 'dotnet' must match the folder name 'other'",
+    );
   });
 
   it('description: required, non-empty, at most 1,024 characters', () => {
     expect(error(() => parseSkill(PATH, doc(`name: dotnet-debugging\ndescription: ${'x'.repeat(1100)}`)))).toBe(
       `${PATH}: frontmatter 'description' is 1100 characters; the limit is 1024`,
     );
-    expect(error(() => parseSkill(PATH, doc('name: dotnet-debugging')))).toBe(`${PATH}: frontmatter field 'description' is required`);
-    expect(error(() => parseSkill(PATH, doc('name: dotnet-debugging\ndescription: "  "')))).toMatch(/'description' must not be empty$/);
+    expect(error(() => parseSkill(PATH, doc('name: dotnet-debugging')))).toBe(
+      `${PATH}: frontmatter field 'description' is required`,
+    );
+    expect(error(() => parseSkill(PATH, doc('name: dotnet-debugging\ndescription: "  "')))).toMatch(
+      /'description' must not be empty$/,
+    );
   });
 
   it('optional fields and unknown ones', () => {
-    const with_ = (extra: string) => error(() => parseSkill(PATH, doc(`name: dotnet-debugging\ndescription: d\n${extra}`)));
+    const with_ = (extra: string) =>
+      error(() => parseSkill(PATH, doc(`name: dotnet-debugging\ndescription: d\n${extra}`)));
     expect(with_(`compatibility: ${'y'.repeat(501)}`)).toMatch(/'compatibility' is 501 characters; the limit is 500$/);
     expect(with_('metadata: [a, b]')).toMatch(/'metadata' must be a key–value map$/);
     expect(with_('allowed-tools: 3')).toMatch(/'allowed-tools' must be a string or a list of strings$/);
-    expect(with_('author: me')).toMatch(/unknown frontmatter field 'author' \(allowed: name, description, license, compatibility, metadata, allowed-tools\)$/);
-    expect(parseSkill(PATH, doc('name: dotnet-debugging\ndescription: d\nallowed-tools: [Read, Bash]')).frontmatter['allowed-tools']).toEqual(['Read', 'Bash']);
+    expect(with_('author: me')).toMatch(
+      /unknown frontmatter field 'author' \(allowed: name, description, license, compatibility, metadata, allowed-tools\)$/,
+    );
+    expect(
+      parseSkill(PATH, doc('name: dotnet-debugging\ndescription: d\nallowed-tools: [Read, Bash]')).frontmatter[
+        'allowed-tools'
+      ],
+    ).toEqual(['Read', 'Bash']);
   });
 
   it('structure: missing, unclosed, not YAML, not a mapping', () => {
-    expect(error(() => parseSkill(PATH, '# just markdown\n'))).toMatch(/^\/skills\/dotnet-debugging\/SKILL\.md: no frontmatter/);
+    expect(error(() => parseSkill(PATH, '# just markdown\n'))).toMatch(
+      /^\/skills\/dotnet-debugging\/SKILL\.md: no frontmatter/,
+    );
     expect(error(() => parseSkill(PATH, '---\nname: x\n'))).toMatch(/no closing '---' line$/);
     expect(error(() => parseSkill(PATH, doc('name: [unclosed')))).toMatch(/frontmatter is not valid YAML: /);
     expect(error(() => parseSkill(PATH, doc('- a\n- b')))).toMatch(/must be a YAML mapping/);
@@ -79,7 +97,9 @@ describe('the rules of a SKILL.md', () => {
     expect(error(() => checkSkillFile('/x/initial/SKILL.md', '# no frontmatter\n'))).toMatch(/no frontmatter/);
     const elsewhere = doc('name: dotnet-debugging\ndescription: d');
     expect(checkSkillFile('/out/run/best_skill.md', elsewhere)?.name).toBe('dotnet-debugging'); // folder 'run' not checked
-    expect(error(() => checkSkillFile('/out/run/best_skill.md', doc('name: Bad_Name\ndescription: d')))).toMatch(/^\/out\/run\/best_skill\.md: frontmatter 'name'/);
+    expect(error(() => checkSkillFile('/out/run/best_skill.md', doc('name: Bad_Name\ndescription: d')))).toMatch(
+      /^\/out\/run\/best_skill\.md: frontmatter 'name'/,
+    );
     expect(checkSkillFile('/skills/x/initial.md', '# plain skill\n')).toBeNull();
   });
 });
@@ -93,7 +113,9 @@ describe('replaceDescription', () => {
     const changed = after.map((l, i) => (l === before[i] ? null : i)).filter((i) => i !== null);
     expect(changed).toEqual([2]);
     expect(after[2]).toBe('description: "Diagnoses .NET runtime failures: hangs, leaks and exceptions."'); // quoted: it holds ': '
-    expect(parseSkill(PATH, next).frontmatter.description).toBe('Diagnoses .NET runtime failures: hangs, leaks and exceptions.');
+    expect(parseSkill(PATH, next).frontmatter.description).toBe(
+      'Diagnoses .NET runtime failures: hangs, leaks and exceptions.',
+    );
     expect(replaceDescription(GOOD, 'Plain words only.').split('\n')[2]).toBe('description: Plain words only.');
   });
 
@@ -104,7 +126,9 @@ describe('replaceDescription', () => {
   });
 
   it('refuses a description past the limit, naming the rule', () => {
-    expect(error(() => replaceDescription(GOOD, 'y'.repeat(1025), PATH))).toBe(`${PATH}: frontmatter 'description' is 1025 characters; the limit is 1024`);
+    expect(error(() => replaceDescription(GOOD, 'y'.repeat(1025), PATH))).toBe(
+      `${PATH}: frontmatter 'description' is 1025 characters; the limit is 1024`,
+    );
   });
 });
 
@@ -122,10 +146,16 @@ describe('the frontmatter is a protected region', () => {
       { op: 'delete', target: 'license: MIT' },
       { op: 'append', content: '- rule two' },
     ]);
-    expect(r.report.map((x) => x.status)).toEqual(['skipped_protected_region', 'skipped_protected_region', 'applied_append']);
+    expect(r.report.map((x) => x.status)).toEqual([
+      'skipped_protected_region',
+      'skipped_protected_region',
+      'applied_append',
+    ]);
     expect(r.skill).toBe(`${GOOD.slice(0, fmEnd)}\n# Body\n\n- rule\n\n- rule two\n`);
     const tail = replaceSlowUpdate(GOOD, 'guidance');
-    expect(applyEdits(tail, [{ op: 'append', content: '- rule three' }]).skill).toMatch(/^---\nname: dotnet-debugging[\s\S]*- rule\n\n- rule three\n\n<!-- SLOW_UPDATE_START -->/);
+    expect(applyEdits(tail, [{ op: 'append', content: '- rule three' }]).skill).toMatch(
+      /^---\nname: dotnet-debugging[\s\S]*- rule\n\n- rule three\n\n<!-- SLOW_UPDATE_START -->/,
+    );
   });
 
   it('a rewrite that drops or changes it gets it back at the head', () => {
@@ -133,8 +163,14 @@ describe('the frontmatter is a protected region', () => {
     const fixed = enforceProtected(GOOD, rewritten);
     expect(fixed.restored).toBe(true);
     expect(fixed.skill).toBe(`${GOOD.slice(0, fmEnd)}# Body\n\n- better rule\n`);
-    const changed = enforceProtected(GOOD, GOOD.replace('license: MIT', 'license: GPL').replace('- rule', '- better rule'));
+    const changed = enforceProtected(
+      GOOD,
+      GOOD.replace('license: MIT', 'license: GPL').replace('- rule', '- better rule'),
+    );
     expect(changed.skill.startsWith(GOOD.slice(0, fmEnd))).toBe(true);
-    expect(enforceProtected(GOOD, GOOD.replace('- rule', '- better rule'))).toEqual({ skill: GOOD.replace('- rule', '- better rule'), restored: false });
+    expect(enforceProtected(GOOD, GOOD.replace('- rule', '- better rule'))).toEqual({
+      skill: GOOD.replace('- rule', '- better rule'),
+      restored: false,
+    });
   });
 });

@@ -152,7 +152,9 @@ describe('appendix region', () => {
 
 describe('setAppendixNotes', () => {
   it('replaces the notes (deduplicated) and keeps the body and other regions', async () => {
-    const { setAppendixNotes, appendixNotes, addAppendixNotes, injectEmptySlowUpdate, regionTexts } = await import('../../src/skill/regions.ts');
+    const { setAppendixNotes, appendixNotes, addAppendixNotes, injectEmptySlowUpdate, regionTexts } = await import(
+      '../../src/skill/regions.ts'
+    );
     const skill = addAppendixNotes(injectEmptySlowUpdate('# S\n\nbody\n'), ['one', 'two', 'three']);
     const slow = regionTexts(skill).find((r) => r.includes('SLOW_UPDATE'));
     const out = setAppendixNotes(skill, ['merged note', 'Merged note.']);

@@ -98,7 +98,11 @@ describe('exact binomial tail and McNemar', () => {
     expect(binomialUpperBound(1, 29)).toBeCloseTo(0.1533920245261827, 9);
     expect(binomialUpperBound(3, 100)).toBeCloseTo(0.07571079374983004, 9);
     expect(binomialUpperBound(0, 16)).toBeCloseTo(0.17074972298248092, 12);
-    for (const [x, n, conf] of [[2, 10, 0.95], [7, 40, 0.9], [50, 500, 0.99]] as const) {
+    for (const [x, n, conf] of [
+      [2, 10, 0.95],
+      [7, 40, 0.9],
+      [50, 500, 0.99],
+    ] as const) {
       const u = binomialUpperBound(x, n, conf);
       expect(1 - binomialUpperTail(x + 1, n, u)).toBeCloseTo(1 - conf, 9);
     }

@@ -47,7 +47,7 @@ describe('pass@k and pass^k', () => {
     expect(passAtK(5, 0, 5)).toBe(0);
     expect(passAtK(5, 0, 1)).toBe(0);
   });
-  test('counts that cannot be: more passes than samples, fractions or negatives are a caller\'s mistake, not a number', () => {
+  test("counts that cannot be: more passes than samples, fractions or negatives are a caller's mistake, not a number", () => {
     expect(() => passHatK(5, 7, 3)).toThrow(RangeError);
     expect(() => passAtK(5, 7, 3)).toThrow(RangeError);
     expect(() => passHatK(5, 2.5, 2)).toThrow(/whole numbers/);
@@ -62,14 +62,25 @@ describe('pass@k and pass^k', () => {
   test('the summary computes them at k = the trials; a case with errored trials is counted apart, not mixed in', () => {
     // a: 5 trials, 2 pass → pass@5 = 1, pass^5 = 0; b: 5 trials, 5 pass → 1, 1;
     // c: 3 of 5 scored (2 errored), 3 pass — its own "pass@3" would be 1: it is left out
-    const rows = [...trials('a', 2, 5), ...trials('b', 5, 5), ...trials('c', 3, 3), errored('c', { trial: 3 }), errored('c', { trial: 4 })];
+    const rows = [
+      ...trials('a', 2, 5),
+      ...trials('b', 5, 5),
+      ...trials('c', 3, 3),
+      errored('c', { trial: 3 }),
+      errored('c', { trial: 4 }),
+    ];
     const s = scoreStats(rows);
     expect(s.trials).toBe(5);
     expect(s.pass_at_k).toBe(1);
     expect(s.pass_all_k).toBe(0.5);
     expect(s.cases_with_errored_trials).toBe(1);
     // c: 0 of 3 scored passing would, mixed in, have pulled pass^k down with a pass^3
-    const t = scoreStats([...trials('a', 5, 5), ...trials('c', 2, 3), errored('c', { trial: 3 }), errored('c', { trial: 4 })]);
+    const t = scoreStats([
+      ...trials('a', 5, 5),
+      ...trials('c', 2, 3),
+      errored('c', { trial: 3 }),
+      errored('c', { trial: 4 }),
+    ]);
     expect([t.pass_at_k, t.pass_all_k, t.cases_with_errored_trials]).toEqual([1, 1, 1]);
   });
 });

@@ -8,7 +8,9 @@ import { adjustedPValues, familyAdjusted } from '../../src/stats/multiplicity.ts
 describe('adjustedPValues (Benjamini–Hochberg)', () => {
   test('by hand: m = 5, sorted p·m/rank, then the running minimum from the largest down, in the order given', () => {
     // sorted 0.01, 0.02, 0.03, 0.04, 0.5 → ×5/rank: 0.05, 0.05, 0.05, 0.05, 0.5
-    expect(adjustedPValues([0.03, 0.5, 0.01, 0.04, 0.02]).map((x) => +x.toFixed(12))).toEqual([0.05, 0.5, 0.05, 0.05, 0.05]);
+    expect(adjustedPValues([0.03, 0.5, 0.01, 0.04, 0.02]).map((x) => +x.toFixed(12))).toEqual([
+      0.05, 0.5, 0.05, 0.05, 0.05,
+    ]);
     // 0.001, 0.04, 0.045 → 0.003, 0.06, 0.045 → running min from the top: 0.003, 0.045, 0.045
     expect(adjustedPValues([0.045, 0.001, 0.04]).map((x) => +x.toFixed(12))).toEqual([0.045, 0.003, 0.045]);
   });

@@ -10,8 +10,14 @@ import { casesTest, type CaseCounts } from '../../src/stats/sign-flip.ts';
 import { latticeSum } from '../../src/stats/lattice-sum.ts';
 import { mcnemarExact } from '../../src/stats/binomial.ts';
 
-const at = (base: number, cand: number, k = 5): CaseCounts => ({ base_passes: base, base_trials: k, cand_passes: cand, cand_trials: k });
-const suite = (n: number, changed: Record<number, [number, number]>, k = 5) => Array.from({ length: n }, (_, i) => at(...(changed[i] ?? [k, k]), k));
+const at = (base: number, cand: number, k = 5): CaseCounts => ({
+  base_passes: base,
+  base_trials: k,
+  cand_passes: cand,
+  cand_trials: k,
+});
+const suite = (n: number, changed: Record<number, [number, number]>, k = 5) =>
+  Array.from({ length: n }, (_, i) => at(...(changed[i] ?? [k, k]), k));
 
 describe("trialAgreement: how much each run's trials disagree, against independent trials", () => {
   test('by hand: 4/5 → 2/5 disagrees within each run about as independent trials of its pooled 6 of 10 would', () => {
@@ -43,7 +49,12 @@ describe("trialAgreement: how much each run's trials disagree, against independe
 
 describe('caseMeansTest: the sign flip of whole cases', () => {
   test('at temperature 0 (every d is −1, 0 or +1) it is exact McNemar on the cases', () => {
-    for (const [b, c] of [[4, 0], [5, 1], [7, 2], [0, 3]] as const) {
+    for (const [b, c] of [
+      [4, 0],
+      [5, 1],
+      [7, 2],
+      [0, 3],
+    ] as const) {
       const cases = [...Array(b).fill(at(5, 0)), ...Array(c).fill(at(0, 5)), ...Array(20).fill(at(5, 5)), at(0, 0)];
       const t = caseMeansTest(cases);
       const m = mcnemarExact(b, c);
@@ -77,7 +88,7 @@ describe('pairedCasesTest: which test decides', () => {
 });
 
 describe('the interval of Δ, read off the test', () => {
-  test('one case 5/5 → 4/5: p = 1/2 both ways, so the interval holds 0 (it was [−0.2, −0.2]); its ends are the sides\' Wilson intervals', () => {
+  test("one case 5/5 → 4/5: p = 1/2 both ways, so the interval holds 0 (it was [−0.2, −0.2]); its ends are the sides' Wilson intervals", () => {
     const cases = [at(5, 4)];
     const t = casesTest(cases);
     const { interval } = changeInterval(cases, t, 0.95);
@@ -95,10 +106,23 @@ describe('the interval of Δ, read off the test', () => {
     expect(bounds.upper).toBeCloseTo(-0.2, 12);
   });
   test('it excludes 0 exactly when a one-sided p is below (1 − confidence)/2, and the one-sided bound exactly when p < α', () => {
-    const grid: Array<[number, number]> = [[5, 0], [5, 1], [5, 2], [4, 1], [3, 3], [5, 5], [2, 5], [0, 4]];
+    const grid: Array<[number, number]> = [
+      [5, 0],
+      [5, 1],
+      [5, 2],
+      [4, 1],
+      [3, 3],
+      [5, 5],
+      [2, 5],
+      [0, 4],
+    ];
     for (let a = 0; a < grid.length; a++) {
       for (let b = 0; b < grid.length; b++) {
-        const cases: CaseCounts[] = [...Array(a + 1).fill(at(...grid[a]!)), ...Array(b).fill(at(...grid[b]!)), at(4, 4)];
+        const cases: CaseCounts[] = [
+          ...Array(a + 1).fill(at(...grid[a]!)),
+          ...Array(b).fill(at(...grid[b]!)),
+          at(4, 4),
+        ];
         for (const t of [casesTest(cases), caseMeansTest(cases)]) {
           const { interval, bounds } = changeInterval(cases, t, 0.95);
           expect(interval[1] < 0).toBe(t.p_worse < 0.025);
@@ -109,7 +133,7 @@ describe('the interval of Δ, read off the test', () => {
       }
     }
   });
-  test('59 cases all 5/5 on both sides: not [−1, 1] but the sides\' Wilson intervals, ±(1 − 0.939)', () => {
+  test("59 cases all 5/5 on both sides: not [−1, 1] but the sides' Wilson intervals, ±(1 − 0.939)", () => {
     const cases = suite(59, {});
     const { interval } = changeInterval(cases, casesTest(cases), 0.95);
     // Wilson(59 of 59) at z = 1.96: [0.938872, 1]

@@ -8,11 +8,17 @@ import { casesTest, EXACT_LIMIT, type CaseCounts } from '../../src/stats/sign-fl
 import { mcnemarExact } from '../../src/stats/binomial.ts';
 import { PyRandom } from '../../src/util/rng.ts';
 
-const at = (base: number, cand: number, k = 5): CaseCounts => ({ base_passes: base, base_trials: k, cand_passes: cand, cand_trials: k });
-const suite = (n: number, changed: Record<number, [number, number]>, k = 5) => Array.from({ length: n }, (_, i) => at(...(changed[i] ?? [k, k]), k));
+const at = (base: number, cand: number, k = 5): CaseCounts => ({
+  base_passes: base,
+  base_trials: k,
+  cand_passes: cand,
+  cand_trials: k,
+});
+const suite = (n: number, changed: Record<number, [number, number]>, k = 5) =>
+  Array.from({ length: n }, (_, i) => at(...(changed[i] ?? [k, k]), k));
 
 describe('casesTest', () => {
-  test('one case, 5/5 → 4/5: p(worse) = 1/2 (the one failing trial is the candidate\'s or the baseline\'s)', () => {
+  test("one case, 5/5 → 4/5: p(worse) = 1/2 (the one failing trial is the candidate's or the baseline's)", () => {
     const t = casesTest([at(5, 4)]);
     expect(t).toMatchObject({ cases: 1, moving: 1, method: 'exact' });
     expect(t.p_worse).toBeCloseTo(0.5, 12);
@@ -44,8 +50,18 @@ describe('casesTest', () => {
   });
 
   test('at one trial per side it is exact McNemar', () => {
-    for (const [b, c] of [[5, 1], [12, 4], [0, 3], [7, 7]] as const) {
-      const cases = [...Array(b).fill(at(1, 0, 1)), ...Array(c).fill(at(0, 1, 1)), ...Array(20).fill(at(1, 1, 1)), at(0, 0, 1)];
+    for (const [b, c] of [
+      [5, 1],
+      [12, 4],
+      [0, 3],
+      [7, 7],
+    ] as const) {
+      const cases = [
+        ...Array(b).fill(at(1, 0, 1)),
+        ...Array(c).fill(at(0, 1, 1)),
+        ...Array(20).fill(at(1, 1, 1)),
+        at(0, 0, 1),
+      ];
       const t = casesTest(cases);
       const m = mcnemarExact(b, c);
       expect(t.p_worse).toBeCloseTo(m.p_worse, 12);
@@ -72,7 +88,8 @@ describe('casesTest', () => {
       const drift = 0.03 * (rep % 5);
       const cases = Array.from({ length: EXACT_LIMIT + 1 }, () => {
         for (;;) {
-          const draw = (p: number) => Array.from({ length: k }, () => (rng.random() < p ? 1 : 0) as number).reduce((x, y) => x + y, 0);
+          const draw = (p: number) =>
+            Array.from({ length: k }, () => (rng.random() < p ? 1 : 0) as number).reduce((x, y) => x + y, 0);
           const c = at(draw(0.7), draw(0.7 - drift), k);
           const t = c.base_passes + c.cand_passes;
           if (t > 0 && t < 2 * k) return c;
@@ -89,7 +106,9 @@ describe('casesTest', () => {
 
   test('10,000 moving cases at k = 5 take the approximation', () => {
     const rng = new PyRandom(3);
-    const cases = Array.from({ length: 10_000 }, () => at(1 + Math.floor(rng.random() * 4), 1 + Math.floor(rng.random() * 4)));
+    const cases = Array.from({ length: 10_000 }, () =>
+      at(1 + Math.floor(rng.random() * 4), 1 + Math.floor(rng.random() * 4)),
+    );
     const t = casesTest(cases);
     expect(t.method).toBe('normal_approximation');
     expect(t.p_worse).toBeGreaterThan(0);

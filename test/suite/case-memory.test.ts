@@ -65,19 +65,63 @@ describe('withoutCaseStacks', () => {
 
 function record(id: string, trial: number | undefined, hard: number, errored = false): CaseRecord {
   return {
-    suite: 's', id, ...(trial !== undefined ? { trial } : {}), split: 'val', task_type: null, skill_hash: 'h',
-    messages: [{ role: 'user', content: id }], output: 'x', expected: 'y', hard, soft: hard, pass: !errored && hard >= 0.5,
-    feedback: 'f', usage: { calls: 1, attempts: 1, prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 }, latency_ms: 1, cached: false,
-    error_kind: errored ? 'infra' : null, error: errored ? 'down' : null, simulated: true,
+    suite: 's',
+    id,
+    ...(trial !== undefined ? { trial } : {}),
+    split: 'val',
+    task_type: null,
+    skill_hash: 'h',
+    messages: [{ role: 'user', content: id }],
+    output: 'x',
+    expected: 'y',
+    hard,
+    soft: hard,
+    pass: !errored && hard >= 0.5,
+    feedback: 'f',
+    usage: {
+      calls: 1,
+      attempts: 1,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      cached_prompt_tokens: 0,
+      reasoning_tokens: null,
+      cost: null,
+      call_ms: 0,
+    },
+    latency_ms: 1,
+    cached: false,
+    error_kind: errored ? 'infra' : null,
+    error: errored ? 'down' : null,
+    simulated: true,
   };
 }
 
-const slim = (r: CaseRecord): OutcomeRow => ({ suite: r.suite, id: r.id, ...(r.trial !== undefined ? { trial: r.trial } : {}), hard: r.hard, soft: r.soft, pass: r.pass, error_kind: r.error_kind });
+const slim = (r: CaseRecord): OutcomeRow => ({
+  suite: r.suite,
+  id: r.id,
+  ...(r.trial !== undefined ? { trial: r.trial } : {}),
+  hard: r.hard,
+  soft: r.soft,
+  pass: r.pass,
+  error_kind: r.error_kind,
+});
 
 describe('the gate on slim rows', () => {
   test('scoreStats of slim rows equals that of the whole records, single trials and several', () => {
-    const single = [record('a', undefined, 1), record('b', undefined, 0), record('c', undefined, 0, true), record('d', undefined, 0.75)];
-    const trials = [record('a', 1, 1), record('a', 0, 0), record('b', 0, 1), record('b', 1, 1), record('c', 0, 0, true), record('c', 1, 0, true)];
+    const single = [
+      record('a', undefined, 1),
+      record('b', undefined, 0),
+      record('c', undefined, 0, true),
+      record('d', undefined, 0.75),
+    ];
+    const trials = [
+      record('a', 1, 1),
+      record('a', 0, 0),
+      record('b', 0, 1),
+      record('b', 1, 1),
+      record('c', 0, 0, true),
+      record('c', 1, 0, true),
+    ];
     for (const rows of [single, trials]) expect(scoreStats(rows.map(slim))).toEqual(scoreStats(rows));
   });
 

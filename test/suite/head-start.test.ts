@@ -21,7 +21,9 @@ describe('headStart: the first wave of cases starts at definition', () => {
     let seen: AbortSignal | undefined;
     const h = headStart(['a', 'b'], 2, (_id, signal) => {
       seen = signal;
-      return new Promise<string>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+      return new Promise<string>((_resolve, reject) =>
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+      );
     });
     const test = new AbortController();
     const result = h.take('b', test.signal)!;

@@ -21,10 +21,19 @@ import { roleConfig } from '../model/harness.ts';
 const FIVE_MB = 5 * 1024 * 1024;
 const tools = {
   fetch_log: tool({ description: 'the whole log', input: z.object({}), handler: () => 'L'.repeat(FIVE_MB) }),
-  boom: tool({ description: 'broken', input: z.object({}), handler: () => { throw new TypeError('broken handler'); } }),
+  boom: tool({
+    description: 'broken',
+    input: z.object({}),
+    handler: () => {
+      throw new TypeError('broken handler');
+    },
+  }),
 };
 // the line of boom's handler above, found in this file so that a reformat cannot move it
-const CRASH_LINE = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').findIndex((l) => l.includes("throw new TypeError('broken handler')")) + 1;
+const CRASH_LINE =
+  readFileSync(fileURLToPath(import.meta.url), 'utf8')
+    .split('\n')
+    .findIndex((l) => l.includes("throw new TypeError('broken handler')")) + 1;
 
 let server: ToolServer;
 let runtime: SuiteRuntime;
@@ -43,14 +52,20 @@ afterAll(async () => {
   await server.close();
 });
 
-const scorer: Scorer = { name: 'exact', score: ({ output, task }) => ({ hard: output === task.expected ? 1 : 0, soft: 1, feedback: 'scored' }) };
+const scorer: Scorer = {
+  name: 'exact',
+  score: ({ output, task }) => ({ hard: output === task.expected ? 1 : 0, soft: 1, feedback: 'scored' }),
+};
 
 function run(over: Partial<CaseContext<unknown>>, id: string): Promise<CaseRecord[]> {
   const ctx: CaseContext<unknown> = {
     suite: 'tools',
     skill: { text: 'Read the log.', path: 'skill.md' },
     hash: 'h',
-    buildMessages: (skill, task) => [{ role: 'system', content: skill }, { role: 'user', content: String(task.input) }],
+    buildMessages: (skill, task) => [
+      { role: 'system', content: skill },
+      { role: 'user', content: String(task.input) },
+    ],
     runner: toolLoopRunner({ tools }),
     runtime,
     scorer,
@@ -81,7 +96,17 @@ test("a 5 MB tool result: sent whole, stored clipped in the record's messages an
 });
 
 test("a run hook's own trajectory is stored clipped too", async () => {
-  const hook = () => ({ output: 'done', trajectory: [{ turn: 1, kind: 'tool' as const, tool_call_id: 'x', result: { name: 'fetch', ok: true, content: 'y'.repeat(FIVE_MB), ms: 0 } }] });
+  const hook = () => ({
+    output: 'done',
+    trajectory: [
+      {
+        turn: 1,
+        kind: 'tool' as const,
+        tool_call_id: 'x',
+        result: { name: 'fetch', ok: true, content: 'y'.repeat(FIVE_MB), ms: 0 },
+      },
+    ],
+  });
   const [r] = await run({ runner: runHookRunner('tools', { text: '' }, hook, {}) }, 'hook');
   expect(r!.trajectory![0]!.result!.content).toBe(clipResult('y'.repeat(FIVE_MB)));
 });
@@ -90,7 +115,11 @@ test("a handler's crash: errored; a first line naming the suite, the tool and th
   const [r] = await run({}, 'crash');
   expect(r).toMatchObject({ pass: false, error_kind: 'tool_handler' });
   const [first, ...stack] = r!.error!.split('\n');
-  expect(first).toMatch(new RegExp(`^suite 'tools': tool 'boom' handler threw: TypeError: broken handler \\(test/suite/run-case\\.test\\.ts:${CRASH_LINE}:\\d+\\)$`));
+  expect(first).toMatch(
+    new RegExp(
+      `^suite 'tools': tool 'boom' handler threw: TypeError: broken handler \\(test/suite/run-case\\.test\\.ts:${CRASH_LINE}:\\d+\\)$`,
+    ),
+  );
   expect(stack[0]).toBe('TypeError: broken handler');
   expect(stack[1]).toMatch(/^\s+at /);
   expect(r!.feedback).toBe(first);

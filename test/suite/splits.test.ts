@@ -26,20 +26,28 @@ import {
   SPLIT130_424,
 } from './splits.vectors.ts';
 
-const task = (id: string, extra: Partial<SkillTask> = {}): SkillTask => ({ id, input: `q ${id}`, expected: id, ...extra });
+const task = (id: string, extra: Partial<SkillTask> = {}): SkillTask => ({
+  id,
+  input: `q ${id}`,
+  expected: id,
+  ...extra,
+});
 const ids = (prefix: string, n: number, width: number): string[] =>
   Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(width, '0')}`);
 
 describe('normalizeSplit', () => {
   it('maps upstream aliases to canonical names', () => {
     expect(normalizeSplit('train')).toBe('train');
-    for (const alias of ['val', 'valid_seen', 'selection', 'validation', ' VAL ']) expect(normalizeSplit(alias)).toBe('val');
+    for (const alias of ['val', 'valid_seen', 'selection', 'validation', ' VAL '])
+      expect(normalizeSplit(alias)).toBe('val');
     for (const alias of ['test', 'valid_unseen', 'Test']) expect(normalizeSplit(alias)).toBe('test');
     expect(normalizeSplit('all')).toBe('all');
   });
   it('throws a one-line error listing accepted names (no silent fallback to val)', () => {
     expect(() => normalizeSplit('dev')).toThrow(SkillOptError);
-    expect(() => normalizeSplit('dev')).toThrow(/unknown split "dev" \(accepted: train, val, valid_seen, selection, validation, test, valid_unseen, all\)/);
+    expect(() => normalizeSplit('dev')).toThrow(
+      /unknown split "dev" \(accepted: train, val, valid_seen, selection, validation, test, valid_unseen, all\)/,
+    );
     let message = '';
     try {
       normalizeSplit('');
@@ -114,7 +122,9 @@ describe('splitByRatio', () => {
   });
   it('is deterministic and seed-dependent', () => {
     expect(splitByRatio(tasks, '2:1:7', 7).manifest).toEqual(splitByRatio(tasks, '2:1:7', 7).manifest);
-    expect(splitByRatio(tasks, '2:1:7', 7).manifest.ids.train).not.toEqual(splitByRatio(tasks, '2:1:7', 8).manifest.ids.train);
+    expect(splitByRatio(tasks, '2:1:7', 7).manifest.ids.train).not.toEqual(
+      splitByRatio(tasks, '2:1:7', 8).manifest.ids.train,
+    );
   });
 });
 
@@ -142,11 +152,17 @@ describe('resolveSplits', () => {
   });
   it('throws naming a task without a split when only some have one', () => {
     const tasks = [task('a', { split: 'train' }), task('b'), task('c', { split: 'test' })];
-    expect(() => resolveSplits(tasks, { ratio: '2:1:7', seed: 1 })).toThrow(/task "b" has no split while 2 of 3 tasks have one/);
+    expect(() => resolveSplits(tasks, { ratio: '2:1:7', seed: 1 })).toThrow(
+      /task "b" has no split while 2 of 3 tasks have one/,
+    );
   });
   it('rejects unknown split names, "all" and duplicate ids', () => {
-    expect(() => resolveSplits([task('a', { split: 'dev' as never })], { ratio: '2:1:7', seed: 1 })).toThrow(/task "a": unknown split "dev"/);
-    expect(() => resolveSplits([task('a', { split: 'all' as never })], { ratio: '2:1:7', seed: 1 })).toThrow(/split "all"/);
+    expect(() => resolveSplits([task('a', { split: 'dev' as never })], { ratio: '2:1:7', seed: 1 })).toThrow(
+      /task "a": unknown split "dev"/,
+    );
+    expect(() => resolveSplits([task('a', { split: 'all' as never })], { ratio: '2:1:7', seed: 1 })).toThrow(
+      /split "all"/,
+    );
     expect(() => resolveSplits([task('a'), task('a')], { ratio: '2:1:7', seed: 1 })).toThrow(/duplicate task id "a"/);
   });
 });
@@ -194,14 +210,24 @@ describe('planTrainEpoch (upstream plan_train_epoch, 1-indexed epochs)', () => {
   });
 
   it('matches python on tiny datasets (refill uses Random(batch seed) over the epoch order)', () => {
-    expect(planTrainEpoch(ids('x', 5, 1), { batchSize: 2, seed: 42, epoch: 1, accumulation: 4 })).toEqual(PLAN5_BS2_ACC4);
-    expect(planTrainEpoch(['a', 'b', 'c'], { batchSize: 4, seed: 0, epoch: 2, accumulation: 3 })).toEqual(PLAN3_BS4_ACC3);
+    expect(planTrainEpoch(ids('x', 5, 1), { batchSize: 2, seed: 42, epoch: 1, accumulation: 4 })).toEqual(
+      PLAN5_BS2_ACC4,
+    );
+    expect(planTrainEpoch(['a', 'b', 'c'], { batchSize: 4, seed: 0, epoch: 2, accumulation: 3 })).toEqual(
+      PLAN3_BS4_ACC3,
+    );
   });
 
   it('honours an explicit stepsPerEpoch, handles empty train and validates options', () => {
-    expect(planTrainEpoch(train107, { batchSize: 40, seed: 42, epoch: 1, accumulation: 1, stepsPerEpoch: 2 }).map((b) => b.items.length)).toEqual([40, 40]);
+    expect(
+      planTrainEpoch(train107, { batchSize: 40, seed: 42, epoch: 1, accumulation: 1, stepsPerEpoch: 2 }).map(
+        (b) => b.items.length,
+      ),
+    ).toEqual([40, 40]);
     expect(planTrainEpoch([], { batchSize: 4, seed: 1, epoch: 1, accumulation: 1 })).toEqual([]);
-    expect(planTrainEpoch([], { batchSize: 4, seed: 1, epoch: 1, accumulation: 1, stepsPerEpoch: 1 })).toEqual([{ index: 0, seed: 1002, items: [] }]);
+    expect(planTrainEpoch([], { batchSize: 4, seed: 1, epoch: 1, accumulation: 1, stepsPerEpoch: 1 })).toEqual([
+      { index: 0, seed: 1002, items: [] },
+    ]);
     expect(() => planTrainEpoch(train107, { batchSize: 4, seed: 1, epoch: 0, accumulation: 1 })).toThrow(/epoch/);
     expect(() => planTrainEpoch(train107, { batchSize: 0, seed: 1, epoch: 1, accumulation: 1 })).toThrow(/batch_size/);
   });

@@ -9,18 +9,47 @@ import type { CaseRecord } from '../../src/types.ts';
 function row(id: string, trial: number, outcome: 'pass' | 'fail' | 'errored'): CaseRecord {
   const pass = outcome === 'pass';
   return {
-    suite: 's', id, trial, split: 'val', task_type: null, skill_hash: 'h', messages: [], output: '', expected: '',
-    hard: pass ? 1 : 0, soft: pass ? 1 : 0.5, pass, feedback: '', usage: { calls: 1, attempts: 1, prompt_tokens: 0, completion_tokens: 0, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
-    latency_ms: 0, cached: false, error_kind: outcome === 'errored' ? 'infra' : null, error: outcome === 'errored' ? 'down' : null, simulated: true,
+    suite: 's',
+    id,
+    trial,
+    split: 'val',
+    task_type: null,
+    skill_hash: 'h',
+    messages: [],
+    output: '',
+    expected: '',
+    hard: pass ? 1 : 0,
+    soft: pass ? 1 : 0.5,
+    pass,
+    feedback: '',
+    usage: {
+      calls: 1,
+      attempts: 1,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      cached_prompt_tokens: 0,
+      reasoning_tokens: null,
+      cost: null,
+      call_ms: 0,
+    },
+    latency_ms: 0,
+    cached: false,
+    error_kind: outcome === 'errored' ? 'infra' : null,
+    error: outcome === 'errored' ? 'down' : null,
+    simulated: true,
   };
 }
 
 // a: 2/2 · b: 1/2 (flaky, passes at 0.5) · c: 0/1 scored (one trial errored) · d: both errored
 const rows = [
-  row('a', 0, 'pass'), row('a', 1, 'pass'),
-  row('b', 1, 'fail'), row('b', 0, 'pass'),
-  row('c', 0, 'errored'), row('c', 1, 'fail'),
-  row('d', 0, 'errored'), row('d', 1, 'errored'),
+  row('a', 0, 'pass'),
+  row('a', 1, 'pass'),
+  row('b', 1, 'fail'),
+  row('b', 0, 'pass'),
+  row('c', 0, 'errored'),
+  row('c', 1, 'fail'),
+  row('d', 0, 'errored'),
+  row('d', 1, 'errored'),
 ];
 
 describe('cases under trials', () => {
@@ -37,7 +66,16 @@ describe('cases under trials', () => {
 
   test('scoreStats: the pass rate is the mean pass fraction over scored cases, with trial figures', () => {
     const s = scoreStats(rows);
-    expect(s).toMatchObject({ n: 4, scored: 3, passed: 2, failed: 1, errored: 1, trials: 2, flaky: 1, errored_trials: 3 });
+    expect(s).toMatchObject({
+      n: 4,
+      scored: 3,
+      passed: 2,
+      failed: 1,
+      errored: 1,
+      trials: 2,
+      flaky: 1,
+      errored_trials: 3,
+    });
     expect(s.pass_rate).toBeCloseTo(0.5, 6); // (1 + 0.5 + 0) / 3
     // at k = 2, over the cases scored on both trials (a, b); c (one trial errored) is counted apart
     expect(s.pass_at_k).toBeCloseTo(1, 6); // a and b had a passing trial
@@ -47,10 +85,16 @@ describe('cases under trials', () => {
     expect(s.pass_rate_ci).toEqual([Math.round(ci[0] * 1e6) / 1e6, Math.round(ci[1] * 1e6) / 1e6]);
   });
 
-  test('a verdict counts errored trials as 1/k of their case: one case wholly errored and one trial of another, 1.5 cases\' worth', () => {
-    expect(decideVerdict({ records: rows, selected: 4, maxErrored: 0, gates: [], loadErrors: [], missesFail: false }).reason).toMatch(/^inconclusive: 3 of 8 trials errored in 2 cases \(1\.5 cases' worth, 1 case wholly\)/);
-    expect(decideVerdict({ records: rows, selected: 4, maxErrored: 1, gates: [], loadErrors: [], missesFail: true }).verdict).toBe('inconclusive');
-    expect(decideVerdict({ records: rows, selected: 4, maxErrored: 2, gates: [], loadErrors: [], missesFail: true }).reason).toMatch(/^1 of 4 cases failed; first: c:/);
+  test("a verdict counts errored trials as 1/k of their case: one case wholly errored and one trial of another, 1.5 cases' worth", () => {
+    expect(
+      decideVerdict({ records: rows, selected: 4, maxErrored: 0, gates: [], loadErrors: [], missesFail: false }).reason,
+    ).toMatch(/^inconclusive: 3 of 8 trials errored in 2 cases \(1\.5 cases' worth, 1 case wholly\)/);
+    expect(
+      decideVerdict({ records: rows, selected: 4, maxErrored: 1, gates: [], loadErrors: [], missesFail: true }).verdict,
+    ).toBe('inconclusive');
+    expect(
+      decideVerdict({ records: rows, selected: 4, maxErrored: 2, gates: [], loadErrors: [], missesFail: true }).reason,
+    ).toMatch(/^1 of 4 cases failed; first: c:/);
   });
 });
 
@@ -75,8 +119,12 @@ describe('intervals', () => {
 });
 
 describe('the simulated target samples per seed', () => {
-  const skill = '- When the input mentions `ENOSPC`, answer `disk`.\n- When the input mentions `ECONNRESET`, answer `network`.';
-  const messages = [{ role: 'system', content: skill }, { role: 'user', content: 'log: ENOSPC' }];
+  const skill =
+    '- When the input mentions `ENOSPC`, answer `disk`.\n- When the input mentions `ECONNRESET`, answer `network`.';
+  const messages = [
+    { role: 'system', content: skill },
+    { role: 'user', content: 'log: ENOSPC' },
+  ];
   const opts = { seed: 0, noise: 0.5, maxRules: 0 };
 
   test('without a sample the answer is one fixed draw; samples re-draw it, each deterministic', () => {
@@ -84,6 +132,8 @@ describe('the simulated target samples per seed', () => {
     expect(simulateTarget(messages, 'm', opts).content).toBe(fixed);
     const samples = Array.from({ length: 40 }, (_, i) => simulateTarget(messages, 'm', { ...opts, sample: i }).content);
     expect(new Set(samples).size).toBeGreaterThan(1);
-    expect(Array.from({ length: 40 }, (_, i) => simulateTarget(messages, 'm', { ...opts, sample: i }).content)).toEqual(samples);
+    expect(Array.from({ length: 40 }, (_, i) => simulateTarget(messages, 'm', { ...opts, sample: i }).content)).toEqual(
+      samples,
+    );
   });
 });

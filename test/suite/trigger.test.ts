@@ -6,7 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { CaseRecord, ChatMessage, ToolCall, ToolSpec, TriggerOutcome } from '../../src/types.ts';
-import { skillStats, triggerF1, triggerSummary, renderTriggerTable, skillLoadedCounts } from '../../src/suite/trigger-metrics.ts';
+import {
+  skillStats,
+  triggerF1,
+  triggerSummary,
+  renderTriggerTable,
+  skillLoadedCounts,
+} from '../../src/suite/trigger-metrics.ts';
 import { triggerFeedback } from '../../src/suite/trigger.ts';
 import { agentKind, agentSkill, runAgent, LOAD_SKILL } from '../../src/suite/agent.ts';
 import { descriptionSubject, SKILL_SUBJECT } from '../../src/optimizer/subject.ts';
@@ -16,7 +22,13 @@ import type { ProvidedSession } from '../../src/contract/session.ts';
 
 const SKILLS = ['dotnetdebug', 'python-debugging', 'sql-tuning'];
 
-function rec(id: string, expected: string | null, loaded: string | null, kind = expected ? 'positive' : 'near-miss', extra: Partial<CaseRecord> = {}): CaseRecord {
+function rec(
+  id: string,
+  expected: string | null,
+  loaded: string | null,
+  kind = expected ? 'positive' : 'near-miss',
+  extra: Partial<CaseRecord> = {},
+): CaseRecord {
   const pass = expected === loaded;
   return {
     suite: 'routing',
@@ -31,7 +43,16 @@ function rec(id: string, expected: string | null, loaded: string | null, kind = 
     soft: pass ? 1 : 0,
     pass,
     feedback: '',
-    usage: { calls: 1, attempts: 1, prompt_tokens: 10, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
+    usage: {
+      calls: 1,
+      attempts: 1,
+      prompt_tokens: 10,
+      completion_tokens: 1,
+      cached_prompt_tokens: 0,
+      reasoning_tokens: null,
+      cost: null,
+      call_ms: 0,
+    },
     latency_ms: 1,
     cached: false,
     error_kind: null,
@@ -57,9 +78,27 @@ describe('trigger metrics', () => {
   it('precision, recall and F1 per skill; errored cases left out; null when there is nothing to measure', () => {
     const t = triggerSummary(RECORDS)!;
     expect(t.n).toBe(7);
-    expect(t.per_skill.dotnetdebug).toEqual({ precision: 0.666667, recall: 0.5, f1: 0.571429, tp: 2, fp: 1, fn: 2, expected: 4, loaded: 3 });
+    expect(t.per_skill.dotnetdebug).toEqual({
+      precision: 0.666667,
+      recall: 0.5,
+      f1: 0.571429,
+      tp: 2,
+      fp: 1,
+      fn: 2,
+      expected: 4,
+      loaded: 3,
+    });
     expect(t.per_skill['python-debugging']).toMatchObject({ precision: 0.5, recall: 1, f1: 0.666667 });
-    expect(t.per_skill['sql-tuning']).toEqual({ precision: null, recall: null, f1: null, tp: 0, fp: 0, fn: 0, expected: 0, loaded: 0 });
+    expect(t.per_skill['sql-tuning']).toEqual({
+      precision: null,
+      recall: null,
+      f1: null,
+      tp: 0,
+      fp: 0,
+      fn: 0,
+      expected: 0,
+      loaded: 0,
+    });
     expect(skillStats([], 'x').f1).toBeNull();
     expect(triggerF1(RECORDS, 'dotnetdebug')).toBeCloseTo(4 / 7, 5);
     expect(triggerF1(RECORDS, 'sql-tuning')).toBe(0);
@@ -70,7 +109,10 @@ describe('trigger metrics', () => {
     expect(t.labels).toEqual([...SKILLS, 'none']);
     expect(t.confusion.dotnetdebug).toEqual({ dotnetdebug: 2, 'python-debugging': 1, 'sql-tuning': 0, none: 1 });
     expect(t.confusion.none).toEqual({ dotnetdebug: 1, 'python-debugging': 0, 'sql-tuning': 0, none: 1 });
-    expect(t.by_kind).toEqual({ 'near-miss': { n: 3, correct: 2, accuracy: 0.666667 }, positive: { n: 4, correct: 2, accuracy: 0.5 } });
+    expect(t.by_kind).toEqual({
+      'near-miss': { n: 3, correct: 2, accuracy: 0.666667 },
+      positive: { n: 4, correct: 2, accuracy: 0.5 },
+    });
     expect(t.false_triggers).toBe(1);
     expect(t.accuracy).toBeCloseTo(4 / 7, 5);
     const table = renderTriggerTable(t).join('\n');
@@ -88,20 +130,34 @@ describe('trigger metrics', () => {
   });
 
   it('feedback says which mistake, for whom', () => {
-    expect(triggerFeedback('dotnetdebug', 'dotnetdebug', 'positive')).toEqual({ pass: true, feedback: "loaded 'dotnetdebug' as expected" });
+    expect(triggerFeedback('dotnetdebug', 'dotnetdebug', 'positive')).toEqual({
+      pass: true,
+      feedback: "loaded 'dotnetdebug' as expected",
+    });
     expect(triggerFeedback('dotnetdebug', null, 'positive').feedback).toBe(
       "missed trigger: should load 'dotnetdebug' but loaded no skill; the description of 'dotnetdebug' did not match this prompt",
     );
-    expect(triggerFeedback(null, 'dotnetdebug', 'near-miss').feedback).toMatch(/^false trigger: should load no skill but loaded 'dotnetdebug' \(a near-miss/);
-    expect(triggerFeedback('sql-tuning', 'dotnetdebug', 'near-miss').feedback).toMatch(/^wrong skill: should load 'sql-tuning' but loaded 'dotnetdebug'/);
+    expect(triggerFeedback(null, 'dotnetdebug', 'near-miss').feedback).toMatch(
+      /^false trigger: should load no skill but loaded 'dotnetdebug' \(a near-miss/,
+    );
+    expect(triggerFeedback('sql-tuning', 'dotnetdebug', 'near-miss').feedback).toMatch(
+      /^wrong skill: should load 'sql-tuning' but loaded 'dotnetdebug'/,
+    );
   });
 });
 
 // ── the agent loop, against a scripted target ────────────────────────────────────────────────────────
 
-const md = (name: string, description: string, body: string) => `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}`;
-const OWN = agentSkill('/s/dotnetdebug/SKILL.md', md('dotnetdebug', 'Finds .NET bugs.', '- When the input mentions `Task.Result`, answer `deadlock`.\n'));
-const PY = agentSkill('/s/python-debugging/SKILL.md', md('python-debugging', 'Python tracebacks.', 'Read the traceback.\n'));
+const md = (name: string, description: string, body: string) =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}`;
+const OWN = agentSkill(
+  '/s/dotnetdebug/SKILL.md',
+  md('dotnetdebug', 'Finds .NET bugs.', '- When the input mentions `Task.Result`, answer `deadlock`.\n'),
+);
+const PY = agentSkill(
+  '/s/python-debugging/SKILL.md',
+  md('python-debugging', 'Python tracebacks.', 'Read the traceback.\n'),
+);
 
 /** A target that answers each turn from a script: tool calls (by skill name) or a text. */
 function scripted(turns: Array<string[] | string>) {
@@ -112,16 +168,32 @@ function scripted(turns: Array<string[] | string>) {
     async callTarget(messages: ChatMessage[], _signal?: AbortSignal, _seed?: number, tools?: ToolSpec[]) {
       seen.push({ messages: [...messages], ...(tools ? { tools } : {}) });
       const turn = turns[i++] ?? 'done';
-      const usage = { calls: 1, attempts: 1, prompt_tokens: 5, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 };
+      const usage = {
+        calls: 1,
+        attempts: 1,
+        prompt_tokens: 5,
+        completion_tokens: 1,
+        cached_prompt_tokens: 0,
+        reasoning_tokens: null,
+        cost: null,
+        call_ms: 0,
+      };
       if (typeof turn === 'string') return { text: turn, usage, simulated: true };
-      const toolCalls: ToolCall[] = turn.map((name, k) => ({ id: `c${i}-${k}`, name: LOAD_SKILL, arguments: JSON.stringify({ name }) }));
+      const toolCalls: ToolCall[] = turn.map((name, k) => ({
+        id: `c${i}-${k}`,
+        name: LOAD_SKILL,
+        arguments: JSON.stringify({ name }),
+      }));
       return { text: '', usage, simulated: true, toolCalls };
     },
   };
 }
 
 describe('the agent loop', () => {
-  const start: ChatMessage[] = [{ role: 'system', content: 'listing' }, { role: 'user', content: 'Task.Result hangs' }];
+  const start: ChatMessage[] = [
+    { role: 'system', content: 'listing' },
+    { role: 'user', content: 'Task.Result hangs' },
+  ];
 
   it('load_skill is answered with the body, then the model answers; usage adds up; loaded skills recorded once', async () => {
     const t = scripted([['dotnetdebug'], ['dotnetdebug', 'nope'], 'deadlock']);
@@ -129,36 +201,92 @@ describe('the agent loop', () => {
     expect(r.text).toBe('deadlock');
     expect(r.loaded).toEqual(['dotnetdebug']);
     expect(r.usage).toMatchObject({ calls: 3, prompt_tokens: 15 });
-    expect(t.seen[0]!.tools![0]).toMatchObject({ name: 'load_skill', parameters: { properties: { name: { enum: ['dotnetdebug', 'python-debugging'] } } } });
+    expect(t.seen[0]!.tools![0]).toMatchObject({
+      name: 'load_skill',
+      parameters: { properties: { name: { enum: ['dotnetdebug', 'python-debugging'] } } },
+    });
     const tool = r.transcript.filter((m) => m.role === 'tool');
-    expect(tool[0]).toEqual({ role: 'tool', tool_call_id: 'c1-0', content: '- When the input mentions `Task.Result`, answer `deadlock`.\n' });
+    expect(tool[0]).toEqual({
+      role: 'tool',
+      tool_call_id: 'c1-0',
+      content: '- When the input mentions `Task.Result`, answer `deadlock`.\n',
+    });
     expect(tool[2]!.content).toBe('error: no skill named "nope"; the skills are: dotnetdebug, python-debugging');
     expect(r.transcript[2]).toMatchObject({ role: 'assistant', tool_calls: [{ name: 'load_skill' }] });
   });
 
   it('routing only (trigger suites): the first loaded skill is the answer, or none; one call', async () => {
-    expect(await runAgent(scripted([['python-debugging']]), start, [OWN, PY], { routeOnly: true })).toMatchObject({ text: 'python-debugging', loaded: ['python-debugging'] });
+    expect(await runAgent(scripted([['python-debugging']]), start, [OWN, PY], { routeOnly: true })).toMatchObject({
+      text: 'python-debugging',
+      loaded: ['python-debugging'],
+    });
     const none = await runAgent(scripted(['I can answer directly']), start, [OWN, PY], { routeOnly: true });
     expect(none).toMatchObject({ text: 'none', loaded: [], usage: { calls: 1 } });
   });
 
   it('a case whose skill was not loaded fails, and its feedback says so', async () => {
-    const runner = agentKind('dotnetdebug', []).runner({} as ProvidedSession, { text: md('dotnetdebug', 'Finds .NET bugs.', 'body\n'), path: '/x/best_skill.md' });
-    expect(runner.messages([{ role: 'system', content: 'skill' }, { role: 'user', content: 'q' }], { id: 't', input: 'q', expected: 'x' })[0]!.content).toContain('<name>dotnetdebug</name>');
-    const run = { text: 'unknown', usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 }, simulated: true, transcript: [], loaded: [] as string[] };
-    const missed = runner.finish({ hard: 1, soft: 1, feedback: 'right label' }, run, { id: 't', input: 'q', expected: 'x' });
+    const runner = agentKind('dotnetdebug', []).runner({} as ProvidedSession, {
+      text: md('dotnetdebug', 'Finds .NET bugs.', 'body\n'),
+      path: '/x/best_skill.md',
+    });
+    expect(
+      runner.messages(
+        [
+          { role: 'system', content: 'skill' },
+          { role: 'user', content: 'q' },
+        ],
+        { id: 't', input: 'q', expected: 'x' },
+      )[0]!.content,
+    ).toContain('<name>dotnetdebug</name>');
+    const run = {
+      text: 'unknown',
+      usage: {
+        calls: 1,
+        attempts: 1,
+        prompt_tokens: 1,
+        completion_tokens: 1,
+        cached_prompt_tokens: 0,
+        reasoning_tokens: null,
+        cost: null,
+        call_ms: 0,
+      },
+      simulated: true,
+      transcript: [],
+      loaded: [] as string[],
+    };
+    const missed = runner.finish({ hard: 1, soft: 1, feedback: 'right label' }, run, {
+      id: 't',
+      input: 'q',
+      expected: 'x',
+    });
     expect(missed.score.hard).toBe(0);
     expect(missed.score.feedback).toBe(
       "skill not loaded: 'dotnetdebug' was listed but the model loaded no skill, so its instructions were never read (its description did not match this request); the answer: right label",
     );
     expect(missed.extra).toEqual({ skill_loaded: false, loaded_skills: [] });
-    const ok = runner.finish({ hard: 1, soft: 1, feedback: 'fine' }, { ...run, loaded: ['dotnetdebug'] }, { id: 't', input: 'q', expected: 'x' });
-    expect(ok).toEqual({ score: { hard: 1, soft: 1, feedback: 'fine' }, extra: { skill_loaded: true, loaded_skills: ['dotnetdebug'] } });
-    expect(skillLoadedCounts([rec('a', null, null, 'x', { trigger: undefined, skill_loaded: true }), rec('b', null, null, 'x', { trigger: undefined, skill_loaded: false })])).toEqual({ loaded: 1, not_loaded: 1 });
+    const ok = runner.finish(
+      { hard: 1, soft: 1, feedback: 'fine' },
+      { ...run, loaded: ['dotnetdebug'] },
+      { id: 't', input: 'q', expected: 'x' },
+    );
+    expect(ok).toEqual({
+      score: { hard: 1, soft: 1, feedback: 'fine' },
+      extra: { skill_loaded: true, loaded_skills: ['dotnetdebug'] },
+    });
+    expect(
+      skillLoadedCounts([
+        rec('a', null, null, 'x', { trigger: undefined, skill_loaded: true }),
+        rec('b', null, null, 'x', { trigger: undefined, skill_loaded: false }),
+      ]),
+    ).toEqual({ loaded: 1, not_loaded: 1 });
   });
 
   it('a skill without frontmatter cannot be presented as an agent skill: one line naming the file', () => {
-    const runner = () => agentKind('dotnetdebug', []).runner({} as ProvidedSession, { text: '# plain\n', path: '/skills/dotnetdebug/initial.md' });
+    const runner = () =>
+      agentKind('dotnetdebug', []).runner({} as ProvidedSession, {
+        text: '# plain\n',
+        path: '/skills/dotnetdebug/initial.md',
+      });
     expect(runner).toThrow(
       "/skills/dotnetdebug/initial.md: presentation 'agent' lists skills by their frontmatter name and description, and this skill has no frontmatter (a '---' block with name and description first)",
     );
@@ -167,13 +295,24 @@ describe('the agent loop', () => {
 
 describe('the description subject', () => {
   const seed = md('dotnetdebug', 'Helps with C# code.', '# Body\n');
-  const subject = descriptionSubject({ optimize: 'dotnetdebug', skills: [{ name: 'dotnetdebug', description: 'Helps with C# code.', path: 'p' }] }, '/s/dotnetdebug/SKILL.md');
+  const subject = descriptionSubject(
+    { optimize: 'dotnetdebug', skills: [{ name: 'dotnetdebug', description: 'Helps with C# code.', path: 'p' }] },
+    '/s/dotnetdebug/SKILL.md',
+  );
 
   it('the stages see the description; a candidate changes the description and nothing else', () => {
     expect(subject.view(seed)).toBe('Helps with C# code.');
     const next = subject.compose(seed, 'Helps with C# code.\n\nAlso use it for deadlock or hangs.\n');
-    expect(next).toEqual({ doc: seed.replace('description: Helps with C# code.', 'description: Helps with C# code. Also use it for deadlock or hangs.') });
-    expect(subject.compose(seed, 'x'.repeat(1100))).toEqual({ error: "the candidate description breaks the format: frontmatter 'description' is 1100 characters; the limit is 1024" });
+    expect(next).toEqual({
+      doc: seed.replace(
+        'description: Helps with C# code.',
+        'description: Helps with C# code. Also use it for deadlock or hangs.',
+      ),
+    });
+    expect(subject.compose(seed, 'x'.repeat(1100))).toEqual({
+      error:
+        "the candidate description breaks the format: frontmatter 'description' is 1100 characters; the limit is 1024",
+    });
     expect(subject.stages!('analyst_error', 'patch')).toBe('description_analyst_error');
     expect(subject.epochStages).toBe(false);
     expect(subject.context().join('\n')).toContain('<skill_name>\ndotnetdebug\n</skill_name>');

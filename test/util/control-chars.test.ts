@@ -32,17 +32,40 @@ const SHOWN = 'disk\\x1b]0;pwned\\x07\\x1b[2J\\x9b2J\\x85\\x00\\x7f';
 
 /** Control characters left once our own colours (SGR sequences) are taken out. */
 function rawControls(text: string): string[] {
-  return [...text.replace(/\u001b\[[0-9;]*m/g, '').matchAll(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g)].map((m) => m[0]);
+  return [...text.replace(/\u001b\[[0-9;]*m/g, '').matchAll(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g)].map(
+    (m) => m[0],
+  );
 }
 
 function rec(id: string, over: Partial<CaseRecord> = {}): CaseRecord {
   return {
-    suite: 's', id, split: 'test', task_type: null, skill_hash: 'h',
+    suite: 's',
+    id,
+    split: 'test',
+    task_type: null,
+    skill_hash: 'h',
     messages: [{ role: 'user', content: 'where?' }],
-    output: EVIL, expected: 'disk', hard: 0, soft: 0, pass: false,
+    output: EVIL,
+    expected: 'disk',
+    hard: 0,
+    soft: 0,
+    pass: false,
     feedback: `expected \`disk\`, got \`${EVIL}\``,
-    usage: { calls: 1, attempts: 1, prompt_tokens: 1, completion_tokens: 1, cached_prompt_tokens: 0, reasoning_tokens: null, cost: null, call_ms: 0 },
-    latency_ms: 1, cached: false, error_kind: null, error: null, simulated: true,
+    usage: {
+      calls: 1,
+      attempts: 1,
+      prompt_tokens: 1,
+      completion_tokens: 1,
+      cached_prompt_tokens: 0,
+      reasoning_tokens: null,
+      cost: null,
+      call_ms: 0,
+    },
+    latency_ms: 1,
+    cached: false,
+    error_kind: null,
+    error: null,
+    simulated: true,
     ...over,
   };
 }
@@ -65,13 +88,25 @@ test('the terminal: worst cases of the run table and of `skillopt show`, the end
   expect(worst).toContain(SHOWN);
   expect(rawControls(worst)).toEqual([]);
 
-  const end = renderEndReport({ title: 't', ok: false, outDir: null, metrics: [['score', EVIL]], next: 'n', failure: `case s/a: ${EVIL}`, simulated: false });
+  const end = renderEndReport({
+    title: 't',
+    ok: false,
+    outDir: null,
+    metrics: [['score', EVIL]],
+    next: 'n',
+    failure: `case s/a: ${EVIL}`,
+    simulated: false,
+  });
   expect(end).toContain(SHOWN);
   expect(rawControls(end)).toEqual([]);
 
   let printed = '';
   const stderr = { write: (t: string) => (printed += t) };
-  expect(withIo({ stdout: { write: () => true }, stderr, env: {} }, () => reportFatal(new SkillOptError(`the optimizer's reply ${EVIL} is not JSON`)))).toBe(2);
+  expect(
+    withIo({ stdout: { write: () => true }, stderr, env: {} }, () =>
+      reportFatal(new SkillOptError(`the optimizer's reply ${EVIL} is not JSON`)),
+    ),
+  ).toBe(2);
   expect(printed).toContain(SHOWN);
   expect(rawControls(printed)).toEqual([]);
 });
@@ -81,14 +116,29 @@ test('GitHub: the step summary keeps its table layout and shows the control char
   dirs.push(dir);
   const file = join(dir, 'summary.md');
   const records = [rec('a')];
-  const summary = runSummary(records, { wallTimeS: 1, verdict: { verdict: 'fail', exit_code: 1, reason: `1 of 1 cases failed; first: a: ${records[0]!.feedback}`, next: null } as never });
-  appendStepSummary(runMarkdown('skillopt test', summary, 1) + `\n| case | answer |\n|---|---|\n| a | ${EVIL} |\n`, { GITHUB_STEP_SUMMARY: file });
+  const summary = runSummary(records, {
+    wallTimeS: 1,
+    verdict: {
+      verdict: 'fail',
+      exit_code: 1,
+      reason: `1 of 1 cases failed; first: a: ${records[0]!.feedback}`,
+      next: null,
+    } as never,
+  });
+  appendStepSummary(runMarkdown('skillopt test', summary, 1) + `\n| case | answer |\n|---|---|\n| a | ${EVIL} |\n`, {
+    GITHUB_STEP_SUMMARY: file,
+  });
   const md = readFileSync(file, 'utf8');
   expect(md).toContain(SHOWN);
   expect(rawControls(md)).toEqual([]);
   expect(md.split('\n').filter((l) => l.startsWith('|')).length).toBeGreaterThanOrEqual(5);
 
-  const line = annotationLine({ level: 'error', site: null, title: `t ${EVIL}`, message: `a regressed: ${EVIL}\nsecond line` });
+  const line = annotationLine({
+    level: 'error',
+    site: null,
+    title: `t ${EVIL}`,
+    message: `a regressed: ${EVIL}\nsecond line`,
+  });
   expect(line.split('\n')).toHaveLength(1);
   expect(line).toContain('%0D'); // CR and LF keep the workflow command's own escapes
   expect(line).toContain('\\x1b]0;pwned\\x07');

@@ -34,7 +34,15 @@ async function deadPid(): Promise<number> {
 }
 
 function staleLock(dir: string, pid: number, over: Partial<LockInfo> = {}): void {
-  const info: LockInfo = { pid, host: hostname(), started_at: '2020-01-01T00:00:00.000Z', command: 'npx skillopt eval (gone)', token: `${pid}-deadbeef`, proc_start: null, ...over };
+  const info: LockInfo = {
+    pid,
+    host: hostname(),
+    started_at: '2020-01-01T00:00:00.000Z',
+    command: 'npx skillopt eval (gone)',
+    token: `${pid}-deadbeef`,
+    proc_start: null,
+    ...over,
+  };
   writeFileSync(join(dir, LOCK_FILE), JSON.stringify(info));
 }
 
@@ -99,7 +107,9 @@ describe('run lock, in process', () => {
     staleLock(dir, pid);
     const lines: string[] = [];
     const lock = acquireRunLock(dir, { log: (l) => lines.push(l) });
-    expect(lines).toEqual([`taking over the stale lock of ${dir}: pid ${pid} (started 2020-01-01T00:00:00.000Z) is gone`]);
+    expect(lines).toEqual([
+      `taking over the stale lock of ${dir}: pid ${pid} (started 2020-01-01T00:00:00.000Z) is gone`,
+    ]);
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
     lock.release();
     expect(readdirSync(dir)).toEqual([]);
@@ -116,13 +126,17 @@ describe('run lock, in process', () => {
   test("another host's lock is never taken over", async () => {
     const dir = tmp();
     staleLock(dir, await deadPid(), { host: 'elsewhere.example' });
-    expect(() => acquireRunLock(dir)).toThrow(/locked by another skillopt run \(pid \d+ on elsewhere\.example, .*; if that run is gone, delete .*run\.lock$/);
+    expect(() => acquireRunLock(dir)).toThrow(
+      /locked by another skillopt run \(pid \d+ on elsewhere\.example, .*; if that run is gone, delete .*run\.lock$/,
+    );
   });
 
   test('a file that is not a lock is named', () => {
     const dir = tmp();
     writeFileSync(join(dir, LOCK_FILE), 'hello');
-    expect(() => acquireRunLock(dir)).toThrow(/the lock file .*run\.lock is not a skillopt lock; delete it if no skillopt run uses this folder/);
+    expect(() => acquireRunLock(dir)).toThrow(
+      /the lock file .*run\.lock is not a skillopt lock; delete it if no skillopt run uses this folder/,
+    );
   });
 });
 
@@ -135,7 +149,8 @@ describe('run lock, across processes', () => {
     const winners = lines.filter((l) => l === 'ACQUIRED');
     expect(winners, lines.join('\n')).toHaveLength(1);
     const winner = racers[lines.indexOf('ACQUIRED')]!.child;
-    for (const l of lines.filter((x) => x !== 'ACQUIRED')) expect(l).toMatch(new RegExp(`^HELD .*: locked by another skillopt run \\(pid ${winner.pid} on `));
+    for (const l of lines.filter((x) => x !== 'ACQUIRED'))
+      expect(l).toMatch(new RegExp(`^HELD .*: locked by another skillopt run \\(pid ${winner.pid} on `));
     // no takeover file is left behind; the lock is the winner's
     expect(readdirSync(dir)).toEqual([LOCK_FILE]);
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid).toBe(winner.pid);
@@ -149,7 +164,9 @@ describe('run lock, across processes', () => {
     const dir = tmp();
     const { child, line } = contender(dir);
     expect(await line).toBe('ACQUIRED');
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+      child.on('exit', (code, signal) => r({ code, signal })),
+    );
     child.kill('SIGTERM');
     expect(await exit).toEqual({ code: null, signal: 'SIGTERM' });
     expect(readdirSync(dir)).toEqual([]);

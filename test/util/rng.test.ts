@@ -38,9 +38,13 @@ describe('PyRandom matches CPython 3.11 random.Random(seed)', () => {
       });
       it('randrange / randint', () => {
         const r = make(seed);
-        expect([r.randrange(10), r.randrange(5, 50), r.randrange(0, 100, 7), r.randrange(50, 0, -3), r.randint(1, 6)]).toEqual(
-          v.randrange,
-        );
+        expect([
+          r.randrange(10),
+          r.randrange(5, 50),
+          r.randrange(0, 100, 7),
+          r.randrange(50, 0, -3),
+          r.randint(1, 6),
+        ]).toEqual(v.randrange);
       });
       it('choice', () => {
         const r = make(seed);

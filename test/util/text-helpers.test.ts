@@ -22,6 +22,11 @@ describe('shared text helpers', () => {
   });
 
   test('isPlainObject: objects, not arrays or null', () => {
-    expect([isPlainObject({}), isPlainObject([]), isPlainObject(null), isPlainObject('x')]).toEqual([true, false, false, false]);
+    expect([isPlainObject({}), isPlainObject([]), isPlainObject(null), isPlainObject('x')]).toEqual([
+      true,
+      false,
+      false,
+      false,
+    ]);
   });
 });

@@ -14,12 +14,21 @@ test('--reporter=json beside ours: every case has its record, only the suite has
   const out = tmp.make('json');
   const json = join(out, 'vitest.json');
   const r = await skillopt([
-    'test', '--config', 'configs/mini/sim.yaml', '--reporter=default', '--reporter=json', `--outputFile.json=${json}`,
-    '--cfg-options', 'evaluation.min_pass_rate=0.05', `env.out_root=${out}`,
+    'test',
+    '--config',
+    'configs/mini/sim.yaml',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${json}`,
+    '--cfg-options',
+    'evaluation.min_pass_rate=0.05',
+    `env.out_root=${out}`,
   ]);
   expect(r.code).toBe(0);
   const report = readJson(json);
-  const cases = report.testResults.flatMap((f: { assertionResults: Array<{ title: string; meta: Record<string, unknown> }> }) => f.assertionResults);
+  const cases = report.testResults.flatMap(
+    (f: { assertionResults: Array<{ title: string; meta: Record<string, unknown> }> }) => f.assertionResults,
+  );
   expect(cases).toHaveLength(31); // 30 tasks and the suite gate
   const rows = readJsonl(join(out, 'results.jsonl'));
   for (const c of cases) {
@@ -28,5 +37,9 @@ test('--reporter=json beside ours: every case has its record, only the suite has
     else expect(c.meta.skillopt).toEqual(rows.find((row) => row.id === c.title));
   }
   // the selection still reached our reporter through the suite
-  expect(readJson(join(out, 'summary.json')).suites.mini.selection).toMatchObject({ suite: 'mini', total: 30, selected: 30 });
+  expect(readJson(join(out, 'summary.json')).suites.mini.selection).toMatchObject({
+    suite: 'mini',
+    total: 30,
+    selected: 30,
+  });
 });

@@ -17,12 +17,28 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 test('the error summary of a large run keeps the errors of the first failed tests and of the suites that failed themselves', () => {
   type Node = { type: string; result?: { state?: string; errors?: unknown[] }; tasks?: Node[] };
   const t = (state: string, errors: string[] = []): Node => ({ type: 'test', result: { state, errors } });
-  const failedSuite: Node = { type: 'suite', result: { state: 'fail', errors: ['beforeAll failed'] }, tasks: [t('pass')] };
-  const file: Node = { type: 'suite', tasks: [{ type: 'suite', tasks: [t('pass'), t('fail', ['a']), t('fail', ['b']), t('skip'), t('fail', ['c'])] }, failedSuite] };
+  const failedSuite: Node = {
+    type: 'suite',
+    result: { state: 'fail', errors: ['beforeAll failed'] },
+    tasks: [t('pass')],
+  };
+  const file: Node = {
+    type: 'suite',
+    tasks: [
+      { type: 'suite', tasks: [t('pass'), t('fail', ['a']), t('fail', ['b']), t('skip'), t('fail', ['c'])] },
+      failedSuite,
+    ],
+  };
   const { files, hidden } = errorsOfFirstFailures<Node>([file, { type: 'suite', tasks: [t('fail', ['d'])] }], 2);
   expect(hidden).toBe(2);
   // every test is still there, with its state (the summary counts them); the later failures lose their errors
-  expect(files[0]!.tasks![0]!.tasks!.map((x) => [x.result!.state, x.result!.errors])).toEqual([['pass', []], ['fail', ['a']], ['fail', ['b']], ['skip', []], ['fail', []]]);
+  expect(files[0]!.tasks![0]!.tasks!.map((x) => [x.result!.state, x.result!.errors])).toEqual([
+    ['pass', []],
+    ['fail', ['a']],
+    ['fail', ['b']],
+    ['skip', []],
+    ['fail', []],
+  ]);
   expect(files[0]!.tasks![1]).toBe(failedSuite);
   expect(files[1]!.tasks![0]!.result).toEqual({ state: 'fail', errors: [] });
   expect(file.tasks![0]!.tasks![4]!.result!.errors).toEqual(['c']); // the run's own tree is untouched
@@ -31,19 +47,29 @@ test('the error summary of a large run keeps the errors of the first failed test
 test(`a run of more than ${LARGE_RUN} failing cases lists the first ${SHOWN_FAILURES}, says how many more, and keeps every case in results.jsonl`, async () => {
   mkdirSync(join(dir, 'suite'));
   const n = LARGE_RUN + 100;
-  const tasks = Array.from({ length: n }, (_, i) => ({ id: `c${String(i).padStart(4, '0')}`, input: `The job failed with Code${i % 7}.`, expected: `label${i % 7}` }));
+  const tasks = Array.from({ length: n }, (_, i) => ({
+    id: `c${String(i).padStart(4, '0')}`,
+    input: `The job failed with Code${i % 7}.`,
+    expected: `label${i % 7}`,
+  }));
   writeFileSync(join(dir, 'suite', 'tasks.json'), JSON.stringify(tasks));
   writeFileSync(join(dir, 'suite', 'skill.md'), '- When the input mentions `Code0`, answer `label0`.\n');
-  writeFileSync(join(dir, 'suite', 'large.skill.test.ts'), `import { defineSkillSuite, exactMatch } from 'skillopt';
+  writeFileSync(
+    join(dir, 'suite', 'large.skill.test.ts'),
+    `import { defineSkillSuite, exactMatch } from 'skillopt';
 defineSkillSuite({ name: 'large', tasks: 'suite/tasks.json', skill: 'suite/skill.md', scorer: exactMatch() });
-`);
-  writeFileSync(join(dir, 'vitest.config.ts'), `import { defineConfig } from 'vitest/config';
+`,
+  );
+  writeFileSync(
+    join(dir, 'vitest.config.ts'),
+    `import { defineConfig } from 'vitest/config';
 import { skillopt } from 'skillopt/vitest';
 export default defineConfig({
   resolve: { alias: { skillopt: ${JSON.stringify(join(REPO, 'src', 'index.ts'))} } },
   test: { projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['suite/*.skill.test.ts'] } }] },
 });
-`);
+`,
+  );
   writeFileSync(join(dir, 'skillopt.yaml'), 'model: { backend: simulated }\nenv: { name: large, workers: 64 }\n');
   const out = join(dir, 'out');
   const r = await skillopt(['test', '--cfg-options', `env.out_root=${out}`], { cwd: dir });
@@ -56,6 +82,8 @@ export default defineConfig({
   expect(r.stdout).toContain(`… and ${failed - SHOWN_FAILURES} more failed cases\n`);
   expect(r.stderr.match(/ FAIL .*large\.skill\.test\.ts > large > c\d{4}/g)).toHaveLength(SHOWN_FAILURES);
   expect(r.stderr).toContain(`Failed Tests ${failed}`);
-  expect(r.stderr).toContain(`… and ${failed - SHOWN_FAILURES} more failed cases: the worst are in the skillopt table below, every case in results.jsonl`);
+  expect(r.stderr).toContain(
+    `… and ${failed - SHOWN_FAILURES} more failed cases: the worst are in the skillopt table below, every case in results.jsonl`,
+  );
   expect(r.all).toMatch(new RegExp(`Tests\\s+${failed} failed \\| ${n - failed} passed \\(${n}\\)`));
 });

@@ -3,7 +3,10 @@ import { expect, test } from 'vitest';
 import { casesInFlight } from '../../src/vitest/plugin.ts';
 
 const session = (workers: number, target: number, judge: number) =>
-  ({ config: { env: { workers } }, roles: { target: { concurrency: target }, judge: { concurrency: judge } } }) as unknown as Parameters<typeof casesInFlight>[0];
+  ({
+    config: { env: { workers } },
+    roles: { target: { concurrency: target }, judge: { concurrency: judge } },
+  }) as unknown as Parameters<typeof casesInFlight>[0];
 
 test('a quarter more cases than env.workers when no role may have more requests in flight, else env.workers', () => {
   expect(casesInFlight(session(32, 32, 8))).toBe(40);

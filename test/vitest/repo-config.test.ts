@@ -8,7 +8,10 @@ import config from '../../vitest.config.ts';
 import { REPO } from '../e2e/helpers.ts';
 
 test("the skills project resolves 'skillopt' to dist/index.js and leaves it untransformed", () => {
-  const projects = (config.test?.projects ?? []) as Array<{ resolve?: { alias?: Record<string, string> }; test?: { name?: string; server?: { deps?: { external?: RegExp[] } } } }>;
+  const projects = (config.test?.projects ?? []) as Array<{
+    resolve?: { alias?: Record<string, string> };
+    test?: { name?: string; server?: { deps?: { external?: RegExp[] } } };
+  }>;
   const skills = projects.find((p) => p.test?.name === 'skills');
   const library = skills?.resolve?.alias?.['skillopt'];
   expect(library).toBe(join(REPO, 'dist', 'index.js'));

@@ -5,7 +5,9 @@ import { openHost } from '../../src/vitest/host.ts';
 
 test('the session given to workers carries the config redacted, and the host keeps its own unredacted', async () => {
   const secret = 'sk-session-secret-0123456789';
-  const config = parseConfig({ model: { backend: 'simulated', azure_openai_api_key: secret, target_azure_openai_api_key: secret } });
+  const config = parseConfig({
+    model: { backend: 'simulated', azure_openai_api_key: secret, target_azure_openai_api_key: secret },
+  });
   const host = await openHost({ config, outDir: null, quiet: true, modelServer: 'on-demand' });
   try {
     const sent = JSON.stringify(host.session);

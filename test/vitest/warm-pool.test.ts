@@ -23,7 +23,13 @@ async function rerun(
   pool = 'default',
   runs = 3,
   mode: 'bail' | 'prestart' | null = null,
-): Promise<{ hostPid: number; requests: number; runs: Case[][]; loads: Array<Array<{ thread: number; evaluation: number }>>; prestarted: number | null }> {
+): Promise<{
+  hostPid: number;
+  requests: number;
+  runs: Case[][];
+  loads: Array<Array<{ thread: number; evaluation: number }>>;
+  prestarted: number | null;
+}> {
   const res = await run(process.execPath, ['rerun.mjs', pool, String(runs), ...(mode ? [mode] : [])], { cwd: FIXTURE });
   expect(res.code, res.all).toBe(0);
   expect(res.stderr).not.toMatch(/warning/i);
@@ -63,7 +69,7 @@ describe('reruns of one Vitest instance', () => {
     });
   });
 
-  it('a thread started before Vitest loads (as skillopt test starts it) runs the first run, gets the run\'s process.env, and is kept for the next', async () => {
+  it("a thread started before Vitest loads (as skillopt test starts it) runs the first run, gets the run's process.env, and is kept for the next", async () => {
     const { runs, loads, prestarted } = await rerun('default', 2, 'prestart');
     expect(prestarted).toBeGreaterThan(0);
     // the suite logs each evaluation to a file named by a variable set after the thread started

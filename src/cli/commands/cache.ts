@@ -17,11 +17,28 @@ const SPEC = defineCommand({
   name: 'cache',
   operands: 'stats|prune',
   flags: {
-    dir: { type: 'string', arg: 'D', help: 'the cache folder (default: cache.dir of --config / SKILLOPT_CONFIG, SKILLOPT_CACHE_DIR, else .skillopt/cache)' },
-    runs: { type: 'number', arg: 'N', default: 10, help: 'stats: how many of the most recent runs that used the cache to show' },
+    dir: {
+      type: 'string',
+      arg: 'D',
+      help: 'the cache folder (default: cache.dir of --config / SKILLOPT_CONFIG, SKILLOPT_CACHE_DIR, else .skillopt/cache)',
+    },
+    runs: {
+      type: 'number',
+      arg: 'N',
+      default: 10,
+      help: 'stats: how many of the most recent runs that used the cache to show',
+    },
     json: { type: 'boolean', help: 'stats: print JSON' },
-    'max-size': { type: 'string', arg: '500MB', help: 'prune: then remove the least recently used until the cache takes at most this on disk (K/M/G are powers of 1024)' },
-    'older-than': { type: 'string', arg: '30d', help: 'prune: remove entries unused for longer than this (30d, 12h, 2w)' },
+    'max-size': {
+      type: 'string',
+      arg: '500MB',
+      help: 'prune: then remove the least recently used until the cache takes at most this on disk (K/M/G are powers of 1024)',
+    },
+    'older-than': {
+      type: 'string',
+      arg: '30d',
+      help: 'prune: remove entries unused for longer than this (30d, 12h, 2w)',
+    },
     'dry-run': { type: 'boolean', help: 'prune: say what would be removed, remove nothing' },
     config: CONFIG_FLAGS.config,
     'cfg-options': CONFIG_FLAGS['cfg-options'],
@@ -48,7 +65,10 @@ export const command: Command = {
   usage: helpText(SPEC),
   async run(argv) {
     const [sub, ...rest] = argv;
-    if (sub !== 'stats' && sub !== 'prune') throw new SkillOptError(`skillopt cache: expected 'stats' or 'prune'${sub ? `, got '${sub}'` : ''} (see skillopt cache --help)`);
+    if (sub !== 'stats' && sub !== 'prune')
+      throw new SkillOptError(
+        `skillopt cache: expected 'stats' or 'prune'${sub ? `, got '${sub}'` : ''} (see skillopt cache --help)`,
+      );
     const { values: args, positionals } = parseFlags({ ...SPEC, name: `cache ${sub}` }, rest);
     noOperands({ ...SPEC, name: `cache ${sub}` }, positionals);
     const dir = cacheDir(args);
@@ -71,17 +91,22 @@ export const command: Command = {
       }
       const hits = s.recent_runs.reduce((a, r) => a + r.hits, 0);
       const misses = s.recent_runs.reduce((a, r) => a + r.misses, 0);
-      out(`  runs:     hit rate ${pct(s.recent_hit_rate)} over the last ${s.recent_runs.length} (${hits} hits, ${misses} misses)`);
+      out(
+        `  runs:     hit rate ${pct(s.recent_hit_rate)} over the last ${s.recent_runs.length} (${hits} hits, ${misses} misses)`,
+      );
       for (const r of s.recent_runs) {
         const rate = r.hits + r.misses ? r.hits / (r.hits + r.misses) : null;
-        out(`    ${r.time.replace('T', ' ').slice(0, 19)}  ${r.command.padEnd(15)} ${r.mode.padEnd(6)} ${String(r.hits).padStart(7)} hits ${String(r.misses).padStart(7)} misses  ${pct(rate)}`);
+        out(
+          `    ${r.time.replace('T', ' ').slice(0, 19)}  ${r.command.padEnd(15)} ${r.mode.padEnd(6)} ${String(r.hits).padStart(7)} hits ${String(r.misses).padStart(7)} misses  ${pct(rate)}`,
+        );
       }
       return 0;
     }
 
     const maxSize = args['max-size'];
     const olderThan = args['older-than'];
-    if (maxSize === undefined && olderThan === undefined) throw new SkillOptError('skillopt cache prune: give --max-size (e.g. 500MB) and/or --older-than (e.g. 30d)');
+    if (maxSize === undefined && olderThan === undefined)
+      throw new SkillOptError('skillopt cache prune: give --max-size (e.g. 500MB) and/or --older-than (e.g. 30d)');
     const dryRun = args['dry-run'];
     const r = pruneCache(dir, {
       ...(maxSize !== undefined ? { maxBytes: parseSize(maxSize) } : {}),
@@ -93,7 +118,9 @@ export const command: Command = {
         `  ${dryRun ? 'would remove' : 'removed'}: ${r.removed} entries (${formatBytes(r.removed_disk)} on disk)` +
         (r.temps_removed ? ` and ${r.temps_removed} stale temp files` : '') +
         `\n  kept:     ${r.kept} entries (${formatBytes(r.kept_disk)} on disk)` +
-        (r.in_use.length ? `\n  in use:   by ${r.in_use.length} running run(s) (${describeHolder(r.in_use[0]!)}): prune refuses until they finish` : ''),
+        (r.in_use.length
+          ? `\n  in use:   by ${r.in_use.length} running run(s) (${describeHolder(r.in_use[0]!)}): prune refuses until they finish`
+          : ''),
     );
     return 0;
   },

@@ -9,7 +9,13 @@ import { join, resolve } from 'node:path';
 import { defineCommand, helpText, parseFlags } from '../args.ts';
 import { configFromArgs, CONFIG_FLAGS, USAGE_BOUND_FLAGS, usageBoundsFrom } from '../common.ts';
 import type { Command } from '../command.ts';
-import { type ALLOW_DIFFERENT_FLAG, compareJson, compareMarkdown, compareTerminal, runComparison } from '../../compare/index.ts';
+import {
+  type ALLOW_DIFFERENT_FLAG,
+  compareJson,
+  compareMarkdown,
+  compareTerminal,
+  runComparison,
+} from '../../compare/index.ts';
 import { DEFAULT_PATTERNS } from '../../stats/paired-mean.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.ts';
 import { SkillOptError } from '../../util/errors.ts';
@@ -23,30 +29,74 @@ import { printableJson } from '../../util/control-chars.ts';
 import type { ALLOW_PARTIAL_FLAG } from '../../compare/index.ts';
 
 /** The flag compare/index.ts names in its messages (the type check keeps the two spellings one). */
-const ALLOW_DIFFERENT = 'allow-different-tasks' satisfies (typeof ALLOW_DIFFERENT_FLAG extends `--${infer N}` ? N : never);
-const ALLOW_PARTIAL = 'allow-partial' satisfies (typeof ALLOW_PARTIAL_FLAG extends `--${infer N}` ? N : never);
+const ALLOW_DIFFERENT = 'allow-different-tasks' satisfies typeof ALLOW_DIFFERENT_FLAG extends `--${infer N}`
+  ? N
+  : never;
+const ALLOW_PARTIAL = 'allow-partial' satisfies typeof ALLOW_PARTIAL_FLAG extends `--${infer N}` ? N : never;
 
 const SPEC = defineCommand({
   name: 'compare',
   operands: '<baseline> <candidate>',
   flags: {
-    'fail-on-regression': { type: 'boolean', help: 'exit 1 when regressed, 3 when inconclusive (without it: exit 0 whatever the verdict)' },
-    'max-regression': { type: 'number', arg: 'X', help: 'the tolerated drop, a fraction in [0, 1] (default evaluation.max_regression, 0)' },
+    'fail-on-regression': {
+      type: 'boolean',
+      help: 'exit 1 when regressed, 3 when inconclusive (without it: exit 0 whatever the verdict)',
+    },
+    'max-regression': {
+      type: 'number',
+      arg: 'X',
+      help: 'the tolerated drop, a fraction in [0, 1] (default evaluation.max_regression, 0)',
+    },
     ...USAGE_BOUND_FLAGS,
     json: { type: 'boolean', help: 'print the report as JSON instead of the table' },
     markdown: { type: 'boolean', help: 'print the report as markdown for a PR comment instead of the table' },
-    out: { type: 'string', arg: 'DIR', help: "write compare.json and compare.md there (default: the candidate's folder)" },
-    [ALLOW_DIFFERENT]: { type: 'boolean', help: 'compare runs of different datasets or splits (refused otherwise, exit 2)' },
-    [ALLOW_PARTIAL]: { type: 'boolean', help: 'compare the cases both sides have when a side is not a whole run (a run folder without its summary, a cut-off last line: inconclusive otherwise)' },
+    out: {
+      type: 'string',
+      arg: 'DIR',
+      help: "write compare.json and compare.md there (default: the candidate's folder)",
+    },
+    [ALLOW_DIFFERENT]: {
+      type: 'boolean',
+      help: 'compare runs of different datasets or splits (refused otherwise, exit 2)',
+    },
+    [ALLOW_PARTIAL]: {
+      type: 'boolean',
+      help: 'compare the cases both sides have when a side is not a whole run (a run folder without its summary, a cut-off last line: inconclusive otherwise)',
+    },
     config: CONFIG_FLAGS.config,
     'cfg-options': CONFIG_FLAGS['cfg-options'],
     'model-cache': CONFIG_FLAGS['model-cache'],
-    attribute: { type: 'boolean', help: 're-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)' },
-    'attribute-granularity': { type: 'string', arg: UNIT_GRANULARITIES.join('|'), default: 'block', help: 'what one part of the change is: a markdown block, a line or a diff hunk' },
-    'attribute-budget': { type: 'number', arg: 'N', help: 'model calls the attribution may make (default: per changed case, a reproduction, a search and a confirmation; docs/attribution.md#budget)' },
-    'baseline-skill': { type: 'string', arg: 'FILE', help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)" },
-    'candidate-skill': { type: 'string', arg: 'FILE', help: "--attribute: the candidate's skill file, when its run does not record it" },
-    resamples: { type: 'number', arg: 'N', default: DEFAULT_PATTERNS, help: 'sign patterns of the Monte Carlo sign-flip test of tokens, cost and latency (over 16 cases)' },
+    attribute: {
+      type: 'boolean',
+      help: 're-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)',
+    },
+    'attribute-granularity': {
+      type: 'string',
+      arg: UNIT_GRANULARITIES.join('|'),
+      default: 'block',
+      help: 'what one part of the change is: a markdown block, a line or a diff hunk',
+    },
+    'attribute-budget': {
+      type: 'number',
+      arg: 'N',
+      help: 'model calls the attribution may make (default: per changed case, a reproduction, a search and a confirmation; docs/attribution.md#budget)',
+    },
+    'baseline-skill': {
+      type: 'string',
+      arg: 'FILE',
+      help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)",
+    },
+    'candidate-skill': {
+      type: 'string',
+      arg: 'FILE',
+      help: "--attribute: the candidate's skill file, when its run does not record it",
+    },
+    resamples: {
+      type: 'number',
+      arg: 'N',
+      default: DEFAULT_PATTERNS,
+      help: 'sign patterns of the Monte Carlo sign-flip test of tokens, cost and latency (over 16 cases)',
+    },
     seed: { type: 'number', arg: 'N', default: 0, help: 'the seed of those sign patterns' },
   },
   about: `  Pairs the cases of two runs by (suite, task id) and reports regressed, fixed, still failing, flaky,
@@ -81,7 +131,8 @@ export function parseCompareArgs(argv: string[]) {
 }
 
 function fraction(raw: number, what: string): number {
-  if (!(raw >= 0 && raw <= 1)) throw new SkillOptError(`${what} must be a fraction in [0, 1] (0.02 = two points of pass rate), got ${raw}`);
+  if (!(raw >= 0 && raw <= 1))
+    throw new SkillOptError(`${what} must be a fraction in [0, 1] (0.02 = two points of pass rate), got ${raw}`);
   return raw;
 }
 
@@ -96,11 +147,15 @@ export const command: Command = {
           : `compare takes two runs, got ${positionals.length}: ${positionals.join(' ')}`,
       );
     }
-    if (args.json && args.markdown) throw new SkillOptError('--json and --markdown both print the report: pick one (compare.json and compare.md are written either way)');
+    if (args.json && args.markdown)
+      throw new SkillOptError(
+        '--json and --markdown both print the report: pick one (compare.json and compare.md are written either way)',
+      );
     const { config } = configFromArgs(args, { required: false });
     const maxRegression = fraction(args['max-regression'] ?? config.evaluation.max_regression, '--max-regression');
     const resamples = args.resamples;
-    if (!Number.isInteger(resamples) || resamples < 100 || resamples > 1_000_000) throw new SkillOptError(`--resamples must be an integer from 100 to 1000000, got ${resamples}`);
+    if (!Number.isInteger(resamples) || resamples < 100 || resamples > 1_000_000)
+      throw new SkillOptError(`--resamples must be an integer from 100 to 1000000, got ${resamples}`);
     const seed = args.seed;
     if (!Number.isSafeInteger(seed)) throw new SkillOptError(`--seed must be an integer, got ${seed}`);
     const failOnRegression = args['fail-on-regression'];
@@ -120,9 +175,13 @@ export const command: Command = {
     let attribution: AttributionResult | null = null;
     if (args.attribute) {
       const granularity = args['attribute-granularity'] as UnitGranularity;
-      if (!UNIT_GRANULARITIES.includes(granularity)) throw new SkillOptError(`--attribute-granularity must be one of ${UNIT_GRANULARITIES.join(', ')}, got '${granularity}'`);
+      if (!UNIT_GRANULARITIES.includes(granularity))
+        throw new SkillOptError(
+          `--attribute-granularity must be one of ${UNIT_GRANULARITIES.join(', ')}, got '${granularity}'`,
+        );
       const budget = args['attribute-budget'];
-      if (budget !== undefined && !(Number.isInteger(budget) && budget >= 0)) throw new SkillOptError(`--attribute-budget must be a whole number of calls, got ${budget}`);
+      if (budget !== undefined && !(Number.isInteger(budget) && budget >= 0))
+        throw new SkillOptError(`--attribute-budget must be a whole number of calls, got ${budget}`);
       attribution = await attributeComparison(run, {
         config,
         granularity,
@@ -144,16 +203,27 @@ export const command: Command = {
       writeFileAtomic(written[1]!, markdown);
     } catch (e) {
       // the comparison stands without its files (a read-only artifact folder): say so, keep the verdict
-      printErr(`[skillopt] warning: could not write compare.json / compare.md to ${outDir} (${(e as Error).message}); choose a folder with --out`);
+      printErr(
+        `[skillopt] warning: could not write compare.json / compare.md to ${outDir} (${(e as Error).message}); choose a folder with --out`,
+      );
       written = [];
     }
-    const html = writeCompareReport(outDir, { compare: json, baselineRows: run.baseline.rows, candidateRows: run.candidate.rows });
+    const html = writeCompareReport(outDir, {
+      compare: json,
+      baselineRows: run.baseline.rows,
+      candidateRows: run.candidate.rows,
+    });
     if (html) written.push(html);
     appendStepSummary(markdown);
     if (args.json) printOut(printableJson(JSON.stringify(json, null, 2)));
     else if (args.markdown) writeOut(markdown);
-    else printOut([compareTerminal(run, { written, width: outputColumns() }), ...(attribution ? attributionTerminal(attribution, totals) : [])].join('\n'));
+    else
+      printOut(
+        [
+          compareTerminal(run, { written, width: outputColumns() }),
+          ...(attribution ? attributionTerminal(attribution, totals) : []),
+        ].join('\n'),
+      );
     return run.decision.exit_code;
   },
 };
-

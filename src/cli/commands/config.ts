@@ -21,11 +21,15 @@ const SPEC = defineCommand({
   name: 'config',
   flags: {
     config: { ...CONFIG_FLAGS.config, help: 'YAML config (its _base_ chain is followed); default: built-in defaults' },
-    'cfg-options': { ...CONFIG_FLAGS['cfg-options'], help: 'override config keys (dotted section.key, or legacy flat keys like batch_size)' },
+    'cfg-options': {
+      ...CONFIG_FLAGS['cfg-options'],
+      help: 'override config keys (dotted section.key, or legacy flat keys like batch_size)',
+    },
     'model-cache': CONFIG_FLAGS['model-cache'],
     json: { type: 'boolean', help: 'print JSON instead of YAML' },
   },
-  notes: 'Precedence: defaults < _base_ files < the config file < environment (OPENAI_COMPATIBLE_*, SKILLOPT_OUT_ROOT) < --cfg-options',
+  notes:
+    'Precedence: defaults < _base_ files < the config file < environment (OPENAI_COMPATIBLE_*, SKILLOPT_OUT_ROOT) < --cfg-options',
 });
 
 export const command: Command = {
@@ -49,7 +53,9 @@ export const command: Command = {
     const header = [
       '# skillopt resolved configuration (secrets redacted)',
       '# files, in inheritance order:',
-      ...(loaded.files.length > 0 ? loaded.files.map((f) => `#   ${displayPath(f)}`) : ['#   (none: built-in defaults)']),
+      ...(loaded.files.length > 0
+        ? loaded.files.map((f) => `#   ${displayPath(f)}`)
+        : ['#   (none: built-in defaults)']),
       '# roles:',
       ...Object.values(roles).map(
         (r) =>

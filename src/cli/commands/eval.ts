@@ -31,9 +31,23 @@ const SPEC = defineCommand({
   name: 'eval',
   flags: {
     config: { ...CONFIG_FLAGS.config, required: true },
-    skill: { type: 'string', arg: 'S', required: true, help: 'the skill file to score; none = the bare model (no system message); with --models, --skills' },
-    split: { type: 'string', arg: 'train|val|test|all', default: 'all', help: 'which tasks to score (aliases: valid_seen = val, valid_unseen = test)' },
-    trials: { type: 'number', arg: 'K', help: 'run every task K times (env.trials); a prediction then lists its trials' },
+    skill: {
+      type: 'string',
+      arg: 'S',
+      required: true,
+      help: 'the skill file to score; none = the bare model (no system message); with --models, --skills',
+    },
+    split: {
+      type: 'string',
+      arg: 'train|val|test|all',
+      default: 'all',
+      help: 'which tasks to score (aliases: valid_seen = val, valid_unseen = test)',
+    },
+    trials: {
+      type: 'number',
+      arg: 'K',
+      help: 'run every task K times (env.trials); a prediction then lists its trials',
+    },
     'cfg-options': CONFIG_FLAGS['cfg-options'],
     'model-cache': CONFIG_FLAGS['model-cache'],
     ...MATRIX_FLAGS,
@@ -49,9 +63,17 @@ export const command: Command = {
     noOperands(SPEC, positionals);
     const { config } = configFromArgs(args, { required: true });
     if (args.models.length > 0) {
-      if (args.skill !== undefined && args.skills.length > 0) throw new SkillOptError('--skill and --skills do not go together: with --models, list every skill in --skills');
+      if (args.skill !== undefined && args.skills.length > 0)
+        throw new SkillOptError('--skill and --skills do not go together: with --models, list every skill in --skills');
       const skills = args.skills.length > 0 ? args.skills : args.skill !== undefined ? [args.skill] : undefined;
-      return runMatrixCommand({ kind: 'eval', config, models: args.models, skills, parallelCells: args['parallel-cells'], split: normalizeSplit(args.split) });
+      return runMatrixCommand({
+        kind: 'eval',
+        config,
+        models: args.models,
+        skills,
+        parallelCells: args['parallel-cells'],
+        split: normalizeSplit(args.split),
+      });
     }
     if (args.skills.length > 0) throw new SkillOptError('--skills goes with --models (one skill without it: --skill)');
     const skillArg = args.skill;
@@ -60,18 +82,44 @@ export const command: Command = {
     const split = normalizeSplit(args.split);
     const outDir = outRoot(config, 'eval', config.model.target);
     checkCaseBudget(config);
-    const session: RunSessionOptions = { outDir, host: { config, outDir: null, quiet: true, session: { mode: 'rollout', split }, caseBudget: true }, log: (l: string) => printOut(`[skillopt] ${l}`), restoreOnReplayStop: true };
+    const session: RunSessionOptions = {
+      outDir,
+      host: { config, outDir: null, quiet: true, session: { mode: 'rollout', split }, caseBudget: true },
+      log: (l: string) => printOut(`[skillopt] ${l}`),
+      restoreOnReplayStop: true,
+    };
     return withRunSession(session, async ({ host, closeAtEnd }) => {
       const started = performance.now();
       const runner = closeAtEnd(await SuiteRunner.open({ host }));
       const manifests = await runner.manifests();
       if (manifests.length !== 1) {
-        throw new SkillOptError(`eval scores one suite at a time: found ${manifests.map((m) => m.suite).join(', ')}; set env.name in the config`);
+        throw new SkillOptError(
+          `eval scores one suite at a time: found ${manifests.map((m) => m.suite).join(', ')}; set env.name in the config`,
+        );
       }
-      claimRunDir(outDir, { kind: 'eval', config, roles: host.roles, manifest: manifests[0]!, suiteFiles: runner.files, skill, split });
+      claimRunDir(outDir, {
+        kind: 'eval',
+        config,
+        roles: host.roles,
+        manifest: manifests[0]!,
+        suiteFiles: runner.files,
+        skill,
+        split,
+      });
       const log = (l: string) => printOut(`[skillopt] ${escapeControls(l)}`);
-      const { records, reused, selection, verdict, summary, evalSummary, notRun } = await evalRun({ host, runner, config, manifest: manifests[0]!, skill, split, outDir, log, started });
-      if (reused > 0) printOut(`[skillopt] reused ${reused} finished case(s) from ${displayPath(join(outDir, 'results.jsonl'))}`);
+      const { records, reused, selection, verdict, summary, evalSummary, notRun } = await evalRun({
+        host,
+        runner,
+        config,
+        manifest: manifests[0]!,
+        skill,
+        split,
+        outDir,
+        log,
+        started,
+      });
+      if (reused > 0)
+        printOut(`[skillopt] reused ${reused} finished case(s) from ${displayPath(join(outDir, 'results.jsonl'))}`);
       const o = summary.overall;
       const u = o.usage;
       printOut(renderTable(summary, records));
@@ -84,9 +132,20 @@ export const command: Command = {
         outDir,
         skill: { label: 'skill', path: skill.path },
         metrics: [
-          ['split', `${split} · ${o.selected} selected: ${o.scored} scored, ${erroredCounts(o)}` + (o.not_run ? `, ${o.not_run} not run` : '') + (note ? ` · ${note}` : '')],
-          ['score', `pass rate ${score3(o.pass_rate)} over ${o.scored} scored · hard ${score3(o.mean_hard)} · soft ${score3(o.mean_soft)}`],
-          ['tokens', `${evalSummary.tokens.prompt_tokens + evalSummary.tokens.completion_tokens} (prompt + completion) over ${u.target.calls + u.judge.calls} calls`],
+          [
+            'split',
+            `${split} · ${o.selected} selected: ${o.scored} scored, ${erroredCounts(o)}` +
+              (o.not_run ? `, ${o.not_run} not run` : '') +
+              (note ? ` · ${note}` : ''),
+          ],
+          [
+            'score',
+            `pass rate ${score3(o.pass_rate)} over ${o.scored} scored · hard ${score3(o.mean_hard)} · soft ${score3(o.mean_soft)}`,
+          ],
+          [
+            'tokens',
+            `${evalSummary.tokens.prompt_tokens + evalSummary.tokens.completion_tokens} (prompt + completion) over ${u.target.calls + u.judge.calls} calls`,
+          ],
           ['cost', costLine(summary.cost, summary.skill_tokens)],
           ...cacheMetric(config.cache.mode, summary.cache),
           ['wall', `${process.uptime().toFixed(1)} s whole process (cases ${summary.wall_time_s.toFixed(1)} s)`],
@@ -103,4 +162,3 @@ export const command: Command = {
     });
   },
 };
-

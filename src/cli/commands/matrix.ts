@@ -17,10 +17,25 @@ const SPEC = defineCommand({
   name: 'matrix',
   operands: 'DIR…',
   flags: {
-    out: { type: 'string', arg: 'OUT', help: 'the matrix folder to write (new or empty; default env.out_root, else outputs/matrix_<env>_<time>)' },
-    baseline: { type: 'string', arg: 'B', help: "a baseline matrix folder (main's): each cell is compared with its cell there" },
-    'fail-on-regression': { type: 'boolean', help: "with --baseline: exit 1 when any model's cell regressed (adjusted across cells), 3 when inconclusive" },
-    'max-regression': { type: 'number', arg: 'X', help: 'with --baseline: the tolerated drop in pass rate (default evaluation.max_regression)' },
+    out: {
+      type: 'string',
+      arg: 'OUT',
+      help: 'the matrix folder to write (new or empty; default env.out_root, else outputs/matrix_<env>_<time>)',
+    },
+    baseline: {
+      type: 'string',
+      arg: 'B',
+      help: "a baseline matrix folder (main's): each cell is compared with its cell there",
+    },
+    'fail-on-regression': {
+      type: 'boolean',
+      help: "with --baseline: exit 1 when any model's cell regressed (adjusted across cells), 3 when inconclusive",
+    },
+    'max-regression': {
+      type: 'number',
+      arg: 'X',
+      help: 'with --baseline: the tolerated drop in pass rate (default evaluation.max_regression)',
+    },
     config: CONFIG_FLAGS.config,
     'cfg-options': CONFIG_FLAGS['cfg-options'],
   },
@@ -34,12 +49,18 @@ export const command: Command = {
   usage: helpText(SPEC),
   async run(argv) {
     const { values: args, positionals } = parseFlags(SPEC, argv);
-    if (positionals.length === 0) throw new SkillOptError('skillopt matrix needs the matrix folders to assemble: skillopt matrix DIR… --out OUT');
-    if (!args.baseline && (args['fail-on-regression'] || args['max-regression'] !== undefined)) throw new SkillOptError('--fail-on-regression and --max-regression need --baseline <matrix folder>');
+    if (positionals.length === 0)
+      throw new SkillOptError('skillopt matrix needs the matrix folders to assemble: skillopt matrix DIR… --out OUT');
+    if (!args.baseline && (args['fail-on-regression'] || args['max-regression'] !== undefined))
+      throw new SkillOptError('--fail-on-regression and --max-regression need --baseline <matrix folder>');
     const { config } = configFromArgs({ ...args, 'model-cache': undefined }, { required: false });
     const inputs = positionals.map(readMatrixInput);
     const baseline = args.baseline
-      ? matrixBaseline({ arg: args.baseline, failOnRegression: args['fail-on-regression'], maxRegression: args['max-regression'] ?? config.evaluation.max_regression })
+      ? matrixBaseline({
+          arg: args.baseline,
+          failOnRegression: args['fail-on-regression'],
+          maxRegression: args['max-regression'] ?? config.evaluation.max_regression,
+        })
       : null;
     const out = args.out ?? outRoot(config, 'matrix');
     const manifest = assembleMatrix(inputs, out);

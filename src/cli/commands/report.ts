@@ -24,7 +24,12 @@ export const command: Command = {
   usage: helpText(SPEC),
   async run(argv) {
     const dirs = parseFlags(SPEC, argv).positionals;
-    if (dirs.length !== 1) throw new SkillOptError(dirs.length === 0 ? 'report needs a run folder: skillopt report <dir>' : `report takes one folder, got ${dirs.length}: ${dirs.join(' ')}`);
+    if (dirs.length !== 1)
+      throw new SkillOptError(
+        dirs.length === 0
+          ? 'report needs a run folder: skillopt report <dir>'
+          : `report takes one folder, got ${dirs.length}: ${dirs.join(' ')}`,
+      );
     const { regenerateReports } = await import('../../report/index.ts');
     const started = performance.now();
     const written = regenerateReports(dirs[0]!);

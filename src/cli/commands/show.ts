@@ -12,7 +12,11 @@ const SPEC = defineCommand({
   name: 'show',
   operands: '<dir>',
   flags: {
-    case: { type: 'string', arg: 'ID', help: "print that case's record instead (each trial), with its trajectory as a timeline" },
+    case: {
+      type: 'string',
+      arg: 'ID',
+      help: "print that case's record instead (each trial), with its trajectory as a timeline",
+    },
   },
   about: `  Prints what a run folder holds: the command, config, skill, model (simulated or not), the headline
   figures, for an optimize run the validation pass rate per step as a text chart, the worst cases,
@@ -23,9 +27,17 @@ export const command: Command = {
   usage: helpText(SPEC),
   async run(argv) {
     const { values, positionals: dirs } = parseFlags(SPEC, argv);
-    if (dirs.length !== 1) throw new SkillOptError(dirs.length === 0 ? 'show needs a run folder: skillopt show <dir>' : `show takes one folder, got ${dirs.length}: ${dirs.join(' ')}`);
+    if (dirs.length !== 1)
+      throw new SkillOptError(
+        dirs.length === 0
+          ? 'show needs a run folder: skillopt show <dir>'
+          : `show takes one folder, got ${dirs.length}: ${dirs.join(' ')}`,
+      );
     const { showCase, showRun } = await import('../../report/show.ts');
-    const text = values.case !== undefined ? showCase(dirs[0]!, values.case, { width: outputColumns() }) : showRun(dirs[0]!, { width: outputColumns() });
+    const text =
+      values.case !== undefined
+        ? showCase(dirs[0]!, values.case, { width: outputColumns() })
+        : showRun(dirs[0]!, { width: outputColumns() });
     printOut(text);
     return 0;
   },

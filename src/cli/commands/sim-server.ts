@@ -26,24 +26,80 @@ const SPEC = defineCommand({
   flags: {
     host: { type: 'string', default: '127.0.0.1', help: 'the address to listen on' },
     port: { type: 'number', default: 8000, help: 'the port to listen on (0 = any free port)' },
-    model: { type: 'list', arg: 'ID', help: 'the model ids it serves (repeat the flag or separate ids by commas; default mitko); sim-small, sim-medium and sim-large have profiles (docs/simulated-model.md)' },
+    model: {
+      type: 'list',
+      arg: 'ID',
+      help: 'the model ids it serves (repeat the flag or separate ids by commas; default mitko); sim-small, sim-medium and sim-large have profiles (docs/simulated-model.md)',
+    },
     seed: { type: 'number', arg: 'N', help: `seed of every pseudo-random decision (default ${D.seed})` },
     noise: { type: 'number', arg: 'P', help: `target: probability of a wrong answer (default ${D.noise})` },
-    'max-rules': { type: 'number', arg: 'N', help: `target: rules after the N-th are not seen; 0 = unlimited (default ${D.maxRules})` },
-    'analyst-error-rate': { type: 'number', arg: 'P', help: `analysts: probability of a rule keyed on a common word (default ${D.analystErrorRate})` },
-    'routing-noise': { type: 'number', arg: 'P', help: `agents: probability that a load_skill decision is replaced (default ${D.routingNoise})` },
+    'max-rules': {
+      type: 'number',
+      arg: 'N',
+      help: `target: rules after the N-th are not seen; 0 = unlimited (default ${D.maxRules})`,
+    },
+    'analyst-error-rate': {
+      type: 'number',
+      arg: 'P',
+      help: `analysts: probability of a rule keyed on a common word (default ${D.analystErrorRate})`,
+    },
+    'routing-noise': {
+      type: 'number',
+      arg: 'P',
+      help: `agents: probability that a load_skill decision is replaced (default ${D.routingNoise})`,
+    },
     'latency-ms': { type: 'number', arg: 'N', help: "delay every reply by N ms (default 0: a profile's latency)" },
     'latency-scale': { type: 'number', arg: 'X', help: "multiply a profile's latency by X (default 1; 0 = none)" },
-    interference: { type: 'number', arg: 'P', help: `target: probability of following a competing rule (default ${D.interference})` },
-    dilution: { type: 'number', arg: 'X', help: `target: miss probability per unit of overload past the attention budget (default ${D.dilution})` },
-    'dilution-rules': { type: 'number', arg: 'N', help: `target: attention budget in rules; 0 = none (default ${D.dilutionRules})` },
-    'dilution-chars': { type: 'number', arg: 'N', help: `target: attention budget in characters of system prompt; 0 = none (default ${D.dilutionChars})` },
-    'analyst-misread-rate': { type: 'number', arg: 'P', help: `analysts: probability of a wrong rule for a failure the skill already answers (default ${D.analystMisreadRate})` },
-    'analyst-context-recall': { type: 'number', arg: 'P', help: `analysts: probability of heeding one item of their context (default ${D.analystContextRecall})` },
-    'analyst-notes-effect': { type: 'number', arg: 'P', help: `analysts: fraction by which notes in the prompt cut the error rate (default ${D.analystNotesEffect})` },
-    'analyst-generalize': { type: 'number', arg: 'N', help: `analysts: successes needed to generalize a rule; 0 = never (default ${D.analystGeneralize})` },
-    'analyst-budget-compress': { type: 'number', arg: 'P', help: `analysts, several models: probability of compressing, not adding a rule, for a failure on one model only whose attention budget the skill exceeds (default ${D.analystBudgetCompress})` },
-    'ranker-accuracy': { type: 'number', arg: 'P', help: `ranking: probability that each pick is the best supported item left (default ${D.rankerAccuracy})` },
+    interference: {
+      type: 'number',
+      arg: 'P',
+      help: `target: probability of following a competing rule (default ${D.interference})`,
+    },
+    dilution: {
+      type: 'number',
+      arg: 'X',
+      help: `target: miss probability per unit of overload past the attention budget (default ${D.dilution})`,
+    },
+    'dilution-rules': {
+      type: 'number',
+      arg: 'N',
+      help: `target: attention budget in rules; 0 = none (default ${D.dilutionRules})`,
+    },
+    'dilution-chars': {
+      type: 'number',
+      arg: 'N',
+      help: `target: attention budget in characters of system prompt; 0 = none (default ${D.dilutionChars})`,
+    },
+    'analyst-misread-rate': {
+      type: 'number',
+      arg: 'P',
+      help: `analysts: probability of a wrong rule for a failure the skill already answers (default ${D.analystMisreadRate})`,
+    },
+    'analyst-context-recall': {
+      type: 'number',
+      arg: 'P',
+      help: `analysts: probability of heeding one item of their context (default ${D.analystContextRecall})`,
+    },
+    'analyst-notes-effect': {
+      type: 'number',
+      arg: 'P',
+      help: `analysts: fraction by which notes in the prompt cut the error rate (default ${D.analystNotesEffect})`,
+    },
+    'analyst-generalize': {
+      type: 'number',
+      arg: 'N',
+      help: `analysts: successes needed to generalize a rule; 0 = never (default ${D.analystGeneralize})`,
+    },
+    'analyst-budget-compress': {
+      type: 'number',
+      arg: 'P',
+      help: `analysts, several models: probability of compressing, not adding a rule, for a failure on one model only whose attention budget the skill exceeds (default ${D.analystBudgetCompress})`,
+    },
+    'ranker-accuracy': {
+      type: 'number',
+      arg: 'P',
+      help: `ranking: probability that each pick is the best supported item left (default ${D.rankerAccuracy})`,
+    },
   },
 });
 
@@ -54,7 +110,10 @@ const SPEC = defineCommand({
 export function parseSimServerArgs(argv: string[]): SimServerOptions {
   const { values: args, positionals } = parseFlags(SPEC, argv);
   noOperands(SPEC, positionals);
-  const models = args.model.flatMap((m) => m.split(',')).map((m) => m.trim()).filter(Boolean);
+  const models = args.model
+    .flatMap((m) => m.split(','))
+    .map((m) => m.trim())
+    .filter(Boolean);
   const opts: SimServerOptions = {
     host: args.host,
     port: args.port,
@@ -67,7 +126,10 @@ export function parseSimServerArgs(argv: string[]): SimServerOptions {
   if (args['routing-noise'] !== undefined) opts.routingNoise = args['routing-noise'];
   if (args['latency-ms'] !== undefined) opts.latencyMs = args['latency-ms'];
   if (args['latency-scale'] !== undefined) opts.latencyScale = args['latency-scale'];
-  for (const [flag, option] of Object.entries(WORLD_FLAGS) as [keyof typeof WORLD_FLAGS, (typeof WORLD_FLAGS)[keyof typeof WORLD_FLAGS]][]) {
+  for (const [flag, option] of Object.entries(WORLD_FLAGS) as [
+    keyof typeof WORLD_FLAGS,
+    (typeof WORLD_FLAGS)[keyof typeof WORLD_FLAGS],
+  ][]) {
     const v = args[flag];
     if (v !== undefined) opts[option] = v;
   }

@@ -16,7 +16,11 @@ const SPEC = defineCommand({
     'cfg-options': CONFIG_FLAGS['cfg-options'],
     'model-cache': CONFIG_FLAGS['model-cache'],
     skill: { type: 'string', arg: 'S', help: "the skill to start from (default: the suite's seed skill)" },
-    models: { type: 'list', arg: 'A,B', help: "optimize for several target models at once: names of the config's models: entries, or model ids (train.models; docs/optimizer.md#several-models)" },
+    models: {
+      type: 'list',
+      arg: 'A,B',
+      help: "optimize for several target models at once: names of the config's models: entries, or model ids (train.models; docs/optimizer.md#several-models)",
+    },
     ...OPTIMIZE_MODEL_FLAGS,
   },
   notes: `  Smoke run:  skillopt train --config configs/dotnetdebug/sim.yaml --cfg-options train.num_epochs=1 \\

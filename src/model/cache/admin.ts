@@ -12,7 +12,22 @@ import { liveCacheUsers, type CacheUser } from './users.ts';
 /** A temp file this old belongs to a writer that was killed. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
 
-const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3, t: 1024 ** 4, tb: 1024 ** 4, tib: 1024 ** 4 };
+const SIZE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+  t: 1024 ** 4,
+  tb: 1024 ** 4,
+  tib: 1024 ** 4,
+};
 const AGE_UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 
 /** `500MB`, `1.5G`, `200k`, `1048576` → bytes (K/M/G/T are powers of 1024). */
@@ -89,9 +104,18 @@ export function cacheStats(dir: string, opts: { runs?: number; now?: number } = 
   }
   const runs = store
     .readRuns()
-    .filter((r): r is Record<string, unknown> & RunLogRecord => typeof r.hits === 'number' && typeof r.misses === 'number')
+    .filter(
+      (r): r is Record<string, unknown> & RunLogRecord => typeof r.hits === 'number' && typeof r.misses === 'number',
+    )
     .slice(-(opts.runs ?? 10))
-    .map((r) => ({ time: String(r.time ?? ''), command: String(r.command ?? ''), mode: String(r.mode ?? ''), hits: r.hits, misses: r.misses, ...(typeof r.writes === 'number' ? { writes: r.writes } : {}) }));
+    .map((r) => ({
+      time: String(r.time ?? ''),
+      command: String(r.command ?? ''),
+      mode: String(r.mode ?? ''),
+      hits: r.hits,
+      misses: r.misses,
+      ...(typeof r.writes === 'number' ? { writes: r.writes } : {}),
+    }));
   const hits = runs.reduce((a, r) => a + r.hits, 0);
   const lookups = hits + runs.reduce((a, r) => a + r.misses, 0);
   return {
@@ -134,7 +158,10 @@ function inUseError(dir: string, users: CacheUser[], removed: number): SkillOptE
  * killed writers. `dryRun` counts without removing. Throws (exit 2) while a run uses the cache, naming it;
  * a run that starts meanwhile stops the prune before its next removal.
  */
-export function pruneCache(dir: string, opts: { maxBytes?: number; olderThanMs?: number; dryRun?: boolean; now?: number }): PruneResult {
+export function pruneCache(
+  dir: string,
+  opts: { maxBytes?: number; olderThanMs?: number; dryRun?: boolean; now?: number },
+): PruneResult {
   const store = new FileStore(dir);
   const now = opts.now ?? Date.now();
   const kept: EntryFile[] = [];

@@ -17,7 +17,15 @@ import { SCHEMA_VERSION } from '../../runfiles/version.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { displayPath } from '../../util/paths.ts';
 import type { RoleConfig } from '../types.ts';
-import { cacheKey, endpointIdentity, endpointLabel, simKnobs, simKnobsOf, type EntryKind, type SimKnobs } from './key.ts';
+import {
+  cacheKey,
+  endpointIdentity,
+  endpointLabel,
+  simKnobs,
+  simKnobsOf,
+  type EntryKind,
+  type SimKnobs,
+} from './key.ts';
 import { FileStore, type StoredEntry } from './store.ts';
 import { registerCacheUser } from './users.ts';
 import type { Held } from '../../util/lock.ts';
@@ -43,7 +51,13 @@ export class CacheMissError extends SkillOptError {
   readonly role: string;
   readonly stage: string;
 
-  constructor(init: { role: string; stage: string; endpoint: string; dir: string; corrupt?: { entry: string; why: string } }) {
+  constructor(init: {
+    role: string;
+    stage: string;
+    endpoint: string;
+    dir: string;
+    corrupt?: { entry: string; why: string };
+  }) {
     super(
       `no cached reply for the ${init.role} call (stage ${init.stage}, ${init.endpoint}) in ${displayPath(init.dir)}` +
         `${init.corrupt ? ` (its entry ${displayPath(init.corrupt.entry)} is corrupt: ${init.corrupt.why})` : ''}; --model-cache replay sends no request`,
@@ -86,7 +100,8 @@ export function replayMissLine(
 }
 
 /** The next step after a replay miss. */
-export const REPLAY_MISS_NEXT = 'fill the cache first: run the same command with --model-cache rw (or ro, which calls the endpoint only for what is missing and writes nothing)';
+export const REPLAY_MISS_NEXT =
+  'fill the cache first: run the same command with --model-cache rw (or ro, which calls the endpoint only for what is missing and writes nothing)';
 
 /** The role MCP records are counted under (`by_role.mcp`). */
 const MCP_ROLE = { role: 'mcp' } as const;
@@ -146,7 +161,13 @@ export class ModelCache {
    * The stored value of `key`, decoded; undefined on a miss. Counted as a hit or a miss of `role`/`stage`.
    * `decode` returns undefined for a value it cannot use: that is a corrupt entry, a miss with a warning.
    */
-  get<T>(role: { role: string }, stage: string, kind: EntryKind, key: string, decode: (value: unknown) => T | undefined): { value: T } | { miss: true; corrupt?: string } {
+  get<T>(
+    role: { role: string },
+    stage: string,
+    kind: EntryKind,
+    key: string,
+    decode: (value: unknown) => T | undefined,
+  ): { value: T } | { miss: true; corrupt?: string } {
     const read = this.store.read(key, kind, { markUsed: this.mode === 'rw' });
     let corrupt: string | undefined;
     if (read && 'entry' in read) {
@@ -161,7 +182,11 @@ export class ModelCache {
     } else if (read) {
       corrupt = read.corrupt;
     }
-    if (corrupt !== undefined) this.warnOnce(key, `warning: model cache: ${displayPath(this.store.pathOf(key))} is corrupt (${corrupt}); treated as a miss${this.mode === 'rw' ? ' and rewritten' : ''}`);
+    if (corrupt !== undefined)
+      this.warnOnce(
+        key,
+        `warning: model cache: ${displayPath(this.store.pathOf(key))} is corrupt (${corrupt}); treated as a miss${this.mode === 'rw' ? ' and rewritten' : ''}`,
+      );
     this.count(role.role, stage).misses++;
     return corrupt !== undefined ? { miss: true, corrupt } : { miss: true };
   }
@@ -169,7 +194,19 @@ export class ModelCache {
   /** Store a successful reply (`rw` only). A write that fails is a warning (once), never an error of the call. */
   put(role: { role: string }, stage: string, kind: EntryKind, key: string, value: unknown): void {
     if (this.mode !== 'rw') return;
-    if (this.tryWrite({ schema_version: SCHEMA_VERSION, v: 1, key, kind, role: role.role, stage, created: new Date().toISOString(), value })) this.count(role.role, stage).writes++;
+    if (
+      this.tryWrite({
+        schema_version: SCHEMA_VERSION,
+        v: 1,
+        key,
+        kind,
+        role: role.role,
+        stage,
+        created: new Date().toISOString(),
+        value,
+      })
+    )
+      this.count(role.role, stage).writes++;
   }
 
   /**
@@ -177,7 +214,9 @@ export class ModelCache {
    * server); undefined on a miss. `corrupt`: why an entry that exists could not be used.
    */
   recall(stage: string, key: string): { value: Record<string, unknown> } | { miss: true; corrupt?: string } {
-    return this.get(MCP_ROLE, stage, 'mcp', key, (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined));
+    return this.get(MCP_ROLE, stage, 'mcp', key, (v) =>
+      v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined,
+    );
   }
 
   /** Record an MCP response (`rw` only, like put). */
@@ -207,7 +246,9 @@ export class ModelCache {
     } catch (e) {
       if (!this.writeFailed) {
         this.writeFailed = true;
-        this.log(`warning: model cache: cannot write to ${displayPath(this.dir)} (${(e as Error).message}); this run's replies are not cached`);
+        this.log(
+          `warning: model cache: cannot write to ${displayPath(this.dir)} (${(e as Error).message}); this run's replies are not cached`,
+        );
       }
       return false;
     }
@@ -241,7 +282,15 @@ export class ModelCache {
     const s = this.summary();
     if (s.hits + s.misses === 0) return;
     try {
-      this.store.appendRun({ time: new Date().toISOString(), command, mode: s.mode, hits: s.hits, misses: s.misses, writes: s.writes, by_role: s.by_role });
+      this.store.appendRun({
+        time: new Date().toISOString(),
+        command,
+        mode: s.mode,
+        hits: s.hits,
+        misses: s.misses,
+        writes: s.writes,
+        by_role: s.by_role,
+      });
     } catch {
       // the run log is information only
     }

@@ -47,7 +47,10 @@ export function simKnobs(simulated: Readonly<Record<string, unknown>>): SimKnobs
 export function simKnobsOf(simulated: Readonly<Record<string, unknown>>, model: string): SimKnobs {
   const shared = simKnobs(simulated);
   const profiles = simulated.profiles;
-  const own = profiles && typeof profiles === 'object' && Object.hasOwn(profiles, model) ? (profiles as Record<string, unknown>)[model] : undefined;
+  const own =
+    profiles && typeof profiles === 'object' && Object.hasOwn(profiles, model)
+      ? (profiles as Record<string, unknown>)[model]
+      : undefined;
   if (!own || typeof own !== 'object') return shared;
   const mine = simKnobs(own as Record<string, unknown>);
   return { ...shared, ...Object.fromEntries(Object.entries(mine).map(([k, v]) => [`profiles.${model}.${k}`, v])) };
@@ -81,7 +84,10 @@ export function endpointLabel(role: RoleConfig, sim: SimKnobs | null): string {
   if (role.backend === 'simulated') {
     const k = sim ?? {};
     // seed and noise first (what a person changes), then the rest in name order
-    const keys = [...['seed', 'noise'].filter((n) => n in k), ...Object.keys(k).filter((n) => n !== 'seed' && n !== 'noise')];
+    const keys = [
+      ...['seed', 'noise'].filter((n) => n in k),
+      ...Object.keys(k).filter((n) => n !== 'seed' && n !== 'noise'),
+    ];
     return `simulated ${role.model}${keys.length ? ` (${keys.map((n) => `${n} ${String(k[n])}`).join(', ')})` : ''}`;
   }
   return `${role.model} at ${urlIdentity(role.azure ? role.azure.endpoint : role.baseURL)}`;
@@ -97,5 +103,7 @@ export function mcpKey(material: unknown): string {
 
 /** The key: SHA-256 (hex) of `[version, endpoint, kind, request]` as JSON. `endpoint` is endpointIdentity's JSON. */
 export function cacheKey(endpoint: string, kind: EntryKind, request: unknown): string {
-  return createHash('sha256').update(`[${KEY_VERSION},${endpoint},"${kind}",${JSON.stringify(request)}]`).digest('hex');
+  return createHash('sha256')
+    .update(`[${KEY_VERSION},${endpoint},"${kind}",${JSON.stringify(request)}]`)
+    .digest('hex');
 }

@@ -10,5 +10,10 @@ export function cacheMetric(
   const roles = Object.entries(counts.by_role)
     .filter(([, t]) => t.hits + t.misses > 0)
     .map(([role, t]) => `${role} ${t.hits}/${t.misses}`);
-  return [['cache', `${counts.hits} hits, ${counts.misses} misses${roles.length ? ` (hits/misses: ${roles.join(' · ')})` : ''} · --model-cache ${mode}`]];
+  return [
+    [
+      'cache',
+      `${counts.hits} hits, ${counts.misses} misses${roles.length ? ` (hits/misses: ${roles.join(' · ')})` : ''} · --model-cache ${mode}`,
+    ],
+  ];
 }

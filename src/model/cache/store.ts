@@ -20,7 +20,22 @@
  * An entry's mtime is its last use (written, or read in `rw` mode; marked at most once an hour, so a hit
  * costs no extra system call), which is what `prune` goes by.
  */
-import { closeSync, fstatSync, futimesSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, appendFileSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  futimesSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  appendFileSync,
+} from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
@@ -212,7 +227,9 @@ export class FileStore {
     appendFileSync(file, `${redactText(JSON.stringify(record))}\n`);
     try {
       if (statSync(file).size <= STATS_MAX_BYTES) return;
-      const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim());
+      const lines = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim());
       const tmp = `${file}.${tmpTag}.${++tmpCounter}.tmp`;
       writeFileSync(tmp, `${lines.slice(-STATS_KEEP).join('\n')}\n`);
       renameSync(tmp, file);

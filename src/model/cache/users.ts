@@ -10,7 +10,15 @@
  */
 import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { forgetAtExit, holderAlive, holderInfo, readLock, releaseAtExit, type Held, type LockInfo } from '../../util/lock.ts';
+import {
+  forgetAtExit,
+  holderAlive,
+  holderInfo,
+  readLock,
+  releaseAtExit,
+  type Held,
+  type LockInfo,
+} from '../../util/lock.ts';
 import { writeJsonAtomic } from '../../util/atomic.ts';
 
 export const USERS_DIR = 'users';

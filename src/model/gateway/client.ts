@@ -10,7 +10,14 @@ import type { ChatMessage, ToolSpec } from '../../types.ts';
 import type { ChatOptions, ChatResult, StructuredResult } from '../client.ts';
 import { ModelInfraError, requestContext } from '../errors.ts';
 import type { RoleConfig } from '../types.ts';
-import { decodeError, GatewayPoster, received, type GatewayAddress, type GatewayOp, type Recalled } from './protocol.ts';
+import {
+  decodeError,
+  GatewayPoster,
+  received,
+  type GatewayAddress,
+  type GatewayOp,
+  type Recalled,
+} from './protocol.ts';
 
 interface Pending {
   resolve: (value: unknown) => void;
@@ -56,7 +63,18 @@ export class GatewayClient {
     };
   }
 
-  chat(role: RoleConfig, messages: ChatMessage[], o: { stage: string; signal?: AbortSignal; seed?: number; tools?: ToolSpec[]; responseFormat?: ChatOptions['responseFormat']; temperature?: number | null }): Promise<ChatResult> {
+  chat(
+    role: RoleConfig,
+    messages: ChatMessage[],
+    o: {
+      stage: string;
+      signal?: AbortSignal;
+      seed?: number;
+      tools?: ToolSpec[];
+      responseFormat?: ChatOptions['responseFormat'];
+      temperature?: number | null;
+    },
+  ): Promise<ChatResult> {
     return this.call('chat', role, messages, o) as Promise<ChatResult>;
   }
 
@@ -95,7 +113,16 @@ export class GatewayClient {
       this.pending.set(id, {
         resolve: (v) => resolve(v as Recalled),
         reject,
-        aborted: (detail) => new ModelInfraError({ role: 'mcp', model: 'mcp', url: 'the model gateway', stage, kind: 'aborted', attempts: 0, detail }),
+        aborted: (detail) =>
+          new ModelInfraError({
+            role: 'mcp',
+            model: 'mcp',
+            url: 'the model gateway',
+            stage,
+            kind: 'aborted',
+            attempts: 0,
+            detail,
+          }),
       });
       this.poster.send({ t: 'recall', id, stage, key });
     });
@@ -122,7 +149,14 @@ export class GatewayClient {
     op: GatewayOp,
     role: RoleConfig,
     messages: ChatMessage[],
-    o: { stage: string; signal?: AbortSignal; seed?: number; tools?: ToolSpec[]; responseFormat?: ChatOptions['responseFormat']; temperature?: number | null },
+    o: {
+      stage: string;
+      signal?: AbortSignal;
+      seed?: number;
+      tools?: ToolSpec[];
+      responseFormat?: ChatOptions['responseFormat'];
+      temperature?: number | null;
+    },
   ): Promise<unknown> {
     const id = `${this.owner}:${this.next++}`;
     const aborted = (detail: string): ModelInfraError =>
@@ -151,7 +185,19 @@ export class GatewayClient {
       signal?.addEventListener('abort', onAbort, { once: true });
       let roleKey = this.roleKeys.get(role);
       if (roleKey === undefined) this.roleKeys.set(role, (roleKey = JSON.stringify(role)));
-      this.poster.send({ t: 'call', id, op, role, roleKey, stage: o.stage, messages, ...(o.seed !== undefined ? { seed: o.seed } : {}), ...(o.tools ? { tools: o.tools } : {}), ...(o.responseFormat !== undefined ? { responseFormat: o.responseFormat } : {}), ...(o.temperature !== undefined ? { temperature: o.temperature } : {}) });
+      this.poster.send({
+        t: 'call',
+        id,
+        op,
+        role,
+        roleKey,
+        stage: o.stage,
+        messages,
+        ...(o.seed !== undefined ? { seed: o.seed } : {}),
+        ...(o.tools ? { tools: o.tools } : {}),
+        ...(o.responseFormat !== undefined ? { responseFormat: o.responseFormat } : {}),
+        ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+      });
     });
   }
 }

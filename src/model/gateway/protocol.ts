@@ -114,7 +114,15 @@ export interface GatewayRecord {
   value: Record<string, unknown>;
 }
 
-export type GatewayMessage = GatewayCall | GatewayCancel | GatewayReply | GatewayAdmit | GatewayAdmitted | GatewaySettle | GatewayRecall | GatewayRecord;
+export type GatewayMessage =
+  | GatewayCall
+  | GatewayCancel
+  | GatewayReply
+  | GatewayAdmit
+  | GatewayAdmitted
+  | GatewaySettle
+  | GatewayRecall
+  | GatewayRecord;
 
 /** What a recall answers. */
 export type Recalled = { value: Record<string, unknown> } | { miss: true; corrupt?: string };

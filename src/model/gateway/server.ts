@@ -11,7 +11,14 @@ import { JudgeSchema } from '../../protocol/schemas.ts';
 import type { ModelClient } from '../client.ts';
 import type { RoleConfig } from '../types.ts';
 import type { Limiter } from '../limiter.ts';
-import { encodeError, GatewayPoster, received, type CaseAdmission, type GatewayAddress, type GatewayCall } from './protocol.ts';
+import {
+  encodeError,
+  GatewayPoster,
+  received,
+  type CaseAdmission,
+  type GatewayAddress,
+  type GatewayCall,
+} from './protocol.ts';
 
 export interface ModelGateway {
   readonly address: GatewayAddress;
@@ -56,7 +63,10 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
   const clientFor = async ({ role: sent, roleKey: key }: GatewayCall): Promise<ModelClient> => {
     let client = clients.get(key);
     if (!client) {
-      const [{ createModelClient }, role] = await Promise.all([clientModule, opts.resolveRole ? opts.resolveRole(sent) : sent]);
+      const [{ createModelClient }, role] = await Promise.all([
+        clientModule,
+        opts.resolveRole ? opts.resolveRole(sent) : sent,
+      ]);
       client = clients.get(key);
       if (client) return client;
       const limiter = opts.limiterFor?.(role);
@@ -79,9 +89,18 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
     calls.set(call.id, ctl);
     try {
       const client = await clientFor(call);
-      const o = { stage: call.stage, signal: ctl.signal, ...(call.seed !== undefined ? { seed: call.seed } : {}), ...(call.tools ? { tools: call.tools } : {}), ...(call.responseFormat !== undefined ? { responseFormat: call.responseFormat } : {}), ...(call.temperature !== undefined ? { temperature: call.temperature } : {}) };
+      const o = {
+        stage: call.stage,
+        signal: ctl.signal,
+        ...(call.seed !== undefined ? { seed: call.seed } : {}),
+        ...(call.tools ? { tools: call.tools } : {}),
+        ...(call.responseFormat !== undefined ? { responseFormat: call.responseFormat } : {}),
+        ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
+      };
       const value =
-        call.op === 'judge' ? await client.structured('judge', JudgeSchema, call.messages, o) : await client.chat(call.messages, o);
+        call.op === 'judge'
+          ? await client.structured('judge', JudgeSchema, call.messages, o)
+          : await client.chat(call.messages, o);
       poster.send({ t: 'reply', id: call.id, ok: true, value });
     } catch (e) {
       poster.send({ t: 'reply', id: call.id, ok: false, error: encodeError(e) });
@@ -97,7 +116,12 @@ export function openModelGateway(opts: ModelGatewayOptions = {}): ModelGateway {
       else if (msg.t === 'admit') {
         const id = msg.id;
         if (!opts.admission) poster.send({ t: 'admitted', id, ok: true });
-        else void opts.admission.request().then((d) => poster.send({ t: 'admitted', id, ok: d.ok, ...(d.reason !== undefined ? { reason: d.reason } : {}) }));
+        else
+          void opts.admission
+            .request()
+            .then((d) =>
+              poster.send({ t: 'admitted', id, ok: d.ok, ...(d.reason !== undefined ? { reason: d.reason } : {}) }),
+            );
       } else if (msg.t === 'settle') opts.admission?.settle(msg.cost);
       else if (msg.t === 'recall') {
         let value: unknown;

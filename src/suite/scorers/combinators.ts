@@ -14,7 +14,8 @@ export interface WeightedOptions {
 }
 
 function checkThreshold(name: string, t: number): void {
-  if (typeof t !== 'number' || !Number.isFinite(t) || t < 0 || t > 1) throw new ScorerError(name, `threshold must be in [0, 1], got ${t}`);
+  if (typeof t !== 'number' || !Number.isFinite(t) || t < 0 || t > 1)
+    throw new ScorerError(name, `threshold must be in [0, 1], got ${t}`);
 }
 
 function validateAll<E>(name: string, scorers: Scorer<E>[]): Scorer<E>['validate'] {
@@ -41,7 +42,8 @@ function validateAll<E>(name: string, scorers: Scorer<E>[]): Scorer<E>['validate
 export function weighted<E = unknown>(components: WeightedComponent<E>[], options: WeightedOptions = {}): Scorer<E> {
   checkOptions('weighted', OPTION_SCHEMAS.weighted, options);
   const name = options.name ?? 'weighted';
-  if (!Array.isArray(components) || components.length === 0) throw new ScorerError(name, 'needs at least one component');
+  if (!Array.isArray(components) || components.length === 0)
+    throw new ScorerError(name, 'needs at least one component');
   components.forEach((c, i) => checkOptions(name, OPTION_SCHEMAS.weightedComponent, c, `component ${i + 1} key`));
   for (const c of components) {
     if (typeof c.weight !== 'number' || !Number.isFinite(c.weight) || c.weight < 0) {
@@ -53,7 +55,9 @@ export function weighted<E = unknown>(components: WeightedComponent<E>[], option
   if (options.threshold !== undefined) checkThreshold(name, options.threshold);
   const parts = components.map((c, i) => ({ scorer: toScorer(c.scorer, undefined), weight: c.weight, index: i }));
   // A component's name in the feedback, numbered when two components share a name.
-  const labels = parts.map((p, i) => (parts.filter((q) => q.scorer.name === p.scorer.name).length > 1 ? `${p.scorer.name}#${i + 1}` : p.scorer.name));
+  const labels = parts.map((p, i) =>
+    parts.filter((q) => q.scorer.name === p.scorer.name).length > 1 ? `${p.scorer.name}#${i + 1}` : p.scorer.name,
+  );
 
   return {
     name,
@@ -75,7 +79,8 @@ export function weighted<E = unknown>(components: WeightedComponent<E>[], option
       // A component's feedback of several lines (the tool-call findings, docs/agents.md) keeps its lines, so
       // the analyst still reads one finding per line: components are then joined by newlines.
       const texts = scores.map((s, i) => `${labels[i]}: ${s.feedback.replace(/[.;\s]+$/, '')}`);
-      const feedback = parts.length === 1 ? scores[0]!.feedback : texts.join(texts.some((t) => t.includes('\n')) ? '\n' : '; ');
+      const feedback =
+        parts.length === 1 ? scores[0]!.feedback : texts.join(texts.some((t) => t.includes('\n')) ? '\n' : '; ');
       return { hard, soft, feedback };
     },
   };

@@ -36,7 +36,13 @@ export {
 } from './json.ts';
 export { llmJudge, type LlmJudgeOptions } from './llm-judge.ts';
 export { JUDGE_STAGE, buildJudgeMessages, expectedAsText, judgeSystemPrompt } from './judge.ts';
-export { threshold, weighted, type ThresholdOptions, type WeightedComponent, type WeightedOptions } from './combinators.ts';
+export {
+  threshold,
+  weighted,
+  type ThresholdOptions,
+  type WeightedComponent,
+  type WeightedOptions,
+} from './combinators.ts';
 export {
   argsSubset,
   finalState,

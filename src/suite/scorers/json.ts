@@ -85,18 +85,26 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
 }
 
 /** Zod issues as `path: message` items (at most `max`, then "+N more"). */
-export function formatIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>, max = 5): string {
+export function formatIssues(
+  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>,
+  max = 5,
+): string {
   const shown = issues.slice(0, max).map((i) => `\`${formatPath(i.path)}\`: ${i.message}`);
   if (issues.length > max) shown.push(`+${issues.length - max} more`);
   return shown.join('; ');
 }
 
-
 /** Deep equality of JSON values; strings compare after `normalizeText` when `normalizeStrings`. Keys holding `undefined` count as absent. */
 export function jsonEqual(a: unknown, b: unknown, normalizeStrings = true): boolean {
-  if (typeof a === 'string' && typeof b === 'string') return normalizeStrings ? normalizeText(a) === normalizeText(b) : a === b;
+  if (typeof a === 'string' && typeof b === 'string')
+    return normalizeStrings ? normalizeText(a) === normalizeText(b) : a === b;
   if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i], normalizeStrings));
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((x, i) => jsonEqual(x, b[i], normalizeStrings))
+    );
   }
   if (isPlainObject(a) || isPlainObject(b)) {
     if (!isPlainObject(a) || !isPlainObject(b)) return false;
@@ -108,7 +116,14 @@ export function jsonEqual(a: unknown, b: unknown, normalizeStrings = true): bool
 }
 
 /** Paths where `got` differs from `expected` (at most `limit`). */
-function differences(expected: unknown, got: unknown, normalizeStrings: boolean, path: PropertyKey[] = [], out: string[] = [], limit = 5): string[] {
+function differences(
+  expected: unknown,
+  got: unknown,
+  normalizeStrings: boolean,
+  path: PropertyKey[] = [],
+  out: string[] = [],
+  limit = 5,
+): string[] {
   if (out.length >= limit || jsonEqual(expected, got, normalizeStrings)) return out;
   if (isPlainObject(expected) && isPlainObject(got)) {
     const keys = [...new Set([...Object.keys(expected), ...Object.keys(got)])];
@@ -148,15 +163,21 @@ export interface JsonSchemaOptions<E = unknown> {
  */
 export function jsonSchema<E = unknown>(schema: z.ZodType, options: JsonSchemaOptions<E> = {}): Scorer<E> {
   checkOptions('json_schema', OPTION_SCHEMAS.jsonSchema, options);
-  if (!schema || typeof (schema as { safeParse?: unknown }).safeParse !== 'function') throw new ScorerError(options.name ?? 'json_schema', 'the first argument must be a zod schema (e.g. z.object({ … }))');
+  if (!schema || typeof (schema as { safeParse?: unknown }).safeParse !== 'function')
+    throw new ScorerError(
+      options.name ?? 'json_schema',
+      'the first argument must be a zod schema (e.g. z.object({ … }))',
+    );
   const name = options.name ?? 'json_schema';
   const mode = options.compare ?? 'fields';
   const norm = options.normalizeStrings ?? true;
-  if (mode !== 'fields' && mode !== 'exact') throw new ScorerError(name, `compare must be 'fields' or 'exact', got ${show(mode)}`);
+  if (mode !== 'fields' && mode !== 'exact')
+    throw new ScorerError(name, `compare must be 'fields' or 'exact', got ${show(mode)}`);
 
   const expectedOf = (task: SkillTask<E>): unknown =>
     options.expected !== undefined ? resolvePerTask(options.expected, task) : task.expected;
-  const fieldsOf = (expected: unknown): string[] => options.fields ?? (isPlainObject(expected) ? Object.keys(expected) : []);
+  const fieldsOf = (expected: unknown): string[] =>
+    options.fields ?? (isPlainObject(expected) ? Object.keys(expected) : []);
 
   return {
     name,
@@ -164,29 +185,54 @@ export function jsonSchema<E = unknown>(schema: z.ZodType, options: JsonSchemaOp
       const expected = expectedOf(task);
       if (expected === undefined) throw new ScorerError(name, `task ${task.id}: no expected value`);
       if (mode === 'fields') {
-        if (!isPlainObject(expected)) throw new ScorerError(name, `task ${task.id}: compare 'fields' needs an expected object, got ${show(expected)}`);
+        if (!isPlainObject(expected))
+          throw new ScorerError(
+            name,
+            `task ${task.id}: compare 'fields' needs an expected object, got ${show(expected)}`,
+          );
         const fields = fieldsOf(expected);
         if (fields.length === 0) throw new ScorerError(name, `task ${task.id}: no fields to compare`);
         const absent = fields.filter((f) => !(f in expected));
-        if (absent.length) throw new ScorerError(name, `task ${task.id}: expected value has no field ${absent.map((f) => `\`${f}\``).join(', ')}`);
+        if (absent.length)
+          throw new ScorerError(
+            name,
+            `task ${task.id}: expected value has no field ${absent.map((f) => `\`${f}\``).join(', ')}`,
+          );
       }
       if (options.validateExpected ?? true) {
         const r = schema.safeParse(expected);
-        if (!r.success) throw new ScorerError(name, `task ${task.id}: expected value does not match the schema: ${formatIssues(r.error.issues)}`);
+        if (!r.success)
+          throw new ScorerError(
+            name,
+            `task ${task.id}: expected value does not match the schema: ${formatIssues(r.error.issues)}`,
+          );
       }
     },
     score({ task, output }) {
       const expected = expectedOf(task);
       const extracted = extractJson(output);
-      if (!extracted.ok) return { hard: 0, soft: 0, feedback: `${extracted.error} in answer ${show(output)}; expected ${show(expected)}` };
+      if (!extracted.ok)
+        return {
+          hard: 0,
+          soft: 0,
+          feedback: `${extracted.error} in answer ${show(output)}; expected ${show(expected)}`,
+        };
       const parsed = schema.safeParse(extracted.value);
       if (!parsed.success) {
-        return { hard: 0, soft: 0, feedback: `JSON does not match the schema: ${formatIssues(parsed.error.issues)} (got ${show(extracted.source)})` };
+        return {
+          hard: 0,
+          soft: 0,
+          feedback: `JSON does not match the schema: ${formatIssues(parsed.error.issues)} (got ${show(extracted.source)})`,
+        };
       }
       const got: unknown = parsed.data;
       if (mode === 'exact') {
         if (jsonEqual(expected, got, norm)) return { hard: 1, soft: 1, feedback: 'JSON equals the expected value' };
-        return { hard: 0, soft: 0, feedback: `JSON differs from the expected value: ${differences(expected, got, norm).join('; ')}` };
+        return {
+          hard: 0,
+          soft: 0,
+          feedback: `JSON differs from the expected value: ${differences(expected, got, norm).join('; ')}`,
+        };
       }
       const fields = fieldsOf(expected);
       const exp = isPlainObject(expected) ? expected : {};
@@ -202,7 +248,10 @@ export function jsonSchema<E = unknown>(schema: z.ZodType, options: JsonSchemaOp
       const hard = fields.length > 0 && wrong.length === 0 ? 1 : 0;
       const feedback = hard
         ? `all ${fields.length} field${fields.length === 1 ? '' : 's'} correct`
-        : [...wrong, ...(right.length ? [`field${right.length === 1 ? '' : 's'} ${right.join(', ')} correct`] : [])].join('; ');
+        : [
+            ...wrong,
+            ...(right.length ? [`field${right.length === 1 ? '' : 's'} ${right.join(', ')} correct`] : []),
+          ].join('; ');
       return { hard, soft, feedback };
     },
   };

@@ -40,7 +40,11 @@ function escapeRegExp(s: string): string {
  * glued to a letter or digit on either side (so `auth` does not match inside `oauth` or `author`).
  */
 function phrasePattern(phrase: string): RegExp {
-  const words = phrase.trim().split(/[\s_-]+/).filter(Boolean).map(escapeRegExp);
+  const words = phrase
+    .trim()
+    .split(/[\s_-]+/)
+    .filter(Boolean)
+    .map(escapeRegExp);
   return new RegExp(`(?<![\\p{L}\\p{N}])${words.join('[\\s_-]+')}(?![\\p{L}\\p{N}])`, 'giu');
 }
 
@@ -107,10 +111,12 @@ export function label<E = unknown>(options: LabelOptions<E>): Scorer<E> {
 
   const expectedOf = (task: SkillTask<E>): string => {
     const raw: unknown = options.expected !== undefined ? resolvePerTask(options.expected, task) : task.expected;
-    if (typeof raw !== 'string') throw new ScorerError(name, `task ${task.id}: expected label must be a string, got ${show(raw)}`);
+    if (typeof raw !== 'string')
+      throw new ScorerError(name, `task ${task.id}: expected label must be a string, got ${show(raw)}`);
     const l = canonical.get(labelKey(raw));
     if (l === undefined) {
-      const list = options.labels.length > 12 ? `${options.labels.slice(0, 12).join(', ')}, …` : options.labels.join(', ');
+      const list =
+        options.labels.length > 12 ? `${options.labels.slice(0, 12).join(', ')}, …` : options.labels.join(', ');
       throw new ScorerError(name, `task ${task.id}: expected label ${show(raw)} is not in the taxonomy (${list})`);
     }
     return l;
@@ -121,7 +127,11 @@ export function label<E = unknown>(options: LabelOptions<E>): Scorer<E> {
     for (const m of find(output)) if (!found.includes(m.label)) found.push(m.label);
     const first = found[0];
     if (first === undefined) {
-      return { hard: 0, soft: 0, feedback: `expected label \`${expected}\`, got \`${preview(output, 80)}\` (no taxonomy label found)` };
+      return {
+        hard: 0,
+        soft: 0,
+        feedback: `expected label \`${expected}\`, got \`${preview(output, 80)}\` (no taxonomy label found)`,
+      };
     }
     const others = found.filter((l) => l !== first).map((l) => `\`${l}\``);
     if (first === expected) {

@@ -27,7 +27,8 @@ export function llmJudge<E = unknown>(options: LlmJudgeOptions<E>): Scorer<E> {
   }
   const rubricOf = (task: SkillTask<E>): string => {
     const r = resolvePerTask(options.rubric, task);
-    if (typeof r !== 'string' || r.trim() === '') throw new ScorerError(name, `task ${task.id}: the rubric must be a non-empty string`);
+    if (typeof r !== 'string' || r.trim() === '')
+      throw new ScorerError(name, `task ${task.id}: the rubric must be a non-empty string`);
     return r;
   };
   return referenceScorer(name, rubricOf, async (ctx, rubric) => {
@@ -35,12 +36,18 @@ export function llmJudge<E = unknown>(options: LlmJudgeOptions<E>): Scorer<E> {
     const expected = options.expected !== undefined ? resolvePerTask(options.expected, task) : task.expected;
     const verdict = await ctx.judge({ rubric, input: task.input, expected, output });
     if (typeof verdict?.score !== 'number' || Number.isNaN(verdict.score)) {
-      throw new ScorerError(name, `the judge returned score ${JSON.stringify(verdict?.score)}; expected a number in [0, 1]`);
+      throw new ScorerError(
+        name,
+        `the judge returned score ${JSON.stringify(verdict?.score)}; expected a number in [0, 1]`,
+      );
     }
     const soft = Math.min(1, Math.max(0, verdict.score));
     const hard = verdict.pass === true && soft >= threshold ? 1 : 0;
     const reasoning = typeof verdict.reasoning === 'string' ? verdict.reasoning.trim() : '';
-    const feedback = reasoning !== '' ? reasoning : `judge ${verdict.pass ? 'passed' : 'failed'} the answer with score ${formatScore(soft)}`;
+    const feedback =
+      reasoning !== ''
+        ? reasoning
+        : `judge ${verdict.pass ? 'passed' : 'failed'} the answer with score ${formatScore(soft)}`;
     return { hard, soft, feedback };
   });
 }

@@ -22,7 +22,8 @@ export interface NumericOptions<E = unknown> {
  * Numbers in a text: optional sign (also U+2212), thousands separators (`1,234.5`), decimals (`.5`),
  * exponents (`-3e2`), an optional trailing `%`. Digits glued to letters (`v2`, `ERR_404`) are not numbers.
  */
-const NUMBER_RE = /(?<![\p{L}\p{N}_.])([-+\u2212]?)((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:[eE]([-+]?\d+))?(?!\.?[\p{L}\p{N}_])(%?)/gu;
+const NUMBER_RE =
+  /(?<![\p{L}\p{N}_.])([-+\u2212]?)((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)(?:[eE]([-+]?\d+))?(?!\.?[\p{L}\p{N}_])(%?)/gu;
 
 export function extractNumbers(text: string, options: { percentAsFraction?: boolean } = {}): number[] {
   const out: number[] = [];
@@ -54,29 +55,43 @@ export function numeric<E = unknown>(options: NumericOptions<E> = {}): Scorer<E>
   checkOptions('numeric', OPTION_SCHEMAS.numeric, options);
   const name = options.name ?? 'numeric';
   const tolerance = options.tolerance ?? 0;
-  if (!Number.isFinite(tolerance) || tolerance < 0) throw new ScorerError(name, `tolerance must be a number ≥ 0, got ${tolerance}`);
+  if (!Number.isFinite(tolerance) || tolerance < 0)
+    throw new ScorerError(name, `tolerance must be a number ≥ 0, got ${tolerance}`);
   const pick = options.pick ?? 'last';
 
   const expectedOf = (task: SkillTask<E>): number => {
     const raw: unknown = options.expected !== undefined ? resolvePerTask(options.expected, task) : task.expected;
     const n = toNumber(raw);
-    if (n === undefined) throw new ScorerError(name, `task ${task.id}: expected must be a finite number (or a string holding one), got ${show(raw)}`);
+    if (n === undefined)
+      throw new ScorerError(
+        name,
+        `task ${task.id}: expected must be a finite number (or a string holding one), got ${show(raw)}`,
+      );
     return n;
   };
 
   return referenceScorer(name, expectedOf, ({ output }, expected) => {
     const numbers = extractNumbers(output, options);
     const got = pick === 'first' ? numbers[0] : numbers[numbers.length - 1];
-    if (got === undefined) return { hard: 0, soft: 0, feedback: `expected ${expected}, found no number in ${show(output)}` };
+    if (got === undefined)
+      return { hard: 0, soft: 0, feedback: `expected ${expected}, found no number in ${show(output)}` };
     const err = Math.abs(got - expected);
     const allowed = options.relative ? tolerance * Math.abs(expected) : tolerance;
     const fuzz = 1e-9 * Math.max(1, Math.abs(expected));
     if (err <= allowed + fuzz) {
-      return { hard: 1, soft: 1, feedback: err === 0 ? `answer ${got} is correct` : `answer ${got} is within tolerance of ${expected}` };
+      return {
+        hard: 1,
+        soft: 1,
+        feedback: err === 0 ? `answer ${got} is correct` : `answer ${got} is within tolerance of ${expected}`,
+      };
     }
     const scale = Math.max(Math.abs(got), Math.abs(expected));
     const soft = Math.max(0, 1 - err / scale);
     const tol = options.relative ? `${tolerance * 100}% relative` : String(tolerance);
-    return { hard: 0, soft, feedback: `expected ${expected}, got ${got} (off by ${+err.toPrecision(6)}; tolerance ${tol})` };
+    return {
+      hard: 0,
+      soft,
+      feedback: `expected ${expected}, got ${got} (off by ${+err.toPrecision(6)}; tolerance ${tol})`,
+    };
   });
 }

@@ -9,7 +9,9 @@ import { ScorerError } from './types.ts';
 import { closest } from '../../util/closest.ts';
 
 /** A function, for options that take a value or a function of the task. */
-export const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' });
+export const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', {
+  message: 'expected a function',
+});
 
 /** `T` or a function of the task (PerTask). */
 export const perTask = <T extends z.ZodType>(t: T) => z.union([t, fn]);
@@ -17,7 +19,11 @@ export const perTask = <T extends z.ZodType>(t: T) => z.union([t, fn]);
 const optionalString = z.string().optional();
 
 export const OPTION_SCHEMAS = {
-  exactMatch: z.strictObject({ normalize: z.union([z.boolean(), fn]).optional(), expected: perTask(z.string()).optional(), name: optionalString }),
+  exactMatch: z.strictObject({
+    normalize: z.union([z.boolean(), fn]).optional(),
+    expected: perTask(z.string()).optional(),
+    name: optionalString,
+  }),
   includes: z.strictObject({ caseSensitive: z.boolean().optional(), name: optionalString }),
   regex: z.strictObject({ flags: z.string().optional(), name: optionalString }),
   label: z.strictObject({
@@ -42,7 +48,12 @@ export const OPTION_SCHEMAS = {
     expected: z.unknown().optional(),
     name: optionalString,
   }),
-  llmJudge: z.strictObject({ rubric: perTask(z.string()), threshold: z.number().optional(), expected: z.unknown().optional(), name: optionalString }),
+  llmJudge: z.strictObject({
+    rubric: perTask(z.string()),
+    threshold: z.number().optional(),
+    expected: z.unknown().optional(),
+    name: optionalString,
+  }),
   weighted: z.strictObject({ threshold: z.number().optional(), name: optionalString }),
   weightedComponent: z.strictObject({ scorer: z.unknown(), weight: z.number() }),
   threshold: z.strictObject({ name: optionalString }),
@@ -54,22 +65,28 @@ export const OPTION_SCHEMAS = {
     name: optionalString,
   }),
   finalState: z.strictObject({ name: optionalString }),
-  mcpServers: z.strictObject({ required: z.array(z.string()).optional(), forbidden: z.array(z.string()).optional(), name: optionalString }),
+  mcpServers: z.strictObject({
+    required: z.array(z.string()).optional(),
+    forbidden: z.array(z.string()).optional(),
+    name: optionalString,
+  }),
   callCount: z.strictObject({ name: optionalString }),
 } as const;
-
 
 function issueText(issue: z.core.$ZodIssue, known: string[], what: string): string {
   const path = issue.path.map(String).join('.');
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys
-      .map((k) => {
-        const near = closest(k, known);
-        return `unknown ${what} \`${path ? `${path}.` : ''}${k}\`${near ? ` (did you mean \`${near}\`?)` : ''}`;
-      })
-      .join('; ') + ` — its ${what}s are ${known.map((k) => `\`${k}\``).join(', ')}`;
+    return (
+      issue.keys
+        .map((k) => {
+          const near = closest(k, known);
+          return `unknown ${what} \`${path ? `${path}.` : ''}${k}\`${near ? ` (did you mean \`${near}\`?)` : ''}`;
+        })
+        .join('; ') + ` — its ${what}s are ${known.map((k) => `\`${k}\``).join(', ')}`
+    );
   }
-  if (issue.code === 'invalid_union') return `${what} \`${path}\`: expected ${path === 'normalize' ? 'a boolean or a function' : path === 'args' ? "'exact', 'subset' or a function" : 'a value of the documented type or a function of the task'}`;
+  if (issue.code === 'invalid_union')
+    return `${what} \`${path}\`: expected ${path === 'normalize' ? 'a boolean or a function' : path === 'args' ? "'exact', 'subset' or a function" : 'a value of the documented type or a function of the task'}`;
   return `${what} \`${path}\`: ${issue.message.replace(/^Invalid input: /, '')}`;
 }
 
@@ -80,12 +97,17 @@ function issueText(issue: z.core.$ZodIssue, known: string[], what: string): stri
 export function checkOptions(scorer: string, schema: z.ZodObject, options: unknown, what = 'option'): void {
   if (options === undefined) return;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new ScorerError(scorer, `${what}s must be an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`);
+    throw new ScorerError(
+      scorer,
+      `${what}s must be an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`,
+    );
   }
   const r = schema.safeParse(options);
   if (r.success) return;
   const known = Object.keys(schema.shape);
   // unknown keys first: a typo is the likeliest mistake, and it explains a "missing" required key
-  const issues = [...r.error.issues].sort((a, b) => Number(b.code === 'unrecognized_keys') - Number(a.code === 'unrecognized_keys'));
+  const issues = [...r.error.issues].sort(
+    (a, b) => Number(b.code === 'unrecognized_keys') - Number(a.code === 'unrecognized_keys'),
+  );
   throw new ScorerError(scorer, issueText(issues[0]!, known, what));
 }

@@ -61,14 +61,19 @@ export function exactMatch<E = unknown>(options: ExactMatchOptions<E> = {}): Sco
   checkOptions('exact_match', OPTION_SCHEMAS.exactMatch, options);
   const name = options.name ?? 'exact_match';
   const norm =
-    options.normalize === false ? (s: string) => s : typeof options.normalize === 'function' ? options.normalize : normalizeText;
+    options.normalize === false
+      ? (s: string) => s
+      : typeof options.normalize === 'function'
+        ? options.normalize
+        : normalizeText;
   const expectedOf = (task: SkillTask<E>): string =>
     options.expected !== undefined ? resolvePerTask(options.expected, task) : expectedString(task, name);
   return {
     name,
     validate(task) {
       const e = expectedOf(task);
-      if (typeof e !== 'string') throw new ScorerError(name, `task ${task.id}: expected must be a string, got ${show(e)}`);
+      if (typeof e !== 'string')
+        throw new ScorerError(name, `task ${task.id}: expected must be a string, got ${show(e)}`);
     },
     score({ task, output }) {
       const expected = expectedOf(task);
@@ -96,7 +101,10 @@ function keywordsOf<E>(keywords: Keywords<E>, task: SkillTask<E>, scorer: string
   const raw: unknown = keywords !== undefined ? resolvePerTask(keywords, task) : task.expected;
   const list = typeof raw === 'string' ? [raw] : raw;
   if (!Array.isArray(list) || list.length === 0 || !list.every((k) => typeof k === 'string' && k.trim() !== '')) {
-    throw new ScorerError(scorer, `task ${task.id}: keywords must be a non-empty list of non-empty strings, got ${show(raw)}`);
+    throw new ScorerError(
+      scorer,
+      `task ${task.id}: keywords must be a non-empty list of non-empty strings, got ${show(raw)}`,
+    );
   }
   return list as string[];
 }
@@ -121,30 +129,38 @@ function quoteList(items: string[]): string {
 export function includesAll<E = unknown>(keywords?: Keywords<E>, options: IncludesOptions = {}): Scorer<E> {
   checkOptions('includes_all', OPTION_SCHEMAS.includes, options);
   const name = options.name ?? 'includes_all';
-  return referenceScorer(name, (task) => keywordsOf(keywords, task, name), ({ output }, list) => {
-    const has = finder(output, options.caseSensitive ?? false);
-    const found: string[] = [];
-    const missing: string[] = [];
-    for (const k of list) (has(k) ? found : missing).push(k);
-    const soft = found.length / list.length;
-    const feedback =
-      missing.length === 0
-        ? `contains all ${list.length} expected keyword${list.length === 1 ? '' : 's'}`
-        : `missing ${quoteList(missing)} (found ${found.length}/${list.length}${found.length ? `: ${quoteList(found)}` : ''})`;
-    return { hard: missing.length === 0 ? 1 : 0, soft, feedback };
-  });
+  return referenceScorer(
+    name,
+    (task) => keywordsOf(keywords, task, name),
+    ({ output }, list) => {
+      const has = finder(output, options.caseSensitive ?? false);
+      const found: string[] = [];
+      const missing: string[] = [];
+      for (const k of list) (has(k) ? found : missing).push(k);
+      const soft = found.length / list.length;
+      const feedback =
+        missing.length === 0
+          ? `contains all ${list.length} expected keyword${list.length === 1 ? '' : 's'}`
+          : `missing ${quoteList(missing)} (found ${found.length}/${list.length}${found.length ? `: ${quoteList(found)}` : ''})`;
+      return { hard: missing.length === 0 ? 1 : 0, soft, feedback };
+    },
+  );
 }
 
 /** hard = soft = 1 when at least one keyword occurs in the answer. */
 export function includesAny<E = unknown>(keywords?: Keywords<E>, options: IncludesOptions = {}): Scorer<E> {
   checkOptions('includes_any', OPTION_SCHEMAS.includes, options);
   const name = options.name ?? 'includes_any';
-  return referenceScorer(name, (task) => keywordsOf(keywords, task, name), ({ output }, list) => {
-    const hit = list.find(finder(output, options.caseSensitive ?? false));
-    return hit !== undefined
-      ? { hard: 1, soft: 1, feedback: `contains ${show(hit, 60)}` }
-      : { hard: 0, soft: 0, feedback: `contains none of ${quoteList(list)}; got ${show(output)}` };
-  });
+  return referenceScorer(
+    name,
+    (task) => keywordsOf(keywords, task, name),
+    ({ output }, list) => {
+      const hit = list.find(finder(output, options.caseSensitive ?? false));
+      return hit !== undefined
+        ? { hard: 1, soft: 1, feedback: `contains ${show(hit, 60)}` }
+        : { hard: 0, soft: 0, feedback: `contains none of ${quoteList(list)}; got ${show(output)}` };
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -157,7 +173,12 @@ export interface RegexOptions {
 
 type Pattern<E> = PerTask<RegExp | string, E>;
 
-function regexOf<E>(pattern: Pattern<E> | undefined, task: SkillTask<E>, options: RegexOptions, scorer: string): RegExp {
+function regexOf<E>(
+  pattern: Pattern<E> | undefined,
+  task: SkillTask<E>,
+  options: RegexOptions,
+  scorer: string,
+): RegExp {
   const raw: unknown = pattern !== undefined ? resolvePerTask(pattern, task) : task.expected;
   try {
     // g and y make RegExp#test stateful (lastIndex); a scorer must not depend on call order.
@@ -173,12 +194,16 @@ function regexOf<E>(pattern: Pattern<E> | undefined, task: SkillTask<E>, options
 export function regex<E = unknown>(pattern?: Pattern<E>, options: RegexOptions = {}): Scorer<E> {
   checkOptions('regex', OPTION_SCHEMAS.regex, options);
   const name = options.name ?? 'regex';
-  return referenceScorer(name, (task) => regexOf(pattern, task, options, name), ({ output }, re) => {
-    const ok = re.test(output);
-    return {
-      hard: ok ? 1 : 0,
-      soft: ok ? 1 : 0,
-      feedback: ok ? `answer matches ${String(re)}` : `answer does not match ${String(re)}; got ${show(output)}`,
-    };
-  });
+  return referenceScorer(
+    name,
+    (task) => regexOf(pattern, task, options, name),
+    ({ output }, re) => {
+      const ok = re.test(output);
+      return {
+        hard: ok ? 1 : 0,
+        soft: ok ? 1 : 0,
+        feedback: ok ? `answer matches ${String(re)}` : `answer does not match ${String(re)}; got ${show(output)}`,
+      };
+    },
+  );
 }

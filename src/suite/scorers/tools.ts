@@ -68,9 +68,17 @@ export function trajectoryCalls(trajectory: TrajectoryStep[] | undefined): Traje
 /** `expected` ⊆ `actual`: every key of an expected object present with a matching value, arrays element by element. */
 export function argsSubset(expected: unknown, actual: unknown): boolean {
   if (isPlainObject(expected)) {
-    return isPlainObject(actual) && Object.keys(expected).every((k) => expected[k] === undefined || (Object.hasOwn(actual, k) && argsSubset(expected[k], actual[k])));
+    return (
+      isPlainObject(actual) &&
+      Object.keys(expected).every(
+        (k) => expected[k] === undefined || (Object.hasOwn(actual, k) && argsSubset(expected[k], actual[k])),
+      )
+    );
   }
-  if (Array.isArray(expected)) return Array.isArray(actual) && actual.length === expected.length && expected.every((x, i) => argsSubset(x, actual[i]));
+  if (Array.isArray(expected))
+    return (
+      Array.isArray(actual) && actual.length === expected.length && expected.every((x, i) => argsSubset(x, actual[i]))
+    );
   return jsonEqual(expected, actual, false);
 }
 
@@ -89,13 +97,21 @@ function findingsFeedback(summary: string, findings: CallFinding[]): string {
 
 function expectedListOf<E>(name: string, expected: PerTask<ExpectedCall[], E>, task: SkillTask<E>): ExpectedCall[] {
   const list: unknown = resolvePerTask(expected, task);
-  if (!Array.isArray(list)) throw new ScorerError(name, `task ${task.id}: expected must be a list of { name, args? }, got ${show(list)}`);
+  if (!Array.isArray(list))
+    throw new ScorerError(name, `task ${task.id}: expected must be a list of { name, args? }, got ${show(list)}`);
   list.forEach((e: unknown, i) => {
     if (!isPlainObject(e) || typeof e.name !== 'string' || e.name.trim() === '') {
-      throw new ScorerError(name, `task ${task.id}: expected call ${i + 1} must be { name: string, args? }, got ${show(e)}`);
+      throw new ScorerError(
+        name,
+        `task ${task.id}: expected call ${i + 1} must be { name: string, args? }, got ${show(e)}`,
+      );
     }
     const unknown = Object.keys(e).filter((k) => k !== 'name' && k !== 'args');
-    if (unknown.length) throw new ScorerError(name, `task ${task.id}: expected call ${i + 1} has unknown key \`${unknown[0]}\` (its keys are \`name\`, \`args\`)`);
+    if (unknown.length)
+      throw new ScorerError(
+        name,
+        `task ${task.id}: expected call ${i + 1} has unknown key \`${unknown[0]}\` (its keys are \`name\`, \`args\`)`,
+      );
   });
   return list as ExpectedCall[];
 }
@@ -108,14 +124,21 @@ function expectedListOf<E>(name: string, expected: PerTask<ExpectedCall[], E>, t
 export function toolCalls<E = unknown>(options: ToolCallsOptions<E>): Scorer<E> {
   checkOptions('tool_calls', OPTION_SCHEMAS.toolCalls, options ?? {});
   const name = options.name ?? 'tool_calls';
-  if (options.expected === undefined) throw new ScorerError(name, 'option `expected` is required (a list of { name, args? } or a function of the task)');
-  if (Array.isArray(options.expected)) expectedListOf(name, options.expected, { id: '(options)', input: '' } as SkillTask<E>);
+  if (options.expected === undefined)
+    throw new ScorerError(name, 'option `expected` is required (a list of { name, args? } or a function of the task)');
+  if (Array.isArray(options.expected))
+    expectedListOf(name, options.expected, { id: '(options)', input: '' } as SkillTask<E>);
   const order = options.order ?? 'subsequence';
   const allowExtra = options.allowExtra ?? order !== 'exact';
   const argsOpt = options.args ?? 'exact';
   const argsMatch: ArgsMatcher =
-    typeof argsOpt === 'function' ? argsOpt : argsOpt === 'subset' ? (e, a) => argsSubset(e, a) : (e, a) => jsonEqual(e, a, false);
-  const matches = (e: ExpectedCall, c: TrajectoryCall) => callIs(e.name, c) && (e.args === undefined || argsMatch(e.args, c.args, { name: c.name }));
+    typeof argsOpt === 'function'
+      ? argsOpt
+      : argsOpt === 'subset'
+        ? (e, a) => argsSubset(e, a)
+        : (e, a) => jsonEqual(e, a, false);
+  const matches = (e: ExpectedCall, c: TrajectoryCall) =>
+    callIs(e.name, c) && (e.args === undefined || argsMatch(e.args, c.args, { name: c.name }));
 
   return {
     name,
@@ -147,7 +170,15 @@ export function toolCalls<E = unknown>(options: ToolCallsOptions<E>): Scorer<E> 
         if (early >= 0) {
           used[early] = true;
           credit += 0.5;
-          findings.push({ at: early, finding: { kind: 'order', name: e.name, args: calls[early]!.args, after: expected[i - 1]?.name ?? '(start)' } });
+          findings.push({
+            at: early,
+            finding: {
+              kind: 'order',
+              name: e.name,
+              args: calls[early]!.args,
+              after: expected[i - 1]?.name ?? '(start)',
+            },
+          });
           return;
         }
         const sameName = unusedFrom(from, (c) => callIs(e.name, c));
@@ -155,10 +186,16 @@ export function toolCalls<E = unknown>(options: ToolCallsOptions<E>): Scorer<E> 
           used[sameName] = true;
           credit += 0.5;
           cursor = order === 'any' ? cursor : sameName + 1;
-          findings.push({ at: sameName, finding: { kind: 'wrong', name: e.name, args: calls[sameName]!.args, expected: e.args } });
+          findings.push({
+            at: sameName,
+            finding: { kind: 'wrong', name: e.name, args: calls[sameName]!.args, expected: e.args },
+          });
           return;
         }
-        findings.push({ at: order === 'any' ? calls.length : cursor - 0.5, finding: { kind: 'missing', name: e.name, args: e.args } });
+        findings.push({
+          at: order === 'any' ? calls.length : cursor - 0.5,
+          finding: { kind: 'missing', name: e.name, args: e.args },
+        });
       });
       // exact: a call between expected ones is never allowed, one after the last expected call only with allowExtra
       const lastUsed = used.lastIndexOf(true);
@@ -174,10 +211,23 @@ export function toolCalls<E = unknown>(options: ToolCallsOptions<E>): Scorer<E> 
       const soft = total === 0 ? 1 : credit / total;
       const right = expected.length - findings.filter((f) => f.finding.kind !== 'extra').length;
       if (findings.length === 0) {
-        return { hard: 1, soft: 1, feedback: expected.length ? `made the ${plural(expected.length, 'expected call')}` : 'made no tool call, as expected' };
+        return {
+          hard: 1,
+          soft: 1,
+          feedback: expected.length
+            ? `made the ${plural(expected.length, 'expected call')}`
+            : 'made no tool call, as expected',
+        };
       }
       const summary = `${right} of ${plural(expected.length, 'expected call')} right (${plural(calls.length, 'call')} made)`;
-      return { hard: 0, soft, feedback: findingsFeedback(summary, findings.map((f) => f.finding)) };
+      return {
+        hard: 0,
+        soft,
+        feedback: findingsFeedback(
+          summary,
+          findings.map((f) => f.finding),
+        ),
+      };
     },
   };
 }
@@ -198,11 +248,16 @@ export function finalState<E = unknown, S = unknown>(
 ): Scorer<E> {
   checkOptions('final_state', OPTION_SCHEMAS.finalState, options);
   const name = options.name ?? 'final_state';
-  if (typeof fn !== 'function') throw new ScorerError(name, `expects a function (state, ctx) => score, got ${show(fn)}`);
+  if (typeof fn !== 'function')
+    throw new ScorerError(name, `expects a function (state, ctx) => score, got ${show(fn)}`);
   return {
     name,
     async score(ctx) {
-      if (ctx.state === undefined && ctx.mcp === undefined) throw new ScorerError(name, `task ${ctx.task.id}: the case has no state (give the suite a \`state\` function, or \`mcp\` servers to read from)`);
+      if (ctx.state === undefined && ctx.mcp === undefined)
+        throw new ScorerError(
+          name,
+          `task ${ctx.task.id}: the case has no state (give the suite a \`state\` function, or \`mcp\` servers to read from)`,
+        );
       return toScore(await fn(ctx.state as S, ctx), name);
     },
   };
@@ -222,7 +277,11 @@ export function noToolCalls<E = unknown>(options: CallCountOptions = {}): Scorer
       const calls = trajectoryCalls(trajectory);
       if (calls.length === 0) return { hard: 1, soft: 1, feedback: 'made no tool call' };
       const findings: CallFinding[] = calls.map((c) => ({ kind: 'extra', name: c.name, args: c.args }));
-      return { hard: 0, soft: 1 / (1 + calls.length), feedback: findingsFeedback(`made ${plural(calls.length, 'tool call')}, expected none`, findings) };
+      return {
+        hard: 0,
+        soft: 1 / (1 + calls.length),
+        feedback: findingsFeedback(`made ${plural(calls.length, 'tool call')}, expected none`, findings),
+      };
     },
   };
 }
@@ -231,14 +290,20 @@ export function noToolCalls<E = unknown>(options: CallCountOptions = {}): Scorer
 export function toolCallLimit<E = unknown>(limit: number, options: CallCountOptions = {}): Scorer<E> {
   checkOptions('tool_call_limit', OPTION_SCHEMAS.callCount, options);
   const name = options.name ?? 'tool_call_limit';
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0) throw new ScorerError(name, `limit must be an integer ≥ 0, got ${show(limit)}`);
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0)
+    throw new ScorerError(name, `limit must be an integer ≥ 0, got ${show(limit)}`);
   return {
     name,
     score({ trajectory }) {
       const calls = trajectoryCalls(trajectory);
-      if (calls.length <= limit) return { hard: 1, soft: 1, feedback: `made ${plural(calls.length, 'tool call')} (limit ${limit})` };
+      if (calls.length <= limit)
+        return { hard: 1, soft: 1, feedback: `made ${plural(calls.length, 'tool call')} (limit ${limit})` };
       const findings: CallFinding[] = calls.slice(limit).map((c) => ({ kind: 'extra', name: c.name, args: c.args }));
-      return { hard: 0, soft: limit / calls.length, feedback: findingsFeedback(`made ${plural(calls.length, 'tool call')}, the limit is ${limit}`, findings) };
+      return {
+        hard: 0,
+        soft: limit / calls.length,
+        feedback: findingsFeedback(`made ${plural(calls.length, 'tool call')}, the limit is ${limit}`, findings),
+      };
     },
   };
 }
@@ -261,14 +326,16 @@ export function mcpServers<E = unknown>(options: McpServersOptions): Scorer<E> {
   const name = options.name ?? 'mcp_servers';
   const required = options.required ?? [];
   const forbidden = options.forbidden ?? [];
-  if (required.length + forbidden.length === 0) throw new ScorerError(name, 'give `required` or `forbidden` servers (names in the suite\'s mcp.servers)');
+  if (required.length + forbidden.length === 0)
+    throw new ScorerError(name, "give `required` or `forbidden` servers (names in the suite's mcp.servers)");
   const both = required.find((r) => forbidden.includes(r));
   if (both) throw new ScorerError(name, `server '${both}' is both required and forbidden`);
   return {
     name,
     score({ trajectory }) {
       const byServer = new Map<string, string[]>();
-      for (const c of trajectoryCalls(trajectory)) if (c.mcp) byServer.set(c.mcp.server, [...(byServer.get(c.mcp.server) ?? []), c.mcp.tool]);
+      for (const c of trajectoryCalls(trajectory))
+        if (c.mcp) byServer.set(c.mcp.server, [...(byServer.get(c.mcp.server) ?? []), c.mcp.tool]);
       const findings: string[] = [];
       for (const r of required) if (!byServer.has(r)) findings.push(`missing server: ${r} (no call of its tools)`);
       for (const f of forbidden) {

@@ -88,7 +88,7 @@ export class ScorerError extends SkillOptError {
 }
 
 function clamp01(n: number): number {
-  return n < 0 ? 0 : Math.min(n , 1);
+  return n < 0 ? 0 : Math.min(n, 1);
 }
 
 function checkNumber(value: unknown, field: string, scorer: string): number {
@@ -112,7 +112,10 @@ export function toScore(value: unknown, scorer: string): Score {
     return { hard: soft >= 1 ? 1 : 0, soft, feedback: `${scorer}: score ${formatScore(soft)}` };
   }
   if (!value || typeof value !== 'object') {
-    throw new ScorerError(scorer, `returned ${value === undefined ? 'undefined' : JSON.stringify(value)}; expected a Score, a number or a boolean`);
+    throw new ScorerError(
+      scorer,
+      `returned ${value === undefined ? 'undefined' : JSON.stringify(value)}; expected a Score, a number or a boolean`,
+    );
   }
   const v = value as Partial<Score>;
   const hard = checkNumber(v.hard, 'hard', scorer);
