@@ -256,8 +256,8 @@ describe('faults (test/fixtures/mcp, the fault server)', () => {
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    // the server writes the marker when the call starts hanging
-    for (let i = 0; i < 600 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 100));
+    // the server writes the marker (its pid, atomically) when the call starts hanging
+    for (let i = 0; i < 1800 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 100));
     expect(existsSync(marker), output).toBe(true);
     const pid = Number(readFileSync(marker, 'utf8'));
     expect(running(SERVER).some((l) => l.trim().startsWith(`${pid} `))).toBe(true);
