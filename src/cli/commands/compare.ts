@@ -21,7 +21,7 @@ import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic.ts';
 import { SkillOptError } from '../../util/errors.ts';
 import { appendStepSummary } from '../github.ts';
 import { writeCompareReport } from '../../report/index.ts';
-import { UNIT_GRANULARITIES, type UnitGranularity } from '../../skill/units.ts';
+import { ATTRIBUTE_FLAGS, attributeSettings } from '../attribute-flags.ts';
 import { attributionMarkdown, attributionTerminal } from '../../compare/render-attribution.ts';
 import { attributeComparison, type AttributionResult } from '../attribute.ts';
 import { outputColumns, printErr, printOut, writeOut } from '../../util/print.ts';
@@ -70,22 +70,7 @@ const SPEC = defineCommand({
       type: 'boolean',
       help: 're-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)',
     },
-    'attribute-granularity': {
-      type: 'string',
-      arg: UNIT_GRANULARITIES.join('|'),
-      default: 'block',
-      help: 'what one part of the change is: a markdown block, a line or a diff hunk',
-    },
-    'attribute-budget': {
-      type: 'number',
-      arg: 'N',
-      help: 'model calls the attribution may make (default: per changed case, a reproduction, a search and a confirmation; docs/attribution.md#budget)',
-    },
-    'baseline-skill': {
-      type: 'string',
-      arg: 'FILE',
-      help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)",
-    },
+    ...ATTRIBUTE_FLAGS,
     'candidate-skill': {
       type: 'string',
       arg: 'FILE',
@@ -174,18 +159,11 @@ export const command: Command = {
 
     let attribution: AttributionResult | null = null;
     if (args.attribute) {
-      const granularity = args['attribute-granularity'] as UnitGranularity;
-      if (!UNIT_GRANULARITIES.includes(granularity))
-        throw new SkillOptError(
-          `--attribute-granularity must be one of ${UNIT_GRANULARITIES.join(', ')}, got '${granularity}'`,
-        );
-      const budget = args['attribute-budget'];
-      if (budget !== undefined && !(Number.isInteger(budget) && budget >= 0))
-        throw new SkillOptError(`--attribute-budget must be a whole number of calls, got ${budget}`);
+      const { granularity, budget } = attributeSettings(args['attribute-granularity'], args['attribute-budget']);
       attribution = await attributeComparison(run, {
         config,
         granularity,
-        budget: budget ?? null,
+        budget,
         skills: { baseline: args['baseline-skill'], candidate: args['candidate-skill'] },
         log: (l) => printErr(`[skillopt] ${l}`),
       });

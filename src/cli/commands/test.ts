@@ -41,7 +41,8 @@ import { withRunSession, type RunSessionOptions } from '../run-session.ts';
 import { escapeControls } from '../../util/control-chars.ts';
 import { cacheMetric } from '../../model/cache/metric.ts';
 import { HeldOutput } from '../held-output.ts';
-import { UNIT_GRANULARITIES, type UnitGranularity } from '../../skill/units.ts';
+import { ATTRIBUTE_FLAGS, attributeSettings } from '../attribute-flags.ts';
+import type { UnitGranularity } from '../../skill/units.ts';
 import { printErr, printOut } from '../../util/print.ts';
 
 const SPEC = defineCommand({
@@ -91,22 +92,7 @@ const SPEC = defineCommand({
       type: 'boolean',
       help: 'with --baseline: re-run the flipped cases with parts of the skill change reverted, and name the part that breaks or fixes each (docs/attribution.md)',
     },
-    'attribute-granularity': {
-      type: 'string',
-      arg: UNIT_GRANULARITIES.join('|'),
-      default: 'block',
-      help: 'what one part of the change is: a markdown block, a line or a diff hunk',
-    },
-    'attribute-budget': {
-      type: 'number',
-      arg: 'N',
-      help: 'model calls the attribution may make (default: per changed case, a reproduction, a search and a confirmation; docs/attribution.md#budget)',
-    },
-    'baseline-skill': {
-      type: 'string',
-      arg: 'FILE',
-      help: "--attribute: the baseline's skill file, when its run does not record it (checked against the run's skill hash)",
-    },
+    ...ATTRIBUTE_FLAGS,
     ...MATRIX_FLAGS,
     ...OPTIMIZE_MODEL_FLAGS,
   },
@@ -438,15 +424,10 @@ function attributeOptions(
   }
   if (!hasBaseline)
     throw new SkillOptError('--attribute explains a comparison: it needs --baseline <results.jsonl | run folder>');
-  const granularity = (args['attribute-granularity'] ?? 'block') as UnitGranularity;
-  if (!UNIT_GRANULARITIES.includes(granularity))
-    throw new SkillOptError(
-      `--attribute-granularity must be one of ${UNIT_GRANULARITIES.join(', ')}, got '${granularity}'`,
-    );
-  const budget = args['attribute-budget'];
-  if (budget !== undefined && !(Number.isInteger(budget) && budget >= 0))
-    throw new SkillOptError(`--attribute-budget must be a whole number of calls, got ${budget}`);
-  return { granularity, budget: budget ?? null, baselineSkill: args['baseline-skill'] };
+  return {
+    ...attributeSettings(args['attribute-granularity'], args['attribute-budget']),
+    baselineSkill: args['baseline-skill'],
+  };
 }
 
 /**
