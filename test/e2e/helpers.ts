@@ -210,7 +210,7 @@ export async function startSimServerChild(): Promise<SimServerChild> {
 
 /**
  * A copy of the mini fixture in `dir`: its suite, skill, dataset and config (configs/mini/sim.yaml); a
- * vitest.config.ts that loads the plugin from dist/ and the library from src/ (as the fixture's does); a
+ * vitest.config.ts as `userVitestConfig` writes it (as the fixture's); a
  * package.json of an ES module project; node_modules holding links to this repo's vitest and to the repo.
  */
 export function miniProject(dir: string): string {
@@ -220,22 +220,27 @@ export function miniProject(dir: string): string {
   // the package itself, as installed: Vite's config loader leaves it unbundled (an absolute path it would bundle)
   symlinkSync(REPO, join(dir, 'node_modules', 'skillopt'), 'dir');
   writeFile(join(dir, 'package.json'), '{ "private": true, "type": "module" }\n'); // an ESM vitest.config.ts, as the repository's
-  writeFile(
-    join(dir, 'vitest.config.ts'),
-    `import { defineConfig } from 'vitest/config';
-import { skillopt } from 'skillopt/vitest';
-export default defineConfig({
-  resolve: { alias: { skillopt: ${JSON.stringify(join(REPO, 'src', 'index.ts'))} } },
-  test: { projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['benchmarks/**/*.skill.test.ts'] } }] },
-});
-`,
-  );
+  writeFile(join(dir, 'vitest.config.ts'), userVitestConfig('benchmarks/**/*.skill.test.ts'));
   const config = join('configs', 'mini', 'sim.yaml');
   writeFileSync(
     join(dir, config),
     readFileSync(join(MINI, config), 'utf8').replace(/^_base_:.*$/m, `_base_: ${JSON.stringify(BASE_CONFIG)}`),
   );
   return dir;
+}
+
+/**
+ * A user project's vitest.config.ts: the plugin, and the library from dist/ as an installed package is
+ * (compiled, not transformed by Vite), for the suites under `include`.
+ */
+export function userVitestConfig(include: string): string {
+  return `import { defineConfig } from 'vitest/config';
+import { skillopt } from 'skillopt/vitest';
+export default defineConfig({
+  resolve: { alias: { skillopt: ${JSON.stringify(join(REPO, 'dist', 'index.js'))} } },
+  test: { projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: [${JSON.stringify(include)}], server: { deps: { external: [/\\/dist\\//] } } } }] },
+});
+`;
 }
 
 /** A config file (in `dir`) inheriting the shipped defaults, with `body` (YAML) on top. */

@@ -26,6 +26,7 @@ import {
   skillopt,
   tempDirs,
   type RunResult,
+  userVitestConfig,
 } from './helpers.ts';
 
 const tmp = tempDirs('mcp');
@@ -73,16 +74,7 @@ function workspaceWithoutServer(dir: string): string {
   );
   symlinkSync(REPO, join(modules, 'skillopt'), 'dir');
   writeFileSync(join(dir, 'package.json'), '{ "private": true, "type": "module" }\n');
-  writeFileSync(
-    join(dir, 'vitest.config.ts'),
-    `import { defineConfig } from 'vitest/config';
-import { skillopt } from 'skillopt/vitest';
-export default defineConfig({
-  resolve: { alias: { skillopt: ${JSON.stringify(join(REPO, 'dist', 'index.js'))} } },
-  test: { projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['benchmarks/**/*.skill.test.ts'], server: { deps: { external: [/\\/dist\\//] } } } }] },
-});
-`,
-  );
+  writeFileSync(join(dir, 'vitest.config.ts'), userVitestConfig('benchmarks/**/*.skill.test.ts'));
   return dir;
 }
 

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { errorsOfFirstFailures, LARGE_RUN, SHOWN_FAILURES } from '../../src/vitest/console-reporter.ts';
-import { assertBuilt, readJson, readJsonl, REPO, skillopt } from '../e2e/helpers.ts';
+import { assertBuilt, readJson, readJsonl, REPO, skillopt, userVitestConfig } from '../e2e/helpers.ts';
 
 // inside the repository, where `vitest` and `skillopt/vitest` resolve as they do for test/fixtures
 mkdirSync(join(REPO, '.skillopt'), { recursive: true });
@@ -60,16 +60,7 @@ test(`a run of more than ${LARGE_RUN} failing cases lists the first ${SHOWN_FAIL
 defineSkillSuite({ name: 'large', tasks: 'suite/tasks.json', skill: 'suite/skill.md', scorer: exactMatch() });
 `,
   );
-  writeFileSync(
-    join(dir, 'vitest.config.ts'),
-    `import { defineConfig } from 'vitest/config';
-import { skillopt } from 'skillopt/vitest';
-export default defineConfig({
-  resolve: { alias: { skillopt: ${JSON.stringify(join(REPO, 'src', 'index.ts'))} } },
-  test: { projects: [{ extends: true, plugins: [skillopt()], test: { name: 'skills', include: ['suite/*.skill.test.ts'] } }] },
-});
-`,
-  );
+  writeFileSync(join(dir, 'vitest.config.ts'), userVitestConfig('suite/*.skill.test.ts'));
   writeFileSync(join(dir, 'skillopt.yaml'), 'model: { backend: simulated }\nenv: { name: large, workers: 64 }\n');
   const out = join(dir, 'out');
   const r = await skillopt(['test', '--cfg-options', `env.out_root=${out}`], { cwd: dir });
