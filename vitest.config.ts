@@ -25,6 +25,15 @@ const E2E = [
 ];
 const BROWSER = ['test/report/browser.test.ts'];
 const CORES = Math.max(1, availableParallelism());
+/**
+ * Test files that run the built CLI in their own process (`skillopt()` in test/e2e/helpers.ts): dist/ is
+ * loaded by Node, not transformed, so it is the same code the binary runs; each file is a child process
+ * (`forks`), since a command run in process changes the working directory while it runs.
+ */
+const RUNS_THE_CLI: { pool: 'forks'; server: { deps: { external: RegExp[] } } } = {
+  pool: 'forks',
+  server: { deps: { external: [/\/dist\//] } },
+};
 
 export default defineConfig({
   test: {
@@ -50,6 +59,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: E2E,
+          ...RUNS_THE_CLI,
           setupFiles: ['./test/setup/guard.ts'],
           globalSetup: ['./test/setup/fixture-runs.ts'],
           // a spawning test runs alone in its file (describe.concurrent included): with maxWorkers, at most
@@ -65,6 +75,7 @@ export default defineConfig({
         test: {
           name: 'browser',
           include: BROWSER,
+          ...RUNS_THE_CLI,
           setupFiles: ['./test/setup/guard.ts'],
           testTimeout: 300_000,
           hookTimeout: 600_000,

@@ -11,15 +11,18 @@
  * logger's stream itself).
  */
 import { Writable } from 'node:stream';
+import { currentIo, type OutputStream } from '../util/io-context.ts';
 
-type Target = NodeJS.WriteStream;
+/** The process's stream, or a caller's for a command run in process (util/io-context.ts). */
+type Target = OutputStream &
+  Partial<Pick<NodeJS.WriteStream, 'isTTY' | 'rows' | 'getColorDepth' | 'hasColors' | 'getWindowSize'>>;
 
 export class HeldOutput {
   readonly stdout: Writable;
   readonly stderr: Writable;
   private held: Array<() => void> | null = [];
 
-  constructor(out: Target = process.stdout, err: Target = process.stderr) {
+  constructor(out: Target = currentIo().stdout, err: Target = currentIo().stderr) {
     this.stdout = this.stand(out);
     this.stderr = this.stand(err);
   }
@@ -56,9 +59,10 @@ export class HeldOutput {
       columns: { get: () => target.columns },
       rows: { get: () => target.rows },
     });
-    const tty = stream as unknown as Partial<Target>;
+    const tty = stream as unknown as Partial<NodeJS.WriteStream>;
     if (typeof target.getColorDepth === 'function') tty.getColorDepth = target.getColorDepth.bind(target);
-    if (typeof target.hasColors === 'function') tty.hasColors = target.hasColors.bind(target) as Target['hasColors'];
+    if (typeof target.hasColors === 'function')
+      tty.hasColors = target.hasColors.bind(target) as NodeJS.WriteStream['hasColors'];
     if (typeof target.getWindowSize === 'function') tty.getWindowSize = target.getWindowSize.bind(target);
     return stream;
   }

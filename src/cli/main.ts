@@ -70,13 +70,21 @@ function help(): string {
  * an error is printed as one line to `io.stderr` (`reportFatal`), never thrown.
  */
 export async function main(argv: string[], io: CommandIo = processIo()): Promise<number> {
-  return withIo(io, async () => {
-    try {
-      return await dispatch(argv);
-    } catch (err) {
-      return reportFatal(err);
-    }
-  });
+  // Vitest marks the process failed when a case fails; the code returned here is the command's verdict
+  const exitCode = process.exitCode;
+  return withIo(
+    io,
+    async () => {
+      try {
+        return await dispatch(argv);
+      } catch (err) {
+        return reportFatal(err);
+      } finally {
+        process.exitCode = exitCode;
+      }
+    },
+    argv,
+  );
 }
 
 async function dispatch(argv: string[]): Promise<number> {

@@ -38,6 +38,7 @@ import { cacheMetric } from '../model/cache/metric.ts';
 import { writeRunReport } from '../report/index.ts';
 import { evalCfgOptions, shellQuote, valCoverageWarning } from '../optimizer/coverage.ts';
 import { printOut } from '../util/print.ts';
+import { commandUptime } from '../util/io-context.ts';
 import { openTrainingLanes, resolveTrainingModels, simulatedModelIds, writeRunMatrix } from './optimize-models.ts';
 import { parseModelList } from '../matrix/models.ts';
 
@@ -388,7 +389,7 @@ function report(
       ...(s.cache ? cacheMetric((s.cache as CacheSummary).mode, s.cache as CacheSummary) : []),
       [
         'wall',
-        `${process.uptime().toFixed(1)} s whole process (optimize run ${(s.total_wall_time_s as number).toFixed(1)} s)`,
+        `${commandUptime().toFixed(1)} s whole process (optimize run ${(s.total_wall_time_s as number).toFixed(1)} s)`,
       ],
     ],
     failure,

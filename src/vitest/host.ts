@@ -21,6 +21,7 @@ import type { LoadError, RunVerdict } from '../suite/verdict.ts';
 import { discardPrestarted } from './prestart.ts';
 import { watchMcpServers } from '../mcp/reaper.ts';
 import { CaseBudget } from '../cost/case-budget.ts';
+import { printErr } from '../util/print.ts';
 import {
   HOST_ENV_FLAG,
   type GateVerdict,
@@ -146,7 +147,7 @@ export async function openHost(opts: OpenHostOptions): Promise<SessionHost> {
       return simServer.url;
     })());
   if (simulatedRoles.length > 0 && opts.modelServer !== 'on-demand') await serverUrl();
-  const cache = openModelCache(opts.config, { log: opts.log ?? ((l) => console.warn(l)) });
+  const cache = openModelCache(opts.config, { log: opts.log ?? printErr });
   const caseBudget =
     opts.caseBudget && opts.config.env.max_cost > 0
       ? new CaseBudget(opts.config.env.max_cost, opts.config.model.currency)

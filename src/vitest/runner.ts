@@ -8,6 +8,7 @@ import { readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { createVitest, parseCLI, type TestSpecification, type Vitest } from 'vitest/node';
 import { SkillOptError } from '../util/errors.ts';
+import { vitestEnv, vitestStreams } from '../util/io-context.ts';
 import { currentHost, installHost, type RunResult, type SessionHost } from './host.ts';
 import type { ProvidedSession, SuiteManifest } from '../contract/session.ts';
 
@@ -103,14 +104,20 @@ export class SuiteRunner {
   static async open(opts: SuiteRunnerOptions): Promise<SuiteRunner> {
     const filters = opts.filters?.length ? opts.filters : defaultFilters(opts.host.session.config.env.name);
     const vitest = await withHostInstalled(opts.host, () =>
-      createVitest('test', {
-        watch: false,
-        run: true,
-        // Rollouts are reported by the optimizer; Vitest's own reporter stays silent.
-        reporters: [{}],
-        passWithNoTests: false,
-        ...opts.vitestOptions,
-      }),
+      createVitest(
+        'test',
+        {
+          watch: false,
+          run: true,
+          // Rollouts are reported by the optimizer; Vitest's own reporter stays silent.
+          reporters: [{}],
+          passWithNoTests: false,
+          ...vitestEnv(),
+          ...opts.vitestOptions,
+        },
+        undefined,
+        vitestStreams(),
+      ),
     );
     try {
       // Reporters and the coverage provider, without running a test: `standalone()` since Vitest 4.1, `init()` in 4.0.

@@ -25,6 +25,7 @@ import {
   readJsonl,
   reportLine,
   skillopt,
+  spawnSkillopt,
   startSimServerChild,
   tempDirs,
   writeConfig,
@@ -259,8 +260,9 @@ describe('one cache, several processes', () => {
     const dir = tmp.make('shards');
     const cache = join(dir, 'cache');
     const skill = writeFile(join(dir, 'oracle.md'), MINI_ORACLE_SKILL);
-    const testRun = (name: string, extra: string[], mode = 'rw') =>
-      skillopt([
+    // the two shards are processes of their own, running at once
+    const testRun = (name: string, extra: string[], mode = 'rw', run = skillopt) =>
+      run([
         'test',
         '--config',
         'configs/mini/sim.yaml',
@@ -273,7 +275,10 @@ describe('one cache, several processes', () => {
         `env.out_root=${join(dir, name)}`,
         `cache.dir=${cache}`,
       ]);
-    const [one, two] = await Promise.all([testRun('shard1', ['--shard=1/2']), testRun('shard2', ['--shard=2/2'])]);
+    const [one, two] = await Promise.all([
+      testRun('shard1', ['--shard=1/2'], 'rw', spawnSkillopt),
+      testRun('shard2', ['--shard=2/2'], 'rw', spawnSkillopt),
+    ]);
     expect(one.code, one.all).toBe(0);
     expect(two.code, two.all).toBe(0);
     const s1 = readJson(join(dir, 'shard1', 'summary.json'));

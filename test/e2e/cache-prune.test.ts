@@ -7,7 +7,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startFaultServer, type FaultServer } from '../helpers/fault-server.ts';
-import { assertBuilt, readJson, skillopt, tempDirs, writeConfig } from './helpers.ts';
+import { assertBuilt, readJson, skillopt, spawnSkillopt, tempDirs, writeConfig } from './helpers.ts';
 
 const tmp = tempDirs('cache-prune');
 let srv: FaultServer | undefined;
@@ -56,8 +56,9 @@ test('prune during a run refuses, naming the run, and removes nothing; a replay 
     'local.yaml',
     `model:\n  backend: openai_compat\n  base_url: ${srv!.baseURL}\n  optimizer: mitko\n  target: mitko\nenv:\n  name: mini\n  split_ratio: "4:2:4"\n  workers: 4\n`,
   );
-  const evalRun = (out: string, mode: string) =>
-    skillopt(
+  // the live run is a process of its own: prune names it by its pid and command line
+  const evalRun = (out: string, mode: string, run = skillopt) =>
+    run(
       [
         'eval',
         '--config',
@@ -77,7 +78,7 @@ test('prune during a run refuses, naming the run, and removes nothing; a replay 
       },
     );
 
-  const live = evalRun('live', 'rw');
+  const live = evalRun('live', 'rw', spawnSkillopt);
   await heldArrived;
   const before = entryNames(cache);
   expect(before.length).toBeGreaterThan(0);

@@ -12,7 +12,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = join(REPO, 'bin', 'skillopt.js');
@@ -72,12 +72,66 @@ export function run(
   });
 }
 
-/** `skillopt <args>` in `cwd` (default: the mini fixture). */
+/**
+ * `skillopt <args>` in `cwd` (default: the mini fixture), run in this process: `main(argv, { stdout,
+ * stderr, env })` of the built CLI (dist/), as the binary runs it, with the streams captured and the
+ * environment of a spawned run (`childEnv`). A spawned `skillopt test` spends about 0.8 s of its 1.4 s of
+ * CPU starting Node and loading Vitest, Vite and the CLI; in process that is paid once per test file
+ * (docs/testing.md). Commands run one at a time (each changes this process's working directory while it
+ * runs). A test whose point is the process itself (its exit code as the shell sees it, stream separation,
+ * signals, a kill, two runs at once) spawns it: `spawnSkillopt`.
+ */
 export function skillopt(
   args: string[],
   opts: { cwd?: string; env?: Record<string, string> } = {},
 ): Promise<RunResult> {
+  const turn = inProcessQueue.then(() => runInProcess(args, opts.cwd ?? MINI, childEnv(opts.env)));
+  inProcessQueue = turn.catch(() => {});
+  return turn;
+}
+
+/** `skillopt <args>` in `cwd` (default: the mini fixture) as a child process of its own. */
+export function spawnSkillopt(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<RunResult> {
   return run(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? MINI, env: opts.env });
+}
+
+let inProcessQueue: Promise<unknown> = Promise.resolve();
+
+async function runInProcess(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<RunResult> {
+  assertBuilt();
+  // the compiled CLI, loaded by Node itself (the e2e project keeps dist/ external): the one the binary runs
+  const { main } = (await import(pathToFileURL(join(REPO, 'dist', 'cli', 'main.js')).href)) as {
+    main(argv: string[], io: { stdout: Capture; stderr: Capture; env: NodeJS.ProcessEnv }): Promise<number>;
+  };
+  const stdout = capture();
+  const stderr = capture();
+  const before = process.cwd();
+  process.chdir(cwd);
+  try {
+    const code = await main(args, { stdout, stderr, env });
+    return { code, stdout: stdout.text, stderr: stderr.text, all: `${stdout.text}\n${stderr.text}` };
+  } finally {
+    process.chdir(before);
+  }
+}
+
+interface Capture {
+  text: string;
+  write(chunk: string | Uint8Array): boolean;
+}
+
+function capture(): Capture {
+  const stream: Capture = {
+    text: '',
+    write(chunk) {
+      stream.text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      return true;
+    },
+  };
+  return stream;
 }
 
 /** A fresh temp directory, removed by `cleanup()`. */

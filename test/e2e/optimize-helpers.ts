@@ -11,7 +11,18 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import { RuntimeStateExactSchema, StepDigestWriteSchema, StepRecordWriteSchema } from '../../src/runfiles/index.ts';
 import { startSimServer, type SimServer, type SimServerOptions } from '../../src/sim/server.ts';
-import { assertBuilt, BIN, childEnv, MINI, readJson, readJsonl, REPO, reportLine, tempDirs } from './helpers.ts';
+import {
+  assertBuilt,
+  BIN,
+  childEnv,
+  skillopt as inProcess,
+  MINI,
+  readJson,
+  readJsonl,
+  REPO,
+  reportLine,
+  tempDirs,
+} from './helpers.ts';
 
 export { REPO, BIN, MINI, assertBuilt, tempDirs, readJson, readJsonl, reportLine };
 export const OPT = join(REPO, 'test', 'fixtures', 'opt');
@@ -28,14 +39,23 @@ export interface CliRun {
 }
 
 /**
- * `skillopt <args>` in `cwd` (default: the opt fixture). With `killWhen`, the whole process group gets
- * SIGKILL as soon as stdout matches it (the kill of an operator, or of the machine, mid-run); with
- * `killOn`, as soon as that promise resolves.
+ * `skillopt <args>` in `cwd` (default: the opt fixture). With `killWhen`, it is a process of its own whose
+ * whole process group gets SIGKILL as soon as stdout matches it (the kill of an operator, or of the
+ * machine, mid-run); with `killOn`, as soon as that promise resolves. Without either it runs in process.
  */
 export function skillopt(
   args: string[],
   opts: { cwd?: string; killWhen?: RegExp; killOn?: Promise<unknown>; env?: Record<string, string> } = {},
 ): Promise<CliRun> {
+  // nothing to kill: in this process, as test/e2e/helpers.ts `skillopt` runs a command
+  if (!opts.killWhen && !opts.killOn)
+    return inProcess(args, { cwd: opts.cwd ?? OPT, ...(opts.env ? { env: opts.env } : {}) }).then((r) => ({
+      code: r.code,
+      signal: null,
+      stdout: r.stdout,
+      stderr: r.stderr,
+      killed: false,
+    }));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd ?? OPT,

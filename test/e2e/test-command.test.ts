@@ -16,6 +16,7 @@ import {
   tempDirs,
   writeFile,
 } from './helpers.ts';
+import { cli } from '../helpers/cli.ts';
 import { sharedRun } from '../helpers/shared-runs.ts';
 
 const tmp = tempDirs('test');
@@ -71,6 +72,28 @@ describe('skillopt test', () => {
     expect(r.stdout).toContain('skillopt · mini (simulated model)');
     expect(r.stdout).toMatch(/skillopt test FAILED — simulated model/);
     expect(reportLine(r.stdout, 'cases')).toBe('30 ran of 30 selected: 3 pass, 27 fail, 0 errored');
+  });
+
+  test('run in process (main with streams of its own): Vitest writes to those streams, the process exit code is left alone, the cache log names the command', async () => {
+    const out = tmp.make('in-process');
+    const before = process.exitCode;
+    const r = await skillopt([
+      'test',
+      '--config',
+      CONFIG,
+      '--cfg-options',
+      `env.out_root=${out}`,
+      'cache.mode=rw',
+      `cache.dir=${join(out, 'cache')}`,
+    ]);
+    expect(r.code).toBe(1); // 27 of 30 cases fail
+    expect(process.exitCode).toBe(before);
+    // Vitest's own summary and the skillopt table came through the command's stdout, not this process's
+    expect(r.stdout).toMatch(/Tests\s+27 failed \| 3 passed \(30\)/);
+    expect(r.stdout).toMatch(/^ {2}all +30 +3 +27 +0 +0\.100/m);
+    expect(r.stdout).toMatch(/^ {2}wall: +\d+\.\d s whole process \(cases \d+\.\d s\)$/m);
+    const stats = JSON.parse((await cli(['cache', 'stats', '--dir', join(out, 'cache'), '--json'])).stdout);
+    expect(stats.recent_runs.map((run: { command: string }) => run.command)).toEqual(['test']);
   });
 
   test('-t <id> runs that single task', async () => {

@@ -26,6 +26,7 @@ import { runMatrixCommand } from '../matrix.ts';
 import { MATRIX_FLAGS } from '../matrix-flags.ts';
 import { checkCaseBudget } from '../common.ts';
 import { printOut } from '../../util/print.ts';
+import { commandUptime } from '../../util/io-context.ts';
 
 const SPEC = defineCommand({
   name: 'eval',
@@ -148,7 +149,7 @@ export const command: Command = {
           ],
           ['cost', costLine(summary.cost, summary.skill_tokens)],
           ...cacheMetric(config.cache.mode, summary.cache),
-          ['wall', `${process.uptime().toFixed(1)} s whole process (cases ${summary.wall_time_s.toFixed(1)} s)`],
+          ['wall', `${commandUptime().toFixed(1)} s whole process (cases ${summary.wall_time_s.toFixed(1)} s)`],
         ],
         failure: verdict.reason,
         next: ok

@@ -44,6 +44,7 @@ import { HeldOutput } from '../held-output.ts';
 import { ATTRIBUTE_FLAGS, attributeSettings } from '../attribute-flags.ts';
 import type { UnitGranularity } from '../../skill/units.ts';
 import { printErr, printOut } from '../../util/print.ts';
+import { commandUptime, vitestEnv } from '../../util/io-context.ts';
 
 const SPEC = defineCommand({
   name: 'test',
@@ -247,6 +248,7 @@ export const command: Command = {
           'test',
           filters.length ? filters : defaultFilters(config.env.name),
           {
+            ...vitestEnv(),
             ...options,
             watch: false,
             run: true,
@@ -332,7 +334,7 @@ export const command: Command = {
               ],
               ['cost', costLine(summary!.cost, summary!.skill_tokens)],
               ...cacheMetric(config.cache.mode, summary!.cache),
-              ['wall', `${process.uptime().toFixed(1)} s whole process (cases ${summary!.wall_time_s.toFixed(1)} s)`],
+              ['wall', `${commandUptime().toFixed(1)} s whole process (cases ${summary!.wall_time_s.toFixed(1)} s)`],
             ]
           : [],
       failure: judged

@@ -29,7 +29,7 @@ import {
 import { FileStore, type StoredEntry } from './store.ts';
 import { registerCacheUser } from './users.ts';
 import type { Held } from '../../util/lock.ts';
-import { currentIo } from '../../util/io-context.ts';
+import { commandArgv, currentIo } from '../../util/io-context.ts';
 
 /** Hits and misses of some lookups. */
 export interface CacheTally {
@@ -325,10 +325,10 @@ export function openModelCache(config: CacheSettings, opts: { log?: (line: strin
 }
 
 /** How a run names itself in the run log: `test`, `test --optimize`, `eval`, `train`, or `vitest`. */
-export function runLabel(argv: readonly string[] = process.argv): string {
-  if (!/skillopt(\.js)?$/.test(argv[1] ?? '')) return 'vitest';
-  const cmd = argv[2] ?? '';
-  return cmd === 'test' && argv.includes('--optimize') ? 'test --optimize' : cmd;
+export function runLabel(args: readonly string[] | null = commandArgv()): string {
+  if (!args) return 'vitest';
+  const cmd = args[0] ?? '';
+  return cmd === 'test' && args.includes('--optimize') ? 'test --optimize' : cmd;
 }
 
 /** An all-zero summary for a run whose cache is off. */
