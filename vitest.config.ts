@@ -46,6 +46,10 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
+          // Files share a worker's modules (each file still gets the guard's temp directory): re-evaluating
+          // every file's imports cost about 40 s of CPU. A shared helper registers its cleanups through
+          // test/helpers/cleanup.ts, never hooks at its top level.
+          isolate: false,
           exclude: ['**/*.skill.test.ts', '**/node_modules/**', ...E2E, ...BROWSER],
           // each file: a temp directory of its own that it must leave empty, and no network beyond loopback
           setupFiles: ['./test/setup/guard.ts'],

@@ -1,18 +1,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll } from 'vitest';
-
-const made: string[] = [];
-// each test file that imports this module gets its own copy, so its fixtures go when its tests are done
-afterAll(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { onFileEnd } from '../helpers/cleanup.ts';
 
 /** A fresh temp dir with the given files (relative path → content), removed after the file's tests; returns the dir. */
 export function fixture(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'skillopt-config-'));
-  made.push(dir);
+  onFileEnd(() => rmSync(dir, { recursive: true, force: true }));
   for (const [rel, content] of Object.entries(files)) {
     const p = join(dir, rel);
     mkdirSync(dirname(p), { recursive: true });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { renderEndReport } from '../../src/cli/end-report.ts';
 import { reportFatal } from '../../src/cli/main.ts';
 import { withIo } from '../../src/util/io-context.ts';
@@ -176,6 +176,8 @@ describe('redactText: URL credentials', () => {
 });
 
 describe('redactText: registered secrets', () => {
+  // the registry is the process's: a file run before this one in the same worker may have filled it
+  beforeEach(() => clearSecrets());
   afterEach(() => clearSecrets());
 
   it('masks a registered value everywhere, ignores short values, and forgets on clear', () => {

@@ -1,5 +1,5 @@
 /** Shared setup for model-client tests: a fault server + a client with an observable sleep. */
-import { afterEach } from 'vitest';
+import { onTestEnd } from '../helpers/cleanup.ts';
 import { Accounting } from '../../src/model/accounting.ts';
 import { createModelClient, type ModelClient, type ModelClientOptions } from '../../src/model/client.ts';
 import type { RoleConfig } from '../../src/model/types.ts';
@@ -32,14 +32,6 @@ export interface Harness {
   delays: number[];
   logs: string[];
 }
-
-const open: Array<{ server: FaultServer; client: ModelClient }> = [];
-afterEach(async () => {
-  for (const h of open.splice(0)) {
-    h.client.close();
-    await h.server.close();
-  }
-});
 
 export async function setup(
   script: Script,
@@ -75,7 +67,10 @@ export async function setup(
     log: (l) => logs.push(l),
     ...opts.client,
   });
-  open.push({ server, client });
+  onTestEnd(async () => {
+    client.close();
+    await server.close();
+  });
   return { server, client, accounting, delays, logs };
 }
 

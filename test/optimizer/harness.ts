@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
+import { onTestEnd } from '../helpers/cleanup.ts';
 import { Accounting, createModelClient, type ModelClient, type RoleConfig } from '../../src/model/index.ts';
 import { Budget } from '../../src/optimizer/budget.ts';
 import { OptimizerLLM } from '../../src/optimizer/llm.ts';
@@ -44,15 +44,10 @@ export interface LLMHarness {
   logs: string[];
 }
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
 function harness(baseURL: string, opts: { maxCalls?: number; prompts?: PromptLibrary }): LLMHarness {
   const accounting = new Accounting();
   const client: ModelClient = createModelClient(optimizerRole(baseURL), { accounting, env: {} });
-  cleanups.push(() => client.close());
+  onTestEnd(() => client.close());
   const budget = new Budget(accounting, opts.maxCalls ?? 0, 0);
   const logs: string[] = [];
   const llm = new OptimizerLLM(client, opts.prompts ?? new PromptLibrary(), budget, (l) => logs.push(l));
@@ -64,7 +59,7 @@ export async function simLLM(
   opts: SimServerOptions & { maxCalls?: number } = {},
 ): Promise<LLMHarness & { server: SimServer }> {
   const server = await startSimServer({ host: '127.0.0.1', port: 0, logRequests: false, ...opts });
-  cleanups.push(() => server.close());
+  onTestEnd(() => server.close());
   return { ...harness(server.url, opts), server };
 }
 
@@ -89,7 +84,7 @@ export async function faultLLM(
   opts: { maxCalls?: number; prompts?: PromptLibrary } = {},
 ): Promise<LLMHarness & { server: FaultServer }> {
   const server = await startFaultServer((ctx) => reply(ctx));
-  cleanups.push(() => server.close());
+  onTestEnd(() => server.close());
   return { ...harness(server.baseURL, opts), server };
 }
 
@@ -100,7 +95,7 @@ export const GARBAGE: Behaviour = {
 
 export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), `skillopt-opt-${prefix}-`));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  onTestEnd(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 

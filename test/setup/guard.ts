@@ -18,7 +18,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { runFileEnd, runTestEnd } from '../helpers/cleanup.ts';
 
 const LOOPBACK_NAMES = new Set(['localhost', '::1', '0:0:0:0:0:0:0:1']);
 
@@ -81,7 +82,10 @@ beforeAll(() => {
   violations.length = 0;
 });
 
-afterAll(() => {
+afterEach(runTestEnd);
+
+afterAll(async () => {
+  await runFileEnd();
   if (previousTmpdir === undefined) delete process.env.TMPDIR;
   else process.env.TMPDIR = previousTmpdir;
   let left: string[] = [];
