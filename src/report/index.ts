@@ -29,11 +29,18 @@ import {
   type RunFolderKind,
 } from './read-run.ts';
 import { printErr } from '../util/print.ts';
+import { commandArgv } from '../util/io-context.ts';
 
 export { REPORT_FILE, COMPARE_REPORT_FILE, MATRIX_REPORT_FILE, detectRunFolder } from './read-run.ts';
 
-/** The command line of this process as typed: `npx skillopt …`, or `npx vitest …` under plain Vitest. */
-export function commandLine(argv: string[] = process.argv): string {
+/**
+ * The command line as typed: the `skillopt` command being run (`npx skillopt …`, also in process), else this
+ * process's (`npx vitest …` under plain Vitest).
+ */
+export function commandLine(given?: string[]): string {
+  const command = given ? null : commandArgv();
+  if (command) return exactCommand(command);
+  const argv = given ?? process.argv;
   const script = basename(argv[1] ?? '');
   if (/^skillopt(\.js)?$/.test(script)) return exactCommand(argv.slice(2));
   if (/^vitest(\.m?js)?$/.test(script)) return exactCommand(argv.slice(2)).replace(/^npx skillopt/, 'npx vitest');

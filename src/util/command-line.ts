@@ -1,4 +1,5 @@
 /** The command line a run was started with, as a user would retype it (shown in reports and lock files). */
+import { commandArgv } from './io-context.ts';
 import { isSecretKey, maskUrlCredentials, redactValue } from './redact.ts';
 
 function quote(arg: string): string {
@@ -16,7 +17,7 @@ function redactArg(arg: string): string {
   return maskUrlCredentials(arg);
 }
 
-/** The command as typed (program name normalised to `npx skillopt`), secrets redacted. */
-export function exactCommand(argv: string[] = process.argv.slice(2)): string {
+/** The command as typed (program name normalised to `npx skillopt`), secrets redacted; default: the one being run. */
+export function exactCommand(argv: readonly string[] = commandArgv() ?? process.argv.slice(2)): string {
   return ['npx', 'skillopt', ...argv.map((a) => quote(redactArg(a)))].join(' ');
 }

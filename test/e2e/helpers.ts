@@ -106,13 +106,15 @@ async function runInProcess(args: string[], cwd: string, env: NodeJS.ProcessEnv)
   const { main } = (await import(pathToFileURL(join(REPO, 'dist', 'cli', 'main.js')).href)) as {
     main(argv: string[], io: { stdout: Capture; stderr: Capture; env: NodeJS.ProcessEnv }): Promise<number>;
   };
-  const stdout = capture();
-  const stderr = capture();
+  // `all` is both streams in the order the command wrote them (a terminal's view)
+  const both = { text: '' };
+  const stdout = capture(both);
+  const stderr = capture(both);
   const before = process.cwd();
   process.chdir(cwd);
   try {
     const code = await main(args, { stdout, stderr, env });
-    return { code, stdout: stdout.text, stderr: stderr.text, all: `${stdout.text}\n${stderr.text}` };
+    return { code, stdout: stdout.text, stderr: stderr.text, all: both.text };
   } finally {
     process.chdir(before);
   }
@@ -123,11 +125,13 @@ interface Capture {
   write(chunk: string | Uint8Array): boolean;
 }
 
-function capture(): Capture {
+function capture(both: { text: string }): Capture {
   const stream: Capture = {
     text: '',
     write(chunk) {
-      stream.text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      stream.text += text;
+      both.text += text;
       return true;
     },
   };

@@ -32,7 +32,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseFlags } from '../../src/cli/args.ts';
 import { CONFIG_FLAGS } from '../../src/cli/common.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { assertBuilt, BIN, childEnv, freePort, REPO, run, tempDirs, waitForOutput } from './helpers.ts';
+import { assertBuilt, BIN, childEnv, freePort, REPO, run, skillopt, tempDirs, waitForOutput } from './helpers.ts';
 import {
   readmeCommands,
   sampleComparison,
@@ -284,8 +284,22 @@ interface Ran {
   hung: boolean;
 }
 
-/** `skillopt <args>` (from the repository root by default), killed (and reported as hung) after COMMAND_GUARD_MS. */
+/**
+ * `skillopt <args>` (from the repository root by default). The repository's CLI runs in this process
+ * (`skillopt` of test/e2e/helpers.ts: the built CLI's `main`, as bin/skillopt.js runs it), reported as hung
+ * after COMMAND_GUARD_MS; another `bin` (a project's installed package) is spawned, and killed then.
+ */
 function runCli(args: string[], env: Record<string, string>, { cwd = REPO, bin = BIN } = {}): Promise<Ran> {
+  if (bin === BIN) {
+    let guard: NodeJS.Timeout | undefined;
+    const hung = new Promise<Ran>((resolve) => {
+      guard = setTimeout(() => resolve({ code: null, signal: null, output: '', hung: true }), COMMAND_GUARD_MS);
+    });
+    const ran = skillopt(args, { cwd, env: { ...env, ...OFFLINE } }).then(
+      (r): Ran => ({ code: r.code, signal: null, output: r.all, hung: false }),
+    );
+    return Promise.race([ran, hung]).finally(() => clearTimeout(guard));
+  }
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], {
       cwd,

@@ -74,7 +74,7 @@ describe('skillopt test', () => {
     expect(reportLine(r.stdout, 'cases')).toBe('30 ran of 30 selected: 3 pass, 27 fail, 0 errored');
   });
 
-  test('run in process (main with streams of its own): Vitest writes to those streams, the process exit code is left alone, the cache log names the command', async () => {
+  test("run in process (main with streams of its own): Vitest writes to those streams, the process exit code is left alone, the command line and the cache log are the command's", async () => {
     const out = tmp.make('in-process');
     const before = process.exitCode;
     const r = await skillopt([
@@ -92,6 +92,8 @@ describe('skillopt test', () => {
     expect(r.stdout).toMatch(/Tests\s+27 failed \| 3 passed \(30\)/);
     expect(r.stdout).toMatch(/^ {2}all +30 +3 +27 +0 +0\.100/m);
     expect(r.stdout).toMatch(/^ {2}wall: +\d+\.\d s whole process \(cases \d+\.\d s\)$/m);
+    // the command line shown (and recorded in the report and the run lock) is the command's, not this process's
+    expect(r.stdout).toMatch(/^ {2}command: +npx skillopt test --config configs\/mini\/sim\.yaml --cfg-options /m);
     const stats = JSON.parse((await cli(['cache', 'stats', '--dir', join(out, 'cache'), '--json'])).stdout);
     expect(stats.recent_runs.map((run: { command: string }) => run.command)).toEqual(['test']);
   });
