@@ -46,10 +46,6 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          // Files share a worker's modules (each file still gets the guard's temp directory): re-evaluating
-          // every file's imports cost about 40 s of CPU. A shared helper registers its cleanups through
-          // test/helpers/cleanup.ts, never hooks at its top level.
-          isolate: false,
           exclude: ['**/*.skill.test.ts', '**/node_modules/**', ...E2E, ...BROWSER],
           // each file: a temp directory of its own that it must leave empty, and no network beyond loopback
           setupFiles: ['./test/setup/guard.ts'],
@@ -64,6 +60,11 @@ export default defineConfig({
           name: 'e2e',
           include: E2E,
           ...RUNS_THE_CLI,
+          // A worker's files share its modules, so the CLI, Vitest and Vite that the in-process commands load
+          // are loaded once per worker, not once per file (about 100 s of CPU). Each file still gets the
+          // guard's temp directory; a shared helper registers its cleanups through test/helpers/cleanup.ts,
+          // never hooks at its top level.
+          isolate: false,
           setupFiles: ['./test/setup/guard.ts'],
           globalSetup: ['./test/setup/fixture-runs.ts'],
           // a spawning test runs alone in its file (describe.concurrent included): with maxWorkers, at most
