@@ -34,6 +34,13 @@ const RUNS_THE_CLI: { pool: 'forks'; server: { deps: { external: RegExp[] } } } 
   pool: 'forks',
   server: { deps: { external: [/\/dist\//] } },
 };
+/**
+ * In those projects a test's import of the library's source (`../../src/x.ts`) loads the build
+ * (`../../dist/x.js`) instead: the code the binary runs, loaded once per worker by Node. Their files share
+ * a worker's modules (`isolate: false`), and a module Vite had loaded for an earlier file could not import
+ * lazily once that file's module runner was torn down.
+ */
+const BUILT_LIBRARY = { alias: [{ find: /^((?:\.\.\/)+)src\/(.+)\.ts$/, replacement: '$1dist/$2.js' }] };
 
 export default defineConfig({
   test: {
@@ -56,6 +63,7 @@ export default defineConfig({
       },
       {
         extends: true,
+        resolve: BUILT_LIBRARY,
         test: {
           name: 'e2e',
           include: E2E,
@@ -77,6 +85,7 @@ export default defineConfig({
       },
       {
         extends: true,
+        resolve: BUILT_LIBRARY,
         test: {
           name: 'browser',
           include: BROWSER,
