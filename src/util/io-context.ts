@@ -49,7 +49,7 @@ export function currentEnv(): NodeJS.ProcessEnv {
 }
 
 /** Whether the current command writes to this process's own streams (the `skillopt` binary), not a caller's. */
-export function onProcessStreams(): boolean {
+function onProcessStreams(): boolean {
   return currentIo().stdout === process.stdout;
 }
 

@@ -12,7 +12,9 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { commandEnv } from '../helpers/child-env.ts';
+import { cli } from '../helpers/cli.ts';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = join(REPO, 'bin', 'skillopt.js');
@@ -35,18 +37,13 @@ export interface RunResult {
   all: string;
 }
 
-const INHERITED_OUT =
-  /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
-
 /**
- * The child's environment. The model-call cache is off unless a test asks for it (`extra`, or
- * `--model-cache`, which beats the environment): a cache left in a fixture folder by an earlier run would
- * otherwise answer the calls whose requests and counts these tests check.
+ * The child's environment (test/helpers/child-env.ts `commandEnv`) with the test guard's preload. The
+ * model-call cache is off unless a test asks for it (`extra`, or `--model-cache`, which beats the
+ * environment).
  */
 export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!INHERITED_OUT.test(k)) env[k] = v;
-  return { ...env, ...childGuard(), NO_COLOR: '1', SKILLOPT_CACHE: 'off', ...extra };
+  return commandEnv({ ...childGuard(), ...extra });
 }
 
 /** The test guard's preload for a child process, and where it logs what it refused (test/setup/guard.ts). */
@@ -73,21 +70,18 @@ export function run(
 }
 
 /**
- * `skillopt <args>` in `cwd` (default: the mini fixture), run in this process: `main(argv, { stdout,
- * stderr, env })` of the built CLI (dist/), as the binary runs it, with the streams captured and the
- * environment of a spawned run (`childEnv`). A spawned `skillopt test` spends about 0.8 s of its 1.4 s of
- * CPU starting Node and loading Vitest, Vite and the CLI; in process that is paid once per test file
- * (docs/testing.md). Commands run one at a time (each changes this process's working directory while it
- * runs). A test whose point is the process itself (its exit code as the shell sees it, stream separation,
- * signals, a kill, two runs at once) spawns it: `spawnSkillopt`.
+ * `skillopt <args>` in `cwd` (default: the mini fixture), run in this process: `cli` of
+ * test/helpers/cli.ts, which here calls the built CLI's `main` (dist/, loaded by Node: the code the binary
+ * runs), with the environment of a spawned run (`childEnv`). A spawned `skillopt test` spends about 0.8 s
+ * of its 1.4 s of CPU starting Node and loading Vitest, Vite and the CLI; in process that is paid once per
+ * worker (docs/testing.md). A test whose point is the process itself (its exit code as the shell sees it,
+ * signals, a kill, two runs at once, its command line read by another process) spawns it: `spawnSkillopt`.
  */
 export function skillopt(
   args: string[],
   opts: { cwd?: string; env?: Record<string, string> } = {},
 ): Promise<RunResult> {
-  const turn = inProcessQueue.then(() => runInProcess(args, opts.cwd ?? MINI, childEnv(opts.env)));
-  inProcessQueue = turn.catch(() => {});
-  return turn;
+  return cli(args, { cwd: opts.cwd ?? MINI, env: { ...childGuard(), ...opts.env } });
 }
 
 /** `skillopt <args>` in `cwd` (default: the mini fixture) as a child process of its own. */
@@ -96,46 +90,6 @@ export function spawnSkillopt(
   opts: { cwd?: string; env?: Record<string, string> } = {},
 ): Promise<RunResult> {
   return run(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? MINI, env: opts.env });
-}
-
-let inProcessQueue: Promise<unknown> = Promise.resolve();
-
-async function runInProcess(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<RunResult> {
-  assertBuilt();
-  // the compiled CLI, loaded by Node itself (the e2e project keeps dist/ external): the one the binary runs
-  const { main } = (await import(pathToFileURL(join(REPO, 'dist', 'cli', 'main.js')).href)) as {
-    main(argv: string[], io: { stdout: Capture; stderr: Capture; env: NodeJS.ProcessEnv }): Promise<number>;
-  };
-  // `all` is both streams in the order the command wrote them (a terminal's view)
-  const both = { text: '' };
-  const stdout = capture(both);
-  const stderr = capture(both);
-  const before = process.cwd();
-  process.chdir(cwd);
-  try {
-    const code = await main(args, { stdout, stderr, env });
-    return { code, stdout: stdout.text, stderr: stderr.text, all: both.text };
-  } finally {
-    process.chdir(before);
-  }
-}
-
-interface Capture {
-  text: string;
-  write(chunk: string | Uint8Array): boolean;
-}
-
-function capture(both: { text: string }): Capture {
-  const stream: Capture = {
-    text: '',
-    write(chunk) {
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      stream.text += text;
-      both.text += text;
-      return true;
-    },
-  };
-  return stream;
 }
 
 /** A fresh temp directory, removed by `cleanup()`. */

@@ -3,37 +3,34 @@
  * the streams captured. The result has the shape of a spawned run's (test/e2e/helpers.ts `RunResult`), so
  * a test reads `code`, `stdout`, `stderr` and `all` the same way either way.
  *
- * Use it for every command whose process boundary is not what the test checks (compare, show, report,
- * config, cache, argument and config errors). Spawn the CLI (`skillopt` in test/e2e/helpers.ts) only for
- * the exit code and stream separation of a real process, and for commands that run Vitest suites.
- * Paths given to a command here are best absolute: the working directory is the test worker's.
+ * Use it for every command whose process boundary is not what the test checks. In the e2e and browser
+ * projects the import below loads the build (dist/cli/main.js, vitest.config.ts `BUILT_LIBRARY`), the code
+ * the binary runs; there `skillopt` of test/e2e/helpers.ts runs suite commands through it in a fixture's
+ * folder. Spawn the CLI (`spawnSkillopt`) only for what a process shows (docs/testing.md). Without `cwd`,
+ * the working directory is the test worker's: give paths absolute.
  */
 import { main } from '../../src/cli/main.ts';
 import type { OutputStream } from '../../src/util/io-context.ts';
+import { commandEnv } from './child-env.ts';
 
 export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
-  /** stdout + stderr, for "somewhere in the output" assertions. */
+  /** stdout and stderr in the order the command wrote them, for "somewhere in the output" assertions. */
   all: string;
 }
 
-/** The variables a command sees: no Vitest, skillopt or API-key variables of this process, colours off, cache off. */
-const INHERITED_OUT =
-  /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
+let queue: Promise<unknown> = Promise.resolve();
 
-export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!INHERITED_OUT.test(k)) env[k] = v;
-  return { ...env, NO_COLOR: '1', SKILLOPT_CACHE: 'off', ...extra };
-}
-
-function capture(columns?: number): OutputStream & { text: string } {
+/** A stream that keeps what is written, also into `both` (the two streams in the order written). */
+function capture(both: { text: string }, columns?: number): OutputStream & { text: string } {
   const stream = {
     text: '',
-    write(chunk: string) {
-      stream.text += chunk;
+    write(chunk: string | Uint8Array) {
+      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      stream.text += text;
+      both.text += text;
       return true;
     },
     ...(columns !== undefined ? { columns } : {}),
@@ -41,13 +38,28 @@ function capture(columns?: number): OutputStream & { text: string } {
   return stream;
 }
 
-/** `skillopt <argv>` in process; `env` is added to `cliEnv()`, `columns` makes stdout a terminal that wide. */
-export async function cli(
+/**
+ * `skillopt <argv>` in process; `env` is added to `commandEnv()` (test/helpers/child-env.ts), `columns`
+ * makes stdout a terminal that wide, and `cwd` is the working directory while the command runs (this
+ * process's: such commands run one at a time, and only where a file is its own process, as in `forks`).
+ */
+export function cli(
   argv: string[],
-  opts: { env?: Record<string, string>; columns?: number } = {},
+  opts: { env?: Record<string, string | undefined>; columns?: number; cwd?: string } = {},
 ): Promise<CliResult> {
-  const stdout = capture(opts.columns);
-  const stderr = capture();
-  const code = await main(argv, { stdout, stderr, env: cliEnv(opts.env) });
-  return { code, stdout: stdout.text, stderr: stderr.text, all: `${stdout.text}\n${stderr.text}` };
+  const turn = queue.then(async () => {
+    const both = { text: '' };
+    const stdout = capture(both, opts.columns);
+    const stderr = capture(both);
+    const before = process.cwd();
+    if (opts.cwd) process.chdir(opts.cwd);
+    try {
+      const code = await main(argv, { stdout, stderr, env: commandEnv(opts.env) });
+      return { code, stdout: stdout.text, stderr: stderr.text, all: both.text };
+    } finally {
+      if (opts.cwd) process.chdir(before);
+    }
+  });
+  queue = turn.catch(() => {});
+  return turn;
 }

@@ -22,24 +22,21 @@ import {
   type SharedRunResult,
   type SharedRunSpec,
 } from '../helpers/shared-run-specs.ts';
+import { commandEnv } from '../helpers/child-env.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin', 'skillopt.js');
 const CHILD_GUARD = fileURLToPath(new URL('./child-offline.mjs', import.meta.url));
-const INHERITED_OUT =
-  /^(VITEST|VITE_|SKILLOPT_|OPENAI_|TARGET_OPENAI|OPTIMIZER_OPENAI|JUDGE_OPENAI|AZURE_|FORCE_COLOR|NODE_OPTIONS|NODE_ENV|TEST$)/;
 
 function spawnRun(
   args: string[],
   cwd: string,
   env: Record<string, string>,
 ): Promise<Omit<SharedRunResult, 'dir' | 'aux'>> {
-  const childEnv: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!INHERITED_OUT.test(k)) childEnv[k] = v;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd,
-      env: { ...childEnv, NO_COLOR: '1', SKILLOPT_CACHE: 'off', NODE_OPTIONS: `--import=${CHILD_GUARD}`, ...env },
+      env: commandEnv({ NODE_OPTIONS: `--import=${CHILD_GUARD}`, ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
